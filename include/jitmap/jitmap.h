@@ -1,0 +1,343 @@
+/* jitmap.h: the public API of libjitmap.
+ *
+ * libjitmap reads LLVM stackmap sections (.llvm_stackmaps, versions 1 to 3, either byte order,
+ * several blobs concatenated), validates every byte, indexes the records by absolute PC,
+ * decodes statepoint records, names DWARF registers per architecture, evaluates locations
+ * through injected target callbacks, and finds stackmaps in ELF images through libelf.
+ *
+ * Conventions (house style):
+ *   - Functions returning int return 0 or a negative errno value.
+ *   - Constructors return NULL and set errno; when given a jitmap_error, they also fill it
+ *     with the byte offset and the reason of a parse failure.
+ *   - Destructors accept NULL.
+ *   - Pointers returned by accessors stay valid until the owning object is freed.
+ */
+#ifndef JITMAP_JITMAP_H
+#define JITMAP_JITMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef JITMAP_API
+#define JITMAP_API __attribute__((visibility("default")))
+#endif
+
+/* -- Errors -- */
+
+/* Where and why input was rejected. `offset` is a byte offset into the input that was
+ * being parsed (the section, or the ELF file); `reason` is one sentence without a trailing
+ * period. `code` is the negative errno value the call returned. */
+typedef struct jitmap_error {
+	int code;
+	uint64_t offset;
+	char reason[192];
+} jitmap_error;
+
+/* Words for a negative errno value returned by this library (never NULL; static storage). */
+JITMAP_API const char *jitmap_strerror(int code);
+
+/* -- Architectures and registers -- */
+
+typedef enum jitmap_arch {
+	JITMAP_ARCH_UNKNOWN = 0,
+	JITMAP_ARCH_X86_64,
+	JITMAP_ARCH_AARCH64,
+	JITMAP_ARCH_PPC64,
+	JITMAP_ARCH_S390X,
+	JITMAP_ARCH_RISCV64,
+} jitmap_arch;
+
+/* Short name of an architecture ("x86-64", "aarch64", ...); "unknown" for anything else. */
+JITMAP_API const char *jitmap_arch_name(jitmap_arch arch);
+
+/* The architecture of an ELF e_machine value, JITMAP_ARCH_UNKNOWN if not supported. */
+JITMAP_API jitmap_arch jitmap_arch_from_elf_machine(unsigned e_machine);
+
+/* The register that LLVM's DWARF number `regno` denotes on `arch`, named as GDB names it
+ * ("rbx", "x29", "r31", "f4", "s0"), or NULL when the number is not a register there. */
+JITMAP_API const char *jitmap_reg_name(jitmap_arch arch, unsigned regno);
+
+/* The DWARF number of the stack pointer, frame pointer and return address column of `arch`
+ * (-1 when unknown). */
+JITMAP_API int jitmap_reg_sp(jitmap_arch arch);
+JITMAP_API int jitmap_reg_fp(jitmap_arch arch);
+
+/* Whether `regno` is preserved across calls by the standard ABI of `arch` (so that its value
+ * in an outer frame can be recovered by an unwinder). */
+JITMAP_API bool jitmap_reg_is_callee_saved(jitmap_arch arch, unsigned regno);
+
+/* -- The stackmap model -- */
+
+typedef enum jitmap_byte_order {
+	JITMAP_ORDER_AUTO = 0, /* guess from the header: see jitmap_stackmap_parse */
+	JITMAP_ORDER_LITTLE,
+	JITMAP_ORDER_BIG,
+} jitmap_byte_order;
+
+typedef enum jitmap_loc_kind {
+	JITMAP_LOC_REGISTER = 1,       /* value in a register */
+	JITMAP_LOC_DIRECT = 2,         /* value is the address reg + offset (a frame object) */
+	JITMAP_LOC_INDIRECT = 3,       /* value is in memory at [reg + offset] */
+	JITMAP_LOC_CONSTANT = 4,       /* value is the sign-extended 32-bit offset field */
+	JITMAP_LOC_CONSTANT_INDEX = 5, /* value is the constant pool entry `offset` */
+} jitmap_loc_kind;
+
+/* Name of a location kind as in the JSON contract ("register", "direct", ...). */
+JITMAP_API const char *jitmap_loc_kind_name(jitmap_loc_kind kind);
+
+typedef struct jitmap_location {
+	jitmap_loc_kind kind;
+	uint16_t size;      /* bytes (v1/v2 sections store one byte) */
+	uint16_t dwarf_reg; /* LLVM DWARF register number; 0 for constants */
+	int32_t offset;     /* offset, small constant, or constant pool index (blob-relative) */
+} jitmap_location;
+
+typedef struct jitmap_live_out {
+	uint16_t dwarf_reg;
+	uint8_t size;
+} jitmap_live_out;
+
+typedef struct jitmap_function {
+	uint64_t address;     /* relocated (and load-biased) address of the function */
+	uint64_t raw_address; /* the bytes as stored in the section (0 in unrelocated objects) */
+	uint64_t stack_size;  /* UINT64_MAX for dynamic or realigned frames */
+	uint64_t record_count;
+	size_t first_record;  /* index into the stackmap's records */
+	size_t blob;          /* index of the blob holding this function */
+	uint64_t section_offset; /* where its Function Address field sits in the section */
+	const char *name;     /* set by the ELF layer from the symbol table; NULL if unknown */
+} jitmap_function;
+
+typedef struct jitmap_record {
+	uint64_t id;
+	uint32_t instruction_offset;
+	uint16_t flags;       /* the reserved u16 (0 as LLVM writes it) */
+	uint16_t num_locations;
+	uint16_t num_live_outs;
+	const jitmap_location *locations;
+	const jitmap_live_out *live_outs;
+	size_t function;      /* index of the owning function */
+	size_t blob;
+	uint64_t section_offset; /* where the record starts in the section */
+} jitmap_record;
+
+typedef struct jitmap_blob {
+	uint8_t version;      /* 1, 2 or 3 */
+	uint64_t section_offset;
+	uint64_t size;        /* bytes of the section this blob spans */
+	uint32_t num_functions, num_constants, num_records;
+	size_t first_function, first_constant, first_record;
+} jitmap_blob;
+
+typedef struct jitmap_stackmap jitmap_stackmap;
+
+typedef struct jitmap_parse_opts {
+	jitmap_byte_order order;
+	jitmap_arch arch;     /* recorded for register names; may stay UNKNOWN */
+} jitmap_parse_opts;
+
+/* Parse a whole stackmap section of `len` bytes at `buf`: one or more blobs laid end to end,
+ * each blob starting at an 8-byte aligned offset after the previous one (zero bytes between
+ * blobs are skipped). The bytes are copied; `buf` may be freed after the call. `opts` may be
+ * NULL (byte order AUTO, arch unknown).
+ *
+ * With JITMAP_ORDER_AUTO the byte order is the one in which the first header's counts claim
+ * fewer bytes (in the wrong order they are 256 times larger or more); little-endian wins a
+ * tie.
+ *
+ * Returns a new stackmap, or NULL with errno set (EINVAL for malformed input, ENOMEM) and
+ * `*err` filled when `err` is not NULL. Nothing is allocated by an unchecked count: every
+ * count is checked against the bytes that remain before any allocation or read. */
+JITMAP_API jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
+						  const jitmap_parse_opts *opts,
+						  jitmap_error *err);
+JITMAP_API void jitmap_stackmap_free(jitmap_stackmap *sm);
+
+JITMAP_API jitmap_byte_order jitmap_stackmap_byte_order(const jitmap_stackmap *sm);
+JITMAP_API jitmap_arch jitmap_stackmap_arch(const jitmap_stackmap *sm);
+JITMAP_API size_t jitmap_stackmap_num_blobs(const jitmap_stackmap *sm);
+JITMAP_API size_t jitmap_stackmap_num_functions(const jitmap_stackmap *sm);
+JITMAP_API size_t jitmap_stackmap_num_records(const jitmap_stackmap *sm);
+JITMAP_API size_t jitmap_stackmap_num_constants(const jitmap_stackmap *sm);
+/* Element `i`, or NULL when `i` is out of range. */
+JITMAP_API const jitmap_blob *jitmap_stackmap_blob(const jitmap_stackmap *sm, size_t i);
+JITMAP_API const jitmap_function *jitmap_stackmap_function(const jitmap_stackmap *sm, size_t i);
+JITMAP_API const jitmap_record *jitmap_stackmap_record(const jitmap_stackmap *sm, size_t i);
+/* Constant `i` of the whole section (blob-relative index + blob's first_constant). */
+JITMAP_API int jitmap_stackmap_constant(const jitmap_stackmap *sm, size_t i, uint64_t *value);
+
+/* The function owning a record. */
+JITMAP_API const jitmap_function *jitmap_record_function(const jitmap_stackmap *sm,
+							 const jitmap_record *rec);
+/* The absolute PC of a record: its function's address + instruction offset. */
+JITMAP_API uint64_t jitmap_record_pc(const jitmap_stackmap *sm, const jitmap_record *rec);
+
+/* The constant value of a CONSTANT or CONSTANT_INDEX location: a small constant is the
+ * sign-extended offset field; an index is resolved in the record's blob. -EINVAL for other
+ * kinds. (Indexes were range-checked by the parser.) */
+JITMAP_API int jitmap_location_constant(const jitmap_stackmap *sm, const jitmap_record *rec,
+					const jitmap_location *loc, uint64_t *value);
+
+/* Set the absolute address of the function whose Function Address field sits at
+ * `section_offset` (the ELF layer calls this when it applies relocations). -ENOENT if no
+ * function field is there. */
+JITMAP_API int jitmap_stackmap_set_function_address(jitmap_stackmap *sm, uint64_t section_offset,
+						    uint64_t address);
+/* Add `bias` to every function address (for executables and libraries loaded at a bias). */
+JITMAP_API void jitmap_stackmap_add_bias(jitmap_stackmap *sm, uint64_t bias);
+/* Give the function `i` a name; the string is copied. */
+JITMAP_API int jitmap_stackmap_set_function_name(jitmap_stackmap *sm, size_t i, const char *name);
+
+/* Records at exactly `pc`. Several records can share one PC (LLVM emits that); they come in
+ * section order. Stores at most `max` record pointers in `out` (which may be NULL when max is
+ * 0) and returns how many records there are at `pc` in all (0 if none). O(log n). */
+JITMAP_API size_t jitmap_stackmap_lookup(const jitmap_stackmap *sm, uint64_t pc,
+					 const jitmap_record **out, size_t max);
+
+/* The function whose records surround `pc`: the one with the greatest address <= pc, and the
+ * nearest records before and after `pc` in it (either may be NULL). For "no record here; the
+ * nearest are ..." messages. Returns 0, or -ENOENT when no function starts at or before pc. */
+JITMAP_API int jitmap_stackmap_nearest(const jitmap_stackmap *sm, uint64_t pc,
+				       const jitmap_record **before, const jitmap_record **after);
+
+/* -- Statepoints -- */
+
+/* How statepoint records are recognised. LLVM's format does not mark them: a statepoint is
+ * a record whose shape fits (see jitmap_statepoint_decode). AUTO decodes by shape; ALL treats
+ * every record as a statepoint (and reports those whose shape does not fit); NONE decodes
+ * none. A list of IDs overrides the mode per record: see jitmap_statepoint_wanted. */
+typedef enum jitmap_statepoint_mode {
+	JITMAP_STATEPOINT_AUTO = 0,
+	JITMAP_STATEPOINT_ALL,
+	JITMAP_STATEPOINT_NONE,
+} jitmap_statepoint_mode;
+
+typedef struct jitmap_statepoint_info {
+	uint64_t calling_convention;
+	uint64_t flags;
+	size_t num_deopt;
+	const jitmap_location *deopt;      /* points into the record's locations */
+	size_t num_gc_pairs;
+	const jitmap_location *gc_pairs;   /* 2 * num_gc_pairs locations: base, derived, base, ... */
+	size_t num_gc_allocas;
+	const jitmap_location *gc_allocas; /* trailing Direct locations */
+} jitmap_statepoint_info;
+
+/* Decode `rec` as a statepoint. The shape rule: at least 3 locations; the first three are
+ * small constants (calling convention, flags, deopt count N); flags has no bits beyond
+ * GCTransition|DeoptLiveIn; N <= locations - 3; after the deopt values, the trailing Direct
+ * locations are gc allocas and the rest pair up (an even count) as (base, derived), and no
+ * pair location is Direct. Returns 0 and fills `out` when the shape fits, -EINVAL when it does
+ * not (with the reason in `why` when not NULL, `why_len` bytes). */
+JITMAP_API int jitmap_statepoint_decode(const jitmap_stackmap *sm, const jitmap_record *rec,
+					jitmap_statepoint_info *out, char *why, size_t why_len);
+
+/* Whether `rec` is to be shown as a statepoint under `mode` (with `ids`/`num_ids` overriding:
+ * under AUTO or ALL, a listed ID is never decoded; under NONE, a listed ID is decoded). */
+JITMAP_API bool jitmap_statepoint_wanted(const jitmap_stackmap *sm, const jitmap_record *rec,
+					 jitmap_statepoint_mode mode, const uint64_t *ids,
+					 size_t num_ids);
+
+/* -- Indexes over many stackmaps -- */
+
+/* An index of the records of several stackmaps (one per JIT entry, say) by absolute PC.
+ * Stackmaps are added and removed by pointer; the index does not own them. */
+typedef struct jitmap_index jitmap_index;
+
+typedef struct jitmap_hit {
+	const jitmap_stackmap *stackmap;
+	const jitmap_record *record;
+} jitmap_hit;
+
+JITMAP_API jitmap_index *jitmap_index_new(void);
+JITMAP_API void jitmap_index_free(jitmap_index *idx);
+/* Returns 0, -EEXIST if already present, -ENOMEM. */
+JITMAP_API int jitmap_index_add(jitmap_index *idx, const jitmap_stackmap *sm);
+/* Returns 0, or -ENOENT if `sm` is not in the index. */
+JITMAP_API int jitmap_index_remove(jitmap_index *idx, const jitmap_stackmap *sm);
+JITMAP_API size_t jitmap_index_num_records(jitmap_index *idx);
+/* Like jitmap_stackmap_lookup, over every stackmap in the index. */
+JITMAP_API size_t jitmap_index_lookup(jitmap_index *idx, uint64_t pc, jitmap_hit *out,
+				      size_t max);
+
+/* -- Evaluating locations -- */
+
+/* How a front end reaches the stopped frame. Registers are named by LLVM DWARF number.
+ * read_reg fills `size` bytes (at most 64) with the register's contents in target byte
+ * order: for registers up to 8 bytes, the value as a `size`-byte integer. It returns 0, or a
+ * negative errno and may fill `why` (why_len bytes) with a reason such as "caller-saved
+ * register not saved in an outer frame". read_mem reads `len` bytes at `addr`. */
+typedef struct jitmap_target {
+	void *ctx;
+	int (*read_reg)(void *ctx, unsigned regno, void *buf, size_t size, char *why,
+			size_t why_len);
+	int (*read_mem)(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			size_t why_len);
+} jitmap_target;
+
+#define JITMAP_VALUE_MAX 256
+
+typedef struct jitmap_value {
+	bool available;
+	bool is_address;       /* DIRECT: `u` is the address reg + offset */
+	uint16_t size;         /* bytes */
+	uint64_t u;            /* the value when size <= 8 (zero-extended) */
+	uint64_t address;      /* INDIRECT: the address read from; DIRECT: same as u */
+	uint8_t bytes[JITMAP_VALUE_MAX]; /* the value in target byte order when size > 8 */
+	char why[160];         /* when !available: "unavailable, because ..." reason */
+} jitmap_value;
+
+/* Evaluate `loc` of `rec` in a frame reached through `target`. Always fills `out`: an
+ * unavailable value says why. Returns 0 when available, else the negative errno. */
+JITMAP_API int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_record *rec,
+				    const jitmap_location *loc, const jitmap_target *target,
+				    jitmap_value *out);
+
+/* Format a location's place as the front ends show it: "rbx", "[rsp+16]", "rbp-8",
+ * "const 42", "const[1] 9000000000". Returns the length snprintf would have written. */
+JITMAP_API int jitmap_location_format(const jitmap_stackmap *sm, const jitmap_record *rec,
+				      const jitmap_location *loc, char *buf, size_t len);
+
+/* -- ELF images -- */
+
+typedef struct jitmap_image jitmap_image;
+
+/* Open an ELF object, executable, shared library (by path) or an ELF image in memory (the
+ * bytes are copied). The `.llvm_stackmaps` section, when present, is parsed; in relocatable
+ * objects its relocations are applied to the Function Address fields (x86-64, AArch64,
+ * PPC64, s390x, RISC-V absolute 64-bit relocations), using each symbol's section sh_addr (0
+ * in files, the load address in LLVM's JIT copies). Function names come from the symbol
+ * table. Returns NULL with errno set and `*err` filled on failure; a file without a
+ * stackmap section is not a failure (see jitmap_image_stackmap). */
+JITMAP_API jitmap_image *jitmap_image_open_file(const char *path, jitmap_error *err);
+JITMAP_API jitmap_image *jitmap_image_open_memory(const void *buf, size_t len,
+						  jitmap_error *err);
+JITMAP_API void jitmap_image_free(jitmap_image *img);
+
+JITMAP_API jitmap_arch jitmap_image_arch(const jitmap_image *img);
+/* ELF e_type (1 REL, 2 EXEC, 3 DYN, 4 CORE) and e_machine. */
+JITMAP_API unsigned jitmap_image_elf_type(const jitmap_image *img);
+JITMAP_API unsigned jitmap_image_elf_machine(const jitmap_image *img);
+/* The parsed stackmap, or NULL when the image has none. Owned by the image. */
+JITMAP_API jitmap_stackmap *jitmap_image_stackmap(const jitmap_image *img);
+/* Where `.llvm_stackmaps` says it is loaded (sh_addr) and its size; -ENOENT without one. */
+JITMAP_API int jitmap_image_stackmap_section(const jitmap_image *img, uint64_t *addr,
+					     uint64_t *size);
+/* Set the load bias of the image (0 at open; a new call replaces the old bias): function
+ * addresses and symbols move by it. For executables and shared libraries loaded at a bias. */
+JITMAP_API void jitmap_image_set_load_bias(jitmap_image *img, uint64_t bias);
+/* The function symbol containing `addr` (after bias), with `*offset` = addr - start; NULL if
+ * none. */
+JITMAP_API const char *jitmap_image_symbolize(const jitmap_image *img, uint64_t addr,
+					      uint64_t *offset);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JITMAP_JITMAP_H */

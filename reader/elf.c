@@ -1,0 +1,416 @@
+/* elf.c: stackmaps in ELF images, through libelf.
+ *
+ * Objects (ET_REL) hold 0 in every Function Address field and an absolute 64-bit relocation
+ * against the function symbol (stackmap-format.md §7); we apply those. LLVM's JIT registers
+ * such a relocatable copy with sh_addr of each loaded section patched to its load address
+ * (gdb-jit-interface.md §4), so "symbol value + sh_addr of its section" gives the runtime
+ * address there and the section offset in a file. Executables and shared libraries hold
+ * linked addresses; a load bias moves them.
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct symbol {
+	uint64_t address, size;
+	char *name;
+};
+
+struct jitmap_image {
+	unsigned type, machine;
+	jitmap_arch arch;
+	jitmap_stackmap *sm;
+	uint64_t sm_addr, sm_size;
+	int has_sm;
+	uint64_t bias;
+	struct symbol *syms; /* function symbols sorted by address */
+	size_t num_syms;
+};
+
+/* -- Relocation types that write an absolute 64-bit address -- */
+
+static int is_abs64(unsigned machine, unsigned type)
+{
+	switch (machine) {
+	case EM_X86_64: return type == 1;   /* R_X86_64_64 */
+	case EM_AARCH64: return type == 257; /* R_AARCH64_ABS64 */
+	case EM_PPC64: return type == 38;   /* R_PPC64_ADDR64 */
+	case EM_S390: return type == 22;    /* R_390_64 */
+	case EM_RISCV: return type == 2;    /* R_RISCV_64 */
+	default: return 0;
+	}
+}
+
+/* -- Symbols -- */
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct symbol *x = a, *y = b;
+	if (x->address != y->address)
+		return x->address < y->address ? -1 : 1;
+	return (x->size < y->size) - (x->size > y->size); /* the larger first */
+}
+
+/* The address of symbol `s` in the image: in relocatable files values are section-relative. */
+static int sym_address(Elf *elf, unsigned type, const GElf_Sym *s, uint64_t *addr)
+{
+	*addr = s->st_value;
+	if (type != ET_REL || s->st_shndx == SHN_ABS)
+		return 0;
+	if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE)
+		return -ENOENT;
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf_getscn(elf, s->st_shndx);
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return -ENOENT;
+	*addr += sh.sh_addr;
+	return 0;
+}
+
+static int load_symbols(jitmap_image *img, Elf *elf, Elf_Scn *symscn, const GElf_Shdr *symsh)
+{
+	Elf_Data *d = elf_getdata(symscn, NULL);
+	if (!d || !symsh->sh_entsize)
+		return 0;
+	/* The count is bounded by the section's data, which libelf has checked against the file. */
+	size_t n = d->d_size / sizeof(Elf64_Sym);
+	struct symbol *syms = realloc(img->syms, (img->num_syms + n + 1) * sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	img->syms = syms;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC)
+			continue;
+		uint64_t addr;
+		if (sym_address(elf, img->type, &s, &addr))
+			continue;
+		const char *name = elf_strptr(elf, symsh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		char *copy = strdup(name);
+		if (!copy)
+			return -ENOMEM;
+		syms[img->num_syms++] = (struct symbol){addr, s.st_size, copy};
+	}
+	return 0;
+}
+
+static const struct symbol *sym_at_or_before(const jitmap_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->num_syms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (img->syms[mid].address <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &img->syms[lo - 1] : NULL;
+}
+
+/* -- Relocations of the stackmap section -- */
+
+static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitmap_error *err)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL) ||
+		    sh.sh_info != sm_index)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		Elf_Scn *symscn = elf_getscn(elf, sh.sh_link);
+		Elf_Data *symd = symscn ? elf_getdata(symscn, NULL) : NULL;
+		GElf_Shdr symsh;
+		if (!d || !symd || !gelf_getshdr(symscn, &symsh))
+			return jitmap__fail(err, -EINVAL, sh.sh_offset,
+					    "relocation section %zu has no readable symbol table",
+					    elf_ndxscn(scn));
+		const int rela = sh.sh_type == SHT_RELA;
+		const size_t n = d->d_size / (rela ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel));
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			if (rela) {
+				if (!gelf_getrela(d, (int)i, &r))
+					continue;
+			} else {
+				GElf_Rel rel;
+				if (!gelf_getrel(d, (int)i, &rel))
+					continue;
+				r.r_offset = rel.r_offset;
+				r.r_info = rel.r_info;
+				r.r_addend = 0; /* REL: the addend is the stored value, 0 for LLVM */
+			}
+			const uint64_t at = sh.sh_offset + i * (rela ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel));
+			const unsigned type = GELF_R_TYPE(r.r_info);
+			if (!is_abs64(img->machine, type))
+				return jitmap__fail(err, -EINVAL, at,
+						    "unsupported relocation type %u against .llvm_stackmaps+0x%" PRIx64,
+						    type, r.r_offset);
+			GElf_Sym s;
+			if (!gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &s))
+				return jitmap__fail(err, -EINVAL, at,
+						    "relocation names symbol %u, which does not exist",
+						    (unsigned)GELF_R_SYM(r.r_info));
+			uint64_t addr;
+			if (sym_address(elf, ET_REL, &s, &addr))
+				addr = 0; /* undefined: resolved by a linker we are not */
+			int rc = jitmap_stackmap_set_function_address(img->sm, r.r_offset,
+								      addr + (uint64_t)r.r_addend);
+			if (rc)
+				return jitmap__fail(err, -EINVAL, at,
+						    "relocation at .llvm_stackmaps+0x%" PRIx64
+						    " does not hit a Function Address field",
+						    r.r_offset);
+			/* The symbol names the function even where addresses collide (several
+			 * text sections at sh_addr 0 in an object file). */
+			const char *name = GELF_ST_TYPE(s.st_info) == STT_FUNC
+						   ? elf_strptr(elf, symsh.sh_link, s.st_name)
+						   : NULL;
+			if (name && *name) {
+				for (size_t f = 0; f < img->sm->num_functions; f++)
+					if (img->sm->functions[f].section_offset == r.r_offset &&
+					    jitmap_stackmap_set_function_name(img->sm, f, name))
+						return jitmap__fail(err, -ENOMEM, 0, "out of memory");
+			}
+		}
+	}
+	return 0;
+}
+
+/* -- Opening -- */
+
+static jitmap_image *open_elf(Elf *elf, jitmap_error *err)
+{
+	jitmap_image *img = NULL;
+	int rc = -EINVAL;
+	GElf_Ehdr eh;
+	size_t shstrndx;
+
+	if (elf_kind(elf) != ELF_K_ELF) {
+		jitmap__fail(err, -EINVAL, 0, "not an ELF file");
+		goto out;
+	}
+	if (!gelf_getehdr(elf, &eh)) {
+		jitmap__fail(err, -EINVAL, 0, "bad ELF header: %s", elf_errmsg(-1));
+		goto out;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		jitmap__fail(err, -EINVAL, 4,
+			     "32-bit ELF file: LLVM emits stackmaps only for 64-bit targets");
+		goto out;
+	}
+	rc = -ENOMEM;
+	img = calloc(1, sizeof(*img));
+	if (!img) {
+		jitmap__fail(err, rc, 0, "out of memory");
+		goto out;
+	}
+	img->type = eh.e_type;
+	img->machine = eh.e_machine;
+	img->arch = jitmap_arch_from_elf_machine(eh.e_machine);
+	rc = -EINVAL;
+	if (elf_getshdrstrndx(elf, &shstrndx)) {
+		jitmap__fail(err, rc, eh.e_shoff, "bad section header string table: %s",
+			     elf_errmsg(-1));
+		goto out;
+	}
+
+	Elf_Scn *scn = NULL, *sm_scn = NULL;
+	GElf_Shdr sm_sh = {0};
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh)) {
+			jitmap__fail(err, rc, eh.e_shoff, "bad section header %zu: %s",
+				     elf_ndxscn(scn), elf_errmsg(-1));
+			goto out;
+		}
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
+			rc = load_symbols(img, elf, scn, &sh);
+			if (rc) {
+				jitmap__fail(err, rc, sh.sh_offset, "out of memory");
+				goto out;
+			}
+			rc = -EINVAL;
+		}
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!sm_scn && name && !strcmp(name, ".llvm_stackmaps")) {
+			sm_scn = scn;
+			sm_sh = sh;
+		}
+	}
+	qsort(img->syms, img->num_syms, sizeof(*img->syms), cmp_sym);
+
+	if (sm_scn) {
+		if (sm_sh.sh_type == SHT_NOBITS) {
+			jitmap__fail(err, rc, sm_sh.sh_offset, ".llvm_stackmaps has no contents (NOBITS)");
+			goto out;
+		}
+		Elf_Data *d = elf_getdata(sm_scn, NULL);
+		if (!d || (!d->d_buf && d->d_size)) {
+			jitmap__fail(err, rc, sm_sh.sh_offset, "cannot read .llvm_stackmaps: %s",
+				     elf_errmsg(-1));
+			goto out;
+		}
+		jitmap_parse_opts opts = {
+			.order = eh.e_ident[EI_DATA] == ELFDATA2MSB ? JITMAP_ORDER_BIG
+								    : JITMAP_ORDER_LITTLE,
+			.arch = img->arch,
+		};
+		img->sm = jitmap_stackmap_parse(d->d_buf, d->d_size, &opts, err);
+		if (!img->sm) {
+			rc = -errno;
+			if (err) /* make the offset file-relative, and say which section */
+				err->offset += sm_sh.sh_offset;
+			goto out;
+		}
+		img->has_sm = 1;
+		img->sm_addr = sm_sh.sh_addr;
+		img->sm_size = sm_sh.sh_size;
+		if (img->type == ET_REL) {
+			rc = apply_relocations(img, elf, elf_ndxscn(sm_scn), err);
+			if (rc)
+				goto out;
+		}
+		/* Name the functions the relocations did not name, by address. */
+		for (size_t f = 0; f < img->sm->num_functions; f++) {
+			const jitmap_function *fn = &img->sm->functions[f];
+			const struct symbol *s = sym_at_or_before(img, fn->address);
+			if (!fn->name && s && s->address == fn->address &&
+			    jitmap_stackmap_set_function_name(img->sm, f, s->name)) {
+				rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
+				goto out;
+			}
+		}
+	}
+	rc = 0;
+out:
+	if (rc) {
+		jitmap_image_free(img);
+		errno = -rc;
+		return NULL;
+	}
+	return img;
+}
+
+static int elf_ready(jitmap_error *err)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return jitmap__fail(err, -ENOTSUP, 0, "libelf is too old");
+	return 0;
+}
+
+jitmap_image *jitmap_image_open_file(const char *path, jitmap_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (elf_ready(err)) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		jitmap__fail(err, -e, 0, "cannot open: %s", strerror(e));
+		errno = e;
+		return NULL;
+	}
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		jitmap__fail(err, -EINVAL, 0, "not an ELF file: %s", elf_errmsg(-1));
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	jitmap_image *img = open_elf(elf, err);
+	int e = errno;
+	elf_end(elf);
+	close(fd);
+	errno = e;
+	return img;
+}
+
+jitmap_image *jitmap_image_open_memory(const void *buf, size_t len, jitmap_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (elf_ready(err)) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	/* elf_memory wants a writable buffer it may keep; everything we keep is copied out. */
+	char *copy = malloc(len ? len : 1);
+	if (!copy) {
+		jitmap__fail(err, -ENOMEM, 0, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(copy, buf, len);
+	Elf *elf = elf_memory(copy, len);
+	if (!elf) {
+		jitmap__fail(err, -EINVAL, 0, "not an ELF image: %s", elf_errmsg(-1));
+		free(copy);
+		errno = EINVAL;
+		return NULL;
+	}
+	jitmap_image *img = open_elf(elf, err);
+	int e = errno;
+	elf_end(elf);
+	free(copy);
+	errno = e;
+	return img;
+}
+
+void jitmap_image_free(jitmap_image *img)
+{
+	if (!img)
+		return;
+	for (size_t i = 0; i < img->num_syms; i++)
+		free(img->syms[i].name);
+	free(img->syms);
+	jitmap_stackmap_free(img->sm);
+	free(img);
+}
+
+/* -- Accessors -- */
+
+jitmap_arch jitmap_image_arch(const jitmap_image *img) { return img->arch; }
+unsigned jitmap_image_elf_type(const jitmap_image *img) { return img->type; }
+unsigned jitmap_image_elf_machine(const jitmap_image *img) { return img->machine; }
+jitmap_stackmap *jitmap_image_stackmap(const jitmap_image *img) { return img->sm; }
+
+int jitmap_image_stackmap_section(const jitmap_image *img, uint64_t *addr, uint64_t *size)
+{
+	if (!img->has_sm)
+		return -ENOENT;
+	*addr = img->sm_addr + img->bias;
+	*size = img->sm_size;
+	return 0;
+}
+
+void jitmap_image_set_load_bias(jitmap_image *img, uint64_t bias)
+{
+	const uint64_t delta = bias - img->bias;
+	for (size_t i = 0; i < img->num_syms; i++)
+		img->syms[i].address += delta;
+	if (img->sm)
+		jitmap_stackmap_add_bias(img->sm, delta);
+	img->bias = bias;
+}
+
+const char *jitmap_image_symbolize(const jitmap_image *img, uint64_t addr, uint64_t *offset)
+{
+	const struct symbol *s = sym_at_or_before(img, addr);
+	/* A zero-sized symbol (hand-written assembly, some JITs) covers up to the next one. */
+	if (!s || (s->size && addr - s->address >= s->size))
+		return NULL;
+	if (offset)
+		*offset = addr - s->address;
+	return s->name;
+}

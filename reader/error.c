@@ -1,0 +1,45 @@
+/* error.c: the one error convention: negative errno values, plus a record of where and why. */
+#include <stdio.h>
+
+#include "internal.h"
+
+int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		err->code = code;
+		err->offset = offset;
+		va_start(ap, fmt);
+		vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+const char *jitmap_strerror(int code)
+{
+	switch (code) {
+	case 0:
+		return "success";
+	case -EINVAL:
+		return "malformed input";
+	case -ENOMEM:
+		return "out of memory";
+	case -ENOENT:
+		return "not found";
+	case -ERANGE:
+		return "index out of range";
+	case -EEXIST:
+		return "already present";
+	case -EFAULT:
+		return "memory not readable";
+	case -ENODATA:
+		return "value not available";
+	case -ENOTSUP:
+		return "not supported";
+	case -EIO:
+		return "input/output error";
+	default:
+		return "unknown error";
+	}
+}

@@ -1,0 +1,172 @@
+/* eval.c: evaluate a location in a stopped frame, and say where it is.
+ *
+ * Registers and memory are reached only through the caller's jitmap_target, so the same code
+ * serves GDB, LLDB, core files and unit tests. An unreadable register or memory is never an
+ * error of ours: the value is "unavailable" with the target's reason, never a wrong number.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+const char *jitmap_loc_kind_name(jitmap_loc_kind kind)
+{
+	switch (kind) {
+	case JITMAP_LOC_REGISTER: return "register";
+	case JITMAP_LOC_DIRECT: return "direct";
+	case JITMAP_LOC_INDIRECT: return "indirect";
+	case JITMAP_LOC_CONSTANT: return "constant";
+	case JITMAP_LOC_CONSTANT_INDEX: return "constant_index";
+	default: return "unknown";
+	}
+}
+
+/* -- Where -- */
+
+static const char *reg_or_number(const jitmap_stackmap *sm, unsigned regno, char *tmp, size_t len)
+{
+	const char *name = jitmap_reg_name(sm->arch, regno);
+	if (name)
+		return name;
+	snprintf(tmp, len, "R#%u", regno);
+	return tmp;
+}
+
+int jitmap_location_format(const jitmap_stackmap *sm, const jitmap_record *rec,
+			   const jitmap_location *loc, char *buf, size_t len)
+{
+	char tmp[16];
+	const char *reg = reg_or_number(sm, loc->dwarf_reg, tmp, sizeof(tmp));
+	const char sign = loc->offset < 0 ? '-' : '+';
+	const uint32_t mag = loc->offset < 0 ? 0u - (uint32_t)loc->offset : (uint32_t)loc->offset;
+	uint64_t value;
+
+	switch (loc->kind) {
+	case JITMAP_LOC_REGISTER:
+		return snprintf(buf, len, "%s", reg);
+	case JITMAP_LOC_DIRECT:
+		if (!loc->offset)
+			return snprintf(buf, len, "%s", reg);
+		return snprintf(buf, len, "%s%c%" PRIu32, reg, sign, mag);
+	case JITMAP_LOC_INDIRECT:
+		if (!loc->offset)
+			return snprintf(buf, len, "[%s]", reg);
+		return snprintf(buf, len, "[%s%c%" PRIu32 "]", reg, sign, mag);
+	case JITMAP_LOC_CONSTANT:
+		return snprintf(buf, len, "const %" PRId32, loc->offset);
+	case JITMAP_LOC_CONSTANT_INDEX:
+		if (jitmap_location_constant(sm, rec, loc, &value))
+			return snprintf(buf, len, "const#%" PRId32 " <out of range>", loc->offset);
+		return snprintf(buf, len, "const#%" PRId32 " %" PRIu64, loc->offset, value);
+	default:
+		return snprintf(buf, len, "kind %u", (unsigned)loc->kind);
+	}
+}
+
+/* -- Value -- */
+
+static int unavailable(jitmap_value *out, int code, const char *fmt, const char *a,
+		       const char *b)
+{
+	out->available = false;
+	snprintf(out->why, sizeof(out->why), fmt, a, b);
+	return code < 0 ? code : -ENODATA;
+}
+
+/* Read register `regno` as a 64-bit integer (for bases of Direct/Indirect and small values). */
+static int read_reg_u64(const jitmap_stackmap *sm, const jitmap_target *t, unsigned regno,
+			uint64_t *v, char *why, size_t why_len)
+{
+	uint8_t raw[8];
+	int rc = t->read_reg(t->ctx, regno, raw, sizeof(raw), why, why_len);
+	if (rc)
+		return rc;
+	*v = jitmap__load(raw, 8, sm->order);
+	return 0;
+}
+
+static uint64_t truncate_to(uint64_t v, uint16_t size)
+{
+	return size >= 8 ? v : v & ((UINT64_C(1) << (8 * size)) - 1);
+}
+
+int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_record *rec,
+			 const jitmap_location *loc, const jitmap_target *t, jitmap_value *out)
+{
+	char why[128] = "", tmp[16];
+	const char *reg = reg_or_number(sm, loc->dwarf_reg, tmp, sizeof(tmp));
+	uint64_t base;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->size = loc->size;
+	switch (loc->kind) {
+	case JITMAP_LOC_CONSTANT:
+	case JITMAP_LOC_CONSTANT_INDEX:
+		rc = jitmap_location_constant(sm, rec, loc, &out->u);
+		if (rc)
+			return unavailable(out, rc, "constant index out of range%s%s", "", "");
+		out->available = true;
+		return 0;
+	case JITMAP_LOC_REGISTER:
+		if (!t || !t->read_reg)
+			return unavailable(out, -ENOTSUP, "no registers to read%s%s", "", "");
+		if (loc->size <= 8) {
+			rc = read_reg_u64(sm, t, loc->dwarf_reg, &out->u, why, sizeof(why));
+			if (rc)
+				return unavailable(out, rc, "register %s not available: %s", reg,
+						   why[0] ? why : jitmap_strerror(rc));
+			out->u = truncate_to(out->u, loc->size);
+		} else {
+			if (loc->size > JITMAP_VALUE_MAX || loc->size > 64)
+				return unavailable(out, -ENOTSUP,
+						   "register %s: %s-byte values are not read", reg,
+						   "over 64");
+			rc = t->read_reg(t->ctx, loc->dwarf_reg, out->bytes, loc->size, why,
+					 sizeof(why));
+			if (rc)
+				return unavailable(out, rc, "register %s not available: %s", reg,
+						   why[0] ? why : jitmap_strerror(rc));
+		}
+		out->available = true;
+		return 0;
+	case JITMAP_LOC_DIRECT:
+	case JITMAP_LOC_INDIRECT:
+		if (!t || !t->read_reg)
+			return unavailable(out, -ENOTSUP, "no registers to read%s%s", "", "");
+		rc = read_reg_u64(sm, t, loc->dwarf_reg, &base, why, sizeof(why));
+		if (rc)
+			return unavailable(out, rc, "base register %s not available: %s", reg,
+					   why[0] ? why : jitmap_strerror(rc));
+		out->address = base + (uint64_t)(int64_t)loc->offset;
+		if (loc->kind == JITMAP_LOC_DIRECT) {
+			out->is_address = true;
+			out->u = out->address;
+			out->available = true;
+			return 0;
+		}
+		if (loc->size > JITMAP_VALUE_MAX) {
+			char n[24];
+			snprintf(n, sizeof(n), "%u", loc->size);
+			return unavailable(out, -ENOTSUP, "%s-byte value is larger than jitmap shows%s",
+					   n, "");
+		}
+		if (!t->read_mem)
+			return unavailable(out, -ENOTSUP, "no memory to read%s%s", "", "");
+		rc = t->read_mem(t->ctx, out->address, out->bytes, loc->size, why, sizeof(why));
+		if (rc) {
+			char a[24];
+			snprintf(a, sizeof(a), "0x%" PRIx64, out->address);
+			return unavailable(out, rc, "memory at %s not readable: %s", a,
+					   why[0] ? why : jitmap_strerror(rc));
+		}
+		if (loc->size <= 8) {
+			out->u = jitmap__load(out->bytes, loc->size, sm->order);
+			memset(out->bytes, 0, sizeof(out->bytes));
+		}
+		out->available = true;
+		return 0;
+	default:
+		return unavailable(out, -EINVAL, "unknown location kind%s%s", "", "");
+	}
+}

@@ -1,0 +1,66 @@
+/* internal.h: what the modules of libjitmap share and the public header does not show. */
+#ifndef JITMAP_INTERNAL_H
+#define JITMAP_INTERNAL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "jitmap/jitmap.h"
+
+#define JITMAP_NO_FUNCTION ((size_t)-1)
+
+/* One entry of a PC index: records sorted by (pc, record index). */
+struct jitmap_pc_entry {
+	uint64_t pc;
+	size_t record;
+};
+
+struct jitmap_stackmap {
+	jitmap_byte_order order;
+	jitmap_arch arch;
+	size_t num_blobs, num_functions, num_constants, num_records;
+	size_t num_locations, num_live_outs;
+	jitmap_blob *blobs;
+	jitmap_function *functions;
+	uint64_t *constants;
+	jitmap_record *records;
+	jitmap_location *locations;
+	jitmap_live_out *live_outs;
+	char **names;             /* per function, owned; functions[i].name points here */
+
+	/* The PC index is rebuilt lazily after addresses change (relocation, bias). */
+	int index_dirty;
+	size_t index_len;
+	struct jitmap_pc_entry *index;
+	size_t *functions_by_address; /* function indexes sorted by address */
+};
+
+/* Fill `err` (may be NULL) and return `code` (a negative errno). */
+int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Rebuild the PC index if addresses changed; returns 0 or -ENOMEM. */
+int jitmap__stackmap_reindex(jitmap_stackmap *sm);
+
+/* Read an unsigned integer of `size` (1..8) bytes in byte order `order`. */
+static inline uint64_t jitmap__load(const uint8_t *p, size_t size, jitmap_byte_order order)
+{
+	uint64_t v = 0;
+	if (order == JITMAP_ORDER_BIG) {
+		for (size_t i = 0; i < size; i++)
+			v = (v << 8) | p[i];
+	} else {
+		for (size_t i = size; i-- > 0;)
+			v = (v << 8) | p[i];
+	}
+	return v;
+}
+
+static inline uint64_t jitmap__align8(uint64_t x)
+{
+	return (x + 7) & ~(uint64_t)7;
+}
+
+#endif /* JITMAP_INTERNAL_H */

@@ -1,0 +1,497 @@
+/* parse.c: validate and decode LLVM stackmap sections (versions 1, 2 and 3).
+ *
+ * The layout is in shared/reference/stackmap-format.md (§1). A section holds one blob per
+ * object file that was linked into it, each starting 8-byte aligned. Every count is checked
+ * against the bytes that remain, in 64-bit arithmetic, before anything is read or allocated;
+ * LLVM's own StackMapParser.h trusts them, which is why we do not follow it.
+ *
+ * Parsing walks the bytes twice with the same code: the first walk validates and counts, the
+ * second fills arrays allocated to the exact counts. No allocation is sized by a number that
+ * was not first shown to fit in the input.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* -- Walking the bytes -- */
+
+struct walk {
+	const uint8_t *buf;
+	uint64_t len;
+	jitmap_byte_order order;
+	jitmap_error *err;
+	jitmap_stackmap *sm; /* NULL while counting */
+	size_t blobs, functions, constants, records, locations, live_outs;
+};
+
+#define U16(p) ((uint16_t)jitmap__load((p), 2, w->order))
+#define U32(p) ((uint32_t)jitmap__load((p), 4, w->order))
+#define U64(p) (jitmap__load((p), 8, w->order))
+
+#define FAIL(off, ...) jitmap__fail(w->err, -EINVAL, (off), __VA_ARGS__)
+
+static int all_zero(const uint8_t *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static int walk_location(struct walk *w, uint8_t version, uint64_t at, uint32_t rec_no,
+			 uint16_t loc_no, uint32_t num_constants)
+{
+	const uint8_t *p = w->buf + at;
+	jitmap_location loc;
+
+	if (version == 3) {
+		loc.kind = p[0];
+		if (p[1] != 0)
+			return FAIL(at + 1, "record %u location %u: non-zero reserved byte", rec_no,
+				    loc_no);
+		loc.size = U16(p + 2);
+		loc.dwarf_reg = U16(p + 4);
+		if (U16(p + 6) != 0)
+			return FAIL(at + 6, "record %u location %u: non-zero reserved field",
+				    rec_no, loc_no);
+		loc.offset = (int32_t)U32(p + 8);
+	} else {
+		/* v1/v2: u8 kind, u8 size, u16 reg, i32 offset (the emitter wrote the size in
+		 * the byte the v1 documentation calls reserved). */
+		loc.kind = p[0];
+		loc.size = p[1];
+		loc.dwarf_reg = U16(p + 2);
+		loc.offset = (int32_t)U32(p + 4);
+	}
+	if (loc.kind < JITMAP_LOC_REGISTER || loc.kind > JITMAP_LOC_CONSTANT_INDEX)
+		return FAIL(at, "record %u location %u: unknown location kind %u", rec_no, loc_no,
+			    (unsigned)loc.kind);
+	if (loc.kind == JITMAP_LOC_CONSTANT_INDEX &&
+	    (loc.offset < 0 || (uint32_t)loc.offset >= num_constants))
+		return FAIL(at + (version == 3 ? 8 : 4),
+			    "record %u location %u: constant index %d out of range (%u constants)",
+			    rec_no, loc_no, loc.offset, num_constants);
+	if (w->sm)
+		w->sm->locations[w->locations] = loc;
+	w->locations++;
+	return 0;
+}
+
+/* Walk the blob at `start`; on success store where it ends (8-aligned) in `*end`. */
+static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
+{
+	const uint64_t left = w->len - start; /* bytes from the blob start to the section end */
+	const uint8_t *b = w->buf + start;
+	int rc;
+
+	if (left < 16)
+		return FAIL(start, "truncated stackmap header: %llu bytes left, a header needs 16",
+			    (unsigned long long)left);
+	const uint8_t version = b[0];
+	if (version < 1 || version > 3)
+		return FAIL(start, "unknown stackmap version %u (jitmap reads versions 1, 2 and 3)",
+			    version);
+	if (b[1] != 0)
+		return FAIL(start + 1, "non-zero reserved byte in the stackmap header");
+	if (U16(b + 2) != 0)
+		return FAIL(start + 2, "non-zero reserved field in the stackmap header");
+	const uint32_t nf = U32(b + 4), nc = U32(b + 8), nr = U32(b + 12);
+	const uint64_t fsize = version == 1 ? 16 : 24;
+	const uint64_t locsize = version == 3 ? 12 : 8;
+	uint64_t pos = 16; /* blob-relative */
+
+	if ((uint64_t)nf * fsize > left - pos)
+		return FAIL(start + 4,
+			    "function count %u overruns the section: %llu bytes needed, %llu left",
+			    nf, (unsigned long long)((uint64_t)nf * fsize),
+			    (unsigned long long)(left - pos));
+	const uint64_t funcs_at = pos;
+	pos += (uint64_t)nf * fsize;
+	if ((uint64_t)nc * 8 > left - pos)
+		return FAIL(start + 8,
+			    "constant count %u overruns the section: %llu bytes needed, %llu left",
+			    nc, (unsigned long long)((uint64_t)nc * 8),
+			    (unsigned long long)(left - pos));
+	const uint64_t consts_at = pos;
+	pos += (uint64_t)nc * 8;
+	/* The smallest record (no locations, no live-outs) takes 24 bytes in every version. */
+	if ((uint64_t)nr * 24 > left - pos)
+		return FAIL(start + 12,
+			    "record count %u overruns the section: at least %llu bytes needed, %llu left",
+			    nr, (unsigned long long)((uint64_t)nr * 24),
+			    (unsigned long long)(left - pos));
+
+	const size_t first_function = w->functions, first_constant = w->constants,
+		     first_record = w->records, blob_no = w->blobs;
+
+	/* Functions. v2 and v3 say how many records each owns; they must add up. */
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < nf; i++) {
+		const uint64_t at = funcs_at + (uint64_t)i * fsize;
+		const uint64_t count = version >= 2 ? U64(b + at + 16) : 0;
+		if (version >= 2) {
+			if (count > nr - sum)
+				return FAIL(start + at + 16,
+					    "function %u: record counts add up to more than the %u records in the header",
+					    i, nr);
+			sum += count;
+		}
+		if (w->sm) {
+			jitmap_function *f = &w->sm->functions[w->functions];
+			f->raw_address = f->address = U64(b + at);
+			f->stack_size = U64(b + at + 8);
+			f->record_count = version >= 2 ? count : (nf == 1 ? nr : 0);
+			f->first_record = first_record + (version >= 2 ? sum - count : 0);
+			f->blob = blob_no;
+			f->section_offset = start + at;
+			f->name = NULL;
+		}
+		w->functions++;
+	}
+	if (version >= 2 && sum != nr)
+		return FAIL(start + 12,
+			    "function record counts add up to %llu, but the header says %u records",
+			    (unsigned long long)sum, nr);
+
+	for (uint32_t i = 0; i < nc; i++) {
+		if (w->sm)
+			w->sm->constants[w->constants] = U64(b + consts_at + (uint64_t)i * 8);
+		w->constants++;
+	}
+
+	/* Records. In v1 records cannot be assigned to functions unless there is only one:
+	 * that is why v2 added RecordCount. */
+	uint32_t owner = 0;
+	uint64_t owned_left = 0;
+	for (uint32_t r = 0; r < nr; r++) {
+		if (left - pos < 16)
+			return FAIL(start + pos, "record %u truncated: %llu bytes left, a record needs 16",
+				    r, (unsigned long long)(left - pos));
+		const uint64_t rec_at = pos;
+		const uint8_t *p = b + pos;
+		const uint64_t id = U64(p);
+		const uint32_t ioff = U32(p + 8);
+		const uint16_t flags = U16(p + 12);
+		const uint16_t nloc = U16(p + 14);
+		if (flags != 0)
+			return FAIL(start + pos + 12, "record %u: non-zero reserved field", r);
+		pos += 16;
+		if ((uint64_t)nloc * locsize > left - pos)
+			return FAIL(start + rec_at + 14,
+				    "record %u: location count %u overruns the section", r, nloc);
+		const size_t first_location = w->locations;
+		for (uint16_t l = 0; l < nloc; l++) {
+			rc = walk_location(w, version, start + pos, r, l, nc);
+			if (rc)
+				return rc;
+			pos += locsize;
+		}
+		if (version == 3) {
+			const uint64_t aligned = jitmap__align8(pos);
+			if (aligned > left)
+				return FAIL(start + pos, "record %u: truncated padding after the locations", r);
+			if (!all_zero(b + pos, aligned - pos))
+				return FAIL(start + pos, "record %u: non-zero padding after the locations", r);
+			pos = aligned;
+		}
+		if (left - pos < 4)
+			return FAIL(start + pos, "record %u: truncated live-out header", r);
+		if (U16(b + pos) != 0)
+			return FAIL(start + pos, "record %u: non-zero padding before the live-out count", r);
+		const uint16_t nlive = U16(b + pos + 2);
+		pos += 4;
+		if ((uint64_t)nlive * 4 > left - pos)
+			return FAIL(start + pos - 2, "record %u: live-out count %u overruns the section",
+				    r, nlive);
+		const size_t first_live_out = w->live_outs;
+		for (uint16_t l = 0; l < nlive; l++) {
+			const uint8_t *lo = b + pos;
+			if (lo[2] != 0)
+				return FAIL(start + pos + 2, "record %u live-out %u: non-zero reserved byte",
+					    r, l);
+			if (w->sm) {
+				w->sm->live_outs[w->live_outs].dwarf_reg = U16(lo);
+				w->sm->live_outs[w->live_outs].size = lo[3];
+			}
+			w->live_outs++;
+			pos += 4;
+		}
+		const uint64_t aligned = jitmap__align8(pos);
+		if (aligned > left)
+			return FAIL(start + pos, "record %u: truncated padding after the live-outs", r);
+		if (!all_zero(b + pos, aligned - pos))
+			return FAIL(start + pos, "record %u: non-zero padding after the live-outs", r);
+		pos = aligned;
+
+		size_t fn = JITMAP_NO_FUNCTION;
+		if (version >= 2) {
+			while (owned_left == 0 && owner < nf) {
+				/* Functions were read above; their counts are in the walk only when
+				 * filling, so recount from the bytes. */
+				owned_left = U64(b + funcs_at + (uint64_t)owner * fsize + 16);
+				owner++;
+			}
+			/* sum == nr guarantees an owner exists. */
+			owned_left--;
+			fn = first_function + owner - 1;
+		} else if (nf == 1) {
+			fn = first_function;
+		}
+		if (w->sm) {
+			jitmap_record *rec = &w->sm->records[w->records];
+			rec->id = id;
+			rec->instruction_offset = ioff;
+			rec->flags = flags;
+			rec->num_locations = nloc;
+			rec->num_live_outs = nlive;
+			rec->locations = w->sm->locations + first_location;
+			rec->live_outs = w->sm->live_outs + first_live_out;
+			rec->function = fn;
+			rec->blob = blob_no;
+			rec->section_offset = start + rec_at;
+		}
+		w->records++;
+	}
+
+	if (w->sm) {
+		jitmap_blob *bl = &w->sm->blobs[blob_no];
+		bl->version = version;
+		bl->section_offset = start;
+		bl->size = pos;
+		bl->num_functions = nf;
+		bl->num_constants = nc;
+		bl->num_records = nr;
+		bl->first_function = first_function;
+		bl->first_constant = first_constant;
+		bl->first_record = first_record;
+	}
+	w->blobs++;
+	*end = start + pos;
+	return 0;
+}
+
+static int walk_section(struct walk *w)
+{
+	uint64_t at = 0, end = 0;
+	int rc;
+
+	if (w->len == 0)
+		return FAIL(0, "empty stackmap section");
+	for (;;) {
+		rc = walk_blob(w, at, &end);
+		if (rc)
+			return rc;
+		/* Linkers pad between input sections with zeros; a blob never starts with a zero
+		 * byte (that is not a version), so zeros are padding. */
+		at = jitmap__align8(end);
+		while (at < w->len && w->buf[at] == 0 && all_zero(w->buf + at,
+				w->len - at < 8 ? w->len - at : 8))
+			at += 8;
+		if (at >= w->len)
+			return 0;
+	}
+}
+
+/* -- Byte order -- */
+
+/* Bytes the first header's counts claim in byte order `order` (v3 sizes, the smallest). In
+ * the wrong order a count is off by a factor of 2^8 or more, so the order that claims fewer
+ * bytes is right, for whole sections and for truncated ones alike. */
+static uint64_t header_claims(const uint8_t *buf, size_t len, jitmap_byte_order order)
+{
+	if (len < 16)
+		return 0;
+	uint64_t nf = jitmap__load(buf + 4, 4, order);
+	uint64_t nc = jitmap__load(buf + 8, 4, order);
+	uint64_t nr = jitmap__load(buf + 12, 4, order);
+	uint64_t fsize = buf[0] == 1 ? 16 : 24;
+	return 16 + nf * fsize + nc * 8 + nr * 24;
+}
+
+/* -- Public entry points -- */
+
+jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
+				       const jitmap_parse_opts *opts, jitmap_error *err)
+{
+	struct walk w = {.buf = buf, .len = len, .err = err};
+	jitmap_stackmap *sm = NULL;
+	int rc;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!buf && len) {
+		jitmap__fail(err, -EINVAL, 0, "no buffer given");
+		errno = EINVAL;
+		return NULL;
+	}
+	w.order = opts ? opts->order : JITMAP_ORDER_AUTO;
+	if (w.order == JITMAP_ORDER_AUTO)
+		w.order = header_claims(buf, len, JITMAP_ORDER_BIG) <
+					  header_claims(buf, len, JITMAP_ORDER_LITTLE)
+				  ? JITMAP_ORDER_BIG
+				  : JITMAP_ORDER_LITTLE;
+
+	rc = walk_section(&w);
+	if (rc)
+		goto fail;
+
+	rc = -ENOMEM;
+	sm = calloc(1, sizeof(*sm));
+	if (!sm)
+		goto fail;
+	sm->order = w.order;
+	sm->arch = opts ? opts->arch : JITMAP_ARCH_UNKNOWN;
+	sm->num_blobs = w.blobs;
+	sm->num_functions = w.functions;
+	sm->num_constants = w.constants;
+	sm->num_records = w.records;
+	sm->num_locations = w.locations;
+	sm->num_live_outs = w.live_outs;
+	/* +1 keeps calloc from returning NULL for zero counts. Counts are bounded by len. */
+	sm->blobs = calloc(w.blobs + 1, sizeof(*sm->blobs));
+	sm->functions = calloc(w.functions + 1, sizeof(*sm->functions));
+	sm->names = calloc(w.functions + 1, sizeof(*sm->names));
+	sm->constants = calloc(w.constants + 1, sizeof(*sm->constants));
+	sm->records = calloc(w.records + 1, sizeof(*sm->records));
+	sm->locations = calloc(w.locations + 1, sizeof(*sm->locations));
+	sm->live_outs = calloc(w.live_outs + 1, sizeof(*sm->live_outs));
+	if (!sm->blobs || !sm->functions || !sm->names || !sm->constants || !sm->records ||
+	    !sm->locations || !sm->live_outs)
+		goto fail;
+
+	struct walk fill = {.buf = buf, .len = len, .order = w.order, .err = err, .sm = sm};
+	rc = walk_section(&fill);
+	if (rc)
+		goto fail; /* cannot happen unless the caller changed the bytes meanwhile */
+	sm->index_dirty = 1;
+	rc = jitmap__stackmap_reindex(sm);
+	if (rc)
+		goto fail;
+	return sm;
+
+fail:
+	if (rc == -ENOMEM)
+		jitmap__fail(err, rc, 0, "out of memory");
+	jitmap_stackmap_free(sm);
+	errno = -rc;
+	return NULL;
+}
+
+void jitmap_stackmap_free(jitmap_stackmap *sm)
+{
+	if (!sm)
+		return;
+	if (sm->names)
+		for (size_t i = 0; i < sm->num_functions; i++)
+			free(sm->names[i]);
+	free(sm->names);
+	free(sm->blobs);
+	free(sm->functions);
+	free(sm->constants);
+	free(sm->records);
+	free(sm->locations);
+	free(sm->live_outs);
+	free(sm->index);
+	free(sm->functions_by_address);
+	free(sm);
+}
+
+/* -- Accessors -- */
+
+jitmap_byte_order jitmap_stackmap_byte_order(const jitmap_stackmap *sm) { return sm->order; }
+jitmap_arch jitmap_stackmap_arch(const jitmap_stackmap *sm) { return sm->arch; }
+size_t jitmap_stackmap_num_blobs(const jitmap_stackmap *sm) { return sm->num_blobs; }
+size_t jitmap_stackmap_num_functions(const jitmap_stackmap *sm) { return sm->num_functions; }
+size_t jitmap_stackmap_num_records(const jitmap_stackmap *sm) { return sm->num_records; }
+size_t jitmap_stackmap_num_constants(const jitmap_stackmap *sm) { return sm->num_constants; }
+
+const jitmap_blob *jitmap_stackmap_blob(const jitmap_stackmap *sm, size_t i)
+{
+	return i < sm->num_blobs ? &sm->blobs[i] : NULL;
+}
+
+const jitmap_function *jitmap_stackmap_function(const jitmap_stackmap *sm, size_t i)
+{
+	return i < sm->num_functions ? &sm->functions[i] : NULL;
+}
+
+const jitmap_record *jitmap_stackmap_record(const jitmap_stackmap *sm, size_t i)
+{
+	return i < sm->num_records ? &sm->records[i] : NULL;
+}
+
+int jitmap_stackmap_constant(const jitmap_stackmap *sm, size_t i, uint64_t *value)
+{
+	if (i >= sm->num_constants)
+		return -ERANGE;
+	*value = sm->constants[i];
+	return 0;
+}
+
+const jitmap_function *jitmap_record_function(const jitmap_stackmap *sm,
+					      const jitmap_record *rec)
+{
+	return rec->function < sm->num_functions ? &sm->functions[rec->function] : NULL;
+}
+
+uint64_t jitmap_record_pc(const jitmap_stackmap *sm, const jitmap_record *rec)
+{
+	const jitmap_function *f = jitmap_record_function(sm, rec);
+	return (f ? f->address : 0) + rec->instruction_offset;
+}
+
+int jitmap_location_constant(const jitmap_stackmap *sm, const jitmap_record *rec,
+			     const jitmap_location *loc, uint64_t *value)
+{
+	if (loc->kind == JITMAP_LOC_CONSTANT) {
+		*value = (uint64_t)(int64_t)loc->offset;
+		return 0;
+	}
+	if (loc->kind != JITMAP_LOC_CONSTANT_INDEX || rec->blob >= sm->num_blobs)
+		return -EINVAL;
+	const jitmap_blob *b = &sm->blobs[rec->blob];
+	if (loc->offset < 0 || (uint32_t)loc->offset >= b->num_constants)
+		return -ERANGE;
+	*value = sm->constants[b->first_constant + (uint32_t)loc->offset];
+	return 0;
+}
+
+int jitmap_stackmap_set_function_address(jitmap_stackmap *sm, uint64_t section_offset,
+					 uint64_t address)
+{
+	/* Functions are in section order: binary search on their field offsets. */
+	size_t lo = 0, hi = sm->num_functions;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sm->functions[mid].section_offset < section_offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == sm->num_functions || sm->functions[lo].section_offset != section_offset)
+		return -ENOENT;
+	sm->functions[lo].address = address;
+	sm->index_dirty = 1;
+	return 0;
+}
+
+void jitmap_stackmap_add_bias(jitmap_stackmap *sm, uint64_t bias)
+{
+	for (size_t i = 0; i < sm->num_functions; i++)
+		sm->functions[i].address += bias;
+	sm->index_dirty = 1;
+}
+
+int jitmap_stackmap_set_function_name(jitmap_stackmap *sm, size_t i, const char *name)
+{
+	if (i >= sm->num_functions)
+		return -ERANGE;
+	char *copy = name ? strdup(name) : NULL;
+	if (name && !copy)
+		return -ENOMEM;
+	free(sm->names[i]);
+	sm->names[i] = copy;
+	sm->functions[i].name = copy;
+	return 0;
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install every Debian package jitmap needs to build, test and run its demo.
+# Safe to run again: it installs only what is missing. Needs root (or sudo) on a fresh machine.
+set -euo pipefail
+
+required=(
+  build-essential cmake pkg-config git python3
+  libelf-dev libdwarf-dev libcmocka-dev
+  gdb
+  llvm-14 llvm-14-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev
+  binutils
+)
+# A second LLVM producer for the differential test; the tests skip its cases without it.
+optional=(llvm-19)
+
+missing=()
+for p in "${required[@]}" "${optional[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# Required packages must install; optional ones may be absent from the archive.
+req_missing=()
+for p in "${missing[@]}"; do
+  [[ " ${optional[*]} " == *" $p "* ]] || req_missing+=("$p")
+done
+if [ ${#req_missing[@]} -gt 0 ]; then
+  $SUDO apt-get install -y -qq --no-install-recommends "${req_missing[@]}" >/dev/null
+fi
+for p in "${optional[@]}"; do
+  if [[ " ${missing[*]} " == *" $p "* ]]; then
+    $SUDO apt-get install -y -qq --no-install-recommends "$p" >/dev/null ||
+      echo "setup: optional package $p not installed; tests that need it are skipped" >&2
+  fi
+done

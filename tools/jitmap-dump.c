@@ -1,0 +1,643 @@
+/* jitmap-dump: print the LLVM stackmaps of ELF files and raw stackmap sections.
+ *
+ * Formats (DESIGN.md, "jitmap-dump" contract):
+ *   text          register and function names, statepoints decoded (the default);
+ *   json          one JSON object per input file, one per line;
+ *   llvm-readobj  for each blob, exactly what `llvm-readobj --stackmap` prints from the line
+ *                 "LLVM StackMap Version:" on (readobj itself prints only the first blob).
+ * Exit status: 0 when every input was valid, 1 when any was malformed or unreadable, 2 on
+ * usage errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitmap/jitmap.h"
+
+#ifndef JITMAP_VERSION
+#define JITMAP_VERSION "0"
+#endif
+
+enum format { FMT_TEXT, FMT_JSON, FMT_READOBJ };
+
+struct options {
+	enum format format;
+	jitmap_statepoint_mode sp_mode;
+	uint64_t *sp_ids;
+	size_t num_sp_ids;
+	jitmap_byte_order order; /* for raw sections */
+	jitmap_arch arch;        /* for raw sections */
+};
+
+static const char usage_text[] =
+	"Usage: jitmap-dump [OPTION]... FILE...\n"
+	"Print the LLVM stackmap sections (.llvm_stackmaps) of ELF objects, executables and\n"
+	"shared libraries, or of FILEs that hold a raw stackmap section.\n"
+	"\n"
+	"  --format=FMT        text (default), json, or llvm-readobj (the text that\n"
+	"                      `llvm-readobj --stackmap` prints, for every blob)\n"
+	"  --statepoints=MODE  which records to decode as statepoints: auto (by shape, the\n"
+	"                      default), all, or none\n"
+	"  --statepoint-ids=ID[,ID...]\n"
+	"                      records with these IDs flip the decision of MODE: under auto\n"
+	"                      or all they are not decoded, under none they are\n"
+	"  --byte-order=ORDER  little or big, for raw sections (default: guessed)\n"
+	"  --arch=ARCH         x86-64, aarch64, ppc64, s390x or riscv64, for register names\n"
+	"                      in raw sections (ELF files say their own)\n"
+	"  -h, --help          show this help and exit\n"
+	"  -V, --version       show the version and exit\n"
+	"\n"
+	"Exit status: 0 if every FILE was valid, 1 if any was malformed or unreadable,\n"
+	"2 on usage errors.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "jitmap-dump: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'jitmap-dump --help' for more information.\n");
+	return 2;
+}
+
+/* -- llvm-readobj text -- */
+
+static void print_readobj_blob(FILE *out, const jitmap_stackmap *sm, const jitmap_blob *b)
+{
+	fprintf(out, "LLVM StackMap Version: %u\nNum Functions: %" PRIu32, b->version,
+		b->num_functions);
+	for (uint32_t i = 0; i < b->num_functions; i++) {
+		const jitmap_function *f = jitmap_stackmap_function(sm, b->first_function + i);
+		/* readobj prints the stored bytes: unrelocated in objects. */
+		fprintf(out,
+			"\n  Function address: %" PRIu64 ", stack size: %" PRIu64
+			", callsite record count: %" PRIu64,
+			f->raw_address, f->stack_size, f->record_count);
+	}
+	fprintf(out, "\nNum Constants: %" PRIu32, b->num_constants);
+	for (uint32_t i = 0; i < b->num_constants; i++) {
+		uint64_t v = 0;
+		jitmap_stackmap_constant(sm, b->first_constant + i, &v);
+		fprintf(out, "\n  #%" PRIu32 ": %" PRIu64, i + 1, v);
+	}
+	fprintf(out, "\nNum Records: %" PRIu32, b->num_records);
+	for (uint32_t i = 0; i < b->num_records; i++) {
+		const jitmap_record *r = jitmap_stackmap_record(sm, b->first_record + i);
+		fprintf(out,
+			"\n  Record ID: %" PRIu64 ", instruction offset: %" PRIu32
+			"\n    %u locations:",
+			r->id, r->instruction_offset, r->num_locations);
+		for (unsigned l = 0; l < r->num_locations; l++) {
+			const jitmap_location *loc = &r->locations[l];
+			uint64_t v = 0;
+			fprintf(out, "\n      #%u: ", l + 1);
+			switch (loc->kind) {
+			case JITMAP_LOC_REGISTER:
+				fprintf(out, "Register R#%u", loc->dwarf_reg);
+				break;
+			case JITMAP_LOC_DIRECT:
+				fprintf(out, "Direct R#%u + %" PRId32, loc->dwarf_reg, loc->offset);
+				break;
+			case JITMAP_LOC_INDIRECT:
+				fprintf(out, "Indirect [R#%u + %" PRId32 "]", loc->dwarf_reg,
+					loc->offset);
+				break;
+			case JITMAP_LOC_CONSTANT:
+				/* readobj prints the small constant as an unsigned 32-bit number. */
+				fprintf(out, "Constant %" PRIu32, (uint32_t)loc->offset);
+				break;
+			case JITMAP_LOC_CONSTANT_INDEX:
+				jitmap_location_constant(sm, r, loc, &v);
+				fprintf(out, "ConstantIndex #%" PRId32 " (%" PRIu64 ")", loc->offset, v);
+				break;
+			}
+			fprintf(out, ", size: %u", loc->size);
+		}
+		fprintf(out, "\n    %u live-outs: [ ", r->num_live_outs);
+		for (unsigned l = 0; l < r->num_live_outs; l++)
+			fprintf(out, "R#%u (%u-bytes) ", r->live_outs[l].dwarf_reg,
+				r->live_outs[l].size);
+		fputc(']', out);
+	}
+	fputc('\n', out);
+}
+
+/* -- Text -- */
+
+static const char *elf_type_name(unsigned t)
+{
+	switch (t) {
+	case 1: return "relocatable object";
+	case 2: return "executable";
+	case 3: return "shared object";
+	case 4: return "core file";
+	default: return "ELF file";
+	}
+}
+
+static void print_text_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
+				unsigned idx, const char *note)
+{
+	const jitmap_location *loc = &r->locations[idx];
+	char where[64];
+	jitmap_location_format(sm, r, loc, where, sizeof(where));
+	fprintf(out, "        #%-3u %-14s %-22s size %u", idx, jitmap_loc_kind_name(loc->kind),
+		where, loc->size);
+	if (note)
+		fprintf(out, "  %s", note);
+	fputc('\n', out);
+}
+
+static void print_text_record(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
+			      const struct options *o)
+{
+	const jitmap_function *f = jitmap_record_function(sm, r);
+	jitmap_statepoint_info sp;
+	char why[128] = "";
+	int is_sp = 0;
+
+	if (jitmap_statepoint_wanted(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids)) {
+		is_sp = jitmap_statepoint_decode(sm, r, &sp, why, sizeof(why)) == 0;
+		if (!is_sp && o->sp_mode != JITMAP_STATEPOINT_AUTO)
+			fprintf(out, "      (record %" PRIu64 " does not have a statepoint's shape: %s)\n",
+				r->id, why);
+	}
+	fprintf(out, "    record %" PRIu64 " at ", r->id);
+	if (f)
+		fprintf(out, "0x%" PRIx64 " (%s+%" PRIu32 ")", jitmap_record_pc(sm, r),
+			f->name ? f->name : "?", r->instruction_offset);
+	else
+		fprintf(out, "offset %" PRIu32 " of an unknown function (version 1 section)",
+			r->instruction_offset);
+	fprintf(out, ", %u location%s, %u live-out%s%s\n", r->num_locations,
+		r->num_locations == 1 ? "" : "s", r->num_live_outs, r->num_live_outs == 1 ? "" : "s",
+		is_sp ? ", statepoint" : "");
+	if (!is_sp) {
+		for (unsigned l = 0; l < r->num_locations; l++)
+			print_text_location(out, sm, r, l, NULL);
+	} else {
+		fprintf(out, "      calling convention %" PRIu64 ", flags %" PRIu64 "%s%s, %zu deopt value%s\n",
+			sp.calling_convention, sp.flags, sp.flags & 1 ? " GCTransition" : "",
+			sp.flags & 2 ? " DeoptLiveIn" : "", sp.num_deopt, sp.num_deopt == 1 ? "" : "s");
+		const unsigned first_deopt = 3;
+		for (size_t i = 0; i < sp.num_deopt; i++)
+			print_text_location(out, sm, r, first_deopt + (unsigned)i, "deopt");
+		for (size_t i = 0; i < sp.num_gc_pairs; i++) {
+			unsigned bi = (unsigned)(sp.gc_pairs - r->locations + 2 * i);
+			char note[64];
+			uint16_t size = r->locations[bi].size;
+			if (size > 8 && size % 8 == 0)
+				snprintf(note, sizeof(note), "gc base (vector of %u pointers)", size / 8);
+			else
+				snprintf(note, sizeof(note), "gc base");
+			print_text_location(out, sm, r, bi, note);
+			print_text_location(out, sm, r, bi + 1, "gc derived");
+		}
+		for (size_t i = 0; i < sp.num_gc_allocas; i++)
+			print_text_location(out, sm, r,
+					    (unsigned)(sp.gc_allocas - r->locations + i), "gc alloca");
+	}
+	if (r->num_live_outs) {
+		fprintf(out, "      live-outs:");
+		for (unsigned l = 0; l < r->num_live_outs; l++) {
+			const char *n = jitmap_reg_name(jitmap_stackmap_arch(sm), r->live_outs[l].dwarf_reg);
+			if (n)
+				fprintf(out, " %s(%u)", n, r->live_outs[l].size);
+			else
+				fprintf(out, " R#%u(%u)", r->live_outs[l].dwarf_reg, r->live_outs[l].size);
+		}
+		fputc('\n', out);
+	}
+}
+
+static void print_text(FILE *out, const jitmap_stackmap *sm, const struct options *o)
+{
+	for (size_t bi = 0; bi < jitmap_stackmap_num_blobs(sm); bi++) {
+		const jitmap_blob *b = jitmap_stackmap_blob(sm, bi);
+		fprintf(out, "blob %zu at section offset 0x%" PRIx64 ": version %u, %" PRIu32
+			" function%s, %" PRIu32 " constant%s, %" PRIu32 " record%s\n",
+			bi, b->section_offset, b->version, b->num_functions,
+			b->num_functions == 1 ? "" : "s", b->num_constants,
+			b->num_constants == 1 ? "" : "s", b->num_records,
+			b->num_records == 1 ? "" : "s");
+		if (b->num_constants) {
+			fprintf(out, "  constants:");
+			for (uint32_t i = 0; i < b->num_constants; i++) {
+				uint64_t v = 0;
+				jitmap_stackmap_constant(sm, b->first_constant + i, &v);
+				fprintf(out, " #%" PRIu32 "=%" PRIu64, i, v);
+			}
+			fputc('\n', out);
+		}
+		for (uint32_t i = 0; i < b->num_functions; i++) {
+			const jitmap_function *f = jitmap_stackmap_function(sm, b->first_function + i);
+			fprintf(out, "  function %s at 0x%" PRIx64 ", stack size ",
+				f->name ? f->name : "?", f->address);
+			if (f->stack_size == UINT64_MAX)
+				fprintf(out, "dynamic");
+			else
+				fprintf(out, "%" PRIu64, f->stack_size);
+			fprintf(out, ", %" PRIu64 " record%s\n", f->record_count,
+				f->record_count == 1 ? "" : "s");
+			for (uint64_t k = 0; k < f->record_count; k++)
+				print_text_record(out, sm, jitmap_stackmap_record(sm, f->first_record + k), o);
+		}
+		if (b->version == 1 && b->num_functions != 1) {
+			fprintf(out, "  records (version 1 does not say which function owns them):\n");
+			for (uint32_t k = 0; k < b->num_records; k++)
+				print_text_record(out, sm, jitmap_stackmap_record(sm, b->first_record + k), o);
+		}
+	}
+}
+
+/* -- JSON -- */
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
+			  unsigned idx)
+{
+	const jitmap_location *loc = &r->locations[idx];
+	char where[64];
+	jitmap_location_format(sm, r, loc, where, sizeof(where));
+	fprintf(out, "{\"index\": %u, \"kind\": \"%s\", \"where\": ", idx,
+		jitmap_loc_kind_name(loc->kind));
+	json_string(out, where);
+	fprintf(out, ", \"size\": %u", loc->size);
+	if (loc->kind == JITMAP_LOC_CONSTANT || loc->kind == JITMAP_LOC_CONSTANT_INDEX) {
+		uint64_t v = 0;
+		jitmap_location_constant(sm, r, loc, &v);
+		fprintf(out, ", \"value\": %" PRIu64, v);
+	} else {
+		fprintf(out, ", \"dwarf_reg\": %u, \"offset\": %" PRId32, loc->dwarf_reg, loc->offset);
+	}
+	fputc('}', out);
+}
+
+static void json_locations(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
+			   size_t first, size_t n)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputs(", ", out);
+		json_location(out, sm, r, (unsigned)(first + i));
+	}
+	fputc(']', out);
+}
+
+static void json_record(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
+			const struct options *o)
+{
+	const jitmap_function *f = jitmap_record_function(sm, r);
+	fprintf(out, "{\"id\": %" PRIu64 ", \"offset\": %" PRIu32, r->id, r->instruction_offset);
+	if (f) {
+		fprintf(out, ", \"pc\": \"0x%" PRIx64 "\", \"function\": ", jitmap_record_pc(sm, r));
+		if (f->name)
+			json_string(out, f->name);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"function_address\": \"0x%" PRIx64 "\", \"stack_size\": ", f->address);
+		if (f->stack_size == UINT64_MAX)
+			fputs("null", out);
+		else
+			fprintf(out, "%" PRIu64, f->stack_size);
+	} else {
+		fprintf(out, ", \"pc\": null, \"function\": null");
+	}
+	fputs(", \"locations\": ", out);
+	json_locations(out, sm, r, 0, r->num_locations);
+	fputs(", \"live_outs\": [", out);
+	for (unsigned l = 0; l < r->num_live_outs; l++) {
+		const char *n = jitmap_reg_name(jitmap_stackmap_arch(sm), r->live_outs[l].dwarf_reg);
+		char tmp[16];
+		if (!n) {
+			snprintf(tmp, sizeof(tmp), "R#%u", r->live_outs[l].dwarf_reg);
+			n = tmp;
+		}
+		fprintf(out, "%s{\"register\": ", l ? ", " : "");
+		json_string(out, n);
+		fprintf(out, ", \"dwarf_reg\": %u, \"size\": %u}", r->live_outs[l].dwarf_reg,
+			r->live_outs[l].size);
+	}
+	fputs("], \"statepoint\": ", out);
+	jitmap_statepoint_info sp;
+	if (jitmap_statepoint_wanted(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids) &&
+	    jitmap_statepoint_decode(sm, r, &sp, NULL, 0) == 0) {
+		const size_t pairs_at = (size_t)(sp.gc_pairs - r->locations);
+		fprintf(out, "{\"calling_convention\": %" PRIu64 ", \"flags\": %" PRIu64
+			", \"deopt\": ", sp.calling_convention, sp.flags);
+		json_locations(out, sm, r, 3, sp.num_deopt);
+		fputs(", \"gc_roots\": [", out);
+		for (size_t i = 0; i < sp.num_gc_pairs; i++) {
+			fprintf(out, "%s{\"base\": ", i ? ", " : "");
+			json_location(out, sm, r, (unsigned)(pairs_at + 2 * i));
+			fputs(", \"derived\": ", out);
+			json_location(out, sm, r, (unsigned)(pairs_at + 2 * i + 1));
+			fputc('}', out);
+		}
+		fputs("], \"gc_allocas\": ", out);
+		json_locations(out, sm, r, (size_t)(sp.gc_allocas - r->locations), sp.num_gc_allocas);
+		fputc('}', out);
+	} else {
+		fputs("null", out);
+	}
+	fputc('}', out);
+}
+
+static void print_json(FILE *out, const char *file, const jitmap_stackmap *sm,
+		       const char *kind, const struct options *o)
+{
+	fputs("{\"file\": ", out);
+	json_string(out, file);
+	fputs(", \"kind\": ", out);
+	json_string(out, kind);
+	if (!sm) {
+		fputs(", \"stackmap\": null}\n", out);
+		return;
+	}
+	fprintf(out, ", \"arch\": \"%s\", \"byte_order\": \"%s\", \"blobs\": [",
+		jitmap_arch_name(jitmap_stackmap_arch(sm)),
+		jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little");
+	for (size_t bi = 0; bi < jitmap_stackmap_num_blobs(sm); bi++) {
+		const jitmap_blob *b = jitmap_stackmap_blob(sm, bi);
+		fprintf(out, "%s{\"section_offset\": %" PRIu64 ", \"version\": %u, \"constants\": [",
+			bi ? ", " : "", b->section_offset, b->version);
+		for (uint32_t i = 0; i < b->num_constants; i++) {
+			uint64_t v = 0;
+			jitmap_stackmap_constant(sm, b->first_constant + i, &v);
+			fprintf(out, "%s%" PRIu64, i ? ", " : "", v);
+		}
+		fputs("], \"functions\": [", out);
+		for (uint32_t i = 0; i < b->num_functions; i++) {
+			const jitmap_function *f = jitmap_stackmap_function(sm, b->first_function + i);
+			fprintf(out, "%s{\"name\": ", i ? ", " : "");
+			if (f->name)
+				json_string(out, f->name);
+			else
+				fputs("null", out);
+			fprintf(out, ", \"address\": \"0x%" PRIx64 "\", \"stack_size\": ", f->address);
+			if (f->stack_size == UINT64_MAX)
+				fputs("null", out);
+			else
+				fprintf(out, "%" PRIu64, f->stack_size);
+			fprintf(out, ", \"record_count\": %" PRIu64 "}", f->record_count);
+		}
+		fputs("], \"records\": [", out);
+		for (uint32_t k = 0; k < b->num_records; k++) {
+			if (k)
+				fputs(", ", out);
+			json_record(out, sm, jitmap_stackmap_record(sm, b->first_record + k), o);
+		}
+		fputs("]}", out);
+	}
+	fputs("]}\n", out);
+}
+
+/* -- Inputs -- */
+
+static int read_file(const char *path, unsigned char **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -errno;
+	size_t cap = 1 << 16, n = 0;
+	unsigned char *buf = malloc(cap);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (n < cap)
+			break;
+		unsigned char *bigger = realloc(buf, cap * 2);
+		if (!bigger) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = bigger;
+		cap *= 2;
+	}
+	int err = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (!buf)
+		return -ENOMEM;
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+static int is_elf(const char *path)
+{
+	unsigned char magic[4] = {0};
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	size_t n = fread(magic, 1, 4, f);
+	fclose(f);
+	return n == 4 && !memcmp(magic, "\177ELF", 4);
+}
+
+static void report(const char *file, const jitmap_error *e)
+{
+	fprintf(stderr, "jitmap-dump: %s: offset 0x%" PRIx64 ": %s\n", file, e->offset, e->reason);
+}
+
+static int dump_one(FILE *out, const char *path, const struct options *o)
+{
+	jitmap_error e;
+	jitmap_image *img = NULL;
+	jitmap_stackmap *sm = NULL, *raw = NULL;
+	char kind[96];
+
+	if (is_elf(path)) {
+		img = jitmap_image_open_file(path, &e);
+		if (!img) {
+			report(path, &e);
+			return 1;
+		}
+		if (jitmap_image_elf_type(img) == 4) {
+			fprintf(stderr,
+				"jitmap-dump: %s: core files are not read yet: open the core in GDB with jitmap loaded\n",
+				path);
+			jitmap_image_free(img);
+			return 1;
+		}
+		sm = jitmap_image_stackmap(img);
+		snprintf(kind, sizeof(kind), "ELF %s, %s", elf_type_name(jitmap_image_elf_type(img)),
+			 jitmap_arch_name(jitmap_image_arch(img)));
+	} else {
+		unsigned char *data = NULL;
+		size_t len = 0;
+		int rc = read_file(path, &data, &len);
+		if (rc) {
+			fprintf(stderr, "jitmap-dump: %s: %s\n", path, strerror(-rc));
+			return 1;
+		}
+		jitmap_parse_opts opts = {.order = o->order, .arch = o->arch};
+		raw = sm = jitmap_stackmap_parse(data, len, &opts, &e);
+		free(data);
+		if (!sm) {
+			report(path, &e);
+			return 1;
+		}
+		snprintf(kind, sizeof(kind), "raw stackmap section");
+	}
+
+	switch (o->format) {
+	case FMT_READOBJ:
+		for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
+			print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
+		break;
+	case FMT_JSON:
+		print_json(out, path, sm, kind, o);
+		break;
+	case FMT_TEXT:
+		fprintf(out, "%s: %s", path, kind);
+		if (!sm) {
+			fprintf(out, ", no .llvm_stackmaps section\n");
+			break;
+		}
+		fprintf(out, ", %s-endian, %zu blob%s, %zu record%s\n",
+			jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little",
+			jitmap_stackmap_num_blobs(sm), jitmap_stackmap_num_blobs(sm) == 1 ? "" : "s",
+			jitmap_stackmap_num_records(sm), jitmap_stackmap_num_records(sm) == 1 ? "" : "s");
+		print_text(out, sm, o);
+		break;
+	}
+	jitmap_stackmap_free(raw);
+	jitmap_image_free(img);
+	return 0;
+}
+
+/* -- Arguments -- */
+
+static int parse_ids(const char *s, struct options *o)
+{
+	size_t n = 1;
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	uint64_t *ids = calloc(n, sizeof(*ids));
+	if (!ids)
+		return -1;
+	size_t k = 0;
+	while (*s) {
+		char *end;
+		errno = 0;
+		if (*s < '0' || *s > '9') {
+			free(ids);
+			return -1;
+		}
+		unsigned long long v = strtoull(s, &end, 0);
+		if (errno || (*end && *end != ',')) {
+			free(ids);
+			return -1;
+		}
+		ids[k++] = v;
+		s = *end ? end + 1 : end;
+	}
+	free(o->sp_ids);
+	o->sp_ids = ids;
+	o->num_sp_ids = k;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"statepoints", required_argument, NULL, 's'},
+		{"statepoint-ids", required_argument, NULL, 'i'},
+		{"byte-order", required_argument, NULL, 'b'},
+		{"arch", required_argument, NULL, 'a'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	struct options o = {.format = FMT_TEXT};
+	int c, status = 0;
+
+	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				o.format = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o.format = FMT_JSON;
+			else if (!strcmp(optarg, "llvm-readobj"))
+				o.format = FMT_READOBJ;
+			else
+				return usage_error("unknown format '%s' (text, json or llvm-readobj)", optarg);
+			break;
+		case 's':
+			if (!strcmp(optarg, "auto"))
+				o.sp_mode = JITMAP_STATEPOINT_AUTO;
+			else if (!strcmp(optarg, "all"))
+				o.sp_mode = JITMAP_STATEPOINT_ALL;
+			else if (!strcmp(optarg, "none"))
+				o.sp_mode = JITMAP_STATEPOINT_NONE;
+			else
+				return usage_error("unknown statepoint mode '%s' (auto, all or none)", optarg);
+			break;
+		case 'i':
+			if (parse_ids(optarg, &o))
+				return usage_error("bad ID list '%s' (numbers separated by commas)", optarg);
+			break;
+		case 'b':
+			if (!strcmp(optarg, "little"))
+				o.order = JITMAP_ORDER_LITTLE;
+			else if (!strcmp(optarg, "big"))
+				o.order = JITMAP_ORDER_BIG;
+			else
+				return usage_error("unknown byte order '%s' (little or big)", optarg);
+			break;
+		case 'a':
+			for (int a = JITMAP_ARCH_X86_64; a <= JITMAP_ARCH_RISCV64; a++)
+				if (!strcmp(optarg, jitmap_arch_name((jitmap_arch)a)))
+					o.arch = (jitmap_arch)a;
+			if (o.arch == JITMAP_ARCH_UNKNOWN)
+				return usage_error("unknown architecture '%s' (x86-64, aarch64, ppc64, s390x or riscv64)",
+						   optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf("jitmap-dump %s\n", JITMAP_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'jitmap-dump --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "no input files");
+
+	static char outbuf[1 << 16];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	for (int i = optind; i < argc; i++)
+		status |= dump_one(stdout, argv[i], &o);
+	free(o.sp_ids);
+	if (fflush(stdout)) {
+		fprintf(stderr, "jitmap-dump: write error: %s\n", strerror(errno));
+		return 1;
+	}
+	return status;
+}
