@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# Differential test: jitmap-dump --format=llvm-readobj against llvm-readobj --stackmap.
+#
+# Usage: run.sh JITMAP_DUMP OUTDIR
+#
+# For every case in tests/fixtures/manifest.txt (NAME LLC TRIPLE IRFILE [llc flags]) whose
+# llc-LLC and llvm-readobj-LLC are installed, compile the IR to OUTDIR/NAME.o and require
+# jitmap-dump's output to equal llvm-readobj's text from "LLVM StackMap Version:" on, byte
+# for byte. Cases whose LLVM version is missing are skipped, not failed.
+#
+# Then the two-blob case: two x86-64 objects linked by gcc -no-pie into one executable
+# hold two concatenated stackmap blobs. llvm-readobj prints only the first one, so we
+# check that jitmap-dump prints exactly two blobs and that its first equals llvm-readobj's.
+#
+# Prints one line per case, then exactly one summary line
+#   differential: N passed, M failed, K skipped
+# and exits 1 if any case failed, 2 on usage errors.
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+	echo "usage: $0 JITMAP_DUMP OUTDIR" >&2
+	exit 2
+fi
+
+dump=$1
+outdir=$2
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+fixtures=$(cd "$here/../fixtures" && pwd)
+manifest=$fixtures/manifest.txt
+
+# A JITMAP_DUMP given as a path must be an executable file; a bare name is looked up on PATH.
+if [[ $dump == */* ]]; then
+	if [[ ! -f $dump || ! -x $dump ]]; then
+		echo "$0: JITMAP_DUMP '$dump' is not an executable file" >&2
+		exit 2
+	fi
+	dump=$(cd "$(dirname "$dump")" && pwd -P)/$(basename "$dump")
+elif ! command -v "$dump" >/dev/null 2>&1; then
+	echo "$0: JITMAP_DUMP '$dump' not found on PATH" >&2
+	exit 2
+fi
+mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
+
+passed=0
+failed=0
+skipped=0
+
+pass() { passed=$((passed + 1)); echo "PASS $1"; }
+skip() { skipped=$((skipped + 1)); echo "SKIP $1 ($2)"; }
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL $1 ($2)"
+	if [[ -n ${3:-} && -s $3 ]]; then
+		sed -e 's/^/    /' "$3" | head -n 40
+	fi
+}
+
+# readobj_body LLC OBJ OUT: llvm-readobj's text from the version line on. Fails if
+# llvm-readobj fails or prints no stackmap.
+readobj_body() {
+	local raw=$3.raw
+	"llvm-readobj-$1" --stackmap "$2" >"$raw" 2>"$3.err" || return 1
+	sed -n '/^LLVM StackMap Version:/,$p' "$raw" >"$3"
+	[[ -s $3 ]]
+}
+
+# compare NAME EXPECTED ACTUAL LLC: diff -u on mismatch.
+compare() {
+	if cmp -s "$2" "$3"; then
+		pass "$1"
+	else
+		failed=$((failed + 1))
+		echo "FAIL $1 (jitmap-dump differs from llvm-readobj-$4)"
+		diff -u --label "llvm-readobj-$4 --stackmap" --label "jitmap-dump --format=llvm-readobj" \
+			"$2" "$3" || true
+	fi
+}
+
+# -- Single objects from the manifest --
+
+while read -r name llc triple irfile flags; do
+	[[ -z ${name:-} || $name == \#* ]] && continue
+	if ! command -v "llc-$llc" >/dev/null 2>&1; then
+		skip "$name" "llc-$llc not found"
+		continue
+	fi
+	if ! command -v "llvm-readobj-$llc" >/dev/null 2>&1; then
+		skip "$name" "llvm-readobj-$llc not found"
+		continue
+	fi
+	obj=$outdir/$name.o
+	# $flags is a space-separated list of llc options by design.
+	# shellcheck disable=SC2086
+	if ! "llc-$llc" -filetype=obj -mtriple="$triple" ${flags:-} "$fixtures/$irfile" \
+		-o "$obj" 2>"$outdir/$name.llc.err"; then
+		fail "$name" "llc-$llc failed" "$outdir/$name.llc.err"
+		continue
+	fi
+	if ! readobj_body "$llc" "$obj" "$outdir/$name.readobj.txt"; then
+		fail "$name" "llvm-readobj-$llc printed no stackmap" "$outdir/$name.readobj.txt.err"
+		continue
+	fi
+	rc=0
+	"$dump" --format=llvm-readobj "$obj" >"$outdir/$name.dump.txt" 2>"$outdir/$name.dump.err" || rc=$?
+	if [[ $rc -ne 0 ]]; then
+		fail "$name" "jitmap-dump exited with status $rc" "$outdir/$name.dump.err"
+		continue
+	fi
+	compare "$name" "$outdir/$name.readobj.txt" "$outdir/$name.dump.txt" "$llc"
+done <"$manifest"
+
+# -- Two blobs in one linked executable --
+
+two_blobs() {
+	local name=two_blobs llc=""
+	local v
+	for v in 14 19; do
+		if command -v "llc-$v" >/dev/null 2>&1 && command -v "llvm-readobj-$v" >/dev/null 2>&1; then
+			llc=$v
+			break
+		fi
+	done
+	if [[ -z $llc ]]; then
+		skip "$name" "no llc-14 or llc-19"
+		return
+	fi
+	if ! command -v gcc >/dev/null 2>&1; then
+		skip "$name" "gcc not found"
+		return
+	fi
+	local a=$outdir/two_blobs_a.o b=$outdir/two_blobs_b.o exe=$outdir/two_blobs.exe
+	local ir
+	for ir in stackmap_consts:"$a" patchpoint:"$b"; do
+		if ! "llc-$llc" -O2 -filetype=obj -mtriple=x86_64-unknown-linux-gnu \
+			"$fixtures/ir/${ir%%:*}.ll" -o "${ir#*:}" 2>"$outdir/$name.llc.err"; then
+			fail "$name" "llc-$llc failed on ${ir%%:*}.ll" "$outdir/$name.llc.err"
+			return
+		fi
+	done
+	if ! gcc -no-pie -o "$exe" "$fixtures/c/two_blobs_main.c" "$a" "$b" 2>"$outdir/$name.gcc.err"; then
+		fail "$name" "gcc -no-pie failed" "$outdir/$name.gcc.err"
+		return
+	fi
+	if ! readobj_body "$llc" "$exe" "$outdir/$name.readobj.txt"; then
+		fail "$name" "llvm-readobj-$llc printed no stackmap" "$outdir/$name.readobj.txt.err"
+		return
+	fi
+	local out=$outdir/$name.dump.txt rc=0
+	"$dump" --format=llvm-readobj "$exe" >"$out" 2>"$outdir/$name.dump.err" || rc=$?
+	if [[ $rc -ne 0 ]]; then
+		fail "$name" "jitmap-dump exited with status $rc" "$outdir/$name.dump.err"
+		return
+	fi
+	local n
+	n=$(grep -c -x 'LLVM StackMap Version: 3' "$out" || true)
+	if [[ $n != 2 ]]; then
+		fail "$name" "jitmap-dump printed $n 'LLVM StackMap Version: 3' lines, want 2" "$out"
+		return
+	fi
+	# First blob: from the first version line up to (not including) the second.
+	awk '/^LLVM StackMap Version:/ { n++ } n == 1' "$out" >"$outdir/$name.dump.blob1.txt"
+	compare "$name" "$outdir/$name.readobj.txt" "$outdir/$name.dump.blob1.txt" "$llc"
+}
+two_blobs
+
+echo "differential: $passed passed, $failed failed, $skipped skipped"
+[[ $failed -eq 0 ]]
