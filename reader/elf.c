@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -116,6 +117,22 @@ static const struct symbol *sym_at_or_before(const jitmap_image *img, uint64_t a
 
 /* -- Relocations of the stackmap section -- */
 
+/* The index of the function whose Function Address field sits at `off` (the relocation just
+ * hit one). Functions are in section order; a linear scan per relocation made opening an
+ * object with n functions take n^2 steps. */
+static size_t function_at(const jitmap_stackmap *sm, uint64_t off)
+{
+	size_t lo = 0, hi = sm->num_functions;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sm->functions[mid].section_offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitmap_error *err)
 {
 	Elf_Scn *scn = NULL;
@@ -173,12 +190,10 @@ static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitma
 			const char *name = GELF_ST_TYPE(s.st_info) == STT_FUNC
 						   ? elf_strptr(elf, symsh.sh_link, s.st_name)
 						   : NULL;
-			if (name && *name) {
-				for (size_t f = 0; f < img->sm->num_functions; f++)
-					if (img->sm->functions[f].section_offset == r.r_offset &&
-					    jitmap_stackmap_set_function_name(img->sm, f, name))
-						return jitmap__fail(err, -ENOMEM, 0, "out of memory");
-			}
+			if (name && *name &&
+			    jitmap_stackmap_set_function_name(img->sm, function_at(img->sm, r.r_offset),
+							      name))
+				return jitmap__fail(err, -ENOMEM, 0, "out of memory");
 		}
 	}
 	return 0;
@@ -204,6 +219,20 @@ static jitmap_image *open_elf(Elf *elf, jitmap_error *err)
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64) {
 		jitmap__fail(err, -EINVAL, 4,
 			     "32-bit ELF file: LLVM emits stackmaps only for 64-bit targets");
+		goto out;
+	}
+	/* libelf reports no sections at all when the section header table lies past the end of
+	 * the image, so a truncated file would pass for one without stackmaps. (With e_shnum 0
+	 * and e_shoff set, the count is in section 0: that entry must fit at least.) */
+	size_t image_size = 0;
+	(void)elf_rawfile(elf, &image_size);
+	const uint64_t sh_count = eh.e_shnum ? eh.e_shnum : eh.e_shoff ? 1 : 0;
+	if (sh_count && (eh.e_shoff > image_size ||
+			 sh_count * eh.e_shentsize > image_size - eh.e_shoff)) {
+		jitmap__fail(err, -EINVAL, offsetof(Elf64_Ehdr, e_shoff),
+			     "truncated: the section header table (%" PRIu64 " entries at 0x%" PRIx64
+			     ") ends past the end of the file (0x%zx bytes)",
+			     sh_count, (uint64_t)eh.e_shoff, image_size);
 		goto out;
 	}
 	rc = -ENOMEM;
@@ -245,7 +274,8 @@ static jitmap_image *open_elf(Elf *elf, jitmap_error *err)
 			sm_sh = sh;
 		}
 	}
-	qsort(img->syms, img->num_syms, sizeof(*img->syms), cmp_sym);
+	if (img->num_syms) /* syms is NULL without a symbol table, and qsort wants a pointer */
+		qsort(img->syms, img->num_syms, sizeof(*img->syms), cmp_sym);
 
 	if (sm_scn) {
 		if (sm_sh.sh_type == SHT_NOBITS) {

@@ -130,6 +130,7 @@ int jitmap_stackmap_nearest(const jitmap_stackmap *csm, uint64_t pc, const jitma
 
 struct jitmap_index {
 	const jitmap_stackmap **maps;
+	uint64_t *generations; /* per map: its generation when the hits were last built */
 	size_t num_maps, cap_maps;
 	int dirty;
 	jitmap_hit *hits; /* sorted by PC */
@@ -147,6 +148,7 @@ void jitmap_index_free(jitmap_index *idx)
 	if (!idx)
 		return;
 	free(idx->maps);
+	free(idx->generations);
 	free(idx->hits);
 	free(idx->pcs);
 	free(idx);
@@ -163,8 +165,13 @@ int jitmap_index_add(jitmap_index *idx, const jitmap_stackmap *sm)
 		if (!m)
 			return -ENOMEM;
 		idx->maps = m;
+		uint64_t *g = realloc(idx->generations, cap * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		idx->generations = g;
 		idx->cap_maps = cap;
 	}
+	idx->generations[idx->num_maps] = sm->generation;
 	idx->maps[idx->num_maps++] = sm;
 	idx->dirty = 1;
 	return 0;
@@ -174,7 +181,9 @@ int jitmap_index_remove(jitmap_index *idx, const jitmap_stackmap *sm)
 {
 	for (size_t i = 0; i < idx->num_maps; i++) {
 		if (idx->maps[i] == sm) {
-			idx->maps[i] = idx->maps[--idx->num_maps];
+			idx->num_maps--;
+			idx->maps[i] = idx->maps[idx->num_maps];
+			idx->generations[i] = idx->generations[idx->num_maps];
 			idx->dirty = 1;
 			return 0;
 		}
@@ -200,6 +209,10 @@ static int cmp_merge(const void *a, const void *b)
 
 static int index_rebuild(jitmap_index *idx)
 {
+	/* A stackmap relocated or biased after it was added moved its records. */
+	for (size_t m = 0; m < idx->num_maps && !idx->dirty; m++)
+		if (idx->generations[m] != idx->maps[m]->generation)
+			idx->dirty = 1;
 	if (!idx->dirty)
 		return 0;
 	size_t total = 0;
@@ -240,6 +253,8 @@ static int index_rebuild(jitmap_index *idx)
 	idx->hits = hits;
 	idx->pcs = pcs;
 	idx->num_hits = n;
+	for (size_t m = 0; m < idx->num_maps; m++)
+		idx->generations[m] = idx->maps[m]->generation;
 	idx->dirty = 0;
 	return 0;
 }

@@ -32,6 +32,7 @@ struct jitmap_stackmap {
 
 	/* The PC index is rebuilt lazily after addresses change (relocation, bias). */
 	int index_dirty;
+	uint64_t generation; /* bumped when addresses change, so jitmap_index notices too */
 	size_t index_len;
 	struct jitmap_pc_entry *index;
 	size_t *functions_by_address; /* function indexes sorted by address */

@@ -473,6 +473,7 @@ int jitmap_stackmap_set_function_address(jitmap_stackmap *sm, uint64_t section_o
 		return -ENOENT;
 	sm->functions[lo].address = address;
 	sm->index_dirty = 1;
+	sm->generation++;
 	return 0;
 }
 
@@ -481,6 +482,7 @@ void jitmap_stackmap_add_bias(jitmap_stackmap *sm, uint64_t bias)
 	for (size_t i = 0; i < sm->num_functions; i++)
 		sm->functions[i].address += bias;
 	sm->index_dirty = 1;
+	sm->generation++;
 }
 
 int jitmap_stackmap_set_function_name(jitmap_stackmap *sm, size_t i, const char *name)

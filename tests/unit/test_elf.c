@@ -1,0 +1,425 @@
+/* test_elf.c: jitmap_image_open_memory / open_file on inputs that are not ELF, 32-bit,
+ * truncated or corrupted, and on a real object compiled from elf_fixture.ll at build time
+ * (JITMAP_ELF_FIXTURE; those tests skip without llc). */
+#include "unit.h"
+
+#include <elf.h>
+#include <unistd.h>
+
+/* -- Files -- */
+
+static sm_bytes read_file(const char *path)
+{
+	sm_bytes b = {NULL, 0};
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		fail_msg("cannot open %s: %s", path, strerror(errno));
+	uint8_t chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		const sm_bytes c = {chunk, n};
+		sm_bytes_cat(&b, &c, 0);
+	}
+	fclose(f);
+	return b;
+}
+
+/* Write `len` bytes to a new temporary file; the caller unlinks it. */
+static void write_temp(char *path, const void *buf, size_t len)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(path, 256, "%s/jitmap-test-elf-XXXXXX", dir);
+	const int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+}
+
+#ifdef JITMAP_ELF_FIXTURE
+static const char *const fixture_path = JITMAP_ELF_FIXTURE;
+#else
+static const char *const fixture_path = NULL;
+#endif
+
+static bool have_fixture(sm_bytes *obj)
+{
+	if (!fixture_path)
+		return false;
+	*obj = read_file(fixture_path);
+	return true;
+}
+
+#define NEED_FIXTURE(obj)                                                                 \
+	do {                                                                              \
+		if (!have_fixture(obj)) {                                                 \
+			print_message("no llc at configure time: elf_fixture.o not built\n"); \
+			skip();                                                           \
+		}                                                                         \
+	} while (0)
+
+/* A section header of a little-endian ELF64 image, found by name (the test's own reading,
+ * independent of libelf). */
+static Elf64_Shdr section(const sm_bytes *obj, const char *name)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strs;
+	memcpy(&eh, obj->data, sizeof(eh));
+	memcpy(&strs, obj->data + eh.e_shoff + (size_t)eh.e_shstrndx * sizeof(sh), sizeof(strs));
+	for (unsigned i = 0; i < eh.e_shnum; i++) {
+		memcpy(&sh, obj->data + eh.e_shoff + (size_t)i * sizeof(sh), sizeof(sh));
+		if (!strcmp((const char *)obj->data + strs.sh_offset + sh.sh_name, name))
+			return sh;
+	}
+	fail_msg("no section %s", name);
+	return sh;
+}
+
+static Elf64_Ehdr elf64_header(void)
+{
+	Elf64_Ehdr eh;
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_REL;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	return eh;
+}
+
+static void expect_open_fails(const void *buf, size_t len, uint64_t offset, const char *reason)
+{
+	jitmap_error err;
+	errno = 0;
+	jitmap_image *img = jitmap_image_open_memory(buf, len, &err);
+	if (img)
+		fail_msg("%zu bytes opened; expected \"%s\"", len, reason);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(err.code, -EINVAL);
+	assert_contains(err.reason, reason);
+	if (offset != UINT64_MAX)
+		assert_int_equal(err.offset, offset);
+}
+
+/* -- Not an object we read -- */
+
+static void test_not_elf(void **state)
+{
+	(void)state;
+	static const char text[] = "; this is LLVM IR, not an ELF object\n";
+	expect_open_fails(text, sizeof(text) - 1, 0, "not an ELF");
+	expect_open_fails("", 0, 0, "not an ELF");
+	expect_open_fails("\177ELF", 4, 0, "ELF"); /* the magic alone is no header */
+
+	jitmap_error err;
+	assert_null(jitmap_image_open_file(JITMAP_ELF_FIXTURE_SOURCE, &err));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(err.code, -EINVAL);
+	assert_contains(err.reason, "not an ELF");
+
+	assert_null(jitmap_image_open_file("/nonexistent/jitmap/object.o", &err));
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(err.code, -ENOENT);
+	assert_contains(err.reason, "cannot open");
+	jitmap_image_free(NULL);
+}
+
+static void test_elf32(void **state)
+{
+	(void)state;
+	Elf32_Ehdr eh;
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS32;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_REL;
+	eh.e_machine = EM_386;
+	eh.e_version = EV_CURRENT;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_shentsize = sizeof(Elf32_Shdr);
+	expect_open_fails(&eh, sizeof(eh), EI_CLASS, "32-bit ELF file");
+}
+
+/* A header that promises a section table the image does not hold. libelf alone would report
+ * no sections (and so no stackmaps); jitmap says the file is truncated. */
+static void test_truncated_headers(void **state)
+{
+	(void)state;
+	Elf64_Ehdr eh = elf64_header();
+	eh.e_shoff = sizeof(eh);
+	eh.e_shnum = 5;
+	eh.e_shstrndx = 4;
+	expect_open_fails(&eh, sizeof(eh), offsetof(Elf64_Ehdr, e_shoff),
+			  "truncated: the section header table (5 entries at 0x40)");
+	eh.e_shoff = UINT64_MAX - 8;
+	expect_open_fails(&eh, sizeof(eh), offsetof(Elf64_Ehdr, e_shoff), "truncated");
+	/* extended numbering: e_shnum 0, the count in section 0, which is missing */
+	eh.e_shoff = 0x1000;
+	eh.e_shnum = 0;
+	expect_open_fails(&eh, sizeof(eh), offsetof(Elf64_Ehdr, e_shoff),
+			  "truncated: the section header table (1 entries at 0x1000)");
+	/* a header cut short */
+	eh = elf64_header();
+	expect_open_fails(&eh, 20, UINT64_MAX, "ELF");
+}
+
+/* A valid ELF file without sections opens, with no stackmap. */
+static void test_no_stackmap(void **state)
+{
+	(void)state;
+	const Elf64_Ehdr eh = elf64_header();
+	jitmap_error err;
+	jitmap_image *img = jitmap_image_open_memory(&eh, sizeof(eh), &err);
+	assert_non_null(img);
+	assert_int_equal(jitmap_image_elf_type(img), ET_REL);
+	assert_int_equal(jitmap_image_elf_machine(img), EM_X86_64);
+	assert_int_equal(jitmap_image_arch(img), JITMAP_ARCH_X86_64);
+	assert_null(jitmap_image_stackmap(img));
+	uint64_t addr = 1, size = 1;
+	assert_int_equal(jitmap_image_stackmap_section(img, &addr, &size), -ENOENT);
+	jitmap_image_set_load_bias(img, 0x1000);
+	assert_null(jitmap_image_symbolize(img, 0x1000, NULL));
+	jitmap_image_free(img);
+}
+
+/* -- The real object -- */
+
+static void check_fixture(jitmap_image *img, const sm_bytes *obj, uint64_t bias)
+{
+	assert_int_equal(jitmap_image_elf_type(img), ET_REL);
+	assert_int_equal(jitmap_image_elf_machine(img), EM_X86_64);
+	assert_int_equal(jitmap_image_arch(img), JITMAP_ARCH_X86_64);
+	jitmap_stackmap *sm = jitmap_image_stackmap(img);
+	assert_non_null(sm);
+	assert_int_equal(jitmap_stackmap_arch(sm), JITMAP_ARCH_X86_64);
+	assert_int_equal(jitmap_stackmap_byte_order(sm), JITMAP_ORDER_LITTLE);
+	const Elf64_Shdr sh = section(obj, ".llvm_stackmaps");
+	uint64_t addr, size;
+	assert_int_equal(jitmap_image_stackmap_section(img, &addr, &size), 0);
+	assert_int_equal(addr, sh.sh_addr + bias);
+	assert_int_equal(size, sh.sh_size);
+
+	/* Two functions in one .text: relocated to their symbols' offsets, named by them. */
+	assert_int_equal(jitmap_stackmap_num_functions(sm), 2);
+	const jitmap_function *f0 = jitmap_stackmap_function(sm, 0);
+	const jitmap_function *f1 = jitmap_stackmap_function(sm, 1);
+	assert_int_equal(f0->raw_address, 0);
+	assert_int_equal(f1->raw_address, 0);
+	assert_int_equal(f0->address, bias);
+	assert_true(f1->address > f0->address);
+	assert_string_equal(f0->name, "fixture_first");
+	assert_string_equal(f1->name, "fixture_second");
+	assert_int_equal(f0->record_count, 1);
+	assert_int_equal(f1->record_count, 2);
+
+	uint64_t v;
+	assert_int_equal(jitmap_stackmap_num_constants(sm), 1);
+	assert_int_equal(jitmap_stackmap_constant(sm, 0, &v), 0);
+	assert_int_equal(v, UINT64_C(9000000000));
+	assert_int_equal(jitmap_stackmap_num_records(sm), 3);
+	for (size_t i = 0; i < 3; i++) {
+		const jitmap_record *r = jitmap_stackmap_record(sm, i);
+		assert_int_equal(r->id, i + 1);
+		assert_int_equal(r->function, i == 0 ? 0 : 1);
+		const uint64_t pc = jitmap_record_pc(sm, r);
+		const jitmap_record *out[2];
+		assert_int_equal(jitmap_stackmap_lookup(sm, pc, out, 2), 1);
+		assert_ptr_equal(out[0], r);
+		/* The PC is inside its function's symbol. */
+		uint64_t off = UINT64_MAX;
+		assert_string_equal(jitmap_image_symbolize(img, pc, &off),
+				    i == 0 ? "fixture_first" : "fixture_second");
+		assert_int_equal(off, r->instruction_offset);
+	}
+	const jitmap_record *r1 = jitmap_stackmap_record(sm, 1);
+	assert_int_equal(r1->num_locations, 2);
+	assert_int_equal(r1->locations[1].kind, JITMAP_LOC_CONSTANT_INDEX);
+	assert_int_equal(jitmap_location_constant(sm, r1, &r1->locations[1], &v), 0);
+	assert_int_equal(v, UINT64_C(9000000000));
+
+	uint64_t off = 7;
+	assert_string_equal(jitmap_image_symbolize(img, f1->address, &off), "fixture_second");
+	assert_int_equal(off, 0);
+	assert_string_equal(jitmap_image_symbolize(img, f1->address + 3, NULL), "fixture_second");
+	assert_null(jitmap_image_symbolize(img, UINT64_MAX, &off));
+	if (bias)
+		assert_null(jitmap_image_symbolize(img, bias - 1, &off));
+}
+
+static void test_fixture_file_and_memory(void **state)
+{
+	(void)state;
+	sm_bytes obj;
+	NEED_FIXTURE(&obj);
+	jitmap_error err;
+	jitmap_image *img = jitmap_image_open_file(fixture_path, &err);
+	if (!img)
+		fail_msg("open_file: %s at %llu", err.reason, (unsigned long long)err.offset);
+	check_fixture(img, &obj, 0);
+	jitmap_image_free(img);
+
+	img = jitmap_image_open_memory(obj.data, obj.len, &err);
+	assert_non_null(img);
+	memset(obj.data, 0, obj.len); /* the image holds its own copy */
+	sm_bytes again = read_file(fixture_path);
+	check_fixture(img, &again, 0);
+	jitmap_image_free(img);
+	sm_bytes_free(&again);
+	sm_bytes_free(&obj);
+}
+
+/* A load bias moves stackmap lookups and symbols together; a new bias replaces the old. */
+static void test_load_bias(void **state)
+{
+	(void)state;
+	sm_bytes obj;
+	NEED_FIXTURE(&obj);
+	jitmap_image *img = jitmap_image_open_memory(obj.data, obj.len, NULL);
+	assert_non_null(img);
+	jitmap_stackmap *sm = jitmap_image_stackmap(img);
+	const jitmap_record *r2 = jitmap_stackmap_record(sm, 2);
+	const uint64_t pc = jitmap_record_pc(sm, r2);
+	const uint64_t second = jitmap_stackmap_function(sm, 1)->address;
+
+	static const uint64_t biases[] = {0x400000, 0x7f0000001000, 0x1000, 0};
+	uint64_t prev = 0;
+	for (size_t i = 0; i < ARRAY_LEN(biases); i++) {
+		const uint64_t bias = biases[i];
+		jitmap_image_set_load_bias(img, bias);
+		check_fixture(img, &obj, bias);
+		assert_int_equal(jitmap_stackmap_function(sm, 1)->address, second + bias);
+		assert_int_equal(jitmap_stackmap_lookup(sm, pc + bias, NULL, 0), 1);
+		if (prev != bias) /* the old PC no longer has a record */
+			assert_int_equal(jitmap_stackmap_lookup(sm, pc + prev, NULL, 0), 0);
+		uint64_t off;
+		assert_string_equal(jitmap_image_symbolize(img, second + bias + 5, &off),
+				    "fixture_second");
+		assert_int_equal(off, 5);
+		prev = bias;
+	}
+	/* Below the first symbol there is nothing. */
+	jitmap_image_set_load_bias(img, 0x400000);
+	assert_null(jitmap_image_symbolize(img, second, NULL));
+	jitmap_image_free(img);
+	sm_bytes_free(&obj);
+}
+
+/* Every proper prefix of the object is rejected (its section headers come last). */
+static void test_fixture_truncated(void **state)
+{
+	(void)state;
+	sm_bytes obj;
+	NEED_FIXTURE(&obj);
+	for (size_t n = 0; n < obj.len; n++) {
+		uint8_t *copy = malloc(n ? n : 1);
+		memcpy(copy, obj.data, n);
+		jitmap_error err;
+		jitmap_image *img = jitmap_image_open_memory(copy, n, &err);
+		if (img)
+			fail_msg("%zu-byte prefix of %zu opened", n, obj.len);
+		assert_int_equal(err.code, -EINVAL);
+		assert_true(err.reason[0] != 0);
+		if (n >= sizeof(Elf64_Ehdr)) {
+			assert_contains(err.reason, "truncated");
+			assert_int_equal(err.offset, offsetof(Elf64_Ehdr, e_shoff));
+		}
+		free(copy);
+	}
+	/* The same through a file. */
+	char path[256];
+	write_temp(path, obj.data, obj.len / 2);
+	jitmap_error err;
+	assert_null(jitmap_image_open_file(path, &err));
+	assert_contains(err.reason, "truncated");
+	unlink(path);
+	sm_bytes_free(&obj);
+}
+
+/* Corrupted stackmap bytes and relocations: errors at file offsets inside the section. */
+static void test_fixture_corrupted(void **state)
+{
+	(void)state;
+	sm_bytes obj;
+	NEED_FIXTURE(&obj);
+	jitmap_image *good = jitmap_image_open_memory(obj.data, obj.len, NULL);
+	assert_non_null(good);
+	const jitmap_stackmap *sm = jitmap_image_stackmap(good);
+	const Elf64_Shdr smh = section(&obj, ".llvm_stackmaps");
+	const Elf64_Shdr rela = section(&obj, ".rela.llvm_stackmaps");
+	const uint64_t r0 = jitmap_stackmap_record(sm, 0)->section_offset;
+	const uint64_t r1 = jitmap_stackmap_record(sm, 1)->section_offset;
+	const uint64_t f1 = jitmap_stackmap_function(sm, 1)->section_offset;
+	jitmap_image_free(good);
+	assert_int_equal(rela.sh_size, 2 * sizeof(Elf64_Rela));
+
+	const struct {
+		const char *name;
+		uint64_t at; /* file offset to patch */
+		unsigned width;
+		uint64_t value;
+		uint64_t error_at;
+		const char *reason;
+	} cases[] = {
+		{"version", smh.sh_offset, 1, 9, smh.sh_offset, "unknown stackmap version 9"},
+		{"record flags", smh.sh_offset + r0 + 12, 2, 1, smh.sh_offset + r0 + 12,
+		 "record 0: non-zero reserved field"},
+		{"location kind", smh.sh_offset + r1 + 16 + 12, 1, 7, smh.sh_offset + r1 + 16 + 12,
+		 "record 1 location 1: unknown location kind 7"},
+		{"last padding byte", smh.sh_offset + smh.sh_size - 1, 1, 1,
+		 smh.sh_offset + smh.sh_size - 4, "record 2: non-zero padding after the live-outs"},
+		{"record count", smh.sh_offset + 12, 4, 4, smh.sh_offset + 12,
+		 "function record counts add up to 3, but the header says 4 records"},
+		/* .rela.llvm_stackmaps: {r_offset, r_info, r_addend} per entry */
+		{"relocation type", rela.sh_offset + sizeof(Elf64_Rela) + 8, 4, R_X86_64_PC32,
+		 rela.sh_offset + sizeof(Elf64_Rela), "unsupported relocation type 2"},
+		{"relocation target", rela.sh_offset + sizeof(Elf64_Rela), 8, f1 + 8,
+		 rela.sh_offset + sizeof(Elf64_Rela), "does not hit a Function Address field"},
+		{"relocation symbol", rela.sh_offset + 12, 4, 99, rela.sh_offset,
+		 "relocation names symbol 99, which does not exist"},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		sm_bytes bad = sm_bytes_copy(&obj);
+		sm_put(bad.data + cases[i].at, cases[i].value, cases[i].width, JITMAP_ORDER_LITTLE);
+		jitmap_error err;
+		errno = 0;
+		if (jitmap_image_open_memory(bad.data, bad.len, &err))
+			fail_msg("%s: opened", cases[i].name);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(err.code, -EINVAL);
+		if (err.offset != cases[i].error_at || !strstr(err.reason, cases[i].reason))
+			fail_msg("%s: got 0x%llx \"%s\", want 0x%llx \"%s\"", cases[i].name,
+				 (unsigned long long)err.offset, err.reason,
+				 (unsigned long long)cases[i].error_at, cases[i].reason);
+		/* A parse error lies inside the stackmap section, in file terms. */
+		if (cases[i].at < smh.sh_offset + smh.sh_size && cases[i].at >= smh.sh_offset)
+			assert_in_range(err.offset, smh.sh_offset, smh.sh_offset + smh.sh_size - 1);
+
+		/* The same from a file. */
+		char path[256];
+		write_temp(path, bad.data, bad.len);
+		assert_null(jitmap_image_open_file(path, &err));
+		assert_int_equal(err.offset, cases[i].error_at);
+		unlink(path);
+		sm_bytes_free(&bad);
+	}
+	sm_bytes_free(&obj);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_elf32),
+		cmocka_unit_test(test_truncated_headers),
+		cmocka_unit_test(test_no_stackmap),
+		cmocka_unit_test(test_fixture_file_and_memory),
+		cmocka_unit_test(test_load_bias),
+		cmocka_unit_test(test_fixture_truncated),
+		cmocka_unit_test(test_fixture_corrupted),
+	};
+	return cmocka_run_group_tests_name("elf", tests, NULL, NULL);
+}
