@@ -9,12 +9,25 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 out=${JITMAP_TEST_DIR:-$top/build-test}
 jobs=$(nproc)
-passed=0 failed=0
-phase() { # NAME CMD...: run a phase, count it
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+passed=0 failed=0 phases_failed=0
+# Run a phase, echoing its output, and add up the tests it reports: ctest's
+# "N tests failed out of M" lines and the fuzz runner's "fuzz: N passed, M failed" line.
+phase() { # NAME CMD...
   local name=$1; shift
   echo "== $name"
-  if "$@"; then passed=$((passed + 1)); echo "== $name: ok"
-  else failed=$((failed + 1)); echo "== $name: FAILED"; fi
+  local rc=0
+  "$@" 2>&1 | tee "$log" || rc=$?
+  local f t
+  while read -r f t; do
+    failed=$((failed + f)); passed=$((passed + t - f))
+  done < <(sed -n 's/.*tests passed, \([0-9]*\) tests\{0,1\} failed out of \([0-9]*\).*/\1 \2/p' "$log")
+  while read -r p f; do
+    passed=$((passed + p)); failed=$((failed + f))
+  done < <(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$log")
+  if [ $rc -eq 0 ]; then echo "== $name: ok"
+  else phases_failed=$((phases_failed + 1)); echo "== $name: FAILED (exit $rc)"; fi
 }
 
 "$top/scripts/setup.sh"
@@ -39,5 +52,7 @@ if [ $quick -eq 0 ]; then
   phase "fuzzing (${JITMAP_FUZZ_SECONDS:-60}s per target)" fuzz
 fi
 
-echo "test phases: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+# A phase that failed without a test to blame (a build error) still fails the run.
+[ $phases_failed -gt 0 ] && [ $failed -eq 0 ] && failed=$phases_failed
+echo "tests: $passed passed, $failed failed"
+[ $phases_failed -eq 0 ] && [ $failed -eq 0 ]

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# make-corpus.sh OUTDIR: build the seed corpora of the fuzz targets from the project's own IR.
+#
+#   OUTDIR/elf/    ELF objects compiled by llc-14 from seeds/*.ll (x86-64, AArch64 little and
+#                  big endian, ppc64 and s390x big endian), a two-blob `ld -r` object and a
+#                  linked executable: inputs of fuzz_elf.
+#   OUTDIR/parse/  the raw .llvm_stackmaps bytes of those objects, plus hand-made version 1
+#                  and 2 blobs and a two-blob section, each prefixed with the control byte
+#                  that fuzz_parse reads first (fuzz_common.h: bits 0-1 byte order, bits 2-4
+#                  architecture).
+#
+# Environment: LLC (default llc-14), OBJCOPY (default llvm-objcopy-14, else objcopy), LD
+# (default ld; the linked seeds are skipped without it).
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+out=$1
+llc=${LLC:-llc-14}
+objcopy=${OBJCOPY:-$(command -v llvm-objcopy-14 || command -v objcopy || true)}
+ld=${LD:-ld}
+[ -n "$objcopy" ] || { echo "make-corpus.sh: no objcopy found" >&2; exit 1; }
+command -v "$llc" >/dev/null || { echo "make-corpus.sh: $llc not found" >&2; exit 1; }
+
+mkdir -p "$out/elf" "$out/parse" "$out/obj"
+work="$out/obj"
+
+# Control bytes: (arch << 2) | order, order 0 auto, 1 little, 2 big; arch as jitmap_arch.
+ctl() { printf "\\$(printf %03o "$1")"; }
+AUTO=0 LITTLE=1 BIG=2
+X86_64=1 AARCH64=2 PPC64=3 S390X=4
+
+# TRIPLE ARCH ORDER SEEDS...: compile, keep the object, extract the section.
+compile() {
+  local triple=$1 arch=$2 order=$3; shift 3
+  local name
+  for name in "$@"; do
+    local o="$work/${name}_${triple%%-*}.o"
+    "$llc" -O2 -filetype=obj -mtriple="$triple" "$here/seeds/$name.ll" -o "$o"
+    cp "$o" "$out/elf/"
+    "$objcopy" -O binary --only-section=.llvm_stackmaps "$o" "$work/${name}_${triple%%-*}.bin"
+    { ctl $(((arch << 2) | order)); cat "$work/${name}_${triple%%-*}.bin"; } \
+      >"$out/parse/${name}_${triple%%-*}"
+  done
+}
+
+compile x86_64-unknown-linux-gnu $X86_64 $AUTO stackmaps patchpoints statepoints
+compile aarch64-unknown-linux-gnu $AARCH64 $LITTLE stackmaps statepoints
+compile aarch64_be-unknown-linux-gnu $AARCH64 $BIG stackmaps patchpoints statepoints
+# Statepoints crash llc-14 on ppc64 and s390x.
+compile powerpc64-unknown-linux-gnu $PPC64 $AUTO stackmaps
+compile s390x-unknown-linux-gnu $S390X $BIG patchpoints
+
+# Two blobs in one section, 8 zero bytes between them (as a linker may pad).
+{ ctl $(((X86_64 << 2) | AUTO)); cat "$work/stackmaps_x86_64.bin"; printf '\0\0\0\0\0\0\0\0'
+  cat "$work/patchpoints_x86_64.bin"; } >"$out/parse/two_blobs_x86_64"
+
+# Hand-made version 1 and 2 blobs (little endian; 8-byte locations, no RecordCount in v1):
+# one function at 0x1000, one pool constant, one record with a Register and a
+# ConstantIndex location and one live-out.
+le() { # VALUE BYTES: VALUE little-endian in BYTES bytes
+  local v=$1 n=$2 i
+  for ((i = 0; i < n; i++)); do ctl $(((v >> (8 * i)) & 255)); done
+}
+old_blob() { # VERSION
+  local v=$1
+  le "$v" 1; le 0 1; le 0 2; le 1 4; le 1 4; le 1 4       # header: 1 function/constant/record
+  le 4096 8; le 16 8; [ "$v" -ge 2 ] && le 1 8            # function
+  le 4886718345 8                                          # constant
+  le 5 8; le 8 4; le 0 2; le 2 2                           # record 5 at +8, 2 locations
+  le 1 1; le 8 1; le 3 2; le 0 4                           #   Register R#3, size 8
+  le 5 1; le 8 1; le 0 2; le 0 4                           #   ConstantIndex #0
+  le 0 2; le 1 2; le 7 2; le 0 1; le 8 1                   #   1 live-out: R#7, 8 bytes
+}
+{ ctl $(((X86_64 << 2) | LITTLE)); old_blob 1; } >"$out/parse/v1_x86_64"
+{ ctl $(((X86_64 << 2) | AUTO)); old_blob 2; } >"$out/parse/v2_x86_64"
+{ ctl $(((X86_64 << 2) | AUTO)); old_blob 2; old_blob 1; } >"$out/parse/v2_v1_x86_64"
+
+# Linked seeds: two blobs with relocations (ld -r) and an executable with linked addresses.
+if command -v "$ld" >/dev/null; then
+  "$ld" -r "$work/stackmaps_x86_64.o" "$work/patchpoints_x86_64.o" -o "$out/elf/ld_r_x86_64.o"
+  "$ld" -N -e 0 --unresolved-symbols=ignore-all "$work/stackmaps_x86_64.o" \
+    "$work/statepoints_x86_64.o" -o "$out/elf/exe_x86_64" 2>/dev/null ||
+    echo "make-corpus.sh: skipped the linked executable seed" >&2
+fi
+rm -rf "$work"
+echo "make-corpus.sh: $(ls "$out/parse" | wc -l) parse seeds, $(ls "$out/elf" | wc -l) ELF seeds in $out"

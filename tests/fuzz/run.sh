@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# run.sh BUILD_DIR SECONDS: fuzz each target for SECONDS from freshly built seed corpora.
+#
+# BUILD_DIR is a build configured with CC=clang-14 -DJITMAP_BUILD_FUZZ=ON. Prints one line per
+# target and a summary line "fuzz: N passed, M failed"; exits 1 when any target found a crash,
+# a leak, a timeout or a failed check. Inputs that fail are kept in BUILD_DIR/fuzz-artifacts.
+#
+# Environment: JITMAP_FUZZ_CORPUS=DIR keeps the corpora that fuzzing grows in DIR/<target>
+# (default: a temporary directory, removed at exit); JITMAP_FUZZ_ARGS adds libFuzzer flags.
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 BUILD_DIR SECONDS" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "$1" && pwd) || exit 2
+seconds=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+artifacts="$build/fuzz-artifacts"
+mkdir -p "$artifacts"
+
+if ! bash "$here/make-corpus.sh" "$tmp/seeds" >"$tmp/make-corpus.log" 2>&1; then
+  cat "$tmp/make-corpus.log" >&2
+  echo "fuzz: 0 passed, 1 failed (seed corpora could not be built)"
+  exit 1
+fi
+
+passed=0 failed=0
+run_target() { # NAME SEED-SUBDIR
+  local name=$1 seeds="$tmp/seeds/$2" bin="$build/tests/fuzz/$1"
+  local corpus="${JITMAP_FUZZ_CORPUS:-$tmp/corpus}/$name" log="$tmp/$name.log"
+  if [ ! -x "$bin" ]; then
+    echo "$name: FAILED: $bin not built (configure with CC=clang-14 -DJITMAP_BUILD_FUZZ=ON)"
+    failed=$((failed + 1))
+    return
+  fi
+  mkdir -p "$corpus"
+  local rc=0
+  # shellcheck disable=SC2086 # JITMAP_FUZZ_ARGS is a list of flags
+  "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/$name-" ${JITMAP_FUZZ_ARGS:-} "$corpus" "$seeds" \
+    >"$log" 2>&1 || rc=$?
+  local execs units
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  units=$(find "$corpus" -type f | wc -l)
+  if [ $rc -eq 0 ]; then
+    echo "$name: ok, ${execs:-?} executions in ${seconds}s, corpus of $units inputs"
+    passed=$((passed + 1))
+  else
+    local what
+    what=$(grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|check failed|runtime error|ALARM' "$log")
+    echo "$name: FAILED (exit $rc): ${what:-see log below}"
+    grep -E 'Test unit written to' "$log" | sed 's/^/  /'
+    tail -n 40 "$log" | sed 's/^/  | /'
+    failed=$((failed + 1))
+  fi
+}
+
+run_target fuzz_parse parse
+run_target fuzz_elf elf
+echo "fuzz: $passed passed, $failed failed"
+[ $failed -eq 0 ]
