@@ -10,8 +10,9 @@ required=(
   llvm-14 llvm-14-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev
   binutils
 )
-# A second LLVM producer for the differential test; the tests skip its cases without it.
-optional=(llvm-19)
+# A second LLVM producer for the differential test, and LLDB for the debugger tests; the tests
+# skip their cases without them.
+optional=(llvm-19 lldb-16 python3-lldb-16)
 
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do

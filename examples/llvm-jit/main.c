@@ -1,0 +1,286 @@
+/* main.c: jitmap-demo-jit, a small LLVM 14 JIT whose programs stop in jitmap_demo_safepoint
+ * with real stackmap, patchpoint and statepoint records on the stack, for testing jitmap
+ * under GDB and LLDB, live and from core dumps.
+ *
+ * Every line it prints starts with "jitmap-demo: " and is key=value after the first word, so
+ * tests can parse it. The programs print "truth lines" (the values each record must show),
+ * the runtime prints the stackmap section and each safepoint's record: see programs/ *.ll. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "demo.h"
+
+struct options {
+    int mcjit;
+    const char *program;
+    const char *ir_file;
+    int64_t depth;
+    unsigned abort_at;
+};
+
+/* -- Runners: call a program's entry point and check its result against C -- */
+
+static int check_result(const char *program, int64_t got, int64_t want)
+{
+    printf("jitmap-demo: result program=%s got=%" PRId64 " want=%" PRId64 " %s\n", program, got,
+           want, got == want ? "ok" : "MISMATCH");
+    return got == want ? 0 : 1;
+}
+
+/* Turns a JIT address into a callable function pointer of type T. */
+#define ENTRY(T, syms, name) ((T)(uintptr_t)demo_symbol_addr((syms), (name)))
+
+static int run_stackmaps(const struct demo_symbols *syms, const struct options *o)
+{
+    (void)o;
+    int64_t (*entry)(int64_t, int32_t) = ENTRY(int64_t(*)(int64_t, int32_t), syms, "stackmaps_main");
+    int64_t a = 15;
+    int32_t b = -3;
+    /* stackmaps_inner(s, b), then stackmaps_main's own arithmetic. */
+    int64_t s = a + b;
+    int16_t w = (int16_t)((int16_t)s * -100);
+    int64_t inner = s + (int64_t)(-b) + w;
+    int64_t want = inner + a * 200000000000 + a * 7 + s;
+    return check_result("stackmaps", entry(a, b), want);
+}
+
+static int run_patchpoint(const struct demo_symbols *syms, const struct options *o)
+{
+    (void)o;
+    int64_t (*entry)(int64_t, int64_t, int32_t) =
+        ENTRY(int64_t(*)(int64_t, int64_t, int32_t), syms, "patchpoint_main");
+    int64_t x = 1000, y = -22, k = 201;
+    int32_t z = 7;
+    int64_t from_c = 2 * x + y + z;
+    int64_t s = x + y;
+    int64_t from_anyreg = s * z + y + (s + k) + x * k + (y ^ k);
+    return check_result("patchpoint", entry(x, y, z), from_c + from_anyreg);
+}
+
+/* The "GC heap": objects the statepoints report as roots. Nothing moves them. */
+static void *new_object(const char *name, int64_t field16)
+{
+    int64_t *obj = calloc(8, sizeof *obj); /* 64 bytes */
+    if (!obj) {
+        perror("calloc");
+        exit(1);
+    }
+    obj[0] = 0x4a4d4f424a; /* "JBOMJ": makes the object recognisable in a memory dump */
+    obj[2] = field16;
+    printf("jitmap-demo: heap-object name=%s addr=%p size=64 field16=%" PRId64 "\n", name,
+           (void *)obj, field16);
+    return obj;
+}
+
+static int run_statepoint(const struct demo_symbols *syms, const struct options *o)
+{
+    (void)o;
+    int64_t (*entry)(void *, void *, int64_t) =
+        ENTRY(int64_t(*)(void *, void *, int64_t), syms, "statepoint_main");
+    void *obj = new_object("obj", 1111);
+    void *obj2 = new_object("obj2", 2222);
+    int64_t d = -77;
+    /* field16 of obj and obj2 read through the derived pointers, d, and 1 for the null. */
+    int rc = check_result("statepoint", entry(obj, obj2, d), 1111 + 2222 + d + 1);
+    free(obj);
+    free(obj2);
+    return rc;
+}
+
+static int run_recursion(const struct demo_symbols *syms, const struct options *o)
+{
+    int64_t (*entry)(int64_t) = ENTRY(int64_t(*)(int64_t), syms, "recursion_main");
+    int64_t n = o->depth;
+    /* acc reaches 1 + ... + n; each frame adds its slot, n * n. */
+    int64_t want = n * (n + 1) / 2 + n * (n + 1) * (2 * n + 1) / 6;
+    return check_result("recursion", entry(n), want);
+}
+
+static const struct runner {
+    const char *program;
+    int (*run)(const struct demo_symbols *, const struct options *);
+    const char *what;
+} runners[] = {
+    {"stackmaps", run_stackmaps, "stackmap records after calls: args, constants, an alloca"},
+    {"patchpoint", run_patchpoint, "patchpoints (C and anyregcc) calling the safepoint"},
+    {"statepoint", run_statepoint, "statepoints with deopt values and derived GC pointers"},
+    {"recursion", run_recursion, "a deep stack of JIT frames, one stackmap each (--depth)"},
+};
+
+/* -- Command line -- */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: jitmap-demo-jit [--orc | --mcjit] [--program NAME] [--ir FILE]\n"
+            "                       [--depth N] [--abort] [--abort-at N] [--list]\n"
+            "  --orc          ORC LLJIT + RuntimeDyld + GDB listener (default)\n"
+            "  --mcjit        MCJIT with a custom memory manager\n"
+            "  --program NAME the IR program to run (default stackmaps; --list shows them)\n"
+            "  --ir FILE      run this IR instead of the embedded text of NAME (same entry)\n"
+            "  --depth N      recursion depth for --program recursion (default 40)\n"
+            "  --abort        abort() in the first jitmap_demo_safepoint call (SIGABRT)\n"
+            "  --abort-at N   abort() in the Nth call instead\n");
+}
+
+static int parse_count(const char *s, int64_t max, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *s == '\0' || *end != '\0' || v < 0 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    enum { OPT_ORC = 256, OPT_MCJIT, OPT_PROGRAM, OPT_IR, OPT_DEPTH, OPT_ABORT, OPT_ABORT_AT, OPT_LIST };
+    static const struct option longopts[] = {
+        {"orc", no_argument, NULL, OPT_ORC},
+        {"mcjit", no_argument, NULL, OPT_MCJIT},
+        {"program", required_argument, NULL, OPT_PROGRAM},
+        {"ir", required_argument, NULL, OPT_IR},
+        {"depth", required_argument, NULL, OPT_DEPTH},
+        {"abort", no_argument, NULL, OPT_ABORT},
+        {"abort-at", required_argument, NULL, OPT_ABORT_AT},
+        {"list", no_argument, NULL, OPT_LIST},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    int64_t v;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_ORC: o->mcjit = 0; break;
+        case OPT_MCJIT: o->mcjit = 1; break;
+        case OPT_PROGRAM: o->program = optarg; break;
+        case OPT_IR: o->ir_file = optarg; break;
+        case OPT_DEPTH:
+            /* Each level prints a line and takes a small frame: keep the stack sane. */
+            if (parse_count(optarg, 100000, &v) != 0) {
+                fprintf(stderr, "jitmap-demo: --depth wants 0..100000\n");
+                return 2;
+            }
+            o->depth = v;
+            break;
+        case OPT_ABORT:
+            if (!o->abort_at)
+                o->abort_at = 1;
+            break;
+        case OPT_ABORT_AT:
+            if (parse_count(optarg, 1000000, &v) != 0 || v == 0) {
+                fprintf(stderr, "jitmap-demo: --abort-at wants 1..1000000\n");
+                return 2;
+            }
+            o->abort_at = (unsigned)v;
+            break;
+        case OPT_LIST:
+            for (size_t i = 0; i < sizeof runners / sizeof runners[0]; i++)
+                printf("%-10s %s\n", runners[i].program, runners[i].what);
+            exit(0);
+        case 'h': usage(stdout); exit(0);
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "jitmap-demo: %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (len + 4096 > cap) {
+            char *nb = realloc(buf, cap = (cap + 4096) * 2);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+    } while (got > 0);
+    fclose(f);
+    buf[len] = '\0';
+    *size = len;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {.program = "stackmaps", .depth = 40};
+    int rc = parse_options(argc, argv, &o);
+    if (rc)
+        return rc;
+
+    /* Line-buffered even into a pipe: the truth lines must be out before an abort(). The
+     * JIT code's printf shares this stdout. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+
+    const struct runner *runner = NULL;
+    for (size_t i = 0; i < sizeof runners / sizeof runners[0]; i++)
+        if (strcmp(runners[i].program, o.program) == 0)
+            runner = &runners[i];
+    const struct demo_ir *ir = NULL;
+    for (size_t i = 0; i < demo_ir_count; i++)
+        if (strcmp(demo_irs[i].name, o.program) == 0)
+            ir = &demo_irs[i];
+    if (!runner || !ir) {
+        fprintf(stderr, "jitmap-demo: unknown program '%s' (see --list)\n", o.program);
+        return 2;
+    }
+    const char *text = ir->text;
+    size_t size = ir->size;
+    char *file_text = NULL;
+    if (o.ir_file) {
+        if (!(file_text = read_file(o.ir_file, &size)))
+            return 1;
+        text = file_text;
+    }
+
+    printf("jitmap-demo: start program=%s engine=%s pid=%ld abort-at=%u\n", o.program,
+           o.mcjit ? "mcjit" : "orc", (long)getpid(), o.abort_at);
+    demo_llvm_init();
+    demo_runtime_configure(o.abort_at);
+
+    struct demo_symbols syms = {0};
+    int failed = o.mcjit ? demo_mcjit_compile(o.program, text, size, &syms)
+                         : demo_orc_compile(o.program, text, size, &syms);
+    if (!failed) {
+        for (size_t i = 0; i < syms.n; i++)
+            printf("jitmap-demo: function name=%s addr=0x%" PRIx64 "\n", syms.v[i].name,
+                   syms.v[i].addr);
+        demo_scan_gdb_jit();
+        failed = demo_check_stackmaps(&syms) != 0;
+        /* Run even if the check failed: the program's output helps to see why. */
+        failed |= runner->run(&syms, &o) != 0;
+        failed |= demo_safepoint_problems() != 0;
+    }
+
+    if (o.mcjit)
+        demo_mcjit_shutdown();
+    else
+        demo_orc_shutdown();
+    demo_symbols_free(&syms);
+    free(file_text);
+    printf("jitmap-demo: %s\n", failed ? "FAILED" : "done");
+    return failed ? 1 : 0;
+}
