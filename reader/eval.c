@@ -73,6 +73,14 @@ static int unavailable(jitmap_value *out, int code, const char *fmt, const char 
 	return code < 0 ? code : -ENODATA;
 }
 
+/* A size as text, for the reasons above (one per message: static storage). */
+static const char *n_bytes(unsigned n)
+{
+	static _Thread_local char buf[16];
+	snprintf(buf, sizeof(buf), "%u", n);
+	return buf;
+}
+
 /* Read register `regno` as a 64-bit integer (for bases of Direct/Indirect and small values). */
 static int read_reg_u64(const jitmap_stackmap *sm, const jitmap_target *t, unsigned regno,
 			uint64_t *v, char *why, size_t why_len)
@@ -120,8 +128,8 @@ int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_record *rec,
 		} else {
 			if (loc->size > JITMAP_VALUE_MAX || loc->size > 64)
 				return unavailable(out, -ENOTSUP,
-						   "register %s: %s-byte values are not read", reg,
-						   "over 64");
+						   "register %s holds %s bytes; registers over 64 bytes "
+						   "are not read", reg, n_bytes(loc->size));
 			rc = t->read_reg(t->ctx, loc->dwarf_reg, out->bytes, loc->size, why,
 					 sizeof(why));
 			if (rc)

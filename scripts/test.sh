@@ -45,6 +45,7 @@ if [ $quick -eq 0 ]; then
     -DJITMAP_SANITIZE=ON
   fuzz() {
     CC=clang-14 cmake -S "$top" -B "$out/fuzz" -DJITMAP_BUILD_FUZZ=ON -DJITMAP_BUILD_TESTS=OFF \
+      -DJITMAP_BUILD_EXAMPLES=OFF \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
       cmake --build "$out/fuzz" -j"$jobs" >/dev/null &&
       bash "$top/tests/fuzz/run.sh" "$out/fuzz" "${JITMAP_FUZZ_SECONDS:-60}"

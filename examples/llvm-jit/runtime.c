@@ -163,7 +163,14 @@ unsigned demo_safepoint_problems(void)
     return problems;
 }
 
-__attribute__((noinline, noclone)) void jitmap_demo_safepoint(int64_t id)
+/* Not inlined nor cloned (gcc): the safepoint must stay one real function that JIT code calls
+ * by name and where users break. clang has no noclone and does not clone exported functions. */
+#if defined(__clang__)
+#define DEMO_NOCLONE
+#else
+#define DEMO_NOCLONE noclone
+#endif
+__attribute__((noinline, DEMO_NOCLONE)) void jitmap_demo_safepoint(int64_t id)
 {
     uint64_t ret = jitmap_demo_trampoline_ret;
     jitmap_demo_trampoline_ret = 0;

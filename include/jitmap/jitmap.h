@@ -289,7 +289,9 @@ typedef struct jitmap_value {
 	uint64_t u;            /* the value when size <= 8 (zero-extended) */
 	uint64_t address;      /* INDIRECT: the address read from; DIRECT: same as u */
 	uint8_t bytes[JITMAP_VALUE_MAX]; /* the value in target byte order when size > 8 */
-	char why[160];         /* when !available: "unavailable, because ..." reason */
+	char why[160];         /* when !available, why: "register rbx not available: <the target's
+				* reason>", "memory at 0x... not readable: ...", ... (no
+				* "unavailable" prefix: front ends add their own) */
 } jitmap_value;
 
 /* Evaluate `loc` of `rec` in a frame reached through `target`. Always fills `out`: an
@@ -299,7 +301,8 @@ JITMAP_API int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_reco
 				    jitmap_value *out);
 
 /* Format a location's place as the front ends show it: "rbx", "[rsp+16]", "rbp-8",
- * "const 42", "const[1] 9000000000". Returns the length snprintf would have written. */
+ * "const 42", "const#1 9000000000" (a pool constant: its index, then its value). Returns
+ * the length snprintf would have written. */
 JITMAP_API int jitmap_location_format(const jitmap_stackmap *sm, const jitmap_record *rec,
 				      const jitmap_location *loc, char *buf, size_t len);
 

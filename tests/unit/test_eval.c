@@ -169,7 +169,7 @@ static const struct want wants[] = {
 	{L_NEG_MEM, -EFAULT, 8, 0, 0, false, MEM_BASE - 8,
 	 "memory at 0x7ffdfff8 not readable: no mapping there"},
 	/* Sizes beyond what a value holds */
-	{L_REG128, -ENOTSUP, 128, 0, 0, false, 0, "register xmm0: over 64-byte values are not read"},
+	{L_REG128, -ENOTSUP, 128, 0, 0, false, 0, "register xmm0 holds 128 bytes; registers over 64 bytes are not read"},
 	{L_IND512, -ENOTSUP, 512, 0, 0, false, MEM_BASE, "512-byte value is larger than jitmap shows"},
 };
 
