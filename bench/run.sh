@@ -19,6 +19,7 @@ functions=${BENCH_FUNCTIONS:-24000}
 runs=${BENCH_RUNS:-20}
 llc=${LLC:-llc-14}
 readobj=${READOBJ:-llvm-readobj-14}
+"$top/scripts/setup.sh" --bench
 for tool in "$llc" "$readobj" hyperfine cmake; do
   command -v "$tool" >/dev/null || { echo "bench/run.sh: $tool not found" >&2; exit 1; }
 done

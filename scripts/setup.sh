@@ -13,6 +13,8 @@ required=(
 # A second LLVM producer for the differential test, and LLDB for the debugger tests; the tests
 # skip their cases without them.
 optional=(llvm-19 lldb-16 python3-lldb-16)
+# The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
+[ "${1:-}" = "--bench" ] && required+=(hyperfine)
 
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do
