@@ -8,6 +8,10 @@
 #                  and 2 blobs and a two-blob section, each prefixed with the control byte
 #                  that fuzz_parse reads first (fuzz_common.h: bits 0-1 byte order, bits 2-4
 #                  architecture).
+#   OUTDIR/cfi/    the .eh_frame of those objects (unrelocated: pc-relative FDE addresses come
+#                  out near the section), each prefixed with the control byte of fuzz_cfi
+#                  (bits 0-1 0: .eh_frame, bits 2-4 architecture), plus one given as
+#                  .debug_frame (control bits 0-1 1) to exercise that reader too.
 #
 # Environment: LLC (default llc-14), OBJCOPY (default llvm-objcopy-14, else objcopy), LD
 # (default ld; the linked seeds are skipped without it).
@@ -21,7 +25,7 @@ ld=${LD:-ld}
 [ -n "$objcopy" ] || { echo "make-corpus.sh: no objcopy found" >&2; exit 1; }
 command -v "$llc" >/dev/null || { echo "make-corpus.sh: $llc not found" >&2; exit 1; }
 
-mkdir -p "$out/elf" "$out/parse" "$out/obj"
+mkdir -p "$out/elf" "$out/parse" "$out/cfi" "$out/obj"
 work="$out/obj"
 
 # Control bytes: (arch << 2) | order, order 0 auto, 1 little, 2 big; arch as jitmap_arch.
@@ -40,6 +44,11 @@ compile() {
     "$objcopy" -O binary --only-section=.llvm_stackmaps "$o" "$work/${name}_${triple%%-*}.bin"
     { ctl $(((arch << 2) | order)); cat "$work/${name}_${triple%%-*}.bin"; } \
       >"$out/parse/${name}_${triple%%-*}"
+    "$objcopy" -O binary --only-section=.eh_frame "$o" "$work/${name}_${triple%%-*}.eh"
+    if [ -s "$work/${name}_${triple%%-*}.eh" ]; then
+      { ctl $((arch << 2)); cat "$work/${name}_${triple%%-*}.eh"; } \
+        >"$out/cfi/${name}_${triple%%-*}"
+    fi
   done
 }
 
@@ -82,5 +91,9 @@ if command -v "$ld" >/dev/null; then
     "$work/statepoints_x86_64.o" -o "$out/elf/exe_x86_64" 2>/dev/null ||
     echo "make-corpus.sh: skipped the linked executable seed" >&2
 fi
+# The same CIE/FDE bytes read as .debug_frame (CIE id 0 there is an FDE: most are rejected,
+# which is the point).
+{ ctl $(((X86_64 << 2) | 1)); cat "$work/stackmaps_x86_64.eh"; } >"$out/cfi/as_debug_frame_x86_64"
 rm -rf "$work"
-echo "make-corpus.sh: $(ls "$out/parse" | wc -l) parse seeds, $(ls "$out/elf" | wc -l) ELF seeds in $out"
+echo "make-corpus.sh: $(ls "$out/parse" | wc -l) parse seeds, $(ls "$out/elf" | wc -l) ELF seeds," \
+  "$(ls "$out/cfi" | wc -l) CFI seeds in $out"

@@ -56,5 +56,6 @@ run_target() { # NAME SEED-SUBDIR
 
 run_target fuzz_parse parse
 run_target fuzz_elf elf
+run_target fuzz_cfi cfi
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]

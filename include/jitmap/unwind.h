@@ -1,0 +1,154 @@
+/* unwind.h: one-frame unwinding of JIT code, against an injected target.
+ *
+ * Given the registers of a frame in JIT code, compute its caller's registers and the frame's
+ * canonical frame address (CFA), by the first of these that applies at the frame's PC:
+ *   1. CFI: the code object's .eh_frame or .debug_frame, read with libdwarf;
+ *   2. the stackmap: at a record's PC the function's frame size is known (when it is not
+ *      dynamic), which gives the CFA and the return address slot;
+ *   3. the frame-pointer chain, when the caller's frame pointer and return address sit where
+ *      the architecture's frame record puts them and pass sanity checks.
+ * The same code serves the GDB reader plugin, the Python front ends and the unit tests: target
+ * memory is reached only through a callback.
+ *
+ * Registers are named by DWARF number (LLVM's numbering, as in jitmap_target). The PC is kept
+ * apart from the numbered registers because not every architecture gives it a DWARF number.
+ */
+#ifndef JITMAP_UNWIND_H
+#define JITMAP_UNWIND_H
+
+#include <jitmap/jitmap.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* DWARF register numbers below this fit in a jitmap_frame_regs (x86-64 uses 0-16, AArch64
+ * 0-31, RISC-V 0-31, s390x 0-15 for the GPRs, PPC64 0-31 plus LR 65). */
+#define JITMAP_UNWIND_MAX_REGS 128
+
+typedef struct jitmap_frame_regs {
+	uint64_t pc;
+	uint64_t reg[JITMAP_UNWIND_MAX_REGS];
+	uint64_t known[JITMAP_UNWIND_MAX_REGS / 64]; /* bit n of the set: reg[n] holds a value */
+} jitmap_frame_regs;
+
+static inline bool jitmap_frame_reg_known(const jitmap_frame_regs *r, unsigned n)
+{
+	return n < JITMAP_UNWIND_MAX_REGS && ((r->known[n / 64] >> (n % 64)) & 1);
+}
+
+static inline void jitmap_frame_reg_set(jitmap_frame_regs *r, unsigned n, uint64_t v)
+{
+	if (n < JITMAP_UNWIND_MAX_REGS) {
+		r->reg[n] = v;
+		r->known[n / 64] |= UINT64_C(1) << (n % 64);
+	}
+}
+
+/* Target memory. Returns 0, or a negative errno when the bytes cannot be read. */
+typedef struct jitmap_unwind_target {
+	void *ctx;
+	int (*read_mem)(void *ctx, uint64_t addr, void *buf, size_t len);
+} jitmap_unwind_target;
+
+/* -- CFI of one code object -- */
+
+typedef struct jitmap_cfi jitmap_cfi;
+
+/* Read the call frame information of one code object. `eh_frame` (`eh_len` bytes) is the
+ * .eh_frame section as it sits in memory at `eh_addr` (relocated: read it from the target,
+ * not from an unrelocated object copy); `debug_frame` (`df_len` bytes) is .debug_frame, whose
+ * addresses are absolute. Either may be NULL. The bytes are copied. An .eh_frame ends at its
+ * zero terminator; the byte order is the one in which the first entry's length fits (big
+ * endian on s390x when both do, little endian elsewhere).
+ * The framing of both sections is checked before libdwarf reads them (lengths, CIE pointers,
+ * CIE versions and augmentations, pointer encodings: absolute or pc-relative only), and each
+ * is capped at 64 MiB.
+ * Returns NULL with errno set and `*err` filled: EINVAL when the sections are malformed,
+ * ENOENT when neither holds an FDE, ENOTSUP for an unsupported architecture, ENOMEM. The
+ * object may be used from several threads at once (an internal lock serialises libdwarf). */
+JITMAP_API jitmap_cfi *jitmap_cfi_new(jitmap_arch arch, const void *eh_frame, size_t eh_len,
+				      uint64_t eh_addr, const void *debug_frame, size_t df_len,
+				      jitmap_error *err);
+JITMAP_API void jitmap_cfi_free(jitmap_cfi *cfi);
+/* Whether an FDE covers `pc`; when it does and `lo`/`hi` are not NULL, its range [lo, hi).
+ * O(log n) over a table built at jitmap_cfi_new, without libdwarf: cheap enough to reject
+ * foreign PCs. NULL `cfi` covers nothing. */
+JITMAP_API bool jitmap_cfi_covers(const jitmap_cfi *cfi, uint64_t pc, uint64_t *lo,
+				  uint64_t *hi);
+
+/* -- One step -- */
+
+typedef enum jitmap_unwind_method {
+	JITMAP_UNWIND_NONE = 0,
+	JITMAP_UNWIND_CFI,
+	JITMAP_UNWIND_STACKMAP,
+	JITMAP_UNWIND_FRAME_POINTER,
+} jitmap_unwind_method;
+
+/* Bit of a method in jitmap_unwind_code.methods. */
+#define JITMAP_UNWIND_MASK(m) (1u << (m))
+
+/* "cfi", "stackmap", "frame-pointer", "none". */
+JITMAP_API const char *jitmap_unwind_method_name(jitmap_unwind_method m);
+
+/* What is known about the code a frame's PC is in. Any pointer may be NULL; zero-initialise
+ * and fill what is known. */
+typedef struct jitmap_unwind_code {
+	jitmap_arch arch;
+	const jitmap_cfi *cfi;         /* the object's CFI */
+	const jitmap_stackmap *sm;     /* its stackmap, with relocated function addresses */
+	uint64_t func_lo, func_hi;     /* the function's range [lo, hi), 0/0 if unknown */
+	bool is_innermost;             /* frame 0: the PC is exact, not a return address */
+	uint32_t methods;              /* JITMAP_UNWIND_MASK bits of the methods that may be
+	                                  tried (still in the usual order); 0: all of them */
+	jitmap_byte_order order;       /* of target memory; AUTO: the CFI's, else big endian on
+	                                  s390x and little endian elsewhere */
+} jitmap_unwind_code;
+
+typedef struct jitmap_unwind_result {
+	jitmap_frame_regs caller;      /* the caller's registers: PC, SP, and what was restored */
+	uint64_t cfa;                  /* this frame's CFA (the caller's SP before the call) */
+	jitmap_unwind_method method;
+} jitmap_unwind_result;
+
+/* Unwind one frame. `regs` must hold the frame's PC and stack pointer; the other registers
+ * are used when known. Callee-saved registers that the method does not restore are carried
+ * over unchanged only when the method proves they were not touched (CFI "same value" or no
+ * rule for a callee-saved register); caller-saved registers are never known in the caller.
+ * The methods, in order (docs/unwinding.md has the details):
+ *   CFI            the row at the PC (PC - 1 for outer frames, whose PC is a return address);
+ *   stackmap       only at a record's exact PC, x86-64, when the function's stack size is
+ *                  known: CFA = SP + stack size + 8, return address at CFA - 8. When the
+ *                  function's code begins with push %rbp; mov %rsp,%rbp, rbp must equal
+ *                  CFA - 16 and is restored from there; otherwise the instruction at the PC
+ *                  must not move rsp (add/lea/pop: stack arguments of the call just made
+ *                  may still be pushed) and rbp stays unknown;
+ *   frame pointer  x86-64: caller's rbp = [rbp], return address = [rbp + 8], CFA = rbp + 16,
+ *                  with sanity checks, and never inside a known function that does not set up
+ *                  rbp; in frame 0, at the function's first two instructions or at a ret.
+ * A method that does not apply, or whose answer fails a check, passes to the next.
+ * Returns 0 with `out` filled; -ENOENT when no method applies at this PC (also at the
+ * outermost frame, where CFI leaves the return address undefined), -EFAULT when no method
+ * succeeded and one of them could not read memory it needed, -ENOTSUP for an unsupported
+ * architecture, -EINVAL for NULL arguments. On failure `why` (`why_len` bytes, when not NULL)
+ * holds each method's reason, "cfi: ...; stackmap: ...; frame-pointer: ...". Never returns a
+ * caller whose SP is not strictly above this frame's SP. */
+JITMAP_API int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
+				  const jitmap_unwind_target *target, jitmap_unwind_result *out,
+				  char *why, size_t why_len);
+
+/* The DWARF numbers of the architecture's stack pointer, frame pointer and return address
+ * column (x86-64 7, 6, 16; AArch64 31, 29, 30; PPC64 1, 31, 65; s390x 15, 11, 14; RISC-V 2,
+ * 8, 1), and whether a DWARF register is callee-saved in the standard calling convention
+ * (the stack pointer counts: see jitmap_reg_is_callee_saved). jitmap_unwind_arch_regs returns
+ * 0, or -ENOTSUP for an unsupported architecture; any out pointer may be NULL. */
+JITMAP_API int jitmap_unwind_arch_regs(jitmap_arch arch, unsigned *sp, unsigned *fp,
+				       unsigned *ra);
+JITMAP_API bool jitmap_unwind_callee_saved(jitmap_arch arch, unsigned dwarf_reg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JITMAP_UNWIND_H */

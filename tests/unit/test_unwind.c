@@ -1,0 +1,1770 @@
+/* test_unwind.c: the unwinder (include/jitmap/unwind.h).
+ *
+ * Three kinds of tests:
+ *   - hand-built .eh_frame sections and stack memory, one rule at a time (CFA rules, register
+ *     rules, the outermost frame, the guarantee that SP grows), and the frame-pointer and
+ *     stackmap methods with each of their checks;
+ *   - hostile CFI: a table of malformed sections, every truncation and many byte mutations of
+ *     a real .eh_frame: each must give a reason or a working object, never a crash;
+ *   - live code: unwind_fixture.ll, compiled by llc-14 and linked into this executable, runs
+ *     with a breakpoint (int3) on every stackmap record and on prologue and epilogue
+ *     instructions. At each stop the registers and the stack are saved; afterwards every
+ *     method is checked against the machine's truth (the return address and the registers at
+ *     the entry of uw_entry) and against the others. This is where the stackmap frame-size
+ *     rule is verified: at every record, CFA(stackmap) must equal CFA(CFI), or the method
+ *     must decline.
+ */
+#define _GNU_SOURCE
+#include "unit.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "jitmap/unwind.h"
+
+#define X86 JITMAP_ARCH_X86_64
+#define ONLY(m) JITMAP_UNWIND_MASK(JITMAP_UNWIND_##m)
+#define RSP 7
+#define RBP 6
+#define RBX 3
+
+/* -- Fake target memory -- */
+
+struct region {
+	uint64_t addr;
+	size_t len;
+	uint8_t bytes[1024];
+};
+
+struct fake_mem {
+	struct region r[3];
+	unsigned n;
+	unsigned reads;
+};
+
+static struct region *fake_region(struct fake_mem *m, uint64_t addr, size_t len)
+{
+	assert_true(m->n < ARRAY_LEN(m->r) && len <= sizeof(m->r[0].bytes));
+	struct region *r = &m->r[m->n++];
+	r->addr = addr;
+	r->len = len;
+	memset(r->bytes, 0, sizeof(r->bytes));
+	return r;
+}
+
+static void fake_put(struct fake_mem *m, uint64_t addr, const void *p, size_t len)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		struct region *r = &m->r[i];
+		if (addr >= r->addr && addr - r->addr + len <= r->len) {
+			memcpy(r->bytes + (addr - r->addr), p, len);
+			return;
+		}
+	}
+	fail_msg("fake_put outside the regions: 0x%" PRIx64, addr);
+}
+
+static void fake_put64(struct fake_mem *m, uint64_t addr, uint64_t v)
+{
+	uint8_t b[8];
+	sm_put(b, v, 8, JITMAP_ORDER_LITTLE);
+	fake_put(m, addr, b, 8);
+}
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct fake_mem *m = ctx;
+	m->reads++;
+	for (unsigned i = 0; i < m->n; i++) {
+		const struct region *r = &m->r[i];
+		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
+			memcpy(buf, r->bytes + (addr - r->addr), len);
+			return 0;
+		}
+	}
+	return -EFAULT;
+}
+
+/* -- Hand-built .eh_frame (LSB 5.0 §10.6) -- */
+
+struct eh {
+	uint8_t b[2048];
+	size_t n;
+	uint64_t addr; /* where the section sits */
+};
+
+static void eh_put(struct eh *e, uint64_t v, size_t size)
+{
+	assert_true(e->n + size <= sizeof(e->b));
+	sm_put(e->b + e->n, v, size, JITMAP_ORDER_LITTLE);
+	e->n += size;
+}
+
+static void eh_bytes(struct eh *e, const void *p, size_t len)
+{
+	assert_true(e->n + len <= sizeof(e->b));
+	if (len)
+		memcpy(e->b + e->n, p, len);
+	e->n += len;
+}
+
+/* Pad the entry started at `start` to 8 bytes with DW_CFA_nop and write its length. */
+static void eh_close(struct eh *e, size_t start)
+{
+	while ((e->n - start) % 8)
+		eh_put(e, 0, 1);
+	sm_put(e->b + start, e->n - start - 4, 4, JITMAP_ORDER_LITTLE);
+}
+
+/* The CIE LLVM writes for x86-64: "zR", pc-relative sdata4 FDE addresses, code alignment 1,
+ * data alignment -8, return address column 16; CFA = rsp + 8, rip at CFA - 8. */
+static const uint8_t x86_cie_insns[] = {0x0c, 7, 8, 0x90, 1};
+
+static size_t eh_cie_aug(struct eh *e, const char *aug, const uint8_t *augdata, size_t augdata_len,
+			 const uint8_t *insns, size_t len)
+{
+	const size_t start = e->n;
+	eh_put(e, 0, 4);
+	eh_put(e, 0, 4); /* CIE id */
+	eh_put(e, 1, 1); /* version */
+	eh_bytes(e, aug, strlen(aug) + 1);
+	eh_put(e, 1, 1);    /* code alignment 1 */
+	eh_put(e, 0x78, 1); /* data alignment -8 */
+	eh_put(e, 16, 1);   /* return address column */
+	if (aug[0] == 'z') {
+		eh_put(e, augdata_len, 1);
+		eh_bytes(e, augdata, augdata_len);
+	}
+	eh_bytes(e, insns, len);
+	eh_close(e, start);
+	return start;
+}
+
+static size_t eh_cie(struct eh *e, const uint8_t *insns, size_t len)
+{
+	const uint8_t pcrel_sdata4 = 0x1b;
+	return eh_cie_aug(e, "zR", &pcrel_sdata4, 1, insns, len);
+}
+
+static size_t eh_fde(struct eh *e, size_t cie, uint64_t lo, uint32_t range,
+		     const uint8_t *insns, size_t len)
+{
+	const size_t start = e->n;
+	eh_put(e, 0, 4);
+	eh_put(e, e->n - cie, 4); /* CIE pointer: back from this field */
+	eh_put(e, (uint32_t)(lo - (e->addr + e->n)), 4);
+	eh_put(e, range, 4);
+	eh_put(e, 0, 1); /* augmentation data length */
+	eh_bytes(e, insns, len);
+	eh_close(e, start);
+	return start;
+}
+
+static void eh_end(struct eh *e)
+{
+	eh_put(e, 0, 4);
+}
+
+static jitmap_cfi *cfi_ok(const struct eh *e)
+{
+	jitmap_error err;
+	jitmap_cfi *cfi = jitmap_cfi_new(X86, e->b, e->n, e->addr, NULL, 0, &err);
+	if (!cfi)
+		fail_msg("jitmap_cfi_new failed at %" PRIu64 ": %s", err.offset, err.reason);
+	return cfi;
+}
+
+/* The usual frame: push %rbp; mov %rsp,%rbp; push %rbx at [0x1000, 0x1100):
+ * 0x1001 CFA = rsp + 16, rbp at CFA - 16; 0x1004 CFA = rbp + 16; 0x1008 rbx at CFA - 24. */
+static const uint8_t fp_frame_insns[] = {
+	0x41, 0x0e, 0x10, 0x86, 0x02, /* advance 1; def_cfa_offset 16; offset rbp, 2 */
+	0x43, 0x0d, 0x06,             /* advance 3; def_cfa_register rbp */
+	0x44, 0x83, 0x03,             /* advance 4; offset rbx, 3 */
+};
+
+static void regs_set(jitmap_frame_regs *r, unsigned n, uint64_t v)
+{
+	jitmap_frame_reg_set(r, n, v);
+}
+
+static jitmap_frame_regs regs_with(uint64_t pc, uint64_t sp, uint64_t fp)
+{
+	jitmap_frame_regs r;
+	memset(&r, 0, sizeof(r));
+	r.pc = pc;
+	regs_set(&r, RSP, sp);
+	regs_set(&r, RBP, fp);
+	return r;
+}
+
+static void expect_unknown(const jitmap_frame_regs *r, unsigned n)
+{
+	if (jitmap_frame_reg_known(r, n))
+		fail_msg("register %u should be unknown in the caller, holds 0x%" PRIx64, n,
+			 r->reg[n]);
+}
+
+static void expect_reg(const jitmap_frame_regs *r, unsigned n, uint64_t v)
+{
+	if (!jitmap_frame_reg_known(r, n))
+		fail_msg("register %u should be known in the caller", n);
+	if (r->reg[n] != v)
+		fail_msg("register %u: 0x%" PRIx64 ", expected 0x%" PRIx64, n, r->reg[n], v);
+}
+
+static int step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
+		struct fake_mem *mem, jitmap_unwind_result *out, char *why, size_t why_len)
+{
+	const jitmap_unwind_target t = {mem, fake_read};
+	return jitmap_unwind_step(code, regs, &t, out, why, why_len);
+}
+
+/* -- CFI, rule by rule -- */
+
+static void test_cfi_fp_frame(void **state)
+{
+	(void)state;
+	struct eh e = {.addr = 0x5000};
+	const size_t cie = eh_cie(&e, x86_cie_insns, sizeof(x86_cie_insns));
+	eh_fde(&e, cie, 0x1000, 0x100, fp_frame_insns, sizeof(fp_frame_insns));
+	eh_end(&e);
+	jitmap_cfi *cfi = cfi_ok(&e);
+
+	uint64_t lo = 0, hi = 0;
+	assert_true(jitmap_cfi_covers(cfi, 0x1000, &lo, &hi));
+	assert_int_equal(lo, 0x1000);
+	assert_int_equal(hi, 0x1100);
+	assert_true(jitmap_cfi_covers(cfi, 0x10ff, NULL, NULL));
+	assert_false(jitmap_cfi_covers(cfi, 0x1100, NULL, NULL));
+	assert_false(jitmap_cfi_covers(cfi, 0xfff, NULL, NULL));
+	assert_false(jitmap_cfi_covers(NULL, 0x1000, NULL, NULL));
+
+	/* Body: rbp = 0x7100, rbx saved at 0x70f8, rbp's caller value at 0x7100. */
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7000, 0x200);
+	fake_put64(&m, 0x7100, 0xaaaa0000);
+	fake_put64(&m, 0x7108, 0x5555);
+	fake_put64(&m, 0x70f8, 0xbbbb0000);
+	jitmap_frame_regs r = regs_with(0x1010, 0x70e0, 0x7100);
+	regs_set(&r, RBX, 1);
+	regs_set(&r, 12, 0x1212); /* callee-saved, no rule: same value */
+	regs_set(&r, 0, 7);       /* rax: caller-saved */
+	regs_set(&r, 16, 0xdead); /* the RA column is not a register on x86-64 */
+	const jitmap_unwind_code code = {.arch = X86, .cfi = cfi, .is_innermost = true};
+	jitmap_unwind_result res;
+	char why[512];
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_CFI);
+	assert_string_equal(why, "");
+	assert_int_equal(res.cfa, 0x7110);
+	assert_int_equal(res.caller.pc, 0x5555);
+	expect_reg(&res.caller, RSP, 0x7110);
+	expect_reg(&res.caller, RBP, 0xaaaa0000);
+	expect_reg(&res.caller, RBX, 0xbbbb0000);
+	expect_reg(&res.caller, 12, 0x1212);
+	expect_unknown(&res.caller, 0);
+	expect_unknown(&res.caller, 13); /* callee-saved but unknown in this frame */
+	expect_unknown(&res.caller, 16);
+
+	/* Entry: CFA = rsp + 8; nothing saved yet, so rbx is the same. */
+	r = regs_with(0x1000, 0x7108, 0x7300);
+	regs_set(&r, RBX, 0x42);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x7110);
+	assert_int_equal(res.caller.pc, 0x5555);
+	expect_reg(&res.caller, RBP, 0x7300);
+	expect_reg(&res.caller, RBX, 0x42);
+
+	/* After push %rbp: CFA = rsp + 16. */
+	r = regs_with(0x1001, 0x7100, 0x7300);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x7110);
+	expect_reg(&res.caller, RBP, 0xaaaa0000);
+
+	/* An outer frame whose return address is just past the FDE: the row of PC - 1. */
+	r = regs_with(0x1100, 0x70e0, 0x7100);
+	jitmap_unwind_code outer = code;
+	outer.is_innermost = false;
+	assert_int_equal(step(&outer, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x5555);
+	/* ... but as frame 0 that PC is outside every FDE. */
+	jitmap_unwind_code cfi_only = code;
+	cfi_only.methods = ONLY(CFI);
+	assert_int_equal(step(&cfi_only, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "cfi: no FDE covers 0x1100");
+
+	/* The return address slot cannot be read. */
+	r = regs_with(0x1010, 0x70e0, 0x7300);
+	assert_int_equal(step(&cfi_only, &r, &m, &res, why, sizeof(why)), -EFAULT);
+	assert_contains(why, "cannot read the return address at 0x7308");
+
+	/* The CFA register (rbp) is not known. */
+	r = regs_with(0x1010, 0x70e0, 0);
+	r.known[0] &= ~(UINT64_C(1) << RBP);
+	assert_int_equal(step(&cfi_only, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "register 6 + 16, not known");
+
+	/* A CFA at or below SP is refused: the caller must be above. */
+	r = regs_with(0x1010, 0x7110, 0x7100);
+	assert_int_equal(step(&cfi_only, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "is not above the stack pointer");
+	jitmap_cfi_free(cfi);
+}
+
+static void test_cfi_register_rules(void **state)
+{
+	(void)state;
+	struct eh e = {.addr = 0x5000};
+	const size_t cie = eh_cie(&e, x86_cie_insns, sizeof(x86_cie_insns));
+	const uint8_t insns[] = {
+		0x0e, 0x20,       /* def_cfa_offset 32 */
+		0x07, 0x03,       /* undefined rbx */
+		0x08, 0x0c,       /* same_value r12 */
+		0x09, 0x0d, 0x0e, /* r13 is in r14 */
+		0x14, 0x0f, 0x02, /* val_offset r15: CFA - 16 */
+		0x10, 0x06, 0x01, 0x30, /* rbp: expression (DW_OP_lit0) */
+		0x84, 0x03,       /* rax at CFA - 24: a caller-saved register is still unknown */
+	};
+	eh_fde(&e, cie, 0x1000, 0x100, insns, sizeof(insns));
+	eh_end(&e);
+	jitmap_cfi *cfi = cfi_ok(&e);
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7000, 0x200);
+	fake_put64(&m, 0x7018, 0x6666);
+	fake_put64(&m, 0x7008, 0x1111);
+	jitmap_frame_regs r = regs_with(0x1000, 0x7000, 0x7300);
+	for (unsigned i = 0; i < 16; i++)
+		if (i != RSP)
+			regs_set(&r, i, 0x100 + i);
+	const jitmap_unwind_code code = {.arch = X86, .cfi = cfi, .is_innermost = true};
+	jitmap_unwind_result res;
+	char why[256];
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x7020);
+	assert_int_equal(res.caller.pc, 0x6666);
+	expect_unknown(&res.caller, RBX);
+	expect_reg(&res.caller, 12, 0x10c);
+	expect_reg(&res.caller, 13, 0x10e);
+	expect_reg(&res.caller, 14, 0x10e);
+	expect_reg(&res.caller, 15, 0x7010);
+	expect_unknown(&res.caller, RBP);
+	for (unsigned i = 0; i < 12; i++)
+		if (i != RSP && i != RBX && i != RBP)
+			expect_unknown(&res.caller, i);
+	jitmap_cfi_free(cfi);
+}
+
+static void test_cfi_outermost_and_expressions(void **state)
+{
+	(void)state;
+	struct eh e = {.addr = 0x5000};
+	const size_t cie = eh_cie(&e, x86_cie_insns, sizeof(x86_cie_insns));
+	const uint8_t undefined_ra[] = {0x07, 0x10};
+	eh_fde(&e, cie, 0x1000, 0x100, undefined_ra, sizeof(undefined_ra));
+	/* DW_CFA_def_cfa_expression: DW_OP_breg7 (rsp) 8. */
+	const uint8_t cfa_expr[] = {0x0f, 0x02, 0x77, 0x08};
+	eh_fde(&e, cie, 0x1100, 0x100, cfa_expr, sizeof(cfa_expr));
+	/* The return address as an expression. */
+	const uint8_t ra_expr[] = {0x10, 0x10, 0x01, 0x30};
+	eh_fde(&e, cie, 0x1200, 0x100, ra_expr, sizeof(ra_expr));
+	eh_end(&e);
+	jitmap_cfi *cfi = cfi_ok(&e);
+
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7000, 0x200);
+	struct region *code_bytes = fake_region(&m, 0x1000, 0x300);
+	const uint8_t prologue[] = {0x55, 0x48, 0x89, 0xe5};
+	memcpy(code_bytes->bytes + 0x100, prologue, 4);
+	fake_put64(&m, 0x7100, 0x7200);
+	fake_put64(&m, 0x7108, 0x4321);
+	const jitmap_unwind_code code = {.arch = X86, .cfi = cfi, .is_innermost = false};
+	jitmap_unwind_result res;
+	char why[512];
+
+	/* Undefined return address: the outermost frame; no other method may go on. */
+	jitmap_frame_regs r = regs_with(0x1050, 0x7000, 0x7100);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "cfi: the return address is undefined at 0x104f: the outermost frame");
+	assert_null(strstr(why, "frame-pointer"));
+
+	/* A CFA expression is declined with a reason, and the frame pointer takes over (the
+	 * FDE says where the function starts, and its code sets up rbp). */
+	r = regs_with(0x1150, 0x7000, 0x7100);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_FRAME_POINTER);
+	assert_int_equal(res.caller.pc, 0x4321);
+	assert_int_equal(res.cfa, 0x7110);
+	jitmap_unwind_code cfi_only = code;
+	cfi_only.methods = ONLY(CFI);
+	assert_int_equal(step(&cfi_only, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "cfi: the CFA at 0x114f is a DWARF expression");
+
+	r = regs_with(0x1250, 0x7000, 0x7100);
+	assert_int_equal(step(&cfi_only, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "return address at 0x124f is a DWARF expression");
+	/* The function at the FDE's start (0x1200) does not set up rbp: no frame-pointer
+	 * fallback either. */
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "frame-pointer: the function at 0x1200 does not begin with push %rbp");
+	jitmap_cfi_free(cfi);
+}
+
+/* Instructions libdwarf rejects are a reason at unwinding time (or at jitmap_cfi_new). */
+static void test_cfi_bad_instructions(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *what;
+		uint8_t insns[8];
+		size_t len;
+	} cases[] = {
+		{"reserved opcode 0x17", {0x17}, 1},
+		{"opcode 0x3f (user range)", {0x3f, 0x01}, 2},
+		{"register 300 beyond the table", {0x05, 0xac, 0x02, 0x01}, 4},
+		{"LEB128 0 spelt over two bytes", {0x0e, 0x80, 0x00}, 3},
+		{"restore_state without remember", {0x0b}, 1},
+		{"advance past the FDE", {0x04, 0xff, 0xff, 0xff, 0x7f, 0x0e, 0x10}, 7},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		struct eh e = {.addr = 0x5000};
+		const size_t cie = eh_cie(&e, x86_cie_insns, sizeof(x86_cie_insns));
+		eh_fde(&e, cie, 0x1000, 0x100, cases[i].insns, cases[i].len);
+		eh_end(&e);
+		jitmap_error err;
+		jitmap_cfi *cfi = jitmap_cfi_new(X86, e.b, e.n, e.addr, NULL, 0, &err);
+		if (!cfi) {
+			assert_true(err.reason[0] != '\0');
+			print_message("  %s: rejected at open: %s\n", cases[i].what, err.reason);
+			continue;
+		}
+		struct fake_mem m = {0};
+		fake_region(&m, 0x7000, 0x200);
+		const jitmap_frame_regs r = regs_with(0x1080, 0x7000, 0x7100);
+		const jitmap_unwind_code code = {.arch = X86, .cfi = cfi, .is_innermost = true,
+						 .methods = ONLY(CFI)};
+		jitmap_unwind_result res;
+		char why[512];
+		const int rc = step(&code, &r, &m, &res, why, sizeof(why));
+		print_message("  %s: %s\n", cases[i].what, rc ? why : "unwound");
+		if (rc) {
+			assert_true(rc == -ENOENT || rc == -EFAULT);
+			assert_contains(why, "cfi: ");
+		} else {
+			assert_true(res.cfa > 0x7000);
+		}
+		jitmap_cfi_free(cfi);
+	}
+}
+
+static void test_cfi_debug_frame_and_overlaps(void **state)
+{
+	(void)state;
+	/* .debug_frame: CIE id 0xffffffff, absolute addresses, an FDE pointing forward to its
+	 * CIE. Two FDEs overlap: [0x2000, 0x2400) and [0x2100, 0x2200). */
+	uint8_t df[256];
+	size_t n = 0;
+	const size_t fde1 = n;
+	n += 4;
+	sm_put(df + n, 56, 4, JITMAP_ORDER_LITTLE); /* CIE at offset 56 */
+	n += 4;
+	sm_put(df + n, 0x2000, 8, JITMAP_ORDER_LITTLE);
+	sm_put(df + n + 8, 0x400, 8, JITMAP_ORDER_LITTLE);
+	n += 16;
+	while ((n - fde1) % 8)
+		df[n++] = 0;
+	sm_put(df + fde1, n - fde1 - 4, 4, JITMAP_ORDER_LITTLE);
+	const size_t fde2 = n;
+	n += 4;
+	sm_put(df + n, 56, 4, JITMAP_ORDER_LITTLE);
+	n += 4;
+	sm_put(df + n, 0x2100, 8, JITMAP_ORDER_LITTLE);
+	sm_put(df + n + 8, 0x100, 8, JITMAP_ORDER_LITTLE);
+	n += 16;
+	df[n++] = 0x0e; /* def_cfa_offset 24 */
+	df[n++] = 24;
+	while ((n - fde2) % 8)
+		df[n++] = 0;
+	sm_put(df + fde2, n - fde2 - 4, 4, JITMAP_ORDER_LITTLE);
+	assert_int_equal(n, 56);
+	const size_t cie = n;
+	n += 4;
+	sm_put(df + n, 0xffffffffu, 4, JITMAP_ORDER_LITTLE);
+	n += 4;
+	const uint8_t body[] = {1, 0, 1, 0x78, 16, 0x0c, 7, 8, 0x90, 1};
+	memcpy(df + n, body, sizeof(body));
+	n += sizeof(body);
+	while ((n - cie) % 8)
+		df[n++] = 0;
+	sm_put(df + cie, n - cie - 4, 4, JITMAP_ORDER_LITTLE);
+
+	jitmap_error err;
+	jitmap_cfi *cfi = jitmap_cfi_new(X86, NULL, 0, 0, df, n, &err);
+	if (!cfi)
+		fail_msg("%s", err.reason);
+	uint64_t lo, hi;
+	assert_true(jitmap_cfi_covers(cfi, 0x2150, &lo, &hi));
+	assert_int_equal(lo, 0x2100);
+	assert_true(jitmap_cfi_covers(cfi, 0x2300, &lo, &hi));
+	assert_int_equal(lo, 0x2000);
+	assert_int_equal(hi, 0x2400);
+
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7000, 0x200);
+	fake_put64(&m, 0x7010, 0x9999);
+	fake_put64(&m, 0x7000, 0x8888);
+	const jitmap_unwind_code code = {.arch = X86, .cfi = cfi, .is_innermost = true};
+	jitmap_unwind_result res;
+	jitmap_frame_regs r = regs_with(0x2150, 0x7000, 0);
+	assert_int_equal(step(&code, &r, &m, &res, NULL, 0), 0);
+	assert_int_equal(res.cfa, 0x7018);
+	assert_int_equal(res.caller.pc, 0x9999);
+	r = regs_with(0x2300, 0x7000, 0);
+	assert_int_equal(step(&code, &r, &m, &res, NULL, 0), 0);
+	assert_int_equal(res.cfa, 0x7008);
+	assert_int_equal(res.caller.pc, 0x8888);
+	jitmap_cfi_free(cfi);
+}
+
+/* -- Hostile CFI -- */
+
+struct hostile {
+	const char *what;
+	int code; /* expected errno */
+	const char *reason;
+};
+
+static void expect_rejected(const uint8_t *b, size_t n, const struct hostile *h)
+{
+	jitmap_error err;
+	memset(&err, 0, sizeof(err));
+	errno = 0;
+	jitmap_cfi *cfi = jitmap_cfi_new(X86, b, n, 0x5000, NULL, 0, &err);
+	if (cfi) {
+		jitmap_cfi_free(cfi);
+		fail_msg("%s: accepted", h->what);
+	}
+	if (errno != h->code || err.code != -h->code)
+		fail_msg("%s: errno %d (%s), expected %d", h->what, errno, err.reason, h->code);
+	assert_contains(err.reason, h->reason);
+}
+
+static void test_cfi_hostile(void **state)
+{
+	(void)state;
+	struct eh base = {.addr = 0x5000};
+	const size_t cie = eh_cie(&base, x86_cie_insns, sizeof(x86_cie_insns));
+	const size_t fde = eh_fde(&base, cie, 0x1000, 0x100, fp_frame_insns,
+				  sizeof(fp_frame_insns));
+	const size_t fde2 = eh_fde(&base, cie, 0x1100, 0x100, NULL, 0);
+	eh_end(&base);
+	jitmap_cfi_free(cfi_ok(&base));
+	struct eh e;
+	struct hostile h;
+
+#define MUTATE(text, errcode, why, ...)                                                     \
+	do {                                                                                \
+		e = base;                                                                   \
+		__VA_ARGS__;                                                                \
+		h = (struct hostile){text, errcode, why};                                   \
+		expect_rejected(e.b, e.n, &h);                                              \
+	} while (0)
+
+	MUTATE("huge length", EINVAL, "claims 4026531824 bytes",
+	       sm_put(e.b + fde, 0xeffffff0u, 4, JITMAP_ORDER_LITTLE));
+	MUTATE("reserved length", EINVAL, "reserved length value 0xfffffff5",
+	       sm_put(e.b + fde, 0xfffffff5u, 4, JITMAP_ORDER_LITTLE));
+	MUTATE("64-bit length of 2^62", EINVAL, "claims",
+	       sm_put(e.b + fde, 0xffffffffu, 4, JITMAP_ORDER_LITTLE);
+	       sm_put(e.b + fde + 4, UINT64_C(1) << 62, 8, JITMAP_ORDER_LITTLE));
+	MUTATE("entry shorter than its ID", EINVAL, "has no ID",
+	       sm_put(e.b + fde, 2, 4, JITMAP_ORDER_LITTLE));
+	MUTATE("FDE pointing to an FDE", EINVAL, "no CIE starts",
+	       sm_put(e.b + fde2 + 4, fde2 + 4 - fde, 4, JITMAP_ORDER_LITTLE));
+	MUTATE("FDE pointing to itself", EINVAL, "no CIE starts",
+	       sm_put(e.b + fde + 4, 4, 4, JITMAP_ORDER_LITTLE));
+	MUTATE("CIE pointer before the section", EINVAL, "points before the section",
+	       sm_put(e.b + fde + 4, 0x10000, 4, JITMAP_ORDER_LITTLE));
+	MUTATE("CIE pointer into the middle of the CIE", EINVAL, "no CIE starts",
+	       sm_put(e.b + fde + 4, fde + 4 - 8, 4, JITMAP_ORDER_LITTLE));
+	MUTATE("CIE version 2", EINVAL, "CIE version 2", e.b[cie + 8] = 2);
+	MUTATE("CIE version 4 in .eh_frame", EINVAL, "CIE version 4", e.b[cie + 8] = 4);
+	MUTATE("unknown augmentation", EINVAL, "augmentation \"zX\"", e.b[cie + 10] = 'X');
+	MUTATE("augmentation without z", EINVAL, "augmentation \"eR\"", e.b[cie + 9] = 'e');
+	MUTATE("unterminated augmentation", EINVAL, "not terminated",
+	       memset(e.b + cie + 9, 'R', 20));
+	MUTATE("data-relative FDE addresses", EINVAL, "FDE pointer encoding 0x3b",
+	       e.b[cie + 16] = 0x3b);
+	MUTATE("indirect FDE addresses", EINVAL, "FDE pointer encoding 0x9b",
+	       e.b[cie + 16] = 0x9b);
+	MUTATE("LEB128 FDE addresses", EINVAL, "FDE pointer encoding 0x01", e.b[cie + 16] = 0x01);
+	MUTATE("augmentation data overrun", EINVAL, "augmentation data overruns",
+	       e.b[cie + 15] = 0x7f);
+	MUTATE("return address column 200", EINVAL, "return address column 200",
+	       e.b[cie + 14] = 200);
+	MUTATE("FDE too short for its range", EINVAL, "too short",
+	       sm_put(e.b + fde2, 8, 4, JITMAP_ORDER_LITTLE);
+	       memset(e.b + fde2 + 12, 0, 4));
+	MUTATE("FDE augmentation data overrun", EINVAL, "FDE augmentation data overruns",
+	       e.b[fde2 + 16] = 0x40);
+	MUTATE("stray bytes at the end", EINVAL, "stray bytes",
+	       e.n -= 4; e.b[e.n++] = 1; e.b[e.n++] = 2);
+	MUTATE("truncated 64-bit length", EINVAL, "truncated 64-bit length",
+	       e.n -= 4; sm_put(e.b + e.n, 0xffffffffu, 4, JITMAP_ORDER_LITTLE); e.n += 4;
+	       e.b[e.n++] = 0);
+	MUTATE("CIE only", ENOENT, "no FDE", e.n = fde; eh_end(&e));
+	MUTATE("every FDE wraps around", ENOENT, "no FDE covers any code",
+	       sm_put(e.b + fde + 8, (uint32_t)(0xfffffffffffff000 - (0x5000 + fde + 8)), 4,
+		      JITMAP_ORDER_LITTLE);
+	       sm_put(e.b + fde + 12, 0x2000, 4, JITMAP_ORDER_LITTLE);
+	       e.n = fde2; eh_end(&e));
+	MUTATE("terminator only", ENOENT, "no FDE", e.n = 0; eh_end(&e));
+#undef MUTATE
+
+	/* Bytes after the terminator are not read; so a section may end anywhere past it. */
+	e = base;
+	memset(e.b + e.n, 0xee, 64);
+	e.n += 64;
+	jitmap_cfi_free(cfi_ok(&e));
+
+	/* Sizes, NULLs and architectures. */
+	jitmap_error err;
+	errno = 0;
+	assert_null(jitmap_cfi_new(X86, base.b, (size_t)(UINT64_C(64) << 20) + 1, 0, NULL, 0, &err));
+	assert_int_equal(errno, EINVAL);
+	assert_contains(err.reason, "larger than 64 MiB");
+	assert_null(jitmap_cfi_new(X86, NULL, 100, 0, NULL, 0, &err));
+	assert_int_equal(errno, ENOENT);
+	assert_null(jitmap_cfi_new(X86, base.b, 0, 0, base.b, 0, &err));
+	assert_int_equal(errno, ENOENT);
+	assert_null(jitmap_cfi_new(JITMAP_ARCH_UNKNOWN, base.b, base.n, 0, NULL, 0, &err));
+	assert_int_equal(errno, ENOTSUP);
+	assert_null(jitmap_cfi_new(X86, base.b, 3, 0, NULL, 0, NULL)); /* no error record */
+	assert_int_equal(errno, EINVAL);
+	jitmap_cfi_free(NULL);
+
+	/* .debug_frame: two FDEs that point at each other (a CIE pointer loop), version 4
+	 * with a 4-byte address size. */
+	uint8_t df[48] = {0};
+	sm_put(df, 20, 4, JITMAP_ORDER_LITTLE);
+	sm_put(df + 4, 24, 4, JITMAP_ORDER_LITTLE); /* -> the second FDE */
+	sm_put(df + 24, 20, 4, JITMAP_ORDER_LITTLE);
+	sm_put(df + 28, 0, 4, JITMAP_ORDER_LITTLE); /* -> the first FDE */
+	assert_null(jitmap_cfi_new(X86, NULL, 0, 0, df, sizeof(df), &err));
+	assert_int_equal(errno, EINVAL);
+	assert_contains(err.reason, ".debug_frame: FDE's CIE pointer leads to offset 24");
+	uint8_t df4[24] = {0};
+	sm_put(df4, 20, 4, JITMAP_ORDER_LITTLE);
+	sm_put(df4 + 4, 0xffffffffu, 4, JITMAP_ORDER_LITTLE);
+	df4[8] = 4;  /* version */
+	df4[10] = 4; /* address size */
+	assert_null(jitmap_cfi_new(X86, NULL, 0, 0, df4, sizeof(df4), &err));
+	assert_contains(err.reason, "CIE address size 4, segment size 0");
+}
+
+/* Every prefix and many single-byte changes of a section: a reason or a working object,
+ * never a crash (ASan and UBSan watch this in the sanitizer build). */
+static void torture(const uint8_t *sec, size_t len, uint64_t addr, uint64_t pc_lo, uint64_t pc_hi)
+{
+	uint8_t *b = malloc(len ? len : 1);
+	assert_non_null(b);
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7000, 0x400);
+	size_t opened = 0, rejected = 0, steps_ok = 0;
+	for (size_t cut = 0; cut <= len; cut++) {
+		/* An exact-size copy, so that a read past the end is caught. */
+		uint8_t *p = malloc(cut ? cut : 1);
+		assert_non_null(p);
+		memcpy(p, sec, cut);
+		jitmap_error err;
+		jitmap_cfi *cfi = jitmap_cfi_new(X86, p, cut, addr, NULL, 0, &err);
+		free(p);
+		if (!cfi) {
+			assert_true(err.reason[0] != '\0');
+			rejected++;
+			continue;
+		}
+		opened++;
+		jitmap_cfi_free(cfi);
+	}
+	static const uint8_t values[] = {0x00, 0xff, 0x80, 0x7f, 0x01, 0x10};
+	for (size_t i = 0; i < len; i++) {
+		for (size_t v = 0; v < ARRAY_LEN(values); v++) {
+			memcpy(b, sec, len);
+			b[i] ^= values[v] ? values[v] : b[i];
+			jitmap_error err;
+			jitmap_cfi *cfi = jitmap_cfi_new(X86, b, len, addr, NULL, 0, &err);
+			if (!cfi) {
+				assert_true(err.reason[0] != '\0');
+				rejected++;
+				continue;
+			}
+			opened++;
+			const uint64_t stride = (pc_hi - pc_lo) / 16 > 7 ? (pc_hi - pc_lo) / 16 : 7;
+			for (uint64_t pc = pc_lo; pc < pc_hi; pc += stride) {
+				jitmap_frame_regs r = regs_with(pc, 0x7100, 0x7180);
+				const jitmap_unwind_code code = {.arch = X86, .cfi = cfi,
+								 .is_innermost = pc % 2,
+								 .methods = ONLY(CFI)};
+				jitmap_unwind_result res;
+				char why[128];
+				const int rc = step(&code, &r, &m, &res, why, sizeof(why));
+				assert_true(rc == 0 || rc == -ENOENT || rc == -EFAULT);
+				if (rc == 0) {
+					assert_true(res.cfa > 0x7100);
+					steps_ok++;
+				} else {
+					assert_true(why[0] != '\0');
+				}
+			}
+			jitmap_cfi_free(cfi);
+		}
+	}
+	free(b);
+	print_message("  %zu bytes: %zu opened, %zu rejected, %zu steps unwound\n", len, opened,
+		      rejected, steps_ok);
+	assert_true(opened > 0 && rejected > 0);
+}
+
+static void test_cfi_torture_synthetic(void **state)
+{
+	(void)state;
+	struct eh e = {.addr = 0x5000};
+	const size_t cie = eh_cie(&e, x86_cie_insns, sizeof(x86_cie_insns));
+	eh_fde(&e, cie, 0x1000, 0x100, fp_frame_insns, sizeof(fp_frame_insns));
+	const uint8_t more[] = {0x0a, 0x41, 0x0e, 0x10, 0x0b, 0x0e, 0x18, 0x2e, 0x08};
+	eh_fde(&e, cie, 0x1100, 0x80, more, sizeof(more));
+	const uint8_t pers[] = {0x9b, 0, 0, 0, 0, 0x1b, 0x1b}; /* P (indirect), L, R */
+	const size_t cie2 = eh_cie_aug(&e, "zPLR", pers, sizeof(pers), x86_cie_insns,
+				       sizeof(x86_cie_insns));
+	eh_fde(&e, cie2, 0x1200, 0x40, fp_frame_insns, sizeof(fp_frame_insns));
+	eh_end(&e);
+	jitmap_cfi_free(cfi_ok(&e));
+	torture(e.b, e.n, e.addr, 0x1000, 0x1240);
+}
+
+/* -- The frame-pointer chain -- */
+
+static void test_frame_pointer(void **state)
+{
+	(void)state;
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7000, 0x200);
+	struct region *code_bytes = fake_region(&m, 0x1000, 0x100);
+	fake_put64(&m, 0x7100, 0x7180);
+	fake_put64(&m, 0x7108, 0x4444);
+	jitmap_unwind_result res;
+	char why[512];
+	jitmap_unwind_code code = {.arch = X86};
+
+	/* Outer frame, function unknown: the chain with its sanity checks. */
+	jitmap_frame_regs r = regs_with(0x1050, 0x7000, 0x7100);
+	regs_set(&r, RBX, 3);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_FRAME_POINTER);
+	assert_int_equal(res.cfa, 0x7110);
+	assert_int_equal(res.caller.pc, 0x4444);
+	expect_reg(&res.caller, RSP, 0x7110);
+	expect_reg(&res.caller, RBP, 0x7180);
+	expect_unknown(&res.caller, RBX); /* callee-saved, but where it was saved is not known */
+
+	static const struct {
+		const char *what;
+		uint64_t sp, fp;
+		int rc;
+		const char *why;
+	} bad[] = {
+		{"rbp below rsp", 0x7108, 0x7100, -ENOENT, "not a frame pointer"},
+		{"rbp misaligned", 0x7000, 0x7104, -ENOENT, "not a frame pointer"},
+		{"rbp too far", 0x6000, 0x7100 + (UINT64_C(16) << 20), -ENOENT, "not a frame pointer"},
+		{"rbp at the top", 0x7000, UINT64_MAX - 7, -ENOENT, "not a frame pointer"},
+		{"record unreadable", 0x7000, 0x7200, -EFAULT, "cannot read the frame record"},
+		{"return address 0", 0x7000, 0x7040, -ENOENT, "the end of the chain"},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+		r = regs_with(0x1050, bad[i].sp, bad[i].fp);
+		const int rc = step(&code, &r, &m, &res, why, sizeof(why));
+		if (rc != bad[i].rc)
+			fail_msg("%s: %d (%s)", bad[i].what, rc, why);
+		assert_contains(why, bad[i].why);
+		assert_contains(why, "cfi: no CFI for this code; stackmap: no stackmap for this code");
+	}
+	r = regs_with(0x1050, 0x7000, 0);
+	r.known[0] &= ~(UINT64_C(1) << RBP);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "rbp is not known");
+
+	/* A known function that does not set up rbp: declined (rbp would be its caller's). */
+	const uint8_t frameless[] = {0x53, 0x48, 0x83, 0xec, 0x10};
+	memcpy(code_bytes->bytes, frameless, sizeof(frameless));
+	code.func_lo = 0x1000;
+	code.func_hi = 0x1080;
+	r = regs_with(0x1050, 0x7000, 0x7100);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "the function at 0x1000 does not begin with push %rbp");
+	/* A return address at the very end of the function is still in it (PC - 1). */
+	r.pc = 0x1080;
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "the function at 0x1000 does not begin");
+
+	/* A known function with the prologue (after endbr64), frame 0 in its body. */
+	const uint8_t fp_code[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x53};
+	memcpy(code_bytes->bytes, fp_code, sizeof(fp_code));
+	code.is_innermost = true;
+	r = regs_with(0x1050, 0x7000, 0x7100);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x4444);
+
+	/* Frame 0 at the entry, and at the push after the endbr64: RA at rsp, every
+	 * callee-saved register unchanged. */
+	fake_put64(&m, 0x7010, 0x3333);
+	fake_put64(&m, 0x7018, 0x2222);
+	for (uint64_t pc = 0x1000; pc <= 0x1004; pc += 4) {
+		r = regs_with(pc, 0x7010, 0x9990);
+		regs_set(&r, RBX, 0x77);
+		regs_set(&r, 0, 0x1);
+		assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+		assert_int_equal(res.caller.pc, 0x3333);
+		assert_int_equal(res.cfa, 0x7018);
+		expect_reg(&res.caller, RBP, 0x9990);
+		expect_reg(&res.caller, RBX, 0x77);
+		expect_unknown(&res.caller, 0);
+	}
+	/* Between push %rbp and mov %rsp,%rbp: the caller's rbp is at rsp, the RA above. */
+	r = regs_with(0x1005, 0x7010, 0x9990);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x2222);
+	assert_int_equal(res.cfa, 0x7020);
+	expect_reg(&res.caller, RBP, 0x3333);
+
+	/* Frame 0 at a ret: RA at rsp, everything restored already. */
+	code_bytes->bytes[0x60] = 0xc3;
+	r = regs_with(0x1060, 0x7010, 0x5550);
+	regs_set(&r, 15, 0xf);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x3333);
+	expect_reg(&res.caller, RBP, 0x5550);
+	expect_reg(&res.caller, 15, 0xf);
+	code_bytes->bytes[0x60] = 0xf3;
+	code_bytes->bytes[0x61] = 0xc3;
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x3333);
+
+	/* Frame 0 at a push %rbp of a function whose start is unknown: declined. */
+	code.func_lo = code.func_hi = 0;
+	code_bytes->bytes[0x70] = 0x55;
+	r = regs_with(0x1070, 0x7010, 0x7100);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "prologue of a function whose start is unknown");
+
+	/* Other architectures: not implemented, said so. */
+	code.arch = JITMAP_ARCH_AARCH64;
+	r = regs_with(0x1050, 0, 0);
+	memset(r.known, 0, sizeof(r.known));
+	regs_set(&r, 31, 0x7000);
+	regs_set(&r, 29, 0x7100);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "frame-pointer: implemented for x86-64 only");
+}
+
+/* -- The stackmap's frame size -- */
+
+static jitmap_stackmap *one_function_stackmap(uint64_t stack_size, jitmap_arch arch)
+{
+	sm_builder b;
+	smb_init(&b, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&b, 0x2000, stack_size);
+	smb_record(&b, 7, 0x10);
+	smb_loc(&b, REG, 8, 3, 0);
+	smb_record(&b, 8, 0x30);
+	sm_bytes s = smb_emit(&b);
+	jitmap_stackmap *sm = parse_bytes_ok(&s, JITMAP_ORDER_LITTLE, arch);
+	sm_bytes_free(&s);
+	return sm;
+}
+
+static void test_stackmap_rule(void **state)
+{
+	(void)state;
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7000, 0x200);
+	struct region *code_bytes = fake_region(&m, 0x2000, 0x100);
+	code_bytes->bytes[0] = 0x53; /* push %rbx: no frame pointer */
+	fake_put64(&m, 0x7028, 0x6060);
+	fake_put64(&m, 0x7020, 0x7070);
+	jitmap_stackmap *sm = one_function_stackmap(40, X86);
+	jitmap_unwind_code code = {.arch = X86, .sm = sm, .methods = ONLY(STACKMAP)};
+	jitmap_unwind_result res;
+	char why[512];
+
+	/* At the record: CFA = rsp + 40 + 8, the return address at CFA - 8; nothing else is
+	 * known (rbp is kept only when the code proves where it was saved). */
+	jitmap_frame_regs r = regs_with(0x2010, 0x7000, 0x7020);
+	regs_set(&r, RBX, 5);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_STACKMAP);
+	assert_int_equal(res.cfa, 0x7030);
+	assert_int_equal(res.caller.pc, 0x6060);
+	expect_reg(&res.caller, RSP, 0x7030);
+	expect_unknown(&res.caller, RBP);
+	expect_unknown(&res.caller, RBX);
+
+	/* With push %rbp; mov %rsp,%rbp at the function's address and rbp = CFA - 16, rbp's
+	 * save slot is proven. */
+	const uint8_t prologue[] = {0x55, 0x48, 0x89, 0xe5};
+	memcpy(code_bytes->bytes, prologue, sizeof(prologue));
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	expect_reg(&res.caller, RBP, 0x7070);
+	/* The other encoding of the mov. */
+	code_bytes->bytes[2] = 0x8b;
+	code_bytes->bytes[3] = 0xec;
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	expect_reg(&res.caller, RBP, 0x7070);
+	/* ... and when rbp says otherwise, SP is not the body's SP: declined. */
+	r = regs_with(0x2010, 0x6fe0, 0x7020);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "stackmap: the stack size 40 puts the CFA at 0x7010, but the frame "
+			"pointer puts it at 0x7030");
+
+	/* Without a frame pointer, an instruction at the record that moves rsp (the add that
+	 * frees a call's pushed arguments) makes SP unprovable; unreadable code too. */
+	code_bytes->bytes[0] = 0x53;
+	static const uint8_t moves[][4] = {
+		{0x48, 0x83, 0xc4, 0x20}, {0x48, 0x81, 0xc4, 0x00}, {0x48, 0x8d, 0x64, 0x24},
+		{0x48, 0x8d, 0xa4, 0x24}, {0x59, 0x90, 0x90, 0x90}, {0x41, 0x5f, 0x90, 0x90},
+	};
+	r = regs_with(0x2010, 0x7000, 0x7020);
+	for (size_t i = 0; i < ARRAY_LEN(moves); i++) {
+		memcpy(code_bytes->bytes + 0x10, moves[i], 4);
+		assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+		assert_contains(why, "the instruction at 0x2010 moves the stack pointer");
+	}
+	memcpy(code_bytes->bytes + 0x10, "\x48\x01\xd8\x90", 4); /* add %rbx,%rax */
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	m.r[1].len = 0x14; /* the code ends inside the instruction */
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -EFAULT);
+	assert_contains(why, "cannot read the code at 0x2010");
+	m.r[1].len = 0x100;
+	memcpy(code_bytes->bytes, prologue, sizeof(prologue));
+
+	/* Not at a record: the nearest is named. */
+	r = regs_with(0x2011, 0x7000, 0x7020);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "stackmap: no record at 0x2011 (nearest: before 0x2010)");
+	r.pc = 0x1000;
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "stackmap: no record at 0x1000");
+
+	/* Unreadable return address, RA of 0, SP at the top of memory. */
+	r = regs_with(0x2030, 0x7100, 0x7120);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "the return address at 0x7128 is 0");
+	r = regs_with(0x2030, 0x7400, 0x7420);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -EFAULT);
+	assert_contains(why, "cannot read the return address at 0x7428");
+	r = regs_with(0x2030, UINT64_MAX - 40, 0);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "overflows");
+	jitmap_stackmap_free(sm);
+
+	static const struct {
+		uint64_t stack_size;
+		jitmap_arch arch;
+		const char *why;
+	} no[] = {
+		{UINT64_MAX, X86, "has a dynamic or realigned frame"},
+		{41, X86, "stack size 41 of the function at 0x2000 is not plausible"},
+		{UINT64_C(1) << 40, X86, "is not plausible"},
+		{40, JITMAP_ARCH_AARCH64, "implemented for x86-64 only"},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(no); i++) {
+		sm = one_function_stackmap(no[i].stack_size, no[i].arch);
+		code.sm = sm;
+		code.arch = no[i].arch;
+		r = regs_with(0x2010, 0x7000, 0x7020);
+		if (no[i].arch == JITMAP_ARCH_AARCH64)
+			regs_set(&r, 31, 0x7000);
+		assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+		assert_contains(why, no[i].why);
+		jitmap_stackmap_free(sm);
+	}
+}
+
+/* -- The API's edges -- */
+
+static void test_api(void **state)
+{
+	(void)state;
+	unsigned sp = 0, fp = 0, ra = 0;
+	static const struct {
+		jitmap_arch arch;
+		unsigned sp, fp, ra;
+	} regs[] = {
+		{X86, 7, 6, 16},
+		{JITMAP_ARCH_AARCH64, 31, 29, 30},
+		{JITMAP_ARCH_PPC64, 1, 31, 65},
+		{JITMAP_ARCH_S390X, 15, 11, 14},
+		{JITMAP_ARCH_RISCV64, 2, 8, 1},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(regs); i++) {
+		assert_int_equal(jitmap_unwind_arch_regs(regs[i].arch, &sp, &fp, &ra), 0);
+		assert_int_equal(sp, regs[i].sp);
+		assert_int_equal(fp, regs[i].fp);
+		assert_int_equal(ra, regs[i].ra);
+		assert_true(regs[i].ra < JITMAP_UNWIND_MAX_REGS);
+	}
+	assert_int_equal(jitmap_unwind_arch_regs(JITMAP_ARCH_UNKNOWN, &sp, NULL, NULL), -ENOTSUP);
+	assert_int_equal(jitmap_unwind_arch_regs(X86, NULL, NULL, NULL), 0);
+
+	/* SysV x86-64: rbx, rbp, r12-r15 (and rsp). */
+	for (unsigned r = 0; r <= 16; r++) {
+		const bool want = r == 3 || r == 6 || r == 7 || (r >= 12 && r <= 15);
+		assert_int_equal(jitmap_unwind_callee_saved(X86, r), want);
+	}
+	/* AAPCS64: x19-x29 and sp; not x30 (the link register) nor x0-x18. */
+	for (unsigned r = 0; r <= 31; r++) {
+		const bool want = (r >= 19 && r <= 29) || r == 31;
+		assert_int_equal(jitmap_unwind_callee_saved(JITMAP_ARCH_AARCH64, r), want);
+	}
+	assert_false(jitmap_unwind_callee_saved(JITMAP_ARCH_UNKNOWN, 3));
+
+	assert_string_equal(jitmap_unwind_method_name(JITMAP_UNWIND_CFI), "cfi");
+	assert_string_equal(jitmap_unwind_method_name(JITMAP_UNWIND_STACKMAP), "stackmap");
+	assert_string_equal(jitmap_unwind_method_name(JITMAP_UNWIND_FRAME_POINTER), "frame-pointer");
+	assert_string_equal(jitmap_unwind_method_name(JITMAP_UNWIND_NONE), "none");
+	assert_string_equal(jitmap_unwind_method_name((jitmap_unwind_method)99), "none");
+
+	jitmap_frame_regs r;
+	memset(&r, 0, sizeof(r));
+	jitmap_frame_reg_set(&r, JITMAP_UNWIND_MAX_REGS, 1); /* ignored */
+	assert_false(jitmap_frame_reg_known(&r, JITMAP_UNWIND_MAX_REGS));
+	jitmap_frame_reg_set(&r, 127, 9);
+	assert_true(jitmap_frame_reg_known(&r, 127));
+
+	jitmap_unwind_result res;
+	char why[128], tiny[8];
+	jitmap_unwind_code code = {.arch = X86};
+	assert_int_equal(jitmap_unwind_step(NULL, &r, NULL, &res, why, sizeof(why)), -EINVAL);
+	assert_int_equal(jitmap_unwind_step(&code, NULL, NULL, &res, why, sizeof(why)), -EINVAL);
+	assert_int_equal(jitmap_unwind_step(&code, &r, NULL, NULL, why, sizeof(why)), -EINVAL);
+	assert_int_equal(jitmap_unwind_step(&code, &r, NULL, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "the stack pointer of this frame is not known");
+	code.arch = JITMAP_ARCH_UNKNOWN;
+	assert_int_equal(jitmap_unwind_step(&code, &r, NULL, &res, why, sizeof(why)), -ENOTSUP);
+	/* No target at all: every read fails. */
+	code.arch = X86;
+	r = regs_with(0x1000, 0x7000, 0x7100);
+	assert_int_equal(jitmap_unwind_step(&code, &r, NULL, &res, why, sizeof(why)), -EFAULT);
+	assert_int_equal(jitmap_unwind_step(&code, &r, NULL, &res, tiny, sizeof(tiny)), -EFAULT);
+	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
+	assert_int_equal(jitmap_unwind_step(&code, &r, NULL, &res, NULL, 0), -EFAULT);
+	code.methods = UINT32_C(1) << 20; /* no known method */
+	assert_int_equal(jitmap_unwind_step(&code, &r, NULL, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "no method was allowed");
+}
+
+/* -- Live code -- */
+
+#ifdef JITMAP_UNWIND_FIXTURE
+
+/* What the fixture calls. */
+int64_t uw_cb(int64_t x);
+void uw_cb_void(void);
+int64_t uw_cb_many(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int64_t g,
+		   int64_t h, int64_t i);
+int64_t uw_entry(int64_t n);
+
+__attribute__((noinline)) int64_t uw_cb(int64_t x)
+{
+	return x + 1;
+}
+
+__attribute__((noinline)) void uw_cb_void(void)
+{
+	__asm__ volatile("");
+}
+
+__attribute__((noinline)) int64_t uw_cb_many(int64_t a, int64_t b, int64_t c, int64_t d,
+					     int64_t e, int64_t f, int64_t g, int64_t h, int64_t i)
+{
+	return a + b + c + d + e + f + g + h + i;
+}
+
+static const char *const fixture_functions[] = {
+	"uw_leaf",      "uw_saves",    "uw_fp",       "uw_recurse",   "uw_patch", "uw_dynamic",
+	"uw_realigned", "uw_manyargs", "uw_sp_plain", "uw_sp_pushed", "uw_entry", /* last */
+};
+#define NUM_FUNCS ARRAY_LEN(fixture_functions)
+
+enum bp_kind { BP_RECORD, BP_ENTRY, BP_AFTER_PUSH, BP_AFTER_MOV, BP_RET };
+static const char *const bp_kind_name[] = {"record", "entry", "after push", "after mov", "ret"};
+
+#define MAX_BPS 96
+#define STACK_COPY 16384
+/* The 128 bytes below rsp that the SysV ABI keeps for leaf code (signals do not touch them):
+ * at a ret, the callee-saved registers' save slots are there. */
+#define RED_ZONE 128
+
+struct snapshot {
+	uint64_t pc;
+	uint64_t reg[16]; /* DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 */
+	uint64_t stack_lo;
+	size_t stack_len;
+	uint8_t stack[STACK_COPY];
+};
+
+struct bp {
+	uint64_t addr;
+	enum bp_kind kind;
+	size_t func;
+	uint8_t orig;
+	volatile int armed, hit;
+	struct snapshot snap;
+};
+
+static struct live {
+	jitmap_stackmap *sm;
+	jitmap_cfi *cfi;
+	uint64_t func_lo[NUM_FUNCS], func_hi[NUM_FUNCS];
+	uint64_t code_lo, code_hi;
+	struct bp bps[MAX_BPS];
+	size_t num_bps;
+	volatile uint64_t stack_top;
+	volatile int stray_traps;
+} live;
+
+/* Copy the stack of the interrupted code, without ASan looking: the frames in between
+ * belong to code it did not instrument, and its own redzones are not ours to judge. */
+__attribute__((no_sanitize_address)) static void copy_stack(uint8_t *dst, uint64_t src, size_t n)
+{
+	const volatile uint8_t *s = (const volatile uint8_t *)(uintptr_t)src;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = s[i];
+}
+
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig, (void)si;
+	ucontext_t *uc = ucv;
+	const uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+	struct bp *bp = NULL;
+	for (size_t i = 0; i < live.num_bps; i++)
+		if (live.bps[i].addr == pc && live.bps[i].armed)
+			bp = &live.bps[i];
+	if (!bp) {
+		live.stray_traps++;
+		return;
+	}
+	*(volatile uint8_t *)(uintptr_t)pc = bp->orig;
+	bp->armed = 0;
+	bp->hit = 1;
+	static const int gregs[16] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+				      REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
+				      REG_R12, REG_R13, REG_R14, REG_R15};
+	struct snapshot *s = &bp->snap;
+	s->pc = pc;
+	for (int i = 0; i < 16; i++)
+		s->reg[i] = (uint64_t)uc->uc_mcontext.gregs[gregs[i]];
+	s->stack_lo = s->reg[RSP] - RED_ZONE;
+	const uint64_t len = live.stack_top > s->stack_lo ? live.stack_top - s->stack_lo : 0;
+	s->stack_len = len <= STACK_COPY ? (size_t)len : 0;
+	copy_stack(s->stack, s->stack_lo, s->stack_len);
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+}
+
+/* Memory as it was at one breakpoint: the saved stack, and the fixture's code (restored). */
+static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct snapshot *s = ctx;
+	if (addr >= s->stack_lo && addr - s->stack_lo <= s->stack_len &&
+	    len <= s->stack_len - (addr - s->stack_lo)) {
+		memcpy(buf, s->stack + (addr - s->stack_lo), len);
+		return 0;
+	}
+	if (addr >= live.code_lo && addr < live.code_hi && len <= live.code_hi - addr) {
+		memcpy(buf, (const void *)(uintptr_t)addr, len);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+static size_t func_of(uint64_t pc)
+{
+	for (size_t f = 0; f < NUM_FUNCS; f++)
+		if (pc >= live.func_lo[f] && pc < live.func_hi[f])
+			return f;
+	return NUM_FUNCS;
+}
+
+static void add_bp(uint64_t addr, enum bp_kind kind, size_t func)
+{
+	for (size_t i = 0; i < live.num_bps; i++)
+		if (live.bps[i].addr == addr)
+			return;
+	assert_true(live.num_bps < MAX_BPS);
+	struct bp *bp = &live.bps[live.num_bps++];
+	bp->addr = addr;
+	bp->kind = kind;
+	bp->func = func;
+}
+
+/* The executable's sections and symbols, read with libelf (not with jitmap's ELF layer:
+ * the test should not lean on what it tests). */
+static bool load_self(uint64_t *eh_addr, uint64_t *eh_size, uint64_t *sm_addr, uint64_t *sm_size)
+{
+	elf_version(EV_CURRENT);
+	const int fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	GElf_Ehdr eh;
+	assert_non_null(gelf_getehdr(elf, &eh));
+	if (eh.e_type != ET_EXEC) {
+		elf_end(elf);
+		close(fd);
+		return false;
+	}
+	size_t shstrndx;
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	*eh_size = *sm_size = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		gelf_getshdr(scn, &sh);
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame")) {
+			*eh_addr = sh.sh_addr;
+			*eh_size = sh.sh_size;
+		} else if (name && !strcmp(name, ".llvm_stackmaps")) {
+			*sm_addr = sh.sh_addr;
+			*sm_size = sh.sh_size;
+		} else if (sh.sh_type == SHT_SYMTAB) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+			const size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+			for (size_t i = 0; i < n; i++) {
+				GElf_Sym sym;
+				gelf_getsym(d, (int)i, &sym);
+				const char *sname = elf_strptr(elf, sh.sh_link, sym.st_name);
+				for (size_t f = 0; sname && f < NUM_FUNCS; f++) {
+					if (!strcmp(sname, fixture_functions[f])) {
+						live.func_lo[f] = sym.st_value;
+						live.func_hi[f] = sym.st_value + sym.st_size;
+					}
+				}
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return true;
+}
+
+/* Not a tail call (the asm after the call): uw_entry's caller must be this frame, whose
+ * frame address bounds the stack that the breakpoints copy. */
+__attribute__((noinline)) static int64_t run_fixture(int64_t n)
+{
+	live.stack_top = (uint64_t)(uintptr_t)__builtin_frame_address(0) + 16;
+	const int64_t r = uw_entry(n);
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
+static int live_setup(void **state)
+{
+	(void)state;
+	uint64_t eh_addr = 0, eh_size = 0, sm_addr = 0, sm_size = 0;
+	if (!load_self(&eh_addr, &eh_size, &sm_addr, &sm_size)) {
+		print_message("the test executable is not ET_EXEC: live tests skipped\n");
+		return 0;
+	}
+	assert_true(eh_size > 0 && sm_size > 0);
+	live.code_lo = UINT64_MAX;
+	for (size_t f = 0; f < NUM_FUNCS; f++) {
+		assert_true(live.func_hi[f] > live.func_lo[f]);
+		if (live.func_lo[f] < live.code_lo)
+			live.code_lo = live.func_lo[f];
+		if (live.func_hi[f] > live.code_hi)
+			live.code_hi = live.func_hi[f];
+	}
+	assert_int_equal(live.func_lo[NUM_FUNCS - 1], (uint64_t)(uintptr_t)&uw_entry);
+
+	/* The sections as they sit in memory: the linker relocated them, as RuntimeDyld does
+	 * in a JIT. */
+	jitmap_error err;
+	live.cfi = jitmap_cfi_new(X86, (const void *)(uintptr_t)eh_addr, eh_size, eh_addr, NULL, 0,
+				  &err);
+	if (!live.cfi)
+		fail_msg("the executable's .eh_frame: %s", err.reason);
+	live.sm = parse_ok((const void *)(uintptr_t)sm_addr, sm_size, JITMAP_ORDER_LITTLE, X86);
+
+	/* Breakpoints: every record, and the prologue and epilogue of each function. */
+	for (size_t i = 0; i < jitmap_stackmap_num_records(live.sm); i++) {
+		const uint64_t pc = jitmap_record_pc(live.sm, jitmap_stackmap_record(live.sm, i));
+		assert_true(func_of(pc) < NUM_FUNCS);
+		add_bp(pc, BP_RECORD, func_of(pc));
+	}
+	for (size_t f = 0; f < NUM_FUNCS; f++) {
+		const uint8_t *c = (const uint8_t *)(uintptr_t)live.func_lo[f];
+		add_bp(live.func_lo[f], BP_ENTRY, f);
+		if (c[0] == 0x55) {
+			add_bp(live.func_lo[f] + 1, BP_AFTER_PUSH, f);
+			if (c[1] == 0x48 && c[2] == 0x89 && c[3] == 0xe5)
+				add_bp(live.func_lo[f] + 4, BP_AFTER_MOV, f);
+		}
+		if (c[live.func_hi[f] - live.func_lo[f] - 1] == 0xc3)
+			add_bp(live.func_hi[f] - 1, BP_RET, f);
+	}
+
+	const int64_t expected = run_fixture(5); /* without breakpoints, for comparison */
+	const long page = sysconf(_SC_PAGESIZE);
+	const uint64_t plo = live.code_lo & ~(uint64_t)(page - 1);
+	const size_t plen = (size_t)(live.code_hi - plo);
+	assert_int_equal(mprotect((void *)(uintptr_t)plo, plen, PROT_READ | PROT_WRITE | PROT_EXEC), 0);
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGTRAP, &sa, &old), 0);
+	for (size_t i = 0; i < live.num_bps; i++) {
+		volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)live.bps[i].addr;
+		live.bps[i].orig = *p;
+		live.bps[i].armed = 1;
+		*p = 0xcc;
+	}
+	const int64_t got = run_fixture(5);
+	for (size_t i = 0; i < live.num_bps; i++) {
+		if (live.bps[i].armed) {
+			*(volatile uint8_t *)(uintptr_t)live.bps[i].addr = live.bps[i].orig;
+			live.bps[i].armed = 0;
+		}
+	}
+	sigaction(SIGTRAP, &old, NULL);
+	assert_int_equal(mprotect((void *)(uintptr_t)plo, plen, PROT_READ | PROT_EXEC), 0);
+	assert_int_equal(got, expected);
+	assert_int_equal(live.stray_traps, 0);
+	return 0;
+}
+
+static int live_teardown(void **state)
+{
+	(void)state;
+	jitmap_cfi_free(live.cfi);
+	jitmap_stackmap_free(live.sm);
+	return 0;
+}
+
+#define NEED_LIVE()                                                                        \
+	do {                                                                               \
+		if (!live.cfi) {                                                           \
+			print_message("live fixture not loaded\n");                       \
+			skip();                                                            \
+		}                                                                          \
+	} while (0)
+
+static jitmap_frame_regs snap_regs(const struct snapshot *s)
+{
+	jitmap_frame_regs r;
+	memset(&r, 0, sizeof(r));
+	r.pc = s->pc;
+	for (unsigned i = 0; i < 16; i++)
+		jitmap_frame_reg_set(&r, i, s->reg[i]);
+	return r;
+}
+
+static const struct bp *entry_bp(void)
+{
+	for (size_t i = 0; i < live.num_bps; i++)
+		if (live.bps[i].kind == BP_ENTRY && live.bps[i].func == NUM_FUNCS - 1)
+			return &live.bps[i];
+	return NULL;
+}
+
+static uint64_t snap_word(const struct snapshot *s, uint64_t addr)
+{
+	uint8_t b[8];
+	if (snap_read((void *)s, addr, b, 8))
+		fail_msg("0x%" PRIx64 " is not in the snapshot", addr);
+	return sm_get(b, 8, JITMAP_ORDER_LITTLE);
+}
+
+static jitmap_unwind_code live_code(uint64_t pc, bool innermost, uint32_t methods, bool ranges)
+{
+	jitmap_unwind_code c = {.arch = X86, .cfi = live.cfi, .sm = live.sm,
+				.is_innermost = innermost, .methods = methods};
+	const size_t f = func_of(innermost ? pc : pc - 1);
+	if (ranges && f < NUM_FUNCS) {
+		c.func_lo = live.func_lo[f];
+		c.func_hi = live.func_hi[f];
+	}
+	return c;
+}
+
+/* Whether function f begins with push %rbp; mov %rsp,%rbp. */
+static bool keeps_fp(size_t f)
+{
+	const uint8_t *c = (const uint8_t *)(uintptr_t)live.func_lo[f];
+	return c[0] == 0x55 && c[1] == 0x48 && c[2] == 0x89 && c[3] == 0xe5;
+}
+
+static const char *where(uint64_t pc)
+{
+	static char buf[64];
+	const size_t f = func_of(pc);
+	if (f < NUM_FUNCS)
+		snprintf(buf, sizeof(buf), "%s+%" PRIu64, fixture_functions[f], pc - live.func_lo[f]);
+	else
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
+	return buf;
+}
+
+/* Every breakpoint was reached, and saved a usable stack. */
+static void test_live_hits(void **state)
+{
+	(void)state;
+	NEED_LIVE();
+	size_t per_kind[5] = {0};
+	for (size_t i = 0; i < live.num_bps; i++) {
+		const struct bp *bp = &live.bps[i];
+		if (!bp->hit)
+			fail_msg("breakpoint at %s (%s) not reached", where(bp->addr),
+				 bp_kind_name[bp->kind]);
+		if (bp->snap.stack_len == 0)
+			fail_msg("stack at %s too deep to copy", where(bp->addr));
+		per_kind[bp->kind]++;
+	}
+	/* unwind_fixture.ll has 15 records at 14 PCs (a stackmap and a patchpoint share one). */
+	assert_int_equal(jitmap_stackmap_num_records(live.sm), 15);
+	assert_int_equal(per_kind[BP_RECORD], 14);
+	assert_int_equal(per_kind[BP_ENTRY], NUM_FUNCS);
+	print_message("  %zu stops: %zu records, %zu entries, %zu after push, %zu after mov, "
+		      "%zu rets\n", live.num_bps, per_kind[0], per_kind[1], per_kind[2], per_kind[3],
+		      per_kind[4]);
+}
+
+/* From every stop, CFI alone unwinds every fixture frame and reaches uw_entry's caller with
+ * exactly the return address, stack pointer and callee-saved registers it had at entry. */
+static void chain_to_entry(uint32_t methods, const char *label)
+{
+	const struct bp *e = entry_bp();
+	assert_non_null(e);
+	const uint64_t want_pc = snap_word(&e->snap, e->snap.reg[RSP]);
+	const uint64_t want_sp = e->snap.reg[RSP] + 8;
+	static const unsigned cs[] = {3, 6, 12, 13, 14, 15};
+	size_t frames = 0;
+	for (size_t i = 0; i < live.num_bps; i++) {
+		const struct snapshot *s = &live.bps[i].snap;
+		const jitmap_unwind_target t = {(void *)s, snap_read};
+		jitmap_frame_regs r = snap_regs(s);
+		bool innermost = true, reached = false;
+		for (int depth = 0; depth < 64 && !reached; depth++, frames++) {
+			const jitmap_unwind_code code = live_code(r.pc, innermost, methods, true);
+			jitmap_unwind_result res;
+			char why[512];
+			const int rc = jitmap_unwind_step(&code, &r, &t, &res, why, sizeof(why));
+			if (rc)
+				fail_msg("%s: from %s, frame %d at %s: %s", label, where(s->pc), depth,
+					 where(r.pc), why);
+			assert_true(res.caller.reg[RSP] > r.reg[RSP]);
+			for (unsigned k = 0; k < 16; k++) {
+				if (!jitmap_unwind_callee_saved(X86, k))
+					expect_unknown(&res.caller, k);
+			}
+			reached = res.caller.pc == want_pc;
+			r = res.caller;
+			innermost = false;
+		}
+		if (!reached)
+			fail_msg("%s: from %s, uw_entry's caller was not reached", label, where(s->pc));
+		if (r.reg[RSP] != want_sp)
+			fail_msg("%s: from %s: caller's rsp 0x%" PRIx64 ", expected 0x%" PRIx64, label,
+				 where(s->pc), r.reg[RSP], want_sp);
+		for (size_t k = 0; k < ARRAY_LEN(cs); k++) {
+			const unsigned c = cs[k] & 15;
+			if (!jitmap_frame_reg_known(&r, c) || r.reg[c] != e->snap.reg[c])
+				fail_msg("%s: from %s: caller's %s is %s0x%" PRIx64 ", expected 0x%"
+					 PRIx64, label, where(s->pc), jitmap_reg_name(X86, c),
+					 jitmap_frame_reg_known(&r, c) ? "" : "unknown, ", r.reg[c],
+					 e->snap.reg[c]);
+		}
+	}
+	print_message("  %s: %zu stops, %zu frames unwound, all reached uw_entry's caller with its "
+		      "callee-saved registers\n", label, live.num_bps, frames);
+}
+
+static void test_live_cfi_chain(void **state)
+{
+	(void)state;
+	NEED_LIVE();
+	chain_to_entry(ONLY(CFI), "cfi");
+	chain_to_entry(0, "all methods");
+}
+
+/* The stackmap frame-size rule at every record (frame 0, stopped there) and at every record
+ * that is an outer frame's return address (reached by unwinding): it gives CFI's CFA and
+ * return address, or it declines; it never gives another answer. */
+static void test_live_stackmap_rule(void **state)
+{
+	(void)state;
+	NEED_LIVE();
+	size_t agree = 0, declined_dynamic = 0, declined_sp = 0, outer_checks = 0;
+	uint64_t mismatch_ids[16];
+	int64_t mismatch_delta[16];
+	size_t num_mismatch = 0;
+	for (size_t i = 0; i < live.num_bps; i++) {
+		const struct snapshot *s = &live.bps[i].snap;
+		const jitmap_unwind_target t = {(void *)s, snap_read};
+		jitmap_frame_regs r = snap_regs(s);
+		bool innermost = true;
+		for (int depth = 0; depth < 64; depth++) {
+			if (!innermost && func_of(r.pc - 1) == NUM_FUNCS)
+				break; /* uw_entry's caller: the test's own code */
+			const jitmap_record *rec = NULL;
+			jitmap_unwind_result by_cfi, by_sm;
+			char why[512];
+			jitmap_unwind_code code = live_code(r.pc, innermost, ONLY(CFI), false);
+			if (jitmap_unwind_step(&code, &r, &t, &by_cfi, why, sizeof(why)))
+				fail_msg("from %s, at %s: %s", where(s->pc), where(r.pc), why);
+			if (jitmap_stackmap_lookup(live.sm, r.pc, &rec, 1) > 0) {
+				const jitmap_function *f = jitmap_record_function(live.sm, rec);
+				code.methods = ONLY(STACKMAP);
+				const int rc = jitmap_unwind_step(&code, &r, &t, &by_sm, why,
+								  sizeof(why));
+				if (f->stack_size == UINT64_MAX) {
+					assert_int_equal(rc, -ENOENT);
+					assert_contains(why, "dynamic or realigned");
+					declined_dynamic += depth == 0;
+				} else {
+					const uint64_t raw = r.reg[RSP] + f->stack_size + 8;
+					if (raw == by_cfi.cfa) {
+						if (rc)
+							fail_msg("record %" PRIu64 ": %s", rec->id, why);
+						assert_int_equal(by_sm.method, JITMAP_UNWIND_STACKMAP);
+						assert_int_equal(by_sm.cfa, by_cfi.cfa);
+						assert_int_equal(by_sm.caller.pc, by_cfi.caller.pc);
+						assert_int_equal(by_sm.caller.reg[RSP], by_cfi.caller.reg[RSP]);
+						/* rbp is proven where the function keeps a frame
+						 * pointer, and must then be CFI's. */
+						if (keeps_fp(func_of(r.pc)))
+							expect_reg(&by_sm.caller, RBP,
+								   by_cfi.caller.reg[RBP]);
+						else
+							expect_unknown(&by_sm.caller, RBP);
+						expect_unknown(&by_sm.caller, RBX);
+						agree += depth == 0;
+					} else {
+						assert_int_equal(rc, -ENOENT);
+						assert_contains(why, "the body's SP here");
+						if (depth == 0) {
+							assert_true(num_mismatch < ARRAY_LEN(mismatch_ids));
+							mismatch_ids[num_mismatch] = rec->id;
+							mismatch_delta[num_mismatch++] =
+								(int64_t)(raw - by_cfi.cfa);
+						}
+						declined_sp += depth == 0;
+					}
+					outer_checks += depth > 0;
+				}
+			}
+			r = by_cfi.caller;
+			innermost = false;
+		}
+	}
+	print_message("  records as frame 0: %zu agree with CFI, %zu declined (no stack size), "
+		      "%zu declined (SP moved); %zu more checks as outer frames\n", agree,
+		      declined_dynamic, declined_sp, outer_checks);
+	for (size_t k = 0; k < num_mismatch; k++)
+		print_message("  record %" PRIu64 ": SP + stack size + 8 is CFI's CFA %+" PRId64 "\n",
+			      mismatch_ids[k], mismatch_delta[k]);
+	/* 14 record PCs: 600 and 700 have no stack size; at 901 (a statepoint whose call's
+	 * stack arguments were pushed) SP is 32 below the body's, and the method declines;
+	 * the other 11 agree exactly (800, after a call with pushed arguments too, sits after
+	 * the add that frees them). */
+	assert_int_equal(agree, 11);
+	assert_int_equal(declined_dynamic, 2);
+	assert_int_equal(num_mismatch, 1);
+	assert_int_equal(mismatch_ids[0], 901);
+	assert_int_equal(mismatch_delta[0], -32);
+	assert_true(outer_checks >= 5);
+}
+
+/* The frame-pointer chain, at every stop and in every outer frame: CFI's answer, or a
+ * decline in a frameless function (uw_entry, uw_sp_*); stops at an entry, after a push or at
+ * a ret included. */
+static void test_live_frame_pointer(void **state)
+{
+	(void)state;
+	NEED_LIVE();
+	size_t agree = 0, declined = 0;
+	for (size_t i = 0; i < live.num_bps; i++) {
+		const struct bp *bp = &live.bps[i];
+		const struct snapshot *s = &bp->snap;
+		const jitmap_unwind_target t = {(void *)s, snap_read};
+		jitmap_frame_regs r = snap_regs(s);
+		bool innermost = true;
+		for (int depth = 0; depth < 64; depth++) {
+			if (!innermost && func_of(r.pc - 1) == NUM_FUNCS)
+				break;
+			jitmap_unwind_result by_cfi, by_fp;
+			char why[512];
+			jitmap_unwind_code code = live_code(r.pc, innermost, ONLY(CFI), true);
+			if (jitmap_unwind_step(&code, &r, &t, &by_cfi, why, sizeof(why)))
+				fail_msg("from %s, at %s: %s", where(s->pc), where(r.pc), why);
+			code.methods = ONLY(FRAME_POINTER);
+			const int rc = jitmap_unwind_step(&code, &r, &t, &by_fp, why, sizeof(why));
+			const size_t f = func_of(innermost ? r.pc : r.pc - 1);
+			const bool frameless = !keeps_fp(f);
+			const bool special = innermost && (bp->kind == BP_ENTRY ||
+							   bp->kind == BP_AFTER_PUSH ||
+							   bp->kind == BP_RET);
+			if (frameless && !special) {
+				assert_int_equal(rc, -ENOENT);
+				assert_contains(why, "does not begin with push %rbp");
+				declined++;
+			} else {
+				if (rc)
+					fail_msg("from %s (%s), frame %d at %s: %s", where(s->pc),
+						 bp_kind_name[bp->kind], depth, where(r.pc), why);
+				assert_int_equal(by_fp.cfa, by_cfi.cfa);
+				assert_int_equal(by_fp.caller.pc, by_cfi.caller.pc);
+				expect_reg(&by_fp.caller, RBP, by_cfi.caller.reg[RBP]);
+				agree++;
+			}
+			r = by_cfi.caller;
+			innermost = false;
+		}
+	}
+	print_message("  frame pointer: %zu frames agree with CFI, %zu declined in frameless "
+		      "functions\n", agree, declined);
+	assert_true(agree > 50 && declined > 0);
+}
+
+/* CFI against the machine itself: at each function's first instruction the return
+ * address is at rsp, and at a ret as well. */
+static void test_live_cfi_against_machine(void **state)
+{
+	(void)state;
+	NEED_LIVE();
+	size_t checked = 0;
+	for (size_t i = 0; i < live.num_bps; i++) {
+		const struct bp *bp = &live.bps[i];
+		if (bp->kind != BP_ENTRY && bp->kind != BP_RET && bp->kind != BP_AFTER_PUSH)
+			continue;
+		const struct snapshot *s = &bp->snap;
+		const jitmap_unwind_target t = {(void *)s, snap_read};
+		const jitmap_frame_regs r = snap_regs(s);
+		const jitmap_unwind_code code = live_code(s->pc, true, ONLY(CFI), false);
+		jitmap_unwind_result res;
+		char why[512];
+		if (jitmap_unwind_step(&code, &r, &t, &res, why, sizeof(why)))
+			fail_msg("at %s: %s", where(s->pc), why);
+		const uint64_t slot = s->reg[RSP] + (bp->kind == BP_AFTER_PUSH ? 8 : 0);
+		assert_int_equal(res.cfa, slot + 8);
+		assert_int_equal(res.caller.pc, snap_word(s, slot));
+		if (bp->kind == BP_AFTER_PUSH)
+			expect_reg(&res.caller, RBP, snap_word(s, s->reg[RSP]));
+		else
+			expect_reg(&res.caller, RBP, s->reg[RBP]);
+		checked++;
+	}
+	assert_true(checked >= 2 * NUM_FUNCS);
+}
+
+/* The fixture's FDEs and their CIE, as the linker left them in the executable's .eh_frame,
+ * moved to a section of their own (CIE pointers and pc-relative addresses re-encoded for the
+ * new place). Returns its length. */
+static size_t fixture_eh_frame(uint8_t *out, size_t cap, uint64_t new_addr)
+{
+	uint64_t eh_addr = 0, eh_size = 0, sm_addr = 0, sm_size = 0;
+	assert_true(load_self(&eh_addr, &eh_size, &sm_addr, &sm_size));
+	const uint8_t *eh = (const uint8_t *)(uintptr_t)eh_addr;
+	uint64_t cie = UINT64_MAX;
+	size_t n = 0;
+	for (uint64_t off = 0; off + 8 <= eh_size;) {
+		const uint64_t len = sm_get(eh + off, 4, JITMAP_ORDER_LITTLE);
+		if (len == 0 || len == 0xffffffffu)
+			break;
+		const uint64_t id = sm_get(eh + off + 4, 4, JITMAP_ORDER_LITTLE);
+		/* FDEs here use pc-relative sdata4 addresses (LLVM's and GCC's choice). */
+		const int32_t rel = (int32_t)sm_get(eh + off + 8, 4, JITMAP_ORDER_LITTLE);
+		const uint64_t lo = eh_addr + off + 8 + (uint64_t)(int64_t)rel;
+		if (id != 0 && lo >= live.code_lo && lo < live.code_hi) {
+			const uint64_t this_cie = off + 4 - id;
+			if (cie == UINT64_MAX) {
+				cie = this_cie;
+				const uint64_t cie_len = sm_get(eh + cie, 4, JITMAP_ORDER_LITTLE) + 4;
+				assert_true(cie_len <= cap);
+				memcpy(out, eh + cie, cie_len);
+				n = cie_len;
+			}
+			assert_int_equal(this_cie, cie);
+			assert_true(n + len + 4 + 4 <= cap);
+			memcpy(out + n, eh + off, len + 4);
+			sm_put(out + n + 4, n + 4, 4, JITMAP_ORDER_LITTLE);
+			sm_put(out + n + 8, (uint32_t)(lo - (new_addr + n + 8)), 4, JITMAP_ORDER_LITTLE);
+			n += len + 4;
+		}
+		off += len + 4;
+	}
+	assert_true(n > 0);
+	sm_put(out + n, 0, 4, JITMAP_ORDER_LITTLE);
+	return n + 4;
+}
+
+static void test_live_cfi_torture(void **state)
+{
+	(void)state;
+	NEED_LIVE();
+	static uint8_t sec[4096];
+	const uint64_t addr = 0x100000;
+	const size_t len = fixture_eh_frame(sec, sizeof(sec), addr);
+	/* The moved section unwinds as the original does. */
+	jitmap_error err;
+	jitmap_cfi *cfi = jitmap_cfi_new(X86, sec, len, addr, NULL, 0, &err);
+	if (!cfi)
+		fail_msg("%s", err.reason);
+	for (size_t f = 0; f < NUM_FUNCS; f++) {
+		uint64_t lo, hi;
+		assert_true(jitmap_cfi_covers(cfi, live.func_lo[f], &lo, &hi));
+		assert_int_equal(lo, live.func_lo[f]);
+		assert_int_equal(hi, live.func_hi[f]);
+	}
+	jitmap_cfi_free(cfi);
+	torture(sec, len, addr, live.code_lo, live.code_hi);
+}
+
+#endif /* JITMAP_UNWIND_FIXTURE */
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cfi_fp_frame),
+		cmocka_unit_test(test_cfi_register_rules),
+		cmocka_unit_test(test_cfi_outermost_and_expressions),
+		cmocka_unit_test(test_cfi_bad_instructions),
+		cmocka_unit_test(test_cfi_debug_frame_and_overlaps),
+		cmocka_unit_test(test_cfi_hostile),
+		cmocka_unit_test(test_cfi_torture_synthetic),
+		cmocka_unit_test(test_frame_pointer),
+		cmocka_unit_test(test_stackmap_rule),
+		cmocka_unit_test(test_api),
+	};
+	int failed = cmocka_run_group_tests_name("unwind", tests, NULL, NULL);
+#ifdef JITMAP_UNWIND_FIXTURE
+	const struct CMUnitTest live_tests[] = {
+		cmocka_unit_test(test_live_hits),
+		cmocka_unit_test(test_live_cfi_chain),
+		cmocka_unit_test(test_live_stackmap_rule),
+		cmocka_unit_test(test_live_frame_pointer),
+		cmocka_unit_test(test_live_cfi_against_machine),
+		cmocka_unit_test(test_live_cfi_torture),
+	};
+	failed += cmocka_run_group_tests_name("unwind_live", live_tests, live_setup, live_teardown);
+#else
+	print_message("no llc (or not x86-64) at configure time: live unwinding tests skipped\n");
+#endif
+	return failed;
+}

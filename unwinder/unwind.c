@@ -1,0 +1,573 @@
+/* unwind.c: one step of unwinding through JIT code: CFI, then the stackmap's frame size at a
+ * record's PC, then the frame-pointer chain (x86-64), each with checks that make it decline
+ * rather than guess.
+ *
+ * Everything read from the target (stack words, code bytes) and from the code object (CFI
+ * rows, stack sizes) is untrusted: a method that cannot prove its answer passes to the next,
+ * and no method returns a caller whose stack pointer is not strictly above this frame's (the
+ * GDB plugin relies on that so that a backtrace cannot loop). docs/unwinding.md has the rules
+ * and what was measured to establish them.
+ */
+#include <stdio.h>
+
+#include "unwind_internal.h"
+
+/* A frame pointer farther than this above the stack pointer is not one (JIT frames are
+ * small; 16 MiB is beyond any thread's default stack). Stack sizes are held to it too. */
+#define FP_MAX_DISTANCE (UINT64_C(16) << 20)
+
+/* -- Architectures -- */
+
+struct arch_regs {
+	unsigned sp, fp, ra;
+	bool ra_is_register; /* the return address column is a real register (a link register) */
+};
+
+static int arch_regs(jitmap_arch arch, struct arch_regs *a)
+{
+	switch (arch) {
+	case JITMAP_ARCH_X86_64: *a = (struct arch_regs){7, 6, 16, false}; return 0;
+	case JITMAP_ARCH_AARCH64: *a = (struct arch_regs){31, 29, 30, true}; return 0;
+	case JITMAP_ARCH_PPC64: *a = (struct arch_regs){1, 31, 65, true}; return 0;
+	case JITMAP_ARCH_S390X: *a = (struct arch_regs){15, 11, 14, true}; return 0;
+	case JITMAP_ARCH_RISCV64: *a = (struct arch_regs){2, 8, 1, true}; return 0;
+	default: return -ENOTSUP;
+	}
+}
+
+int jitmap_unwind_arch_regs(jitmap_arch arch, unsigned *sp, unsigned *fp, unsigned *ra)
+{
+	struct arch_regs a;
+	const int rc = arch_regs(arch, &a);
+	if (rc)
+		return rc;
+	if (sp)
+		*sp = a.sp;
+	if (fp)
+		*fp = a.fp;
+	if (ra)
+		*ra = a.ra;
+	return 0;
+}
+
+bool jitmap_unwind_callee_saved(jitmap_arch arch, unsigned dwarf_reg)
+{
+	return jitmap_reg_is_callee_saved(arch, dwarf_reg);
+}
+
+const char *jitmap_unwind_method_name(jitmap_unwind_method m)
+{
+	switch (m) {
+	case JITMAP_UNWIND_CFI: return "cfi";
+	case JITMAP_UNWIND_STACKMAP: return "stackmap";
+	case JITMAP_UNWIND_FRAME_POINTER: return "frame-pointer";
+	default: return "none";
+	}
+}
+
+/* -- Reasons -- */
+
+struct reasons {
+	char *buf;
+	size_t len, used;
+};
+
+__attribute__((format(printf, 3, 4))) static void say(struct reasons *r, const char *method,
+						      const char *fmt, ...)
+{
+	if (!r->buf || r->len == 0 || r->used + 1 >= r->len)
+		return;
+	int n = snprintf(r->buf + r->used, r->len - r->used, "%s%s: ", r->used ? "; " : "",
+			 method);
+	if (n < 0 || (size_t)n >= r->len - r->used) {
+		r->used = r->len - 1;
+		return;
+	}
+	r->used += (size_t)n;
+	va_list ap;
+	va_start(ap, fmt);
+	n = vsnprintf(r->buf + r->used, r->len - r->used, fmt, ap);
+	va_end(ap);
+	r->used = n < 0 || (size_t)n >= r->len - r->used ? r->len - 1 : r->used + (size_t)n;
+}
+
+/* -- One step's context -- */
+
+enum outcome {
+	STEP_OK,      /* the caller is found */
+	STEP_DECLINE, /* this method does not apply here: try the next */
+	STEP_FAULT,   /* memory it needed could not be read: try the next */
+	STEP_STOP,    /* the outermost frame: no method may go on */
+};
+
+struct step {
+	const jitmap_unwind_code *code;
+	const jitmap_frame_regs *regs;
+	const jitmap_unwind_target *target;
+	jitmap_byte_order order;
+	struct arch_regs a;
+	uint64_t pc, sp;
+	struct reasons *why;
+	uint64_t fde_lo, fde_hi; /* the FDE holding the PC, when CFI found one (0/0 if not) */
+};
+
+#define U(x) ((unsigned long long)(x))
+
+static bool known(const jitmap_frame_regs *r, unsigned n)
+{
+	return jitmap_frame_reg_known(r, n);
+}
+
+static int read_mem(const struct step *s, uint64_t addr, void *buf, size_t len)
+{
+	if (!s->target || !s->target->read_mem)
+		return -EFAULT;
+	return s->target->read_mem(s->target->ctx, addr, buf, len) ? -EFAULT : 0;
+}
+
+static int read_word(const struct step *s, uint64_t addr, uint64_t *v)
+{
+	uint8_t b[8];
+	if (read_mem(s, addr, b, sizeof(b)))
+		return -EFAULT;
+	*v = jitmap__load(b, sizeof(b), s->order);
+	return 0;
+}
+
+/* Carry every known callee-saved register of this frame over to the caller (for PCs where
+ * none has been touched yet, or all have been restored). The SP is set apart. */
+static void carry_callee_saved(const struct step *s, jitmap_frame_regs *caller)
+{
+	for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++) {
+		if (r != s->a.sp && jitmap_unwind_callee_saved(s->code->arch, r) &&
+		    known(s->regs, r))
+			jitmap_frame_reg_set(caller, r, s->regs->reg[r]);
+	}
+}
+
+/* The last check of every method: the caller's SP (the CFA) must be above this frame's. */
+static enum outcome accept(const struct step *s, const char *method, jitmap_unwind_result *r,
+			   uint64_t cfa, uint64_t ra)
+{
+	if (cfa <= s->sp) {
+		say(s->why, method, "the CFA 0x%llx is not above the stack pointer 0x%llx", U(cfa),
+		    U(s->sp));
+		return STEP_DECLINE;
+	}
+	r->cfa = cfa;
+	r->caller.pc = ra;
+	jitmap_frame_reg_set(&r->caller, s->a.sp, cfa);
+	return STEP_OK;
+}
+
+/* -- CFI -- */
+
+static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
+{
+	const char *const M = "cfi";
+	const jitmap_cfi *cfi = s->code->cfi;
+	/* An outer frame's PC is a return address, which may lie past the end of the calling
+	 * function (a call to a noreturn function); the call instruction is the one before. */
+	const uint64_t at = s->code->is_innermost ? s->pc : s->pc - 1;
+	if (!cfi) {
+		say(s->why, M, "no CFI for this code");
+		return STEP_DECLINE;
+	}
+	struct jitmap__cfi_row row;
+	char msg[224];
+	const int rc = jitmap__cfi_row(cfi, at, &row, msg, sizeof(msg));
+	if (rc) {
+		say(s->why, M, "%s", msg);
+		return STEP_DECLINE;
+	}
+	s->fde_lo = row.fde_lo;
+	s->fde_hi = row.fde_hi;
+	if (row.cfa_is_expression) {
+		say(s->why, M, "the CFA at 0x%llx is a DWARF expression, which is not evaluated",
+		    U(at));
+		return STEP_DECLINE;
+	}
+	if (row.cfa_reg >= JITMAP_UNWIND_MAX_REGS || !known(s->regs, row.cfa_reg)) {
+		say(s->why, M, "the CFA at 0x%llx is register %u + %lld, not known in this frame",
+		    U(at), row.cfa_reg, (long long)row.cfa_off);
+		return STEP_DECLINE;
+	}
+	const uint64_t cfa = s->regs->reg[row.cfa_reg] + (uint64_t)row.cfa_off;
+
+	uint64_t ra = 0;
+	const struct jitmap__rule *rr = &row.rule[s->a.ra];
+	switch (rr->kind) {
+	case JITMAP_RULE_UNDEFINED:
+		say(s->why, M, "the return address is undefined at 0x%llx: the outermost frame",
+		    U(at));
+		return STEP_STOP;
+	case JITMAP_RULE_OFFSET:
+		if (read_word(s, cfa + (uint64_t)rr->off, &ra)) {
+			say(s->why, M, "cannot read the return address at 0x%llx",
+			    U(cfa + (uint64_t)rr->off));
+			return STEP_FAULT;
+		}
+		break;
+	case JITMAP_RULE_VAL_OFFSET:
+		ra = cfa + (uint64_t)rr->off;
+		break;
+	case JITMAP_RULE_REGISTER:
+		if (rr->reg >= JITMAP_UNWIND_MAX_REGS || !known(s->regs, rr->reg)) {
+			say(s->why, M, "the return address is in register %u, not known here",
+			    rr->reg);
+			return STEP_DECLINE;
+		}
+		ra = s->regs->reg[rr->reg];
+		break;
+	case JITMAP_RULE_SAME:
+		/* A link register the function never saved still holds the return address. */
+		if (!s->a.ra_is_register || !known(s->regs, s->a.ra)) {
+			say(s->why, M, "no rule for the return address column %u at 0x%llx", s->a.ra,
+			    U(at));
+			return STEP_DECLINE;
+		}
+		ra = s->regs->reg[s->a.ra];
+		break;
+	default:
+		say(s->why, M, "the return address at 0x%llx is a DWARF expression, which is not "
+		    "evaluated", U(at));
+		return STEP_DECLINE;
+	}
+
+	for (unsigned reg = 0; reg < JITMAP_UNWIND_MAX_REGS; reg++) {
+		if (reg == s->a.sp || !jitmap_unwind_callee_saved(s->code->arch, reg))
+			continue;
+		const struct jitmap__rule *x = &row.rule[reg];
+		uint64_t v = 0;
+		bool ok = false;
+		switch (x->kind) {
+		case JITMAP_RULE_SAME:
+			ok = known(s->regs, reg);
+			v = s->regs->reg[reg];
+			break;
+		case JITMAP_RULE_OFFSET:
+			/* An unreadable save slot loses that register, not the frame. */
+			ok = read_word(s, cfa + (uint64_t)x->off, &v) == 0;
+			break;
+		case JITMAP_RULE_VAL_OFFSET:
+			ok = true;
+			v = cfa + (uint64_t)x->off;
+			break;
+		case JITMAP_RULE_REGISTER:
+			ok = x->reg < JITMAP_UNWIND_MAX_REGS && known(s->regs, x->reg);
+			v = ok ? s->regs->reg[x->reg] : 0;
+			break;
+		default: /* undefined, or an expression: unknown */
+			break;
+		}
+		if (ok)
+			jitmap_frame_reg_set(&r->caller, reg, v);
+	}
+	return accept(s, M, r, cfa, ra);
+}
+
+/* -- x86-64 code patterns -- */
+
+enum prologue { PROLOGUE_NONE, PROLOGUE_FP, PROLOGUE_UNREADABLE };
+
+/* Whether the function at `func` begins with [endbr64] push %rbp; mov %rsp,%rbp (either
+ * encoding of the mov). `*push` is the address of the push. */
+static enum prologue fp_prologue(const struct step *s, uint64_t func, uint64_t *push)
+{
+	uint8_t b[8];
+	if (read_mem(s, func, b, sizeof(b)))
+		return PROLOGUE_UNREADABLE;
+	unsigned i = 0;
+	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		i = 4;
+	*push = func + i;
+	if (b[i] == 0x55 && b[i + 1] == 0x48 &&
+	    ((b[i + 2] == 0x89 && b[i + 3] == 0xe5) || (b[i + 2] == 0x8b && b[i + 3] == 0xec)))
+		return PROLOGUE_FP;
+	return PROLOGUE_NONE;
+}
+
+/* Whether the instruction at `b` (8 bytes) moves rsp up: add $imm,%rsp; lea disp(%rsp),%rsp;
+ * pop (which LLVM uses for 8-byte adjustments at minsize); sub is counted too. After a call
+ * whose arguments were pushed, such an instruction frees them. */
+static bool moves_sp(const uint8_t *b)
+{
+	if (b[0] == 0x48 && (b[1] == 0x83 || b[1] == 0x81) && (b[2] == 0xc4 || b[2] == 0xec))
+		return true;
+	if (b[0] == 0x48 && b[1] == 0x8d && (b[2] == 0x64 || b[2] == 0xa4) && b[3] == 0x24)
+		return true;
+	return (b[0] >= 0x58 && b[0] <= 0x5f) || (b[0] == 0x41 && b[1] >= 0x58 && b[1] <= 0x5f);
+}
+
+/* -- The stackmap's frame size -- */
+
+static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
+{
+	const char *const M = "stackmap";
+	const jitmap_stackmap *sm = s->code->sm;
+	if (!sm) {
+		say(s->why, M, "no stackmap for this code");
+		return STEP_DECLINE;
+	}
+	/* LLVM's x86-64 MachineFrameInfo stack size covers the callee-saved pushes and the rbp
+	 * push but not the return address (measured: docs/unwinding.md). Elsewhere the return
+	 * address arrives in a link register whose save slot the stackmap does not give. */
+	if (s->code->arch != JITMAP_ARCH_X86_64) {
+		say(s->why, M, "the frame size rule is implemented for x86-64 only");
+		return STEP_DECLINE;
+	}
+	const jitmap_record *rec = NULL;
+	if (jitmap_stackmap_lookup(sm, s->pc, &rec, 1) == 0 || !rec) {
+		const jitmap_record *before = NULL, *after = NULL;
+		(void)jitmap_stackmap_nearest(sm, s->pc, &before, &after);
+		if (before || after)
+			say(s->why, M, "no record at 0x%llx (nearest: %s0x%llx)", U(s->pc),
+			    before ? "before " : "after ",
+			    U(jitmap_record_pc(sm, before ? before : after)));
+		else
+			say(s->why, M, "no record at 0x%llx", U(s->pc));
+		return STEP_DECLINE;
+	}
+	const jitmap_function *f = jitmap_record_function(sm, rec);
+	if (!f) {
+		say(s->why, M, "record %llu has no function", U(rec->id));
+		return STEP_DECLINE;
+	}
+	if (f->stack_size == UINT64_MAX) {
+		say(s->why, M, "the function at 0x%llx has a dynamic or realigned frame (no stack "
+		    "size)", U(f->address));
+		return STEP_DECLINE;
+	}
+	if (f->stack_size % 8 || f->stack_size > FP_MAX_DISTANCE) {
+		say(s->why, M, "stack size %llu of the function at 0x%llx is not plausible",
+		    U(f->stack_size), U(f->address));
+		return STEP_DECLINE;
+	}
+	const uint64_t cfa = s->sp + f->stack_size + 8;
+	if (cfa < s->sp) {
+		say(s->why, M, "the stack size rule overflows");
+		return STEP_DECLINE;
+	}
+
+	/* The stack size says where SP is in the function's body. At a statepoint's record (the
+	 * call's return address) SP is lower when the call's stack arguments were pushed (LLVM
+	 * does so even at -O2), until the add that follows frees them. A function that keeps a
+	 * frame pointer shows where its frame is; in one that does not, an instruction at the
+	 * record that moves rsp makes the rule unprovable. */
+	uint64_t push;
+	if (fp_prologue(s, f->address, &push) == PROLOGUE_FP && known(s->regs, s->a.fp)) {
+		const uint64_t fp = s->regs->reg[s->a.fp];
+		if (fp != cfa - 16) {
+			say(s->why, M, "the stack size %llu puts the CFA at 0x%llx, but the frame "
+			    "pointer puts it at 0x%llx (SP is not the body's SP here)",
+			    U(f->stack_size), U(cfa), U(fp + 16));
+			return STEP_DECLINE;
+		}
+		uint64_t saved_fp;
+		if (read_word(s, cfa - 16, &saved_fp) == 0)
+			jitmap_frame_reg_set(&r->caller, s->a.fp, saved_fp);
+	} else {
+		uint8_t insn[8];
+		if (read_mem(s, s->pc, insn, sizeof(insn))) {
+			say(s->why, M, "cannot read the code at 0x%llx to check the stack pointer",
+			    U(s->pc));
+			return STEP_FAULT;
+		}
+		if (moves_sp(insn)) {
+			say(s->why, M, "the instruction at 0x%llx moves the stack pointer, so SP may "
+			    "not be the body's SP here (arguments pushed for a call)", U(s->pc));
+			return STEP_DECLINE;
+		}
+	}
+	uint64_t ra;
+	if (read_word(s, cfa - 8, &ra)) {
+		say(s->why, M, "cannot read the return address at 0x%llx", U(cfa - 8));
+		return STEP_FAULT;
+	}
+	if (ra == 0) {
+		say(s->why, M, "the return address at 0x%llx is 0", U(cfa - 8));
+		return STEP_DECLINE;
+	}
+	return accept(s, M, r, cfa, ra);
+}
+
+/* -- The frame-pointer chain (x86-64) -- */
+
+/* Frame 0 stopped where the frame pointer is not this function's yet (or no more): at a
+ * ret, at a function's first instruction, or between its push %rbp and mov %rsp,%rbp. */
+static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r, uint64_t lo,
+					 bool *handled)
+{
+	const char *const M = "frame-pointer";
+	uint8_t b[2] = {0, 0};
+	bool have_code = read_mem(s, s->pc, b, sizeof(b)) == 0;
+	if (!have_code) { /* the PC may be the last byte of a mapping */
+		b[1] = 0;
+		have_code = read_mem(s, s->pc, b, 1) == 0;
+	}
+	uint64_t ra, push = 0;
+	*handled = false;
+	/* ret (or rep ret): the return address is at SP, every callee-saved register has been
+	 * restored. */
+	if (have_code && (b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3))) {
+		*handled = true;
+		if (read_word(s, s->sp, &ra)) {
+			say(s->why, M, "cannot read the return address at 0x%llx", U(s->sp));
+			return STEP_FAULT;
+		}
+		carry_callee_saved(s, &r->caller);
+		return accept(s, M, r, s->sp + 8, ra);
+	}
+	if (!lo)
+		return STEP_DECLINE;
+	const enum prologue p = fp_prologue(s, lo, &push);
+	/* At the entry (or at the push after an endbr64) nothing has been saved yet. */
+	if (s->pc == lo || (p == PROLOGUE_FP && s->pc == push)) {
+		*handled = true;
+		if (read_word(s, s->sp, &ra)) {
+			say(s->why, M, "cannot read the return address at 0x%llx", U(s->sp));
+			return STEP_FAULT;
+		}
+		carry_callee_saved(s, &r->caller);
+		return accept(s, M, r, s->sp + 8, ra);
+	}
+	/* After push %rbp, before mov %rsp,%rbp: rbp is still the caller's, saved at SP. */
+	if (p == PROLOGUE_FP && s->pc == push + 1) {
+		*handled = true;
+		uint64_t saved_fp;
+		if (read_word(s, s->sp, &saved_fp) || read_word(s, s->sp + 8, &ra)) {
+			say(s->why, M, "cannot read the stack at 0x%llx", U(s->sp));
+			return STEP_FAULT;
+		}
+		carry_callee_saved(s, &r->caller);
+		jitmap_frame_reg_set(&r->caller, s->a.fp, saved_fp);
+		return accept(s, M, r, s->sp + 16, ra);
+	}
+	return STEP_DECLINE;
+}
+
+static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
+{
+	const char *const M = "frame-pointer";
+	if (s->code->arch != JITMAP_ARCH_X86_64) {
+		say(s->why, M, "implemented for x86-64 only");
+		return STEP_DECLINE;
+	}
+	/* The function's start: the caller's word, else the FDE's (LLVM emits one per
+	 * function). */
+	uint64_t lo = 0;
+	if (s->code->func_hi > s->code->func_lo && s->pc >= s->code->func_lo &&
+	    s->pc - (s->code->is_innermost ? 0 : 1) < s->code->func_hi)
+		lo = s->code->func_lo;
+	else if (s->fde_hi > s->fde_lo)
+		lo = s->fde_lo;
+
+	if (s->code->is_innermost) {
+		bool handled;
+		const enum outcome o = fp_innermost_special(s, r, lo, &handled);
+		if (handled)
+			return o;
+	}
+	if (lo) {
+		uint64_t push;
+		const enum prologue p = fp_prologue(s, lo, &push);
+		if (p == PROLOGUE_UNREADABLE) {
+			say(s->why, M, "cannot read the code of the function at 0x%llx", U(lo));
+			return STEP_FAULT;
+		}
+		if (p == PROLOGUE_NONE) {
+			say(s->why, M, "the function at 0x%llx does not begin with push %%rbp; mov "
+			    "%%rsp,%%rbp: rbp is not its frame pointer", U(lo));
+			return STEP_DECLINE;
+		}
+	} else if (s->code->is_innermost) {
+		uint8_t b[3];
+		if (read_mem(s, s->pc, b, sizeof(b)) == 0 &&
+		    (b[0] == 0x55 || (b[0] == 0x48 && b[1] == 0x89 && b[2] == 0xe5))) {
+			say(s->why, M, "at a frame pointer prologue of a function whose start is "
+			    "unknown");
+			return STEP_DECLINE;
+		}
+	}
+	if (!known(s->regs, s->a.fp)) {
+		say(s->why, M, "rbp is not known in this frame");
+		return STEP_DECLINE;
+	}
+	const uint64_t fp = s->regs->reg[s->a.fp];
+	if (fp < s->sp || fp % 8 || fp - s->sp > FP_MAX_DISTANCE || fp > UINT64_MAX - 16) {
+		say(s->why, M, "rbp 0x%llx is not a frame pointer for SP 0x%llx", U(fp), U(s->sp));
+		return STEP_DECLINE;
+	}
+	uint64_t saved_fp, ra;
+	if (read_word(s, fp, &saved_fp) || read_word(s, fp + 8, &ra)) {
+		say(s->why, M, "cannot read the frame record at 0x%llx", U(fp));
+		return STEP_FAULT;
+	}
+	if (ra == 0) {
+		say(s->why, M, "the return address at 0x%llx is 0: the end of the chain",
+		    U(fp + 8));
+		return STEP_DECLINE;
+	}
+	jitmap_frame_reg_set(&r->caller, s->a.fp, saved_fp);
+	return accept(s, M, r, fp + 16, ra);
+}
+
+/* -- One step -- */
+
+int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
+		       const jitmap_unwind_target *target, jitmap_unwind_result *out, char *why,
+		       size_t why_len)
+{
+	struct reasons reasons = {why, why_len, 0};
+	if (why && why_len)
+		why[0] = '\0';
+	if (!code || !regs || !out) {
+		say(&reasons, "unwind", "invalid arguments");
+		return -EINVAL;
+	}
+	memset(out, 0, sizeof(*out));
+	struct step s = {.code = code, .regs = regs, .target = target, .why = &reasons};
+	if (arch_regs(code->arch, &s.a)) {
+		say(&reasons, "unwind", "architecture %s is not supported",
+		    jitmap_arch_name(code->arch));
+		return -ENOTSUP;
+	}
+	if (!known(regs, s.a.sp)) {
+		say(&reasons, "unwind", "the stack pointer of this frame is not known");
+		return -ENOENT;
+	}
+	s.pc = regs->pc;
+	s.sp = regs->reg[s.a.sp];
+	s.order = code->order != JITMAP_ORDER_AUTO ? code->order
+		: code->cfi ? jitmap__cfi_order(code->cfi)
+		: code->arch == JITMAP_ARCH_S390X ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE;
+
+	static enum outcome (*const methods[])(struct step *, jitmap_unwind_result *) = {
+		[JITMAP_UNWIND_CFI] = by_cfi,
+		[JITMAP_UNWIND_STACKMAP] = by_stackmap,
+		[JITMAP_UNWIND_FRAME_POINTER] = by_frame_pointer,
+	};
+	const uint32_t mask = code->methods ? code->methods : UINT32_MAX;
+	bool fault = false, tried = false;
+	jitmap_unwind_result r;
+	for (unsigned m = JITMAP_UNWIND_CFI; m <= JITMAP_UNWIND_FRAME_POINTER; m++) {
+		if (!(mask & JITMAP_UNWIND_MASK(m)))
+			continue;
+		tried = true;
+		memset(&r, 0, sizeof(r));
+		const enum outcome o = methods[m](&s, &r);
+		if (o == STEP_OK) {
+			r.method = (jitmap_unwind_method)m;
+			*out = r;
+			if (why && why_len)
+				why[0] = '\0';
+			return 0;
+		}
+		if (o == STEP_STOP)
+			return -ENOENT;
+		fault |= o == STEP_FAULT;
+	}
+	if (!tried)
+		say(&reasons, "unwind", "no method was allowed");
+	return fault ? -EFAULT : -ENOENT;
+}
