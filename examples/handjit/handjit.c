@@ -20,8 +20,10 @@
  * call, `cfa` its caller's stack pointer (sp + stack_size + 8). localK is location K of the
  * record (a `kinds` line names their kinds; Direct values are the address).
  *
- * Usage: jitmap-handjit [--abort] [--unregister] [--image FILE]
+ * Usage: jitmap-handjit [--abort] [--pause] [--unregister] [--image FILE]
  *   --abort       abort() inside the safepoint (for core files)
+ *   --pause       wait inside the safepoint (at most 300 s) until a debugger attaches and
+ *                 sets jitmap_handjit_resume = 1 (for `gdb -p`)
  *   --unregister  unregister the code before exit, and say so
  *   --image FILE  also write the registered ELF image to FILE
  */
@@ -31,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "jitmap/producer.h"
 
@@ -59,7 +62,8 @@ static struct record_info records[2];
 /* The record PCs (outer, inner), for debugger scripts that need an address in each JIT
  * function without unwinding to it: `info symbol *(unsigned long *)&jitmap_handjit_truth_pc`. */
 EXPORT_DATA uint64_t jitmap_handjit_truth_pc[2];
-static int abort_in_safepoint;
+static int abort_in_safepoint, pause_in_safepoint;
+EXPORT_DATA volatile int jitmap_handjit_resume;
 
 static const struct record_info *record_by_id(uint64_t id)
 {
@@ -98,6 +102,13 @@ EXPORT void jitmap_handjit_safepoint(uint64_t id)
 {
 	printf("jitmap-handjit: safepoint id=%" PRIu64 "\n", id);
 	fflush(stdout);
+	if (pause_in_safepoint) {
+		printf("jitmap-handjit: paused pid=%ld\n", (long)getpid());
+		fflush(stdout);
+		for (int ms = 0; !jitmap_handjit_resume && ms < 300000; ms += 10)
+			usleep(10000);
+		printf("jitmap-handjit: resumed%s\n", jitmap_handjit_resume ? "" : " (timeout)");
+	}
 	if (abort_in_safepoint)
 		abort();
 	__asm__ volatile("" ::: "memory");
@@ -163,12 +174,14 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--abort"))
 			abort_in_safepoint = 1;
+		else if (!strcmp(argv[i], "--pause"))
+			pause_in_safepoint = 1;
 		else if (!strcmp(argv[i], "--unregister"))
 			unregister = 1;
 		else if (!strcmp(argv[i], "--image") && i + 1 < argc)
 			image_path = argv[++i];
 		else {
-			fprintf(stderr, "usage: jitmap-handjit [--abort] [--unregister] [--image FILE]\n");
+			fprintf(stderr, "usage: jitmap-handjit [--abort] [--pause] [--unregister] [--image FILE]\n");
 			return 2;
 		}
 	}

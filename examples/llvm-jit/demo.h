@@ -61,6 +61,10 @@ enum { DEMO_VIA_MEMORY_MANAGER = 1, DEMO_VIA_GDB_JIT = 2 };
 
 /* abort_at: abort() in the abort_at-th safepoint call (1-based), 0 for never. */
 void demo_runtime_configure(unsigned abort_at);
+/* pause_at: in the pause_at-th safepoint call, print "paused" and wait (at most `seconds`)
+ * until a debugger sets jitmap_demo_resume to nonzero: for attach tests. 0 for never. */
+void demo_runtime_pause(unsigned pause_at, unsigned seconds);
+extern __attribute__((visibility("default"))) volatile int jitmap_demo_resume;
 void demo_add_stackmap_section(uint64_t addr, uint64_t size, unsigned via);
 /* Walks __jit_debug_descriptor, prints each registered object and the load address of its
  * .llvm_stackmaps (sh_addr in the registered copy), and records those sections. */

@@ -21,6 +21,7 @@ struct options {
     const char *ir_file;
     int64_t depth;
     unsigned abort_at;
+    unsigned pause_at;
 };
 
 /* -- Runners: call a program's entry point and check its result against C -- */
@@ -118,14 +119,16 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: jitmap-demo-jit [--orc | --mcjit] [--program NAME] [--ir FILE]\n"
-            "                       [--depth N] [--abort] [--abort-at N] [--list]\n"
+            "                       [--depth N] [--abort] [--abort-at N] [--pause] [--list]\n"
             "  --orc          ORC LLJIT + RuntimeDyld + GDB listener (default)\n"
             "  --mcjit        MCJIT with a custom memory manager\n"
             "  --program NAME the IR program to run (default stackmaps; --list shows them)\n"
             "  --ir FILE      run this IR instead of the embedded text of NAME (same entry)\n"
             "  --depth N      recursion depth for --program recursion (default 40)\n"
             "  --abort        abort() in the first jitmap_demo_safepoint call (SIGABRT)\n"
-            "  --abort-at N   abort() in the Nth call instead\n");
+            "  --abort-at N   abort() in the Nth call instead\n"
+            "  --pause        wait in the first call until a debugger attaches and sets\n"
+            "                 jitmap_demo_resume = 1 (at most 300 s)\n");
 }
 
 static int parse_count(const char *s, int64_t max, int64_t *out)
@@ -141,7 +144,7 @@ static int parse_count(const char *s, int64_t max, int64_t *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum { OPT_ORC = 256, OPT_MCJIT, OPT_PROGRAM, OPT_IR, OPT_DEPTH, OPT_ABORT, OPT_ABORT_AT, OPT_LIST };
+    enum { OPT_ORC = 256, OPT_MCJIT, OPT_PROGRAM, OPT_IR, OPT_DEPTH, OPT_ABORT, OPT_ABORT_AT, OPT_PAUSE, OPT_LIST };
     static const struct option longopts[] = {
         {"orc", no_argument, NULL, OPT_ORC},
         {"mcjit", no_argument, NULL, OPT_MCJIT},
@@ -150,6 +153,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"depth", required_argument, NULL, OPT_DEPTH},
         {"abort", no_argument, NULL, OPT_ABORT},
         {"abort-at", required_argument, NULL, OPT_ABORT_AT},
+        {"pause", no_argument, NULL, OPT_PAUSE},
         {"list", no_argument, NULL, OPT_LIST},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -181,6 +185,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             }
             o->abort_at = (unsigned)v;
             break;
+        case OPT_PAUSE: o->pause_at = 1; break;
         case OPT_LIST:
             for (size_t i = 0; i < sizeof runners / sizeof runners[0]; i++)
                 printf("%-10s %s\n", runners[i].program, runners[i].what);
@@ -260,6 +265,7 @@ int main(int argc, char **argv)
            o.mcjit ? "mcjit" : "orc", (long)getpid(), o.abort_at);
     demo_llvm_init();
     demo_runtime_configure(o.abort_at);
+    demo_runtime_pause(o.pause_at, 300);
 
     struct demo_symbols syms = {0};
     int failed = o.mcjit ? demo_mcjit_compile(o.program, text, size, &syms)

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "demo.h"
 
@@ -158,6 +159,15 @@ void demo_runtime_configure(unsigned at)
     abort_at = at;
 }
 
+static unsigned pause_at, pause_seconds;
+volatile int jitmap_demo_resume;
+
+void demo_runtime_pause(unsigned at, unsigned seconds)
+{
+    pause_at = at;
+    pause_seconds = seconds;
+}
+
 unsigned demo_safepoint_problems(void)
 {
     return problems;
@@ -192,6 +202,16 @@ __attribute__((noinline, DEMO_NOCLONE)) void jitmap_demo_safepoint(int64_t id)
         problems++;
     }
 
+    if (pause_at && call == pause_at) {
+        /* For `gdb -p`: the JIT frames stay on the stack until a debugger sets
+         * jitmap_demo_resume, or the time is up. */
+        printf("jitmap-demo: paused pid=%ld at safepoint id=%" PRId64 " call=%u\n", (long)getpid(),
+               id, call);
+        fflush(stdout);
+        for (unsigned ms = 0; !jitmap_demo_resume && ms < pause_seconds * 1000u; ms += 10)
+            usleep(10000);
+        printf("jitmap-demo: resumed%s\n", jitmap_demo_resume ? "" : " (timeout)");
+    }
     if (abort_at && call == abort_at) {
         printf("jitmap-demo: aborting at safepoint id=%" PRId64 " call=%u\n", id, call);
         fflush(stdout);

@@ -1,0 +1,1186 @@
+/* reader.c: jitmap-reader.so, GDB's JIT reader plugin for jitmap.
+ *
+ * GDB hands the reader every JIT entry (an in-memory ELF image) and asks it to unwind every
+ * frame of the process. The reader:
+ *   - records each entry's code ranges, function symbols and the addresses of its live
+ *     .llvm_stackmaps and .eh_frame (sh_addr: LLVM's registered copy is unrelocated, the
+ *     sections in process memory are; gdb-jit-interface.md §4);
+ *   - claims entries without DWARF (one symtab, one block per function symbol) and declines
+ *     the others, so that GDB's own ELF reader keeps their variables and lines;
+ *   - unwinds frames in JIT code with libjitmap's unwinder (CFI, the stackmap's frame size
+ *     at record PCs, the frame-pointer chain), except where GDB's DWARF unwinder already has
+ *     the CFI of a declined entry;
+ *   - parses stackmaps lazily and keeps one jitmap_index over them for the Python commands
+ *     (jitmap-reader-api.h).
+ *
+ * GDB 13 traps (gdb-jit-interface.md §2, docs/gdb.md): block_open with a NULL name crashes
+ * GDB; so does a NULL from gdb_init_reader; reg_get with a DWARF number the architecture does
+ * not map aborts it; reg_set frees the value with its `free` member without checking for NULL,
+ * and supplies the bytes even when `defined` is 0 (registers we do not set are the ones GDB
+ * shows as <not saved>). Nothing read from the inferior is trusted: every size is capped,
+ * every address range checked for overflow.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gdb/jit-reader.h>
+
+#include <jitmap/jitmap.h>
+#include <jitmap/unwind.h>
+
+#include "jitmap-reader-api.h"
+
+/* GDB refuses a reader without this symbol; the build hides symbols by default. */
+#pragma GCC visibility push(default)
+GDB_DECLARE_GPL_COMPATIBLE_READER
+#pragma GCC visibility pop
+
+/* -- Limits -- */
+
+#define MAX_IMAGE_SIZE (UINT64_C(1) << 30) /* a JIT image larger than this is declined */
+#define MAX_LIVE_READ (UINT64_C(64) << 20)  /* stackmap/.eh_frame read from the target */
+#define MAX_CODE_SPAN (UINT64_C(1) << 36)   /* one code section */
+#define MAX_NAME 1024                       /* function names are cut here */
+#define READ_CHUNK (1 << 20)                /* target_read takes an int length */
+#define SNAP_LEN 16                         /* bytes sampled to detect stale entries */
+#define CACHE_SLOTS 8
+
+/* x86-64 DWARF registers (psABI): 0-15 the GPRs, 16 the return address (RIP). */
+enum { X86_RAX = 0, X86_RDX = 1, X86_RCX = 2, X86_RSI = 4, X86_RDI = 5, X86_RSP = 7,
+       X86_R8 = 8, X86_R11 = 11, X86_NGPR = 16, X86_RIP = 16 };
+
+/* -- State -- */
+
+struct func {
+	uint64_t lo, hi;
+	char *name;
+};
+
+struct span {
+	uint64_t lo, hi;
+};
+
+struct entry {
+	uint64_t serial;
+	size_t pos; /* in reader.entries */
+	jitmap_arch arch;
+	bool big_endian, claimed, debug_info;
+	struct span *code; /* executable sections, sorted, disjoint */
+	size_t ncode;
+	struct func *funcs; /* sorted, disjoint, inside `code` */
+	size_t nfuncs;
+	char *file_name; /* STT_FILE, or NULL */
+
+	/* .llvm_stackmaps: live at sm_addr, or a copy of the image's bytes when not loaded. */
+	bool has_sm;
+	uint64_t sm_addr, sm_size;
+	void *sm_copy;
+	jitmap_stackmap *sm;
+	uint8_t sm_head[SNAP_LEN];
+	size_t sm_head_len;
+	uint64_t sm_tried; /* generation of the last failed attempt, 0 if none */
+
+	/* CFI: .eh_frame live at eh_addr, .debug_frame copied from the image. */
+	uint64_t eh_addr, eh_size;
+	void *df;
+	size_t df_len;
+	jitmap_cfi *cfi;
+	uint64_t cfi_tried;
+
+	/* Staleness: the first bytes of the code, sampled at first use. */
+	uint64_t checked; /* generation of the last check */
+	bool usable;      /* the result of that check */
+	bool sampled;
+	uint64_t snap_addr;
+	uint8_t snap[SNAP_LEN];
+
+	char problem[256];
+};
+
+struct slot {
+	uint64_t lo, hi;
+	struct entry *e;
+};
+
+struct cache_slot {
+	uint64_t gen, epoch; /* valid while both match the reader's */
+	uint64_t pc, known;
+	uint64_t reg[X86_NGPR];
+	struct entry *e;
+	jitmap_unwind_result res;
+	uint64_t func_lo;
+};
+
+struct reader {
+	struct gdb_reader_funcs funcs;
+	gdb_target_read *target_read; /* GDB's, remembered from its last call */
+	int claim_mode;
+	bool debug;
+	uint64_t gen;   /* bumped by jitmap_reader_invalidate(RECHECK) */
+	uint64_t epoch; /* bumped whenever an entry or what it caches changes */
+	uint64_t next_serial;
+	struct entry **entries;
+	size_t nentries, entries_cap;
+	struct slot *slots; /* every entry's code ranges, sorted, disjoint */
+	size_t nslots, slots_cap;
+	jitmap_index *index;
+	struct cache_slot cache[CACHE_SLOTS];
+	unsigned cache_next;
+	jitmap_reader_stats stats;
+};
+
+static struct reader *g_reader; /* for the exported API: GDB has one reader at a time */
+static char g_last_error[256];
+
+static void note(struct reader *r, struct entry *e, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void note(struct reader *r, struct entry *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(g_last_error, sizeof(g_last_error), fmt, ap);
+	va_end(ap);
+	if (e)
+		snprintf(e->problem, sizeof(e->problem), "%s", g_last_error);
+	if (r && r->debug)
+		fprintf(stderr, "jitmap-reader: %s\n", g_last_error);
+}
+
+/* -- Target memory -- */
+
+static int target_read(struct reader *r, uint64_t addr, void *buf, size_t len)
+{
+	if (!r->target_read)
+		return -ENODEV;
+	if (len && addr + len - 1 < addr)
+		return -EFAULT;
+	uint8_t *p = buf;
+	while (len) {
+		const int n = len > READ_CHUNK ? READ_CHUNK : (int)len;
+		if (r->target_read(addr, p, n) != GDB_SUCCESS)
+			return -EFAULT;
+		addr += (uint64_t)n;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int unwind_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return target_read(ctx, addr, buf, len);
+}
+
+/* A malloc'd copy of `len` bytes at `addr` in the target, or NULL. */
+static void *target_copy(struct reader *r, uint64_t addr, uint64_t len)
+{
+	if (!len || len > MAX_LIVE_READ)
+		return NULL;
+	void *buf = malloc(len);
+	if (buf && target_read(r, addr, buf, len)) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/* -- Entries: creation from an ELF image -- */
+
+static void entry_free(struct entry *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nfuncs; i++)
+		free(e->funcs[i].name);
+	free(e->funcs);
+	free(e->code);
+	free(e->file_name);
+	free(e->sm_copy);
+	jitmap_stackmap_free(e->sm);
+	free(e->df);
+	jitmap_cfi_free(e->cfi);
+	free(e);
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct func *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->hi < y->hi) - (x->hi > y->hi); /* the larger first */
+}
+
+/* The code span of `e` holding `addr`, or NULL. */
+static const struct span *code_at(const struct entry *e, uint64_t addr)
+{
+	size_t lo = 0, hi = e->ncode;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->code[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < e->code[lo - 1].hi ? &e->code[lo - 1] : NULL;
+}
+
+static const struct func *func_at(const struct entry *e, uint64_t addr)
+{
+	size_t lo = 0, hi = e->nfuncs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->funcs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < e->funcs[lo - 1].hi ? &e->funcs[lo - 1] : NULL;
+}
+
+/* Sort and merge the code spans; sort the functions, drop duplicates, cut each at the next
+ * one and at the end of its span: GDB wants blocks that do not overlap. */
+static void tidy_entry(struct entry *e)
+{
+	if (e->ncode) {
+		qsort(e->code, e->ncode, sizeof(*e->code), cmp_span);
+		size_t n = 0;
+		for (size_t i = 0; i < e->ncode; i++) {
+			if (n && e->code[i].lo <= e->code[n - 1].hi) {
+				if (e->code[i].hi > e->code[n - 1].hi)
+					e->code[n - 1].hi = e->code[i].hi;
+			} else {
+				e->code[n++] = e->code[i];
+			}
+		}
+		e->ncode = n;
+	}
+	if (!e->nfuncs)
+		return;
+	qsort(e->funcs, e->nfuncs, sizeof(*e->funcs), cmp_func);
+	size_t n = 0;
+	for (size_t i = 0; i < e->nfuncs; i++) {
+		struct func *f = &e->funcs[i];
+		if (n && f->lo == e->funcs[n - 1].lo) { /* an alias: keep the first (largest) */
+			free(f->name);
+			continue;
+		}
+		if (n && e->funcs[n - 1].hi > f->lo)
+			e->funcs[n - 1].hi = f->lo;
+		e->funcs[n++] = *f;
+	}
+	e->nfuncs = n;
+	/* Zero-sized symbols (hand-written code) reach the next function or the span's end. */
+	for (size_t i = 0; i < e->nfuncs; i++) {
+		struct func *f = &e->funcs[i];
+		const struct span *s = code_at(e, f->lo);
+		uint64_t limit = s ? s->hi : f->lo;
+		if (i + 1 < e->nfuncs && e->funcs[i + 1].lo < limit)
+			limit = e->funcs[i + 1].lo;
+		if (f->hi == f->lo || f->hi > limit)
+			f->hi = limit;
+	}
+	n = 0;
+	for (size_t i = 0; i < e->nfuncs; i++) {
+		if (e->funcs[i].hi > e->funcs[i].lo)
+			e->funcs[n++] = e->funcs[i];
+		else
+			free(e->funcs[i].name);
+	}
+	e->nfuncs = n;
+}
+
+static int add_symbols(struct entry *e, Elf *elf, unsigned type, Elf_Scn *symscn,
+		       const GElf_Shdr *symsh)
+{
+	Elf_Data *d = elf_getdata(symscn, NULL);
+	if (!d || symsh->sh_entsize != sizeof(Elf64_Sym))
+		return 0;
+	const size_t n = d->d_size / sizeof(Elf64_Sym); /* bounded by the image */
+	struct func *funcs = realloc(e->funcs, (e->nfuncs + n + 1) * sizeof(*funcs));
+	if (!funcs)
+		return -ENOMEM;
+	e->funcs = funcs;
+	for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s))
+			continue;
+		const unsigned st = GELF_ST_TYPE(s.st_info);
+		if (st == STT_FILE && !e->file_name) {
+			const char *name = elf_strptr(elf, symsh->sh_link, s.st_name);
+			if (name && *name)
+				e->file_name = strndup(name, MAX_NAME);
+			continue;
+		}
+		if (st != STT_FUNC)
+			continue;
+		uint64_t addr = s.st_value;
+		if (type == ET_REL && s.st_shndx != SHN_ABS) {
+			/* Values are section-relative; LLVM patched sh_addr to the load address. */
+			GElf_Shdr sh;
+			Elf_Scn *scn = s.st_shndx != SHN_UNDEF && s.st_shndx < SHN_LORESERVE
+					       ? elf_getscn(elf, s.st_shndx)
+					       : NULL;
+			if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_addr)
+				continue;
+			addr += sh.sh_addr;
+		}
+		if (!code_at(e, addr) || addr + s.st_size < addr)
+			continue;
+		const char *name = elf_strptr(elf, symsh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		char *copy = strndup(name, MAX_NAME);
+		if (!copy)
+			return -ENOMEM;
+		e->funcs[e->nfuncs++] = (struct func){addr, addr + s.st_size, copy};
+	}
+	return 0;
+}
+
+/* Fill `e` from the ELF image. Returns 0, or a negative errno with the reason in `why`. */
+static int entry_from_image(struct entry *e, const void *image, size_t size, char *why,
+			    size_t why_len)
+{
+	int rc = -EINVAL;
+	if (size < sizeof(Elf64_Ehdr) || memcmp(image, ELFMAG, SELFMAG)) {
+		snprintf(why, why_len, "not an ELF image");
+		return rc;
+	}
+	/* libelf may keep pointers into its buffer and converts in place: give it a copy. */
+	char *copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, size);
+	Elf *elf = elf_memory(copy, size);
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		snprintf(why, why_len, "bad ELF header: %s", elf_errmsg(-1));
+		goto out;
+	}
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		snprintf(why, why_len, "32-bit ELF image: left to GDB");
+		goto out;
+	}
+	/* A section header table past the end reads as "no sections" in libelf. */
+	const uint64_t sh_count = eh.e_shnum ? eh.e_shnum : eh.e_shoff ? 1 : 0;
+	if (sh_count && (eh.e_shoff > size || sh_count * eh.e_shentsize > size - eh.e_shoff)) {
+		snprintf(why, why_len, "truncated: section headers end past the image (%zu bytes)",
+			 size);
+		goto out;
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx)) {
+		snprintf(why, why_len, "bad section name table: %s", elf_errmsg(-1));
+		goto out;
+	}
+	e->arch = jitmap_arch_from_elf_machine(eh.e_machine);
+	e->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+
+	/* Sections: code spans, the stackmap, CFI, DWARF, the symbol table. */
+	Elf_Scn *scn = NULL, *symscn = NULL;
+	GElf_Shdr symsh = {0};
+	size_t df_index = 0, nscn = 0;
+	bool df_relocated = false;
+	if (elf_getshdrnum(elf, &nscn) || nscn > 65536) {
+		snprintf(why, why_len, "bad section count");
+		goto out;
+	}
+	e->code = calloc(nscn + 1, sizeof(*e->code));
+	if (!e->code) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh)) {
+			snprintf(why, why_len, "bad section header %zu", elf_ndxscn(scn));
+			goto out;
+		}
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		const bool loaded = (sh.sh_flags & SHF_ALLOC) && sh.sh_addr &&
+				    sh.sh_addr + sh.sh_size > sh.sh_addr;
+		if ((sh.sh_flags & SHF_EXECINSTR) && loaded && sh.sh_size <= MAX_CODE_SPAN)
+			e->code[e->ncode++] = (struct span){sh.sh_addr, sh.sh_addr + sh.sh_size};
+		if (sh.sh_type == SHT_SYMTAB && !symscn) {
+			symscn = scn;
+			symsh = sh;
+		}
+		if ((sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) && df_index &&
+		    sh.sh_info == df_index)
+			df_relocated = true;
+		if (!name)
+			continue;
+		if (!strcmp(name, ".debug_info") && sh.sh_size)
+			e->debug_info = true;
+		else if (!strcmp(name, ".llvm_stackmaps") && !e->has_sm && sh.sh_size &&
+			 sh.sh_size <= MAX_LIVE_READ && sh.sh_type != SHT_NOBITS) {
+			e->has_sm = true;
+			e->sm_size = sh.sh_size;
+			if (loaded) {
+				e->sm_addr = sh.sh_addr;
+			} else {
+				/* Not placed in memory: the image's bytes are all there is (their
+				 * function addresses must then be absolute). */
+				Elf_Data *d = elf_getdata(scn, NULL);
+				if (d && d->d_buf && d->d_size == sh.sh_size &&
+				    (e->sm_copy = malloc(d->d_size)))
+					memcpy(e->sm_copy, d->d_buf, d->d_size);
+				else
+					e->has_sm = false;
+			}
+		} else if (!strcmp(name, ".eh_frame") && loaded && sh.sh_type != SHT_NOBITS &&
+			   sh.sh_size <= MAX_LIVE_READ) {
+			e->eh_addr = sh.sh_addr;
+			e->eh_size = sh.sh_size;
+		} else if (!strcmp(name, ".debug_frame") && !e->df && sh.sh_size <= MAX_LIVE_READ &&
+			   sh.sh_type == SHT_PROGBITS) {
+			Elf_Data *d = elf_getdata(scn, NULL);
+			if (d && d->d_buf && d->d_size && (e->df = malloc(d->d_size))) {
+				memcpy(e->df, d->d_buf, d->d_size);
+				e->df_len = d->d_size;
+				df_index = elf_ndxscn(scn);
+			}
+		}
+	}
+	/* Relocation sections may come before their target: look again for .debug_frame's. */
+	if (df_index && !df_relocated) {
+		scn = NULL;
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			if (gelf_getshdr(scn, &sh) &&
+			    (sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) && sh.sh_info == df_index)
+				df_relocated = true;
+		}
+	}
+	if (df_relocated) { /* its addresses are not filled in: useless to us */
+		free(e->df);
+		e->df = NULL;
+		e->df_len = 0;
+	}
+	if (!e->ncode) {
+		snprintf(why, why_len, "no executable section placed in memory");
+		goto out;
+	}
+	/* Code spans first: symbols are kept only inside them. */
+	tidy_entry(e);
+	if (symscn) {
+		rc = add_symbols(e, elf, eh.e_type, symscn, &symsh);
+		if (rc) {
+			snprintf(why, why_len, "out of memory");
+			goto out;
+		}
+		rc = -EINVAL;
+	}
+	tidy_entry(e);
+	rc = 0;
+out:
+	if (elf)
+		elf_end(elf);
+	free(copy);
+	return rc;
+}
+
+/* -- Entries: the reader's table -- */
+
+/* The first slot whose range ends after `addr`. */
+static size_t slot_search(const struct reader *r, uint64_t addr)
+{
+	size_t lo = 0, hi = r->nslots;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->slots[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct entry *entry_at(const struct reader *r, uint64_t addr)
+{
+	const size_t i = slot_search(r, addr);
+	return i < r->nslots && r->slots[i].lo <= addr ? r->slots[i].e : NULL;
+}
+
+static void drop_entry(struct reader *r, struct entry *e)
+{
+	for (size_t k = 0; k < e->ncode; k++) {
+		size_t i = slot_search(r, e->code[k].lo);
+		if (i < r->nslots && r->slots[i].e == e) {
+			memmove(&r->slots[i], &r->slots[i + 1], (r->nslots - i - 1) * sizeof(*r->slots));
+			r->nslots--;
+		}
+	}
+	r->entries[e->pos] = r->entries[--r->nentries];
+	r->entries[e->pos]->pos = e->pos;
+	if (e->sm)
+		jitmap_index_remove(r->index, e->sm);
+	r->epoch++;
+	entry_free(e);
+}
+
+/* Add `e`, replacing the entries whose code it overlaps. Returns 0 or -ENOMEM. */
+static int add_entry(struct reader *r, struct entry *e)
+{
+	for (size_t k = 0; k < e->ncode; k++) {
+		size_t i;
+		while ((i = slot_search(r, e->code[k].lo)) < r->nslots &&
+		       r->slots[i].lo < e->code[k].hi) {
+			r->stats.replaced++;
+			drop_entry(r, r->slots[i].e);
+		}
+	}
+	if (r->nentries == r->entries_cap) {
+		size_t cap = r->entries_cap ? 2 * r->entries_cap : 64;
+		struct entry **v = realloc(r->entries, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->entries = v;
+		r->entries_cap = cap;
+	}
+	if (r->nslots + e->ncode > r->slots_cap) {
+		size_t cap = r->slots_cap ? 2 * r->slots_cap : 64;
+		while (cap < r->nslots + e->ncode)
+			cap *= 2;
+		struct slot *v = realloc(r->slots, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->slots = v;
+		r->slots_cap = cap;
+	}
+	for (size_t k = 0; k < e->ncode; k++) {
+		size_t i = slot_search(r, e->code[k].lo);
+		memmove(&r->slots[i + 1], &r->slots[i], (r->nslots - i) * sizeof(*r->slots));
+		r->slots[i] = (struct slot){e->code[k].lo, e->code[k].hi, e};
+		r->nslots++;
+	}
+	e->pos = r->nentries;
+	r->entries[r->nentries++] = e;
+	r->epoch++;
+	return 0;
+}
+
+static void forget_all(struct reader *r)
+{
+	while (r->nentries) {
+		r->stats.dropped++;
+		drop_entry(r, r->entries[r->nentries - 1]);
+	}
+}
+
+/* -- Staleness -- */
+
+/* Whether `e` may be used now. Checks it once per generation; drops it (and returns false)
+ * when its sampled code bytes changed or became unreadable. */
+static bool entry_usable(struct reader *r, struct entry *e)
+{
+	if (e->checked == r->gen)
+		return e->usable;
+	e->checked = r->gen;
+	uint8_t now[SNAP_LEN];
+	if (!e->sampled) {
+		/* The first function's first bytes, else the code's: prologues are the least
+		 * likely bytes to hold relocations (MCJIT relocates after registering). */
+		const uint64_t at = e->nfuncs ? e->funcs[0].lo : e->code[0].lo;
+		const struct span *s = code_at(e, at);
+		const size_t len = s && s->hi - at < SNAP_LEN ? (size_t)(s->hi - at) : SNAP_LEN;
+		e->usable = target_read(r, at, e->snap, len) == 0;
+		if (!e->usable) {
+			note(r, e, "code at 0x%" PRIx64 " cannot be read", at);
+			return false;
+		}
+		e->sampled = true;
+		e->snap_addr = at;
+		return true;
+	}
+	const struct span *s = code_at(e, e->snap_addr);
+	const size_t len = s->hi - e->snap_addr < SNAP_LEN ? (size_t)(s->hi - e->snap_addr) : SNAP_LEN;
+	if (target_read(r, e->snap_addr, now, len) || memcmp(now, e->snap, len)) {
+		note(r, NULL, "entry %" PRIu64 " (code at 0x%" PRIx64 ") is stale: dropped",
+		     e->serial, e->snap_addr);
+		r->stats.dropped++;
+		drop_entry(r, e);
+		return false;
+	}
+	/* The stackmap may be reused by a JIT on its own: re-read it when its header moved. */
+	if (e->sm && e->sm_addr &&
+	    (target_read(r, e->sm_addr, now, e->sm_head_len) || memcmp(now, e->sm_head, e->sm_head_len))) {
+		jitmap_index_remove(r->index, e->sm);
+		jitmap_stackmap_free(e->sm);
+		e->sm = NULL;
+		r->epoch++;
+	}
+	e->usable = true;
+	return true;
+}
+
+/* -- Lazy parsing -- */
+
+static void ensure_stackmap(struct reader *r, struct entry *e)
+{
+	if (e->sm || !e->has_sm || e->sm_tried == r->gen)
+		return;
+	void *buf = e->sm_copy ? e->sm_copy : target_copy(r, e->sm_addr, e->sm_size);
+	if (!buf) {
+		e->sm_tried = r->gen;
+		note(r, e, "the stackmap at 0x%" PRIx64 " (%" PRIu64 " bytes) cannot be read",
+		     e->sm_addr, e->sm_size);
+		return;
+	}
+	const jitmap_parse_opts opts = {
+		.order = e->big_endian ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE,
+		.arch = e->arch,
+	};
+	jitmap_error err;
+	jitmap_stackmap *sm = jitmap_stackmap_parse(buf, e->sm_size, &opts, &err);
+	if (!sm) {
+		e->sm_tried = r->gen;
+		note(r, e, "the stackmap at 0x%" PRIx64 " does not parse: at byte %" PRIu64 ": %s",
+		     e->sm_addr, err.offset, err.reason);
+		goto out;
+	}
+	/* MCJIT registers before it relocates: Function Address fields still 0. Try again at
+	 * the next use, when the JIT has run. */
+	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm); i++) {
+		const jitmap_function *f = jitmap_stackmap_function(sm, i);
+		if (!f->address) {
+			e->sm_tried = r->gen;
+			note(r, e, "the stackmap at 0x%" PRIx64 " is not relocated yet", e->sm_addr);
+			jitmap_stackmap_free(sm);
+			goto out;
+		}
+		const struct func *fn = func_at(e, f->address);
+		if (fn && fn->lo == f->address)
+			jitmap_stackmap_set_function_name(sm, i, fn->name);
+	}
+	e->sm_head_len = e->sm_size < SNAP_LEN ? (size_t)e->sm_size : SNAP_LEN;
+	memcpy(e->sm_head, buf, e->sm_head_len);
+	e->sm = sm;
+	if (jitmap_index_add(r->index, sm) == -ENOMEM)
+		note(r, e, "out of memory indexing the stackmap");
+	r->epoch++;
+out:
+	if (buf != e->sm_copy)
+		free(buf);
+}
+
+static void ensure_cfi(struct reader *r, struct entry *e)
+{
+	if (e->cfi || (!e->eh_size && !e->df) || e->cfi_tried == r->gen)
+		return;
+	void *eh = e->eh_size ? target_copy(r, e->eh_addr, e->eh_size) : NULL;
+	jitmap_error err = {0};
+	if (e->eh_size && !eh && !e->df) {
+		e->cfi_tried = r->gen;
+		note(r, e, ".eh_frame at 0x%" PRIx64 " cannot be read", e->eh_addr);
+		return;
+	}
+	e->cfi = jitmap_cfi_new(e->arch, eh, eh ? e->eh_size : 0, e->eh_addr, e->df, e->df_len, &err);
+	if (!e->cfi) {
+		e->cfi_tried = r->gen;
+		note(r, e, "no usable CFI (%s)", *err.reason ? err.reason : jitmap_strerror(-errno));
+	} else {
+		r->epoch++;
+	}
+	free(eh);
+}
+
+/* -- Unwinding -- */
+
+static void reg_value_free(struct gdb_reg_value *v)
+{
+	free(v);
+}
+
+/* Read DWARF register `n` of the frame: 0 with the value, -1 when GDB has none. */
+static int get_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t *out)
+{
+	struct gdb_reg_value *v = cb->reg_get(cb, n);
+	if (!v)
+		return -1;
+	int rc = -1;
+	if (v->defined && v->size > 0) {
+		uint64_t x = 0;
+		memcpy(&x, v->value, v->size < 8 ? (size_t)v->size : 8); /* x86-64 is little-endian */
+		*out = x;
+		rc = 0;
+	}
+	if (v->free)
+		v->free(v);
+	return rc;
+}
+
+static void set_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t value)
+{
+	/* GDB copies register_size bytes (8 for what we set) and then calls `free`. */
+	struct gdb_reg_value *v = malloc(sizeof(*v) + sizeof(value));
+	if (!v)
+		return;
+	v->size = sizeof(value);
+	v->defined = 1;
+	v->free = reg_value_free;
+	memcpy(v->value, &value, sizeof(value));
+	cb->reg_set(cb, n, v);
+}
+
+/* Whether the instruction that ends at `pc` is a call (x86-64): then `pc` is a return
+ * address. Recognises call rel32 and the common register and memory forms of call r/m64. */
+static bool call_before(struct reader *r, const struct entry *e, uint64_t pc)
+{
+	const struct span *s = code_at(e, pc - 1);
+	if (!s || pc - s->lo < 2)
+		return false;
+	const size_t n = pc - s->lo < 7 ? (size_t)(pc - s->lo) : 7;
+	uint8_t b[7] = {0};
+	if (target_read(r, pc - n, b + 7 - n, n))
+		return false;
+	/* b[7 - k] is the byte k before pc. */
+	if (n >= 5 && b[2] == 0xe8)
+		return true;
+	for (size_t len = 2; len <= n; len++) {
+		const uint8_t *p = &b[7 - len];
+		size_t i = 0;
+		if ((p[0] & 0xf0) == 0x40) /* REX */
+			i = 1;
+		if (len - i < 2 || p[i] != 0xff || ((p[i + 1] >> 3) & 7) != 2)
+			continue;
+		const unsigned mod = p[i + 1] >> 6, rm = p[i + 1] & 7;
+		size_t want = i + 2;
+		if (mod != 3 && rm == 4)
+			want++; /* SIB */
+		if (mod == 1)
+			want += 1;
+		else if (mod == 2 || (mod == 0 && rm == 5))
+			want += 4;
+		if (want == len)
+			return true;
+	}
+	return false;
+}
+
+/* Frame 0 or an outer frame? The jit-reader API does not say. An outer frame's PC is a return
+ * address, and its caller-saved registers are unknown when the frame below was unwound by an
+ * unwinder that says so (this one, for JIT frames below). So, in order:
+ *   1. a caller-saved register is undefined: outer;
+ *   2. the PC is a function's first byte: innermost (no call returns there);
+ *   3. a stackmap record sits at the PC: a return address (stackmaps follow calls);
+ *   4. the instruction before the PC is a call: a return address;
+ *   5. else innermost.
+ * Treating frame 0 that stopped just after a call as an outer frame changes nothing: the
+ * unwind rules at a return address and at the call are the same. */
+static bool looks_innermost(struct reader *r, const struct entry *e,
+			    const jitmap_frame_regs *regs)
+{
+	static const int caller_saved[] = {X86_RAX, X86_RDX, X86_RCX, X86_RSI, X86_RDI,
+					   X86_R8, X86_R8 + 1, X86_R8 + 2, X86_R11};
+	for (size_t i = 0; i < sizeof(caller_saved) / sizeof(caller_saved[0]); i++)
+		if (!jitmap_frame_reg_known(regs, (unsigned)caller_saved[i]))
+			return false;
+	const struct func *f = func_at(e, regs->pc);
+	if (f && f->lo == regs->pc)
+		return true;
+	if (e->sm && jitmap_stackmap_lookup(e->sm, regs->pc, NULL, 0))
+		return false;
+	return !call_before(r, e, regs->pc);
+}
+
+struct frame_calc {
+	struct entry *e;
+	jitmap_unwind_result res;
+	uint64_t func_lo; /* the function's start, for the frame ID */
+};
+
+/* Unwind the frame that `cb` shows into `fc`. Returns 0; -ENOENT when the PC is not in JIT
+ * code the reader knows (the fast path for every other frame of the process); -EAGAIN when
+ * GDB's own unwinder has this frame's CFI; another negative errno when unwinding failed. */
+static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct frame_calc *fc)
+{
+	uint64_t pc;
+	if (!r->nslots || get_reg(cb, X86_RIP, &pc))
+		return -ENOENT;
+	struct entry *e = entry_at(r, pc);
+	if (!e && pc)
+		e = entry_at(r, pc - 1); /* a return address just past the end of the code */
+	if (!e || e->arch != JITMAP_ARCH_X86_64)
+		return -ENOENT;
+	r->target_read = cb->target_read;
+	if (!entry_usable(r, e))
+		return -ESTALE;
+	if (!e->claimed) {
+		/* GDB read this entry itself and unwinds it from its CFI where it covers. */
+		ensure_cfi(r, e);
+		if (e->cfi && (jitmap_cfi_covers(e->cfi, pc, NULL, NULL) ||
+			       jitmap_cfi_covers(e->cfi, pc - 1, NULL, NULL)))
+			return -EAGAIN;
+	}
+
+	jitmap_frame_regs regs;
+	memset(&regs, 0, sizeof(regs));
+	regs.pc = pc;
+	for (int n = 0; n < X86_NGPR; n++) {
+		uint64_t v;
+		if (!get_reg(cb, n, &v))
+			jitmap_frame_reg_set(&regs, (unsigned)n, v);
+	}
+	if (!jitmap_frame_reg_known(&regs, X86_RSP))
+		return -EINVAL;
+
+	for (unsigned i = 0; i < CACHE_SLOTS; i++) {
+		const struct cache_slot *c = &r->cache[i];
+		if (c->e == e && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
+		    c->known == regs.known[0] && !memcmp(c->reg, regs.reg, sizeof(c->reg))) {
+			fc->e = e;
+			fc->res = c->res;
+			fc->func_lo = c->func_lo;
+			return 0;
+		}
+	}
+
+	ensure_stackmap(r, e);
+	ensure_cfi(r, e);
+	const bool innermost = looks_innermost(r, e, &regs);
+	const uint64_t where = innermost ? pc : pc - 1;
+	const struct func *f = func_at(e, where);
+	uint64_t lo = 0, hi = 0;
+	if (f) {
+		lo = f->lo;
+		hi = f->hi;
+	} else if (!e->cfi || !jitmap_cfi_covers(e->cfi, where, &lo, &hi)) {
+		lo = hi = 0;
+	}
+	const jitmap_unwind_code code = {
+		.arch = e->arch,
+		.cfi = e->cfi,
+		.sm = e->sm,
+		.func_lo = lo,
+		.func_hi = hi,
+		.is_innermost = innermost,
+		.order = e->big_endian ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE,
+	};
+	const jitmap_unwind_target target = {r, unwind_read_mem};
+	char why[160] = "";
+	int rc = jitmap_unwind_step(&code, &regs, &target, &fc->res, why, sizeof(why));
+	if (rc) {
+		r->stats.unwind_failures++;
+		note(r, e, "cannot unwind the frame at 0x%" PRIx64 ": %s", pc,
+		     *why ? why : jitmap_strerror(rc));
+		return rc;
+	}
+	fc->e = e;
+	fc->func_lo = lo ? lo : (code_at(e, where) ? code_at(e, where)->lo : pc);
+
+	struct cache_slot *c = &r->cache[r->cache_next++ % CACHE_SLOTS];
+	*c = (struct cache_slot){.gen = r->gen, .epoch = r->epoch, .pc = pc,
+				 .known = regs.known[0], .e = e, .res = fc->res,
+				 .func_lo = fc->func_lo};
+	memcpy(c->reg, regs.reg, sizeof(c->reg));
+	return 0;
+}
+
+/* -- GDB's callbacks -- */
+
+static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
+				       struct gdb_symbol_callbacks *cb, void *memory,
+				       long memory_sz)
+{
+	struct reader *r = self->priv_data;
+	r->target_read = cb->target_read;
+	r->stats.reads++;
+	const uint64_t serial = ++r->next_serial;
+	if (!memory || memory_sz <= 0 || (uint64_t)memory_sz > MAX_IMAGE_SIZE) {
+		r->stats.rejected++;
+		note(r, NULL, "entry %" PRIu64 ": image size %ld out of range: left to GDB", serial,
+		     memory_sz);
+		return GDB_FAIL;
+	}
+	struct entry *e = calloc(1, sizeof(*e));
+	if (!e)
+		return GDB_FAIL;
+	e->serial = serial;
+	char why[160] = "";
+	if (entry_from_image(e, memory, (size_t)memory_sz, why, sizeof(why))) {
+		r->stats.rejected++;
+		note(r, NULL, "entry %" PRIu64 " (%ld bytes) left to GDB: %s", serial, memory_sz, why);
+		entry_free(e);
+		return GDB_FAIL;
+	}
+	/* Never worse than GDB alone: with DWARF, GDB's reader gives variables and lines. */
+	e->claimed = !e->debug_info && e->nfuncs && r->claim_mode == JITMAP_READER_CLAIM_AUTO;
+	if (add_entry(r, e)) {
+		r->stats.rejected++;
+		note(r, NULL, "entry %" PRIu64 ": out of memory", serial);
+		entry_free(e);
+		return GDB_FAIL;
+	}
+	if (!e->claimed) {
+		r->stats.declined++;
+		return GDB_FAIL;
+	}
+	r->stats.claimed++;
+	struct gdb_object *obj = cb->object_open(cb);
+	struct gdb_symtab *st = cb->symtab_open(cb, obj, e->file_name);
+	for (size_t i = 0; i < e->nfuncs; i++)
+		cb->block_open(cb, st, NULL, e->funcs[i].lo, e->funcs[i].hi, e->funcs[i].name);
+	cb->symtab_close(cb, st);
+	cb->object_close(cb, obj);
+	return GDB_SUCCESS;
+}
+
+static enum gdb_status unwind_frame(struct gdb_reader_funcs *self, struct gdb_unwind_callbacks *cb)
+{
+	struct reader *r = self->priv_data;
+	struct frame_calc fc;
+	if (compute(r, cb, &fc))
+		return GDB_FAIL;
+	r->stats.unwinds++;
+	const jitmap_frame_regs *c = &fc.res.caller;
+	for (int n = 0; n < X86_NGPR; n++)
+		if (n != X86_RSP && jitmap_frame_reg_known(c, (unsigned)n))
+			set_reg(cb, n, c->reg[n]);
+	set_reg(cb, X86_RSP, jitmap_frame_reg_known(c, X86_RSP) ? c->reg[X86_RSP] : fc.res.cfa);
+	set_reg(cb, X86_RIP, c->pc);
+	return GDB_SUCCESS;
+}
+
+static struct gdb_frame_id get_frame_id(struct gdb_reader_funcs *self, struct gdb_unwind_callbacks *cb)
+{
+	struct reader *r = self->priv_data;
+	struct frame_calc fc;
+	struct gdb_frame_id id = {0, 0};
+	if (!compute(r, cb, &fc)) {
+		id.code_address = fc.func_lo;
+		id.stack_address = fc.res.cfa;
+	} else {
+		/* Only frames unwind_frame accepted get here; keep the ID stable regardless. */
+		uint64_t v = 0;
+		if (!get_reg(cb, X86_RIP, &v))
+			id.code_address = v;
+		if (!get_reg(cb, X86_RSP, &v))
+			id.stack_address = v;
+	}
+	return id;
+}
+
+static void destroy(struct gdb_reader_funcs *self)
+{
+	struct reader *r = self->priv_data;
+	forget_all(r);
+	free(r->entries);
+	free(r->slots);
+	jitmap_index_free(r->index);
+	if (g_reader == r)
+		g_reader = NULL;
+	free(r);
+}
+
+/* The libjitmap API the Python commands reach through this library (jitmap-reader-api.h):
+ * referenced here so that the linker keeps it. */
+__attribute__((used)) static void *const exported_api[] = {
+	(void *)jitmap_strerror,         (void *)jitmap_reg_name,
+	(void *)jitmap_stackmap_parse,   (void *)jitmap_index_lookup,
+	(void *)jitmap_statepoint_decode, (void *)jitmap_statepoint_wanted,
+	(void *)jitmap_location_eval,    (void *)jitmap_location_format,
+	(void *)jitmap_image_open_memory, (void *)jitmap_unwind_method_name,
+	(void *)jitmap_unwind_arch_regs,
+};
+
+/* GDB 13 dereferences what gdb_init_reader returns without checking for NULL (the header
+ * allows NULL): refuse with a version GDB rejects instead, which it reports as "Reader version
+ * does not match GDB version." and stays usable. */
+static struct gdb_reader_funcs refused = {.reader_version = 0};
+
+__attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(void)
+{
+	if (g_reader || elf_version(EV_CURRENT) == EV_NONE)
+		return &refused;
+	struct reader *r = calloc(1, sizeof(*r));
+	if (!r)
+		return &refused;
+	r->index = jitmap_index_new();
+	if (!r->index) {
+		free(r);
+		return &refused;
+	}
+	r->funcs = (struct gdb_reader_funcs){
+		.reader_version = GDB_READER_INTERFACE_VERSION,
+		.priv_data = r,
+		.read = read_debug_info,
+		.unwind = unwind_frame,
+		.get_frame_id = get_frame_id,
+		.destroy = destroy,
+	};
+	r->gen = 1;
+	const char *dbg = getenv("JITMAP_DEBUG");
+	r->debug = dbg && *dbg && strcmp(dbg, "0");
+	const char *claim = getenv("JITMAP_READER_CLAIM");
+	if (claim && !strcmp(claim, "never"))
+		r->claim_mode = JITMAP_READER_CLAIM_NEVER;
+	g_last_error[0] = '\0';
+	g_reader = r;
+	(void)exported_api;
+	return &r->funcs;
+}
+
+/* -- The API for the Python side (jitmap-reader-api.h) -- */
+
+int jitmap_reader_api_version(void)
+{
+	return JITMAP_READER_API_VERSION;
+}
+
+int jitmap_reader_loaded(void)
+{
+	return g_reader != NULL;
+}
+
+int jitmap_reader_invalidate(int how)
+{
+	struct reader *r = g_reader;
+	if (!r)
+		return -ENODEV;
+	switch (how) {
+	case JITMAP_READER_RECHECK:
+		r->gen++;
+		return 0;
+	case JITMAP_READER_FORGET:
+		forget_all(r);
+		r->gen++;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int jitmap_reader_set_claim(int mode)
+{
+	struct reader *r = g_reader;
+	if (!r)
+		return -ENODEV;
+	if (mode != JITMAP_READER_CLAIM_AUTO && mode != JITMAP_READER_CLAIM_NEVER)
+		return -EINVAL;
+	const int old = r->claim_mode;
+	r->claim_mode = mode;
+	return old;
+}
+
+size_t jitmap_reader_num_entries(void)
+{
+	return g_reader ? g_reader->nentries : 0;
+}
+
+int jitmap_reader_entry_info(size_t i, int parse, jitmap_reader_entry *out)
+{
+	struct reader *r = g_reader;
+	if (!r)
+		return -ENODEV;
+	if (i >= r->nentries)
+		return -ENOENT;
+	struct entry *e = r->entries[i];
+	const uint64_t serial = e->serial;
+	if (parse && entry_usable(r, e))
+		ensure_stackmap(r, e);
+	if (i >= r->nentries || r->entries[i]->serial != serial) /* dropped as stale */
+		return -ENOENT;
+	e = r->entries[i];
+	*out = (jitmap_reader_entry){
+		.serial = e->serial,
+		.code_start = e->code[0].lo,
+		.code_end = e->code[e->ncode - 1].hi,
+		.stackmap_address = e->sm_addr,
+		.stackmap_size = e->has_sm ? e->sm_size : 0,
+		.eh_frame_address = e->eh_addr,
+		.eh_frame_size = e->eh_size,
+		.num_functions = e->nfuncs > UINT32_MAX ? UINT32_MAX : (uint32_t)e->nfuncs,
+		.flags = (e->claimed ? JITMAP_READER_ENTRY_CLAIMED : 0) |
+			 (e->debug_info ? JITMAP_READER_ENTRY_DEBUG_INFO : 0) |
+			 (e->has_sm ? JITMAP_READER_ENTRY_STACKMAP : 0) |
+			 (e->eh_size || e->df ? JITMAP_READER_ENTRY_CFI : 0),
+		.stackmap = e->sm,
+		.problem = e->problem,
+	};
+	return 0;
+}
+
+jitmap_index *jitmap_reader_index(void)
+{
+	struct reader *r = g_reader;
+	if (!r)
+		return NULL;
+	/* Walk backwards: a stale entry is dropped by swapping the last one into its place. */
+	for (size_t i = r->nentries; i-- > 0;) {
+		if (i >= r->nentries)
+			continue;
+		struct entry *e = r->entries[i];
+		if (entry_usable(r, e))
+			ensure_stackmap(r, e);
+	}
+	return r->index;
+}
+
+int jitmap_reader_lookup(uint64_t pc, const jitmap_stackmap **stackmap, const char **name,
+			 uint64_t *start, uint64_t *end)
+{
+	struct reader *r = g_reader;
+	if (!r)
+		return -ENODEV;
+	struct entry *e = entry_at(r, pc);
+	if (!e || !entry_usable(r, e))
+		return -ENOENT;
+	ensure_stackmap(r, e);
+	if (stackmap)
+		*stackmap = e->sm;
+	const struct func *f = func_at(e, pc);
+	if (name)
+		*name = f ? f->name : NULL;
+	if (start)
+		*start = f ? f->lo : 0;
+	if (end)
+		*end = f ? f->hi : 0;
+	return 0;
+}
+
+size_t jitmap_reader_find_function(const char *name, uint64_t *starts, size_t max)
+{
+	struct reader *r = g_reader;
+	size_t n = 0;
+	if (!r || !name)
+		return 0;
+	for (size_t i = 0; i < r->nentries; i++) {
+		const struct entry *e = r->entries[i];
+		for (size_t k = 0; k < e->nfuncs; k++) {
+			if (strcmp(e->funcs[k].name, name))
+				continue;
+			if (n < max)
+				starts[n] = e->funcs[k].lo;
+			n++;
+		}
+	}
+	return n;
+}
+
+const char *jitmap_reader_last_error(void)
+{
+	return g_last_error;
+}
+
+int jitmap_reader_get_stats(jitmap_reader_stats *out)
+{
+	if (!g_reader)
+		return -ENODEV;
+	*out = g_reader->stats;
+	return 0;
+}
