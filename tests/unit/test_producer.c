@@ -2,10 +2,11 @@
  *
  * The image must read back through jitmap_image_open_memory, libelf and `readelf -a` (no
  * warnings) with sections at runtime addresses; bad regions must be refused with a clear reason
- * and no change to the descriptor; and the descriptor, which a debugger may read at any stop,
- * must be a well-formed list with the right action_flag and relevant_entry at every notice,
- * through 10,000 functions registered in batches and one by one, unregistered in mixed order,
- * and through four threads registering and unregistering at once.
+ * and no change to the descriptor, also with 10,000 entries registered (compared entry by
+ * entry with a snapshot); and the descriptor, which a debugger may read at any stop, must be a
+ * well-formed list with the right action_flag and relevant_entry at every notice, through
+ * 10,000 functions registered in batches and one by one, 10,000 one-function entries,
+ * unregistered in mixed order, and through four threads registering and unregistering at once.
  */
 #include "unit.h"
 
@@ -193,10 +194,11 @@ struct blob {
 	size_t len;
 };
 
-/* One function at `fn_addr` with one record (ID 77) at `record_offset`. */
-static struct blob make_stackmap(uint64_t fn_addr, uint32_t record_offset)
+/* One function at `fn_addr` with one record (ID 77) at `record_offset`, in byte order `order`. */
+static struct blob make_stackmap_in(jitmap_byte_order order, uint64_t fn_addr,
+				    uint32_t record_offset)
 {
-	jitmap_smbuilder *b = jitmap_smbuilder_new(JITMAP_ORDER_AUTO);
+	jitmap_smbuilder *b = jitmap_smbuilder_new(order);
 	assert_non_null(b);
 	const jitmap_location l[] = {{REG, 8, 3, 0}, {INDIRECT, 8, 7, 16}};
 	assert_int_equal(jitmap_smbuilder_add_function(b, fn_addr, 24, NULL), 0);
@@ -206,6 +208,21 @@ static struct blob make_stackmap(uint64_t fn_addr, uint32_t record_offset)
 	assert_int_equal(jitmap_smbuilder_finish(b, &p, &n), 0);
 	jitmap_smbuilder_free(b);
 	return (struct blob){p, n};
+}
+
+static struct blob make_stackmap(uint64_t fn_addr, uint32_t record_offset)
+{
+	return make_stackmap_in(JITMAP_ORDER_AUTO, fn_addr, record_offset);
+}
+
+/* A well-formed stackmap for the same code, in the byte order the host does not use: the
+ * producer parses in the host's order only, so this must be refused as malformed. */
+static struct blob make_foreign_stackmap(uint64_t fn_addr, uint32_t record_offset)
+{
+	const jitmap_byte_order foreign = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+						  ? JITMAP_ORDER_LITTLE
+						  : JITMAP_ORDER_BIG;
+	return make_stackmap_in(foreign, fn_addr, record_offset);
 }
 
 /* -- Reading the image back -- */
@@ -399,6 +416,7 @@ static void test_bad_regions(void **state)
 	struct blob sm_out = make_stackmap(CODE + 32, 0);  /* past it */
 	struct blob sm_pc = make_stackmap(CODE + 16, 17);  /* PC past it */
 	struct blob sm_low = make_stackmap(CODE - 8, 0);
+	struct blob sm_foreign = make_foreign_stackmap(CODE + 16, 16);
 	uint8_t bad_version[32] = {4};
 	uint8_t truncated[40];
 	memcpy(truncated, sm_ok.bytes, sizeof(truncated));
@@ -441,6 +459,9 @@ static void test_bad_regions(void **state)
 		{{CODE, 32, good, 2, truncated, sizeof(truncated), NULL, 0}, 12,
 		 "stackmap: record count 1 overruns the section"},
 		{{CODE, 32, good, 2, sm_ok.bytes, 0, NULL, 0}, 0, "stackmap: empty stackmap section"},
+		/* count 1 read in the other order is 2^24, at the function count's offset */
+		{{CODE, 32, good, 2, sm_foreign.bytes, sm_foreign.len, NULL, 0}, 4,
+		 "stackmap: function count 16777216 overruns the section"},
 		{{CODE, 32, good, 2, sm_out.bytes, sm_out.len, NULL, 0}, 16,
 		 "stackmap function 0 at 0x"},
 		{{CODE, 32, good, 2, sm_low.bytes, sm_low.len, NULL, 0}, 16,
@@ -502,6 +523,7 @@ static void test_bad_regions(void **state)
 	free(sm_out.bytes);
 	free(sm_pc.bytes);
 	free(sm_low.bytes);
+	free(sm_foreign.bytes);
 }
 
 /* -- The descriptor -- */
@@ -647,6 +669,145 @@ static void test_ten_thousand(void **state)
 	assert_int_equal(check_list(), 0);
 }
 
+/* A copy of everything a debugger reads from the descriptor and its list. */
+struct snapshot {
+	struct jit_descriptor d;
+	struct jit_code_entry *entries; /* copies, in list order */
+	const struct jit_code_entry **where;
+	size_t n;
+};
+
+static struct snapshot take_snapshot(void)
+{
+	struct snapshot s = {.d = __jit_debug_descriptor, .n = check_list()};
+	s.entries = calloc(s.n + 1, sizeof(*s.entries));
+	s.where = calloc(s.n + 1, sizeof(*s.where));
+	assert_non_null(s.entries);
+	assert_non_null(s.where);
+	size_t i = 0;
+	for (const struct jit_code_entry *e = s.d.first_entry; e; e = e->next_entry, i++) {
+		s.entries[i] = *e;
+		s.where[i] = e;
+	}
+	assert_int_equal(i, s.n);
+	return s;
+}
+
+/* The descriptor and every entry are exactly as in `s`: same entries, same order, same links,
+ * same images. */
+static void assert_unchanged(const struct snapshot *s, const char *what)
+{
+	const struct snapshot now = take_snapshot();
+	if (memcmp(&now.d, &s->d, sizeof(s->d)))
+		fail_msg("%s: the descriptor changed", what);
+	if (now.n != s->n)
+		fail_msg("%s: %zu entries, %zu before", what, now.n, s->n);
+	for (size_t i = 0; i < s->n; i++)
+		if (now.where[i] != s->where[i] ||
+		    memcmp(&now.entries[i], &s->entries[i], sizeof(s->entries[i])))
+			fail_msg("%s: entry %zu changed", what, i);
+	free(now.entries);
+	free(now.where);
+}
+
+/* 10,000 entries of one function each (the per-function registration that GDB handles in
+ * O(n^2)); with all of them registered, each kind of bad region is refused and leaves the
+ * descriptor and all 10,000 entries exactly as they were, with no notice; then they are
+ * unregistered every other one, then from the head, then from the tail, the list checked
+ * after each phase. */
+static void test_ten_thousand_entries_and_failures(void **state)
+{
+	(void)state;
+	static jitmap_jit_function fns[MANY];
+	static char names[MANY][12];
+	for (size_t i = 0; i < MANY; i++) {
+		snprintf(names[i], sizeof(names[i]), "g%zu", i);
+		fns[i] = (jitmap_jit_function){names[i], CODE + 4 * i, 4};
+	}
+	obs.full_every = 997;
+	jitmap_jit_entry **entries = calloc(MANY, sizeof(*entries));
+	assert_non_null(entries);
+	for (size_t i = 0; i < MANY; i++) {
+		const jitmap_jit_region r = {fns[i].address, 4, &fns[i], 1, NULL, 0, NULL, 0};
+		jitmap_error err;
+		if (!(entries[i] = jitmap_jit_register(&r, &err)))
+			fail_msg("register %zu: %s", i, err.reason);
+	}
+	assert_int_equal(check_list(), MANY);
+	assert_int_equal(obs.registers, MANY);
+	/* Registered at the head: the list runs from the newest to the oldest. */
+	assert_ptr_equal(__jit_debug_descriptor.first_entry->symfile_addr,
+			 jitmap_jit_entry_image(entries[MANY - 1], NULL));
+	assert_at_rest();
+
+	/* The four kinds of bad region the producer must refuse, and neighbours of them. */
+	struct blob sm_bad = make_stackmap(CODE, 0);
+	((uint8_t *)sm_bad.bytes)[0] = 9; /* version */
+	struct blob sm_trunc = make_stackmap(CODE, 0);
+	struct blob sm_foreign = make_foreign_stackmap(CODE, 0);
+	struct blob sm_outside = make_stackmap(CODE + 64, 0);
+	const jitmap_jit_function overlap[] = {{"a", CODE, 8}, {"b", CODE + 4, 8}};
+	const jitmap_jit_function noname[] = {{"a", CODE, 4}, {NULL, CODE + 4, 4}};
+	const jitmap_jit_function emptyname[] = {{"", CODE, 4}};
+	const jitmap_jit_function outside[] = {{"a", CODE, 4}, {"b", CODE + 60, 8}};
+	const jitmap_jit_function ok[] = {{"a", CODE, 4}, {"b", CODE + 4, 4}};
+	const struct {
+		const char *what;
+		jitmap_jit_region r;
+	} bad[] = {
+		{"overlapping functions", {CODE, 64, overlap, 2, NULL, 0, NULL, 0}},
+		{"a function without a name", {CODE, 64, noname, 2, NULL, 0, NULL, 0}},
+		{"a function with an empty name", {CODE, 64, emptyname, 1, NULL, 0, NULL, 0}},
+		{"a function outside its region", {CODE, 64, outside, 2, NULL, 0, NULL, 0}},
+		{"a stackmap of an unknown version", {CODE, 64, ok, 2, sm_bad.bytes, sm_bad.len,
+						      NULL, 0}},
+		{"a truncated stackmap", {CODE, 64, ok, 2, sm_trunc.bytes, sm_trunc.len - 8, NULL,
+					  0}},
+		{"a stackmap in the other byte order", {CODE, 64, ok, 2, sm_foreign.bytes,
+							sm_foreign.len, NULL, 0}},
+		{"a stackmap function outside the region", {CODE, 64, ok, 2, sm_outside.bytes,
+							    sm_outside.len, NULL, 0}},
+	};
+	const struct snapshot before = take_snapshot();
+	const size_t notices = obs.notices;
+	for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+		jitmap_error err;
+		memset(&err, 0, sizeof(err));
+		errno = 0;
+		if (jitmap_jit_register(&bad[i].r, &err))
+			fail_msg("%s: registered", bad[i].what);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal(err.code, -EINVAL);
+		assert_true(err.reason[0] != '\0');
+		assert_unchanged(&before, bad[i].what);
+		assert_int_equal(obs.notices, notices);
+		assert_at_rest();
+	}
+	free(before.entries);
+	free(before.where);
+
+	/* Unregister the odd ones (each from the middle of the list), then the rest from the
+	 * head (newest first), then the last from the tail. */
+	for (size_t i = 1; i < MANY; i += 2)
+		jitmap_jit_unregister(entries[i]);
+	assert_int_equal(check_list(), MANY / 2);
+	for (size_t i = MANY - 2; i >= 2; i -= 2)
+		jitmap_jit_unregister(entries[i]);
+	assert_int_equal(check_list(), 1);
+	assert_ptr_equal(__jit_debug_descriptor.first_entry->symfile_addr,
+			 jitmap_jit_entry_image(entries[0], NULL));
+	jitmap_jit_unregister(entries[0]);
+	assert_int_equal(check_list(), 0);
+	assert_int_equal(obs.unregisters, MANY);
+	assert_at_rest();
+
+	free(entries);
+	free(sm_bad.bytes);
+	free(sm_trunc.bytes);
+	free(sm_foreign.bytes);
+	free(sm_outside.bytes);
+}
+
 /* -- Threads -- */
 
 enum { THREADS = 4, ROUNDS = 1500, LIVE = 24 };
@@ -704,6 +865,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_regions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_register_unregister, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ten_thousand, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ten_thousand_entries_and_failures, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("producer", tests, NULL, NULL);
