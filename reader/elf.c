@@ -201,7 +201,7 @@ static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitma
 
 /* -- Opening -- */
 
-static jitmap_image *open_elf(Elf *elf, jitmap_error *err)
+static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 {
 	jitmap_image *img = NULL;
 	int rc = -EINVAL;
@@ -277,7 +277,12 @@ static jitmap_image *open_elf(Elf *elf, jitmap_error *err)
 	if (img->num_syms) /* syms is NULL without a symbol table, and qsort wants a pointer */
 		qsort(img->syms, img->num_syms, sizeof(*img->syms), cmp_sym);
 
-	if (sm_scn) {
+	if (sm_scn && skip_stackmap) {
+		/* Located, not read: the caller reads the live copy at sh_addr. */
+		img->has_sm = 1;
+		img->sm_addr = sm_sh.sh_addr;
+		img->sm_size = sm_sh.sh_size;
+	} else if (sm_scn) {
 		if (sm_sh.sh_type == SHT_NOBITS) {
 			jitmap__fail(err, rc, sm_sh.sh_offset, ".llvm_stackmaps has no contents (NOBITS)");
 			goto out;
@@ -309,14 +314,9 @@ static jitmap_image *open_elf(Elf *elf, jitmap_error *err)
 				goto out;
 		}
 		/* Name the functions the relocations did not name, by address. */
-		for (size_t f = 0; f < img->sm->num_functions; f++) {
-			const jitmap_function *fn = &img->sm->functions[f];
-			const struct symbol *s = sym_at_or_before(img, fn->address);
-			if (!fn->name && s && s->address == fn->address &&
-			    jitmap_stackmap_set_function_name(img->sm, f, s->name)) {
-				rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
-				goto out;
-			}
+		if (jitmap_image_name_functions(img, img->sm) < 0) {
+			rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
+			goto out;
 		}
 	}
 	rc = 0;
@@ -358,7 +358,7 @@ jitmap_image *jitmap_image_open_file(const char *path, jitmap_error *err)
 		errno = EINVAL;
 		return NULL;
 	}
-	jitmap_image *img = open_elf(elf, err);
+	jitmap_image *img = open_elf(elf, 0, err);
 	int e = errno;
 	elf_end(elf);
 	close(fd);
@@ -389,11 +389,140 @@ jitmap_image *jitmap_image_open_memory(const void *buf, size_t len, jitmap_error
 		errno = EINVAL;
 		return NULL;
 	}
-	jitmap_image *img = open_elf(elf, err);
+	jitmap_image *img = open_elf(elf, 0, err);
 	int e = errno;
 	elf_end(elf);
 	free(copy);
 	errno = e;
+	return img;
+}
+
+/* -- Images in target memory -- */
+
+static int target_read(const jitmap_target *t, uint64_t addr, uint64_t off, void *buf, size_t len,
+		       const char *what, jitmap_error *err)
+{
+	char why[128] = "";
+	if (!len)
+		return 0;
+	int rc = t->read_mem(t->ctx, addr + off, buf, len, why, sizeof(why));
+	if (rc)
+		return jitmap__fail(err, rc < 0 ? rc : -EFAULT, off,
+				    "%s at 0x%" PRIx64 " (%zu bytes) is not readable: %s", what,
+				    addr + off, len, why[0] ? why : jitmap_strerror(rc < 0 ? rc : -EFAULT));
+	return 0;
+}
+
+/* An Elf over `buf` as filled so far; libelf reads the image lazily, so it is made again after
+ * each fill. */
+static Elf *elf_over(char *buf, size_t len)
+{
+	return elf_memory(buf, len);
+}
+
+jitmap_image *jitmap_image_open_target(const jitmap_target *t, uint64_t addr, uint64_t size,
+				       unsigned flags, jitmap_error *err)
+{
+	jitmap_image *img = NULL;
+	Elf *elf = NULL;
+	char *buf = NULL;
+	int rc;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (elf_ready(err)) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	if (!t || !t->read_mem || (flags & ~(unsigned)JITMAP_IMAGE_SKIP_STACKMAP) ||
+	    size > SIZE_MAX) {
+		jitmap__fail(err, -EINVAL, 0, "bad arguments");
+		errno = EINVAL;
+		return NULL;
+	}
+	/* A zeroed buffer of the image's size (pages stay untouched until written), filled with the
+	 * header, the section headers and the contents of the sections libjitmap uses. */
+	buf = calloc(1, size ? (size_t)size : 1);
+	if (!buf) {
+		rc = jitmap__fail(err, -ENOMEM, 0, "out of memory for a %" PRIu64 "-byte image", size);
+		goto out;
+	}
+	const size_t head = size < sizeof(Elf64_Ehdr) ? (size_t)size : sizeof(Elf64_Ehdr);
+	rc = target_read(t, addr, 0, buf, head, "the ELF header", err);
+	if (rc)
+		goto out;
+	GElf_Ehdr eh;
+	elf = elf_over(buf, (size_t)size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	    eh.e_shnum == 0 || eh.e_shoff > size ||
+	    (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > size - eh.e_shoff) {
+		/* Anything unusual: read it all and let open_elf say what is wrong. */
+		rc = target_read(t, addr, head, buf + head, (size_t)size - head, "the image", err);
+		if (rc)
+			goto out;
+		goto open;
+	}
+	rc = target_read(t, addr, eh.e_shoff, buf + eh.e_shoff,
+			 (size_t)eh.e_shnum * sizeof(Elf64_Shdr), "the section headers", err);
+	if (rc)
+		goto out;
+	/* The section name table first, to know which section is .llvm_stackmaps. */
+	size_t shstrndx;
+	elf_end(elf);
+	elf = elf_over(buf, (size_t)size);
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) || !(scn = elf_getscn(elf, shstrndx)) ||
+	    !gelf_getshdr(scn, &sh) || sh.sh_offset > size || sh.sh_size > size - sh.sh_offset) {
+		rc = target_read(t, addr, head, buf + head, (size_t)size - head, "the image", err);
+		if (rc)
+			goto out;
+		goto open;
+	}
+	rc = target_read(t, addr, sh.sh_offset, buf + sh.sh_offset, (size_t)sh.sh_size,
+			 "the section name table", err);
+	if (rc)
+		goto out;
+	elf_end(elf);
+	elf = elf_over(buf, (size_t)size);
+	if (!elf) {
+		rc = jitmap__fail(err, -EINVAL, 0, "not an ELF image: %s", elf_errmsg(-1));
+		goto out;
+	}
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size ||
+		    elf_ndxscn(scn) == shstrndx)
+			continue;
+		if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+			continue; /* open_elf reports what it needs and cannot have */
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if ((flags & JITMAP_IMAGE_SKIP_STACKMAP) && name && !strcmp(name, ".llvm_stackmaps"))
+			continue;
+		rc = target_read(t, addr, sh.sh_offset, buf + sh.sh_offset, (size_t)sh.sh_size,
+				 name ? name : "a section", err);
+		if (rc)
+			goto out;
+	}
+open:
+	if (elf)
+		elf_end(elf);
+	elf = elf_over(buf, (size_t)size);
+	if (!elf) {
+		rc = jitmap__fail(err, -EINVAL, 0, "not an ELF image: %s", elf_errmsg(-1));
+		goto out;
+	}
+	img = open_elf(elf, !!(flags & JITMAP_IMAGE_SKIP_STACKMAP), err);
+	rc = img ? 0 : -errno;
+out:
+	if (elf)
+		elf_end(elf);
+	free(buf);
+	if (rc) {
+		errno = -rc;
+		return NULL;
+	}
 	return img;
 }
 
@@ -432,6 +561,23 @@ void jitmap_image_set_load_bias(jitmap_image *img, uint64_t bias)
 	if (img->sm)
 		jitmap_stackmap_add_bias(img->sm, delta);
 	img->bias = bias;
+}
+
+int jitmap_image_name_functions(const jitmap_image *img, jitmap_stackmap *sm)
+{
+	int named = 0;
+	for (size_t f = 0; f < sm->num_functions; f++) {
+		const jitmap_function *fn = &sm->functions[f];
+		if (fn->name)
+			continue;
+		const struct symbol *s = sym_at_or_before(img, fn->address);
+		if (!s || s->address != fn->address)
+			continue;
+		if (jitmap_stackmap_set_function_name(sm, f, s->name))
+			return -ENOMEM;
+		named++;
+	}
+	return named;
 }
 
 const char *jitmap_image_symbolize(const jitmap_image *img, uint64_t addr, uint64_t *offset)

@@ -39,6 +39,12 @@ const char *jitmap_strerror(int code)
 		return "not supported";
 	case -EIO:
 		return "input/output error";
+	case -ELOOP:
+		return "the list loops";
+	case -E2BIG:
+		return "too many entries";
+	case -EPROTO:
+		return "unknown protocol version";
 	default:
 		return "unknown error";
 	}

@@ -90,6 +90,20 @@ size_t jitmap_stackmap_lookup(const jitmap_stackmap *csm, uint64_t pc, const jit
 	return n;
 }
 
+size_t jitmap_stackmap_find_id(const jitmap_stackmap *sm, uint64_t id, const jitmap_record **out,
+			       size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sm->num_records; i++) {
+		if (sm->records[i].id != id)
+			continue;
+		if (n < max)
+			out[n] = &sm->records[i];
+		n++;
+	}
+	return n;
+}
+
 int jitmap_stackmap_nearest(const jitmap_stackmap *csm, uint64_t pc, const jitmap_record **before,
 			    const jitmap_record **after)
 {

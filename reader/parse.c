@@ -497,3 +497,28 @@ int jitmap_stackmap_set_function_name(jitmap_stackmap *sm, size_t i, const char 
 	sm->functions[i].name = copy;
 	return 0;
 }
+
+int jitmap_stackmap_merge(jitmap_stackmap *sm, const jitmap_stackmap *from)
+{
+	if (sm->num_functions != from->num_functions)
+		return -EINVAL;
+	for (size_t i = 0; i < sm->num_functions; i++)
+		if (sm->functions[i].section_offset != from->functions[i].section_offset)
+			return -EINVAL;
+	int filled = 0;
+	for (size_t i = 0; i < sm->num_functions; i++) {
+		const jitmap_function *f = &from->functions[i];
+		if (!sm->functions[i].name && f->name &&
+		    jitmap_stackmap_set_function_name(sm, i, f->name))
+			return -ENOMEM;
+		if (!sm->functions[i].address && f->address) {
+			sm->functions[i].address = f->address;
+			filled++;
+		}
+	}
+	if (filled) {
+		sm->index_dirty = 1;
+		sm->generation++;
+	}
+	return filled;
+}

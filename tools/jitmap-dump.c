@@ -5,6 +5,9 @@
  *   json          one JSON object per input file, one per line;
  *   llvm-readobj  for each blob, exactly what `llvm-readobj --stackmap` prints from the line
  *                 "LLVM StackMap Version:" on (readobj itself prints only the first blob).
+ * Core files: every stackmap registered through the GDB JIT interface in the dumped process,
+ * found by walking __jit_debug_descriptor in the core's memory (symbols from the files the
+ * core's NT_FILE note names, or --exe) and reading each entry's live .llvm_stackmaps.
  * Exit status: 0 when every input was valid, 1 when any was malformed or unreadable, 2 on
  * usage errors.
  */
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "jitmap/jitmap.h"
+#include "core.h"
 
 #ifndef JITMAP_VERSION
 #define JITMAP_VERSION "0"
@@ -30,12 +34,14 @@ struct options {
 	size_t num_sp_ids;
 	jitmap_byte_order order; /* for raw sections */
 	jitmap_arch arch;        /* for raw sections */
+	const char *exe;         /* for core files: the executable, if it has moved */
 };
 
 static const char usage_text[] =
 	"Usage: jitmap-dump [OPTION]... FILE...\n"
 	"Print the LLVM stackmap sections (.llvm_stackmaps) of ELF objects, executables and\n"
-	"shared libraries, or of FILEs that hold a raw stackmap section.\n"
+	"shared libraries, or of FILEs that hold a raw stackmap section. For a core file,\n"
+	"print every stackmap the dumped process registered through the GDB JIT interface.\n"
 	"\n"
 	"  --format=FMT        text (default), json, or llvm-readobj (the text that\n"
 	"                      `llvm-readobj --stackmap` prints, for every blob)\n"
@@ -47,6 +53,8 @@ static const char usage_text[] =
 	"  --byte-order=ORDER  little or big, for raw sections (default: guessed)\n"
 	"  --arch=ARCH         x86-64, aarch64, ppc64, s390x or riscv64, for register names\n"
 	"                      in raw sections (ELF files say their own)\n"
+	"  --exe=FILE          for core files: the program's executable, when it is no longer\n"
+	"                      where the core says (its base name must match)\n"
 	"  -h, --help          show this help and exit\n"
 	"  -V, --version       show the version and exit\n"
 	"\n"
@@ -434,6 +442,8 @@ static void json_record(FILE *out, const jitmap_stackmap *sm, const jitmap_recor
 	fputc('}', out);
 }
 
+static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const struct options *o);
+
 static void print_json(FILE *out, const char *file, const jitmap_stackmap *sm,
 		       const char *kind, const struct options *o)
 {
@@ -445,6 +455,13 @@ static void print_json(FILE *out, const char *file, const jitmap_stackmap *sm,
 		fputs(", \"stackmap\": null}\n", out);
 		return;
 	}
+	print_json_stackmap(out, sm, o);
+	fputs("}\n", out);
+}
+
+/* ", "arch": ..., "byte_order": ..., "blobs": [...]" of one stackmap (no braces). */
+static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const struct options *o)
+{
 	fprintf(out, ", \"arch\": \"%s\", \"byte_order\": \"%s\", \"blobs\": [",
 		jitmap_arch_name(jitmap_stackmap_arch(sm)),
 		jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little");
@@ -480,7 +497,7 @@ static void print_json(FILE *out, const char *file, const jitmap_stackmap *sm,
 		}
 		fputs("]}", out);
 	}
-	fputs("]}\n", out);
+	fputc(']', out);
 }
 
 /* -- Inputs -- */
@@ -535,6 +552,233 @@ static void report(const char *file, const jitmap_error *e)
 	fprintf(stderr, "jitmap-dump: %s: offset 0x%" PRIx64 ": %s\n", file, e->offset, e->reason);
 }
 
+/* -- Core files -- */
+
+#define MAX_IMAGE (UINT64_C(256) << 20)   /* a registered image larger than this is not read */
+#define MAX_SECTION (UINT64_C(256) << 20) /* nor a stackmap section */
+#define MAX_DESCRIPTORS 16
+
+/* One JIT entry's stackmap as the process had it: the live section at its sh_addr (LLVM
+ * registers an unrelocated copy), named from the image's symbols, with addresses it did not
+ * hold yet (MCJIT before relocation) from the registered copy, which libjitmap relocates. */
+struct entry_sm {
+	jitmap_image *img, *full;
+	jitmap_stackmap *live;
+	const jitmap_stackmap *sm;
+	uint64_t addr, size;
+	char note[320];
+};
+
+static void entry_sm_free(struct entry_sm *es)
+{
+	jitmap_stackmap_free(es->live);
+	jitmap_image_free(es->img);
+	jitmap_image_free(es->full);
+}
+
+/* Returns 0 (es->sm may be NULL: no stackmap), or -1 with `e` filled. */
+static int entry_sm_load(const jitmap_target *t, const jitmap_jit_code *c, struct entry_sm *es,
+			 jitmap_error *e)
+{
+	memset(es, 0, sizeof(*es));
+	if (!c->symfile_addr || !c->symfile_size || c->symfile_size > MAX_IMAGE) {
+		snprintf(e->reason, sizeof(e->reason),
+			 "image of %" PRIu64 " bytes at 0x%" PRIx64 " is not read (empty, or over %" PRIu64
+			 " MiB)", c->symfile_size, c->symfile_addr, MAX_IMAGE >> 20);
+		e->offset = 0;
+		return -1;
+	}
+	es->img = jitmap_image_open_target(t, c->symfile_addr, c->symfile_size,
+					   JITMAP_IMAGE_SKIP_STACKMAP, e);
+	if (!es->img)
+		return -1;
+	if (jitmap_image_stackmap_section(es->img, &es->addr, &es->size))
+		return 0;
+	const char *why = NULL;
+	char whybuf[256] = "";
+	uint8_t *buf = NULL;
+	if (!es->addr)
+		why = "its .llvm_stackmaps has no load address";
+	else if (es->size > MAX_SECTION)
+		why = "its .llvm_stackmaps is too large";
+	else if (!(buf = malloc(es->size ? es->size : 1)))
+		why = "out of memory";
+	else if (t->read_mem(t->ctx, es->addr, buf, es->size, whybuf, sizeof(whybuf)))
+		why = whybuf[0] ? whybuf : "not in the core";
+	if (!why) {
+		jitmap_error pe;
+		const jitmap_parse_opts opts = {.arch = jitmap_image_arch(es->img)};
+		es->live = jitmap_stackmap_parse(buf, es->size, &opts, &pe);
+		if (!es->live) {
+			snprintf(whybuf, sizeof(whybuf), "offset 0x%" PRIx64 ": %.200s", pe.offset, pe.reason);
+			why = whybuf;
+		}
+	}
+	free(buf);
+	if (es->live) {
+		jitmap_image_name_functions(es->img, es->live);
+		es->sm = es->live;
+		const jitmap_record *b, *a;
+		/* A function at address 0 is the only one at or before PC 0. */
+		if (jitmap_stackmap_nearest(es->live, 0, &b, &a) != 0)
+			return 0;
+	}
+	es->full = jitmap_image_open_target(t, c->symfile_addr, c->symfile_size, 0, e);
+	if (!es->full) {
+		if (es->live)
+			return 0;
+		return -1;
+	}
+	const jitmap_stackmap *copy = jitmap_image_stackmap(es->full);
+	if (es->live) {
+		int filled = copy ? jitmap_stackmap_merge(es->live, copy) : -EINVAL;
+		if (filled > 0)
+			snprintf(es->note, sizeof(es->note),
+				 "%d function addresses not relocated in memory yet: from the registered copy",
+				 filled);
+		return 0;
+	}
+	es->sm = copy;
+	snprintf(es->note, sizeof(es->note), "live .llvm_stackmaps at 0x%" PRIx64 " unusable (%s): "
+		 "the registered copy", es->addr, why);
+	return 0;
+}
+
+static const char *machine_name(unsigned m)
+{
+	const char *n = jitmap_arch_name(jitmap_arch_from_elf_machine(m));
+	return strcmp(n, "unknown") ? n : "unknown machine";
+}
+
+static int dump_core(FILE *out, const char *path, const struct options *o)
+{
+	jitmap_error e;
+	struct core *c = core_open(path, o->exe, &e);
+	if (!c) {
+		report(path, &e);
+		return 1;
+	}
+	int status = 0;
+	const jitmap_target t = core_target(c);
+	uint64_t descs[MAX_DESCRIPTORS];
+	const char *files[MAX_DESCRIPTORS];
+	size_t nd = core_find_symbol(c, "__jit_debug_descriptor", descs, files, MAX_DESCRIPTORS);
+	if (nd > MAX_DESCRIPTORS)
+		nd = MAX_DESCRIPTORS;
+	for (size_t i = 0; core_warning(c, i); i++)
+		fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, core_warning(c, i));
+	if (!nd) {
+		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s\n",
+			path, o->exe ? "" : " (if the executable has moved, give it with --exe)");
+		core_free(c);
+		return 1;
+	}
+	if (o->format == FMT_TEXT)
+		fprintf(out, "%s: ELF core file, %s, %zu JIT descriptor%s\n", path,
+			machine_name(core_machine(c)), nd, nd == 1 ? "" : "s");
+	if (o->format == FMT_JSON) {
+		fputs("{\"file\": ", out);
+		json_string(out, path);
+		fprintf(out, ", \"kind\": \"ELF core file, %s\", \"descriptors\": [",
+			machine_name(core_machine(c)));
+	}
+	for (size_t d = 0; d < nd; d++) {
+		jitmap_jit_list *l = jitmap_jit_list_read(&t, descs[d], core_byte_order(c), 0, &e);
+		const jitmap_error *st = l ? jitmap_jit_list_status(l) : &e;
+		const size_t n = l ? jitmap_jit_list_count(l) : 0;
+		if (st->code) {
+			fprintf(stderr, "jitmap-dump: %s: the JIT descriptor at 0x%" PRIx64 " in %s: %s\n",
+				path, descs[d], files[d], st->reason);
+			status = 1;
+		}
+		if (o->format == FMT_TEXT)
+			fprintf(out, "JIT descriptor at 0x%" PRIx64 " in %s: %zu entr%s%s\n", descs[d],
+				files[d], n, n == 1 ? "y" : "ies", st->code ? " (the list is damaged)" : "");
+		if (o->format == FMT_JSON) {
+			fprintf(out, "%s{\"address\": \"0x%" PRIx64 "\", \"file\": ", d ? ", " : "",
+				descs[d]);
+			json_string(out, files[d]);
+			fputs(", \"problem\": ", out);
+			if (st->code)
+				json_string(out, st->reason);
+			else
+				fputs("null", out);
+			fputs(", \"entries\": [", out);
+		}
+		for (size_t i = 0; i < n; i++) {
+			const jitmap_jit_code *code = jitmap_jit_list_code(l, i);
+			struct entry_sm es;
+			jitmap_error ee = {0};
+			const int rc = entry_sm_load(&t, code, &es, &ee);
+			if (rc) {
+				fprintf(stderr, "jitmap-dump: %s: JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64
+					": offset 0x%" PRIx64 ": %s\n", path, code->entry, code->symfile_addr,
+					ee.offset, ee.reason);
+				status = 1;
+			}
+			switch (o->format) {
+			case FMT_READOBJ:
+				for (size_t bi = 0; es.sm && bi < jitmap_stackmap_num_blobs(es.sm); bi++)
+					print_readobj_blob(out, es.sm, jitmap_stackmap_blob(es.sm, bi));
+				break;
+			case FMT_JSON:
+				fprintf(out, "%s{\"entry\": \"0x%" PRIx64 "\", \"symfile_addr\": \"0x%" PRIx64
+					"\", \"symfile_size\": %" PRIu64 ", \"problem\": ", i ? ", " : "",
+					code->entry, code->symfile_addr, code->symfile_size);
+				if (rc)
+					json_string(out, ee.reason);
+				else
+					fputs("null", out);
+				fputs(", \"note\": ", out);
+				if (es.note[0])
+					json_string(out, es.note);
+				else
+					fputs("null", out);
+				if (es.sm) {
+					fprintf(out, ", \"stackmap_address\": \"0x%" PRIx64 "\"", es.addr);
+					print_json_stackmap(out, es.sm, o);
+				} else {
+					fputs(", \"stackmap_address\": null", out);
+				}
+				fputc('}', out);
+				break;
+			case FMT_TEXT:
+				fprintf(out, "JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64 ", %" PRIu64 " bytes",
+					code->entry, code->symfile_addr, code->symfile_size);
+				if (rc) {
+					fprintf(out, ", unreadable\n");
+					break;
+				}
+				if (!es.sm) {
+					fprintf(out, ", no .llvm_stackmaps section\n");
+					break;
+				}
+				fprintf(out, "; .llvm_stackmaps at 0x%" PRIx64 ", %s-endian, %zu blob%s, %zu record%s\n",
+					es.addr,
+					jitmap_stackmap_byte_order(es.sm) == JITMAP_ORDER_BIG ? "big" : "little",
+					jitmap_stackmap_num_blobs(es.sm),
+					jitmap_stackmap_num_blobs(es.sm) == 1 ? "" : "s",
+					jitmap_stackmap_num_records(es.sm),
+					jitmap_stackmap_num_records(es.sm) == 1 ? "" : "s");
+				if (es.note[0])
+					fprintf(out, "  note: %s\n", es.note);
+				print_text(out, es.sm, o);
+				break;
+			}
+			entry_sm_free(&es);
+		}
+		if (o->format == FMT_JSON)
+			fputs("]}", out);
+		jitmap_jit_list_free(l);
+	}
+	if (o->format == FMT_JSON)
+		fputs("]}\n", out);
+	core_free(c);
+	return status;
+}
+
+/* -- One input -- */
+
 static int dump_one(FILE *out, const char *path, const struct options *o)
 {
 	jitmap_error e;
@@ -549,11 +793,8 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 			return 1;
 		}
 		if (jitmap_image_elf_type(img) == 4) {
-			fprintf(stderr,
-				"jitmap-dump: %s: core files are not read yet: open the core in GDB with jitmap loaded\n",
-				path);
 			jitmap_image_free(img);
-			return 1;
+			return dump_core(out, path, o);
 		}
 		sm = jitmap_image_stackmap(img);
 		snprintf(kind, sizeof(kind), "ELF %s, %s", elf_type_name(jitmap_image_elf_type(img)),
@@ -642,6 +883,7 @@ int main(int argc, char **argv)
 		{"statepoint-ids", required_argument, NULL, 'i'},
 		{"byte-order", required_argument, NULL, 'b'},
 		{"arch", required_argument, NULL, 'a'},
+		{"exe", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -690,6 +932,9 @@ int main(int argc, char **argv)
 			if (o.arch == JITMAP_ARCH_UNKNOWN)
 				return usage_error("unknown architecture '%s' (x86-64, aarch64, ppc64, s390x or riscv64)",
 						   optarg);
+			break;
+		case 'e':
+			o.exe = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -188,6 +188,13 @@ JITMAP_API int jitmap_location_constant(const jitmap_stackmap *sm, const jitmap_
  * function field is there. */
 JITMAP_API int jitmap_stackmap_set_function_address(jitmap_stackmap *sm, uint64_t section_offset,
 						    uint64_t address);
+/* Fill what `sm` lacks from `from`, another parse of the same section (say, the registered copy
+ * of a JIT object, which libjitmap relocates, while the live section is not relocated yet):
+ * when both have the same functions at the same section offsets, each function of `sm` whose
+ * address is 0 takes `from`'s address, and each without a name takes `from`'s name. Returns
+ * the number of addresses filled, -EINVAL when the layouts differ (nothing is changed), or
+ * -ENOMEM. */
+JITMAP_API int jitmap_stackmap_merge(jitmap_stackmap *sm, const jitmap_stackmap *from);
 /* Add `bias` to every function address (for executables and libraries loaded at a bias). */
 JITMAP_API void jitmap_stackmap_add_bias(jitmap_stackmap *sm, uint64_t bias);
 /* Give the function `i` a name; the string is copied. */
@@ -198,6 +205,11 @@ JITMAP_API int jitmap_stackmap_set_function_name(jitmap_stackmap *sm, size_t i, 
  * 0) and returns how many records there are at `pc` in all (0 if none). O(log n). */
 JITMAP_API size_t jitmap_stackmap_lookup(const jitmap_stackmap *sm, uint64_t pc,
 					 const jitmap_record **out, size_t max);
+
+/* Records with ID `id`, in section order. Stores at most `max` record pointers in `out` (NULL
+ * when max is 0) and returns how many records have that ID in all. O(number of records). */
+JITMAP_API size_t jitmap_stackmap_find_id(const jitmap_stackmap *sm, uint64_t id,
+					  const jitmap_record **out, size_t max);
 
 /* The function whose records surround `pc`: the one with the greatest address <= pc, and the
  * nearest records before and after `pc` in it (either may be NULL). For "no record here; the
@@ -322,6 +334,20 @@ JITMAP_API jitmap_image *jitmap_image_open_memory(const void *buf, size_t len,
 						  jitmap_error *err);
 JITMAP_API void jitmap_image_free(jitmap_image *img);
 
+/* Flags of jitmap_image_open_target. */
+#define JITMAP_IMAGE_SKIP_STACKMAP 1u /* locate .llvm_stackmaps, do not read or parse it */
+
+/* Open an ELF image of `size` bytes at `addr` in target memory (a JIT's registered object),
+ * reading through `target->read_mem` only the header, the section headers and the contents
+ * of the sections libjitmap uses. With JITMAP_IMAGE_SKIP_STACKMAP the stackmap section is
+ * not read: jitmap_image_stackmap_section still says where it is loaded, and
+ * jitmap_image_stackmap returns NULL (for callers that read the live section at its sh_addr,
+ * which also saves reading the copy). The caller caps `size`. Returns NULL with errno and
+ * `*err` as jitmap_image_open_memory, or with the target's reason when a read fails
+ * (err->offset: the image offset that could not be read). */
+JITMAP_API jitmap_image *jitmap_image_open_target(const jitmap_target *target, uint64_t addr,
+						  uint64_t size, unsigned flags, jitmap_error *err);
+
 JITMAP_API jitmap_arch jitmap_image_arch(const jitmap_image *img);
 /* ELF e_type (1 REL, 2 EXEC, 3 DYN, 4 CORE) and e_machine. */
 JITMAP_API unsigned jitmap_image_elf_type(const jitmap_image *img);
@@ -334,10 +360,58 @@ JITMAP_API int jitmap_image_stackmap_section(const jitmap_image *img, uint64_t *
 /* Set the load bias of the image (0 at open; a new call replaces the old bias): function
  * addresses and symbols move by it. For executables and shared libraries loaded at a bias. */
 JITMAP_API void jitmap_image_set_load_bias(jitmap_image *img, uint64_t bias);
+/* Name each function of `sm` that has no name and starts exactly at a function symbol of
+ * `img` (after bias), with that symbol's name: for a stackmap read elsewhere (the live section
+ * of a JIT object) than from the image. Returns how many were named, or -ENOMEM. */
+JITMAP_API int jitmap_image_name_functions(const jitmap_image *img, jitmap_stackmap *sm);
 /* The function symbol containing `addr` (after bias), with `*offset` = addr - start; NULL if
  * none. */
 JITMAP_API const char *jitmap_image_symbolize(const jitmap_image *img, uint64_t addr,
 					      uint64_t *offset);
+
+/* -- The GDB JIT interface, read from a target -- */
+
+/* The list head a JIT publishes as `__jit_debug_descriptor` (GDB manual, "JIT Interface"). */
+typedef struct jitmap_jit_descriptor {
+	uint64_t address;     /* where it was read */
+	uint32_t version;     /* 1 */
+	uint32_t action_flag; /* 0 no action, 1 register, 2 unregister */
+	uint64_t relevant_entry, first_entry;
+} jitmap_jit_descriptor;
+
+/* One `struct jit_code_entry` of the list, as read from the target. */
+typedef struct jitmap_jit_code {
+	uint64_t entry;        /* where the jit_code_entry itself sits */
+	uint64_t prev;         /* its prev pointer, as stored (not checked) */
+	uint64_t symfile_addr; /* the registered image */
+	uint64_t symfile_size; /* its size in bytes, as stored: not checked, cap before reading */
+} jitmap_jit_code;
+
+typedef struct jitmap_jit_list jitmap_jit_list;
+
+/* The default cap on entries walked (GDB itself takes minutes to register far fewer). */
+#define JITMAP_JIT_LIST_LIMIT 100000
+
+/* Read the descriptor at `descriptor` and walk its list of code entries, through
+ * `target->read_mem` only (read_reg is not used). Pointers are 64-bit in byte order `order`
+ * (AUTO: the host's). At most `limit` entries are read (0: JITMAP_JIT_LIST_LIMIT).
+ *
+ * Returns NULL with errno set and `*err` filled when there is no list at all: the descriptor
+ * is not readable (EFAULT, or the target's code), its version is not 1 (EPROTO), ENOMEM.
+ * Otherwise returns the list. A walk that meets a problem stops there and keeps the entries
+ * before it; jitmap_jit_list_status then says what stopped it (code -ELOOP: an entry comes
+ * again, a cycle; -E2BIG: more than `limit` entries; -EFAULT or the target's code: an entry
+ * is not readable; offset: the entry's address) and has code 0 when the whole list was read.
+ * Every entry is read once; the walk never revisits memory. */
+JITMAP_API jitmap_jit_list *jitmap_jit_list_read(const jitmap_target *target,
+						 uint64_t descriptor, jitmap_byte_order order,
+						 size_t limit, jitmap_error *err);
+JITMAP_API void jitmap_jit_list_free(jitmap_jit_list *list);
+JITMAP_API const jitmap_jit_descriptor *jitmap_jit_list_descriptor(const jitmap_jit_list *list);
+JITMAP_API size_t jitmap_jit_list_count(const jitmap_jit_list *list);
+/* Entry `i` in list order, or NULL when out of range. */
+JITMAP_API const jitmap_jit_code *jitmap_jit_list_code(const jitmap_jit_list *list, size_t i);
+JITMAP_API const jitmap_error *jitmap_jit_list_status(const jitmap_jit_list *list);
 
 #ifdef __cplusplus
 }

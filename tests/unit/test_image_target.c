@@ -1,0 +1,233 @@
+/* test_image_target.c: jitmap_image_open_target (an ELF image read from target memory, with
+ * and without its stackmap copy), jitmap_image_name_functions and jitmap_stackmap_merge, on
+ * the in-memory images the producer API builds (as a JIT registers them). */
+#define _GNU_SOURCE /* memmem */
+#include "unit.h"
+
+#include "jitmap/producer.h"
+
+#define CODE UINT64_C(0x7f0000001000)
+#define IMAGE_AT UINT64_C(0x10000000)
+
+/* -- A target serving one image at IMAGE_AT, counting what is read -- */
+
+struct served {
+	const uint8_t *bytes;
+	size_t len;
+	uint64_t hole_lo, hole_hi; /* image offsets that fail to read */
+	size_t bytes_read;
+};
+
+static int served_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	struct served *s = ctx;
+	if (addr < IMAGE_AT || addr - IMAGE_AT > s->len || len > s->len - (addr - IMAGE_AT)) {
+		snprintf(why, why_len, "outside the image");
+		return -EFAULT;
+	}
+	const uint64_t off = addr - IMAGE_AT;
+	if (off < s->hole_hi && off + len > s->hole_lo) {
+		snprintf(why, why_len, "a hole");
+		return -EFAULT;
+	}
+	memcpy(buf, s->bytes + off, len);
+	s->bytes_read += len;
+	return 0;
+}
+
+/* -- The image: two functions, three records; a stackmap big enough to notice -- */
+
+struct built {
+	void *stackmap, *image;
+	size_t stackmap_size, image_size;
+};
+
+static void build(struct built *b)
+{
+	jitmap_smbuilder *smb = jitmap_smbuilder_new(JITMAP_ORDER_AUTO);
+	assert_non_null(smb);
+	jitmap_error err;
+	const jitmap_location loc = {JITMAP_LOC_REGISTER, 8, 3, 0};
+	assert_int_equal(jitmap_smbuilder_add_function(smb, CODE, 16, &err), 0);
+	for (uint32_t r = 0; r < 200; r++)
+		assert_int_equal(jitmap_smbuilder_add_record(smb, r, 4 + r, &loc, 1, NULL, 0, &err), 0);
+	assert_int_equal(jitmap_smbuilder_add_function(smb, CODE + 0x400, 16, &err), 0);
+	assert_int_equal(jitmap_smbuilder_add_record(smb, 999, 8, &loc, 1, NULL, 0, &err), 0);
+	assert_int_equal(jitmap_smbuilder_finish(smb, &b->stackmap, &b->stackmap_size), 0);
+	jitmap_smbuilder_free(smb);
+	const jitmap_jit_function fns[2] = {{"first", CODE, 0x300}, {"second", CODE + 0x400, 0x100}};
+	const jitmap_jit_region region = {
+		.address = CODE, .size = 0x800, .functions = fns, .num_functions = 2,
+		.stackmap = b->stackmap, .stackmap_size = b->stackmap_size,
+	};
+	assert_int_equal(jitmap_jit_build_image(&region, &b->image, &b->image_size, &err), 0);
+}
+
+static void unbuild(struct built *b)
+{
+	free(b->stackmap);
+	free(b->image);
+}
+
+/* -- open_target -- */
+
+static void test_open_target(void **state)
+{
+	(void)state;
+	struct built b;
+	build(&b);
+	struct served s = {b.image, b.image_size, 0, 0, 0};
+	const jitmap_target t = {.ctx = &s, .read_mem = served_read};
+	jitmap_error err;
+
+	/* Whole: the copy parsed, as jitmap_image_open_memory does. */
+	jitmap_image *full = jitmap_image_open_target(&t, IMAGE_AT, b.image_size, 0, &err);
+	if (!full)
+		fail_msg("open_target: %s", err.reason);
+	const jitmap_stackmap *copy = jitmap_image_stackmap(full);
+	assert_non_null(copy);
+	assert_int_equal(jitmap_stackmap_num_records(copy), 201);
+	assert_string_equal(jitmap_stackmap_function(copy, 1)->name, "second");
+	uint64_t addr, size;
+	assert_int_equal(jitmap_image_stackmap_section(full, &addr, &size), 0);
+	assert_int_equal(addr, (uint64_t)(uintptr_t)b.stackmap);
+	assert_int_equal(size, b.stackmap_size);
+	assert_true(s.bytes_read <= b.image_size);
+
+	/* Skipping the stackmap: located, not read, not parsed. */
+	s.bytes_read = 0;
+	jitmap_image *skip = jitmap_image_open_target(&t, IMAGE_AT, b.image_size,
+						      JITMAP_IMAGE_SKIP_STACKMAP, &err);
+	if (!skip)
+		fail_msg("open_target skip: %s", err.reason);
+	assert_null(jitmap_image_stackmap(skip));
+	assert_int_equal(jitmap_image_stackmap_section(skip, &addr, &size), 0);
+	assert_int_equal(addr, (uint64_t)(uintptr_t)b.stackmap);
+	assert_true(s.bytes_read + b.stackmap_size <= b.image_size);
+	uint64_t off;
+	assert_string_equal(jitmap_image_symbolize(skip, CODE + 0x410, &off), "second");
+	assert_int_equal(off, 0x10);
+
+	/* Name a stackmap read elsewhere (the live bytes) from the image's symbols. */
+	jitmap_stackmap *live = parse_ok(b.stackmap, b.stackmap_size, JITMAP_ORDER_AUTO,
+					 JITMAP_ARCH_X86_64);
+	assert_null(jitmap_stackmap_function(live, 0)->name);
+	assert_int_equal(jitmap_image_name_functions(skip, live), 2);
+	assert_string_equal(jitmap_stackmap_function(live, 0)->name, "first");
+	assert_int_equal(jitmap_image_name_functions(skip, live), 0); /* named already */
+	jitmap_stackmap_free(live);
+
+	/* A stackmap section that cannot be read only matters when it is read. */
+	const uint8_t *img = b.image;
+	const uint8_t *copy_at = memmem(img, b.image_size, b.stackmap, b.stackmap_size);
+	assert_non_null(copy_at);
+	s.hole_lo = (uint64_t)(copy_at - img);
+	s.hole_hi = s.hole_lo + b.stackmap_size;
+	jitmap_image *again = jitmap_image_open_target(&t, IMAGE_AT, b.image_size,
+						       JITMAP_IMAGE_SKIP_STACKMAP, &err);
+	assert_non_null(again);
+	jitmap_image_free(again);
+	errno = 0;
+	assert_null(jitmap_image_open_target(&t, IMAGE_AT, b.image_size, 0, &err));
+	assert_int_equal(errno, EFAULT);
+	assert_contains(err.reason, ".llvm_stackmaps at 0x");
+	assert_contains(err.reason, "is not readable: a hole");
+	assert_int_equal(err.offset, s.hole_lo);
+
+	jitmap_image_free(full);
+	jitmap_image_free(skip);
+	unbuild(&b);
+}
+
+/* Truncated, garbage, unreadable: NULL with a reason, never a crash. */
+static void test_open_target_hostile(void **state)
+{
+	(void)state;
+	struct built b;
+	build(&b);
+	struct served s = {b.image, b.image_size, 0, 0, 0};
+	const jitmap_target t = {.ctx = &s, .read_mem = served_read};
+	jitmap_error err;
+
+	assert_null(jitmap_image_open_target(&t, IMAGE_AT, b.image_size / 2,
+					     JITMAP_IMAGE_SKIP_STACKMAP, &err));
+	assert_contains(err.reason, "truncated");
+
+	uint8_t junk[300];
+	memset(junk, 0x5a, sizeof(junk));
+	memcpy(junk, "\177ELF", 4);
+	struct served g = {junk, sizeof(junk), 0, 0, 0};
+	const jitmap_target tg = {.ctx = &g, .read_mem = served_read};
+	assert_null(jitmap_image_open_target(&tg, IMAGE_AT, sizeof(junk), 0, &err));
+	assert_int_not_equal(err.code, 0);
+
+	assert_null(jitmap_image_open_target(&t, IMAGE_AT + 0x100000, 64, 0, &err));
+	assert_int_equal(err.code, -EFAULT);
+	assert_contains(err.reason, "the ELF header at 0x10100000 (64 bytes) is not readable");
+
+	assert_null(jitmap_image_open_target(&t, IMAGE_AT, 16, 0, &err)); /* shorter than a header */
+	assert_null(jitmap_image_open_target(&t, IMAGE_AT, b.image_size, 0x80, &err));
+	assert_int_equal(err.code, -EINVAL);
+	const jitmap_target none = {0};
+	assert_null(jitmap_image_open_target(&none, IMAGE_AT, b.image_size, 0, &err));
+	unbuild(&b);
+}
+
+/* -- merge -- */
+
+static void test_merge(void **state)
+{
+	(void)state;
+	sm_builder a, z, other;
+	smb_init(&a, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&a, 0x1000, 16);
+	smb_record(&a, 1, 4);
+	smb_function(&a, 0x2000, 16);
+	smb_record(&a, 2, 4);
+	/* The same section before relocation: addresses 0, as MCJIT's live copy at registration. */
+	smb_init(&z, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&z, 0, 16);
+	smb_record(&z, 1, 4);
+	smb_function(&z, 0x2000, 16);
+	smb_record(&z, 2, 4);
+	smb_init(&other, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&other, 0, 16);
+	smb_record(&other, 1, 4);
+	sm_bytes sa = smb_emit(&a), sz = smb_emit(&z), so = smb_emit(&other);
+	jitmap_stackmap *from = parse_bytes_ok(&sa, JITMAP_ORDER_LITTLE, JITMAP_ARCH_X86_64);
+	jitmap_stackmap *sm = parse_bytes_ok(&sz, JITMAP_ORDER_LITTLE, JITMAP_ARCH_X86_64);
+	jitmap_stackmap *odd = parse_bytes_ok(&so, JITMAP_ORDER_LITTLE, JITMAP_ARCH_X86_64);
+	assert_int_equal(jitmap_stackmap_set_function_name(from, 0, "f"), 0);
+	assert_int_equal(jitmap_stackmap_set_function_name(from, 1, "g"), 0);
+	assert_int_equal(jitmap_stackmap_set_function_name(sm, 1, "mine"), 0);
+
+	const jitmap_record *r[2];
+	assert_int_equal(jitmap_stackmap_lookup(sm, 4, r, 2), 1); /* at 0 + 4 before */
+	assert_int_equal(jitmap_stackmap_merge(odd, from), -EINVAL);
+	assert_int_equal(jitmap_stackmap_merge(sm, from), 1);
+	assert_int_equal(jitmap_stackmap_function(sm, 0)->address, 0x1000);
+	assert_string_equal(jitmap_stackmap_function(sm, 0)->name, "f");
+	assert_string_equal(jitmap_stackmap_function(sm, 1)->name, "mine"); /* kept */
+	/* The PC index follows the new address. */
+	assert_int_equal(jitmap_stackmap_lookup(sm, 4, r, 2), 0);
+	assert_int_equal(jitmap_stackmap_lookup(sm, 0x1004, r, 2), 1);
+	assert_int_equal(r[0]->id, 1);
+	assert_int_equal(jitmap_stackmap_merge(sm, from), 0);
+
+	jitmap_stackmap_free(from);
+	jitmap_stackmap_free(sm);
+	jitmap_stackmap_free(odd);
+	sm_bytes_free(&sa);
+	sm_bytes_free(&sz);
+	sm_bytes_free(&so);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_target),
+		cmocka_unit_test(test_open_target_hostile),
+		cmocka_unit_test(test_merge),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
