@@ -32,17 +32,19 @@ phase() { # NAME CMD...
 
 "$top/scripts/setup.sh"
 
-build_and_ctest() { # DIR EXTRA-CMAKE-ARGS...
-  local dir=$1; shift
+build_and_ctest() { # DIR CTEST-REGEX EXTRA-CMAKE-ARGS...
+  local dir=$1 regex=$2; shift 2
   cmake -S "$top" -B "$dir" "$@" >/dev/null &&
     cmake --build "$dir" -j"$jobs" >/dev/null &&
-    ctest --test-dir "$dir" --output-on-failure -j"$jobs"
+    ctest --test-dir "$dir" --output-on-failure -j"$jobs" -R "$regex"
 }
 
-phase "build and test (gcc, -Werror)" build_and_ctest "$out/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+phase "build and test (gcc, -Werror)" build_and_ctest "$out/gcc" . -DCMAKE_BUILD_TYPE=RelWithDebInfo
 if [ $quick -eq 0 ]; then
-  phase "unit tests under ASan+UBSan" build_and_ctest "$out/asan" -DCMAKE_BUILD_TYPE=Debug \
-    -DJITMAP_SANITIZE=ON
+  # The library's own tests only: the debugger tests load the plugin into GDB, which an
+  # ASan-instrumented shared object cannot enter (gdb.reader_stress drives the plugin's code here instead).
+  phase "unit tests under ASan+UBSan" build_and_ctest "$out/asan" '^(unit\.|differential$)' \
+    -DCMAKE_BUILD_TYPE=Debug -DJITMAP_SANITIZE=ON -DJITMAP_BUILD_EXAMPLES=OFF
   fuzz() {
     CC=clang-14 cmake -S "$top" -B "$out/fuzz" -DJITMAP_BUILD_FUZZ=ON -DJITMAP_BUILD_TESTS=OFF \
       -DJITMAP_BUILD_EXAMPLES=OFF \
