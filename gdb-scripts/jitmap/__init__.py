@@ -1,4 +1,11 @@
-"""jitmap's Python side for GDB.
+"""jitmap's Python side, for GDB and LLDB.
 
 gdb_reader: loads jitmap-reader.so (GDB's JIT reader plugin) and keeps its entries fresh.
+gdb_commands: the GDB commands (info stackmap, info stackmaps, info gc-roots, jitmap ...);
+docs/commands.md.
+
+Debugger-neutral (no `import gdb`), shared with the LLDB front end:
+native (the ctypes binding to libjitmap), discovery (JIT entries and loaded files ->
+stackmaps), stackmaps, model (records evaluated in a frame -> the contract's JSON objects),
+format (text and JSON), names (naming API for runtimes).
 """

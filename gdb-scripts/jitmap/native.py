@@ -1,0 +1,258 @@
+"""ctypes binding to libjitmap: the only module that touches the C library.
+
+Debugger-neutral (no ``import gdb``): the GDB and LLDB front ends share it.
+
+Which libjitmap.so is loaded, first match wins:
+
+1. ``$JITMAP_LIBRARY``: an explicit path (tests set it to the build tree's library).
+2. ``hint`` given to :func:`load` by a front end (GDB: the directory above the reader
+   plugin, which is the library directory both in a build tree and in an install tree).
+3. The install tree: this package lives in ``P/share/jitmap/python/jitmap``; the library in
+   ``P/lib*/`` (``lib``, ``lib64``, ``lib/<multiarch>``).
+4. A build tree under the source tree: ``<source>/build*/libjitmap.so``, the newest one.
+5. ``libjitmap.so.0`` through the dynamic linker (``/usr`` installs, ``LD_LIBRARY_PATH``).
+
+We load our own copy even when the reader plugin (which embeds libjitmap) is loaded:
+``jit-reader-unload`` unmaps the plugin, and objects created through it would dangle.
+
+Every function used is declared with argtypes and restype; structures mirror
+``include/jitmap/jitmap.h`` field for field.
+"""
+import ctypes
+import glob
+import os
+
+SONAME = "libjitmap.so.0"
+
+# -- Structures (jitmap.h) --
+
+c_u8, c_u16, c_u32, c_u64 = ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64
+c_size = ctypes.c_size_t
+c_int = ctypes.c_int
+c_bool = ctypes.c_bool
+c_char_p = ctypes.c_char_p
+c_void_p = ctypes.c_void_p
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("code", c_int), ("offset", c_u64), ("reason", ctypes.c_char * 192)]
+
+
+class Location(ctypes.Structure):
+    _fields_ = [("kind", c_int), ("size", c_u16), ("dwarf_reg", c_u16), ("offset", ctypes.c_int32)]
+
+
+class LiveOut(ctypes.Structure):
+    _fields_ = [("dwarf_reg", c_u16), ("size", c_u8)]
+
+
+class Function(ctypes.Structure):
+    _fields_ = [("address", c_u64), ("raw_address", c_u64), ("stack_size", c_u64),
+                ("record_count", c_u64), ("first_record", c_size), ("blob", c_size),
+                ("section_offset", c_u64), ("name", c_char_p)]
+
+
+class Record(ctypes.Structure):
+    _fields_ = [("id", c_u64), ("instruction_offset", c_u32), ("flags", c_u16),
+                ("num_locations", c_u16), ("num_live_outs", c_u16),
+                ("locations", ctypes.POINTER(Location)), ("live_outs", ctypes.POINTER(LiveOut)),
+                ("function", c_size), ("blob", c_size), ("section_offset", c_u64)]
+
+
+class Blob(ctypes.Structure):
+    _fields_ = [("version", c_u8), ("section_offset", c_u64), ("size", c_u64),
+                ("num_functions", c_u32), ("num_constants", c_u32), ("num_records", c_u32),
+                ("first_function", c_size), ("first_constant", c_size), ("first_record", c_size)]
+
+
+class ParseOpts(ctypes.Structure):
+    _fields_ = [("order", c_int), ("arch", c_int)]
+
+
+class StatepointInfo(ctypes.Structure):
+    _fields_ = [("calling_convention", c_u64), ("flags", c_u64),
+                ("num_deopt", c_size), ("deopt", ctypes.POINTER(Location)),
+                ("num_gc_pairs", c_size), ("gc_pairs", ctypes.POINTER(Location)),
+                ("num_gc_allocas", c_size), ("gc_allocas", ctypes.POINTER(Location))]
+
+
+class Hit(ctypes.Structure):
+    _fields_ = [("stackmap", c_void_p), ("record", ctypes.POINTER(Record))]
+
+
+VALUE_MAX = 256
+
+
+class Value(ctypes.Structure):
+    _fields_ = [("available", c_bool), ("is_address", c_bool), ("size", c_u16), ("u", c_u64),
+                ("address", c_u64), ("bytes", c_u8 * VALUE_MAX), ("why", ctypes.c_char * 160)]
+
+
+# int read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why, size_t why_len)
+READ_REG = ctypes.CFUNCTYPE(c_int, c_void_p, ctypes.c_uint, c_void_p, c_size, c_void_p, c_size)
+# int read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+READ_MEM = ctypes.CFUNCTYPE(c_int, c_void_p, c_u64, c_void_p, c_size, c_void_p, c_size)
+
+
+class Target(ctypes.Structure):
+    _fields_ = [("ctx", c_void_p), ("read_reg", READ_REG), ("read_mem", READ_MEM)]
+
+
+class JitDescriptor(ctypes.Structure):
+    _fields_ = [("address", c_u64), ("version", c_u32), ("action_flag", c_u32),
+                ("relevant_entry", c_u64), ("first_entry", c_u64)]
+
+
+class JitCode(ctypes.Structure):
+    _fields_ = [("entry", c_u64), ("prev", c_u64), ("symfile_addr", c_u64), ("symfile_size", c_u64)]
+
+
+# Enumerations
+ORDER_AUTO, ORDER_LITTLE, ORDER_BIG = 0, 1, 2
+LOC_REGISTER, LOC_DIRECT, LOC_INDIRECT, LOC_CONSTANT, LOC_CONSTANT_INDEX = 1, 2, 3, 4, 5
+ARCH_UNKNOWN, ARCH_X86_64, ARCH_AARCH64, ARCH_PPC64, ARCH_S390X, ARCH_RISCV64 = range(6)
+STATEPOINT_AUTO, STATEPOINT_ALL, STATEPOINT_NONE = 0, 1, 2
+STACK_SIZE_DYNAMIC = (1 << 64) - 1
+IMAGE_SKIP_STACKMAP = 1
+
+P = ctypes.POINTER
+_SIGNATURES = {
+    "jitmap_strerror": (c_char_p, [c_int]),
+    "jitmap_arch_name": (c_char_p, [c_int]),
+    "jitmap_arch_from_elf_machine": (c_int, [ctypes.c_uint]),
+    "jitmap_reg_name": (c_char_p, [c_int, ctypes.c_uint]),
+    "jitmap_reg_sp": (c_int, [c_int]),
+    "jitmap_reg_fp": (c_int, [c_int]),
+    "jitmap_reg_is_callee_saved": (c_bool, [c_int, ctypes.c_uint]),
+    "jitmap_loc_kind_name": (c_char_p, [c_int]),
+    "jitmap_stackmap_parse": (c_void_p, [c_void_p, c_size, P(ParseOpts), P(Error)]),
+    "jitmap_stackmap_free": (None, [c_void_p]),
+    "jitmap_stackmap_byte_order": (c_int, [c_void_p]),
+    "jitmap_stackmap_arch": (c_int, [c_void_p]),
+    "jitmap_stackmap_num_blobs": (c_size, [c_void_p]),
+    "jitmap_stackmap_num_functions": (c_size, [c_void_p]),
+    "jitmap_stackmap_num_records": (c_size, [c_void_p]),
+    "jitmap_stackmap_num_constants": (c_size, [c_void_p]),
+    "jitmap_stackmap_blob": (P(Blob), [c_void_p, c_size]),
+    "jitmap_stackmap_function": (P(Function), [c_void_p, c_size]),
+    "jitmap_stackmap_record": (P(Record), [c_void_p, c_size]),
+    "jitmap_stackmap_constant": (c_int, [c_void_p, c_size, P(c_u64)]),
+    "jitmap_record_function": (P(Function), [c_void_p, P(Record)]),
+    "jitmap_record_pc": (c_u64, [c_void_p, P(Record)]),
+    "jitmap_location_constant": (c_int, [c_void_p, P(Record), P(Location), P(c_u64)]),
+    "jitmap_stackmap_set_function_address": (c_int, [c_void_p, c_u64, c_u64]),
+    "jitmap_stackmap_add_bias": (None, [c_void_p, c_u64]),
+    "jitmap_stackmap_set_function_name": (c_int, [c_void_p, c_size, c_char_p]),
+    "jitmap_stackmap_lookup": (c_size, [c_void_p, c_u64, P(P(Record)), c_size]),
+    "jitmap_stackmap_find_id": (c_size, [c_void_p, c_u64, P(P(Record)), c_size]),
+    "jitmap_stackmap_nearest": (c_int, [c_void_p, c_u64, P(P(Record)), P(P(Record))]),
+    "jitmap_statepoint_decode": (c_int, [c_void_p, P(Record), P(StatepointInfo), c_void_p, c_size]),
+    "jitmap_statepoint_wanted": (c_bool, [c_void_p, P(Record), c_int, P(c_u64), c_size]),
+    "jitmap_index_new": (c_void_p, []),
+    "jitmap_index_free": (None, [c_void_p]),
+    "jitmap_index_add": (c_int, [c_void_p, c_void_p]),
+    "jitmap_index_remove": (c_int, [c_void_p, c_void_p]),
+    "jitmap_index_num_records": (c_size, [c_void_p]),
+    "jitmap_index_lookup": (c_size, [c_void_p, c_u64, P(Hit), c_size]),
+    "jitmap_location_eval": (c_int, [c_void_p, P(Record), P(Location), P(Target), P(Value)]),
+    "jitmap_location_format": (c_int, [c_void_p, P(Record), P(Location), c_void_p, c_size]),
+    "jitmap_image_open_file": (c_void_p, [c_char_p, P(Error)]),
+    "jitmap_image_open_memory": (c_void_p, [c_void_p, c_size, P(Error)]),
+    "jitmap_image_free": (None, [c_void_p]),
+    "jitmap_image_arch": (c_int, [c_void_p]),
+    "jitmap_image_elf_type": (ctypes.c_uint, [c_void_p]),
+    "jitmap_image_elf_machine": (ctypes.c_uint, [c_void_p]),
+    "jitmap_image_stackmap": (c_void_p, [c_void_p]),
+    "jitmap_image_stackmap_section": (c_int, [c_void_p, P(c_u64), P(c_u64)]),
+    "jitmap_image_set_load_bias": (None, [c_void_p, c_u64]),
+    "jitmap_image_symbolize": (c_char_p, [c_void_p, c_u64, P(c_u64)]),
+    "jitmap_image_open_target": (c_void_p, [P(Target), c_u64, c_u64, ctypes.c_uint, P(Error)]),
+    "jitmap_image_name_functions": (c_int, [c_void_p, c_void_p]),
+    "jitmap_stackmap_merge": (c_int, [c_void_p, c_void_p]),
+    "jitmap_jit_list_read": (c_void_p, [P(Target), c_u64, c_int, c_size, P(Error)]),
+    "jitmap_jit_list_free": (None, [c_void_p]),
+    "jitmap_jit_list_descriptor": (P(JitDescriptor), [c_void_p]),
+    "jitmap_jit_list_count": (c_size, [c_void_p]),
+    "jitmap_jit_list_code": (P(JitCode), [c_void_p, c_size]),
+    "jitmap_jit_list_status": (P(Error), [c_void_p]),
+}
+
+
+class LibraryError(Exception):
+    """libjitmap could not be found or is too old: the message says what was tried."""
+
+
+_lib = None
+_path = None
+
+
+def _candidates(hint):
+    env = os.environ.get("JITMAP_LIBRARY")
+    if env:
+        yield env
+        return
+    if hint:
+        yield os.path.join(hint, SONAME)
+        yield os.path.join(hint, "libjitmap.so")
+    here = os.path.dirname(os.path.abspath(__file__))
+    prefix = os.path.normpath(os.path.join(here, "..", "..", "..", ".."))
+    for pattern in ("lib*/" + SONAME, "lib*/*/" + SONAME):
+        yield from sorted(glob.glob(os.path.join(prefix, pattern)))
+    source = os.path.normpath(os.path.join(here, "..", ".."))
+    if os.path.exists(os.path.join(source, "include", "jitmap", "jitmap.h")):
+        built = glob.glob(os.path.join(source, "build*", "libjitmap.so"))
+        yield from sorted(built, key=lambda p: -os.path.getmtime(p))
+    yield SONAME
+
+
+def load(hint=None):
+    """Load libjitmap once (see the module's help for where it is looked for); return it."""
+    global _lib, _path
+    if _lib is not None:
+        return _lib
+    tried = []
+    for path in _candidates(hint):
+        if os.sep in path and not os.path.exists(path):
+            tried.append(path + " (missing)")
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+            continue
+        missing = [name for name in _SIGNATURES if not hasattr(lib, name)]
+        if missing:
+            tried.append("%s (too old: no %s)" % (path, missing[0]))
+            continue
+        for name, (restype, argtypes) in _SIGNATURES.items():
+            fn = getattr(lib, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+        _lib, _path = lib, path
+        return lib
+    raise LibraryError("cannot load libjitmap; tried: " + "; ".join(tried) +
+                       ". Set JITMAP_LIBRARY to the path of libjitmap.so")
+
+
+def lib():
+    """The loaded library (loading it with no hint if needed)."""
+    return _lib if _lib is not None else load()
+
+
+def path():
+    return _path
+
+
+def text(b):
+    """A C string from the library or the inferior as str (never raises)."""
+    if b is None:
+        return None
+    return b.decode("utf-8", "replace")
+
+
+def strerror(code):
+    return text(lib().jitmap_strerror(code))
+
+
+def error_text(err):
+    return text(err.reason) or strerror(err.code)

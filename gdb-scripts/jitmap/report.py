@@ -1,0 +1,364 @@
+"""What the list, gc-roots, verify and status commands compute and print.
+
+Debugger-neutral (no ``import gdb``, no ``import lldb``): GDB's ``info stackmaps``,
+``info gc-roots``, ``jitmap verify`` and ``jitmap status`` and LLDB's ``stackmap list``,
+``stackmap gc-roots``, ``stackmap verify`` and ``stackmap status`` are the same functions here,
+so their text and JSON agree. A front end supplies what only the debugger knows, as plain
+values or callbacks:
+
+``function_at(addr) -> (start, name) or None``
+    the debugger's symbol for code the JIT images do not name;
+``disassemble(addr, count) -> [(address, length, text)]``
+    up to ``count`` instructions from ``addr`` (``text`` as the debugger prints it, mnemonic
+    first); raises or returns [] when the memory is not code;
+frames
+    model's frame objects (see :mod:`jitmap.model`) with the debugger's frame geometry.
+
+Misuse and "nothing to show" are :class:`CommandError` (one sentence), which the front ends
+turn into their own error (``gdb.GdbError``, ``SBCommandReturnObject.SetError``).
+"""
+from . import format as F
+from . import model as M
+from . import native as N
+
+DESCRIPTOR = "__jit_debug_descriptor"
+CALL_WINDOW = 64  # how far before a return address a call sequence may start
+
+
+class CommandError(Exception):
+    """A command that cannot answer; str() is the sentence to show."""
+
+
+# -- Problems met while reading the process --
+
+
+def problems(catalog, limit=20):
+    """What went wrong reading the process, at most `limit` sentences (then a count)."""
+    if catalog is None:
+        return []
+    out = list(catalog.problems)
+    more = 0
+    for s in catalog.sources:
+        for p in s.problems:
+            if len(out) < limit:
+                out.append(p)
+            else:
+                more += 1
+    if more:
+        out.append("%d more entries have problems" % more)
+    return out
+
+
+def no_stackmaps_message(probs, descriptors, objects):
+    """Why no command can answer: nothing could be read, or there is nothing to read."""
+    if probs:
+        return "jitmap: no stackmap could be read: " + "; ".join(probs[:3])
+    if not descriptors and not objects:
+        return ("jitmap: the program has no JIT descriptor (%s) and no loaded file with a "
+                ".llvm_stackmaps section" % DESCRIPTOR)
+    return "jitmap: no stackmap is registered (no JIT entry has a .llvm_stackmaps section)"
+
+
+def warnings(probs, more_hint):
+    """Warning lines for a listing: the first five problems, then a count."""
+    out = ["warning: jitmap: %s" % p for p in probs[:5]]
+    if len(probs) > 5:
+        out.append("warning: jitmap: %d more problems (%s lists them)" % (len(probs) - 5, more_hint))
+    return out
+
+
+# -- Outer frames: the call sequence of a patchpoint --
+
+
+def call_sequence(insns, record_pc, ret):
+    """(True, note) when `insns`, disassembled from record_pc, are one call sequence whose call
+    returns to `ret` (a patchpoint's record starts its call sequence); else (False, None)."""
+    if not 0 < ret - record_pc <= CALL_WINDOW:
+        return False, None
+    end = record_pc
+    asm = []
+    for i, (addr, length, text) in enumerate(insns):
+        if addr != end:
+            return False, None
+        end += length
+        words = text.split()
+        op = words[0] if words else ""
+        asm.append(" ".join(words))
+        last = i == len(insns) - 1
+        if op.startswith("call") or op.startswith("bl") or op.startswith("jal"):
+            if not last:
+                return False, None
+        elif last or op.startswith("j") or op.startswith("ret"):
+            return False, None
+    if end != ret:
+        return False, None
+    return True, ("the call sequence that starts at the record returns here (%s): a patchpoint"
+                  % "; ".join(asm))
+
+
+# -- list (info stackmaps, stackmap list) --
+
+
+def listing(catalog, rx, statepoints):
+    """Every stackmap of the catalog whose functions match `rx` (a compiled regular
+    expression, or None for all): the "stackmaps" list of the JSON answer."""
+    mode, ids = statepoints
+    out = []
+    for src in catalog.sources:
+        sm = src.stackmap
+        if sm is None:
+            continue
+        fns = []
+        for _i, fn in sm.functions():
+            name = N.text(fn.name) if fn.name else None
+            if rx is not None and not rx.search(name or ""):
+                continue
+            recs = []
+            for rec in sm.records_of(fn):
+                r = rec.contents
+                sp = sm.statepoint(rec, mode, ids)
+                kind = ("statepoint" if sp is not None and "misfit" not in sp else
+                        "patchpoint" if r.num_live_outs else "stackmap")
+                recs.append({"id": r.id, "pc": "0x%x" % sm.record_pc(rec), "offset":
+                             r.instruction_offset, "kind": kind,
+                             "locations": r.num_locations, "live_outs": r.num_live_outs})
+            fns.append({"name": name, "address": "0x%x" % fn.address,
+                        "stack_size": None if fn.stack_size == N.STACK_SIZE_DYNAMIC else fn.stack_size,
+                        "records": recs})
+        if fns or rx is None:
+            out.append({"source": src.describe(), "kind": src.kind,
+                        "section": "0x%x" % sm.address, "section_size": sm.size,
+                        "notes": list(sm.notes), "functions": fns})
+    return out
+
+
+def listing_text(stackmaps):
+    lines = []
+    for s in stackmaps:
+        nrec = sum(len(f["records"]) for f in s["functions"])
+        lines.append("%s: .llvm_stackmaps at %s, %d bytes, %s, %s" % (
+            s["source"], s["section"], s["section_size"],
+            F._plural(len(s["functions"]), "function"), F._plural(nrec, "record")))
+        for note in s["notes"]:
+            lines.append("  note: %s" % note)
+        for f in s["functions"]:
+            lines.append("  function %s at %s, stack size %s, %s" % (
+                f["name"] or "?", f["address"],
+                "dynamic" if f["stack_size"] is None else f["stack_size"],
+                F._plural(len(f["records"]), "record")))
+            for r in f["records"]:
+                lines.append("    record %-6d at %s (%s+%d)  %-10s %s, %s" % (
+                    r["id"], r["pc"], f["name"] or "?", r["offset"], r["kind"],
+                    F._plural(r["locations"], "location"), F._plural(r["live_outs"], "live-out")))
+    return lines
+
+
+# -- gc-roots (info gc-roots, stackmap gc-roots) --
+
+
+def gc_roots(objs, all_frames):
+    """The JSON answer for frame objects `objs` (model.frame_object), innermost first.
+    Without `all_frames` (one selected frame), a frame without a record is a CommandError."""
+    rows, notes, frames_out = [], [], []
+    for obj in objs:
+        if obj["record"] is None:
+            if obj.get("nearest") and all_frames:
+                notes.append("frame #%d (%s) is in stackmap code but not at a record" %
+                             (obj["frame"], obj.get("function") or "?"))
+            elif not all_frames:
+                raise CommandError(obj["error"])
+            continue
+        rows += F.gc_root_rows(obj)
+        frames_out.append({"frame": obj["frame"], "function": obj.get("function"),
+                           "record": obj["record"]["id"],
+                           "statepoint": obj["statepoint"] is not None})
+    return {"roots": rows, "frames": frames_out, "notes": notes}
+
+
+def gc_roots_text(answer, all_frames):
+    lines = []
+    if not answer["roots"]:
+        sps = [f for f in answer["frames"] if f["statepoint"]]
+        lines.append("No GC roots: %s." % (
+            "the statepoints here hold none" if sps else
+            "no frame %s at a statepoint" % ("on the stack is" if all_frames else "here is")))
+    lines += F.gc_roots_text(answer["roots"])
+    lines += ["note: %s" % n for n in answer["notes"]]
+    return lines
+
+
+# -- verify (jitmap verify, stackmap verify) --
+
+
+class VerifyFrame:
+    """A frame on the stack for verify: `frame` is model's frame object, `match` its
+    model.Match, `stack()` -> (SP, CFA) of the frame as the debugger unwound it (CFA: the
+    caller's SP), or None when unknown. Only frames that have a caller are given."""
+
+    def __init__(self, frame, match, stack):
+        self.frame = frame
+        self.match = match
+        self.stack = stack
+
+
+def verify(catalog, function_at, disassemble, frames):
+    """The JSON answer of verify: static checks of every record, then the frames at a record."""
+    problems_out = []
+    checked = 0
+
+    def problem(sm, rec, check, detail):
+        problems_out.append({"function": sm.function_name(rec) if rec else None,
+                             "record": rec.contents.id if rec else None,
+                             "pc": "0x%x" % sm.record_pc(rec) if rec else None,
+                             "check": check, "detail": detail})
+
+    def bounds(src, addr):
+        got = src.symbolize(addr) if src is not None else None
+        if got:
+            return addr - got[1], got[0]
+        try:
+            return function_at(addr)
+        except Exception:
+            return None
+
+    for src in catalog.sources:
+        sm = src.stackmap
+        if sm is None:
+            continue
+        lib = sm.lib
+        for i, fn in sm.functions():
+            if fn.address == 0:
+                problems_out.append({"function": N.text(fn.name), "record": None, "pc": None,
+                                     "check": "unrelocated",
+                                     "detail": "function %d has address 0 in %s" % (i, src.describe())})
+        for note in sm.notes:
+            if "not relocated" in note:
+                problems_out.append({"function": None, "record": None, "pc": None,
+                                     "check": "unrelocated", "detail": "%s: %s" % (src.describe(), note)})
+        prev = None
+        for k in range(sm.num_records):
+            rec = sm.record(k)
+            r = rec.contents
+            checked += 1
+            fn = sm.record_function(rec)
+            pc = sm.record_pc(rec)
+            fname = N.text(fn.name) if fn is not None and fn.name else None
+            if fn is not None and fname:
+                got = bounds(src, pc - 1 if r.instruction_offset else pc)
+                if got is None:
+                    problem(sm, rec, "pc-in-function", "PC 0x%x is in no known function" % pc)
+                elif got[1] != fname:
+                    problem(sm, rec, "pc-in-function",
+                            "PC 0x%x (offset %d of %s) is in %s" % (pc, r.instruction_offset, fname, got[1]))
+            for li in range(r.num_locations):
+                loc = r.locations[li]
+                if loc.kind in (N.LOC_REGISTER, N.LOC_DIRECT, N.LOC_INDIRECT) and \
+                        sm.reg_name(loc.dwarf_reg) is None:
+                    problem(sm, rec, "register", "location %d names DWARF register %d, which %s does "
+                            "not have" % (li, loc.dwarf_reg, N.text(lib.jitmap_arch_name(sm.arch))))
+            for li in range(r.num_live_outs):
+                lo = r.live_outs[li]
+                if sm.reg_name(lo.dwarf_reg) is None:
+                    problem(sm, rec, "register", "live-out %d names DWARF register %d, which %s "
+                            "does not have" % (li, lo.dwarf_reg, N.text(lib.jitmap_arch_name(sm.arch))))
+            if prev is not None:
+                ppc = sm.record_pc(prev)
+                if 0 < pc - ppc < CALL_WINDOW:
+                    _shadow(sm, prev, ppc, rec, pc, problem, disassemble)
+            prev = rec
+    checked_frames = _verify_frames(frames, problem)
+    return {"records_checked": checked, "frames_checked": checked_frames, "problems": problems_out}
+
+
+def _shadow(sm, prev, ppc, rec, pc, problem, disassemble):
+    """A call sequence starting at record `prev` that runs past the next record's PC."""
+    try:
+        insns = disassemble(ppc, 4)
+    except Exception:
+        return
+    end = ppc
+    for addr, length, text in insns:
+        end = addr + length
+        if text.split()[:1] and text.split()[0].startswith("call"):
+            if ppc < pc < end:
+                problem(sm, rec, "patch-shadow",
+                        "the call sequence of record %d at 0x%x runs to 0x%x, over this record" %
+                        (prev.contents.id, ppc, end))
+            return
+
+
+def _verify_frames(frames, problem):
+    n = 0
+    for vf in frames:
+        match = vf.match
+        if not match.hits:
+            continue
+        for sm, rec in match.hits:
+            n += 1
+            fn = sm.record_function(rec)
+            if sm.arch != N.ARCH_X86_64 or fn is None:
+                continue  # CFA = caller's SP and the +8 return address: x86-64 only here
+            try:
+                got = vf.stack()
+            except Exception:
+                got = None
+            if got is None:
+                continue
+            sp, cfa = got
+            level = vf.frame.level
+            if fn.stack_size != N.STACK_SIZE_DYNAMIC and cfa - sp != fn.stack_size + 8:
+                problem(sm, rec, "frame-size",
+                        "frame #%d: the stackmap's frame is %d bytes + 8 (return address) = %d, "
+                        "the unwinder's CFA - SP is %d: one of them is wrong" %
+                        (level, fn.stack_size, fn.stack_size + 8, cfa - sp))
+            target = M._FrameTarget(sm, vf.frame)
+            r = rec.contents
+            for li in range(r.num_locations):
+                loc = r.locations[li]
+                if loc.kind not in (N.LOC_DIRECT, N.LOC_INDIRECT) or loc.dwarf_reg not in (6, 7):
+                    continue
+                obj = M.location(sm, rec, li, target)
+                addr = obj["value"] if loc.kind == N.LOC_DIRECT else (
+                    int(obj["address"], 16) if obj.get("address") else None)
+                if not isinstance(addr, int):
+                    continue
+                if addr < sp or addr + loc.size > cfa:
+                    problem(sm, rec, "stack-slot",
+                            "frame #%d: location %d (%s) spans 0x%x-0x%x, outside the frame "
+                            "[0x%x, 0x%x)" % (level, li, obj["where"], addr,
+                                              addr + loc.size, sp, cfa))
+    return n
+
+
+def verify_text(answer):
+    probs = answer["problems"]
+    lines = ["%s checked, %s on the stack at a record: %s" % (
+        F._plural(answer["records_checked"], "record"),
+        F._plural(answer["frames_checked"], "frame"),
+        "no problems" if not probs else F._plural(len(probs), "problem"))]
+    for p in probs:
+        where = ""
+        if p["record"] is not None:
+            where = "record %d at %s (%s): " % (p["record"], p["pc"], p["function"] or "?")
+        lines.append("  %s: %s%s" % (p["check"], where, p["detail"]))
+    return lines
+
+
+# -- status (jitmap status, stackmap status) --
+
+
+def status_lines(library, descriptors, objects, catalog, probs):
+    lines = ["libjitmap: %s" % library]
+    for addr, where in descriptors:
+        lines.append("JIT descriptor at 0x%x in %s" % (addr, where))
+    if not descriptors:
+        lines.append("no JIT descriptor (%s) in the program" % DESCRIPTOR)
+    for path, addr in objects:
+        lines.append("loaded file %s: .llvm_stackmaps at 0x%x" % (path, addr))
+    njit = sum(1 for s in catalog.sources if s.kind == "jit")
+    lines.append("%d JIT entr%s, %d with a stackmap; %d records in all" % (
+        njit, "y" if njit == 1 else "ies",
+        sum(1 for s in catalog.sources if s.kind == "jit" and s.stackmap is not None),
+        catalog.num_records))
+    lines += ["problem: %s" % p for p in probs]
+    return lines
