@@ -3,9 +3,12 @@
 gdb_reader: loads jitmap-reader.so (GDB's JIT reader plugin) and keeps its entries fresh.
 gdb_commands: the GDB commands (info stackmap, info stackmaps, info gc-roots, jitmap ...);
 docs/commands.md.
+lldb_commands: the LLDB commands (stackmap info, list, gc-roots, verify ...), loaded by
+share/jitmap/lldb/jitmap.py; docs/lldb.md.
 
 Debugger-neutral (no `import gdb`), shared with the LLDB front end:
 native (the ctypes binding to libjitmap), discovery (JIT entries and loaded files ->
 stackmaps), stackmaps, model (records evaluated in a frame -> the contract's JSON objects),
-format (text and JSON), names (naming API for runtimes).
+format (text and JSON), report (what the list, gc-roots, verify and status commands compute
+and print), names (naming API for runtimes).
 """

@@ -22,6 +22,7 @@ from . import model as M
 from . import native as N
 
 DESCRIPTOR = "__jit_debug_descriptor"
+HOOK = "__jit_debug_register_code"
 CALL_WINDOW = 64  # how far before a return address a call sequence may start
 
 

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""test_parity.py: GDB's and LLDB's jitmap commands give the same JSON for the same stops.
+
+    tests/lldb/test_parity.py BUILD_DIR [TEST...]
+
+The same stop for both debuggers, so that every address and value is the same:
+
+- live: the program waits in its first safepoint (--pause); GDB attaches (jitmap's commands
+  alone, GDB unwinding the LLVM frames from their .eh_frame; with JITMAP_TEST_PLUGIN=1, after
+  sourcing the build tree's jitmap.gdb, which loads the reader plugin), answers and detaches;
+  then LLDB attaches, answers and detaches;
+- post-mortem: one core (the program's own, --abort) opened by both.
+
+Compared, for every frame at a record (matched by PC, since the debuggers number the frames
+of the C library differently): `info stackmap -json N` / `stackmap info --json N`, and their
+text; and `info stackmaps -json` / `stackmap list --json`, `info gc-roots -all -json` /
+`stackmap gc-roots --all --json`, `jitmap verify -json` / `stackmap verify --json`.
+
+Fields that legitimately differ (docs/lldb.md), and only those, are set aside:
+- "frame" where the debuggers number the frames differently (the C library's inlined
+  frames): the frames are matched by PC instead;
+- a patchpoint's record "note", which quotes the disassembly (binutils' syntax in GDB,
+  LLVM's in LLDB: `call` / `callq`);
+- with the reader plugin, the callee-saved registers of the frame above the hand-written JIT's
+  frameless function: the plugin says "not saved" (no CFI proves that the function left them
+  alone), LLDB's assembly profiling proves it and gives the values (test_lldb.py checks them
+  against the program's truth).
+GDB alone cannot unwind the hand-written JIT's frameless function (LLDB can): without the
+plugin only that function's frame is compared there.
+Exits 0 when all pass, 1 when any fails, 77 when gdb or lldb or the programs are missing.
+"""
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lldbtest import (Env, Fail, Runner, Skip, abort_core, check, dump, gdb_dump,  # noqa: E402
+                      gdb_session, lldb_session, lldb_version, read)
+
+if len(sys.argv) < 2:
+    sys.exit("usage: test_parity.py BUILD_DIR [TEST...]")
+ENV = Env(sys.argv[1], "jitmap-parity-")
+if ENV.lldb is None or ENV.gdb is None:
+    print("parity: skipped: needs both gdb and lldb (with Python)")
+    sys.exit(77)
+if not os.path.exists(ENV.library) or not os.path.exists(ENV.entry):
+    print("parity: skipped: %s or %s not built" % (ENV.library, ENV.entry))
+    sys.exit(77)
+JITMAP_GDB = None
+if os.environ.get("JITMAP_TEST_PLUGIN"):
+    JITMAP_GDB = os.path.join(ENV.build, "share", "jitmap", "jitmap.gdb")
+    if not os.path.exists(JITMAP_GDB):
+        sys.exit("JITMAP_TEST_PLUGIN: %s not built" % JITMAP_GDB)
+print("parity: %s, %s; GDB %s the reader plugin" % (
+    lldb_version(ENV.lldb), ENV.gdb, "with" if JITMAP_GDB else "without"))
+
+RUN = Runner("parity", sys.argv[2:])
+test = RUN.test
+FRAMES = 60  # frames asked for in each debugger
+DIFFS = []   # the legitimate differences seen, printed at the end
+
+
+def gdb_commands():
+    cmds = []
+    if JITMAP_GDB:
+        cmds.append("source %s" % JITMAP_GDB)
+    cmds += [gdb_dump("f%d" % k, "info stackmap -json %d" % k) for k in range(FRAMES)]
+    cmds += [gdb_dump("t%d" % k, "info stackmap %d" % k) for k in range(FRAMES)]
+    cmds += [gdb_dump("list", "info stackmaps -json"), gdb_dump("roots", "info gc-roots -all -json"),
+             gdb_dump("verify", "jitmap verify -json")]
+    return cmds
+
+
+def lldb_commands():
+    cmds = [dump("f%d" % k, "stackmap info --json %d" % k) for k in range(FRAMES)]
+    cmds += [dump("t%d" % k, "stackmap info %d" % k) for k in range(FRAMES)]
+    cmds += [dump("list", "stackmap list --json"), dump("roots", "stackmap gc-roots --all --json"),
+             dump("verify", "stackmap verify --json")]
+    return cmds
+
+
+def at_records(s):
+    """{(pc, n): (frame object, text)} for the frames at a record, the n-th (from 0,
+    innermost first) at that pc (a recursion has many)."""
+    out = {}
+    for k in range(FRAMES):
+        try:
+            r = s.get("f%d" % k)
+        except Fail:
+            break
+        lines = [l for l in r["out"].splitlines() if l.startswith("{")]
+        if not r["ok"] or not lines:
+            continue
+        o = json.loads(lines[0])
+        if o["record"] is not None:
+            n = sum(1 for pc, _ in out if pc == o["pc"])
+            out[(o["pc"], n)] = (o, s.text("t%d" % k))
+    return out
+
+
+def strip_note(o, what):
+    """A copy of a frame object without the disassembly it quotes (and its other records')."""
+    o = copy.deepcopy(o)
+    for rec in [o] + o.get("other_records", []):
+        if "note" in rec["record"]:
+            DIFFS.append("%s: record %d note: disassembly syntax" % (what, rec["record"]["id"]))
+            rec["record"]["note"] = "<disassembly>"
+    return o
+
+
+def unwinder_knows_more(go, lo, what):
+    """Copies of GDB's and LLDB's objects where each location that GDB's unwinder could not
+    recover ("not saved in frame N") but LLDB's did is set aside."""
+    go, lo = copy.deepcopy(go), copy.deepcopy(lo)
+    for gl, ll in zip(go["locations"], lo["locations"]):
+        if gl.get("value") is None and "not saved in frame" in gl.get("error", "") and \
+                ll.get("value") is not None:
+            DIFFS.append("%s: record %d location %d (%s): GDB's unwinder: %s; LLDB's: known" % (
+                what, go["record"]["id"], gl["index"], gl["where"], gl["error"]))
+            for x in (gl, ll):
+                x.pop("address", None)
+                x.pop("error", None)
+                x["value"] = "<unwinder>"
+    return go, lo
+
+
+def compare_frames(g, l, what, want_ids, gdb_ids=None, unwinders_differ=False):
+    gf, lf = at_records(g), at_records(l)
+    ids = sorted(o["record"]["id"] for o, _ in lf.values())
+    check(ids == sorted(want_ids), "%s: LLDB's frames at records %s, want %s" % (what, ids, sorted(want_ids)))
+    if gdb_ids is not None:  # GDB reaches fewer frames: compare those
+        lf = {pc: v for pc, v in lf.items() if v[0]["record"]["id"] in gdb_ids}
+        gf = {pc: v for pc, v in gf.items() if v[0]["record"]["id"] in gdb_ids}
+    check(sorted(gf) == sorted(lf), "%s: frames at records: GDB %s, LLDB %s" % (
+        what, sorted((o["record"]["id"], key) for key, (o, _) in gf.items()),
+        sorted((o["record"]["id"], key) for key, (o, _) in lf.items())))
+    renumbered = {}
+    for key in sorted(gf):
+        (go, gt), (lo, lt) = gf[key], lf[key]
+        pc = key[0]
+        if go["frame"] != lo["frame"]:
+            DIFFS.append("%s: pc %s is frame %d in GDB, %d in LLDB" % (what, pc, go["frame"], lo["frame"]))
+            renumbered[go["frame"]] = lo["frame"]
+        g2, l2 = strip_note(go, what), strip_note(lo, what)
+        if unwinders_differ:
+            g2, l2 = unwinder_knows_more(g2, l2, what)
+        g2["frame"] = l2["frame"]
+        check(g2 == l2, "%s: pc %s: the JSON differs:\nGDB  %s\nLLDB %s" % (what, pc, g2, l2))
+        if go["frame"] == lo["frame"] and "note" not in go["record"] and g2 == go:
+            check(gt == lt, "%s: pc %s: the text differs:\nGDB:\n%s\nLLDB:\n%s" % (what, pc, gt, lt))
+    return renumbered
+
+
+def same_json(g, l, tag, what, renumbered):
+    a, b = g.json(tag), l.json(tag)
+    if renumbered:
+        a = renumber(a, renumbered)
+    check(a == b, "%s: %s differs:\nGDB  %s\nLLDB %s" % (what, tag, a, b))
+
+
+def renumber(obj, mapping):
+    """GDB's answer with its frame numbers turned into LLDB's (frames matched by PC)."""
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if k == "frame" and isinstance(v, int):
+                out[k] = mapping.get(v, v)
+            elif k == "detail" and isinstance(v, str):
+                out[k] = re.sub(r"frame #(\d+)", lambda m: "frame #%d" % mapping.get(int(m.group(1)),
+                                                                                   int(m.group(1))), v)
+            else:
+                out[k] = renumber(v, mapping)
+        return out
+    if isinstance(obj, list):
+        return [renumber(x, mapping) for x in obj]
+    return obj
+
+
+def compare_all(g, l, what, want_ids, gdb_ids=None, unwinders_differ=False):
+    renumbered = compare_frames(g, l, what, want_ids, gdb_ids, unwinders_differ)
+    for tag in ("list", "roots", "verify") if gdb_ids is None else ("list",):
+        same_json(g, l, tag, what, renumbered)
+
+
+# -- Live, attached to one paused process --
+
+
+def paused(name, exe, args):
+    """Start `exe --pause ARGS`; return (process, pid) once it waits in its safepoint."""
+    d = ENV.dir(name)
+    out = open(os.path.join(d, "program.out"), "w")
+    p = subprocess.Popen([exe, "--pause"] + args, stdout=out, stderr=subprocess.STDOUT, cwd=d)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        m = re.search(r": paused pid=(\d+)", read(os.path.join(d, "program.out")))
+        if m:
+            return p, int(m.group(1))
+        if p.poll() is not None:
+            raise Fail("%s: the program exited with %d before pausing" % (name, p.returncode))
+        time.sleep(0.05)
+    p.kill()
+    raise Fail("%s: the program did not pause" % name)
+
+
+def live_parity(name, exe, args, want_ids, gdb_ids=None, unwinders_differ=False):
+    p, pid = paused(name, exe, args)
+    try:
+        g = gdb_session(ENV, name + "-gdb", gdb_commands(), pid=pid)
+        check(p.poll() is None, name + ": the program did not survive GDB's detach")
+        l = lldb_session(ENV, name + "-lldb", ["process attach -p %d" % pid] + lldb_commands() +
+                         ["process detach"], None)
+    finally:
+        p.kill()
+        p.wait()
+    compare_all(g, l, name + " (live)", want_ids, gdb_ids, unwinders_differ)
+
+
+def need(path, what):
+    if not os.path.exists(path):
+        raise Skip("%s not built" % what)
+
+
+@test
+def live_orc_stackmaps():
+    need(ENV.demo, "jitmap-demo-jit")
+    live_parity("live-orc-stackmaps", ENV.demo, ["--program", "stackmaps"], [100])
+
+
+@test
+def live_mcjit_stackmaps():
+    need(ENV.demo, "jitmap-demo-jit")
+    live_parity("live-mcjit-stackmaps", ENV.demo, ["--mcjit", "--program", "stackmaps"], [100])
+
+
+@test
+def live_patchpoint():
+    need(ENV.demo, "jitmap-demo-jit")
+    live_parity("live-patchpoint", ENV.demo, ["--program", "patchpoint"], [200])
+
+
+@test
+def live_statepoint():
+    need(ENV.demo, "jitmap-demo-jit")
+    live_parity("live-statepoint", ENV.demo, ["--mcjit", "--program", "statepoint"], [300])
+
+
+@test
+def live_recursion():
+    need(ENV.demo, "jitmap-demo-jit")
+    live_parity("live-recursion", ENV.demo, ["--program", "recursion", "--depth", "40"], [401] + [400] * 40)
+
+
+@test
+def live_handjit():
+    need(ENV.handjit, "jitmap-handjit")
+    live_parity("live-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002],
+                bool(JITMAP_GDB))
+
+
+# -- Post-mortem: one core, both debuggers --
+
+
+def core_parity(name, exe, args, want_ids, gdb_ids=None, unwinders_differ=False):
+    core, _ = abort_core(ENV, name, exe, args)
+    g = gdb_session(ENV, name + "-gdb", gdb_commands(), exe=exe, core=core)
+    l = lldb_session(ENV, name + "-lldb", lldb_commands(), exe, core=core)
+    compare_all(g, l, name + " (core)", want_ids, gdb_ids, unwinders_differ)
+
+
+@test
+def core_stackmaps():
+    need(ENV.demo, "jitmap-demo-jit")
+    core_parity("core-stackmaps", ENV.demo, ["--program", "stackmaps", "--abort-at", "2"], [101, 102])
+
+
+@test
+def core_patchpoint_anyreg():
+    need(ENV.demo, "jitmap-demo-jit")
+    core_parity("core-patchpoint", ENV.demo, ["--mcjit", "--program", "patchpoint", "--abort-at", "2"], [201])
+
+
+@test
+def core_statepoint():
+    need(ENV.demo, "jitmap-demo-jit")
+    core_parity("core-statepoint", ENV.demo, ["--program", "statepoint", "--abort-at", "2"], [301])
+
+
+@test
+def core_handjit():
+    need(ENV.handjit, "jitmap-handjit")
+    core_parity("core-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002],
+                bool(JITMAP_GDB))
+
+
+status = RUN.run(ENV)
+if DIFFS:
+    print("parity: legitimate differences set aside:")
+    for d in sorted(set(DIFFS)):
+        print("  " + d)
+sys.exit(status)
