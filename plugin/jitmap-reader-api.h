@@ -45,8 +45,10 @@ extern "C" {
 
 #define JITMAP_READER_EXPORT __attribute__((visibility("default")))
 
-/* The version of this API: grows when functions are added, changes meaning never. */
-#define JITMAP_READER_API_VERSION 1
+/* The version of this API: grows when functions are added, changes meaning never.
+ * 2: JITMAP_READER_CLAIM_UNNAMED (the new default), jitmap_reader_get_claim,
+ *    JITMAP_READER_ENTRY_GDB_NAMES, jitmap_reader_stats.outermost. */
+#define JITMAP_READER_API_VERSION 2
 JITMAP_READER_EXPORT int jitmap_reader_api_version(void);
 
 /* Whether the reader is loaded: 1 between GDB's gdb_init_reader and destroy calls, else 0.
@@ -65,14 +67,32 @@ JITMAP_READER_EXPORT int jitmap_reader_invalidate(int how);
 /* -- Claiming -- */
 
 /* Which entries the reader gives GDB symbols for ("claims"); the others it declines, and GDB
- * reads them with its own ELF reader (symbols by name, DWARF), while the reader still unwinds
- * their frames that GDB's CFI does not cover and indexes their stackmaps.
- *   AUTO (default): claim an entry with function symbols and no .debug_info.
- *   NEVER: decline every entry (GDB alone names everything: `break NAME` works).
- * The environment variable JITMAP_READER_CLAIM=auto|never sets it when the reader loads.
- * Applies to entries read afterwards. Returns the previous mode, or -EINVAL/-ENODEV. */
-enum { JITMAP_READER_CLAIM_AUTO = 0, JITMAP_READER_CLAIM_NEVER = 1 };
+ * reads them with its own ELF reader (symbols by name, DWARF, CFI), while the reader still
+ * unwinds their frames that GDB's CFI does not cover and indexes their stackmaps. A claimed
+ * entry's functions are found by address only (bt, x/i, info line), not by name: GDB 13
+ * does not look up reader-made symbols by name (break NAME, info symbol, info functions).
+ *   UNNAMED (default): claim only an entry whose functions GDB's own reader leaves unnamed
+ *     (`?? ()`): it has function symbols, no .debug_info, and none of its function symbols
+ *     is one GDB names: all are absolute (SHN_ABS: GDB skips absolute symbols when it looks
+ *     a PC up) or in no executable section. Every other entry is declined: never worse than
+ *     GDB alone.
+ *   AUTO: claim every entry with function symbols and no .debug_info. Registration is then
+ *     cheaper (GDB does not open the image with BFD: about half the time with 2000 LLVM
+ *     objects, bench/README.md), at the price of names by address only.
+ *   NEVER: decline every entry.
+ * The environment variable JITMAP_READER_CLAIM=unnamed|auto|never sets it when the reader is
+ * first loaded (another value is ignored, with a note: jitmap_reader_last_error). The mode
+ * survives jit-reader-unload and jit-reader-load while this library stays loaded (the
+ * Python side holds it), so that entries can be read again under a new mode. It applies to
+ * entries read afterwards. Returns the previous mode, or -EINVAL/-ENODEV. */
+enum {
+	JITMAP_READER_CLAIM_AUTO = 0,
+	JITMAP_READER_CLAIM_NEVER = 1,
+	JITMAP_READER_CLAIM_UNNAMED = 2,
+};
 JITMAP_READER_EXPORT int jitmap_reader_set_claim(int mode);
+/* The mode in force (JITMAP_READER_CLAIM_*), or -ENODEV. */
+JITMAP_READER_EXPORT int jitmap_reader_get_claim(void);
 
 /* -- Entries -- */
 
@@ -81,6 +101,8 @@ enum {
 	JITMAP_READER_ENTRY_DEBUG_INFO = 1 << 1, /* the image has .debug_info */
 	JITMAP_READER_ENTRY_STACKMAP = 1 << 2,   /* the image has .llvm_stackmaps */
 	JITMAP_READER_ENTRY_CFI = 1 << 3,        /* the image has .eh_frame or .debug_frame */
+	JITMAP_READER_ENTRY_GDB_NAMES = 1 << 4,  /* GDB's own ELF reader names some of its
+						    functions (see Claiming) */
 };
 
 typedef struct jitmap_reader_entry {
@@ -143,6 +165,7 @@ typedef struct jitmap_reader_stats {
 	uint64_t dropped;     /* entries dropped as stale or forgotten */
 	uint64_t unwinds;     /* frames unwound by the reader */
 	uint64_t unwind_failures; /* frames in JIT code the reader could not unwind */
+	uint64_t outermost;   /* frames whose CFI marks them outermost (not in `unwinds`) */
 } jitmap_reader_stats;
 JITMAP_READER_EXPORT int jitmap_reader_get_stats(jitmap_reader_stats *out);
 

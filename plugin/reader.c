@@ -5,8 +5,10 @@
  *   - records each entry's code ranges, function symbols and the addresses of its live
  *     .llvm_stackmaps and .eh_frame (sh_addr: LLVM's registered copy is unrelocated, the
  *     sections in process memory are; gdb-jit-interface.md §4);
- *   - claims entries without DWARF (one symtab, one block per function symbol) and declines
- *     the others, so that GDB's own ELF reader keeps their variables and lines;
+ *   - declines every entry whose functions GDB's own ELF reader names (GDB then has their
+ *     names, found by name too, their DWARF and CFI), and claims (one symtab, one block per
+ *     function symbol) only those it would leave as `?? ()`, or, when asked
+ *     (JITMAP_READER_CLAIM_AUTO, for fast registration), every entry without DWARF;
  *   - unwinds frames in JIT code with libjitmap's unwinder (CFI, the stackmap's frame size
  *     at record PCs, the frame-pointer chain), except where GDB's DWARF unwinder already has
  *     the CFI of a declined entry;
@@ -51,9 +53,10 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 #define READ_CHUNK (1 << 20)                /* target_read takes an int length */
 #define SNAP_LEN 16                         /* bytes sampled to detect stale entries */
 #define CACHE_SLOTS 8
+#define MEM_LINE 128                        /* target memory read at once while unwinding */
 
 /* x86-64 DWARF registers (psABI): 0-15 the GPRs, 16 the return address (RIP). */
-enum { X86_RAX = 0, X86_RDX = 1, X86_RCX = 2, X86_RSI = 4, X86_RDI = 5, X86_RSP = 7,
+enum { X86_RAX = 0, X86_RDX = 1, X86_RCX = 2, X86_RSI = 4, X86_RDI = 5, X86_RBP = 6, X86_RSP = 7,
        X86_R8 = 8, X86_R11 = 11, X86_NGPR = 16, X86_RIP = 16 };
 
 /* -- State -- */
@@ -61,6 +64,7 @@ enum { X86_RAX = 0, X86_RDX = 1, X86_RCX = 2, X86_RSI = 4, X86_RDI = 5, X86_RSP 
 struct func {
 	uint64_t lo, hi;
 	char *name;
+	bool gdb_named; /* GDB's own ELF reader names it too (not absolute, in a code section) */
 };
 
 struct span {
@@ -76,6 +80,7 @@ struct entry {
 	size_t ncode;
 	struct func *funcs; /* sorted, disjoint, inside `code` */
 	size_t nfuncs;
+	size_t ngdb_named; /* how many of them GDB's own reader names */
 	char *file_name; /* STT_FILE, or NULL */
 
 	/* .llvm_stackmaps: live at sm_addr, or a copy of the image's bytes when not loaded. */
@@ -116,11 +121,24 @@ struct cache_slot {
 	struct entry *e;
 	jitmap_unwind_result res;
 	uint64_t func_lo;
+	bool outermost;
+};
+
+/* Target memory read while unwinding one frame: the return address and the save slots of a
+ * frame's callee-saved registers sit within a few words of its CFA, and each target_read
+ * through GDB is a system call (GDB's own unwinder reads the stack through its stack cache).
+ * Valid for one compute() only: nothing is kept across frames or stops. */
+struct mem_line {
+	bool valid;
+	uint64_t base;
+	uint8_t bytes[MEM_LINE];
 };
 
 struct reader {
 	struct gdb_reader_funcs funcs;
 	gdb_target_read *target_read; /* GDB's, remembered from its last call */
+	struct mem_line lines[2];     /* see struct mem_line */
+	unsigned line_next;
 	int claim_mode;
 	bool debug;
 	uint64_t gen;   /* bumped by jitmap_reader_invalidate(RECHECK) */
@@ -138,6 +156,10 @@ struct reader {
 
 static struct reader *g_reader; /* for the exported API: GDB has one reader at a time */
 static char g_last_error[256];
+/* The claim mode, kept across jit-reader-unload and jit-reader-load (which destroy and make
+ * the reader again) so that `jit-reader-unload`, `jit-reader-load` re-reads the entries under
+ * the mode the user set; -1 until the first gdb_init_reader reads the environment. */
+static int g_claim_mode = -1;
 
 static void note(struct reader *r, struct entry *e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -174,9 +196,27 @@ static int target_read(struct reader *r, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* The unwinder's reads: through a small line cache (struct mem_line), falling back to the
+ * exact read when a whole line cannot be read (the end of a mapping). */
 static int unwind_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	return target_read(ctx, addr, buf, len);
+	struct reader *r = ctx;
+	if (len > MEM_LINE / 2 || addr > UINT64_MAX - MEM_LINE)
+		return target_read(r, addr, buf, len);
+	for (unsigned i = 0; i < 2; i++) {
+		const struct mem_line *l = &r->lines[i];
+		if (l->valid && addr >= l->base && addr + len <= l->base + MEM_LINE) {
+			memcpy(buf, l->bytes + (addr - l->base), len);
+			return 0;
+		}
+	}
+	struct mem_line *l = &r->lines[r->line_next++ % 2];
+	l->base = addr & ~(uint64_t)(MEM_LINE / 2 - 1); /* addr + len fits: len <= MEM_LINE / 2 */
+	l->valid = target_read(r, l->base, l->bytes, MEM_LINE) == 0;
+	if (!l->valid)
+		return target_read(r, addr, buf, len);
+	memcpy(buf, l->bytes + (addr - l->base), len);
+	return 0;
 }
 
 /* A malloc'd copy of `len` bytes at `addr` in the target, or NULL. */
@@ -275,6 +315,7 @@ static void tidy_entry(struct entry *e)
 	for (size_t i = 0; i < e->nfuncs; i++) {
 		struct func *f = &e->funcs[i];
 		if (n && f->lo == e->funcs[n - 1].lo) { /* an alias: keep the first (largest) */
+			e->funcs[n - 1].gdb_named |= f->gdb_named; /* GDB names the address */
 			free(f->name);
 			continue;
 		}
@@ -328,16 +369,21 @@ static int add_symbols(struct entry *e, Elf *elf, unsigned type, Elf_Scn *symscn
 		if (st != STT_FUNC)
 			continue;
 		uint64_t addr = s.st_value;
+		GElf_Shdr sh = {0};
+		Elf_Scn *scn = s.st_shndx != SHN_UNDEF && s.st_shndx < SHN_LORESERVE
+				       ? elf_getscn(elf, s.st_shndx)
+				       : NULL;
+		const bool in_section = scn && gelf_getshdr(scn, &sh);
 		if (type == ET_REL && s.st_shndx != SHN_ABS) {
 			/* Values are section-relative; LLVM patched sh_addr to the load address. */
-			GElf_Shdr sh;
-			Elf_Scn *scn = s.st_shndx != SHN_UNDEF && s.st_shndx < SHN_LORESERVE
-					       ? elf_getscn(elf, s.st_shndx)
-					       : NULL;
-			if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_addr)
+			if (!in_section || !sh.sh_addr)
 				continue;
 			addr += sh.sh_addr;
 		}
+		/* GDB's ELF reader (elfread.c) makes an absolute symbol mst_abs, which its PC
+		 * lookups skip, and a symbol of a section without SHF_EXECINSTR (BFD's SEC_CODE)
+		 * a data symbol: neither names code, in bt or for break NAME. [checked: GDB 13] */
+		const bool gdb_named = in_section && (sh.sh_flags & SHF_EXECINSTR);
 		if (!code_at(e, addr) || addr + s.st_size < addr)
 			continue;
 		const char *name = elf_strptr(elf, symsh->sh_link, s.st_name);
@@ -346,7 +392,7 @@ static int add_symbols(struct entry *e, Elf *elf, unsigned type, Elf_Scn *symscn
 		char *copy = strndup(name, MAX_NAME);
 		if (!copy)
 			return -ENOMEM;
-		e->funcs[e->nfuncs++] = (struct func){addr, addr + s.st_size, copy};
+		e->funcs[e->nfuncs++] = (struct func){addr, addr + s.st_size, copy, gdb_named};
 	}
 	return 0;
 }
@@ -486,6 +532,8 @@ static int entry_from_image(struct entry *e, const void *image, size_t size, cha
 		rc = -EINVAL;
 	}
 	tidy_entry(e);
+	for (size_t i = 0; i < e->nfuncs; i++)
+		e->ngdb_named += e->funcs[i].gdb_named;
 	rc = 0;
 out:
 	if (elf)
@@ -801,12 +849,14 @@ static bool looks_innermost(struct reader *r, const struct entry *e,
 struct frame_calc {
 	struct entry *e;
 	jitmap_unwind_result res;
-	uint64_t func_lo; /* the function's start, for the frame ID */
+	uint64_t func_lo;  /* the function's start, for the frame ID */
+	bool outermost;    /* the CFI marks it outermost: res.cfa only, no caller */
 };
 
-/* Unwind the frame that `cb` shows into `fc`. Returns 0; -ENOENT when the PC is not in JIT
- * code the reader knows (the fast path for every other frame of the process); -EAGAIN when
- * GDB's own unwinder has this frame's CFI; another negative errno when unwinding failed. */
+/* Unwind the frame that `cb` shows into `fc`. Returns 0 (with fc->outermost set when the
+ * frame is the outermost one); -ENOENT when the PC is not in JIT code the reader knows (the
+ * fast path for every other frame of the process); -EAGAIN when GDB's own unwinder has this
+ * frame's CFI; another negative errno when unwinding failed. */
 static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct frame_calc *fc)
 {
 	uint64_t pc;
@@ -831,9 +881,18 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 	jitmap_frame_regs regs;
 	memset(&regs, 0, sizeof(regs));
 	regs.pc = pc;
-	for (int n = 0; n < X86_NGPR; n++) {
-		uint64_t v;
-		if (!get_reg(cb, n, &v))
+	/* Every GPR, each a call into GDB. In a frame whose rax is undefined (the frame below
+	 * was unwound by an unwinder that knows caller-saved registers are not saved: this one)
+	 * the other caller-saved registers are undefined too, and an outer frame's CFI never
+	 * needs them: skip them. */
+	uint64_t v;
+	const bool rax = !get_reg(cb, X86_RAX, &v);
+	if (rax)
+		jitmap_frame_reg_set(&regs, X86_RAX, v);
+	for (int n = 1; n < X86_NGPR; n++) {
+		const bool caller_saved = n == X86_RDX || n == X86_RCX || n == X86_RSI ||
+					  n == X86_RDI || (n >= X86_R8 && n <= X86_R11);
+		if ((rax || !caller_saved) && !get_reg(cb, n, &v))
 			jitmap_frame_reg_set(&regs, (unsigned)n, v);
 	}
 	if (!jitmap_frame_reg_known(&regs, X86_RSP))
@@ -846,6 +905,7 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 			fc->e = e;
 			fc->res = c->res;
 			fc->func_lo = c->func_lo;
+			fc->outermost = c->outermost;
 			return 0;
 		}
 	}
@@ -872,9 +932,11 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 		.order = e->big_endian ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE,
 	};
 	const jitmap_unwind_target target = {r, unwind_read_mem};
+	r->lines[0].valid = r->lines[1].valid = false;
 	char why[160] = "";
 	int rc = jitmap_unwind_step(&code, &regs, &target, &fc->res, why, sizeof(why));
-	if (rc) {
+	fc->outermost = rc == -ESRCH;
+	if (rc && !fc->outermost) {
 		r->stats.unwind_failures++;
 		note(r, e, "cannot unwind the frame at 0x%" PRIx64 ": %s", pc,
 		     *why ? why : jitmap_strerror(rc));
@@ -886,12 +948,31 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 	struct cache_slot *c = &r->cache[r->cache_next++ % CACHE_SLOTS];
 	*c = (struct cache_slot){.gen = r->gen, .epoch = r->epoch, .pc = pc,
 				 .known = regs.known[0], .e = e, .res = fc->res,
-				 .func_lo = fc->func_lo};
+				 .func_lo = fc->func_lo, .outermost = fc->outermost};
 	memcpy(c->reg, regs.reg, sizeof(c->reg));
 	return 0;
 }
 
 /* -- GDB's callbacks -- */
+
+/* Whether to give GDB the symbols of `e` ourselves (jitmap-reader-api.h, Claiming). Never
+ * an image with DWARF: GDB's reader gives its variables and lines. By default, only an image
+ * whose functions GDB's own reader would leave unnamed: a claimed image's functions are found
+ * by address only, so claiming one that GDB names loses `break NAME`, `info symbol` and
+ * `info functions` for it (worse than GDB alone). */
+static bool want_claim(int mode, const struct entry *e)
+{
+	if (e->debug_info || !e->nfuncs)
+		return false;
+	switch (mode) {
+	case JITMAP_READER_CLAIM_AUTO:
+		return true;
+	case JITMAP_READER_CLAIM_UNNAMED:
+		return e->ngdb_named == 0;
+	default:
+		return false;
+	}
+}
 
 static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 				       struct gdb_symbol_callbacks *cb, void *memory,
@@ -918,8 +999,7 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 		entry_free(e);
 		return GDB_FAIL;
 	}
-	/* Never worse than GDB alone: with DWARF, GDB's reader gives variables and lines. */
-	e->claimed = !e->debug_info && e->nfuncs && r->claim_mode == JITMAP_READER_CLAIM_AUTO;
+	e->claimed = want_claim(r->claim_mode, e);
 	if (add_entry(r, e)) {
 		r->stats.rejected++;
 		note(r, NULL, "entry %" PRIu64 ": out of memory", serial);
@@ -946,6 +1026,21 @@ static enum gdb_status unwind_frame(struct gdb_reader_funcs *self, struct gdb_un
 	struct frame_calc fc;
 	if (compute(r, cb, &fc))
 		return GDB_FAIL;
+	if (fc.outermost) {
+		/* GDB's JIT unwinder cannot mark a frame outermost: jit.c builds every frame ID
+		 * with frame_id_build, and default_frame_unwind_stop_reason reports
+		 * UNWIND_OUTERMOST only for outer_frame_id. Of what a reader can do, a caller
+		 * whose PC is 0 is the one that ends the backtrace without an error: GDB shows
+		 * that caller as `0x0000000000000000 in ?? ()` and stops there (frame.c: "NORMAL
+		 * frames will never unwind a zero PC"). Declining would hand the frame to GDB's
+		 * prologue analyzer, which walks on through whatever the stack holds; a PC left
+		 * <not saved> makes the first `bt` after each stop end in the error "PC not
+		 * saved" (and gdb.execute("bt") raise). [checked: GDB 13.1, docs/gdb.md] */
+		r->stats.outermost++;
+		set_reg(cb, X86_RSP, fc.res.cfa);
+		set_reg(cb, X86_RIP, 0);
+		return GDB_SUCCESS;
+	}
 	r->stats.unwinds++;
 	const jitmap_frame_regs *c = &fc.res.caller;
 	for (int n = 0; n < X86_NGPR; n++)
@@ -961,6 +1056,23 @@ static struct gdb_frame_id get_frame_id(struct gdb_reader_funcs *self, struct gd
 	struct reader *r = self->priv_data;
 	struct frame_calc fc;
 	struct gdb_frame_id id = {0, 0};
+	/* GDB asks for the ID of a frame right after unwind_frame unwound it: within one stop
+	 * (generation), a frame's PC, SP and frame pointer identify it, so the cached answer is
+	 * found without reading the other registers. */
+	uint64_t pc, sp, fp;
+	if (!get_reg(cb, X86_RIP, &pc) && !get_reg(cb, X86_RSP, &sp) &&
+	    !get_reg(cb, X86_RBP, &fp)) {
+		for (unsigned i = 0; i < CACHE_SLOTS; i++) {
+			const struct cache_slot *c = &r->cache[i];
+			if (c->e && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
+			    c->reg[X86_RSP] == sp && c->reg[X86_RBP] == fp &&
+			    (c->known >> X86_RBP & 1)) {
+				id.code_address = c->func_lo;
+				id.stack_address = c->res.cfa;
+				return id;
+			}
+		}
+	}
 	if (!compute(r, cb, &fc)) {
 		id.code_address = fc.func_lo;
 		id.stack_address = fc.res.cfa;
@@ -1026,10 +1138,19 @@ __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(
 	r->gen = 1;
 	const char *dbg = getenv("JITMAP_DEBUG");
 	r->debug = dbg && *dbg && strcmp(dbg, "0");
-	const char *claim = getenv("JITMAP_READER_CLAIM");
-	if (claim && !strcmp(claim, "never"))
-		r->claim_mode = JITMAP_READER_CLAIM_NEVER;
 	g_last_error[0] = '\0';
+	if (g_claim_mode < 0) {
+		const char *claim = getenv("JITMAP_READER_CLAIM");
+		g_claim_mode = JITMAP_READER_CLAIM_UNNAMED;
+		if (claim && !strcmp(claim, "never"))
+			g_claim_mode = JITMAP_READER_CLAIM_NEVER;
+		else if (claim && !strcmp(claim, "auto"))
+			g_claim_mode = JITMAP_READER_CLAIM_AUTO;
+		else if (claim && *claim && strcmp(claim, "unnamed"))
+			note(r, NULL, "JITMAP_READER_CLAIM=%.64s is not unnamed, auto or never: "
+			     "ignored", claim);
+	}
+	r->claim_mode = g_claim_mode;
 	g_reader = r;
 	(void)exported_api;
 	return &r->funcs;
@@ -1070,11 +1191,17 @@ int jitmap_reader_set_claim(int mode)
 	struct reader *r = g_reader;
 	if (!r)
 		return -ENODEV;
-	if (mode != JITMAP_READER_CLAIM_AUTO && mode != JITMAP_READER_CLAIM_NEVER)
+	if (mode != JITMAP_READER_CLAIM_AUTO && mode != JITMAP_READER_CLAIM_NEVER &&
+	    mode != JITMAP_READER_CLAIM_UNNAMED)
 		return -EINVAL;
 	const int old = r->claim_mode;
-	r->claim_mode = mode;
+	r->claim_mode = g_claim_mode = mode;
 	return old;
+}
+
+int jitmap_reader_get_claim(void)
+{
+	return g_reader ? g_reader->claim_mode : -ENODEV;
 }
 
 size_t jitmap_reader_num_entries(void)
@@ -1108,7 +1235,8 @@ int jitmap_reader_entry_info(size_t i, int parse, jitmap_reader_entry *out)
 		.flags = (e->claimed ? JITMAP_READER_ENTRY_CLAIMED : 0) |
 			 (e->debug_info ? JITMAP_READER_ENTRY_DEBUG_INFO : 0) |
 			 (e->has_sm ? JITMAP_READER_ENTRY_STACKMAP : 0) |
-			 (e->eh_size || e->df ? JITMAP_READER_ENTRY_CFI : 0),
+			 (e->eh_size || e->df ? JITMAP_READER_ENTRY_CFI : 0) |
+			 (e->ngdb_named ? JITMAP_READER_ENTRY_GDB_NAMES : 0),
 		.stackmap = e->sm,
 		.problem = e->problem,
 	};

@@ -45,6 +45,8 @@ const char *jitmap_strerror(int code)
 		return "too many entries";
 	case -EPROTO:
 		return "unknown protocol version";
+	case -ESRCH:
+		return "no caller: the outermost frame";
 	default:
 		return "unknown error";
 	}

@@ -97,7 +97,7 @@ enum outcome {
 	STEP_OK,      /* the caller is found */
 	STEP_DECLINE, /* this method does not apply here: try the next */
 	STEP_FAULT,   /* memory it needed could not be read: try the next */
-	STEP_STOP,    /* the outermost frame: no method may go on */
+	STEP_STOP,    /* the outermost frame (r->cfa set): no method may go on */
 };
 
 struct step {
@@ -200,6 +200,7 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 	case JITMAP_RULE_UNDEFINED:
 		say(s->why, M, "the return address is undefined at 0x%llx: the outermost frame",
 		    U(at));
+		r->cfa = cfa; /* the frame's own ID needs it; there is no caller */
 		return STEP_STOP;
 	case JITMAP_RULE_OFFSET:
 		if (read_word(s, cfa + (uint64_t)rr->off, &ra)) {
@@ -563,8 +564,10 @@ int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *
 				why[0] = '\0';
 			return 0;
 		}
-		if (o == STEP_STOP)
-			return -ENOENT;
+		if (o == STEP_STOP) {
+			*out = (jitmap_unwind_result){.cfa = r.cfa, .method = (jitmap_unwind_method)m};
+			return -ESRCH;
+		}
 		fault |= o == STEP_FAULT;
 	}
 	if (!tried)

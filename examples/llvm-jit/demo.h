@@ -42,6 +42,11 @@ void demo_symbols_free(struct demo_symbols *syms);
 /* Each engine JIT-compiles the program and fills in the address of every function it
  * defines; the code stays alive until shutdown. Both return 0 on success. */
 int demo_orc_compile(const char *name, const char *text, size_t size, struct demo_symbols *syms);
+/* ORC only: n programs, each its own module and so its own object and GDB entry (compiled
+ * and registered one after the other, in order). make(i, &size, arg) returns program i's IR
+ * text, malloc'd (freed here). */
+int demo_orc_compile_many(size_t n, char *(*make)(size_t i, size_t *size, void *arg), void *arg,
+                          struct demo_symbols *syms);
 void demo_orc_shutdown(void);
 int demo_mcjit_compile(const char *name, const char *text, size_t size, struct demo_symbols *syms);
 void demo_mcjit_shutdown(void);

@@ -7,6 +7,7 @@
  * The C API of LLVM 14 cannot give that layer a custom memory manager, so the section's
  * address is learnt from the object registered with GDB (see demo_scan_gdb_jit). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
@@ -38,7 +39,7 @@ static LLVMOrcObjectLayerRef create_object_layer(void *ctx, LLVMOrcExecutionSess
     return layer;
 }
 
-int demo_orc_compile(const char *name, const char *text, size_t size, struct demo_symbols *syms)
+static int create_jit(void)
 {
     LLVMErrorRef err;
 
@@ -53,7 +54,14 @@ int demo_orc_compile(const char *name, const char *text, size_t size, struct dem
              &gen, LLVMOrcLLJITGetGlobalPrefix(jit), NULL, NULL)))
         return report("cannot search the process for symbols", err);
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(jit), gen);
+    return 0;
+}
 
+/* Parse one program into its own module and add it to the JIT (not compiled yet). The
+ * functions it defines are appended to syms. */
+static int add_module(const char *name, const char *text, size_t size, struct demo_symbols *syms)
+{
+    LLVMErrorRef err;
     LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
     LLVMModuleRef mod = demo_parse_ir(LLVMOrcThreadSafeContextGetContext(tsctx), name, text, size);
     if (!mod) {
@@ -73,15 +81,47 @@ int demo_orc_compile(const char *name, const char *text, size_t size, struct dem
     LLVMOrcDisposeThreadSafeContext(tsctx); /* the module keeps its own reference */
     if ((err = LLVMOrcLLJITAddLLVMIRModule(jit, LLVMOrcLLJITGetMainJITDylib(jit), tsm)))
         return report("cannot add the module", err); /* tsm was consumed */
+    return 0;
+}
 
-    /* The first lookup compiles, links and registers the whole module. */
-    for (size_t i = 0; i < syms->n; i++) {
+/* Look up every function of syms from index `from` on, in order. The first lookup of a
+ * module's function compiles, links and registers that whole module: one object, one GDB
+ * entry, per module. */
+static int lookup_all(struct demo_symbols *syms, size_t from)
+{
+    LLVMErrorRef err;
+    for (size_t i = from; i < syms->n; i++) {
         LLVMOrcExecutorAddress addr = 0;
         if ((err = LLVMOrcLLJITLookup(jit, &addr, syms->v[i].name)))
             return report(syms->v[i].name, err);
         syms->v[i].addr = addr;
     }
     return 0;
+}
+
+int demo_orc_compile(const char *name, const char *text, size_t size, struct demo_symbols *syms)
+{
+    if (create_jit() || add_module(name, text, size, syms))
+        return -1;
+    return lookup_all(syms, 0);
+}
+
+int demo_orc_compile_many(size_t n, char *(*make)(size_t i, size_t *size, void *arg), void *arg,
+                          struct demo_symbols *syms)
+{
+    if (create_jit())
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t size = 0;
+        char *text = make(i, &size, arg);
+        char name[32];
+        snprintf(name, sizeof name, "object%zu", i);
+        int rc = text ? add_module(name, text, size, syms) : -1;
+        free(text);
+        if (rc)
+            return -1;
+    }
+    return lookup_all(syms, 0);
 }
 
 void demo_orc_shutdown(void)

@@ -5,6 +5,7 @@
  * Every line it prints starts with "jitmap-demo: " and is key=value after the first word, so
  * tests can parse it. The programs print "truth lines" (the values each record must show),
  * the runtime prints the stackmap section and each safepoint's record: see programs/ *.ll. */
+#define _GNU_SOURCE /* asprintf */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -22,6 +23,7 @@ struct options {
     int64_t depth;
     unsigned abort_at;
     unsigned pause_at;
+    int64_t objects; /* --objects N: N modules, N objects, N GDB entries (0: off) */
 };
 
 /* -- Runners: call a program's entry point and check its result against C -- */
@@ -102,6 +104,60 @@ static int run_recursion(const struct demo_symbols *syms, const struct options *
     return check_result("recursion", entry(n), want);
 }
 
+/* -- --objects N: N separately compiled modules, one tiny function each -- */
+
+/* Module K defines obj_K(x, stop) = x + K, with a stackmap (ID 600000 + K) after a call to
+ * jitmap_demo_safepoint that it makes only when `stop` is nonzero. */
+static const char objects_ir[] =
+    "declare void @jitmap_demo_safepoint(i64)\n"
+    "declare void @llvm.experimental.stackmap(i64, i32, ...)\n"
+    "define i64 @obj_%1$zu(i64 %%x, i64 %%stop) noinline {\n"
+    "entry:\n"
+    "  %%r = add i64 %%x, %1$zu\n"
+    "  %%s = icmp ne i64 %%stop, 0\n"
+    "  br i1 %%s, label %%call, label %%done\n"
+    "call:\n"
+    "  call void @jitmap_demo_safepoint(i64 %2$zu)\n"
+    "  call void (i64, i32, ...) @llvm.experimental.stackmap(i64 %2$zu, i32 0, i64 %%x, i64 %%r)\n"
+    "  br label %%done\n"
+    "done:\n"
+    "  ret i64 %%r\n"
+    "}\n";
+
+static char *objects_make(size_t k, size_t *size, void *arg)
+{
+    (void)arg;
+    char *text = NULL;
+    int n = asprintf(&text, objects_ir, k, (size_t)600000 + k);
+    if (n < 0)
+        return NULL;
+    *size = (size_t)n;
+    return text;
+}
+
+static int run_objects(const struct demo_symbols *syms, const struct options *o)
+{
+    /* Every function once (each object's code runs), then the last one again, stopping in
+     * the safepoint: the backtrace there is jitmap_demo_safepoint, obj_<N-1>, run_objects,
+     * main. */
+    int64_t got = 0, want = 0;
+    int64_t (*fn)(int64_t, int64_t) = NULL;
+    for (int64_t k = 0; k < o->objects; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "obj_%" PRId64, k);
+        fn = ENTRY(int64_t(*)(int64_t, int64_t), syms, name);
+        if (!fn)
+            return check_result("objects", -1, k);
+        got += fn(k, 0);
+        want += 2 * k;
+    }
+    printf("jitmap-demo: objects n=%" PRId64 " last=obj_%" PRId64 "\n", o->objects,
+           o->objects - 1);
+    got += fn(1, 1); /* obj_<N-1>(1, stop): 1 + N - 1 */
+    want += o->objects;
+    return check_result("objects", got, want);
+}
+
 static const struct runner {
     const char *program;
     int (*run)(const struct demo_symbols *, const struct options *);
@@ -111,6 +167,7 @@ static const struct runner {
     {"patchpoint", run_patchpoint, "patchpoints (C and anyregcc) calling the safepoint"},
     {"statepoint", run_statepoint, "statepoints with deopt values and derived GC pointers"},
     {"recursion", run_recursion, "a deep stack of JIT frames, one stackmap each (--depth)"},
+    {"objects", run_objects, "--objects N: N modules (N JIT objects), one tiny function each"},
 };
 
 /* -- Command line -- */
@@ -119,12 +176,17 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: jitmap-demo-jit [--orc | --mcjit] [--program NAME] [--ir FILE]\n"
-            "                       [--depth N] [--abort] [--abort-at N] [--pause] [--list]\n"
+            "                       [--depth N] [--objects N] [--abort] [--abort-at N]\n"
+            "                       [--pause] [--list]\n"
             "  --orc          ORC LLJIT + RuntimeDyld + GDB listener (default)\n"
             "  --mcjit        MCJIT with a custom memory manager\n"
             "  --program NAME the IR program to run (default stackmaps; --list shows them)\n"
             "  --ir FILE      run this IR instead of the embedded text of NAME (same entry)\n"
             "  --depth N      recursion depth for --program recursion (default 40)\n"
+            "  --objects N    compile N modules, each its own JIT object (one GDB entry\n"
+            "                 each), with one function obj_K and a stackmap; call them all,\n"
+            "                 then the last one again, stopping in the safepoint (--orc only;\n"
+            "                 the same as --program objects)\n"
             "  --abort        abort() in the first jitmap_demo_safepoint call (SIGABRT)\n"
             "  --abort-at N   abort() in the Nth call instead\n"
             "  --pause        wait in the first call until a debugger attaches and sets\n"
@@ -144,13 +206,14 @@ static int parse_count(const char *s, int64_t max, int64_t *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum { OPT_ORC = 256, OPT_MCJIT, OPT_PROGRAM, OPT_IR, OPT_DEPTH, OPT_ABORT, OPT_ABORT_AT, OPT_PAUSE, OPT_LIST };
+    enum { OPT_ORC = 256, OPT_MCJIT, OPT_PROGRAM, OPT_IR, OPT_DEPTH, OPT_OBJECTS, OPT_ABORT, OPT_ABORT_AT, OPT_PAUSE, OPT_LIST };
     static const struct option longopts[] = {
         {"orc", no_argument, NULL, OPT_ORC},
         {"mcjit", no_argument, NULL, OPT_MCJIT},
         {"program", required_argument, NULL, OPT_PROGRAM},
         {"ir", required_argument, NULL, OPT_IR},
         {"depth", required_argument, NULL, OPT_DEPTH},
+        {"objects", required_argument, NULL, OPT_OBJECTS},
         {"abort", no_argument, NULL, OPT_ABORT},
         {"abort-at", required_argument, NULL, OPT_ABORT_AT},
         {"pause", no_argument, NULL, OPT_PAUSE},
@@ -173,6 +236,16 @@ static int parse_options(int argc, char **argv, struct options *o)
                 return 2;
             }
             o->depth = v;
+            break;
+        case OPT_OBJECTS:
+            /* Each object costs a debugger (GDB) about a millisecond at a thousand entries,
+             * and more as they grow: 100000 is far past any useful session. */
+            if (parse_count(optarg, 100000, &v) != 0 || v == 0) {
+                fprintf(stderr, "jitmap-demo: --objects wants 1..100000\n");
+                return 2;
+            }
+            o->objects = v;
+            o->program = "objects";
             break;
         case OPT_ABORT:
             if (!o->abort_at)
@@ -197,6 +270,14 @@ static int parse_options(int argc, char **argv, struct options *o)
     if (optind != argc) {
         usage(stderr);
         return 2;
+    }
+    if (strcmp(o->program, "objects") == 0) {
+        if (o->mcjit || o->ir_file) {
+            fprintf(stderr, "jitmap-demo: --objects works with --orc only, without --ir\n");
+            return 2;
+        }
+        if (!o->objects)
+            o->objects = 100;
     }
     return 0;
 }
@@ -248,12 +329,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < demo_ir_count; i++)
         if (strcmp(demo_irs[i].name, o.program) == 0)
             ir = &demo_irs[i];
-    if (!runner || !ir) {
+    if (!runner || (!ir && !o.objects)) {
         fprintf(stderr, "jitmap-demo: unknown program '%s' (see --list)\n", o.program);
         return 2;
     }
-    const char *text = ir->text;
-    size_t size = ir->size;
+    const char *text = ir ? ir->text : NULL;
+    size_t size = ir ? ir->size : 0;
     char *file_text = NULL;
     if (o.ir_file) {
         if (!(file_text = read_file(o.ir_file, &size)))
@@ -268,8 +349,9 @@ int main(int argc, char **argv)
     demo_runtime_pause(o.pause_at, 300);
 
     struct demo_symbols syms = {0};
-    int failed = o.mcjit ? demo_mcjit_compile(o.program, text, size, &syms)
-                         : demo_orc_compile(o.program, text, size, &syms);
+    int failed = o.objects ? demo_orc_compile_many((size_t)o.objects, objects_make, NULL, &syms)
+                 : o.mcjit ? demo_mcjit_compile(o.program, text, size, &syms)
+                           : demo_orc_compile(o.program, text, size, &syms);
     if (!failed) {
         for (size_t i = 0; i < syms.n; i++)
             printf("jitmap-demo: function name=%s addr=0x%" PRIx64 "\n", syms.v[i].name,

@@ -24,14 +24,13 @@
 
 /* -- Stackmap sections (v3, host byte order: the JIT emits for the host) -- */
 
-#define MAX_SECTIONS 16
-
+/* One per JIT object: one for the programs, one per module with --objects. */
 struct section {
     uint64_t addr, size;
     unsigned via;
 };
-static struct section sections[MAX_SECTIONS];
-static size_t nsections;
+static struct section *sections;
+static size_t nsections, sections_cap;
 static const struct demo_symbols *known_symbols;
 
 void demo_add_stackmap_section(uint64_t addr, uint64_t size, unsigned via)
@@ -42,8 +41,15 @@ void demo_add_stackmap_section(uint64_t addr, uint64_t size, unsigned via)
             return;
         }
     }
-    if (nsections < MAX_SECTIONS)
-        sections[nsections++] = (struct section){addr, size, via};
+    if (nsections == sections_cap) {
+        size_t cap = sections_cap ? 2 * sections_cap : 16;
+        struct section *v = realloc(sections, cap * sizeof *v);
+        if (!v)
+            return; /* the checks then report the section as missing */
+        sections = v;
+        sections_cap = cap;
+    }
+    sections[nsections++] = (struct section){addr, size, via};
 }
 
 static uint16_t rd16(const uint8_t *p)

@@ -7,6 +7,9 @@ forgets every entry): see plugin/jitmap-reader-api.h.
 
 `library()` returns the ctypes handle of the loaded plugin for the commands that read its
 stackmap index: ctypes.CDLL on the path GDB loaded returns that same library.
+
+`set jitmap reader-claim unnamed|auto|never` (add_settings) chooses which JIT entries the
+reader gives GDB symbols for itself ("claims"): see ReaderClaimParameter and docs/gdb.md.
 """
 import ctypes
 import os
@@ -17,9 +20,14 @@ import gdb
 RECHECK = 0
 FORGET = 1
 
+# jitmap_reader_set_claim's modes (jitmap-reader-api.h), by the names the parameter and the
+# environment variable JITMAP_READER_CLAIM use.
+CLAIM_MODES = {"unnamed": 2, "auto": 0, "never": 1}
+
 _lib = None
 _path = None
 _connected = False
+_claim_wanted = None  # a mode set while the reader was not loaded, applied when it is
 
 
 def library():
@@ -47,7 +55,7 @@ class _Stats(ctypes.Structure):
     # struct jitmap_reader_stats (jitmap-reader-api.h)
     _fields_ = [(n, ctypes.c_uint64) for n in (
         "reads", "claimed", "declined", "rejected", "replaced", "dropped", "unwinds",
-        "unwind_failures")]
+        "unwind_failures", "outermost")]
 
 
 def stats():
@@ -83,6 +91,8 @@ def _open(path, mode=0):
     lib.jitmap_reader_index.argtypes = []
     lib.jitmap_reader_set_claim.restype = ctypes.c_int
     lib.jitmap_reader_set_claim.argtypes = [ctypes.c_int]
+    lib.jitmap_reader_get_claim.restype = ctypes.c_int
+    lib.jitmap_reader_get_claim.argtypes = []
     lib.jitmap_reader_find_function.restype = ctypes.c_size_t
     lib.jitmap_reader_find_function.argtypes = [
         ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
@@ -198,6 +208,8 @@ def load(plugin_path):
                     "then source jitmap.gdb again") from None
             raise gdb.GdbError("jitmap: cannot load %s: %s" % (plugin_path, e)) from None
     _lib = _open(plugin_path)
+    if _claim_wanted is not None:
+        _lib.jitmap_reader_set_claim(CLAIM_MODES[_claim_wanted])
     if not _connected:
         gdb.events.stop.connect(_on_change)
         gdb.events.new_objfile.connect(_on_change)
@@ -205,3 +217,98 @@ def load(plugin_path):
         gdb.events.inferior_call.connect(_on_change)
         gdb.events.exited.connect(_on_exited)
         _connected = True
+
+
+def claim_mode():
+    """The reader's claim mode by name ("unnamed", "auto", "never"), or None when it is not
+    loaded."""
+    lib = library()
+    if lib is None:
+        return None
+    mode = lib.jitmap_reader_get_claim()
+    return next((k for k, v in CLAIM_MODES.items() if v == mode), None)
+
+
+class ReaderClaimParameter(gdb.Parameter):
+    """Which JIT entries jitmap's reader gives GDB symbols for itself ("claims").
+
+unnamed (the default): only entries whose functions GDB's own ELF reader would leave as
+`?? ()` (function symbols that are all absolute, or in no code section), and never an entry
+with DWARF. Every other entry is read by GDB itself: its names work everywhere (bt,
+break NAME, info symbol, info functions), its DWARF and CFI too, and jitmap still indexes
+its stackmap and unwinds the frames GDB's CFI does not cover.
+auto: every entry with function symbols and no DWARF. For JITs with thousands of entries:
+GDB skips reading each image with BFD, which takes registration to about half the time
+(2000 LLVM objects: see bench/README.md in jitmap's sources), but GDB finds the functions of
+claimed entries by address only: bt, x/i, disassemble and info line name them,
+break NAME, info symbol, info functions and frame function NAME do not (break *ADDRESS
+works; the reader's own lookup: jitmap.gdb_reader.function_addresses(NAME)).
+never: no entry; GDB's reader names everything it can.
+
+The mode applies to JIT entries read after it is set. Set it before `run`, `attach` or
+`core` (or with JITMAP_READER_CLAIM=unnamed|auto|never in GDB's environment); for entries
+already read, `jit-reader-unload` then `jit-reader-load PLUGIN` reads them all again under
+the new mode."""
+
+    set_doc = "Set which JIT entries jitmap's reader gives GDB symbols for itself."
+    show_doc = "Show which JIT entries jitmap's reader gives GDB symbols for itself."
+
+    def __init__(self):
+        super().__init__("jitmap reader-claim", gdb.COMMAND_DATA, gdb.PARAM_ENUM,
+                         list(CLAIM_MODES))
+        self.value = claim_mode() or _claim_wanted or "unnamed"
+
+    def get_set_string(self):
+        global _claim_wanted
+        lib = library()
+        if lib is None:
+            _claim_wanted = self.value
+            return ("jitmap's reader is not loaded: reader-claim %s applies when "
+                    "jitmap.gdb loads it." % self.value)
+        _claim_wanted = None
+        old = lib.jitmap_reader_set_claim(CLAIM_MODES[self.value])
+        n = lib.jitmap_reader_num_entries()
+        if old == CLAIM_MODES[self.value] or n == 0:
+            return ""
+        one = n == 1
+        return ("jitmap: reader-claim %s applies to JIT entries read from now on; %s read "
+                "before %s as %s read. To read %s again under it: jit-reader-unload, then "
+                "jit-reader-load %s" % (self.value,
+                                        "the entry" if one else "the %d entries" % n,
+                                        "stays" if one else "stay",
+                                        "it was" if one else "they were",
+                                        "it" if one else "them",
+                                        _path or "PLUGIN"))
+
+    def get_show_string(self, svalue):
+        current = claim_mode()
+        if current is not None and current != svalue:
+            self.value = svalue = current  # changed through the C API
+        where = "" if current is not None else " (the reader is not loaded)"
+        return "JIT entries jitmap's reader claims: %s%s." % (svalue, where)
+
+
+_settings_added = False
+
+
+def add_settings():
+    """Add `set/show jitmap reader-claim`. Call after jitmap.gdb_commands is imported: it
+    defines the `set jitmap` and `show jitmap` prefixes, and GDB drops the subcommands of a
+    prefix that is defined again. Without it, the prefixes are defined here."""
+    global _settings_added
+    if _settings_added:
+        return
+    for prefix in ("set jitmap", "show jitmap"):
+        try:
+            gdb.execute("help " + prefix, to_string=True)
+        except gdb.error:
+            _Prefix(prefix)
+    ReaderClaimParameter()
+    _settings_added = True
+
+
+class _Prefix(gdb.Command):
+    """jitmap's settings."""
+
+    def __init__(self, name):
+        super().__init__(name, gdb.COMMAND_DATA, prefix=True)

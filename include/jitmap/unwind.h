@@ -128,12 +128,20 @@ typedef struct jitmap_unwind_result {
  *                  with sanity checks, and never inside a known function that does not set up
  *                  rbp; in frame 0, at the function's first two instructions or at a ret.
  * A method that does not apply, or whose answer fails a check, passes to the next.
- * Returns 0 with `out` filled; -ENOENT when no method applies at this PC (also at the
- * outermost frame, where CFI leaves the return address undefined), -EFAULT when no method
- * succeeded and one of them could not read memory it needed, -ENOTSUP for an unsupported
- * architecture, -EINVAL for NULL arguments. On failure `why` (`why_len` bytes, when not NULL)
- * holds each method's reason, "cfi: ...; stackmap: ...; frame-pointer: ...". Never returns a
- * caller whose SP is not strictly above this frame's SP. */
+ * Returns:
+ *   0        `out` filled: the caller's registers, this frame's CFA, the method;
+ *   -ESRCH   this is the outermost frame: its CFI row leaves the return address undefined
+ *            (DWARF's end-of-stack mark, as on a thread's or a program's entry function), so
+ *            there is no caller and no other method is tried. `out->cfa` holds this frame's
+ *            CFA and `out->method` is JITMAP_UNWIND_CFI; the rest of `out` is zero (no
+ *            caller registers). `why` says so ("cfi: the return address is undefined at
+ *            0x...: the outermost frame"). Not a failure: stop the backtrace here;
+ *   -ENOENT  no method applies at this PC;
+ *   -EFAULT  no method succeeded and one of them could not read memory it needed;
+ *   -ENOTSUP an unsupported architecture; -EINVAL NULL arguments.
+ * On every nonzero return `why` (`why_len` bytes, when not NULL) holds each method's reason,
+ * "cfi: ...; stackmap: ...; frame-pointer: ...". Never returns a caller whose SP is not
+ * strictly above this frame's SP. */
 JITMAP_API int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
 				  const jitmap_unwind_target *target, jitmap_unwind_result *out,
 				  char *why, size_t why_len);

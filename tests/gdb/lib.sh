@@ -62,8 +62,10 @@ session() {
     [ "$mode" = jitmap ] && args+=(-iex "source $JITMAP_GDB")
     local c
     for c in "${CMDS[@]}"; do args+=(-ex "$c"); done
-    # (braces: bash's "Aborted" notice for a GDB that crashes goes to /dev/null too)
-    { (cd "$WORK" && exec timeout "${GDB_TIMEOUT:-300}" gdb -batch -nx "${args[@]}" "$@") \
+    # (braces: bash's "Aborted" notice for a GDB that crashes goes to /dev/null too; `env -u _`:
+    # bash sometimes exports `_`, the last command run, and the inferior's stack addresses,
+    # which tests compare across sessions, move with the size of its environment)
+    { (cd "$WORK" && exec env -u _ timeout "${GDB_TIMEOUT:-300}" gdb -batch -nx "${args[@]}" "$@") \
         >"$out" 2>&1; } 2>/dev/null
     echo $? >"$out.rc"
 }

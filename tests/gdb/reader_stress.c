@@ -14,6 +14,7 @@
  * build it still catches crashes and the checks above.
  */
 #include <elf.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,6 +365,12 @@ int main(int argc, char **argv)
 	CHECK(r && r->reader_version == GDB_READER_INTERFACE_VERSION);
 	CHECK(gdb_init_reader()->reader_version != GDB_READER_INTERFACE_VERSION); /* one at a time */
 
+	/* By default the reader declines images GDB's own reader names (all of these): claim
+	 * them here, so that the symbol callbacks are played; the rounds switch modes. */
+	CHECK(jitmap_reader_get_claim() == JITMAP_READER_CLAIM_UNNAMED);
+	CHECK(jitmap_reader_set_claim(JITMAP_READER_CLAIM_AUTO) == JITMAP_READER_CLAIM_UNNAMED);
+	CHECK(jitmap_reader_set_claim(7) == -EINVAL);
+
 	/* The pristine images first: they must be claimed and unwind. */
 	for (int i = 0; i < nimages; i++)
 		r->read(r, &symcb, images[i].bytes, (long)images[i].len);
@@ -435,6 +442,13 @@ int main(int argc, char **argv)
 					CHECK(name && !strcmp(name, "fp_fn"));
 			}
 			CHECK(jitmap_reader_find_function(NULL, NULL, 0) == 0);
+			break;
+		}
+		case 7: { /* the user changes `set jitmap reader-claim` */
+			static const int modes[] = {JITMAP_READER_CLAIM_AUTO, JITMAP_READER_CLAIM_NEVER,
+						    JITMAP_READER_CLAIM_UNNAMED};
+			const int m = modes[below(3)];
+			CHECK(jitmap_reader_set_claim(m) >= 0 && jitmap_reader_get_claim() == m);
 			break;
 		}
 		case 5: {

@@ -10,10 +10,14 @@
 #   manual: the core first, then `jit-reader-load` by hand: GDB does not call the reader for
 #           entries it already read, so nothing changes until `jit-reader-unload` and
 #           `jit-reader-load` again (gdb-jit-interface.md §3);
-#   none:   the negative control.
-# Checks: bt names the JIT frames in order up to main; an outer JIT frame has its callee-saved
-# registers and <not saved> caller-saved ones; handjit's frames need the reader (the control
-# and "manual" before the reload fail).
+#   none:   the negative control;
+#   auto-before, auto-after: as before and after, with JITMAP_READER_CLAIM=auto (the reader
+#           claims the entries: by default it declines them, GDB's reader naming them).
+# Checks: bt names the JIT frames in order up to main; the frame above a JIT frame has its
+# callee-saved registers, and its caller-saved ones are <not saved> where the reader unwound
+# the JIT frame (handjit's always, LLVM's when claimed) and by default exactly GDB alone's
+# for LLVM code (GDB's CFI unwinds it); handjit's frames need the reader (the control and
+# "manual" before the reload fail).
 # Prints "gdb-core: N passed, M failed"; exits 77 when GDB or the programs are missing.
 NAME=gdb-core
 . "$(dirname "$0")/lib.sh"
@@ -43,10 +47,15 @@ make_kcore() {
     [ -n "$f" ] && mv "$f" "$core"
 }
 
-# open_core OUT WAY PROGRAM CORE: runs CMDS on CORE, opened WAY (before|after|manual|none).
+# open_core OUT WAY PROGRAM CORE: runs CMDS on CORE, opened WAY (before|after|manual|none,
+# or auto-before|auto-after).
 open_core() {
     local out=$1 way=$2 prog=$3 core=$4 saved=("${CMDS[@]}")
     case $way in
+    auto-*)
+        JITMAP_READER_CLAIM=auto open_core "$out" "${way#auto-}" "$prog" "$core"
+        return
+        ;;
     before) session "$out" jitmap "$prog" "$core" ;;
     after)
         CMDS=("source $JITMAP_GDB" "${saved[@]}")
@@ -83,7 +92,7 @@ CMDS=('echo ==bt\n' bt 'echo ==.\n' "$(select_frame handjit_outer)" 'echo ==fo\n
     'info registers rsp rip rax rcx' "$STATS" 'echo ==end\n')
 for kind in "${cores[@]}"; do
     core=$WORK/handjit.$kind
-    for way in before after manual none; do
+    for way in before after manual none auto-before; do
         out=$WORK/handjit-$kind-$way
         open_core "$out" "$way" "$HANDJIT" "$core"
         tag="handjit $kind, reader $way"
@@ -98,8 +107,10 @@ for kind in "${cores[@]}"; do
         for r in rax rcx; do
             expect "$tag: handjit_outer: $r <not saved>" test "$(reg "$fo" $r)" = "<not saved>"
         done
+        want='claimed=0 declined=1 .*unwinds=[1-9]'
+        [ "$way" = auto-before ] && want='claimed=1 .*unwinds=[1-9]'
         expect "$tag: the reader unwound frames ($(part "$out" stats))" \
-            grep -Eq 'claimed=1 .*unwinds=[1-9]' <<<"$(part "$out" stats)"
+            grep -Eq "$want" <<<"$(part "$out" stats)"
         if [ "$way" = manual ]; then
             got=$(tail_from "$(part "$out" pre)" jitmap_handjit_safepoint)
             expect "$tag: before the reload, GDB kept its own reading (got '$got')" test "$got" != "$WANT"
@@ -126,7 +137,7 @@ if [ -x "$DEMO" ]; then
             'info registers rbx rbp r12 r13 r14 r15 rsp rip rax rcx' "$STATS" 'echo ==end\n')
         for kind in "${cores[@]}"; do
             core=$WORK/$engine.$kind
-            for way in before after none; do
+            for way in before after none auto-before auto-after; do
                 out=$WORK/$engine-$kind-$way
                 open_core "$out" "$way" "$DEMO" "$core"
                 tag="$engine $kind, reader $way"
@@ -134,16 +145,26 @@ if [ -x "$DEMO" ]; then
                 got=$(tail_from "$(part "$out" bt)" jitmap_demo_safepoint)
                 expect "$tag: bt from the safepoint is '$WANT' (got '$got')" test "$got" = "$WANT"
             done
-            j=$(part "$WORK/$engine-$kind-before" fm) c=$(part "$WORK/$engine-$kind-none" fm)
-            for r in rbx rbp r12 r13 r14 r15 rsp rip; do
-                expect "$engine $kind: stackmaps_main: $r as GDB alone" \
-                    test -n "$(reg "$c" $r)" -a "$(reg "$j" $r)" = "$(reg "$c" $r)"
+            c=$(part "$WORK/$engine-$kind-none" fm)
+            for way in before auto-before; do
+                j=$(part "$WORK/$engine-$kind-$way" fm)
+                for r in rbx rbp r12 r13 r14 r15 rsp rip; do
+                    expect "$engine $kind, $way: stackmaps_main: $r as GDB alone" \
+                        test -n "$(reg "$c" $r)" -a "$(reg "$j" $r)" = "$(reg "$c" $r)"
+                done
             done
-            expect "$engine $kind: stackmaps_main: rax <not saved> (GDB alone: $(reg "$c" rax))" \
+            j=$(part "$WORK/$engine-$kind-before" fm)
+            expect "$engine $kind, before: stackmaps_main: rax rcx as GDB alone ($(reg "$c" rax) $(reg "$c" rcx))" \
+                test "$(reg "$j" rax) $(reg "$j" rcx)" = "$(reg "$c" rax) $(reg "$c" rcx)"
+            j=$(part "$WORK/$engine-$kind-auto-before" fm)
+            expect "$engine $kind, auto-before: stackmaps_main: rax <not saved> (GDB alone: $(reg "$c" rax))" \
                 test "$(reg "$j" rax)" = "<not saved>"
             for way in before after; do
                 s=$(part "$WORK/$engine-$kind-$way" stats)
-                expect "$engine $kind, reader $way: claimed and unwound ($s)" \
+                expect "$engine $kind, reader $way: declined, GDB's CFI unwound them ($s)" \
+                    grep -Eq 'claimed=0 declined=[1-9].*unwinds=0 unwind_failures=0' <<<"$s"
+                s=$(part "$WORK/$engine-$kind-auto-$way" stats)
+                expect "$engine $kind, reader auto-$way: claimed and unwound ($s)" \
                     grep -Eq 'claimed=[1-9].*unwinds=[1-9][0-9]* unwind_failures=0' <<<"$s"
             done
         done

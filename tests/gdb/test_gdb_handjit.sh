@@ -8,8 +8,12 @@
 #   - outer frames: SP is the caller's CFA, callee-saved registers hold the values the program
 #     reports or are <not saved> (never another number), caller-saved are <not saved>;
 #   - up, down, frame N, info frame; finish out of the safepoint into handjit_inner, then bt;
-#   - with JITMAP_READER_CLAIM=never the reader leaves symbols to GDB (info symbol and
-#     `break NAME` work as without jitmap) and still unwinds.
+#   - names: by default (reader-claim unnamed) the reader declines the entry, whose symbols
+#     GDB's own reader names: `info symbol` in a JIT frame and `break NAME` on a JIT function
+#     give exactly GDB alone's answer, and the reader still unwinds (GDB has no CFI for this
+#     code); the same session with `set jitmap reader-claim auto` (the reader claims the
+#     entry: same frames and registers, names found by address only) and with
+#     JITMAP_READER_CLAIM=never in the environment.
 # Prints "gdb-handjit: N passed, M failed"; exits 77 when GDB or the program is missing.
 NAME=gdb-handjit
 . "$(dirname "$0")/lib.sh"
@@ -29,49 +33,78 @@ known_or_unsaved() {
 
 WANT="jitmap_handjit_safepoint handjit_inner handjit_outer main"
 CMDS=('break jitmap_handjit_safepoint' run 'echo ==bt\n' bt 'echo ==.\n'
+    'frame 1' 'echo ==sym\n' 'info symbol $pc' 'break handjit_outer' 'echo ==.\n'
     'frame 1' 'echo ==f1\n' 'info frame' 'info registers rbx r12 rbp rsp rip rax'
     up 'echo ==f2\n' 'info frame' 'info registers rbx r12 rbp rsp rip rax rcx rdx rsi rdi r8 r9 r10 r11'
     'frame 3' 'echo ==f3\n' 'info frame' 'info registers rsp rip'
     down 'echo ==down\n' 'info registers rip'
     'frame 0' 'echo ==finish\n' finish 'echo ==after\n' 'info registers rip rsp' bt 'echo ==.\n'
     "$STATS" 'echo ==end\n' kill)
-j=$WORK/handjit.j c=$WORK/handjit.c
-session "$j" jitmap "$HANDJIT"
+c=$WORK/handjit.c
 session "$c" none "$HANDJIT"
-if grep -q "ptrace: Operation not permitted" "$j"; then
+if grep -q "ptrace: Operation not permitted" "$c"; then
     skip "GDB may not trace here (ptrace not permitted)"
 fi
+symc=$(part "$c" sym)
+expect "control: GDB alone names handjit_inner" \
+    grep -Eq "^handjit_inner \+ [0-9]+ in section \.text of <in-memory@$HEX>" <<<"$symc"
+expect "control: GDB alone breaks on handjit_outer by name" grep -Eq "^Breakpoint 2 at $HEX" <<<"$symc"
 
-expect "GDB ends normally" gdb_fine "$j"
+# The same session in each claim mode: unnamed (the default), auto (set before `run`), and
+# never (through the environment).
+for CLAIM in default auto never; do
+j=$WORK/handjit-$CLAIM.j
+case $CLAIM in
+default) session "$j" jitmap "$HANDJIT" ;;
+auto)
+    saved=("${CMDS[@]}")
+    CMDS=('set jitmap reader-claim auto' "${saved[@]}")
+    session "$j" jitmap "$HANDJIT"
+    CMDS=("${saved[@]}")
+    ;;
+never) JITMAP_READER_CLAIM=never session "$j" jitmap "$HANDJIT" ;;
+esac
+t="claim $CLAIM"
+
+expect "$t: GDB ends normally" gdb_fine "$j"
 got=$(names "$(part "$j" bt)")
-expect "bt is '$WANT' (got '$got')" test "$got" = "$WANT"
+expect "$t: bt is '$WANT' (got '$got')" test "$got" = "$WANT"
 bt=$(part "$j" bt)
-expect "frame 1 on record 1002" test "$(($(frame_pc "$bt" 1)))" -eq "$(($(truth "$j" 1002 pc)))"
-expect "frame 2 on record 1001" test "$(($(frame_pc "$bt" 2)))" -eq "$(($(truth "$j" 1001 pc)))"
+expect "$t: frame 1 on record 1002" test "$(($(frame_pc "$bt" 1)))" -eq "$(($(truth "$j" 1002 pc)))"
+expect "$t: frame 2 on record 1001" test "$(($(frame_pc "$bt" 2)))" -eq "$(($(truth "$j" 1001 pc)))"
 f1=$(part "$j" f1) f2=$(part "$j" f2) f3=$(part "$j" f3)
-expect "frame 1 is at handjit_inner's CFA" test "$(($(frame_at "$f1")))" -eq "$(($(truth "$j" 1002 cfa)))"
-expect "frame 2 is at handjit_outer's CFA" test "$(($(frame_at "$f2")))" -eq "$(($(truth "$j" 1001 cfa)))"
-expect "frame 1 says who called it" grep -q "saved rip = $(truth "$j" 1001 pc)" <<<"$f1"
-expect "frame 1: rbx is the VM value the program reports" test "$(($(reg "$f1" rbx)))" -eq "$(truth "$j" 1002 local0)"
-expect "frame 2: SP is handjit_inner's CFA" test "$(($(reg "$f2" rsp)))" -eq "$(($(truth "$j" 1002 cfa)))"
-expect "frame 2: PC is record 1001's" test "$(($(reg "$f2" rip)))" -eq "$(($(truth "$j" 1001 pc)))"
-known_or_unsaved "frame 2" "$f2" rbx "$(truth "$j" 1001 local0)"
-known_or_unsaved "frame 2" "$f2" r12 "$(truth "$j" 1001 local1)"
+expect "$t: frame 1 is at handjit_inner's CFA" test "$(($(frame_at "$f1")))" -eq "$(($(truth "$j" 1002 cfa)))"
+expect "$t: frame 2 is at handjit_outer's CFA" test "$(($(frame_at "$f2")))" -eq "$(($(truth "$j" 1001 cfa)))"
+expect "$t: frame 1 says who called it" grep -q "saved rip = $(truth "$j" 1001 pc)" <<<"$f1"
+expect "$t: frame 1: rbx is the VM value the program reports" test "$(($(reg "$f1" rbx)))" -eq "$(truth "$j" 1002 local0)"
+expect "$t: frame 2: SP is handjit_inner's CFA" test "$(($(reg "$f2" rsp)))" -eq "$(($(truth "$j" 1002 cfa)))"
+expect "$t: frame 2: PC is record 1001's" test "$(($(reg "$f2" rip)))" -eq "$(($(truth "$j" 1001 pc)))"
+known_or_unsaved "$t: frame 2" "$f2" rbx "$(truth "$j" 1001 local0)"
+known_or_unsaved "$t: frame 2" "$f2" r12 "$(truth "$j" 1001 local1)"
 for r in rax rcx rdx rsi rdi r8 r9 r10 r11; do
-    expect "frame 2: $r <not saved> (got $(reg "$f2" "$r"))" test "$(reg "$f2" "$r")" = "<not saved>"
+    expect "$t: frame 2: $r <not saved> (got $(reg "$f2" "$r"))" test "$(reg "$f2" "$r")" = "<not saved>"
 done
-expect "frame 3 (main): SP is handjit_outer's CFA" test "$(($(reg "$f3" rsp)))" -eq "$(($(truth "$j" 1001 cfa)))"
-expect "frame 3 is main" grep -Eq "in main( |$)" <<<"$f3"
-expect "down from main is handjit_outer" test "$(($(reg "$(part "$j" down)" rip)))" -eq "$(($(truth "$j" 1001 pc)))"
+expect "$t: frame 3 (main): SP is handjit_outer's CFA" test "$(($(reg "$f3" rsp)))" -eq "$(($(truth "$j" 1001 cfa)))"
+expect "$t: frame 3 is main" grep -Eq "in main( |$)" <<<"$f3"
+expect "$t: down from main is handjit_outer" test "$(($(reg "$(part "$j" down)" rip)))" -eq "$(($(truth "$j" 1001 pc)))"
 fin=$(part "$j" finish) after=$(part "$j" after)
-expect "finish returns into handjit_inner" grep -Eq "^$HEX in handjit_inner \(\)" <<<"$fin"
-expect "after finish the PC is record 1002's" test "$(($(reg "$after" rip)))" -eq "$(($(truth "$j" 1002 pc)))"
+expect "$t: finish returns into handjit_inner" grep -Eq "^$HEX in handjit_inner \(\)" <<<"$fin"
+expect "$t: after finish the PC is record 1002's" test "$(($(reg "$after" rip)))" -eq "$(($(truth "$j" 1002 pc)))"
 got=$(names "$after")
-expect "after finish, bt is 'handjit_inner handjit_outer main' (got '$got')" \
+expect "$t: after finish, bt is 'handjit_inner handjit_outer main' (got '$got')" \
     test "$got" = "handjit_inner handjit_outer main"
-s=$(part "$j" stats)
-expect "the reader claimed the entry and unwound frames ($s)" \
-    grep -Eq 'claimed=1 .*unwinds=[1-9][0-9]* unwind_failures=0' <<<"$s"
+s=$(part "$j" stats) symj=$(part "$j" sym)
+if [ "$CLAIM" = auto ]; then
+    expect "$t: the reader claimed the entry and unwound frames ($s)" \
+        grep -Eq 'claimed=1 .*unwinds=[1-9][0-9]* unwind_failures=0' <<<"$s"
+    expect "$t: claimed: info symbol does not find handjit_inner ($symj)" \
+        grep -q "^No symbol matches" <<<"$symj"
+else
+    expect "$t: the reader declined the entry, yet unwound its frames ($s)" \
+        grep -Eq 'claimed=0 declined=1 .*unwinds=[1-9][0-9]* unwind_failures=0' <<<"$s"
+    expect "$t: info symbol and break NAME exactly as GDB alone ($symj)" test "$symj" = "$symc"
+fi
+done
 
 # Negative control: GDB alone cannot unwind the frameless handjit_inner.
 got=$(names "$(part "$c" bt)")
@@ -104,19 +137,5 @@ expect "unregistered: bt while registered is '$WANT' (got '$got')" test "$got" =
 expect "unregistered: the stale entry was dropped ($(part "$u" after | tr '\n' ' '))" \
     grep -Eq '^entries=0' <<<"$(part "$u" after)"
 expect "unregistered: the reader says why" grep -q "is stale: dropped" <<<"$(part "$u" after)"
-
-# JITMAP_READER_CLAIM=never: GDB's own reader names the code, jitmap still unwinds it.
-CMDS=('break jitmap_handjit_safepoint' run 'echo ==bt\n' bt 'echo ==.\n'
-    'frame 1' 'echo ==sym\n' 'info symbol $pc' 'break handjit_outer' "$STATS" 'echo ==end\n' kill)
-n=$WORK/handjit.never
-JITMAP_READER_CLAIM=never session "$n" jitmap "$HANDJIT"
-expect "claim=never: GDB ends normally" gdb_fine "$n"
-got=$(names "$(part "$n" bt)")
-expect "claim=never: bt is '$WANT' (got '$got')" test "$got" = "$WANT"
-expect "claim=never: info symbol names handjit_inner" grep -q "^handjit_inner + [0-9]* in section .text" <<<"$(part "$n" sym)"
-expect "claim=never: break handjit_outer works" grep -Eq "^Breakpoint 2 at $HEX" <<<"$(part "$n" sym)"
-s=$(part "$n" stats)
-expect "claim=never: declined, yet unwound by the reader ($s)" \
-    grep -Eq 'claimed=0 declined=1 .*unwinds=[1-9][0-9]* unwind_failures=0' <<<"$s"
 
 finish

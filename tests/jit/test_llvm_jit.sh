@@ -35,7 +35,7 @@ bad() {
 expect() {
     local what=$1
     shift
-    if "$@"; then ok; else bad "$what"; fi
+    if "$@"; then ok; else bad "$what"; return 1; fi
 }
 # has OUTPUT REGEX: OUTPUT has a line matching REGEX entirely.
 has() { grep -Eqx -- "$2" <<<"$1"; }
@@ -151,6 +151,21 @@ for engine in orc mcjit; do
     done
 done
 
+# --objects N (ORC): N modules, each its own object and GDB entry
+out=$("$BIN" --objects 5 2>&1)
+status=$?
+tag="orc --objects 5"
+expect "$tag: exit status 0" test "$status" -eq 0
+expect "$tag: last line is 'done'" test "$(tail -n 1 <<<"$out")" = "jitmap-demo: done"
+expect "$tag: result ok" has "$out" "jitmap-demo: result program=objects got=25 want=25 ok"
+expect "$tag: 5 objects registered with GDB" has "$out" "jitmap-demo: gdb-jit descriptor=$HEX entries=5"
+expect "$tag: 5 stackmap sections, one record each" test \
+    "$(count "$out" "jitmap-demo: stackmaps addr=$HEX size=[0-9]+ via=gdb-jit version=3 functions=1 constants=0 records=1")" -eq 5
+expect "$tag: the last function stops in the safepoint on its record" has "$out" \
+    "jitmap-demo: safepoint id=600004 call=1 ret=$HEX record-pc=$HEX delta=0 function=obj_4"
+out=$("$BIN" --mcjit --objects 5 2>&1)
+expect "--mcjit --objects: refused (ORC only), status 2" test "$?" -eq 2
+
 # -- 3. --abort: SIGABRT, with everything before it already printed --
 
 for engine in orc mcjit; do
@@ -208,8 +223,12 @@ else
         expect "$tag: bt at 101: frame 1 on record 101, frame 2 on record 102" test \
             "$(frame_pc "$out" 1 stackmaps_inner)" -eq "$(record_pc "$out" 101)" -a \
             "$(frame_pc "$out" 2 stackmaps_main)" -eq "$(record_pc "$out" 102)"
-        expect "$tag: bt reaches main (twice)" test \
-            "$(count "$out" "#[0-9]+ +$HEX in main \(.*")" -eq 2
+        if ! expect "$tag: bt reaches main (twice)" test \
+            "$(count "$out" "#[0-9]+ +$HEX in main \(.*")" -eq 2; then
+            # Seen once under heavy load and never reproduced: keep the session for the record.
+            echo "--- $tag: the GDB session ---" >&2
+            echo "$out" >&2
+        fi
 
         GDB_CMDS=('break jitmap_demo_safepoint' run bt)
         out=$(gdb_run "--$engine" --program recursion)

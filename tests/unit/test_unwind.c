@@ -386,11 +386,37 @@ static void test_cfi_outermost_and_expressions(void **state)
 	jitmap_unwind_result res;
 	char why[512];
 
-	/* Undefined return address: the outermost frame; no other method may go on. */
+	/* Undefined return address: the outermost frame, its own result (-ESRCH, not a
+	 * failure), with the frame's CFA for its ID and no caller; no other method may go on
+	 * (the frame pointer would find the "caller" 0x4321 here). */
 	jitmap_frame_regs r = regs_with(0x1050, 0x7000, 0x7100);
-	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	regs_set(&r, RBX, 0x55);
+	memset(&res, 0xa5, sizeof(res));
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ESRCH);
 	assert_contains(why, "cfi: the return address is undefined at 0x104f: the outermost frame");
 	assert_null(strstr(why, "frame-pointer"));
+	assert_int_equal(res.cfa, 0x7008); /* rsp + 8: the CIE's rule */
+	assert_int_equal(res.method, JITMAP_UNWIND_CFI);
+	assert_int_equal(res.caller.pc, 0);
+	for (unsigned i = 0; i < JITMAP_UNWIND_MAX_REGS / 64; i++)
+		assert_int_equal(res.caller.known[i], 0);
+	assert_string_equal(jitmap_strerror(-ESRCH), "no caller: the outermost frame");
+	/* The same in frame 0 (the row at the PC itself), and at the function's first byte. */
+	jitmap_unwind_code inner = code;
+	inner.is_innermost = true;
+	assert_int_equal(step(&inner, &r, &m, &res, why, sizeof(why)), -ESRCH);
+	assert_int_equal(res.cfa, 0x7008);
+	r.pc = 0x1000;
+	assert_int_equal(step(&inner, &r, &m, &res, why, sizeof(why)), -ESRCH);
+	assert_contains(why, "undefined at 0x1000: the outermost frame");
+	/* Without CFI among the allowed methods nothing marks the frame outermost: the frame
+	 * pointer answers as it would anywhere. */
+	jitmap_unwind_code no_cfi = code;
+	no_cfi.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
+	r = regs_with(0x1050, 0x7000, 0x7100);
+	assert_int_equal(step(&no_cfi, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_FRAME_POINTER);
+	assert_int_equal(res.caller.pc, 0x4321);
 
 	/* A CFA expression is declined with a reason, and the frame pointer takes over (the
 	 * FDE says where the function starts, and its code sets up rbp). */
