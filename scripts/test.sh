@@ -42,7 +42,8 @@ build_and_ctest() { # DIR CTEST-REGEX EXTRA-CMAKE-ARGS...
 phase "build and test (gcc, -Werror)" build_and_ctest "$out/gcc" . -DCMAKE_BUILD_TYPE=RelWithDebInfo
 if [ $quick -eq 0 ]; then
   # The library's own tests only: the debugger tests load the plugin into GDB, which an
-  # ASan-instrumented shared object cannot enter (gdb.reader_stress drives the plugin's code here instead).
+  # ASan-instrumented shared object cannot enter; gdb.reader_stress drives the plugin's code
+  # here instead.
   phase "unit tests under ASan+UBSan" build_and_ctest "$out/asan" '^(unit\.|differential$)' \
     -DCMAKE_BUILD_TYPE=Debug -DJITMAP_SANITIZE=ON -DJITMAP_BUILD_EXAMPLES=OFF
   fuzz() {
