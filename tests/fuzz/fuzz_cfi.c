@@ -72,8 +72,11 @@ static void probe(const jitmap_cfi *cfi, jitmap_arch arch, uint64_t pc)
 				if (jitmap_frame_reg_known(&res.caller, r))
 					CHECK(r == sp || jitmap_unwind_callee_saved(arch, r));
 		} else {
-			CHECK(rc == -ENOENT || rc == -EFAULT);
+			CHECK(rc == -ENOENT || rc == -EFAULT || rc == -ESRCH);
 			CHECK(why[0] != '\0');
+			/* The outermost frame (unwind.h): found by CFI, and no caller. */
+			if (rc == -ESRCH)
+				CHECK(res.method == JITMAP_UNWIND_CFI && !res.caller.known[0]);
 		}
 	}
 }
