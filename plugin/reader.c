@@ -28,6 +28,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,31 +265,36 @@ static int cmp_func(const void *a, const void *b)
 	return (x->hi < y->hi) - (x->hi > y->hi); /* the larger first */
 }
 
-/* The code span of `e` holding `addr`, or NULL. */
-static const struct span *code_at(const struct entry *e, uint64_t addr)
+/* The element of a sorted array of non-overlapping [lo, hi) ranges that holds `addr`, or
+ * NULL. Serves spans and functions alike: both start with `uint64_t lo, hi` (checked below). */
+static const void *range_at(const void *base, size_t n, size_t stride, uint64_t addr)
 {
-	size_t lo = 0, hi = e->ncode;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (e->code[mid].lo <= addr)
+		if (((const struct span *)((const char *)base + mid * stride))->lo <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo && addr < e->code[lo - 1].hi ? &e->code[lo - 1] : NULL;
+	if (!lo)
+		return NULL;
+	const void *at = (const char *)base + (lo - 1) * stride;
+	return addr < ((const struct span *)at)->hi ? at : NULL;
+}
+_Static_assert(offsetof(struct func, lo) == offsetof(struct span, lo) &&
+		       offsetof(struct func, hi) == offsetof(struct span, hi),
+	       "range_at reads functions as spans");
+
+/* The code span of `e` holding `addr`, or NULL. */
+static const struct span *code_at(const struct entry *e, uint64_t addr)
+{
+	return range_at(e->code, e->ncode, sizeof(*e->code), addr);
 }
 
 static const struct func *func_at(const struct entry *e, uint64_t addr)
 {
-	size_t lo = 0, hi = e->nfuncs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e->funcs[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && addr < e->funcs[lo - 1].hi ? &e->funcs[lo - 1] : NULL;
+	return range_at(e->funcs, e->nfuncs, sizeof(*e->funcs), addr);
 }
 
 /* Sort and merge the code spans; sort the functions, drop duplicates, cut each at the next
