@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "jitmap/jitmap.h"
-#include "core.h"
+#include "jitmap/core.h"
 
 #ifndef JITMAP_VERSION
 #define JITMAP_VERSION "0"
@@ -577,8 +577,8 @@ static void entry_sm_free(struct entry_sm *es)
 }
 
 /* Returns 0 (es->sm may be NULL: no stackmap), or -1 with `e` filled. */
-static int entry_sm_load(const jitmap_target *t, const jitmap_jit_code *c, struct entry_sm *es,
-			 jitmap_error *e)
+static int entry_sm_load(const jitmap_target *t, jitmap_byte_order order,
+			 const jitmap_jit_code *c, struct entry_sm *es, jitmap_error *e)
 {
 	memset(es, 0, sizeof(*es));
 	if (!c->symfile_addr || !c->symfile_size || c->symfile_size > MAX_IMAGE) {
@@ -607,7 +607,7 @@ static int entry_sm_load(const jitmap_target *t, const jitmap_jit_code *c, struc
 		why = whybuf[0] ? whybuf : "not in the core";
 	if (!why) {
 		jitmap_error pe;
-		const jitmap_parse_opts opts = {.arch = jitmap_image_arch(es->img)};
+		const jitmap_parse_opts opts = {.order = order, .arch = jitmap_image_arch(es->img)};
 		es->live = jitmap_stackmap_parse(buf, es->size, &opts, &pe);
 		if (!es->live) {
 			snprintf(whybuf, sizeof(whybuf), "offset 0x%" PRIx64 ": %.200s", pe.offset, pe.reason);
@@ -653,37 +653,38 @@ static const char *machine_name(unsigned m)
 static int dump_core(FILE *out, const char *path, const struct options *o)
 {
 	jitmap_error e;
-	struct core *c = core_open(path, o->exe, &e);
+	const jitmap_core_opts copts = {.sz = sizeof(copts), .exe = o->exe};
+	jitmap_core *c = jitmap_core_open(path, &copts, &e);
 	if (!c) {
 		report(path, &e);
 		return 1;
 	}
 	int status = 0;
-	const jitmap_target t = core_target(c);
+	const jitmap_target t = jitmap_core_target(c);
 	uint64_t descs[MAX_DESCRIPTORS];
 	const char *files[MAX_DESCRIPTORS];
-	size_t nd = core_find_symbol(c, "__jit_debug_descriptor", descs, files, MAX_DESCRIPTORS);
+	size_t nd = jitmap_core_find_symbol(c, "__jit_debug_descriptor", descs, files, MAX_DESCRIPTORS);
 	if (nd > MAX_DESCRIPTORS)
 		nd = MAX_DESCRIPTORS;
-	for (size_t i = 0; core_warning(c, i); i++)
-		fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, core_warning(c, i));
+	for (size_t i = 0; jitmap_core_warning(c, i); i++)
+		fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, jitmap_core_warning(c, i));
 	if (!nd) {
 		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s\n",
 			path, o->exe ? "" : " (if the executable has moved, give it with --exe)");
-		core_free(c);
+		jitmap_core_free(c);
 		return 1;
 	}
 	if (o->format == FMT_TEXT)
 		fprintf(out, "%s: ELF core file, %s, %zu JIT descriptor%s\n", path,
-			machine_name(core_machine(c)), nd, nd == 1 ? "" : "s");
+			machine_name(jitmap_core_elf_machine(c)), nd, nd == 1 ? "" : "s");
 	if (o->format == FMT_JSON) {
 		fputs("{\"file\": ", out);
 		json_string(out, path);
 		fprintf(out, ", \"kind\": \"ELF core file, %s\", \"descriptors\": [",
-			machine_name(core_machine(c)));
+			machine_name(jitmap_core_elf_machine(c)));
 	}
 	for (size_t d = 0; d < nd; d++) {
-		jitmap_jit_list *l = jitmap_jit_list_read(&t, descs[d], core_byte_order(c), 0, &e);
+		jitmap_jit_list *l = jitmap_jit_list_read(&t, descs[d], jitmap_core_byte_order(c), 0, &e);
 		const jitmap_error *st = l ? jitmap_jit_list_status(l) : &e;
 		const size_t n = l ? jitmap_jit_list_count(l) : 0;
 		if (st->code) {
@@ -709,7 +710,7 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 			const jitmap_jit_code *code = jitmap_jit_list_code(l, i);
 			struct entry_sm es;
 			jitmap_error ee = {0};
-			const int rc = entry_sm_load(&t, code, &es, &ee);
+			const int rc = entry_sm_load(&t, jitmap_core_byte_order(c), code, &es, &ee);
 			if (rc) {
 				fprintf(stderr, "jitmap-dump: %s: JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64
 					": offset 0x%" PRIx64 ": %s\n", path, code->entry, code->symfile_addr,
@@ -773,7 +774,7 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 	}
 	if (o->format == FMT_JSON)
 		fputs("]}\n", out);
-	core_free(c);
+	jitmap_core_free(c);
 	return status;
 }
 

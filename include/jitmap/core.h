@@ -1,0 +1,135 @@
+/* core.h: Linux core files in libjitmap.
+ *
+ * A core holds the threads of a dumped process (one NT_PRSTATUS note each: the thread ID and
+ * its general registers), its auxiliary vector (NT_AUXV), which file was mapped where (NT_FILE)
+ * and the process's memory (PT_LOAD segments; read-only file mappings are usually dumped with
+ * no contents, and are read from the mapped files instead). jitmap_core_open reads all of it
+ * through libelf in the core's own byte order, whatever the host's, and offers the memory as a
+ * jitmap_target. 64-bit cores only: LLVM stackmaps exist only for 64-bit targets.
+ *
+ * Nothing in a core is trusted: every count, size and offset is checked against the bytes it
+ * points into; what lies past the end of a truncated core is treated as not dumped, with a
+ * warning. Conventions as in jitmap.h. A jitmap_core is not safe to use from several threads
+ * at once (mapped files are opened on first use).
+ */
+#ifndef JITMAP_CORE_H
+#define JITMAP_CORE_H
+
+#include "jitmap/jitmap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct jitmap_core jitmap_core;
+
+/* Flags of jitmap_core_opts. */
+#define JITMAP_CORE_NO_FILES 1u /* never open the files the core maps (memory and symbols come
+				 * from the core alone) */
+
+typedef struct jitmap_core_opts {
+	size_t sz;          /* sizeof(jitmap_core_opts), set by the caller */
+	/* The program's executable, when it is no longer where the core says. It replaces the
+	 * mapped file that has its build ID (NT_GNU_BUILD_ID, read from the core's copy of the
+	 * mapping's first page or from the mapped file), else the one with its real path (links
+	 * resolved), else the one with its base name (or its real path's base name). A warning
+	 * says when none matches. NULL: none. */
+	const char *exe;
+	/* Mapped files are looked up under this directory (as GDB's `set sysroot`); NULL: "/". */
+	const char *sysroot;
+	unsigned flags;     /* JITMAP_CORE_* */
+} jitmap_core_opts;
+
+/* Open the core file at `path`, or a core of `len` bytes at `buf` (the bytes are copied).
+ * `opts` may be NULL. Returns NULL with errno set (EINVAL: not a 64-bit ELF core, or its
+ * program headers are unreadable; ENOMEM; the open's errno) and `*err` filled. Damage that
+ * leaves the rest readable (a truncated core, a bad note, overlapping segments) is not a
+ * failure: see jitmap_core_warning. */
+JITMAP_API jitmap_core *jitmap_core_open(const char *path, const jitmap_core_opts *opts,
+					 jitmap_error *err);
+JITMAP_API jitmap_core *jitmap_core_open_memory(const void *buf, size_t len,
+						const jitmap_core_opts *opts, jitmap_error *err);
+JITMAP_API void jitmap_core_free(jitmap_core *core);
+
+/* The core's architecture (JITMAP_ARCH_UNKNOWN for one libjitmap does not know), its ELF
+ * e_machine, and its byte order (JITMAP_ORDER_LITTLE or JITMAP_ORDER_BIG, from e_ident). */
+JITMAP_API jitmap_arch jitmap_core_arch(const jitmap_core *core);
+JITMAP_API unsigned jitmap_core_elf_machine(const jitmap_core *core);
+JITMAP_API jitmap_byte_order jitmap_core_byte_order(const jitmap_core *core);
+
+/* -- Threads -- */
+
+typedef struct jitmap_core_reg {
+	uint16_t regno; /* DWARF number for the core's architecture */
+	uint64_t value;
+} jitmap_core_reg;
+
+typedef struct jitmap_core_thread_info {
+	uint32_t tid;          /* pr_pid */
+	int signal;            /* pr_cursig: the signal that stopped it (0: none) */
+	size_t num_regs;
+	const jitmap_core_reg *regs; /* sorted by regno */
+} jitmap_core_thread_info;
+
+/* Threads in note order (Linux writes the thread that caused the dump first). Registers are
+ * known for x86-64 (user_regs_struct: rax..r15 0-15, rip 16, rflags 49, segment registers
+ * 50-55, fs.base 58, gs.base 59), AArch64 (x0-x30 0-30, sp 31, pc 32) and s390x (r0-r15 0-15,
+ * a0-a15 48-63, PSW mask 64 and address 65); other architectures give a thread with no
+ * registers. */
+JITMAP_API size_t jitmap_core_num_threads(const jitmap_core *core);
+/* Thread `i`, or NULL when out of range. */
+JITMAP_API const jitmap_core_thread_info *jitmap_core_thread(const jitmap_core *core, size_t i);
+/* The value of DWARF register `regno` of `thread`: 0, or -ENOENT when the core has none. */
+JITMAP_API int jitmap_core_thread_reg(const jitmap_core_thread_info *thread, unsigned regno,
+				     uint64_t *value);
+
+/* -- Memory -- */
+
+/* A target whose read_mem reads the process's memory: the core's segments, and for file
+ * mappings the core did not dump, the mapped files. A read may span segments and mappings;
+ * it fails (-EFAULT, with the first address that is not readable) unless every byte is found.
+ * read_reg is NULL. The target stays valid until the core is freed. */
+JITMAP_API jitmap_target jitmap_core_target(jitmap_core *core);
+/* The same memory, with read_reg reading thread `i`'s registers (frame 0): values of up to 8
+ * bytes in the core's byte order; -ENOENT for a register the core does not hold. A target with
+ * no callbacks when `i` is out of range. */
+JITMAP_API jitmap_target jitmap_core_thread_target(jitmap_core *core, size_t i);
+
+/* -- Mapped files (NT_FILE) -- */
+
+typedef struct jitmap_core_mapping_info {
+	uint64_t start, end;   /* [start, end) in the process */
+	uint64_t offset;       /* in bytes, into the file */
+	const char *path;      /* the file read for it (after --exe replacement and sysroot) */
+	const char *core_path; /* the path as the core names it */
+} jitmap_core_mapping_info;
+
+/* Mappings sorted by start address (overlaps removed: the first in the note wins). */
+JITMAP_API size_t jitmap_core_num_mappings(const jitmap_core *core);
+JITMAP_API const jitmap_core_mapping_info *jitmap_core_mapping(const jitmap_core *core, size_t i);
+
+/* -- Auxiliary vector -- */
+
+/* The value of the first auxv entry of `type` (AT_PHDR, AT_ENTRY, ...): 0, or -ENOENT. */
+JITMAP_API int jitmap_core_auxv(const jitmap_core *core, uint64_t type, uint64_t *value);
+
+/* -- Symbols -- */
+
+/* Every definition of data symbol `name` (STT_OBJECT) in the mapped files, moved by where
+ * each file is loaded. Stores at most `max` addresses in `out` (and the file each is in, when
+ * `files` is not NULL) and returns how many there are. A mapped file that cannot be opened
+ * adds a warning. */
+JITMAP_API size_t jitmap_core_find_symbol(jitmap_core *core, const char *name, uint64_t *out,
+					  const char **files, size_t max);
+
+/* -- Problems -- */
+
+/* Problems met while reading the core (truncation, bad notes, mapped files missing or
+ * unreadable): one sentence each, in order; NULL past the end. */
+JITMAP_API const char *jitmap_core_warning(const jitmap_core *core, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JITMAP_CORE_H */

@@ -1,0 +1,1110 @@
+/* core.c: Linux core files (see include/jitmap/core.h).
+ *
+ * Layouts read here, all in the core's byte order (e_ident[EI_DATA]):
+ *   - ET_CORE program headers: PT_LOAD (vaddr, memsz, and filesz bytes at p_offset in the
+ *     core) and PT_NOTE (notes named "CORE");
+ *   - NT_PRSTATUS (struct elf_prstatus of 64-bit Linux, the same on every architecture up to
+ *     the registers: pr_cursig, a short, at 12; pr_pid, an int, at 32; pr_reg at 112);
+ *   - NT_AUXV: (type, value) pairs of 8 bytes each;
+ *   - NT_FILE (fs/binfmt_elf.c, fill_files_note): count, page_size, then count x {start, end,
+ *     file_ofs in pages}, then count NUL-terminated paths;
+ *   - NT_GNU_BUILD_ID notes ("GNU", 3) in the PT_NOTE of a mapped file's first page, which
+ *     Linux dumps for ELF files (coredump_filter bit 4), and in the files themselves.
+ * Every ELF structure goes through libelf (headers, program headers, notes); the note
+ * descriptors are read field by field with every count checked against the descriptor size.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "jitmap/core.h"
+
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+
+#define MAX_MAPS 1000000    /* NT_FILE entries */
+#define MAX_AUXV 4096       /* auxv pairs kept */
+#define MAX_WARNINGS 32
+#define MAX_BUILD_ID 64
+#define PRSTATUS_REG 112    /* offset of pr_reg in the 64-bit elf_prstatus */
+#define FIRST_PAGE 4096     /* bytes of a mapping's first page searched for a build ID */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct seg {
+	uint64_t vaddr, memsz, filesz, offset;
+};
+
+struct file {
+	char *path;      /* the file read */
+	char *core_path; /* as the core names it */
+	int fd;          /* -1 until opened; -2 when it cannot be */
+	int warned;
+	uint64_t size;
+};
+
+struct thread {
+	jitmap_core_thread_info pub; /* first: jitmap_core_thread returns &pub */
+	jitmap_core *core;      /* for jitmap_core_thread_target */
+	jitmap_core_reg *regs;
+};
+
+struct jitmap_core {
+	int fd;            /* the core file, or -1 for a core in memory */
+	uint8_t *mem;      /* the core in memory (owned copy) */
+	uint64_t size;
+	Elf *elf;
+	unsigned machine;
+	jitmap_arch arch;
+	jitmap_byte_order order;
+	unsigned flags;
+	char *sysroot;
+	struct seg *segs;  /* sorted by vaddr, not overlapping */
+	size_t nsegs;
+	jitmap_core_mapping_info *maps; /* sorted by start, not overlapping */
+	size_t *map_file;  /* per map: index into files */
+	size_t nmaps;
+	struct file *files;
+	size_t nfiles;
+	struct thread *threads;
+	size_t nthreads;
+	uint64_t *auxv;    /* pairs */
+	size_t nauxv;
+	int have_file_note, have_auxv;
+	char *warnings[MAX_WARNINGS];
+	size_t nwarnings;
+};
+
+static void warn(jitmap_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(jitmap_core *c, const char *fmt, ...)
+{
+	if (c->nwarnings == MAX_WARNINGS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&c->warnings[c->nwarnings], fmt, ap) >= 0)
+		c->nwarnings++;
+	va_end(ap);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* Bytes [off, off + n) of the core file; 0 or -EIO. */
+static int core_bytes(const jitmap_core *c, uint64_t off, void *buf, size_t n)
+{
+	if (off > c->size || n > c->size - off)
+		return -EIO;
+	if (c->mem) {
+		memcpy(buf, c->mem + off, n);
+		return 0;
+	}
+	uint8_t *b = buf;
+	while (n) {
+		ssize_t got = pread(c->fd, b, n, (off_t)off);
+		if (got <= 0)
+			return -EIO;
+		b += got;
+		off += (uint64_t)got;
+		n -= (size_t)got;
+	}
+	return 0;
+}
+
+/* -- Registers: where NT_PRSTATUS's pr_reg holds each DWARF register -- */
+
+struct reg_slot {
+	uint16_t regno;
+	uint8_t offset; /* bytes into pr_reg */
+	uint8_t size;   /* bytes */
+};
+
+/* x86-64 user_regs_struct: r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax
+ * rip cs eflags rsp ss fs_base gs_base ds es fs gs. */
+static const struct reg_slot x86_64_regs[] = {
+	{15, 0, 8},  {14, 8, 8},   {13, 16, 8},  {12, 24, 8},  {6, 32, 8},   {3, 40, 8},
+	{11, 48, 8}, {10, 56, 8},  {9, 64, 8},   {8, 72, 8},   {0, 80, 8},   {2, 88, 8},
+	{1, 96, 8},  {4, 104, 8},  {5, 112, 8},  /* orig_rax at 120 */ {16, 128, 8},
+	{51, 136, 8}, {49, 144, 8}, {7, 152, 8}, {52, 160, 8}, {58, 168, 8}, {59, 176, 8},
+	{53, 184, 8}, {50, 192, 8}, {54, 200, 8}, {55, 208, 8},
+};
+
+/* s390x s390_regs: psw mask, psw addr, gprs[16], acrs[16] (4 bytes each), orig_gpr2. */
+static const struct reg_slot s390x_regs[] = {
+	{64, 0, 8},   {65, 8, 8},   {0, 16, 8},   {1, 24, 8},   {2, 32, 8},   {3, 40, 8},
+	{4, 48, 8},   {5, 56, 8},   {6, 64, 8},   {7, 72, 8},   {8, 80, 8},   {9, 88, 8},
+	{10, 96, 8},  {11, 104, 8}, {12, 112, 8}, {13, 120, 8}, {14, 128, 8}, {15, 136, 8},
+	{48, 144, 4}, {49, 148, 4}, {50, 152, 4}, {51, 156, 4}, {52, 160, 4}, {53, 164, 4},
+	{54, 168, 4}, {55, 172, 4}, {56, 176, 4}, {57, 180, 4}, {58, 184, 4}, {59, 188, 4},
+	{60, 192, 4}, {61, 196, 4}, {62, 200, 4}, {63, 204, 4},
+};
+
+#define AARCH64_NREGS 33 /* user_pt_regs: regs[31], sp, pc (then pstate, not a DWARF register) */
+
+static int cmp_reg(const void *a, const void *b)
+{
+	const jitmap_core_reg *x = a, *y = b;
+	return (x->regno > y->regno) - (x->regno < y->regno);
+}
+
+/* Fill `t`'s registers from pr_reg (`len` bytes at `p`); 0 or -ENOMEM. Registers that do not
+ * fit in `len` are left out. */
+static int read_regs(jitmap_core *c, struct thread *t, const uint8_t *p, size_t len)
+{
+	jitmap_core_reg tmp[64];
+	size_t n = 0;
+	const struct reg_slot *slots = NULL;
+	size_t nslots = 0;
+	switch (c->machine) {
+	case EM_X86_64:
+		slots = x86_64_regs, nslots = ARRAY_SIZE(x86_64_regs);
+		break;
+	case EM_S390:
+		slots = s390x_regs, nslots = ARRAY_SIZE(s390x_regs);
+		break;
+	case EM_AARCH64:
+		for (unsigned i = 0; i < AARCH64_NREGS && 8 * (i + 1) <= len; i++)
+			tmp[n++] = (jitmap_core_reg){(uint16_t)i, jitmap__load(p + 8 * i, 8, c->order)};
+		break;
+	default:
+		break;
+	}
+	for (size_t i = 0; i < nslots; i++)
+		if ((size_t)slots[i].offset + slots[i].size <= len)
+			tmp[n++] = (jitmap_core_reg){slots[i].regno,
+						     jitmap__load(p + slots[i].offset, slots[i].size,
+								  c->order)};
+	if (!n)
+		return 0;
+	qsort(tmp, n, sizeof(tmp[0]), cmp_reg);
+	t->regs = malloc(n * sizeof(*t->regs));
+	if (!t->regs)
+		return -ENOMEM;
+	memcpy(t->regs, tmp, n * sizeof(*t->regs));
+	t->pub.regs = t->regs;
+	t->pub.num_regs = n;
+	return 0;
+}
+
+static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
+{
+	if (len < PRSTATUS_REG) {
+		warn(c, "NT_PRSTATUS note at offset 0x%" PRIx64 " of %zu bytes is too short: thread "
+		     "left out", at, len);
+		return 0;
+	}
+	struct thread *t = realloc(c->threads, (c->nthreads + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	c->threads = t;
+	t = &c->threads[c->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->core = c;
+	t->pub.tid = (uint32_t)jitmap__load(d + 32, 4, c->order);
+	t->pub.signal = (int16_t)jitmap__load(d + 12, 2, c->order);
+	return read_regs(c, t, d + PRSTATUS_REG, len - PRSTATUS_REG);
+}
+
+/* -- NT_AUXV -- */
+
+static int read_auxv(jitmap_core *c, const uint8_t *d, size_t len)
+{
+	size_t n = len / 16;
+	if (n > MAX_AUXV) {
+		warn(c, "NT_AUXV holds %zu entries: only the first %d are read", n, MAX_AUXV);
+		n = MAX_AUXV;
+	}
+	c->auxv = calloc(n ? 2 * n : 1, sizeof(*c->auxv));
+	if (!c->auxv)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		c->auxv[2 * i] = jitmap__load(d + 16 * i, 8, c->order);
+		c->auxv[2 * i + 1] = jitmap__load(d + 16 * i + 8, 8, c->order);
+		if (c->auxv[2 * i] == 0) { /* AT_NULL ends it */
+			n = i;
+			break;
+		}
+	}
+	c->nauxv = n;
+	c->have_auxv = 1;
+	return 0;
+}
+
+/* -- NT_FILE -- */
+
+static size_t file_index(jitmap_core *c, const char *path)
+{
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!strcmp(c->files[i].core_path, path))
+			return i;
+	struct file *f = realloc(c->files, (c->nfiles + 1) * sizeof(*f));
+	if (!f)
+		return SIZE_MAX;
+	c->files = f;
+	char *copy = strdup(path), *read_path = NULL;
+	if (copy && c->sysroot && path[0] == '/') {
+		if (asprintf(&read_path, "%s%s", c->sysroot, path) < 0)
+			read_path = NULL;
+	} else if (copy) {
+		read_path = strdup(path);
+	}
+	if (!copy || !read_path) {
+		free(copy);
+		free(read_path);
+		return SIZE_MAX;
+	}
+	c->files[c->nfiles] = (struct file){read_path, copy, -1, 0, 0};
+	return c->nfiles++;
+}
+
+/* Returns 0 (a malformed note is a warning), or -ENOMEM. */
+static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
+{
+	if (len < 16) {
+		warn(c, "NT_FILE note at offset 0x%" PRIx64 " of %zu bytes is too short: no mapped "
+		     "files", at, len);
+		return 0;
+	}
+	const uint64_t count = jitmap__load(d, 8, c->order), page = jitmap__load(d + 8, 8, c->order);
+	if (count > MAX_MAPS || count * 24 > len - 16) {
+		warn(c, "NT_FILE note at offset 0x%" PRIx64 " claims %" PRIu64 " mappings in %zu "
+		     "bytes: no mapped files", at, count, len);
+		return 0;
+	}
+	const char *names = (const char *)d + 16 + count * 24, *end = (const char *)d + len;
+	c->maps = calloc(count ? count : 1, sizeof(*c->maps));
+	c->map_file = calloc(count ? count : 1, sizeof(*c->map_file));
+	if (!c->maps || !c->map_file)
+		return -ENOMEM;
+	c->have_file_note = 1;
+	size_t bad = 0;
+	for (uint64_t i = 0; i < count; i++) {
+		const uint8_t *e = d + 16 + i * 24;
+		const char *nul = memchr(names, 0, (size_t)(end - names));
+		if (!nul) {
+			warn(c, "NT_FILE note at offset 0x%" PRIx64 ": path %" PRIu64 " of %" PRIu64
+			     " is not terminated: the rest are left out", at, i, count);
+			break;
+		}
+		const uint64_t start = jitmap__load(e, 8, c->order), stop = jitmap__load(e + 8, 8, c->order);
+		const uint64_t pages = jitmap__load(e + 16, 8, c->order);
+		if (stop > start && (!page || pages <= UINT64_MAX / page)) {
+			size_t fi = file_index(c, names);
+			if (fi == SIZE_MAX)
+				return -ENOMEM;
+			c->maps[c->nmaps] = (jitmap_core_mapping_info){start, stop, pages * page, NULL, NULL};
+			c->map_file[c->nmaps++] = fi;
+		} else {
+			bad++;
+		}
+		names = nul + 1;
+	}
+	if (bad)
+		warn(c, "NT_FILE note at offset 0x%" PRIx64 ": %zu mapping%s with an empty range or "
+		     "an offset past 2^64 left out", at, bad, bad == 1 ? "" : "s");
+	return 0;
+}
+
+/* -- Notes -- */
+
+static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
+{
+	if (offset > c->size) {
+		warn(c, "the core is truncated: its notes at offset 0x%" PRIx64 " are missing", offset);
+		return 0;
+	}
+	if (filesz > c->size - offset) {
+		warn(c, "the core is truncated: %" PRIu64 " of the %" PRIu64 " bytes of notes at "
+		     "offset 0x%" PRIx64 " are there", c->size - offset, filesz, offset);
+		filesz = c->size - offset;
+	}
+	if (!filesz)
+		return 0;
+	Elf_Data *d = elf_getdata_rawchunk(c->elf, (int64_t)offset, filesz, ELF_T_NHDR);
+	if (!d || !d->d_buf) {
+		warn(c, "the notes at offset 0x%" PRIx64 " cannot be read: %s", offset, elf_errmsg(-1));
+		return 0;
+	}
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+	while (off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		/* libelf checks these; we do not rely on it. */
+		if (name_off > d->d_size || nh.n_namesz > d->d_size - name_off ||
+		    desc_off > d->d_size || nh.n_descsz > d->d_size - desc_off || next <= off) {
+			warn(c, "a note at offset 0x%" PRIx64 " runs past its segment", offset + off);
+			break;
+		}
+		const uint64_t at = offset + desc_off;
+		off = next;
+		if (nh.n_namesz != 5 || memcmp((const char *)d->d_buf + name_off, "CORE", 5))
+			continue;
+		const uint8_t *desc = (const uint8_t *)d->d_buf + desc_off;
+		int rc = 0;
+		switch (nh.n_type) {
+		case NT_PRSTATUS:
+			rc = add_thread(c, desc, nh.n_descsz, at);
+			break;
+		case NT_AUXV:
+			if (!c->have_auxv)
+				rc = read_auxv(c, desc, nh.n_descsz);
+			break;
+		case NT_FILE:
+			if (!c->have_file_note)
+				rc = read_nt_file(c, desc, nh.n_descsz, at);
+			break;
+		default:
+			break;
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* -- Sorting and clipping -- */
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+	return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
+}
+
+static void sort_segs(jitmap_core *c)
+{
+	qsort(c->segs, c->nsegs, sizeof(*c->segs), cmp_seg);
+	size_t n = 0, overlaps = 0;
+	uint64_t end = 0;
+	for (size_t i = 0; i < c->nsegs; i++) {
+		struct seg s = c->segs[i];
+		if (n && s.vaddr < end) {
+			const uint64_t cut = end - s.vaddr;
+			overlaps++;
+			if (cut >= s.memsz)
+				continue;
+			s.vaddr += cut;
+			s.memsz -= cut;
+			s.offset += cut < s.filesz ? cut : s.filesz;
+			s.filesz = cut < s.filesz ? s.filesz - cut : 0;
+		}
+		c->segs[n++] = s;
+		end = s.vaddr + s.memsz;
+	}
+	c->nsegs = n;
+	if (overlaps)
+		warn(c, "%zu PT_LOAD segment%s overlap%s an earlier one: the lower address's bytes "
+		     "are used", overlaps, overlaps == 1 ? "" : "s", overlaps == 1 ? "s" : "");
+}
+
+struct map_sort {
+	jitmap_core_mapping_info m;
+	size_t file;
+};
+
+static int cmp_map(const void *a, const void *b)
+{
+	const struct map_sort *x = a, *y = b;
+	return (x->m.start > y->m.start) - (x->m.start < y->m.start);
+}
+
+static int sort_maps(jitmap_core *c)
+{
+	if (!c->nmaps)
+		return 0;
+	struct map_sort *tmp = malloc(c->nmaps * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nmaps; i++)
+		tmp[i] = (struct map_sort){c->maps[i], c->map_file[i]};
+	qsort(tmp, c->nmaps, sizeof(*tmp), cmp_map);
+	size_t n = 0, overlaps = 0;
+	uint64_t end = 0;
+	for (size_t i = 0; i < c->nmaps; i++) {
+		struct map_sort s = tmp[i];
+		if (n && s.m.start < end) {
+			overlaps++;
+			if (s.m.end <= end)
+				continue;
+			s.m.offset += end - s.m.start; /* cannot wrap: below end - start */
+			s.m.start = end;
+		}
+		c->maps[n] = s.m;
+		c->map_file[n++] = s.file;
+		end = s.m.end;
+	}
+	c->nmaps = n;
+	free(tmp);
+	if (overlaps)
+		warn(c, "%zu NT_FILE mapping%s overlap%s an earlier one", overlaps,
+		     overlaps == 1 ? "" : "s", overlaps == 1 ? "s" : "");
+	return 0;
+}
+
+/* Point every mapping at its file's strings (after the files array stopped moving). */
+static void link_maps(jitmap_core *c)
+{
+	for (size_t i = 0; i < c->nmaps; i++) {
+		c->maps[i].path = c->files[c->map_file[i]].path;
+		c->maps[i].core_path = c->files[c->map_file[i]].core_path;
+	}
+}
+
+/* -- Memory -- */
+
+/* The segment holding `addr`, or NULL; `*next` is the first segment above it (or NULL). */
+static const struct seg *find_seg(const jitmap_core *c, uint64_t addr, const struct seg **next)
+{
+	size_t lo = 0, hi = c->nsegs; /* first segment with vaddr > addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->segs[mid].vaddr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*next = lo < c->nsegs ? &c->segs[lo] : NULL;
+	if (!lo)
+		return NULL;
+	const struct seg *s = &c->segs[lo - 1];
+	return addr - s->vaddr < s->memsz ? s : NULL;
+}
+
+static size_t find_map(const jitmap_core *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= c->maps[lo - 1].end)
+		return SIZE_MAX;
+	return lo - 1;
+}
+
+static int file_fd(jitmap_core *c, size_t i)
+{
+	struct file *f = &c->files[i];
+	if (f->fd != -1)
+		return f->fd;
+	f->fd = -2;
+	if (c->flags & JITMAP_CORE_NO_FILES)
+		return f->fd;
+	/* Regular files only: a path in a core may name a FIFO or a device. */
+	struct stat st;
+	if (stat(f->path, &st) || !S_ISREG(st.st_mode))
+		return f->fd;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return f->fd;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) {
+		close(fd);
+		return f->fd;
+	}
+	f->size = (uint64_t)st.st_size;
+	f->fd = fd;
+	return fd;
+}
+
+/* Read what is at `addr` (at most `len` bytes) from the file mapped there; bytes read. */
+static size_t read_mapped(jitmap_core *c, uint64_t addr, uint8_t *buf, size_t len)
+{
+	const size_t mi = find_map(c, addr);
+	if (mi == SIZE_MAX)
+		return 0;
+	const jitmap_core_mapping_info *m = &c->maps[mi];
+	const size_t fi = c->map_file[mi];
+	int fd = file_fd(c, fi);
+	if (fd < 0)
+		return 0;
+	uint64_t n = m->end - addr < len ? m->end - addr : len;
+	const uint64_t in = addr - m->start;
+	if (in > UINT64_MAX - m->offset)
+		return 0;
+	const uint64_t at = m->offset + in;
+	if (at >= c->files[fi].size)
+		return 0;
+	if (n > c->files[fi].size - at)
+		n = c->files[fi].size - at;
+	ssize_t got = pread(fd, buf, (size_t)n, (off_t)at);
+	return got > 0 ? (size_t)got : 0;
+}
+
+/* Read what is at `addr` (at most `len` bytes); bytes read (0: nothing there). With
+ * `core_only`, the mapped files are not read. */
+static size_t read_some(jitmap_core *c, uint64_t addr, uint8_t *buf, size_t len, int core_only)
+{
+	const struct seg *next, *s = find_seg(c, addr, &next);
+	if (s) {
+		const uint64_t in = addr - s->vaddr;
+		if (in < s->filesz) {
+			const uint64_t n = s->filesz - in < len ? s->filesz - in : len;
+			return core_bytes(c, s->offset + in, buf, (size_t)n) ? 0 : (size_t)n;
+		}
+		/* Not dumped (a read-only file mapping): from the file, if any. */
+		const uint64_t n = s->memsz - in < len ? s->memsz - in : len;
+		return core_only ? 0 : read_mapped(c, addr, buf, (size_t)n);
+	}
+	if (core_only)
+		return 0;
+	uint64_t n = len;
+	if (next && next->vaddr - addr < n)
+		n = next->vaddr - addr;
+	return read_mapped(c, addr, buf, (size_t)n);
+}
+
+static int core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int core_only,
+		     char *why, size_t why_len)
+{
+	uint8_t *buf = out;
+	if (len && addr + (len - 1) < addr) {
+		if (why && why_len)
+			snprintf(why, why_len, "%zu bytes at 0x%" PRIx64 " wrap around the address space",
+				 len, addr);
+		return -EFAULT;
+	}
+	while (len) {
+		size_t got = read_some(c, addr, buf, len, core_only);
+		if (!got) {
+			if (why && why_len)
+				snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core%s", addr,
+					 core_only ? "" : " or its files");
+			return -EFAULT;
+		}
+		addr += got;
+		buf += got;
+		len -= got;
+	}
+	return 0;
+}
+
+static int core_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *why,
+			 size_t why_len)
+{
+	return core_read(ctx, addr, out, len, 0, why, why_len);
+}
+
+static int thread_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *why,
+			   size_t why_len)
+{
+	return core_read(((struct thread *)ctx)->core, addr, out, len, 0, why, why_len);
+}
+
+static int thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why,
+			   size_t why_len)
+{
+	const struct thread *t = ctx;
+	uint64_t v;
+	if (jitmap_core_thread_reg(&t->pub, regno, &v)) {
+		snprintf(why, why_len, "the core holds no register %u for thread %" PRIu32, regno,
+			 t->pub.tid);
+		return -ENOENT;
+	}
+	if (size == 0 || size > 8) {
+		snprintf(why, why_len, "register %u has 8 bytes, not %zu", regno, size);
+		return -EINVAL;
+	}
+	uint8_t *b = buf;
+	for (size_t i = 0; i < size; i++) {
+		const size_t shift = 8 * (t->core->order == JITMAP_ORDER_BIG ? size - 1 - i : i);
+		b[i] = (uint8_t)(v >> shift);
+	}
+	return 0;
+}
+
+/* -- Build IDs -- */
+
+/* The NT_GNU_BUILD_ID of `elf` (from its PT_NOTE segments); its length, or 0. */
+static size_t elf_build_id(Elf *elf, uint8_t *out)
+{
+	size_t nph;
+	if (elf_getphdrnum(elf, &nph))
+		return 0;
+	for (size_t i = 0; i < nph && i < 4096; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE || !ph.p_filesz)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						   ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (!d || !d->d_buf)
+			continue;
+		size_t off = 0, next, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (next <= off || name_off > d->d_size || nh.n_namesz > d->d_size - name_off ||
+			    desc_off > d->d_size || nh.n_descsz > d->d_size - desc_off)
+				break;
+			off = next;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
+			    nh.n_descsz <= MAX_BUILD_ID) {
+				memcpy(out, (const char *)d->d_buf + desc_off, nh.n_descsz);
+				return nh.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+static size_t file_build_id(const char *path, uint8_t *out)
+{
+	struct stat st;
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	size_t n = 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		n = elf_build_id(elf, out);
+	elf_end(elf);
+	close(fd);
+	return n;
+}
+
+/* The build ID of the file whose first page is mapped at `start` (`len` bytes mapped), from
+ * the core's copy of that page; its length, or 0. */
+static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint8_t *out)
+{
+	uint8_t *page = malloc(FIRST_PAGE);
+	if (!page)
+		return 0;
+	size_t n = len < FIRST_PAGE ? (size_t)len : FIRST_PAGE, id = 0;
+	if (!core_read(c, start, page, n, 1, NULL, 0)) {
+		Elf *elf = elf_memory((char *)page, n);
+		if (elf && elf_kind(elf) == ELF_K_ELF)
+			id = elf_build_id(elf, out);
+		elf_end(elf);
+	}
+	free(page);
+	return id;
+}
+
+/* The build ID of file `fi`: from the core's copy of its first page, else from the file. */
+static size_t core_file_build_id(jitmap_core *c, size_t fi, uint8_t *out)
+{
+	for (size_t i = 0; i < c->nmaps; i++)
+		if (c->map_file[i] == fi && c->maps[i].offset == 0) {
+			size_t n = mapped_build_id(c, c->maps[i].start, c->maps[i].end - c->maps[i].start,
+						   out);
+			if (n)
+				return n;
+			break;
+		}
+	if (c->flags & JITMAP_CORE_NO_FILES)
+		return 0;
+	return file_build_id(c->files[fi].path, out);
+}
+
+/* -- --exe -- */
+
+static int replace_file(jitmap_core *c, size_t fi, const char *exe)
+{
+	char *copy = strdup(exe);
+	if (!copy)
+		return -ENOMEM;
+	free(c->files[fi].path);
+	c->files[fi].path = copy;
+	return 0;
+}
+
+/* Which mapped file `exe` stands for: by build ID, by real path, by base name. */
+static int match_exe(jitmap_core *c, const char *exe)
+{
+	uint8_t want[MAX_BUILD_ID], got[MAX_BUILD_ID];
+	const size_t want_len = file_build_id(exe, want);
+	char *real = realpath(exe, NULL);
+	size_t match = SIZE_MAX;
+	const char *how = "";
+	int rc = 0;
+
+	if (want_len)
+		for (size_t i = 0; i < c->nfiles && match == SIZE_MAX; i++)
+			if (core_file_build_id(c, i, got) == want_len && !memcmp(got, want, want_len))
+				match = i, how = "build ID";
+	for (size_t i = 0; i < c->nfiles && match == SIZE_MAX && real; i++)
+		if (!strcmp(c->files[i].core_path, real))
+			match = i, how = "path";
+	for (size_t i = 0; i < c->nfiles && match == SIZE_MAX; i++)
+		if (!strcmp(base_name(c->files[i].core_path), base_name(exe)) ||
+		    (real && !strcmp(base_name(c->files[i].core_path), base_name(real))))
+			match = i, how = "name";
+	if (match == SIZE_MAX) {
+		warn(c, "--exe %s: the core maps no file named %s%s%s", exe, base_name(exe),
+		     real && strcmp(base_name(real), base_name(exe)) ? " or " : "",
+		     real && strcmp(base_name(real), base_name(exe)) ? base_name(real) : "");
+		if (want_len && c->nfiles)
+			warn(c, "--exe %s: no file the core maps has its build ID", exe);
+	} else {
+		if (strcmp(how, "build ID") && want_len) {
+			size_t n = core_file_build_id(c, match, got);
+			if (n && (n != want_len || memcmp(got, want, n)))
+				warn(c, "--exe %s: its build ID differs from that of %s, which the core maps: "
+				     "it is not the program that was dumped", exe, c->files[match].core_path);
+		}
+		rc = replace_file(c, match, exe);
+	}
+	free(real);
+	return rc;
+}
+
+/* -- Opening -- */
+
+static jitmap_core *open_fail(jitmap_core *c, jitmap_error *err, int code, uint64_t off,
+			      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static jitmap_core *open_fail(jitmap_core *c, jitmap_error *err, int code, uint64_t off,
+			      const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		err->code = code;
+		err->offset = off;
+		va_start(ap, fmt);
+		vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
+		va_end(ap);
+	}
+	jitmap_core_free(c);
+	errno = -code;
+	return NULL;
+}
+
+static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, jitmap_error *err)
+{
+	const char *exe = NULL;
+	if (opts && opts->sz >= offsetof(jitmap_core_opts, exe) + sizeof(opts->exe))
+		exe = opts->exe;
+	if (opts && opts->sz >= offsetof(jitmap_core_opts, sysroot) + sizeof(opts->sysroot) &&
+	    opts->sysroot && opts->sysroot[0] && strcmp(opts->sysroot, "/")) {
+		c->sysroot = strdup(opts->sysroot);
+		if (!c->sysroot)
+			return open_fail(c, err, -ENOMEM, 0, "out of memory");
+	}
+	if (opts && opts->sz >= offsetof(jitmap_core_opts, flags) + sizeof(opts->flags))
+		c->flags = opts->flags;
+
+	if (!c->elf)
+		return open_fail(c, err, -EINVAL, 0, "not an ELF file: %s", elf_errmsg(-1));
+	GElf_Ehdr eh;
+	if (elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh))
+		return open_fail(c, err, -EINVAL, 0, "not an ELF file: %s", elf_errmsg(-1));
+	if (eh.e_type != ET_CORE || eh.e_ident[EI_CLASS] != ELFCLASS64)
+		return open_fail(c, err, -EINVAL, 0, "not a 64-bit core file");
+	if (eh.e_ident[EI_DATA] != ELFDATA2LSB && eh.e_ident[EI_DATA] != ELFDATA2MSB)
+		return open_fail(c, err, -EINVAL, EI_DATA, "unknown byte order %u",
+				 eh.e_ident[EI_DATA]);
+	c->machine = eh.e_machine;
+	c->arch = jitmap_arch_from_elf_machine(eh.e_machine);
+	c->order = eh.e_ident[EI_DATA] == ELFDATA2MSB ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE;
+	size_t nph;
+	if (elf_getphdrnum(c->elf, &nph))
+		return open_fail(c, err, -EINVAL, eh.e_phoff, "bad program headers: %s",
+				 elf_errmsg(-1));
+	if (eh.e_phoff > c->size || nph > (c->size - eh.e_phoff) / sizeof(Elf64_Phdr))
+		return open_fail(c, err, -EINVAL, eh.e_phoff,
+				 "%zu program headers at offset 0x%" PRIx64 " do not fit in the file",
+				 nph, (uint64_t)eh.e_phoff);
+	c->segs = calloc(nph ? nph : 1, sizeof(*c->segs));
+	struct seg *notes = calloc(nph ? nph : 1, sizeof(*notes));
+	size_t nnotes = 0, bad = 0, truncated = 0;
+	if (!c->segs || !notes) {
+		free(notes);
+		return open_fail(c, err, -ENOMEM, 0, "out of memory");
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(c->elf, (int)i, &ph)) {
+			bad++;
+			continue;
+		}
+		if (ph.p_type == PT_LOAD) {
+			uint64_t memsz = ph.p_memsz, filesz = ph.p_filesz;
+			if (memsz > UINT64_MAX - ph.p_vaddr)
+				memsz = UINT64_MAX - ph.p_vaddr;
+			if (filesz > memsz)
+				filesz = memsz;
+			/* Contents past the end of a truncated core are treated as not dumped. */
+			if (ph.p_offset > c->size)
+				filesz = 0;
+			else if (filesz > c->size - ph.p_offset)
+				filesz = c->size - ph.p_offset;
+			if (filesz < ph.p_filesz && filesz < memsz && truncated++ < 3)
+				warn(c, "the core is truncated: segment at 0x%" PRIx64 " has %" PRIu64
+				     " of its %" PRIu64 " bytes", (uint64_t)ph.p_vaddr, filesz,
+				     (uint64_t)ph.p_filesz);
+			if (memsz)
+				c->segs[c->nsegs++] = (struct seg){ph.p_vaddr, memsz, filesz, ph.p_offset};
+		} else if (ph.p_type == PT_NOTE) {
+			notes[nnotes++] = (struct seg){0, 0, ph.p_filesz, ph.p_offset};
+		}
+	}
+	if (bad)
+		warn(c, "%zu program header%s cannot be read", bad, bad == 1 ? "" : "s");
+	if (truncated > 3)
+		warn(c, "the core is truncated: %zu segments in all lack bytes", truncated);
+	sort_segs(c);
+	for (size_t i = 0; i < nnotes; i++) {
+		int rc = read_notes(c, notes[i].offset, notes[i].filesz);
+		if (rc) {
+			free(notes);
+			return open_fail(c, err, rc, 0, "out of memory");
+		}
+	}
+	free(notes);
+	if (sort_maps(c))
+		return open_fail(c, err, -ENOMEM, 0, "out of memory");
+	if (!c->have_file_note)
+		warn(c, "the core has no NT_FILE note: symbols cannot be found in the mapped files");
+	if (exe && match_exe(c, exe))
+		return open_fail(c, err, -ENOMEM, 0, "out of memory");
+	link_maps(c);
+	return c;
+}
+
+static jitmap_core *core_new(jitmap_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+	jitmap_core *c = calloc(1, sizeof(*c));
+	if (!c)
+		return open_fail(NULL, err, -ENOMEM, 0, "out of memory");
+	c->fd = -1;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return open_fail(c, err, -ENOTSUP, 0, "libelf is too old");
+	return c;
+}
+
+jitmap_core *jitmap_core_open(const char *path, const jitmap_core_opts *opts, jitmap_error *err)
+{
+	jitmap_core *c = core_new(err);
+	if (!c)
+		return NULL;
+	if (!path)
+		return open_fail(c, err, -EINVAL, 0, "no path");
+	c->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (c->fd < 0)
+		return open_fail(c, err, -errno, 0, "cannot open: %s", strerror(errno));
+	struct stat st;
+	if (fstat(c->fd, &st) || !S_ISREG(st.st_mode))
+		return open_fail(c, err, -EINVAL, 0, "not a regular file");
+	c->size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	return finish_open(c, opts, err);
+}
+
+jitmap_core *jitmap_core_open_memory(const void *buf, size_t len, const jitmap_core_opts *opts,
+				     jitmap_error *err)
+{
+	jitmap_core *c = core_new(err);
+	if (!c)
+		return NULL;
+	if (!buf && len)
+		return open_fail(c, err, -EINVAL, 0, "no bytes");
+	/* elf_memory wants a writable buffer that lives as long as the Elf. */
+	c->mem = malloc(len ? len : 1);
+	if (!c->mem)
+		return open_fail(c, err, -ENOMEM, 0, "out of memory");
+	if (len)
+		memcpy(c->mem, buf, len);
+	c->size = len;
+	c->elf = elf_memory((char *)c->mem, len);
+	return finish_open(c, opts, err);
+}
+
+void jitmap_core_free(jitmap_core *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		if (c->files[i].fd >= 0)
+			close(c->files[i].fd);
+		free(c->files[i].path);
+		free(c->files[i].core_path);
+	}
+	for (size_t i = 0; i < c->nthreads; i++)
+		free(c->threads[i].regs);
+	for (size_t i = 0; i < c->nwarnings; i++)
+		free(c->warnings[i]);
+	free(c->threads);
+	free(c->auxv);
+	free(c->files);
+	free(c->maps);
+	free(c->map_file);
+	free(c->segs);
+	free(c->sysroot);
+	if (c->elf)
+		elf_end(c->elf);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->mem);
+	free(c);
+}
+
+/* -- Accessors -- */
+
+jitmap_arch jitmap_core_arch(const jitmap_core *c) { return c->arch; }
+unsigned jitmap_core_elf_machine(const jitmap_core *c) { return c->machine; }
+jitmap_byte_order jitmap_core_byte_order(const jitmap_core *c) { return c->order; }
+size_t jitmap_core_num_threads(const jitmap_core *c) { return c->nthreads; }
+size_t jitmap_core_num_mappings(const jitmap_core *c) { return c->nmaps; }
+
+const jitmap_core_thread_info *jitmap_core_thread(const jitmap_core *c, size_t i)
+{
+	return i < c->nthreads ? &c->threads[i].pub : NULL;
+}
+
+int jitmap_core_thread_reg(const jitmap_core_thread_info *t, unsigned regno, uint64_t *value)
+{
+	size_t lo = 0, hi = t ? t->num_regs : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->regs[mid].regno == regno) {
+			if (value)
+				*value = t->regs[mid].value;
+			return 0;
+		}
+		if (t->regs[mid].regno < regno)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -ENOENT;
+}
+
+const jitmap_core_mapping_info *jitmap_core_mapping(const jitmap_core *c, size_t i)
+{
+	return i < c->nmaps ? &c->maps[i] : NULL;
+}
+
+int jitmap_core_auxv(const jitmap_core *c, uint64_t type, uint64_t *value)
+{
+	for (size_t i = 0; i < c->nauxv; i++)
+		if (c->auxv[2 * i] == type) {
+			if (value)
+				*value = c->auxv[2 * i + 1];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+const char *jitmap_core_warning(const jitmap_core *c, size_t i)
+{
+	return i < c->nwarnings ? c->warnings[i] : NULL;
+}
+
+jitmap_target jitmap_core_target(jitmap_core *c)
+{
+	return (jitmap_target){.ctx = c, .read_reg = NULL, .read_mem = core_read_mem};
+}
+
+jitmap_target jitmap_core_thread_target(jitmap_core *c, size_t i)
+{
+	if (i >= c->nthreads)
+		return (jitmap_target){0};
+	c->threads[i].core = c;
+	return (jitmap_target){.ctx = &c->threads[i], .read_reg = thread_read_reg,
+			       .read_mem = thread_read_mem};
+}
+
+/* -- Symbols -- */
+
+/* The load bias of file `fi`: where its first page is mapped, minus where its first PT_LOAD
+ * wants to be (0 for a fixed-address executable). */
+static int file_bias(jitmap_core *c, size_t fi, Elf *elf, uint64_t *bias)
+{
+	GElf_Ehdr eh;
+	if (!gelf_getehdr(elf, &eh))
+		return -1;
+	if (eh.e_type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	uint64_t first = UINT64_MAX;
+	size_t nph;
+	if (elf_getphdrnum(elf, &nph))
+		return -1;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0)
+			first = ph.p_vaddr < first ? ph.p_vaddr : first;
+	}
+	if (first == UINT64_MAX)
+		return -1;
+	for (size_t i = 0; i < c->nmaps; i++)
+		if (c->map_file[i] == fi && c->maps[i].offset == 0) {
+			*bias = c->maps[i].start - (first & ~(uint64_t)0xfff);
+			return 0;
+		}
+	return -1;
+}
+
+size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
+			       const char **files, size_t max)
+{
+	size_t n = 0;
+	for (size_t fi = 0; fi < c->nfiles; fi++) {
+		int fd = file_fd(c, fi);
+		if (fd < 0) {
+			struct file *f = &c->files[fi];
+			if (!f->warned && f->core_path[0] == '/' && !(c->flags & JITMAP_CORE_NO_FILES)) {
+				warn(c, "%s (mapped by the core) cannot be opened: symbols in it are not "
+				     "found", f->path);
+				f->warned = 1;
+			}
+			continue;
+		}
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		uint64_t bias;
+		if (!elf || elf_kind(elf) != ELF_K_ELF || file_bias(c, fi, elf, &bias)) {
+			if (elf)
+				elf_end(elf);
+			continue;
+		}
+		int found = 0;
+		Elf_Scn *scn = NULL;
+		while (!found && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+				continue;
+			Elf_Data *d = elf_getdata(scn, NULL);
+			if (!d || !sh.sh_entsize)
+				continue;
+			const size_t count = d->d_size / sh.sh_entsize;
+			for (size_t i = 0; i < count && i <= INT_MAX; i++) {
+				GElf_Sym s;
+				if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+				    GELF_ST_TYPE(s.st_info) != STT_OBJECT)
+					continue;
+				const char *sn = elf_strptr(elf, sh.sh_link, s.st_name);
+				if (!sn || strcmp(sn, name))
+					continue;
+				if (n < max) {
+					out[n] = s.st_value + bias;
+					if (files)
+						files[n] = c->files[fi].path;
+				}
+				n++;
+				found = 1;
+				break;
+			}
+		}
+		elf_end(elf);
+	}
+	return n;
+}
