@@ -116,8 +116,6 @@ jitmap_jit_list *jitmap_jit_list_read(const jitmap_target *t, uint64_t descripto
 		errno = EINVAL;
 		return NULL;
 	}
-	if (order == JITMAP_ORDER_AUTO)
-		order = host_order();
 	if (!limit)
 		limit = JITMAP_JIT_LIST_LIMIT;
 
@@ -126,6 +124,16 @@ jitmap_jit_list *jitmap_jit_list_read(const jitmap_target *t, uint64_t descripto
 	if (rc) {
 		errno = -rc;
 		return NULL;
+	}
+	/* AUTO: the target's order, as its version word (always 1) says; the host's if it says
+	 * neither (and the version check below fails). */
+	if (order == JITMAP_ORDER_AUTO) {
+		if (jitmap__load(w, 4, JITMAP_ORDER_LITTLE) == 1)
+			order = JITMAP_ORDER_LITTLE;
+		else if (jitmap__load(w, 4, JITMAP_ORDER_BIG) == 1)
+			order = JITMAP_ORDER_BIG;
+		else
+			order = host_order();
 	}
 	jitmap_jit_descriptor d = {
 		.address = descriptor,

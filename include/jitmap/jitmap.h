@@ -393,8 +393,10 @@ typedef struct jitmap_jit_list jitmap_jit_list;
 #define JITMAP_JIT_LIST_LIMIT 100000
 
 /* Read the descriptor at `descriptor` and walk its list of code entries, through
- * `target->read_mem` only (read_reg is not used). Pointers are 64-bit in byte order `order`
- * (AUTO: the host's). At most `limit` entries are read (0: JITMAP_JIT_LIST_LIMIT).
+ * `target->read_mem` only (read_reg is not used). Pointers are 64-bit in byte order `order`:
+ * the target's (for a core, jitmap_core_byte_order). AUTO takes the order in which the
+ * descriptor's version word reads 1 (the host's when it reads 1 in neither). At most `limit`
+ * entries are read (0: JITMAP_JIT_LIST_LIMIT).
  *
  * Returns NULL with errno set and `*err` filled when there is no list at all: the descriptor
  * is not readable (EFAULT, or the target's code), its version is not 1 (EPROTO), ENOMEM.

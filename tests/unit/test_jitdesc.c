@@ -107,6 +107,48 @@ static void test_list_empty(void **state)
 	jitmap_jit_list_free(NULL);
 }
 
+/* -- The target's byte order, from the descriptor when the caller says AUTO -- */
+
+static void test_list_auto_order(void **state)
+{
+	(void)state;
+	for (int order = JITMAP_ORDER_LITTLE; order <= JITMAP_ORDER_BIG; order++) {
+		struct mem m;
+		make_list(&m, order, 3);
+		const jitmap_target t = {.ctx = &m, .read_mem = mem_read};
+		jitmap_error err;
+		jitmap_jit_list *l = jitmap_jit_list_read(&t, DESC, JITMAP_ORDER_AUTO, 0, &err);
+		if (!l)
+			fail_msg("order %d: %s", order, err.reason);
+		assert_int_equal(jitmap_jit_list_status(l)->code, 0);
+		assert_int_equal(jitmap_jit_list_count(l), 3);
+		assert_int_equal(jitmap_jit_list_descriptor(l)->first_entry, ENTRY(0));
+		for (unsigned i = 0; i < 3; i++) {
+			const jitmap_jit_code *c = jitmap_jit_list_code(l, i);
+			assert_int_equal(c->entry, ENTRY(i));
+			assert_int_equal(c->symfile_addr, 0x9000 + 0x100 * i);
+			assert_int_equal(c->symfile_size, 100 + i);
+		}
+		jitmap_jit_list_free(l);
+
+		/* The wrong order, given explicitly, is not second-guessed: version 1 misread. */
+		const jitmap_byte_order wrong = order == JITMAP_ORDER_BIG ? JITMAP_ORDER_LITTLE
+									  : JITMAP_ORDER_BIG;
+		assert_null(jitmap_jit_list_read(&t, DESC, wrong, 0, &err));
+		assert_int_equal(err.code, -EPROTO);
+		assert_contains(err.reason, "has version 16777216");
+	}
+	/* A version word that reads 1 in neither order: no list, under AUTO too. */
+	struct mem m;
+	make_list(&m, JITMAP_ORDER_BIG, 1);
+	put(&m, DESC, 0x01000001, 4);
+	const jitmap_target t = {.ctx = &m, .read_mem = mem_read};
+	jitmap_error err;
+	assert_null(jitmap_jit_list_read(&t, DESC, JITMAP_ORDER_AUTO, 0, &err));
+	assert_int_equal(err.code, -EPROTO);
+	assert_contains(err.reason, "has version 16777217");
+}
+
 /* -- No list at all -- */
 
 static void test_no_list(void **state)
@@ -291,6 +333,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_list_ok),
 		cmocka_unit_test(test_list_empty),
+		cmocka_unit_test(test_list_auto_order),
 		cmocka_unit_test(test_no_list),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_long_lists),
