@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# core.sh JITMAP_DUMP OUTDIR: jitmap-dump on core files, and --exe (issue 10, defect 3).
+#
+# core_prog.c (an empty JIT descriptor in its own executable, then abort) is compiled, run
+# through a symbolic link with cores enabled, and its core read:
+#   plain:   the descriptor is found in the executable the core names, with no warning;
+#   symlink: --exe naming the link finds the same (no "the core maps no file named" warning);
+#   moved:   with the executable moved and renamed, jitmap-dump alone finds nothing, and --exe
+#            naming the new place matches by build ID (read from the core's copy of the first
+#            page: the file the core names is gone);
+#   other:   --exe naming another program warns that the core maps no such file.
+# When lli-14 is installed, a core of lli-14 (a symbolic link to llvm-14's lli) running an IR
+# program that aborts is read with --exe=/usr/bin/lli-14 (the case the issue reports).
+# Prints one line per case and "differential-core: N passed, M failed, K skipped"; exits 77
+# when no core can be made (core_pattern pipes cores elsewhere, no C compiler).
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 JITMAP_DUMP OUTDIR" >&2; exit 2; }
+dump=$1
+out=$2
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cc=${CC:-cc}
+passed=0 failed=0 skipped=0
+pass() { passed=$((passed + 1)); echo "PASS $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | head -n 20; }
+skip() { skipped=$((skipped + 1)); echo "SKIP $1 ($2)"; }
+
+case $(cat /proc/sys/kernel/core_pattern 2>/dev/null) in
+'|'*) echo "differential-core: skipped (core_pattern pipes cores elsewhere)"; exit 77 ;;
+esac
+command -v "$cc" >/dev/null || { echo "differential-core: skipped (no $cc)"; exit 77; }
+
+rm -rf "$out"
+mkdir -p "$out/orig" "$out/link" "$out/run"
+out=$(cd "$out" && pwd -P)
+
+# make_core DIR CMD...: run CMD in DIR with cores enabled; prints the core's path.
+make_core() {
+	local dir=$1
+	shift
+	{ (cd "$dir" && ulimit -c unlimited && exec "$@" >"$dir/out.txt" 2>&1); } 2>/dev/null
+	find "$dir" -maxdepth 1 -type f \( -name core -o -name 'core.*' \) | head -n 1
+}
+
+"$cc" -O1 -Wl,--build-id -o "$out/orig/jitmap-core-prog" "$here/core_prog.c" || {
+	echo "differential-core: skipped ($cc failed)"; exit 77; }
+ln -s ../orig/jitmap-core-prog "$out/link/prog-link"
+core=$(make_core "$out/run" "$out/link/prog-link")
+[ -n "$core" ] || { echo "differential-core: skipped (no core written in $out/run)"; exit 77; }
+
+# run NAME ARGS...: jitmap-dump ARGS "$core" into $out/NAME.{txt,err,rc}.
+run() {
+	local name=$1
+	shift
+	"$dump" "$@" "$core" >"$out/$name.txt" 2>"$out/$name.err"
+	echo $? >"$out/$name.rc"
+}
+
+desc_in() { grep -Eq "^JIT descriptor at 0x[0-9a-f]+ in $1: 0 entries$" "$2"; }
+
+run plain
+if [ "$(cat "$out/plain.rc")" = 0 ] && ! grep -q warning "$out/plain.err" &&
+	desc_in "$out/orig/jitmap-core-prog" "$out/plain.txt"; then
+	pass "plain: the descriptor in the executable the core names"
+else fail "plain: exit $(cat "$out/plain.rc")" "$out/plain.err"; fi
+
+run symlink --exe="$out/link/prog-link"
+if [ "$(cat "$out/symlink.rc")" = 0 ] && ! grep -q warning "$out/symlink.err" &&
+	desc_in "$out/link/prog-link" "$out/symlink.txt"; then
+	pass "symlink: --exe naming a link to the executable, no warning"
+else fail "symlink: exit $(cat "$out/symlink.rc")" "$out/symlink.err"; fi
+
+mv "$out/orig" "$out/moved"
+mv "$out/moved/jitmap-core-prog" "$out/moved/renamed"
+run moved-alone
+if [ "$(cat "$out/moved-alone.rc")" = 1 ] && grep -q "no __jit_debug_descriptor" "$out/moved-alone.err"; then
+	pass "moved: without --exe, no descriptor (control)"
+else fail "moved: without --exe: exit $(cat "$out/moved-alone.rc")" "$out/moved-alone.err"; fi
+run moved --exe="$out/moved/renamed"
+if [ "$(cat "$out/moved.rc")" = 0 ] && ! grep -q "no file named\|build ID differs" "$out/moved.err" &&
+	desc_in "$out/moved/renamed" "$out/moved.txt"; then
+	pass "moved: --exe naming a moved, renamed executable matches by build ID"
+else fail "moved: exit $(cat "$out/moved.rc")" "$out/moved.err"; fi
+
+other=$(command -v true)
+run other --exe="$other"
+if grep -q "the core maps no file named true" "$out/other.err"; then
+	pass "other: --exe naming another program warns"
+else fail "other: exit $(cat "$out/other.rc")" "$out/other.err"; fi
+
+# lli-14 through its link in /usr/bin.
+lli=/usr/bin/lli-14
+if [ -L "$lli" ] && [ -x "$lli" ]; then
+	mkdir -p "$out/lli"
+	printf 'declare void @abort()\ndefine i32 @main() {\n  call void @abort()\n  ret i32 0\n}\n' \
+		>"$out/lli/abort.ll"
+	core=$(make_core "$out/lli" "$lli" -jit-kind=mcjit "$out/lli/abort.ll")
+	if [ -z "$core" ]; then
+		skip "lli-14" "no core written"
+	else
+		run lli --exe="$lli"
+		if grep -q "JIT descriptor at 0x" "$out/lli.txt" && ! grep -q "no file named" "$out/lli.err"; then
+			pass "lli-14: --exe=$lli (a link to $(readlink -f "$lli")), no warning"
+		else fail "lli-14: exit $(cat "$out/lli.rc")" "$out/lli.err"; fi
+		rm -f "$core"
+	fi
+else
+	skip "lli-14" "$lli is not installed as a link"
+fi
+
+echo "differential-core: $passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]
