@@ -7,7 +7,8 @@
  *                 "LLVM StackMap Version:" on (readobj itself prints only the first blob).
  * Core files: every stackmap registered through the GDB JIT interface in the dumped process,
  * found by walking __jit_debug_descriptor in the core's memory (symbols from the files the
- * core's NT_FILE note names, or --exe) and reading each entry's live .llvm_stackmaps.
+ * core's NT_FILE note names, or --exe) and reading each entry's live .llvm_stackmaps, all
+ * in the core's byte order. The core itself is read by libjitmap (jitmap/core.h).
  * Exit status: 0 when every input was valid, 1 when any was malformed or unreadable, 2 on
  * usage errors.
  */
@@ -54,7 +55,7 @@ static const char usage_text[] =
 	"  --arch=ARCH         x86-64, aarch64, ppc64, s390x or riscv64, for register names\n"
 	"                      in raw sections (ELF files say their own)\n"
 	"  --exe=FILE          for core files: the program's executable, when it is no longer\n"
-	"                      where the core says (its base name must match)\n"
+	"                      where the core says (matched by build ID, real path or name)\n"
 	"  -h, --help          show this help and exit\n"
 	"  -V, --version       show the version and exit\n"
 	"\n"
