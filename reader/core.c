@@ -820,6 +820,10 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 		return open_fail(c, err, -EINVAL, eh.e_phoff,
 				 "%zu program headers at offset 0x%" PRIx64 " do not fit in the file",
 				 nph, (uint64_t)eh.e_phoff);
+	/* libelf counts only the headers that fit in the file. */
+	if (eh.e_phnum != PN_XNUM && nph < eh.e_phnum)
+		warn(c, "the core is truncated: %zu of its %u program headers are there", nph,
+		     (unsigned)eh.e_phnum);
 	c->segs = calloc(nph ? nph : 1, sizeof(*c->segs));
 	struct seg *notes = calloc(nph ? nph : 1, sizeof(*notes));
 	size_t nnotes = 0, bad = 0, truncated = 0;

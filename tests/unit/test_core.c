@@ -1,0 +1,938 @@
+/* test_core.c: jitmap_core_open on synthetic cores (core_builder: x86-64 and AArch64 little
+ * endian, s390x big endian) and on a real core the kernel writes for a child of this test.
+ *
+ * Synthetic cores check every accessor against what the builder wrote: registers by DWARF
+ * number, the auxiliary vector, NT_FILE mappings, memory reads across segment edges and into
+ * mapped files (through a sysroot), a JIT descriptor list read in the core's byte order. The
+ * hostile table breaks one thing at a time (notes with huge sizes, NT_FILE counts beyond the
+ * note, overlapping segments, contents past the end of the file, truncation) and pins the
+ * outcome: a failure with its reason, or a core that still opens with a warning.
+ */
+#define _GNU_SOURCE
+#include "unit.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core_builder.h"
+#include "jitmap/core.h"
+
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+
+/* -- A synthetic process -- */
+
+#define SEG_A UINT64_C(0x10000) /* 0x1000 bytes, all dumped */
+#define SEG_B UINT64_C(0x11000) /* adjacent to A: 0x1000 bytes, the first 0x800 dumped */
+#define SEG_C UINT64_C(0x20000) /* a JIT descriptor and two entries */
+#define MAP_LIB UINT64_C(0x11000) /* NT_FILE: [0x11000, 0x13000) from lib.bin at offset 0 */
+#define MAP_OTHER UINT64_C(0x30000) /* [0x30000, 0x32000) from other, at page 2 */
+#define TID 4242
+#define AT_PAGESZ_ 6
+#define AT_ENTRY_ 9
+
+static uint8_t seg_a[0x1000], seg_b[0x800], seg_c[0x100];
+static uint8_t lib_bytes[0x2000];
+
+static uint8_t pattern_a(size_t i) { return (uint8_t)(i * 7 + 1); }
+static uint8_t pattern_b(size_t i) { return (uint8_t)(i * 3 + 5); }
+static uint8_t pattern_lib(size_t i) { return (uint8_t)(i ^ 0x5a) + (uint8_t)(i >> 8); }
+
+/* The value the builder gives register slot `k` of pr_reg. */
+static uint64_t reg_value(size_t k) { return UINT64_C(0x1000) + k; }
+
+struct arch_case {
+	const char *name;
+	unsigned machine;
+	jitmap_byte_order order;
+	jitmap_arch arch;
+};
+
+static const struct arch_case arches[] = {
+	{"x86-64", EM_X86_64, JITMAP_ORDER_LITTLE, JITMAP_ARCH_X86_64},
+	{"aarch64", EM_AARCH64, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64},
+	{"s390x", EM_S390, JITMAP_ORDER_BIG, JITMAP_ARCH_S390X},
+};
+
+/* pr_reg for `machine`, as the kernel lays it out; returns its size. */
+static size_t make_regs(const core_builder *b, uint8_t *r)
+{
+	size_t k;
+	switch (b->machine) {
+	case EM_X86_64: /* 27 slots of user_regs_struct */
+		for (k = 0; k < 27; k++)
+			cb_put(b, r + 8 * k, reg_value(k), 8);
+		return 27 * 8;
+	case EM_AARCH64: /* regs[31], sp, pc, pstate */
+		for (k = 0; k < 34; k++)
+			cb_put(b, r + 8 * k, reg_value(k), 8);
+		return 34 * 8;
+	case EM_S390: /* psw mask, psw addr, gprs[16], acrs[16] of 4 bytes, orig_gpr2 */
+		for (k = 0; k < 18; k++)
+			cb_put(b, r + 8 * k, reg_value(k), 8);
+		for (k = 0; k < 16; k++)
+			cb_put(b, r + 144 + 4 * k, 0xa0 + k, 4);
+		cb_put(b, r + 208, 0xdead, 8);
+		return 216;
+	default:
+		return 0;
+	}
+}
+
+/* The descriptor at SEG_C and entries at SEG_C + 0x40 and + 0x60, in the core's order. */
+static void make_jit_list(const core_builder *b)
+{
+	memset(seg_c, 0, sizeof(seg_c));
+	cb_put(b, seg_c, 1, 4);
+	cb_put(b, seg_c + 4, 1, 4);
+	cb_put(b, seg_c + 8, SEG_C + 0x40, 8);
+	cb_put(b, seg_c + 16, SEG_C + 0x40, 8);
+	cb_put(b, seg_c + 0x40, SEG_C + 0x60, 8);
+	cb_put(b, seg_c + 0x50, SEG_A, 8);
+	cb_put(b, seg_c + 0x58, 0x1000, 8);
+	cb_put(b, seg_c + 0x68, SEG_C + 0x40, 8);
+	cb_put(b, seg_c + 0x70, SEG_A + 0x800, 8);
+	cb_put(b, seg_c + 0x78, 0x10, 8);
+}
+
+/* A whole process: one or two threads, auxv, NT_FILE, segments A, B, C. */
+static void make_process(core_builder *b, unsigned machine, jitmap_byte_order order,
+			 int threads)
+{
+	cb_init(b, machine, order);
+	for (size_t i = 0; i < sizeof(seg_a); i++)
+		seg_a[i] = pattern_a(i);
+	for (size_t i = 0; i < sizeof(seg_b); i++)
+		seg_b[i] = pattern_b(i);
+	make_jit_list(b);
+	uint8_t regs[512];
+	size_t n = make_regs(b, regs);
+	for (int t = 0; t < threads; t++)
+		cb_prstatus(b, TID + (uint32_t)t, t ? 0 : SIGSEGV, regs, n);
+	const uint64_t aux[] = {AT_PAGESZ_, 4096, AT_ENTRY_, SEG_A + 0x100};
+	cb_auxv(b, aux, 2);
+	/* Out of address order, to check the sorting. */
+	const uint64_t maps[][3] = {{MAP_OTHER, MAP_OTHER + 0x2000, 2}, {MAP_LIB, MAP_LIB + 0x2000, 0}};
+	const char *const paths[] = {"/jitmap-test/other", "/lib.bin"};
+	cb_file(b, 0x1000, 2, maps, paths);
+	cb_load(b, SEG_A, 0x1000, seg_a, sizeof(seg_a));
+	cb_load(b, SEG_C, sizeof(seg_c), seg_c, sizeof(seg_c));
+	cb_load(b, SEG_B, 0x1000, seg_b, sizeof(seg_b));
+}
+
+static jitmap_core *open_bytes(const uint8_t *bytes, size_t len, const jitmap_core_opts *opts)
+{
+	jitmap_error err;
+	jitmap_core *c = jitmap_core_open_memory(bytes, len, opts, &err);
+	if (!c)
+		fail_msg("open failed at offset %llu: %s", (unsigned long long)err.offset, err.reason);
+	return c;
+}
+
+static int has_warning(const jitmap_core *c, const char *needle)
+{
+	for (size_t i = 0; jitmap_core_warning(c, i); i++)
+		if (strstr(jitmap_core_warning(c, i), needle))
+			return 1;
+	return 0;
+}
+
+static void check_bytes(const uint8_t *got, size_t n, uint64_t addr)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t a = addr + i;
+		uint8_t want;
+		if (a >= SEG_A && a < SEG_A + 0x1000)
+			want = pattern_a((size_t)(a - SEG_A));
+		else if (a >= SEG_B && a < SEG_B + 0x800)
+			want = pattern_b((size_t)(a - SEG_B));
+		else
+			want = pattern_lib((size_t)(a - MAP_LIB));
+		if (got[i] != want)
+			fail_msg("byte at 0x%llx is 0x%02x, want 0x%02x", (unsigned long long)a, got[i],
+				 want);
+	}
+}
+
+/* -- Well-formed synthetic cores -- */
+
+static void check_registers(const jitmap_core *c, const struct arch_case *a)
+{
+	const jitmap_core_thread_info *t = jitmap_core_thread(c, 0);
+	uint64_t v;
+	assert_non_null(t);
+	assert_int_equal(t->tid, TID);
+	assert_int_equal(t->signal, SIGSEGV);
+	switch (a->machine) {
+	case EM_X86_64: {
+		/* DWARF number -> user_regs_struct slot. */
+		static const int slot[][2] = {{0, 10}, {1, 12}, {2, 11}, {3, 5},  {4, 13}, {5, 14},
+					      {6, 4},  {7, 19}, {8, 9},  {9, 8},  {10, 7}, {11, 6},
+					      {12, 3}, {13, 2}, {14, 1}, {15, 0}, {16, 16}, {49, 18},
+					      {50, 24}, {51, 17}, {52, 20}, {53, 23}, {54, 25},
+					      {55, 26}, {58, 21}, {59, 22}};
+		assert_int_equal(t->num_regs, ARRAY_LEN(slot));
+		for (size_t i = 0; i < ARRAY_LEN(slot); i++) {
+			assert_int_equal(jitmap_core_thread_reg(t, (unsigned)slot[i][0], &v), 0);
+			assert_int_equal(v, reg_value((size_t)slot[i][1]));
+		}
+		for (size_t i = 0; i < t->num_regs; i++) /* orig_rax is not a DWARF register */
+			assert_true(t->regs[i].value != reg_value(15));
+		assert_int_equal(jitmap_core_thread_reg(t, 17, &v), -ENOENT);
+		break;
+	}
+	case EM_AARCH64:
+		assert_int_equal(t->num_regs, 33);
+		for (unsigned r = 0; r <= 32; r++) {
+			assert_int_equal(jitmap_core_thread_reg(t, r, &v), 0);
+			assert_int_equal(v, reg_value(r));
+		}
+		assert_int_equal(jitmap_core_thread_reg(t, 33, &v), -ENOENT);
+		break;
+	case EM_S390:
+		assert_int_equal(t->num_regs, 16 + 16 + 2);
+		for (unsigned r = 0; r < 16; r++) {
+			assert_int_equal(jitmap_core_thread_reg(t, r, &v), 0);
+			assert_int_equal(v, reg_value(2 + r));
+			assert_int_equal(jitmap_core_thread_reg(t, 48 + r, &v), 0);
+			assert_int_equal(v, 0xa0 + r);
+		}
+		assert_int_equal(jitmap_core_thread_reg(t, 64, &v), 0);
+		assert_int_equal(v, reg_value(0));
+		assert_int_equal(jitmap_core_thread_reg(t, 65, &v), 0);
+		assert_int_equal(v, reg_value(1));
+		break;
+	}
+	for (size_t i = 1; i < t->num_regs; i++)
+		assert_true(t->regs[i - 1].regno < t->regs[i].regno);
+
+	/* The thread's target: registers in the core's byte order. */
+	jitmap_target tt = jitmap_core_thread_target((jitmap_core *)c, 0);
+	uint8_t buf[8], want[8];
+	char why[128] = "";
+	const unsigned sp = a->machine == EM_X86_64 ? 7 : a->machine == EM_AARCH64 ? 31 : 15;
+	assert_int_equal(jitmap_core_thread_reg(t, sp, &v), 0);
+	assert_int_equal(tt.read_reg(tt.ctx, sp, buf, 8, why, sizeof(why)), 0);
+	for (int i = 0; i < 8; i++)
+		want[i] = (uint8_t)(v >> (8 * (a->order == JITMAP_ORDER_BIG ? 7 - i : i)));
+	assert_memory_equal(buf, want, 8);
+	assert_int_equal(tt.read_reg(tt.ctx, 1000, buf, 8, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "no register 1000 for thread 4242");
+	assert_int_equal(tt.read_mem(tt.ctx, SEG_A, buf, 8, why, sizeof(why)), 0);
+	check_bytes(buf, 8, SEG_A);
+	assert_null(jitmap_core_thread_target((jitmap_core *)c, 99).read_mem);
+}
+
+static void test_synthetic(void **state)
+{
+	(void)state;
+	for (size_t ai = 0; ai < ARRAY_LEN(arches); ai++) {
+		const struct arch_case *a = &arches[ai];
+		core_builder b;
+		make_process(&b, a->machine, a->order, 2);
+		size_t len;
+		uint8_t *bytes = cb_emit(&b, &len);
+		assert_non_null(bytes);
+		const jitmap_core_opts opts = {.sz = sizeof(opts), .flags = JITMAP_CORE_NO_FILES};
+		jitmap_core *c = open_bytes(bytes, len, &opts);
+
+		assert_int_equal(jitmap_core_arch(c), a->arch);
+		assert_int_equal(jitmap_core_elf_machine(c), a->machine);
+		assert_int_equal(jitmap_core_byte_order(c), a->order);
+		if (jitmap_core_warning(c, 0))
+			fail_msg("%s: unexpected warning: %s", a->name, jitmap_core_warning(c, 0));
+
+		assert_int_equal(jitmap_core_num_threads(c), 2);
+		check_registers(c, a);
+		assert_int_equal(jitmap_core_thread(c, 1)->tid, TID + 1);
+		assert_int_equal(jitmap_core_thread(c, 1)->signal, 0);
+		assert_null(jitmap_core_thread(c, 2));
+
+		uint64_t v = 0;
+		assert_int_equal(jitmap_core_auxv(c, AT_PAGESZ_, &v), 0);
+		assert_int_equal(v, 4096);
+		assert_int_equal(jitmap_core_auxv(c, AT_ENTRY_, &v), 0);
+		assert_int_equal(v, SEG_A + 0x100);
+		assert_int_equal(jitmap_core_auxv(c, 99, &v), -ENOENT);
+		assert_int_equal(jitmap_core_auxv(c, 0, &v), -ENOENT); /* AT_NULL ends it */
+
+		assert_int_equal(jitmap_core_num_mappings(c), 2);
+		const jitmap_core_mapping_info *m = jitmap_core_mapping(c, 0);
+		assert_int_equal(m->start, MAP_LIB);
+		assert_int_equal(m->end, MAP_LIB + 0x2000);
+		assert_int_equal(m->offset, 0);
+		assert_string_equal(m->core_path, "/lib.bin");
+		m = jitmap_core_mapping(c, 1);
+		assert_int_equal(m->start, MAP_OTHER);
+		assert_int_equal(m->offset, 0x2000);
+		assert_string_equal(m->path, "/jitmap-test/other");
+		assert_null(jitmap_core_mapping(c, 2));
+
+		/* Memory: within a segment, across the A|B edge, up to B's dumped end. */
+		const jitmap_target t = jitmap_core_target(c);
+		assert_null(t.read_reg);
+		uint8_t buf[0x1800];
+		char why[128];
+		assert_int_equal(t.read_mem(t.ctx, SEG_A + 5, buf, 100, why, sizeof(why)), 0);
+		check_bytes(buf, 100, SEG_A + 5);
+		assert_int_equal(t.read_mem(t.ctx, SEG_B - 16, buf, 32, why, sizeof(why)), 0);
+		check_bytes(buf, 32, SEG_B - 16);
+		assert_int_equal(t.read_mem(t.ctx, SEG_A, buf, 0x1800, why, sizeof(why)), 0);
+		check_bytes(buf, 0x1800, SEG_A);
+		/* B's tail was not dumped, and files are not read: the first missing byte is named. */
+		assert_int_equal(t.read_mem(t.ctx, SEG_B + 0x7f8, buf, 16, why, sizeof(why)), -EFAULT);
+		assert_contains(why, "address 0x11800 is not in the core");
+		assert_int_equal(t.read_mem(t.ctx, 0x15000, buf, 1, why, sizeof(why)), -EFAULT);
+		assert_int_equal(t.read_mem(t.ctx, UINT64_MAX - 3, buf, 8, why, sizeof(why)), -EFAULT);
+		assert_contains(why, "wrap around");
+		assert_int_equal(t.read_mem(t.ctx, SEG_C + 0x100, buf, 1, why, sizeof(why)), -EFAULT);
+
+		/* The JIT list in the core's byte order, given or found (AUTO). */
+		for (int k = 0; k < 2; k++) {
+			jitmap_error err;
+			jitmap_jit_list *l = jitmap_jit_list_read(
+				&t, SEG_C, k ? JITMAP_ORDER_AUTO : jitmap_core_byte_order(c), 0, &err);
+			if (!l)
+				fail_msg("%s: %s", a->name, err.reason);
+			assert_int_equal(jitmap_jit_list_status(l)->code, 0);
+			assert_int_equal(jitmap_jit_list_count(l), 2);
+			assert_int_equal(jitmap_jit_list_code(l, 0)->symfile_addr, SEG_A);
+			assert_int_equal(jitmap_jit_list_code(l, 0)->symfile_size, 0x1000);
+			assert_int_equal(jitmap_jit_list_code(l, 1)->entry, SEG_C + 0x60);
+			assert_int_equal(jitmap_jit_list_code(l, 1)->prev, SEG_C + 0x40);
+			assert_int_equal(jitmap_jit_list_code(l, 1)->symfile_addr, SEG_A + 0x800);
+			jitmap_jit_list_free(l);
+		}
+
+		/* No file is opened with JITMAP_CORE_NO_FILES, and none is warned about. */
+		uint64_t addr;
+		assert_int_equal(jitmap_core_find_symbol(c, "__jit_debug_descriptor", &addr, NULL, 1), 0);
+		assert_null(jitmap_core_warning(c, 0));
+		jitmap_core_free(c);
+		free(bytes);
+	}
+	jitmap_core_free(NULL);
+}
+
+/* Memory the core did not dump comes from the mapped file, under a sysroot. */
+static void test_mapped_files(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/jitmap-test-core.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/lib.bin", dir);
+	for (size_t i = 0; i < sizeof(lib_bytes); i++)
+		lib_bytes[i] = pattern_lib(i);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(lib_bytes, 1, sizeof(lib_bytes), f), sizeof(lib_bytes));
+	fclose(f);
+	/* The core's own bytes for B differ from the file's: a read must take the core's. */
+	for (size_t ai = 0; ai < ARRAY_LEN(arches); ai++) {
+		core_builder b;
+		make_process(&b, arches[ai].machine, arches[ai].order, 1);
+		size_t len;
+		uint8_t *bytes = cb_emit(&b, &len);
+		assert_non_null(bytes);
+		const jitmap_core_opts opts = {.sz = sizeof(opts), .sysroot = dir};
+		jitmap_core *c = open_bytes(bytes, len, &opts);
+		assert_string_equal(jitmap_core_mapping(c, 0)->path, path);
+		assert_string_equal(jitmap_core_mapping(c, 0)->core_path, "/lib.bin");
+		const jitmap_target t = jitmap_core_target(c);
+		uint8_t buf[0x2000];
+		char why[128];
+		/* B's dumped part, its not-dumped tail (file), past B (file only), one read. */
+		assert_int_equal(t.read_mem(t.ctx, SEG_B + 0x7f0, buf, 0x20, why, sizeof(why)), 0);
+		check_bytes(buf, 0x20, SEG_B + 0x7f0);
+		assert_int_equal(t.read_mem(t.ctx, SEG_A, buf, 0x3000 - 0x1000 + 0x1000, why,
+					    sizeof(why)), 0);
+		check_bytes(buf, 0x2000, SEG_A);
+		assert_int_equal(t.read_mem(t.ctx, MAP_LIB + 0x1ff8, buf, 8, why, sizeof(why)), 0);
+		check_bytes(buf, 8, MAP_LIB + 0x1ff8);
+		/* Across the mapping's end: nothing there. */
+		assert_int_equal(t.read_mem(t.ctx, MAP_LIB + 0x1ff8, buf, 16, why, sizeof(why)), -EFAULT);
+		assert_contains(why, "address 0x13000 is not in the core or its files");
+		/* The other mapping's file does not exist: a symbol search warns once. */
+		uint64_t addr;
+		assert_int_equal(jitmap_core_find_symbol(c, "x", &addr, NULL, 1), 0);
+		assert_int_equal(jitmap_core_find_symbol(c, "x", &addr, NULL, 1), 0);
+		assert_true(has_warning(c, "/jitmap-test/other (mapped by the core) cannot be opened"));
+		assert_null(jitmap_core_warning(c, 1));
+		jitmap_core_free(c);
+
+		/* Without the sysroot, /lib.bin is not there: B's tail cannot be read. */
+		c = open_bytes(bytes, len, NULL);
+		assert_int_equal(jitmap_core_target(c).read_mem(c, SEG_B + 0x800, buf, 1, why,
+								 sizeof(why)), -EFAULT);
+		jitmap_core_free(c);
+		free(bytes);
+	}
+	unlink(path);
+	rmdir(dir);
+}
+
+/* -- Hostile cores -- */
+
+struct hostile {
+	const char *name;
+	void (*build)(core_builder *b);                 /* after make_process, before emit */
+	void (*patch)(core_builder *b, uint8_t *bytes, size_t *len); /* after emit */
+	int code;            /* of the open: 0, or the negative errno */
+	const char *message; /* in err.reason (failure) or a warning (0); NULL: no warning */
+	size_t threads, mappings;
+};
+
+static void phdr_put(core_builder *b, uint8_t *bytes, size_t i, size_t field, uint64_t v)
+{
+	cb_put(b, bytes + b->phoff + 56 * i + field, v, 8);
+}
+
+#define P_OFFSET 8
+#define P_VADDR 16
+#define P_FILESZ 32
+#define P_MEMSZ 40
+
+static void only_notes(core_builder *b)
+{
+	b->nloads = 0;
+}
+
+static void huge_namesz(core_builder *b)
+{
+	b->notes_len = 0;
+	cb_note_raw(b, 0xfffffff0u, 16, NT_PRSTATUS, "CORE", 5, "0123456789abcdef", 16);
+}
+
+static void huge_descsz(core_builder *b)
+{
+	b->notes_len = 0;
+	cb_note_raw(b, 5, 0xfffffff0u, NT_PRSTATUS, "CORE", 5, "0123456789abcdef", 16);
+}
+
+static void short_prstatus(core_builder *b)
+{
+	b->notes_len = 0;
+	uint8_t d[64] = {0};
+	cb_note(b, NT_PRSTATUS, "CORE", d, sizeof(d));
+}
+
+/* pr_reg cut after 5 registers: those 5 are kept. */
+static void cut_prstatus(core_builder *b)
+{
+	b->notes_len = 0;
+	uint8_t d[CB_PRSTATUS_REG + 40] = {0};
+	cb_note(b, NT_PRSTATUS, "CORE", d, sizeof(d));
+}
+
+static void file_count_beyond_note(core_builder *b)
+{
+	b->notes_len = 0;
+	uint8_t d[16 + 24];
+	memset(d, 0, sizeof(d));
+	cb_put(b, d, 1000000, 8); /* a million mappings in 40 bytes */
+	cb_put(b, d + 8, 4096, 8);
+	cb_note(b, NT_FILE, "CORE", d, sizeof(d));
+}
+
+static void file_count_huge(core_builder *b)
+{
+	b->notes_len = 0;
+	uint8_t d[16] = {0};
+	cb_put(b, d, UINT64_C(0x0aaaaaaaaaaaaaab), 8); /* 24 * count wraps to a small number */
+	cb_put(b, d + 8, 4096, 8);
+	cb_note(b, NT_FILE, "CORE", d, sizeof(d));
+}
+
+static void file_path_unterminated(core_builder *b)
+{
+	b->notes_len = 0;
+	uint8_t d[16 + 48 + 8];
+	memset(d, 'x', sizeof(d));
+	cb_put(b, d, 2, 8);
+	cb_put(b, d + 8, 4096, 8);
+	for (int i = 0; i < 2; i++) {
+		cb_put(b, d + 16 + 24 * i, 0x1000 * (uint64_t)(i + 1), 8);
+		cb_put(b, d + 24 + 24 * i, 0x1000 * (uint64_t)(i + 2), 8);
+		cb_put(b, d + 32 + 24 * i, 0, 8);
+	}
+	d[16 + 48 + 2] = 0; /* "xx": one path, the second runs off the note */
+	cb_note(b, NT_FILE, "CORE", d, sizeof(d));
+}
+
+static void file_bad_ranges(core_builder *b)
+{
+	b->notes_len = 0;
+	const uint64_t maps[][3] = {{0x2000, 0x1000, 0},          /* end before start */
+				    {0x3000, 0x3000, 0},          /* empty */
+				    {0x4000, 0x5000, UINT64_MAX}, /* offset past 2^64 */
+				    {0x6000, 0x7000, 1}};
+	const char *const paths[] = {"/a", "/b", "/c", "/d"};
+	cb_file(b, 4096, 4, maps, paths);
+}
+
+static void file_overlaps(core_builder *b)
+{
+	b->notes_len = 0;
+	const uint64_t maps[][3] = {{0x1000, 0x4000, 0}, {0x2000, 0x3000, 0}, {0x3000, 0x6000, 0}};
+	const char *const paths[] = {"/a", "/b", "/c"};
+	cb_file(b, 4096, 3, maps, paths);
+}
+
+static void short_auxv(core_builder *b)
+{
+	b->notes_len = 0;
+	cb_note(b, NT_AUXV, "CORE", "\x06\0\0\0\0\0\0\0\0\x10\0\0\0\0\0\0\x09", 17);
+}
+
+static void foreign_notes(core_builder *b)
+{
+	uint8_t d[400] = {0};
+	b->notes_len = 0;
+	cb_note(b, NT_PRSTATUS, "LINUX", d, sizeof(d)); /* not "CORE": ignored */
+	cb_note_raw(b, 4, sizeof(d), NT_PRSTATUS, "CORX", 4, d, sizeof(d));
+	cb_note(b, 0x12345, "CORE", d, 8);
+}
+
+static void overlapping_segments(core_builder *b)
+{
+	static uint8_t over[0x100];
+	memset(over, 0xee, sizeof(over));
+	cb_load(b, SEG_A + 0x800, sizeof(over), over, sizeof(over));
+}
+
+static void load_past_file(core_builder *b, uint8_t *bytes, size_t *len)
+{
+	(void)len;
+	phdr_put(b, bytes, 1, P_OFFSET, UINT64_MAX - 8); /* segment A's bytes: nowhere */
+}
+
+static void load_filesz_past_file(core_builder *b, uint8_t *bytes, size_t *len)
+{
+	(void)len;
+	phdr_put(b, bytes, 3, P_FILESZ, UINT64_C(1) << 40); /* B's bytes run past the end */
+	phdr_put(b, bytes, 3, P_MEMSZ, UINT64_C(1) << 40);
+}
+
+static void load_wraps(core_builder *b, uint8_t *bytes, size_t *len)
+{
+	(void)len;
+	phdr_put(b, bytes, 2, P_VADDR, UINT64_MAX - 0x10);
+}
+
+static void truncated_in_segment(core_builder *b, uint8_t *bytes, size_t *len)
+{
+	(void)bytes;
+	*len = b->load_off[2] + 0x100; /* B keeps 0x100 of its 0x800 bytes */
+}
+
+static void truncated_in_notes(core_builder *b, uint8_t *bytes, size_t *len)
+{
+	(void)bytes;
+	*len = b->notes_off + 200; /* inside the first NT_PRSTATUS */
+}
+
+static void truncated_in_phdrs(core_builder *b, uint8_t *bytes, size_t *len)
+{
+	(void)bytes;
+	*len = b->phoff + 60;
+}
+
+static void not_a_core(core_builder *b) { b->type = ET_EXEC; }
+static void elf32(core_builder *b) { b->elf_class = ELFCLASS32; }
+static void empty(core_builder *b, uint8_t *bytes, size_t *len) { (void)b, (void)bytes, *len = 0; }
+
+static void bad_data_byte(core_builder *b, uint8_t *bytes, size_t *len)
+{
+	(void)b, (void)len;
+	bytes[EI_DATA] = 7;
+}
+
+static void many_phdrs(core_builder *b, uint8_t *bytes, size_t *len)
+{
+	(void)len;
+	cb_put(b, bytes + 56, 0xfffe, 2); /* e_phnum */
+}
+
+static const struct hostile hostiles[] = {
+	{"well formed", NULL, NULL, 0, NULL, 1, 2},
+	{"no segments", only_notes, NULL, 0, NULL, 1, 2},
+	{"note with a huge namesz", huge_namesz, NULL, 0, "no NT_FILE note", 0, 0},
+	{"note with a huge descsz", huge_descsz, NULL, 0, "no NT_FILE note", 0, 0},
+	{"NT_PRSTATUS too short", short_prstatus, NULL, 0, "of 64 bytes is too short", 0, 0},
+	{"NT_PRSTATUS with 5 registers", cut_prstatus, NULL, 0, "no NT_FILE note", 1, 0},
+	{"NT_FILE count beyond the note", file_count_beyond_note, NULL, 0,
+	 "claims 1000000 mappings in 40 bytes", 0, 0},
+	{"NT_FILE count that wraps", file_count_huge, NULL, 0, "mappings in 16 bytes", 0, 0},
+	{"NT_FILE path not terminated", file_path_unterminated, NULL, 0,
+	 "path 1 of 2 is not terminated", 0, 1},
+	{"NT_FILE bad ranges", file_bad_ranges, NULL, 0, "3 mappings with an empty range", 0, 1},
+	{"NT_FILE overlaps", file_overlaps, NULL, 0, "2 NT_FILE mappings overlap", 0, 2},
+	{"NT_AUXV of 17 bytes", short_auxv, NULL, 0, "no NT_FILE note", 0, 0},
+	{"notes of other owners", foreign_notes, NULL, 0, "no NT_FILE note", 0, 0},
+	{"overlapping segments", overlapping_segments, NULL, 0, "1 PT_LOAD segment overlaps", 1, 2},
+	{"segment offset past the file", NULL, load_past_file, 0,
+	 "segment at 0x10000 has 0 of its 4096 bytes", 1, 2},
+	{"segment size past the file", NULL, load_filesz_past_file, 0, "the core is truncated", 1, 2},
+	{"segment wrapping the address space", NULL, load_wraps, 0, NULL, 1, 2},
+	{"truncated in a segment", NULL, truncated_in_segment, 0,
+	 "segment at 0x11000 has 256 of its 2048 bytes", 1, 2},
+	{"truncated in the notes", NULL, truncated_in_notes, 0, "bytes of notes at offset", 0, 0},
+	{"truncated in the program headers", NULL, truncated_in_phdrs, 0,
+	 "1 of its 4 program headers are there", 0, 0},
+	{"not a core", not_a_core, NULL, -EINVAL, "not a 64-bit core file", 0, 0},
+	{"32-bit core", elf32, NULL, -EINVAL, "not a 64-bit core file", 0, 0},
+	{"empty", NULL, empty, -EINVAL, "not an ELF file", 0, 0},
+	{"unknown byte order", NULL, bad_data_byte, -EINVAL, "not", 0, 0},
+	{"65534 program headers", NULL, many_phdrs, 0, "of its 65534 program headers are there",
+	 0, 0},
+};
+
+static void test_hostile(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_LEN(hostiles); i++) {
+		const struct hostile *h = &hostiles[i];
+		core_builder b;
+		make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+		if (h->build)
+			h->build(&b);
+		size_t len;
+		uint8_t *bytes = cb_emit(&b, &len);
+		if (!bytes)
+			fail_msg("%s: the builder failed", h->name);
+		if (h->patch)
+			h->patch(&b, bytes, &len);
+		const jitmap_core_opts opts = {.sz = sizeof(opts), .flags = JITMAP_CORE_NO_FILES};
+		jitmap_error err;
+		errno = 0;
+		jitmap_core *c = jitmap_core_open_memory(bytes, len, &opts, &err);
+		if (h->code) {
+			if (c)
+				fail_msg("%s: opened, want %d", h->name, h->code);
+			if (err.code != h->code || errno != -h->code)
+				fail_msg("%s: code %d errno %d, want %d: %s", h->name, err.code, errno,
+					 h->code, err.reason);
+			if (!strstr(err.reason, h->message))
+				fail_msg("%s: \"%s\" does not say \"%s\"", h->name, err.reason, h->message);
+			free(bytes);
+			continue;
+		}
+		if (!c)
+			fail_msg("%s: not opened: %s", h->name, err.reason);
+		if (h->message ? !has_warning(c, h->message) : jitmap_core_warning(c, 0) != NULL)
+			fail_msg("%s: warnings [%s] do not say \"%s\"", h->name,
+				 jitmap_core_warning(c, 0) ? jitmap_core_warning(c, 0) : "",
+				 h->message ? h->message : "(nothing)");
+		if (jitmap_core_num_threads(c) != h->threads ||
+		    jitmap_core_num_mappings(c) != h->mappings)
+			fail_msg("%s: %zu threads, %zu mappings, want %zu and %zu", h->name,
+				 jitmap_core_num_threads(c), jitmap_core_num_mappings(c), h->threads,
+				 h->mappings);
+		/* Whatever opened reads consistently: every byte either read or refused. */
+		const jitmap_target t = jitmap_core_target(c);
+		uint8_t buf[0x3000];
+		char why[128];
+		for (uint64_t a = SEG_A - 0x10; a < SEG_A + 0x2010; a += 0x7f8)
+			(void)t.read_mem(t.ctx, a, buf, 0x808, why, sizeof(why));
+		for (size_t k = 1; k < jitmap_core_num_mappings(c); k++)
+			assert_true(jitmap_core_mapping(c, k - 1)->end <= jitmap_core_mapping(c, k)->start);
+		jitmap_core_free(c);
+		free(bytes);
+	}
+}
+
+/* Cases whose reads the table does not pin. */
+static void test_hostile_reads(void **state)
+{
+	(void)state;
+	core_builder b;
+	uint8_t buf[0x40];
+	char why[128];
+	size_t len;
+
+	/* Overlap: A's bytes win over the later, higher segment's. */
+	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+	overlapping_segments(&b);
+	uint8_t *bytes = cb_emit(&b, &len);
+	jitmap_core *c = open_bytes(bytes, len, NULL);
+	jitmap_target t = jitmap_core_target(c);
+	assert_int_equal(t.read_mem(t.ctx, SEG_A + 0x7f0, buf, 0x20, why, sizeof(why)), 0);
+	check_bytes(buf, 0x20, SEG_A + 0x7f0);
+	jitmap_core_free(c);
+	free(bytes);
+
+	/* Truncated: B's first 0x100 bytes are there, the next are not. */
+	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+	bytes = cb_emit(&b, &len);
+	truncated_in_segment(&b, bytes, &len);
+	const jitmap_core_opts opts = {.sz = sizeof(opts), .flags = JITMAP_CORE_NO_FILES};
+	c = open_bytes(bytes, len, &opts);
+	t = jitmap_core_target(c);
+	assert_int_equal(t.read_mem(t.ctx, SEG_B + 0xf0, buf, 0x10, why, sizeof(why)), 0);
+	check_bytes(buf, 0x10, SEG_B + 0xf0);
+	assert_int_equal(t.read_mem(t.ctx, SEG_B + 0xf0, buf, 0x11, why, sizeof(why)), -EFAULT);
+	assert_contains(why, "address 0x11100 is not in the core");
+	jitmap_core_free(c);
+	free(bytes);
+
+	/* Five registers of pr_reg: r15 r14 r13 r12 rbp, nothing else. */
+	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+	cut_prstatus(&b);
+	bytes = cb_emit(&b, &len);
+	c = open_bytes(bytes, len, NULL);
+	assert_int_equal(jitmap_core_thread(c, 0)->num_regs, 5);
+	assert_int_equal(jitmap_core_thread_reg(jitmap_core_thread(c, 0), 6, NULL), 0);
+	assert_int_equal(jitmap_core_thread_reg(jitmap_core_thread(c, 0), 3, NULL), -ENOENT);
+	jitmap_core_free(c);
+	free(bytes);
+
+	/* A path that is not a core, and a directory. */
+	jitmap_error err;
+	assert_null(jitmap_core_open("/nonexistent/jitmap/core", NULL, &err));
+	assert_int_equal(err.code, -ENOENT);
+	assert_null(jitmap_core_open("/", NULL, &err));
+	assert_int_equal(err.code, -EINVAL);
+	assert_null(jitmap_core_open_memory(NULL, 10, NULL, &err));
+	assert_int_equal(err.code, -EINVAL);
+}
+
+/* -- A real core, from the kernel -- */
+
+uint64_t jitmap_test_core_marker = 1;
+
+#if defined(__x86_64__)
+#define REAL_R12 UINT64_C(0x1234567890abcdef)
+#define REAL_R14 UINT64_C(0xa5a5a5a55a5a5a5a)
+
+static const uint64_t stack_pattern[4] = {UINT64_C(0xfeedface00000001), 2, 3,
+					  UINT64_C(0xfeedface00000004)};
+
+/* In the child: known values in r12, r14 and (the address of a stack buffer) r13, then
+ * kill(getpid(), SIGABRT) by a raw syscall, so that the core holds them as they were. */
+static void __attribute__((noreturn, noinline)) die_with_registers(void)
+{
+	volatile uint64_t buf[4];
+	for (int i = 0; i < 4; i++)
+		buf[i] = stack_pattern[i];
+	jitmap_test_core_marker = UINT64_C(0x5eed5eed5eed5eed);
+	const long pid = getpid();
+	__asm__ volatile("mov %[a], %%r12\n\t"
+			 "mov %[b], %%r13\n\t"
+			 "mov %[c], %%r14\n\t"
+			 "mov $62, %%eax\n\t" /* kill */
+			 "syscall\n\t"
+			 "ud2"
+			 :
+			 : [a] "r"(REAL_R12), [b] "r"(buf), [c] "r"(REAL_R14), "D"(pid),
+			   "S"((long)SIGABRT)
+			 : "r12", "r13", "r14", "rax", "rcx", "r11", "memory");
+	__builtin_unreachable();
+}
+
+/* Makes a core of a child in `dir`; returns its path (malloc'd), or NULL (then skipped). */
+static char *make_real_core(const char *dir, pid_t *pid_out)
+{
+	char pattern[256] = "";
+	FILE *f = fopen("/proc/sys/kernel/core_pattern", "r");
+	if (f) {
+		if (!fgets(pattern, sizeof(pattern), f))
+			pattern[0] = 0;
+		fclose(f);
+	}
+	if (pattern[0] == '|' || strchr(pattern, '/'))
+		return NULL;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return NULL;
+	if (pid == 0) {
+		struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
+		if (chdir(dir) || setrlimit(RLIMIT_CORE, &rl))
+			_exit(3);
+		signal(SIGABRT, SIG_DFL);
+		die_with_registers();
+	}
+	int status;
+	if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) || !WCOREDUMP(status))
+		return NULL;
+	*pid_out = pid;
+	char *path = NULL;
+	struct stat st;
+	if (asprintf(&path, "%s/core.%d", dir, (int)pid) > 0 && !stat(path, &st))
+		return path;
+	free(path);
+	if (asprintf(&path, "%s/core", dir) > 0 && !stat(path, &st))
+		return path;
+	free(path);
+	return NULL;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+	int rc = in && out ? 0 : -1;
+	while (!rc && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		rc = fwrite(buf, 1, n, out) == n ? 0 : -1;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		rc = -1;
+	return rc;
+}
+
+static void test_real_core(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/jitmap-test-core.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	pid_t pid = 0;
+	char *core = make_real_core(dir, &pid);
+	if (!core) {
+		rmdir(dir);
+		skip();
+	}
+	jitmap_error err;
+	jitmap_core *c = jitmap_core_open(core, NULL, &err);
+	if (!c)
+		fail_msg("%s: %s", core, err.reason);
+	assert_int_equal(jitmap_core_arch(c), JITMAP_ARCH_X86_64);
+	assert_int_equal(jitmap_core_byte_order(c), JITMAP_ORDER_LITTLE);
+	assert_int_equal(jitmap_core_num_threads(c), 1);
+	const jitmap_core_thread_info *t = jitmap_core_thread(c, 0);
+	assert_int_equal(t->tid, pid);
+	assert_int_equal(t->signal, SIGABRT);
+	uint64_t v, r13, rip;
+	assert_int_equal(jitmap_core_thread_reg(t, 12, &v), 0);
+	assert_int_equal(v, REAL_R12);
+	assert_int_equal(jitmap_core_thread_reg(t, 14, &v), 0);
+	assert_int_equal(v, REAL_R14);
+	assert_int_equal(jitmap_core_thread_reg(t, 0, &v), 0);
+	assert_int_equal(v, 0); /* kill's return value */
+	assert_int_equal(jitmap_core_thread_reg(t, 13, &r13), 0);
+	assert_int_equal(jitmap_core_thread_reg(t, 16, &rip), 0);
+	assert_int_equal(jitmap_core_thread_reg(t, 7, &v), 0);
+	assert_true(v <= r13); /* the buffer is in the frame */
+
+	/* The stack (anonymous memory, dumped) and the code (a file mapping the kernel does not
+	 * dump: read from this test's executable through NT_FILE). */
+	const jitmap_target tt = jitmap_core_thread_target(c, 0);
+	uint64_t stack[4];
+	uint8_t code[4];
+	char why[128] = "";
+	assert_int_equal(tt.read_mem(tt.ctx, r13, stack, sizeof(stack), why, sizeof(why)), 0);
+	assert_memory_equal(stack, stack_pattern, sizeof(stack));
+	if (tt.read_mem(tt.ctx, rip - 2, code, 4, why, sizeof(why)))
+		fail_msg("code at 0x%llx: %s", (unsigned long long)rip - 2, why);
+	static const uint8_t syscall_ud2[4] = {0x0f, 0x05, 0x0f, 0x0b};
+	assert_memory_equal(code, syscall_ud2, 4);
+	uint8_t r12[8];
+	assert_int_equal(tt.read_reg(tt.ctx, 12, r12, 8, why, sizeof(why)), 0);
+	assert_int_equal(r12[0], REAL_R12 & 0xff);
+
+	/* The marker: found in this executable's symbols, with the child's value in the core. */
+	uint64_t addr = 0;
+	const char *file = NULL;
+	assert_int_equal(jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr, &file, 1), 1);
+	assert_int_equal(addr, (uint64_t)(uintptr_t)&jitmap_test_core_marker);
+	assert_int_equal(tt.read_mem(tt.ctx, addr, &v, 8, why, sizeof(why)), 0);
+	assert_int_equal(v, UINT64_C(0x5eed5eed5eed5eed));
+	char *self = realpath("/proc/self/exe", NULL);
+	assert_non_null(self);
+	assert_string_equal(file, self);
+
+	/* NT_FILE names this executable; auxv agrees with the kernel. */
+	int found = 0;
+	for (size_t i = 0; i < jitmap_core_num_mappings(c); i++) {
+		const jitmap_core_mapping_info *m = jitmap_core_mapping(c, i);
+		assert_true(m->start < m->end);
+		found |= !strcmp(m->core_path, self) && m->offset == 0;
+	}
+	assert_true(found);
+	assert_int_equal(jitmap_core_auxv(c, AT_PAGESZ, &v), 0);
+	assert_int_equal(v, (uint64_t)sysconf(_SC_PAGESIZE));
+	assert_int_equal(jitmap_core_auxv(c, AT_ENTRY, &v), 0);
+	if (jitmap_core_warning(c, 0))
+		fail_msg("unexpected warning: %s", jitmap_core_warning(c, 0));
+	jitmap_core_free(c);
+
+	/* --exe: a link to this executable, and a renamed copy matched by its build ID alone
+	 * (mapped files not opened, so the ID comes from the core's copy of the first page). */
+	char link[PATH_MAX], copy[PATH_MAX];
+	snprintf(link, sizeof(link), "%s/link-to-test", dir);
+	snprintf(copy, sizeof(copy), "%s/renamed-copy", dir);
+	assert_int_equal(symlink(self, link), 0);
+	assert_int_equal(copy_file(self, copy), 0);
+	const char *exes[] = {link, copy};
+	for (int k = 0; k < 2; k++) {
+		const jitmap_core_opts opts = {.sz = sizeof(opts), .exe = exes[k],
+					       .flags = k ? JITMAP_CORE_NO_FILES : 0};
+		c = jitmap_core_open(core, &opts, &err);
+		assert_non_null(c);
+		if (jitmap_core_warning(c, 0))
+			fail_msg("--exe %s: %s", exes[k], jitmap_core_warning(c, 0));
+		found = 0;
+		for (size_t i = 0; i < jitmap_core_num_mappings(c); i++) {
+			const jitmap_core_mapping_info *m = jitmap_core_mapping(c, i);
+			if (!strcmp(m->core_path, self)) {
+				assert_string_equal(m->path, exes[k]);
+				found = 1;
+			}
+		}
+		assert_true(found);
+		if (!k) {
+			assert_int_equal(jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr,
+								 &file, 1), 1);
+			assert_string_equal(file, link);
+		}
+		jitmap_core_free(c);
+	}
+	/* Another program, by name or ID: a warning. */
+	const jitmap_core_opts other = {.sz = sizeof(other), .exe = "/bin/sh"};
+	c = jitmap_core_open(core, &other, &err);
+	assert_non_null(c);
+	assert_true(has_warning(c, "--exe /bin/sh: the core maps no file named sh"));
+	jitmap_core_free(c);
+
+	/* Options of an older, smaller size: the fields past it are not read. */
+	const jitmap_core_opts small = {.sz = sizeof(size_t), .exe = "/bin/sh"};
+	c = jitmap_core_open(core, &small, &err);
+	assert_non_null(c);
+	assert_false(has_warning(c, "--exe"));
+	jitmap_core_free(c);
+
+	unlink(link);
+	unlink(copy);
+	unlink(core);
+	rmdir(dir);
+	free(core);
+	free(self);
+}
+#else
+static void test_real_core(void **state)
+{
+	(void)state;
+	skip();
+}
+#endif
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_synthetic),
+		cmocka_unit_test(test_mapped_files),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_hostile_reads),
+		cmocka_unit_test(test_real_core),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
