@@ -12,6 +12,7 @@
 #                  out near the section), each prefixed with the control byte of fuzz_cfi
 #                  (bits 0-1 0: .eh_frame, bits 2-4 architecture), plus one given as
 #                  .debug_frame (control bits 0-1 1) to exercise that reader too.
+#   OUTDIR/core/   synthetic core files (core_seeds.c): inputs of fuzz_core.
 #
 # Environment: LLC (default llc-14), OBJCOPY (default llvm-objcopy-14, else objcopy), LD
 # (default ld; the linked seeds are skipped without it).
@@ -91,9 +92,14 @@ if command -v "$ld" >/dev/null; then
     "$work/statepoints_x86_64.o" -o "$out/elf/exe_x86_64" 2>/dev/null ||
     echo "make-corpus.sh: skipped the linked executable seed" >&2
 fi
+# Core files (fuzz_core): synthetic cores written by core_seeds.c through libelf.
+mkdir -p "$out/core"
+${CC:-cc} -O1 -Wl,--build-id -I"$here/../unit" -I"$here/../../include" -o "$work/core_seeds" \
+  "$here/core_seeds.c" "$here/../unit/core_builder.c" -lelf
+"$work/core_seeds" "$out/core" >/dev/null
 # The same CIE/FDE bytes read as .debug_frame (CIE id 0 there is an FDE: most are rejected,
 # which is the point).
 { ctl $(((X86_64 << 2) | 1)); cat "$work/stackmaps_x86_64.eh"; } >"$out/cfi/as_debug_frame_x86_64"
 rm -rf "$work"
 echo "make-corpus.sh: $(ls "$out/parse" | wc -l) parse seeds, $(ls "$out/elf" | wc -l) ELF seeds," \
-  "$(ls "$out/cfi" | wc -l) CFI seeds in $out"
+  "$(ls "$out/cfi" | wc -l) CFI seeds, $(ls "$out/core" | wc -l) core seeds in $out"

@@ -57,5 +57,6 @@ run_target() { # NAME SEED-SUBDIR
 run_target fuzz_parse parse
 run_target fuzz_elf elf
 run_target fuzz_cfi cfi
+run_target fuzz_core core
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]
