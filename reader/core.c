@@ -51,6 +51,9 @@ struct file {
 	int fd;          /* -1 until opened; -2 when it cannot be */
 	int warned;
 	uint64_t size;
+	int has_bias;    /* placed by the dynamic linker's list, not by NT_FILE */
+	uint64_t bias;
+	int given;       /* the caller's --exe: opened even with JITMAP_CORE_NO_FILES */
 };
 
 struct thread {
@@ -267,7 +270,7 @@ static size_t file_index(jitmap_core *c, const char *path)
 		free(read_path);
 		return SIZE_MAX;
 	}
-	c->files[c->nfiles] = (struct file){read_path, copy, -1, 0, 0};
+	c->files[c->nfiles] = (struct file){read_path, copy, -1, 0, 0, 0, 0, 0};
 	return c->nfiles++;
 }
 
@@ -503,7 +506,7 @@ static int file_fd(jitmap_core *c, size_t i)
 	if (f->fd != -1)
 		return f->fd;
 	f->fd = -2;
-	if (c->flags & JITMAP_CORE_NO_FILES)
+	if ((c->flags & JITMAP_CORE_NO_FILES) && !f->given)
 		return f->fd;
 	/* Regular files only: a path in a core may name a FIFO or a device. */
 	struct stat st;
@@ -721,6 +724,7 @@ static int replace_file(jitmap_core *c, size_t fi, const char *exe)
 		return -ENOMEM;
 	free(c->files[fi].path);
 	c->files[fi].path = copy;
+	c->files[fi].given = 1;
 	return 0;
 }
 
@@ -762,6 +766,206 @@ static int match_exe(jitmap_core *c, const char *exe)
 	}
 	free(real);
 	return rc;
+}
+
+/* -- Cores without NT_FILE: the files from --exe and the dynamic linker's list -- */
+
+#define MAX_LINK_MAP 4096 /* entries of the dynamic linker's list walked */
+#define MAX_NAME 4096     /* bytes of a library's name */
+
+/* Add a mapping of `len` bytes at `start`, file offset `offset`, for file `fi`. */
+static int add_map(jitmap_core *c, uint64_t start, uint64_t len, uint64_t offset, size_t fi)
+{
+	if (!len || start > UINT64_MAX - len || c->nmaps >= MAX_MAPS)
+		return 0;
+	jitmap_core_mapping_info *m = realloc(c->maps, (c->nmaps + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	c->maps = m;
+	size_t *f = realloc(c->map_file, (c->nmaps + 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	c->map_file = f;
+	c->maps[c->nmaps] = (jitmap_core_mapping_info){start, start + len, offset, NULL, NULL};
+	c->map_file[c->nmaps++] = fi;
+	return 0;
+}
+
+/* Map file `fi` (open as `elf`) at `bias`: one mapping per PT_LOAD, for its file bytes. */
+static int place_file(jitmap_core *c, size_t fi, Elf *elf, uint64_t bias)
+{
+	size_t nph;
+	c->files[fi].has_bias = 1;
+	c->files[fi].bias = bias;
+	if (elf_getphdrnum(elf, &nph))
+		return 0;
+	for (size_t i = 0; i < nph && i < 4096; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		int rc = add_map(c, bias + ph.p_vaddr, ph.p_filesz, ph.p_offset, fi);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int place_named(jitmap_core *c, const char *name, uint64_t bias)
+{
+	size_t fi = file_index(c, name);
+	if (fi == SIZE_MAX)
+		return -ENOMEM;
+	if (c->files[fi].has_bias)
+		return 0; /* listed twice */
+	int fd = file_fd(c, fi);
+	if (fd < 0) {
+		c->files[fi].has_bias = 1; /* find_symbol warns that it cannot be opened */
+		c->files[fi].bias = bias;
+		return 0;
+	}
+	int rc = 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		rc = place_file(c, fi, elf, bias);
+	elf_end(elf);
+	return rc;
+}
+
+/* The value of tag DT_DEBUG in the dynamic section of `len` bytes at `addr` in the core's
+ * memory (converted by libelf); 0 if none. */
+static uint64_t dt_debug(jitmap_core *c, uint64_t addr, uint64_t len)
+{
+	if (len > 64 * 1024)
+		len = 64 * 1024;
+	len -= len % sizeof(Elf64_Dyn);
+	uint8_t *raw = malloc(len ? len : 1);
+	Elf64_Dyn *dyn = malloc(len ? len : 1);
+	uint64_t v = 0;
+	if (raw && dyn && len && !core_read(c, addr, raw, (size_t)len, 1, NULL, 0)) {
+		Elf_Data src = {.d_buf = raw, .d_type = ELF_T_DYN, .d_size = len,
+				.d_version = EV_CURRENT};
+		Elf_Data dst = {.d_buf = dyn, .d_type = ELF_T_DYN, .d_size = len,
+				.d_version = EV_CURRENT};
+		const unsigned enc = c->order == JITMAP_ORDER_BIG ? ELFDATA2MSB : ELFDATA2LSB;
+		if (gelf_xlatetom(c->elf, &dst, &src, enc))
+			for (size_t i = 0; i < dst.d_size / sizeof(*dyn) && dyn[i].d_tag != DT_NULL; i++)
+				if (dyn[i].d_tag == DT_DEBUG) {
+					v = dyn[i].d_un.d_val;
+					break;
+				}
+	}
+	free(raw);
+	free(dyn);
+	return v;
+}
+
+/* A NUL-terminated string at `addr` in the core's memory, or NULL. */
+static char *read_string(jitmap_core *c, uint64_t addr)
+{
+	char *s = malloc(MAX_NAME);
+	if (!s)
+		return NULL;
+	for (size_t n = 0; n < MAX_NAME; n += 64) {
+		size_t chunk = 64;
+		/* Byte by byte near the end of what is readable. */
+		if (core_read(c, addr + n, s + n, chunk, 1, NULL, 0)) {
+			for (chunk = 0; chunk < 64; chunk++)
+				if (core_read(c, addr + n + chunk, s + n + chunk, 1, 1, NULL, 0))
+					break;
+		}
+		char *nul = memchr(s + n, 0, chunk);
+		if (nul)
+			return s;
+		if (chunk < 64)
+			break;
+	}
+	free(s);
+	return NULL;
+}
+
+/* glibc's struct r_debug {int r_version; struct link_map *r_map; ...} and struct link_map
+ * {l_addr, l_name, l_ld, l_next, l_prev} of 64-bit targets (<link.h>). */
+#define R_MAP 8
+#define L_ADDR 0
+#define L_NAME 8
+#define L_NEXT 24
+
+/* The executable `exe`, placed by the auxiliary vector (AT_PHDR, else AT_ENTRY), then every
+ * library of the dynamic linker's list (DT_DEBUG -> r_debug -> link_map) placed at its
+ * l_addr. For cores that carry no NT_FILE note (those qemu-user writes). */
+static int files_from_exe(jitmap_core *c, const char *exe)
+{
+	size_t fi = file_index(c, exe);
+	if (fi == SIZE_MAX)
+		return -ENOMEM;
+	free(c->files[fi].path);
+	if (!(c->files[fi].path = strdup(exe))) /* no sysroot: --exe is a path on this host */
+		return -ENOMEM;
+	c->files[fi].given = 1;
+	int fd = file_fd(c, fi);
+	if (fd < 0) {
+		warn(c, "--exe %s cannot be opened", exe);
+		return 0;
+	}
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	size_t nph = 0;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getphdrnum(elf, &nph)) {
+		warn(c, "--exe %s is not an ELF file", exe);
+		elf_end(elf);
+		return 0;
+	}
+	uint64_t phdr = UINT64_MAX, dyn = 0, dyn_size = 0, at, bias = 0;
+	for (size_t i = 0; i < nph && i < 4096; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_PHDR)
+			phdr = ph.p_vaddr;
+		else if (ph.p_type == PT_DYNAMIC)
+			dyn = ph.p_vaddr, dyn_size = ph.p_memsz;
+	}
+	const char *how = NULL;
+	if (phdr != UINT64_MAX && !jitmap_core_auxv(c, AT_PHDR, &at))
+		bias = at - phdr, how = "AT_PHDR";
+	else if (!jitmap_core_auxv(c, AT_ENTRY, &at))
+		bias = at - eh.e_entry, how = "AT_ENTRY";
+	else if (eh.e_type == ET_EXEC)
+		how = "its fixed addresses";
+	if (!how) {
+		warn(c, "--exe %s: the core says neither where it is mapped (NT_FILE) nor where it "
+		     "starts (AT_PHDR, AT_ENTRY)", exe);
+		elf_end(elf);
+		return 0;
+	}
+	int rc = place_file(c, fi, elf, bias);
+	elf_end(elf);
+	if (rc)
+		return rc;
+	size_t libs = 0;
+	uint64_t debug = dyn ? dt_debug(c, bias + dyn, dyn_size) : 0, map = 0;
+	uint8_t w[32];
+	if (debug && !core_read(c, debug + R_MAP, w, 8, 1, NULL, 0))
+		map = jitmap__load(w, 8, c->order);
+	for (size_t n = 0; map && n < MAX_LINK_MAP; n++) {
+		if (core_read(c, map, w, 32, 1, NULL, 0))
+			break;
+		const uint64_t l_addr = jitmap__load(w + L_ADDR, 8, c->order);
+		const uint64_t l_name = jitmap__load(w + L_NAME, 8, c->order);
+		map = jitmap__load(w + L_NEXT, 8, c->order);
+		char *name = l_name ? read_string(c, l_name) : NULL;
+		if (name && name[0] == '/') { /* not the executable (""), nor the vDSO */
+			rc = place_named(c, name, l_addr);
+			libs++;
+		}
+		free(name);
+		if (rc)
+			return rc;
+	}
+	warn(c, "the core has no NT_FILE note: %s placed by %s, and %zu librar%s from the "
+	     "dynamic linker's list", exe, how, libs, libs == 1 ? "y" : "ies");
+	return 0;
 }
 
 /* -- Opening -- */
@@ -871,11 +1075,14 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 		}
 	}
 	free(notes);
+	if (!c->have_file_note && exe && files_from_exe(c, exe))
+		return open_fail(c, err, -ENOMEM, 0, "out of memory");
 	if (sort_maps(c))
 		return open_fail(c, err, -ENOMEM, 0, "out of memory");
-	if (!c->have_file_note)
-		warn(c, "the core has no NT_FILE note: symbols cannot be found in the mapped files");
-	if (exe && match_exe(c, exe))
+	if (!c->have_file_note && !exe)
+		warn(c, "the core has no NT_FILE note: symbols cannot be found in the mapped files "
+		     "(give the executable with --exe)");
+	if (c->have_file_note && exe && match_exe(c, exe))
 		return open_fail(c, err, -ENOMEM, 0, "out of memory");
 	link_maps(c);
 	return c;
@@ -1032,6 +1239,10 @@ jitmap_target jitmap_core_thread_target(jitmap_core *c, size_t i)
  * wants to be (0 for a fixed-address executable). */
 static int file_bias(jitmap_core *c, size_t fi, Elf *elf, uint64_t *bias)
 {
+	if (c->files[fi].has_bias) {
+		*bias = c->files[fi].bias;
+		return 0;
+	}
 	GElf_Ehdr eh;
 	if (!gelf_getehdr(elf, &eh))
 		return -1;

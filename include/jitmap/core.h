@@ -33,7 +33,10 @@ typedef struct jitmap_core_opts {
 	 * mapped file that has its build ID (NT_GNU_BUILD_ID, read from the core's copy of the
 	 * mapping's first page or from the mapped file), else the one with its real path (links
 	 * resolved), else the one with its base name (or its real path's base name). A warning
-	 * says when none matches. NULL: none. */
+	 * says when none matches. In a core without NT_FILE (qemu-user writes those), the
+	 * executable is placed by the auxiliary vector (AT_PHDR, else AT_ENTRY) and the shared
+	 * libraries by the dynamic linker's list in the core's memory (DT_DEBUG, r_debug,
+	 * link_map). This file is opened even with JITMAP_CORE_NO_FILES. NULL: none. */
 	const char *exe;
 	/* Mapped files are looked up under this directory (as GDB's `set sysroot`); NULL: "/". */
 	const char *sysroot;

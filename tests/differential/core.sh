@@ -8,6 +8,8 @@
 #   moved:   with the executable moved and renamed, jitmap-dump alone finds nothing, and --exe
 #            naming the new place matches by build ID (read from the core's copy of the first
 #            page: the file the core names is gone);
+#   nofile:  the core with its NT_FILE note renamed (as qemu-user writes cores): --exe naming
+#            the moved executable is placed by the auxiliary vector;
 #   other:   --exe naming another program warns that the core maps no such file.
 # When lli-14 is installed, a core of lli-14 (a symbolic link to llvm-14's lli) running an IR
 # program that aborts is read with --exe=/usr/bin/lli-14 (the case the issue reports).
@@ -80,6 +82,29 @@ if [ "$(cat "$out/moved.rc")" = 0 ] && ! grep -q "no file named\|build ID differ
 	desc_in "$out/moved/renamed" "$out/moved.txt"; then
 	pass "moved: --exe naming a moved, renamed executable matches by build ID"
 else fail "moved: exit $(cat "$out/moved.rc")" "$out/moved.err"; fi
+
+# nofile: the same core without its NT_FILE note (as qemu-user writes cores): --exe is placed
+# by the auxiliary vector.
+if command -v python3 >/dev/null; then
+	python3 - "$core" "$out/run/core-nofile" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.find(bytes([0x45, 0x4c, 0x49, 0x46]) + b"CORE\0")  # NT_FILE's type, then its name
+assert i > 0
+b[i] = 0x46
+open(sys.argv[2], "wb").write(b)
+PY
+	saved=$core
+	core=$out/run/core-nofile
+	run nofile --exe="$out/moved/renamed"
+	if [ "$(cat "$out/nofile.rc")" = 0 ] && grep -q "no NT_FILE note: .* placed by AT_PHDR" "$out/nofile.err" &&
+		desc_in "$out/moved/renamed" "$out/nofile.txt"; then
+		pass "nofile: a core without NT_FILE, --exe placed by the auxiliary vector"
+	else fail "nofile: exit $(cat "$out/nofile.rc")" "$out/nofile.err"; fi
+	core=$saved
+else
+	skip "nofile" "no python3"
+fi
 
 other=$(command -v true)
 run other --exe="$other"

@@ -910,6 +910,53 @@ static void test_real_core(void **state)
 	assert_false(has_warning(c, "--exe"));
 	jitmap_core_free(c);
 
+	/* The same core without its NT_FILE note (as qemu-user writes them): --exe placed by the
+	 * auxiliary vector, the libraries by the dynamic linker's list in the core's memory. */
+	FILE *f = fopen(core, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	const size_t len = (size_t)ftell(f);
+	uint8_t *bytes = malloc(len);
+	assert_non_null(bytes);
+	rewind(f);
+	assert_int_equal(fread(bytes, 1, len, f), len);
+	fclose(f);
+	size_t at;
+	static const uint8_t nt_file[] = {0x45, 0x4c, 0x49, 0x46, 'C', 'O', 'R', 'E', 0};
+	for (at = 0; at + sizeof(nt_file) <= len && memcmp(bytes + at, nt_file, sizeof(nt_file)); at++)
+		;
+	assert_true(at + sizeof(nt_file) <= len);
+	bytes[at] = 0x46; /* another note type */
+	c = open_bytes(bytes, len, NULL);
+	assert_int_equal(jitmap_core_num_mappings(c), 0);
+	assert_int_equal(jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr, NULL, 1), 0);
+	assert_true(has_warning(c, "no NT_FILE note: symbols cannot be found"));
+	jitmap_core_free(c);
+	for (int k = 0; k < 2; k++) {
+		const jitmap_core_opts opts = {.sz = sizeof(opts), .exe = self,
+					       .flags = k ? JITMAP_CORE_NO_FILES : 0};
+		c = open_bytes(bytes, len, &opts);
+		assert_true(has_warning(c, "no NT_FILE note"));
+		assert_true(has_warning(c, "placed by AT_PHDR"));
+		int libc = 0, exe = 0;
+		for (size_t i = 0; i < jitmap_core_num_mappings(c); i++) {
+			const jitmap_core_mapping_info *m = jitmap_core_mapping(c, i);
+			libc |= strstr(m->core_path, "/libc.so") != NULL;
+			exe |= !strcmp(m->path, self);
+		}
+		assert_true(exe);
+		assert_int_equal(libc, !k); /* libraries are not opened with NO_FILES */
+		assert_int_equal(jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr, &file,
+							 1), 1);
+		assert_int_equal(addr, (uint64_t)(uintptr_t)&jitmap_test_core_marker);
+		assert_string_equal(file, self);
+		const jitmap_target t2 = jitmap_core_target(c);
+		assert_int_equal(t2.read_mem(t2.ctx, rip - 2, code, 4, why, sizeof(why)), 0);
+		assert_memory_equal(code, syscall_ud2, 4);
+		jitmap_core_free(c);
+	}
+	free(bytes);
+
 	unlink(link);
 	unlink(copy);
 	unlink(core);
