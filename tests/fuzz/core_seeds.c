@@ -2,7 +2,8 @@
  * it). Each seed is a small process: threads with registers, an auxiliary vector, NT_FILE
  * mappings, the first page of ELF (default: this program, for its build ID) dumped at a
  * mapping's start, two adjacent segments and a JIT descriptor with two entries; for x86-64 and
- * AArch64 little endian, s390x big endian; plus variants with broken notes. The last byte of
+ * AArch64 little endian, s390x big endian; plus variants with broken notes and one without
+ * NT_FILE. The last byte of
  * every seed is 0x01 or 0x00: fuzz_core gives --exe when it is odd. */
 #include <elf.h>
 #include <stdio.h>
@@ -34,7 +35,8 @@ static void make(core_builder *b, unsigned machine, jitmap_byte_order order, int
 	const uint64_t maps[][3] = {{0x400000, 0x402000, 0}, {0x500000, 0x501000, 1},
 				    {0x401000, 0x403000, variant == 2 ? UINT64_MAX : 0}};
 	const char *const paths[] = {"/bin/prog", "/lib/libx.so", "/bin/prog"};
-	cb_file(b, 4096, variant == 3 ? 2 : 3, maps, paths);
+	if (variant != 5)
+		cb_file(b, 4096, variant == 3 ? 2 : 3, maps, paths);
 	memset(jit, 0, sizeof(jit));
 	cb_put(b, jit, 1, 4);
 	cb_put(b, jit + 8, 0x20040, 8);
@@ -71,10 +73,10 @@ int main(int argc, char **argv)
 		      {"aarch64", EM_AARCH64, JITMAP_ORDER_LITTLE},
 		      {"s390x", EM_S390, JITMAP_ORDER_BIG}};
 	static const char *const variants[] = {"", "_huge_namesz", "_bad_offset", "_two_maps",
-					       "_short_segment"};
+					       "_short_segment", "_no_nt_file"};
 	int n = 0;
 	for (size_t a = 0; a < sizeof(arches) / sizeof(arches[0]); a++)
-		for (int v = 0; v < 5; v++) {
+		for (int v = 0; v < 6; v++) {
 			if (v && a)
 				continue; /* the broken variants once, on x86-64 */
 			core_builder b;

@@ -4,7 +4,8 @@
  *
  * Mapped files are never opened (JITMAP_CORE_NO_FILES): a fuzzed NT_FILE names any path. When
  * the input's last byte is odd, --exe is this program, which sends the build-ID matching
- * through the core's copies of first pages. Reads are checked against each other: a read
+ * through the core's copies of first pages, or, in a core without NT_FILE, places this
+ * program by the fuzzed auxiliary vector and walks a fuzzed dynamic linker's list. Reads are checked against each other: a read
  * that succeeds gives the same bytes as its two halves read apart.
  */
 #include "fuzz_common.h"
