@@ -439,9 +439,9 @@ static int sort_maps(jitmap_core *c)
 		struct map_sort s = tmp[i];
 		if (n && s.m.start < end) {
 			overlaps++;
-			if (s.m.end <= end)
+			if (s.m.end <= end || s.m.offset > UINT64_MAX - (end - s.m.start))
 				continue;
-			s.m.offset += end - s.m.start; /* cannot wrap: below end - start */
+			s.m.offset += end - s.m.start;
 			s.m.start = end;
 		}
 		c->maps[n] = s.m;
