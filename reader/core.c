@@ -992,6 +992,14 @@ static jitmap_core *open_fail(jitmap_core *c, jitmap_error *err, int code, uint6
 static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, jitmap_error *err)
 {
 	const char *exe = NULL;
+	/* As libbpf's OPTS_VALID: a newer caller's fields this library does not know must be 0. */
+	if (opts && opts->sz < sizeof(opts->sz))
+		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts.sz is %zu", opts->sz);
+	if (opts && opts->sz > sizeof(*opts))
+		for (size_t i = sizeof(*opts); i < opts->sz; i++)
+			if (((const uint8_t *)opts)[i])
+				return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts has fields this "
+						 "library does not know (byte %zu is not 0)", i);
 	if (opts && opts->sz >= offsetof(jitmap_core_opts, exe) + sizeof(opts->exe))
 		exe = opts->exe;
 	if (opts && opts->sz >= offsetof(jitmap_core_opts, sysroot) + sizeof(opts->sysroot) &&

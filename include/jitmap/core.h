@@ -28,7 +28,9 @@ typedef struct jitmap_core jitmap_core;
 				 * from the core alone) */
 
 typedef struct jitmap_core_opts {
-	size_t sz;          /* sizeof(jitmap_core_opts), set by the caller */
+	/* sizeof(jitmap_core_opts) as the caller knows it: fields past it are not read; bytes
+	 * past the fields this library knows must be 0 (else EINVAL). */
+	size_t sz;
 	/* The program's executable, when it is no longer where the core says. It replaces the
 	 * mapped file that has its build ID (NT_GNU_BUILD_ID, read from the core's copy of the
 	 * mapping's first page or from the mapped file), else the one with its real path (links

@@ -693,8 +693,27 @@ static void test_hostile_reads(void **state)
 	jitmap_core_free(c);
 	free(bytes);
 
-	/* A path that is not a core, and a directory. */
+	/* Options: a size below its own field, and unknown nonzero fields of a newer caller. */
 	jitmap_error err;
+	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+	bytes = cb_emit(&b, &len);
+	struct {
+		jitmap_core_opts o;
+		uint64_t newer;
+	} big = {{.sz = sizeof(big)}, 0};
+	c = jitmap_core_open_memory(bytes, len, &big.o, &err);
+	assert_non_null(c);
+	jitmap_core_free(c);
+	big.newer = 1;
+	assert_null(jitmap_core_open_memory(bytes, len, &big.o, &err));
+	assert_int_equal(err.code, -EINVAL);
+	assert_contains(err.reason, "fields this library does not know");
+	const jitmap_core_opts tiny = {.sz = 2};
+	assert_null(jitmap_core_open_memory(bytes, len, &tiny, &err));
+	assert_contains(err.reason, "jitmap_core_opts.sz is 2");
+	free(bytes);
+
+	/* A path that is not a core, and a directory. */
 	assert_null(jitmap_core_open("/nonexistent/jitmap/core", NULL, &err));
 	assert_int_equal(err.code, -ENOENT);
 	assert_null(jitmap_core_open("/", NULL, &err));
