@@ -36,6 +36,7 @@ struct options {
 	jitmap_byte_order order; /* for raw sections */
 	jitmap_arch arch;        /* for raw sections */
 	const char *exe;         /* for core files: the executable, if it has moved */
+	const char *sysroot;     /* for core files: where the mapped files are */
 };
 
 static const char usage_text[] =
@@ -56,6 +57,8 @@ static const char usage_text[] =
 	"                      in raw sections (ELF files say their own)\n"
 	"  --exe=FILE          for core files: the program's executable, when it is no longer\n"
 	"                      where the core says (matched by build ID, real path or name)\n"
+	"  --sysroot=DIR       for core files: look the files the core maps up under DIR\n"
+	"                      (a core from another machine, or from qemu-user)\n"
 	"  -h, --help          show this help and exit\n"
 	"  -V, --version       show the version and exit\n"
 	"\n"
@@ -654,7 +657,7 @@ static const char *machine_name(unsigned m)
 static int dump_core(FILE *out, const char *path, const struct options *o)
 {
 	jitmap_error e;
-	const jitmap_core_opts copts = {.sz = sizeof(copts), .exe = o->exe};
+	const jitmap_core_opts copts = {.sz = sizeof(copts), .exe = o->exe, .sysroot = o->sysroot};
 	jitmap_core *c = jitmap_core_open(path, &copts, &e);
 	if (!c) {
 		report(path, &e);
@@ -886,6 +889,7 @@ int main(int argc, char **argv)
 		{"byte-order", required_argument, NULL, 'b'},
 		{"arch", required_argument, NULL, 'a'},
 		{"exe", required_argument, NULL, 'e'},
+		{"sysroot", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -937,6 +941,9 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			o.exe = optarg;
+			break;
+		case 'r':
+			o.sysroot = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

@@ -10,7 +10,9 @@
 #            page: the file the core names is gone);
 #   nofile:  the core with its NT_FILE note renamed (as qemu-user writes cores): --exe naming
 #            the moved executable is placed by the auxiliary vector;
-#   other:   --exe naming another program warns that the core maps no such file.
+#   other:   --exe naming another program warns that the core maps no such file;
+#   sysroot: the descriptor in a shared library moved under a directory since the dump: found
+#            with --sysroot only, from NT_FILE or (NT_FILE renamed) the dynamic linker's list.
 # When lli-14 is installed, a core of lli-14 (a symbolic link to llvm-14's lli) running an IR
 # program that aborts is read with --exe=/usr/bin/lli-14 (the case the issue reports).
 # Prints one line per case and "differential-core: N passed, M failed, K skipped"; exits 77
@@ -111,6 +113,46 @@ run other --exe="$other"
 if grep -q "the core maps no file named true" "$out/other.err"; then
 	pass "other: --exe naming another program warns"
 else fail "other: exit $(cat "$out/other.rc")" "$out/other.err"; fi
+
+# sysroot: the descriptor in a shared library that has moved under a sysroot since the dump;
+# with and without NT_FILE (then --exe and the dynamic linker's list find the library).
+mkdir -p "$out/lib" "$out/run2"
+if "$cc" -O1 -shared -fPIC -DCORE_PROG_LIBRARY -o "$out/lib/libcoreprog.so" "$here/core_prog.c" &&
+	"$cc" -O1 -DCORE_PROG_NO_DESCRIPTOR -o "$out/libprog" "$here/core_prog.c" -L"$out/lib" \
+		-lcoreprog -Wl,-rpath,"$out/lib" &&
+	core2=$(make_core "$out/run2" "$out/libprog") && [ -n "$core2" ]; then
+	mkdir -p "$out/sysroot$out"
+	mv "$out/lib" "$out/sysroot$out/lib"
+	saved=$core
+	core=$core2
+	run sysroot-none
+	if [ "$(cat "$out/sysroot-none.rc")" = 1 ] && grep -q "libcoreprog.so (mapped by the core) cannot be opened" "$out/sysroot-none.err"; then
+		pass "sysroot: without --sysroot, the moved library is not found (control)"
+	else fail "sysroot: without --sysroot: exit $(cat "$out/sysroot-none.rc")" "$out/sysroot-none.err"; fi
+	run sysroot --sysroot="$out/sysroot"
+	if [ "$(cat "$out/sysroot.rc")" = 0 ] && desc_in "$out/sysroot$out/lib/libcoreprog.so" "$out/sysroot.txt"; then
+		pass "sysroot: --sysroot finds the library the core maps"
+	else fail "sysroot: exit $(cat "$out/sysroot.rc")" "$out/sysroot.err"; fi
+	if command -v python3 >/dev/null; then
+		python3 - "$core2" "$out/run2/core-nofile" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.find(bytes([0x45, 0x4c, 0x49, 0x46]) + b"CORE\0")
+assert i > 0
+b[i] = 0x46
+open(sys.argv[2], "wb").write(b)
+PY
+		core=$out/run2/core-nofile
+		run sysroot-nofile --sysroot="$out/sysroot" --exe="$out/libprog"
+		if [ "$(cat "$out/sysroot-nofile.rc")" = 0 ] && grep -q "and [1-9][0-9]* librar" "$out/sysroot-nofile.err" &&
+			desc_in "$out/sysroot$out/lib/libcoreprog.so" "$out/sysroot-nofile.txt"; then
+			pass "sysroot: without NT_FILE, the library from the dynamic linker's list, under --sysroot"
+		else fail "sysroot: without NT_FILE: exit $(cat "$out/sysroot-nofile.rc")" "$out/sysroot-nofile.err"; fi
+	fi
+	core=$saved
+else
+	skip "sysroot" "no shared library or no core"
+fi
 
 # lli-14 through its link in /usr/bin.
 lli=/usr/bin/lli-14
