@@ -43,6 +43,7 @@
 
 struct seg {
 	uint64_t vaddr, memsz, filesz, offset;
+	size_t index; /* in the program headers: breaks ties when sorting */
 };
 
 struct file {
@@ -383,7 +384,9 @@ static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 static int cmp_seg(const void *a, const void *b)
 {
 	const struct seg *x = a, *y = b;
-	return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
+	if (x->vaddr != y->vaddr)
+		return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
+	return (x->index > y->index) - (x->index < y->index);
 }
 
 static void sort_segs(jitmap_core *c)
@@ -414,13 +417,15 @@ static void sort_segs(jitmap_core *c)
 
 struct map_sort {
 	jitmap_core_mapping_info m;
-	size_t file;
+	size_t file, index;
 };
 
 static int cmp_map(const void *a, const void *b)
 {
 	const struct map_sort *x = a, *y = b;
-	return (x->m.start > y->m.start) - (x->m.start < y->m.start);
+	if (x->m.start != y->m.start)
+		return (x->m.start > y->m.start) - (x->m.start < y->m.start);
+	return (x->index > y->index) - (x->index < y->index);
 }
 
 static int sort_maps(jitmap_core *c)
@@ -431,7 +436,7 @@ static int sort_maps(jitmap_core *c)
 	if (!tmp)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->nmaps; i++)
-		tmp[i] = (struct map_sort){c->maps[i], c->map_file[i]};
+		tmp[i] = (struct map_sort){c->maps[i], c->map_file[i], i};
 	qsort(tmp, c->nmaps, sizeof(*tmp), cmp_map);
 	size_t n = 0, overlaps = 0;
 	uint64_t end = 0;
@@ -1065,9 +1070,9 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 				     " of its %" PRIu64 " bytes", (uint64_t)ph.p_vaddr, filesz,
 				     (uint64_t)ph.p_filesz);
 			if (memsz)
-				c->segs[c->nsegs++] = (struct seg){ph.p_vaddr, memsz, filesz, ph.p_offset};
+				c->segs[c->nsegs++] = (struct seg){ph.p_vaddr, memsz, filesz, ph.p_offset, i};
 		} else if (ph.p_type == PT_NOTE) {
-			notes[nnotes++] = (struct seg){0, 0, ph.p_filesz, ph.p_offset};
+			notes[nnotes++] = (struct seg){0, 0, ph.p_filesz, ph.p_offset, i};
 		}
 	}
 	if (bad)

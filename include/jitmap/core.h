@@ -109,7 +109,9 @@ typedef struct jitmap_core_mapping_info {
 	const char *core_path; /* the path as the core names it */
 } jitmap_core_mapping_info;
 
-/* Mappings sorted by start address (overlaps removed: the first in the note wins). */
+/* Mappings sorted by start address. Where two overlap, the one that starts lower (at the same
+ * start, the first in the note) keeps the overlap; the other is cut or left out, with a
+ * warning. PT_LOAD segments are treated alike. */
 JITMAP_API size_t jitmap_core_num_mappings(const jitmap_core *core);
 JITMAP_API const jitmap_core_mapping_info *jitmap_core_mapping(const jitmap_core *core, size_t i);
 

@@ -668,6 +668,20 @@ static void test_hostile_reads(void **state)
 	jitmap_core_free(c);
 	free(bytes);
 
+	/* Two segments at the same address: the first program header's bytes. */
+	static uint8_t same[0x40];
+	memset(same, 0xee, sizeof(same));
+	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+	cb_load(&b, SEG_A, sizeof(same), same, sizeof(same));
+	bytes = cb_emit(&b, &len);
+	c = open_bytes(bytes, len, NULL);
+	assert_true(has_warning(c, "1 PT_LOAD segment overlaps"));
+	t = jitmap_core_target(c);
+	assert_int_equal(t.read_mem(t.ctx, SEG_A, buf, 0x40, why, sizeof(why)), 0);
+	check_bytes(buf, 0x40, SEG_A);
+	jitmap_core_free(c);
+	free(bytes);
+
 	/* Truncated: B's first 0x100 bytes are there, the next are not. */
 	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
 	bytes = cb_emit(&b, &len);
