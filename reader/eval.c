@@ -5,6 +5,7 @@
  * error of ours: the value is "unavailable" with the target's reason, never a wrong number.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "internal.h"
@@ -81,12 +82,31 @@ static const char *n_bytes(unsigned n)
 	return buf;
 }
 
+/* Read register `regno` of the frame at `level`, applying the outer-frame rule (see
+ * jitmap_location_eval_frame in jitmap.h): the one place that decides which registers of an
+ * outer frame can be believed. */
+static int read_reg(const jitmap_stackmap *sm, const jitmap_target *t, unsigned level,
+		    unsigned regno, void *buf, size_t size, char *why, size_t why_len)
+{
+	int rc = t->read_reg(t->ctx, regno, buf, size, why, why_len);
+	if (rc == JITMAP_REG_RECOVERED)
+		return 0;
+	if (rc && rc != -ENOENT)
+		return rc;
+	bool callee_saved = jitmap_reg_is_callee_saved(sm->arch, regno);
+	if (rc == 0 && (level == 0 || callee_saved))
+		return 0;
+	snprintf(why, why_len, "%snot saved in frame %u", callee_saved ? "" : "caller-saved, and ",
+		 level);
+	return -ENOENT;
+}
+
 /* Read register `regno` as a 64-bit integer (for bases of Direct/Indirect and small values). */
-static int read_reg_u64(const jitmap_stackmap *sm, const jitmap_target *t, unsigned regno,
-			uint64_t *v, char *why, size_t why_len)
+static int read_reg_u64(const jitmap_stackmap *sm, const jitmap_target *t, unsigned level,
+			unsigned regno, uint64_t *v, char *why, size_t why_len)
 {
 	uint8_t raw[8];
-	int rc = t->read_reg(t->ctx, regno, raw, sizeof(raw), why, why_len);
+	int rc = read_reg(sm, t, level, regno, raw, sizeof(raw), why, why_len);
 	if (rc)
 		return rc;
 	*v = jitmap__load(raw, 8, sm->order);
@@ -98,8 +118,8 @@ static uint64_t truncate_to(uint64_t v, uint16_t size)
 	return size >= 8 ? v : v & ((UINT64_C(1) << (8 * size)) - 1);
 }
 
-int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_record *rec,
-			 const jitmap_location *loc, const jitmap_target *t, jitmap_value *out)
+static int eval(const jitmap_stackmap *sm, const jitmap_record *rec, const jitmap_location *loc,
+		const jitmap_target *t, unsigned level, jitmap_value *out)
 {
 	char why[128] = "", tmp[16];
 	const char *reg = reg_or_number(sm, loc->dwarf_reg, tmp, sizeof(tmp));
@@ -120,7 +140,8 @@ int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_record *rec,
 		if (!t || !t->read_reg)
 			return unavailable(out, -ENOTSUP, "no registers to read%s%s", "", "");
 		if (loc->size <= 8) {
-			rc = read_reg_u64(sm, t, loc->dwarf_reg, &out->u, why, sizeof(why));
+			rc = read_reg_u64(sm, t, level, loc->dwarf_reg, &out->u, why,
+					  sizeof(why));
 			if (rc)
 				return unavailable(out, rc, "register %s not available: %s", reg,
 						   why[0] ? why : jitmap_strerror(rc));
@@ -130,8 +151,8 @@ int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_record *rec,
 				return unavailable(out, -ENOTSUP,
 						   "register %s holds %s bytes; registers over 64 bytes "
 						   "are not read", reg, n_bytes(loc->size));
-			rc = t->read_reg(t->ctx, loc->dwarf_reg, out->bytes, loc->size, why,
-					 sizeof(why));
+			rc = read_reg(sm, t, level, loc->dwarf_reg, out->bytes, loc->size, why,
+				      sizeof(why));
 			if (rc)
 				return unavailable(out, rc, "register %s not available: %s", reg,
 						   why[0] ? why : jitmap_strerror(rc));
@@ -142,7 +163,7 @@ int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_record *rec,
 	case JITMAP_LOC_INDIRECT:
 		if (!t || !t->read_reg)
 			return unavailable(out, -ENOTSUP, "no registers to read%s%s", "", "");
-		rc = read_reg_u64(sm, t, loc->dwarf_reg, &base, why, sizeof(why));
+		rc = read_reg_u64(sm, t, level, loc->dwarf_reg, &base, why, sizeof(why));
 		if (rc)
 			return unavailable(out, rc, "base register %s not available: %s", reg,
 					   why[0] ? why : jitmap_strerror(rc));
@@ -177,4 +198,34 @@ int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_record *rec,
 	default:
 		return unavailable(out, -EINVAL, "unknown location kind%s%s", "", "");
 	}
+}
+
+int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_record *rec,
+			 const jitmap_location *loc, const jitmap_target *t, jitmap_value *out)
+{
+	return eval(sm, rec, loc, t, 0, out);
+}
+
+int jitmap_location_eval_frame(const jitmap_stackmap *sm, const jitmap_record *rec,
+			       const jitmap_location *loc, const jitmap_target *t,
+			       const jitmap_eval_opts *opts, jitmap_value *out)
+{
+	unsigned level = 0;
+
+	if (opts) {
+		if (opts->sz < sizeof(opts->sz)) {
+			memset(out, 0, sizeof(*out));
+			return unavailable(out, -EINVAL, "jitmap_eval_opts.sz is too small%s%s", "",
+					   "");
+		}
+		for (size_t i = sizeof(*opts); i < opts->sz; i++)
+			if (((const uint8_t *)opts)[i]) {
+				memset(out, 0, sizeof(*out));
+				return unavailable(out, -EINVAL, "jitmap_eval_opts has fields this "
+						   "libjitmap does not know%s%s", "", "");
+			}
+		if (opts->sz >= offsetof(jitmap_eval_opts, frame_level) + sizeof(opts->frame_level))
+			level = opts->frame_level;
+	}
+	return eval(sm, rec, loc, t, level, out);
 }

@@ -345,14 +345,16 @@ class GdbFrame:
         except gdb.error as e:
             raise M.Unavailable(str(e)) from None
         if v.is_optimized_out:
-            raise M.Unavailable("not saved in frame %d" % self.level)
-        if self.level > 0 and not N.lib().jitmap_reg_is_callee_saved(self.arch, regno) \
-                and name not in STATE.saved_in_memory(self.level):
-            raise M.Unavailable("caller-saved, and not saved in frame %d" % self.level)
+            raise M.NotSaved()
         try:
-            return _value_bytes(v, STATE.big_endian)
+            data = _value_bytes(v, STATE.big_endian)
         except gdb.error as e:
             raise M.Unavailable(str(e)) from None
+        # Which registers of an outer frame to believe is libjitmap's rule; it needs to know
+        # which ones the frame below saved in memory (GDB's "Saved registers").
+        if self.level > 0 and name in STATE.saved_in_memory(self.level):
+            return M.Recovered(data)
+        return data
 
     def read_memory(self, addr, size):
         try:

@@ -233,9 +233,7 @@ class LldbFrame:
         err = v.GetError()
         if err.Fail():
             if self.level > 0:
-                if not N.lib().jitmap_reg_is_callee_saved(self.arch, regno):
-                    raise M.Unavailable("caller-saved, and not saved in frame %d" % self.level)
-                raise M.Unavailable("not saved in frame %d" % self.level)
+                raise M.NotSaved()
             raise M.Unavailable(err.GetCString() or "LLDB cannot read register %s" % name)
         data = v.GetData()
         n = data.GetByteSize()
@@ -245,7 +243,8 @@ class LldbFrame:
         raw = data.ReadRawData(derr, 0, n)
         if derr.Fail() or raw is None:
             raise M.Unavailable(derr.GetCString() or "LLDB cannot read register %s" % name)
-        return bytes(raw)
+        # In an outer frame LLDB gives a register only when its unwinder recovered it.
+        return M.Recovered(raw) if self.level > 0 else bytes(raw)
 
     def read_memory(self, addr, size):
         try:

@@ -26,6 +26,16 @@ class Unavailable(Exception):
     """A register or memory the frame cannot give; str() is the reason (one clause)."""
 
 
+class NotSaved(Unavailable):
+    """The debugger says the register was not saved in this (outer) frame. libjitmap words
+    the reason from the register's class (jitmap_location_eval_frame)."""
+
+
+class Recovered(bytes):
+    """A register's bytes that the debugger's unwinder recovered from a save slot: believed
+    in an outer frame even for a caller-saved register."""
+
+
 # -- Which record describes a frame --
 
 
@@ -106,7 +116,9 @@ class _FrameTarget:
                 if len(data) < size:
                     raise Unavailable("register %s has only %d bytes" % (sm.reg_label(regno), len(data)))
                 ctypes.memmove(buf, bytes(data[:size]) if not big else bytes(data[-size:]), size)
-                return 0
+                return N.REG_RECOVERED if isinstance(data, Recovered) else 0
+            except NotSaved:
+                return -2  # -ENOENT: the library says why, from the register's class
             except BaseException as e:
                 fail(why, why_len, e)
                 return -61  # -ENODATA
@@ -125,6 +137,7 @@ class _FrameTarget:
         self._r = N.READ_REG(read_reg)
         self._m = N.READ_MEM(read_mem)
         self.struct = N.Target(None, self._r, self._m)
+        self.opts = N.EvalOpts(ctypes.sizeof(N.EvalOpts), getattr(frame, "level", 0))
 
 
 def location(sm, rec, index, target, raw=False, name=None):
@@ -138,8 +151,9 @@ def location(sm, rec, index, target, raw=False, name=None):
         "size": loc.size,
     }
     v = N.Value()
-    rc = lib.jitmap_location_eval(sm.handle, rec, ctypes.byref(loc), ctypes.byref(target.struct),
-                                  ctypes.byref(v))
+    rc = lib.jitmap_location_eval_frame(sm.handle, rec, ctypes.byref(loc),
+                                        ctypes.byref(target.struct), ctypes.byref(target.opts),
+                                        ctypes.byref(v))
     if target.interrupt:
         raise target.interrupt
     if rc == 0 and v.available:

@@ -98,6 +98,15 @@ class Target(ctypes.Structure):
     _fields_ = [("ctx", c_void_p), ("read_reg", READ_REG), ("read_mem", READ_MEM)]
 
 
+class EvalOpts(ctypes.Structure):
+    """jitmap_eval_opts: sized (sz first), so the library checks what Python passes."""
+    _fields_ = [("sz", c_size), ("frame_level", ctypes.c_uint)]
+
+
+# read_reg's answer for a value recovered from a save slot (JITMAP_REG_RECOVERED).
+REG_RECOVERED = 1
+
+
 class JitDescriptor(ctypes.Structure):
     _fields_ = [("address", c_u64), ("version", c_u32), ("action_flag", c_u32),
                 ("relevant_entry", c_u64), ("first_entry", c_u64)]
@@ -155,6 +164,8 @@ _SIGNATURES = {
     "jitmap_index_num_records": (c_size, [c_void_p]),
     "jitmap_index_lookup": (c_size, [c_void_p, c_u64, P(Hit), c_size]),
     "jitmap_location_eval": (c_int, [c_void_p, P(Record), P(Location), P(Target), P(Value)]),
+    "jitmap_location_eval_frame": (c_int, [c_void_p, P(Record), P(Location), P(Target),
+                                           P(EvalOpts), P(Value)]),
     "jitmap_location_format": (c_int, [c_void_p, P(Record), P(Location), c_void_p, c_size]),
     "jitmap_image_open_file": (c_void_p, [c_char_p, P(Error)]),
     "jitmap_image_open_memory": (c_void_p, [c_void_p, c_size, P(Error)]),

@@ -312,6 +312,32 @@ JITMAP_API int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_reco
 				    const jitmap_location *loc, const jitmap_target *target,
 				    jitmap_value *out);
 
+/* Where the frame being evaluated stands, for jitmap_location_eval_frame. The struct carries
+ * its size (libbpf's convention): set `sz` to sizeof(jitmap_eval_opts); fields the library
+ * does not know must be zero. */
+typedef struct jitmap_eval_opts {
+	size_t sz;
+	unsigned frame_level; /* 0: the innermost frame (the stop); > 0: an outer frame */
+} jitmap_eval_opts;
+
+/* jitmap_location_eval, with the outer-frame rule decided here rather than by each front end.
+ * In an outer frame (frame_level > 0) a caller-saved register (jitmap_reg_is_callee_saved is
+ * false) holds the value of an inner frame, never this frame's, unless the unwinder recovered
+ * it from a save slot. So `target->read_reg` answers one of:
+ *   0          the register's value in this frame as the debugger unwound it: trusted in an
+ *              outer frame only for callee-saved registers;
+ *   1          (JITMAP_REG_RECOVERED) the value was recovered from a save slot: trusted;
+ *   -ENOENT    the register was not saved in this frame (GDB's <not saved>);
+ *   another negative errno, with `why` filled: unreadable.
+ * A register that cannot be trusted is unavailable with the reason "caller-saved, and not
+ * saved in frame N" (or "not saved in frame N" for a callee-saved one). `opts` may be NULL
+ * (frame 0). Returns as jitmap_location_eval, or -EINVAL for bad `opts`. */
+#define JITMAP_REG_RECOVERED 1
+JITMAP_API int jitmap_location_eval_frame(const jitmap_stackmap *sm, const jitmap_record *rec,
+					  const jitmap_location *loc,
+					  const jitmap_target *target,
+					  const jitmap_eval_opts *opts, jitmap_value *out);
+
 /* Format a location's place as the front ends show it: "rbx", "[rsp+16]", "rbp-8",
  * "const 42", "const#1 9000000000" (a pool constant: its index, then its value). Returns
  * the length snprintf would have written. */

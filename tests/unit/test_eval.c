@@ -13,6 +13,8 @@ struct fake {
 	uint8_t wide[NREGS][64]; /* registers wider than 8 bytes, in target byte order */
 	bool missing[NREGS];
 	bool quiet;              /* fail without a reason */
+	bool not_saved[NREGS];   /* -ENOENT: the debugger says "not saved in this frame" */
+	bool recovered[NREGS];   /* JITMAP_REG_RECOVERED: read from a save slot */
 	uint8_t mem[64];
 };
 
@@ -26,11 +28,13 @@ static int fake_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char
 			snprintf(why, why_len, "caller-saved register not saved in an outer frame");
 		return -ENODATA;
 	}
+	if (f->not_saved[regno])
+		return -ENOENT;
 	if (size <= 8)
 		sm_put(buf, f->regs[regno], size, f->order);
 	else
 		memcpy(buf, f->wide[regno], size);
-	return 0;
+	return f->recovered[regno] ? JITMAP_REG_RECOVERED : 0;
 }
 
 static int fake_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
@@ -297,6 +301,81 @@ static void test_partial_targets(void **state)
 
 /* -- Formatting -- */
 
+/* The outer-frame rule (jitmap_location_eval_frame): in frame 0 every register the target
+ * gives is believed; in an outer frame a caller-saved one only when the target recovered it
+ * from a save slot, and "not saved" is worded by the library from the register's class. */
+static void test_outer_frame_rule(void **state)
+{
+	(void)state;
+	sm_builder b;
+	jitmap_stackmap *sm = build(JITMAP_ORDER_LITTLE, JITMAP_ARCH_X86_64, &b);
+	struct fake f;
+	fake_init(&f, JITMAP_ORDER_LITTLE);
+	f.regs[0] = 0xaaaa; /* rax: caller-saved */
+	f.regs[5] = 0x5555; /* rdi (DWARF 5): caller-saved, recovered from a save slot */
+	f.recovered[5] = true;
+	f.not_saved[12] = true; /* r12: callee-saved, but the debugger says not saved */
+	f.missing[12] = false;
+	f.not_saved[1] = true; /* rdx: caller-saved, not saved */
+	const jitmap_target t = {&f, fake_read_reg, fake_read_mem};
+	smb_init(&b, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&b, 0x1000, 32);
+	smb_record(&b, 9, 4);
+	smb_loc(&b, REG, 8, 0, 0);   /* rax */
+	smb_loc(&b, REG, 8, 3, 0);   /* rbx */
+	smb_loc(&b, REG, 8, 5, 0);   /* rdi */
+	smb_loc(&b, REG, 8, 12, 0);  /* r12 */
+	smb_loc(&b, REG, 8, 1, 0);   /* rdx */
+	smb_loc(&b, INDIRECT, 8, 7, 16); /* [rsp+16]: rsp is the CFA rule's, always believed */
+	sm_bytes bytes = smb_emit(&b);
+	jitmap_stackmap_free(sm);
+	sm = parse_bytes_ok(&bytes, JITMAP_ORDER_LITTLE, JITMAP_ARCH_X86_64);
+	sm_bytes_free(&bytes);
+	const jitmap_record *rec = jitmap_stackmap_record(sm, 0);
+	static const struct {
+		unsigned level;
+		int loc, rc;
+		uint64_t u;
+		const char *why;
+	} cases[] = {
+		{0, 0, 0, 0xaaaa, NULL},
+		{2, 0, -ENOENT, 0, "register rax not available: caller-saved, and not saved in frame 2"},
+		{2, 1, 0, UINT64_C(0x1122334455667788), NULL},
+		{0, 2, 0, 0x5555, NULL},
+		{1, 2, 0, 0x5555, NULL},
+		{0, 3, -ENOENT, 0, "register r12 not available: not saved in frame 0"},
+		{1, 3, -ENOENT, 0, "register r12 not available: not saved in frame 1"},
+		{3, 4, -ENOENT, 0, "register rdx not available: caller-saved, and not saved in frame 3"},
+		{1, 5, 0, 0x14131211, NULL},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+		jitmap_eval_opts o = {.sz = sizeof(o), .frame_level = cases[i].level};
+		jitmap_value v;
+		int rc = jitmap_location_eval_frame(sm, rec, &rec->locations[cases[i].loc], &t, &o, &v);
+		if (rc != cases[i].rc)
+			fail_msg("case %zu: rc %d, want %d (%s)", i, rc, cases[i].rc, v.why);
+		if (rc == 0)
+			assert_int_equal(v.u & 0xffffffffu, cases[i].u & 0xffffffffu);
+		else
+			assert_contains(v.why, cases[i].why);
+	}
+	/* Options: NULL is frame 0; a size too small or unknown non-zero fields are refused. */
+	jitmap_value v;
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, &rec->locations[0], &t, NULL, &v), 0);
+	jitmap_eval_opts small = {.sz = 1};
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, &rec->locations[0], &t, &small, &v),
+			 -EINVAL);
+	struct {
+		jitmap_eval_opts o;
+		uint64_t future;
+	} big = {{.sz = sizeof(big), .frame_level = 1}, 7};
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, &rec->locations[0], &t, &big.o, &v),
+			 -EINVAL);
+	big.future = 0;
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, &rec->locations[1], &t, &big.o, &v), 0);
+	jitmap_stackmap_free(sm);
+}
+
 static void test_format(void **state)
 {
 	(void)state;
@@ -359,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_eval_table),
 		cmocka_unit_test(test_wide_values),
 		cmocka_unit_test(test_partial_targets),
+		cmocka_unit_test(test_outer_frame_rule),
 		cmocka_unit_test(test_format),
 	};
 	return cmocka_run_group_tests_name("eval", tests, NULL, NULL);
