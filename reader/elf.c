@@ -568,10 +568,14 @@ int jitmap_image_name_functions(const jitmap_image *img, jitmap_stackmap *sm)
 	int named = 0;
 	for (size_t f = 0; f < sm->num_functions; f++) {
 		const jitmap_function *fn = &sm->functions[f];
-		if (fn->name)
+		if (fn->name && sm->sizes[f])
 			continue;
 		const struct symbol *s = sym_at_or_before(img, fn->address);
 		if (!s || s->address != fn->address)
+			continue;
+		if (!sm->sizes[f])
+			sm->sizes[f] = s->size;
+		if (fn->name)
 			continue;
 		if (jitmap_stackmap_set_function_name(sm, f, s->name))
 			return -ENOMEM;

@@ -124,6 +124,10 @@ int jitmap_stackmap_nearest(const jitmap_stackmap *csm, uint64_t pc, const jitma
 		return -ENOENT;
 	const size_t fn = sm->functions_by_address[lo - 1];
 	const jitmap_function *f = &sm->functions[fn];
+	/* Past the end of that function (its symbol's size, when known), pc is in code that
+	 * has no records, not in this function: a return address may equal the end. */
+	if (sm->sizes[fn] && pc - f->address > sm->sizes[fn])
+		return -ENOENT;
 	uint64_t best_before = 0, best_after = UINT64_MAX;
 	for (uint64_t k = 0; k < f->record_count; k++) {
 		const jitmap_record *r = &sm->records[f->first_record + k];

@@ -29,6 +29,7 @@ struct jitmap_stackmap {
 	jitmap_location *locations;
 	jitmap_live_out *live_outs;
 	char **names;             /* per function, owned; functions[i].name points here */
+	uint64_t *sizes;          /* per function: its symbol's size in bytes, 0 when unknown */
 
 	/* The PC index is rebuilt lazily after addresses change (relocation, bias). */
 	int index_dirty;

@@ -352,11 +352,13 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 	sm->blobs = calloc(w.blobs + 1, sizeof(*sm->blobs));
 	sm->functions = calloc(w.functions + 1, sizeof(*sm->functions));
 	sm->names = calloc(w.functions + 1, sizeof(*sm->names));
+	sm->sizes = calloc(w.functions + 1, sizeof(*sm->sizes));
 	sm->constants = calloc(w.constants + 1, sizeof(*sm->constants));
 	sm->records = calloc(w.records + 1, sizeof(*sm->records));
 	sm->locations = calloc(w.locations + 1, sizeof(*sm->locations));
 	sm->live_outs = calloc(w.live_outs + 1, sizeof(*sm->live_outs));
-	if (!sm->blobs || !sm->functions || !sm->names || !sm->constants || !sm->records ||
+	if (!sm->blobs || !sm->functions || !sm->names || !sm->sizes || !sm->constants ||
+	    !sm->records ||
 	    !sm->locations || !sm->live_outs)
 		goto fail;
 
@@ -386,6 +388,7 @@ void jitmap_stackmap_free(jitmap_stackmap *sm)
 		for (size_t i = 0; i < sm->num_functions; i++)
 			free(sm->names[i]);
 	free(sm->names);
+	free(sm->sizes);
 	free(sm->blobs);
 	free(sm->functions);
 	free(sm->constants);
@@ -498,6 +501,19 @@ int jitmap_stackmap_set_function_name(jitmap_stackmap *sm, size_t i, const char 
 	return 0;
 }
 
+int jitmap_stackmap_set_function_size(jitmap_stackmap *sm, size_t i, uint64_t size)
+{
+	if (i >= sm->num_functions)
+		return -ERANGE;
+	sm->sizes[i] = size;
+	return 0;
+}
+
+uint64_t jitmap_stackmap_function_size(const jitmap_stackmap *sm, size_t i)
+{
+	return i < sm->num_functions ? sm->sizes[i] : 0;
+}
+
 int jitmap_stackmap_merge(jitmap_stackmap *sm, const jitmap_stackmap *from)
 {
 	if (sm->num_functions != from->num_functions)
@@ -511,6 +527,8 @@ int jitmap_stackmap_merge(jitmap_stackmap *sm, const jitmap_stackmap *from)
 		if (!sm->functions[i].name && f->name &&
 		    jitmap_stackmap_set_function_name(sm, i, f->name))
 			return -ENOMEM;
+		if (!sm->sizes[i])
+			sm->sizes[i] = from->sizes[i];
 		if (!sm->functions[i].address && f->address) {
 			sm->functions[i].address = f->address;
 			filled++;

@@ -197,6 +197,11 @@ JITMAP_API int jitmap_stackmap_set_function_address(jitmap_stackmap *sm, uint64_
 JITMAP_API int jitmap_stackmap_merge(jitmap_stackmap *sm, const jitmap_stackmap *from);
 /* Add `bias` to every function address (for executables and libraries loaded at a bias). */
 JITMAP_API void jitmap_stackmap_add_bias(jitmap_stackmap *sm, uint64_t bias);
+/* The size in bytes of function `i` (its symbol's st_size; 0 when unknown), which bounds
+ * jitmap_stackmap_nearest. jitmap_image_name_functions sets it from the image's symbols and
+ * jitmap_stackmap_merge carries it over. set returns 0 or -ERANGE. */
+JITMAP_API int jitmap_stackmap_set_function_size(jitmap_stackmap *sm, size_t i, uint64_t size);
+JITMAP_API uint64_t jitmap_stackmap_function_size(const jitmap_stackmap *sm, size_t i);
 /* Give the function `i` a name; the string is copied. */
 JITMAP_API int jitmap_stackmap_set_function_name(jitmap_stackmap *sm, size_t i, const char *name);
 
@@ -213,7 +218,9 @@ JITMAP_API size_t jitmap_stackmap_find_id(const jitmap_stackmap *sm, uint64_t id
 
 /* The function whose records surround `pc`: the one with the greatest address <= pc, and the
  * nearest records before and after `pc` in it (either may be NULL). For "no record here; the
- * nearest are ..." messages. Returns 0, or -ENOENT when no function starts at or before pc. */
+ * nearest are ..." messages. Returns 0, or -ENOENT when no function starts at or before pc, or
+ * when pc lies past that function's end (its size is known: a return address may equal the
+ * end): code between stackmap functions belongs to functions without records. */
 JITMAP_API int jitmap_stackmap_nearest(const jitmap_stackmap *sm, uint64_t pc,
 				       const jitmap_record **before, const jitmap_record **after);
 

@@ -703,6 +703,45 @@ def aot_object():
     check(dead.json("f1")["locations"] == o["locations"], "aot: the core shows other values")
 
 
+LLI = "/usr/bin/lli-14"
+RECORD_LESS = os.path.join(SOURCE, "tests", "fixtures", "ir", "record_less_caller.ll")
+
+
+@test
+def lli_function_without_records():
+    """Issue 10, defect 2: under lli-14, `entry` (no records) calls `hot` (a statepoint). The
+    frame in `entry` is not "in stackmap code" and is not attributed to `hot`: function sizes
+    from the JIT image's symbols bound each stackmap function."""
+    if not os.access(LLI, os.X_OK):
+        raise Skip("lli-14 is not installed")
+    for kind in ("mcjit", "orc-lazy"):
+        cmds = [
+            "set breakpoint pending on",
+            "break getppid",
+            "run -jit-kind=%s %s" % (kind, RECORD_LESS),
+            dump("hot", "info stackmap -json 1"),
+            dump("entry", "info stackmap 2"),
+            dump("gc", "info gc-roots -all"),
+        ]
+        s = Session("lli-" + kind, cmds, exe=LLI)
+        hot = s.json("hot")
+        check(hot["function"] == "hot" and hot["record"]["id"] == 7,
+              "lli %s: frame 1 is hot at record 7: %s" % (kind, hot))
+        check([loc_value(l) for l in hot["statepoint"]["deopt"]] == [41, 4096],
+              "lli %s: hot's deopt values: %s" % (kind, hot["statepoint"]["deopt"]))
+        entry = s.get("entry")
+        check(not entry["ok"] and "in entry" in entry["out"] and "hot" not in entry["out"],
+              "lli %s: frame 2 must be entry's, with no record of hot: %s" % (kind, entry["out"]))
+        gc = s.get("gc")["out"]
+        check("(hot) is in stackmap code" not in gc and "(entry) is in stackmap code" not in gc,
+              "lli %s: info gc-roots -all attributes entry's frame to hot: %s" % (kind, gc))
+    # Negative control: the same stop without jitmap has no such command.
+    bare = Session("lli-bare", ["set breakpoint pending on", "break getppid",
+                                "run -jit-kind=mcjit %s" % RECORD_LESS,
+                                dump("hot", "info stackmap -json 1")], exe=LLI, jitmap=False)
+    check(not bare.get("hot")["ok"], "lli without jitmap: info stackmap answered")
+
+
 HOSTILE_MODES = {
     "cycle": "loops",
     "self": "loops",

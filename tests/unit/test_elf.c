@@ -215,6 +215,10 @@ static void check_fixture(jitmap_image *img, const sm_bytes *obj, uint64_t bias)
 	assert_string_equal(f1->name, "fixture_second");
 	assert_int_equal(f0->record_count, 1);
 	assert_int_equal(f1->record_count, 2);
+	/* Sizes from the symbols bound each function: fixture_first ends before fixture_second. */
+	const uint64_t size0 = jitmap_stackmap_function_size(sm, 0);
+	assert_true(size0 > 0 && f0->address + size0 <= f1->address);
+	assert_true(jitmap_stackmap_function_size(sm, 1) > 0);
 
 	uint64_t v;
 	assert_int_equal(jitmap_stackmap_num_constants(sm), 1);

@@ -115,6 +115,39 @@ static void test_nearest(void **state)
 	jitmap_stackmap_free(sm);
 }
 
+/* A function whose size is known (from its symbol) owns only [address, address + size]: a
+ * PC beyond it is in code without records (a function without a stackmap between two that
+ * have one), not "in f0 but not at a record" (issue 10, defect 2). A return address may be
+ * the end itself. */
+static void test_nearest_bounded_by_size(void **state)
+{
+	(void)state;
+	sm_builder b;
+	jitmap_stackmap *sm = sample(0x1000, 0x2000, &b);
+	const jitmap_record *before, *after;
+	assert_int_equal(jitmap_stackmap_function_size(sm, 0), 0);
+	assert_int_equal(jitmap_stackmap_set_function_size(sm, 0, 0x40), 0);
+	assert_int_equal(jitmap_stackmap_set_function_size(sm, 2, 0x40), -ERANGE);
+	assert_int_equal(jitmap_stackmap_function_size(sm, 0), 0x40);
+	assert_int_equal(jitmap_stackmap_function_size(sm, 9), 0);
+	assert_int_equal(jitmap_stackmap_nearest(sm, 0x1014, &before, &after), 0);
+	assert_ptr_equal(before, rec(sm, 3));
+	assert_int_equal(jitmap_stackmap_nearest(sm, 0x1040, &before, &after), 0);
+	assert_int_equal(jitmap_stackmap_nearest(sm, 0x1041, &before, &after), -ENOENT);
+	assert_null(before);
+	assert_null(after);
+	assert_int_equal(jitmap_stackmap_nearest(sm, 0x1fff, &before, &after), -ENOENT);
+	/* f1's size is unknown: it still reaches every PC above it. */
+	assert_int_equal(jitmap_stackmap_nearest(sm, 0x9000, &before, &after), 0);
+	/* merge carries sizes to a stackmap that has none. */
+	sm_builder b2;
+	jitmap_stackmap *other = sample(0x1000, 0x2000, &b2);
+	assert_true(jitmap_stackmap_merge(other, sm) >= 0);
+	assert_int_equal(jitmap_stackmap_function_size(other, 0), 0x40);
+	jitmap_stackmap_free(other);
+	jitmap_stackmap_free(sm);
+}
+
 /* Relocation (what the ELF layer does per Function Address field) and load bias move every
  * lookup; the index is rebuilt lazily. */
 static void test_relocation_and_bias(void **state)
@@ -287,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_lookup_across_functions_at_one_address),
 		cmocka_unit_test(test_nearest),
+		cmocka_unit_test(test_nearest_bounded_by_size),
 		cmocka_unit_test(test_relocation_and_bias),
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_index_many_maps),
