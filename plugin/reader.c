@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -77,6 +76,7 @@ struct entry {
 	size_t pos; /* in reader.entries */
 	jitmap_arch arch;
 	bool big_endian, claimed, debug_info;
+	bool values_are_addresses; /* ET_REL symbols hold addresses (JITMAP_SYMBOL_VALUE_IS_ADDRESS) */
 	struct span *code; /* executable sections, sorted, disjoint */
 	size_t ncode;
 	struct func *funcs; /* sorted, disjoint, inside `code` */
@@ -350,201 +350,113 @@ static void tidy_entry(struct entry *e)
 	e->nfuncs = n;
 }
 
-static int add_symbols(struct entry *e, Elf *elf, unsigned type, Elf_Scn *symscn,
-		       const GElf_Shdr *symsh)
+/* Keep the image's function symbols that lie in its code. */
+static int add_symbols(struct entry *e, const jitmap_image *img)
 {
-	Elf_Data *d = elf_getdata(symscn, NULL);
-	if (!d || symsh->sh_entsize != sizeof(Elf64_Sym))
-		return 0;
-	const size_t n = d->d_size / sizeof(Elf64_Sym); /* bounded by the image */
+	const size_t n = jitmap_image_num_symbols(img);
 	struct func *funcs = realloc(e->funcs, (e->nfuncs + n + 1) * sizeof(*funcs));
 	if (!funcs)
 		return -ENOMEM;
 	e->funcs = funcs;
-	for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
-		GElf_Sym s;
-		if (!gelf_getsym(d, (int)i, &s))
+	for (size_t i = 0; i < n; i++) {
+		jitmap_image_symbol_info s;
+		if (jitmap_image_symbol(img, i, &s) || !code_at(e, s.address))
 			continue;
-		const unsigned st = GELF_ST_TYPE(s.st_info);
-		if (st == STT_FILE && !e->file_name) {
-			const char *name = elf_strptr(elf, symsh->sh_link, s.st_name);
-			if (name && *name)
-				e->file_name = strndup(name, MAX_NAME);
-			continue;
-		}
-		if (st != STT_FUNC)
-			continue;
-		uint64_t addr = s.st_value;
-		GElf_Shdr sh = {0};
-		Elf_Scn *scn = s.st_shndx != SHN_UNDEF && s.st_shndx < SHN_LORESERVE
-				       ? elf_getscn(elf, s.st_shndx)
-				       : NULL;
-		const bool in_section = scn && gelf_getshdr(scn, &sh);
-		if (type == ET_REL && s.st_shndx != SHN_ABS) {
-			/* Values are section-relative; LLVM patched sh_addr to the load address. */
-			if (!in_section || !sh.sh_addr)
-				continue;
-			addr += sh.sh_addr;
-		}
 		/* GDB's ELF reader (elfread.c) makes an absolute symbol mst_abs, which its PC
 		 * lookups skip, and a symbol of a section without SHF_EXECINSTR (BFD's SEC_CODE)
-		 * a data symbol: neither names code, in bt or for break NAME. [checked: GDB 13] */
-		const bool gdb_named = in_section && (sh.sh_flags & SHF_EXECINSTR);
-		if (!code_at(e, addr) || addr + s.st_size < addr)
-			continue;
-		const char *name = elf_strptr(elf, symsh->sh_link, s.st_name);
-		if (!name || !*name)
-			continue;
-		char *copy = strndup(name, MAX_NAME);
+		 * a data symbol: neither names code, in bt or for break NAME. An ET_REL symbol
+		 * whose value is an address GDB places outside its section. [checked: GDB 13] */
+		const bool gdb_named = (s.flags & JITMAP_SYMBOL_IN_CODE) &&
+				       !(s.flags & (JITMAP_SYMBOL_ABSOLUTE |
+						    JITMAP_SYMBOL_VALUE_IS_ADDRESS));
+		char *copy = strndup(s.name, MAX_NAME);
 		if (!copy)
 			return -ENOMEM;
-		e->funcs[e->nfuncs++] = (struct func){addr, addr + s.st_size, copy, gdb_named};
+		e->funcs[e->nfuncs++] = (struct func){s.address, s.address + s.size, copy, gdb_named};
+		if (s.flags & JITMAP_SYMBOL_VALUE_IS_ADDRESS)
+			e->values_are_addresses = true;
 	}
 	return 0;
 }
 
-/* Fill `e` from the ELF image. Returns 0, or a negative errno with the reason in `why`. */
+/* Fill `e` from the ELF image (read by libjitmap). Returns 0, or a negative errno with the
+ * reason in `why`. */
 static int entry_from_image(struct entry *e, const void *image, size_t size, char *why,
 			    size_t why_len)
 {
-	int rc = -EINVAL;
-	if (size < sizeof(Elf64_Ehdr) || memcmp(image, ELFMAG, SELFMAG)) {
-		snprintf(why, why_len, "not an ELF image");
-		return rc;
+	jitmap_error err;
+	const jitmap_image_opts opts = {.sz = sizeof(opts), .flags = JITMAP_IMAGE_SKIP_STACKMAP};
+	jitmap_image *img = jitmap_image_open_memory_opts(image, size, &opts, &err);
+	if (!img) {
+		snprintf(why, why_len, "%.150s", err.reason[0] ? err.reason : jitmap_strerror(err.code));
+		return err.code ? err.code : -EINVAL;
 	}
-	/* libelf may keep pointers into its buffer and converts in place: give it a copy. */
-	char *copy = malloc(size);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, image, size);
-	Elf *elf = elf_memory(copy, size);
-	GElf_Ehdr eh;
-	size_t shstrndx;
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-		snprintf(why, why_len, "bad ELF header: %s", elf_errmsg(-1));
+	int rc = -ENOMEM;
+	e->arch = jitmap_image_arch(img);
+	e->big_endian = jitmap_image_byte_order(img) == JITMAP_ORDER_BIG;
+	e->debug_info = jitmap_image_has_debug_info(img);
+	const char *file = jitmap_image_file_name(img);
+	if (file && !(e->file_name = strndup(file, MAX_NAME)))
 		goto out;
-	}
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64) {
-		snprintf(why, why_len, "32-bit ELF image: left to GDB");
-		goto out;
-	}
-	/* A section header table past the end reads as "no sections" in libelf. */
-	const uint64_t sh_count = eh.e_shnum ? eh.e_shnum : eh.e_shoff ? 1 : 0;
-	if (sh_count && (eh.e_shoff > size || sh_count * eh.e_shentsize > size - eh.e_shoff)) {
-		snprintf(why, why_len, "truncated: section headers end past the image (%zu bytes)",
-			 size);
-		goto out;
-	}
-	if (elf_getshdrstrndx(elf, &shstrndx)) {
-		snprintf(why, why_len, "bad section name table: %s", elf_errmsg(-1));
-		goto out;
-	}
-	e->arch = jitmap_arch_from_elf_machine(eh.e_machine);
-	e->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 
-	/* Sections: code spans, the stackmap, CFI, DWARF, the symbol table. */
-	Elf_Scn *scn = NULL, *symscn = NULL;
-	GElf_Shdr symsh = {0};
-	size_t df_index = 0, nscn = 0;
-	bool df_relocated = false;
-	if (elf_getshdrnum(elf, &nscn) || nscn > 65536) {
-		snprintf(why, why_len, "bad section count");
+	const size_t ncode = jitmap_image_num_code_ranges(img);
+	e->code = calloc(ncode + 1, sizeof(*e->code));
+	if (!e->code)
 		goto out;
+	for (size_t i = 0; i < ncode; i++) {
+		const jitmap_image_range *c = jitmap_image_code_range(img, i);
+		if (c->hi - c->lo <= MAX_CODE_SPAN)
+			e->code[e->ncode++] = (struct span){c->lo, c->hi};
 	}
-	e->code = calloc(nscn + 1, sizeof(*e->code));
-	if (!e->code) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh)) {
-			snprintf(why, why_len, "bad section header %zu", elf_ndxscn(scn));
-			goto out;
-		}
-		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-		const bool loaded = (sh.sh_flags & SHF_ALLOC) && sh.sh_addr &&
-				    sh.sh_addr + sh.sh_size > sh.sh_addr;
-		if ((sh.sh_flags & SHF_EXECINSTR) && loaded && sh.sh_size <= MAX_CODE_SPAN)
-			e->code[e->ncode++] = (struct span){sh.sh_addr, sh.sh_addr + sh.sh_size};
-		if (sh.sh_type == SHT_SYMTAB && !symscn) {
-			symscn = scn;
-			symsh = sh;
-		}
-		if ((sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) && df_index &&
-		    sh.sh_info == df_index)
-			df_relocated = true;
-		if (!name)
-			continue;
-		if (!strcmp(name, ".debug_info") && sh.sh_size)
-			e->debug_info = true;
-		else if (!strcmp(name, ".llvm_stackmaps") && !e->has_sm && sh.sh_size &&
-			 sh.sh_size <= MAX_LIVE_READ && sh.sh_type != SHT_NOBITS) {
+
+	uint64_t addr, len;
+	if (!jitmap_image_stackmap_section(img, &addr, &len) && len && len <= MAX_LIVE_READ) {
+		size_t copy_len;
+		const void *copy = jitmap_image_stackmap_copy(img, &copy_len);
+		if (addr) { /* placed in memory: read live */
 			e->has_sm = true;
-			e->sm_size = sh.sh_size;
-			if (loaded) {
-				e->sm_addr = sh.sh_addr;
-			} else {
-				/* Not placed in memory: the image's bytes are all there is (their
-				 * function addresses must then be absolute). */
-				Elf_Data *d = elf_getdata(scn, NULL);
-				if (d && d->d_buf && d->d_size == sh.sh_size &&
-				    (e->sm_copy = malloc(d->d_size)))
-					memcpy(e->sm_copy, d->d_buf, d->d_size);
-				else
-					e->has_sm = false;
-			}
-		} else if (!strcmp(name, ".eh_frame") && loaded && sh.sh_type != SHT_NOBITS &&
-			   sh.sh_size <= MAX_LIVE_READ) {
-			e->eh_addr = sh.sh_addr;
-			e->eh_size = sh.sh_size;
-		} else if (!strcmp(name, ".debug_frame") && !e->df && sh.sh_size <= MAX_LIVE_READ &&
-			   sh.sh_type == SHT_PROGBITS) {
-			Elf_Data *d = elf_getdata(scn, NULL);
-			if (d && d->d_buf && d->d_size && (e->df = malloc(d->d_size))) {
-				memcpy(e->df, d->d_buf, d->d_size);
-				e->df_len = d->d_size;
-				df_index = elf_ndxscn(scn);
-			}
+			e->sm_addr = addr;
+			e->sm_size = len;
+		} else if (copy && copy_len == len && (e->sm_copy = malloc(copy_len))) {
+			/* Not placed in memory: the image's bytes are all there is (their function
+			 * addresses must then be absolute). */
+			memcpy(e->sm_copy, copy, copy_len);
+			e->has_sm = true;
+			e->sm_size = len;
 		}
 	}
-	/* Relocation sections may come before their target: look again for .debug_frame's. */
-	if (df_index && !df_relocated) {
-		scn = NULL;
-		while ((scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			if (gelf_getshdr(scn, &sh) &&
-			    (sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) && sh.sh_info == df_index)
-				df_relocated = true;
-		}
+	if (!jitmap_image_eh_frame(img, &addr, &len) && len <= MAX_LIVE_READ) {
+		e->eh_addr = addr;
+		e->eh_size = len;
 	}
-	if (df_relocated) { /* its addresses are not filled in: useless to us */
-		free(e->df);
-		e->df = NULL;
-		e->df_len = 0;
+	size_t df_len;
+	const void *df = jitmap_image_debug_frame(img, &df_len);
+	if (df && df_len <= MAX_LIVE_READ) {
+		if (!(e->df = malloc(df_len)))
+			goto out;
+		memcpy(e->df, df, df_len);
+		e->df_len = df_len;
 	}
+	rc = -EINVAL;
 	if (!e->ncode) {
 		snprintf(why, why_len, "no executable section placed in memory");
 		goto out;
 	}
 	/* Code spans first: symbols are kept only inside them. */
 	tidy_entry(e);
-	if (symscn) {
-		rc = add_symbols(e, elf, eh.e_type, symscn, &symsh);
-		if (rc) {
-			snprintf(why, why_len, "out of memory");
-			goto out;
-		}
-		rc = -EINVAL;
+	rc = add_symbols(e, img);
+	if (rc) {
+		snprintf(why, why_len, "out of memory");
+		goto out;
 	}
 	tidy_entry(e);
 	for (size_t i = 0; i < e->nfuncs; i++)
 		e->ngdb_named += e->funcs[i].gdb_named;
 	rc = 0;
 out:
-	if (elf)
-		elf_end(elf);
-	free(copy);
+	if (rc == -ENOMEM)
+		snprintf(why, why_len, "out of memory");
+	jitmap_image_free(img);
 	return rc;
 }
 
@@ -1123,7 +1035,7 @@ static struct gdb_reader_funcs refused = {.reader_version = 0};
 
 __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(void)
 {
-	if (g_reader || elf_version(EV_CURRENT) == EV_NONE)
+	if (g_reader)
 		return &refused;
 	struct reader *r = calloc(1, sizeof(*r));
 	if (!r)

@@ -20,17 +20,29 @@
 struct symbol {
 	uint64_t address, size;
 	char *name;
+	unsigned flags; /* JITMAP_SYMBOL_* */
 };
 
 struct jitmap_image {
-	unsigned type, machine;
+	unsigned type, machine, elf_class;
 	jitmap_arch arch;
+	jitmap_byte_order order;
 	jitmap_stackmap *sm;
 	uint64_t sm_addr, sm_size;
 	int has_sm;
+	void *sm_copy; /* SKIP_STACKMAP: the image's bytes of a section not placed in memory */
+	size_t sm_copy_len;
 	uint64_t bias;
 	struct symbol *syms; /* function symbols sorted by address */
 	size_t num_syms;
+	/* What a debugger's JIT reader needs besides the stackmap (jitmap_image_code_range ...). */
+	jitmap_image_range *code; /* executable sections placed in memory, in section order */
+	size_t num_code;
+	char *file_name;          /* the first STT_FILE symbol's name */
+	bool debug_info;
+	uint64_t eh_addr, eh_size;
+	void *debug_frame;        /* a copy of .debug_frame, when no relocation targets it */
+	size_t debug_frame_len;
 };
 
 /* -- Relocation types that write an absolute 64-bit address -- */
@@ -73,6 +85,42 @@ static int sym_address(Elf *elf, unsigned type, const GElf_Sym *s, uint64_t *add
 	return 0;
 }
 
+/* The section of a symbol, when it has one that exists. */
+static bool sym_section(Elf *elf, const GElf_Sym *s, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = s->st_shndx != SHN_UNDEF && s->st_shndx < SHN_LORESERVE
+			       ? elf_getscn(elf, s->st_shndx)
+			       : NULL;
+	return scn && gelf_getshdr(scn, sh);
+}
+
+/* Some hand-written JITs register ET_REL images whose function symbols hold absolute
+ * addresses in st_value, not offsets in their section. The reading is unambiguous when every
+ * function symbol of a placed section lies outside it read as an offset (sh_addr + st_value)
+ * and inside it read as an address: then st_value is the address. */
+static bool values_are_addresses(Elf *elf, Elf_Data *d, size_t n)
+{
+	size_t placed = 0;
+	for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
+		GElf_Sym s;
+		GElf_Shdr sh;
+		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+		    s.st_shndx == SHN_ABS || !sym_section(elf, &s, &sh))
+			continue;
+		if (!sh.sh_addr || sh.sh_addr + sh.sh_size < sh.sh_addr)
+			return false;
+		const uint64_t as_offset = sh.sh_addr + s.st_value;
+		const bool offset_inside = as_offset >= sh.sh_addr &&
+					   as_offset < sh.sh_addr + sh.sh_size;
+		const bool address_inside = s.st_value >= sh.sh_addr &&
+					    s.st_value < sh.sh_addr + sh.sh_size;
+		if (offset_inside || !address_inside)
+			return false;
+		placed++;
+	}
+	return placed > 0;
+}
+
 static int load_symbols(jitmap_image *img, Elf *elf, Elf_Scn *symscn, const GElf_Shdr *symsh)
 {
 	Elf_Data *d = elf_getdata(symscn, NULL);
@@ -84,12 +132,34 @@ static int load_symbols(jitmap_image *img, Elf *elf, Elf_Scn *symscn, const GElf
 	if (!syms)
 		return -ENOMEM;
 	img->syms = syms;
-	for (size_t i = 0; i < n; i++) {
+	const bool as_address = img->type == ET_REL && values_are_addresses(elf, d, n);
+	for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
 		GElf_Sym s;
-		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC)
+		if (!gelf_getsym(d, (int)i, &s))
+			continue;
+		if (GELF_ST_TYPE(s.st_info) == STT_FILE && !img->file_name) {
+			const char *name = elf_strptr(elf, symsh->sh_link, s.st_name);
+			if (name && *name && !(img->file_name = strdup(name)))
+				return -ENOMEM;
+			continue;
+		}
+		if (GELF_ST_TYPE(s.st_info) != STT_FUNC)
 			continue;
 		uint64_t addr;
-		if (sym_address(elf, img->type, &s, &addr))
+		GElf_Shdr sh;
+		unsigned flags = 0;
+		const bool in_section = sym_section(elf, &s, &sh);
+		if (s.st_shndx == SHN_ABS)
+			flags |= JITMAP_SYMBOL_ABSOLUTE;
+		if (in_section && (sh.sh_flags & SHF_EXECINSTR))
+			flags |= JITMAP_SYMBOL_IN_CODE;
+		if (as_address && in_section && s.st_shndx != SHN_ABS) {
+			addr = s.st_value;
+			flags |= JITMAP_SYMBOL_VALUE_IS_ADDRESS;
+		} else if (sym_address(elf, img->type, &s, &addr)) {
+			continue;
+		}
+		if (addr + s.st_size < addr)
 			continue;
 		const char *name = elf_strptr(elf, symsh->sh_link, s.st_name);
 		if (!name || !*name)
@@ -97,7 +167,7 @@ static int load_symbols(jitmap_image *img, Elf *elf, Elf_Scn *symscn, const GElf
 		char *copy = strdup(name);
 		if (!copy)
 			return -ENOMEM;
-		syms[img->num_syms++] = (struct symbol){addr, s.st_size, copy};
+		syms[img->num_syms++] = (struct symbol){addr, s.st_size, copy, flags};
 	}
 	return 0;
 }
@@ -201,6 +271,50 @@ static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitma
 
 /* -- Opening -- */
 
+/* Record what one section tells a JIT reader: code placed in memory, CFI, DWARF. */
+static int note_section(jitmap_image *img, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			size_t shstrndx, size_t *df_index)
+{
+	const bool placed = (sh->sh_flags & SHF_ALLOC) && sh->sh_addr &&
+			    sh->sh_addr + sh->sh_size > sh->sh_addr;
+	if (placed && (sh->sh_flags & SHF_EXECINSTR))
+		img->code[img->num_code++] = (jitmap_image_range){sh->sh_addr, sh->sh_addr + sh->sh_size};
+	const char *name = elf_strptr(elf, shstrndx, sh->sh_name);
+	if (!name)
+		return 0;
+	if (!strcmp(name, ".debug_info") && sh->sh_size) {
+		img->debug_info = true;
+	} else if (!strcmp(name, ".eh_frame") && placed && sh->sh_type != SHT_NOBITS &&
+		   !img->eh_size) {
+		img->eh_addr = sh->sh_addr;
+		img->eh_size = sh->sh_size;
+	} else if (!strcmp(name, ".debug_frame") && !img->debug_frame &&
+		   sh->sh_type == SHT_PROGBITS) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (d && d->d_buf && d->d_size) {
+			img->debug_frame = malloc(d->d_size);
+			if (!img->debug_frame)
+				return -ENOMEM;
+			memcpy(img->debug_frame, d->d_buf, d->d_size);
+			img->debug_frame_len = d->d_size;
+			*df_index = elf_ndxscn(scn);
+		}
+	}
+	return 0;
+}
+
+/* Whether a relocation section targets section `index` (0: none). */
+static bool debug_frame_relocated(Elf *elf, size_t index)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	while (index && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_RELA || sh.sh_type == SHT_REL) &&
+		    sh.sh_info == index)
+			return true;
+	return false;
+}
+
 static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 {
 	jitmap_image *img = NULL;
@@ -243,7 +357,9 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 	}
 	img->type = eh.e_type;
 	img->machine = eh.e_machine;
+	img->elf_class = eh.e_ident[EI_CLASS];
 	img->arch = jitmap_arch_from_elf_machine(eh.e_machine);
+	img->order = eh.e_ident[EI_DATA] == ELFDATA2MSB ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE;
 	rc = -EINVAL;
 	if (elf_getshdrstrndx(elf, &shstrndx)) {
 		jitmap__fail(err, rc, eh.e_shoff, "bad section header string table: %s",
@@ -253,6 +369,17 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 
 	Elf_Scn *scn = NULL, *sm_scn = NULL;
 	GElf_Shdr sm_sh = {0};
+	size_t nscn = 0, df_index = 0;
+	if (elf_getshdrnum(elf, &nscn)) {
+		jitmap__fail(err, rc, eh.e_shoff, "bad section count: %s", elf_errmsg(-1));
+		goto out;
+	}
+	/* nscn is bounded by the section header table, checked against the image above. */
+	img->code = calloc(nscn + 1, sizeof(*img->code));
+	if (!img->code) {
+		rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
+		goto out;
+	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh)) {
@@ -260,6 +387,12 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 				     elf_ndxscn(scn), elf_errmsg(-1));
 			goto out;
 		}
+		rc = note_section(img, elf, scn, &sh, shstrndx, &df_index);
+		if (rc) {
+			jitmap__fail(err, rc, sh.sh_offset, "out of memory");
+			goto out;
+		}
+		rc = -EINVAL;
 		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
 			rc = load_symbols(img, elf, scn, &sh);
 			if (rc) {
@@ -276,12 +409,31 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 	}
 	if (img->num_syms) /* syms is NULL without a symbol table, and qsort wants a pointer */
 		qsort(img->syms, img->num_syms, sizeof(*img->syms), cmp_sym);
+	if (img->debug_frame && debug_frame_relocated(elf, df_index)) {
+		/* Its addresses are not filled in: useless to an unwinder. */
+		free(img->debug_frame);
+		img->debug_frame = NULL;
+		img->debug_frame_len = 0;
+	}
 
 	if (sm_scn && skip_stackmap) {
-		/* Located, not read: the caller reads the live copy at sh_addr. */
+		/* Located, not read: the caller reads the live copy at sh_addr. A section not
+		 * placed in memory has only the image's bytes: keep them for the caller. */
 		img->has_sm = 1;
 		img->sm_addr = sm_sh.sh_addr;
 		img->sm_size = sm_sh.sh_size;
+		if (!sm_sh.sh_addr && sm_sh.sh_type != SHT_NOBITS && sm_sh.sh_size) {
+			Elf_Data *d = elf_getdata(sm_scn, NULL);
+			if (d && d->d_buf && d->d_size == sm_sh.sh_size) {
+				img->sm_copy = malloc(d->d_size);
+				if (!img->sm_copy) {
+					rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
+					goto out;
+				}
+				memcpy(img->sm_copy, d->d_buf, d->d_size);
+				img->sm_copy_len = d->d_size;
+			}
+		}
 	} else if (sm_scn) {
 		if (sm_sh.sh_type == SHT_NOBITS) {
 			jitmap__fail(err, rc, sm_sh.sh_offset, ".llvm_stackmaps has no contents (NOBITS)");
@@ -534,6 +686,10 @@ void jitmap_image_free(jitmap_image *img)
 		free(img->syms[i].name);
 	free(img->syms);
 	jitmap_stackmap_free(img->sm);
+	free(img->sm_copy);
+	free(img->code);
+	free(img->file_name);
+	free(img->debug_frame);
 	free(img);
 }
 
@@ -593,4 +749,111 @@ const char *jitmap_image_symbolize(const jitmap_image *img, uint64_t addr, uint6
 	if (offset)
 		*offset = addr - s->address;
 	return s->name;
+}
+
+/* -- What a debugger's JIT reader needs -- */
+
+jitmap_image *jitmap_image_open_memory_opts(const void *buf, size_t len,
+					    const jitmap_image_opts *opts, jitmap_error *err)
+{
+	unsigned flags = 0;
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (opts) {
+		if (opts->sz < sizeof(opts->sz)) {
+			jitmap__fail(err, -EINVAL, 0, "jitmap_image_opts.sz is %zu", opts->sz);
+			errno = EINVAL;
+			return NULL;
+		}
+		for (size_t i = sizeof(*opts); i < opts->sz; i++)
+			if (((const uint8_t *)opts)[i]) {
+				jitmap__fail(err, -EINVAL, 0,
+					     "jitmap_image_opts has fields this libjitmap does not know");
+				errno = EINVAL;
+				return NULL;
+			}
+		if (opts->sz >= offsetof(jitmap_image_opts, flags) + sizeof(opts->flags))
+			flags = opts->flags;
+	}
+	if (flags & ~(unsigned)JITMAP_IMAGE_SKIP_STACKMAP) {
+		jitmap__fail(err, -EINVAL, 0, "unknown flags 0x%x", flags);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (elf_ready(err)) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	char *copy = malloc(len ? len : 1);
+	if (!copy) {
+		jitmap__fail(err, -ENOMEM, 0, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(copy, buf, len);
+	Elf *elf = elf_memory(copy, len);
+	if (!elf) {
+		jitmap__fail(err, -EINVAL, 0, "not an ELF image: %s", elf_errmsg(-1));
+		free(copy);
+		errno = EINVAL;
+		return NULL;
+	}
+	jitmap_image *img = open_elf(elf, !!(flags & JITMAP_IMAGE_SKIP_STACKMAP), err);
+	int e = errno;
+	elf_end(elf);
+	free(copy);
+	errno = e;
+	return img;
+}
+
+unsigned jitmap_image_elf_class(const jitmap_image *img) { return img->elf_class; }
+jitmap_byte_order jitmap_image_byte_order(const jitmap_image *img) { return img->order; }
+size_t jitmap_image_num_code_ranges(const jitmap_image *img) { return img->num_code; }
+
+const jitmap_image_range *jitmap_image_code_range(const jitmap_image *img, size_t i)
+{
+	return i < img->num_code ? &img->code[i] : NULL;
+}
+
+size_t jitmap_image_num_symbols(const jitmap_image *img) { return img->num_syms; }
+
+int jitmap_image_symbol(const jitmap_image *img, size_t i, jitmap_image_symbol_info *out)
+{
+	if (i >= img->num_syms)
+		return -ERANGE;
+	const struct symbol *s = &img->syms[i];
+	*out = (jitmap_image_symbol_info){s->address, s->size, s->name, s->flags};
+	return 0;
+}
+
+const char *jitmap_image_file_name(const jitmap_image *img) { return img->file_name; }
+
+bool jitmap_image_symbol_values_are_addresses(const jitmap_image *img)
+{
+	for (size_t i = 0; i < img->num_syms; i++)
+		if (img->syms[i].flags & JITMAP_SYMBOL_VALUE_IS_ADDRESS)
+			return true;
+	return false;
+}
+bool jitmap_image_has_debug_info(const jitmap_image *img) { return img->debug_info; }
+
+int jitmap_image_eh_frame(const jitmap_image *img, uint64_t *addr, uint64_t *size)
+{
+	if (!img->eh_size)
+		return -ENOENT;
+	*addr = img->eh_addr + img->bias;
+	*size = img->eh_size;
+	return 0;
+}
+
+const void *jitmap_image_debug_frame(const jitmap_image *img, size_t *len)
+{
+	*len = img->debug_frame_len;
+	return img->debug_frame;
+}
+
+const void *jitmap_image_stackmap_copy(const jitmap_image *img, size_t *len)
+{
+	*len = img->sm_copy_len;
+	return img->sm_copy;
 }

@@ -318,6 +318,10 @@ class Discovery:
             return
         src.image = img
         src.arch = lib.jitmap_image_arch(img)
+        if lib.jitmap_image_symbol_values_are_addresses(img):
+            src.problems.append("%s: its function symbols hold addresses, not offsets in their "
+                                "section (GDB alone places them outside it and shows ??): jitmap "
+                                "names the functions from those addresses" % src.describe())
         addr, size = N.c_u64(), N.c_u64()
         if lib.jitmap_image_stackmap_section(img, ctypes.byref(addr), ctypes.byref(size)) == 0:
             src.section = (addr.value, size.value)

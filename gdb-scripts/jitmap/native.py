@@ -177,6 +177,7 @@ _SIGNATURES = {
     "jitmap_image_stackmap_section": (c_int, [c_void_p, P(c_u64), P(c_u64)]),
     "jitmap_image_set_load_bias": (None, [c_void_p, c_u64]),
     "jitmap_image_symbolize": (c_char_p, [c_void_p, c_u64, P(c_u64)]),
+    "jitmap_image_symbol_values_are_addresses": (c_bool, [c_void_p]),
     "jitmap_image_open_target": (c_void_p, [P(Target), c_u64, c_u64, ctypes.c_uint, P(Error)]),
     "jitmap_image_name_functions": (c_int, [c_void_p, c_void_p]),
     "jitmap_stackmap_merge": (c_int, [c_void_p, c_void_p]),

@@ -402,6 +402,66 @@ JITMAP_API int jitmap_image_name_functions(const jitmap_image *img, jitmap_stack
 JITMAP_API const char *jitmap_image_symbolize(const jitmap_image *img, uint64_t addr,
 					      uint64_t *offset);
 
+/* -- What a debugger's JIT reader needs from an image -- */
+
+/* Options of jitmap_image_open_memory_opts; `sz` = sizeof(jitmap_image_opts) (libbpf's
+ * convention: fields added later must be zero when unknown). */
+typedef struct jitmap_image_opts {
+	size_t sz;
+	unsigned flags; /* JITMAP_IMAGE_SKIP_STACKMAP */
+} jitmap_image_opts;
+
+/* jitmap_image_open_memory with options. With JITMAP_IMAGE_SKIP_STACKMAP the stackmap section
+ * is located, not parsed: a section placed in memory (sh_addr != 0) is for the caller to read
+ * live; one that is not placed keeps the image's bytes (jitmap_image_stackmap_copy). */
+JITMAP_API jitmap_image *jitmap_image_open_memory_opts(const void *buf, size_t len,
+						       const jitmap_image_opts *opts,
+						       jitmap_error *err);
+
+/* ELFCLASS32 (1) or ELFCLASS64 (2), and the image's byte order. */
+JITMAP_API unsigned jitmap_image_elf_class(const jitmap_image *img);
+JITMAP_API jitmap_byte_order jitmap_image_byte_order(const jitmap_image *img);
+
+/* Executable sections placed in memory (SHF_ALLOC | SHF_EXECINSTR, sh_addr != 0), in section
+ * order, as [lo, hi) without the load bias. */
+typedef struct jitmap_image_range {
+	uint64_t lo, hi;
+} jitmap_image_range;
+JITMAP_API size_t jitmap_image_num_code_ranges(const jitmap_image *img);
+JITMAP_API const jitmap_image_range *jitmap_image_code_range(const jitmap_image *img, size_t i);
+
+/* Function symbols (STT_FUNC of .symtab and .dynsym), sorted by address (then the larger
+ * first). `address` is where the function is (for ET_REL: sh_addr of its section + st_value,
+ * which LLVM's JITs patch to the load address). Flags: */
+#define JITMAP_SYMBOL_ABSOLUTE 1u         /* SHN_ABS: debuggers' PC lookups skip it */
+#define JITMAP_SYMBOL_IN_CODE 2u          /* its section is executable (SHF_EXECINSTR) */
+#define JITMAP_SYMBOL_VALUE_IS_ADDRESS 4u /* ET_REL whose st_value is an absolute address: every
+					   * function of a placed section lies outside it read as
+					   * an offset and inside it read as an address (some
+					   * hand-written JITs); debuggers place it wrongly */
+typedef struct jitmap_image_symbol_info {
+	uint64_t address, size;
+	const char *name; /* owned by the image */
+	unsigned flags;
+} jitmap_image_symbol_info;
+JITMAP_API size_t jitmap_image_num_symbols(const jitmap_image *img);
+/* Fill `*out` with symbol `i`; -ERANGE past the end. */
+JITMAP_API int jitmap_image_symbol(const jitmap_image *img, size_t i, jitmap_image_symbol_info *out);
+/* Whether the image's function symbols were read as JITMAP_SYMBOL_VALUE_IS_ADDRESS. */
+JITMAP_API bool jitmap_image_symbol_values_are_addresses(const jitmap_image *img);
+/* The first STT_FILE symbol's name, or NULL. */
+JITMAP_API const char *jitmap_image_file_name(const jitmap_image *img);
+/* Whether the image has a non-empty .debug_info (a debugger reads its DWARF itself). */
+JITMAP_API bool jitmap_image_has_debug_info(const jitmap_image *img);
+/* A .eh_frame placed in memory: its address (with bias) and size; -ENOENT without one. */
+JITMAP_API int jitmap_image_eh_frame(const jitmap_image *img, uint64_t *addr, uint64_t *size);
+/* The bytes of .debug_frame (NULL, *len 0 when absent or when relocations target it: its
+ * addresses would not be filled in). Owned by the image. */
+JITMAP_API const void *jitmap_image_debug_frame(const jitmap_image *img, size_t *len);
+/* With JITMAP_IMAGE_SKIP_STACKMAP, the image's bytes of a .llvm_stackmaps not placed in
+ * memory (NULL, *len 0 otherwise). Owned by the image. */
+JITMAP_API const void *jitmap_image_stackmap_copy(const jitmap_image *img, size_t *len);
+
 /* -- The GDB JIT interface, read from a target -- */
 
 /* The list head a JIT publishes as `__jit_debug_descriptor` (GDB manual, "JIT Interface"). */

@@ -6,6 +6,11 @@
  *              some JITs write them. GDB's ELF reader makes it an mst_abs minimal symbol,
  *              which its PC lookups skip: GDB alone shows `?? ()`. jitmap's reader claims
  *              such an image by default and names the function.
+ *   address    one function of an ET_REL image whose symbol keeps its section (.text) but holds
+ *              its absolute address in st_value, not its offset in .text (some hand-written
+ *              JITs write them so). GDB's ELF reader adds sh_addr and places it outside its
+ *              section: GDB alone shows `?? ()`. libjitmap reads such values as addresses when
+ *              that reading is unambiguous, and the reader names the function.
  *   outermost  one function whose .eh_frame marks the return address undefined (DWARF's
  *              end-of-stack mark, as on a thread's entry function). GDB's DWARF unwinder
  *              ends the backtrace there, and so must jitmap's reader when it claims the
@@ -112,8 +117,9 @@ static size_t outermost_eh_frame(uint8_t *eh, const uint8_t *code, size_t len)
 	return k;
 }
 
-/* Make every function symbol of the image absolute (SHN_ABS, st_value its address). */
-static void make_symbols_absolute(void *image)
+/* Make every function symbol of the image absolute (SHN_ABS, st_value its address); with
+ * keep_section, only st_value becomes the address (the "address" case). */
+static void make_symbols_absolute(void *image, int keep_section)
 {
 	Elf64_Ehdr *eh = image;
 	Elf64_Shdr *sh = (Elf64_Shdr *)((char *)image + eh->e_shoff);
@@ -126,7 +132,8 @@ static void make_symbols_absolute(void *image)
 				continue;
 			if (s[k].st_shndx && s[k].st_shndx < eh->e_shnum && eh->e_type == ET_REL)
 				s[k].st_value += sh[s[k].st_shndx].sh_addr;
-			s[k].st_shndx = SHN_ABS;
+			if (!keep_section)
+				s[k].st_shndx = SHN_ABS;
 		}
 	}
 }
@@ -135,8 +142,9 @@ int main(int argc, char **argv)
 {
 	const char *c = argc == 2 ? argv[1] : "";
 	const int absolute = !strcmp(c, "absolute"), outermost = !strcmp(c, "outermost");
-	if (!absolute && !outermost) {
-		fprintf(stderr, "usage: jitmap-shapes-jit absolute|outermost\n");
+	const int address = !strcmp(c, "address");
+	if (!absolute && !outermost && !address) {
+		fprintf(stderr, "usage: jitmap-shapes-jit absolute|address|outermost\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -155,7 +163,9 @@ int main(int argc, char **argv)
 	code[n++] = 0x5d;                   /* pop rbp */
 	code[n++] = 0xc3;                   /* ret */
 
-	const char *name = absolute ? "shapes_absolute_fn" : "shapes_outermost_fn";
+	const char *name = absolute  ? "shapes_absolute_fn"
+			   : address ? "shapes_address_fn"
+				     : "shapes_outermost_fn";
 	jitmap_jit_function f = {name, (uint64_t)(uintptr_t)code, n};
 	jitmap_jit_region region = {.address = f.address, .size = n, .functions = &f,
 				    .num_functions = 1};
@@ -171,8 +181,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "jitmap-shapes: %s\n", err.reason);
 		return 1;
 	}
-	if (absolute)
-		make_symbols_absolute(image);
+	if (absolute || address)
+		make_symbols_absolute(image, address);
 	if (register_image(image, size)) {
 		fprintf(stderr, "jitmap-shapes: no __jit_debug_descriptor\n");
 		return 1;

@@ -60,6 +60,26 @@ for mode in unnamed auto never; do
     fi
 done
 
+# -- ET_REL symbols whose st_value is the address (issue 10, defect 4) --
+CMDS=('break shapes_stop' run 'echo ==bt\n' bt 'echo ==.\n' "$STATS" 'echo ==status\n'
+    'jitmap status' 'echo ==.\n' 'echo ==end\n' continue)
+for mode in none unnamed; do
+    run_case "$WORK/addr-$mode" "$mode" address
+done
+got=$(names "$(part "$WORK/addr-none" bt)")
+expect "address, GDB alone: frame 1 is ?? (got '$got')" \
+    test "$(frames "$(part "$WORK/addr-none" bt)" | sed -n 2p)" = "??"
+out=$WORK/addr-unnamed
+tag="address, reader-claim unnamed"
+expect "$tag: GDB ends normally" gdb_fine "$out"
+got=$(names "$(part "$out" bt)")
+expect "$tag: bt is 'shapes_stop shapes_address_fn main' (got '$got')" \
+    test "$got" = "shapes_stop shapes_address_fn main"
+expect "$tag: claimed and unwound by the reader ($(part "$out" stats))" \
+    grep -Eq 'claimed=1 declined=0 .*unwinds=1 unwind_failures=0' <<<"$(part "$out" stats)"
+expect "$tag: jitmap status says the symbols hold addresses" \
+    grep -q "function symbols hold addresses, not offsets" <<<"$(part "$out" status)"
+
 # -- the outermost frame --
 CMDS=('break shapes_stop' run 'echo ==bt\n' bt 'echo ==.\n'
     'python print("==pybt"); print(len(gdb.execute("bt", to_string=True).splitlines())); print("==.")'

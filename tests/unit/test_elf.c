@@ -413,6 +413,101 @@ static void test_fixture_corrupted(void **state)
 	sm_bytes_free(&obj);
 }
 
+/* -- What a debugger's JIT reader needs (jitmap_image_open_memory_opts and accessors) -- */
+
+/* The section header with that name, writable, in `obj`. */
+static Elf64_Shdr *section_w(sm_bytes *obj, const char *name)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj->data;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(obj->data + eh->e_shoff);
+	const char *strs = (const char *)obj->data + sh[eh->e_shstrndx].sh_offset;
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(strs + sh[i].sh_name, name))
+			return &sh[i];
+	fail_msg("no section %s", name);
+	return NULL;
+}
+
+static void test_jit_reader_view(void **state)
+{
+	(void)state;
+	sm_bytes obj;
+	NEED_FIXTURE(&obj);
+	/* As LLVM's JIT registers an object: sh_addr of the loaded text patched to its address. */
+	const uint64_t load = 0x7f0000100000;
+	Elf64_Shdr *text = section_w(&obj, ".text");
+	text->sh_addr = load;
+	const jitmap_image_opts opts = {.sz = sizeof(opts), .flags = JITMAP_IMAGE_SKIP_STACKMAP};
+	jitmap_error err;
+	jitmap_image *img = jitmap_image_open_memory_opts(obj.data, obj.len, &opts, &err);
+	if (!img)
+		fail_msg("open: %s", err.reason);
+	assert_int_equal(jitmap_image_elf_class(img), ELFCLASS64);
+	assert_int_equal(jitmap_image_byte_order(img), JITMAP_ORDER_LITTLE);
+	/* One code range: .text where it was placed. */
+	assert_int_equal(jitmap_image_num_code_ranges(img), 1);
+	assert_int_equal(jitmap_image_code_range(img, 0)->lo, load);
+	assert_int_equal(jitmap_image_code_range(img, 0)->hi, load + text->sh_size);
+	assert_null(jitmap_image_code_range(img, 1));
+	/* Two function symbols, sorted, inside .text, not absolute. */
+	assert_int_equal(jitmap_image_num_symbols(img), 2);
+	jitmap_image_symbol_info a, b;
+	assert_int_equal(jitmap_image_symbol(img, 0, &a), 0);
+	assert_int_equal(jitmap_image_symbol(img, 1, &b), 0);
+	assert_int_equal(jitmap_image_symbol(img, 2, &b), -ERANGE);
+	assert_int_equal(jitmap_image_symbol(img, 1, &b), 0);
+	assert_string_equal(a.name, "fixture_first");
+	assert_string_equal(b.name, "fixture_second");
+	assert_int_equal(a.address, load);
+	assert_true(a.size > 0 && a.address + a.size <= b.address);
+	assert_int_equal(a.flags, JITMAP_SYMBOL_IN_CODE);
+	assert_false(jitmap_image_symbol_values_are_addresses(img));
+	/* The stackmap section is not placed: skipped, its bytes kept for the caller. */
+	uint64_t addr, size;
+	size_t copy_len;
+	assert_int_equal(jitmap_image_stackmap_section(img, &addr, &size), 0);
+	assert_int_equal(addr, 0);
+	assert_null(jitmap_image_stackmap(img));
+	const void *copy = jitmap_image_stackmap_copy(img, &copy_len);
+	const Elf64_Shdr sm = section(&obj, ".llvm_stackmaps");
+	assert_non_null(copy);
+	assert_int_equal(copy_len, sm.sh_size);
+	assert_memory_equal(copy, obj.data + sm.sh_offset, copy_len);
+	/* llc -O2 objects carry .eh_frame (not placed here) and no DWARF. */
+	assert_int_equal(jitmap_image_eh_frame(img, &addr, &size), -ENOENT);
+	assert_false(jitmap_image_has_debug_info(img));
+	jitmap_image_free(img);
+
+	/* Symbols holding their addresses in st_value (issue 10, defect 4): read as addresses. */
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj.data;
+	Elf64_Shdr *shs = (Elf64_Shdr *)(obj.data + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		if (shs[i].sh_type != SHT_SYMTAB)
+			continue;
+		Elf64_Sym *syms = (Elf64_Sym *)(obj.data + shs[i].sh_offset);
+		for (size_t k = 0; k < shs[i].sh_size / sizeof(*syms); k++)
+			if (ELF64_ST_TYPE(syms[k].st_info) == STT_FUNC)
+				syms[k].st_value += load;
+	}
+	img = jitmap_image_open_memory_opts(obj.data, obj.len, &opts, &err);
+	assert_non_null(img);
+	assert_true(jitmap_image_symbol_values_are_addresses(img));
+	assert_int_equal(jitmap_image_symbol(img, 0, &a), 0);
+	assert_int_equal(a.address, load);
+	assert_int_equal(a.flags, JITMAP_SYMBOL_IN_CODE | JITMAP_SYMBOL_VALUE_IS_ADDRESS);
+	assert_string_equal(jitmap_image_symbolize(img, load + 1, NULL), "fixture_first");
+	jitmap_image_free(img);
+
+	/* Options are checked as libbpf's: too small, unknown fields set, unknown flags. */
+	jitmap_image_opts bad = {.sz = 1};
+	assert_null(jitmap_image_open_memory_opts(obj.data, obj.len, &bad, &err));
+	assert_int_equal(err.code, -EINVAL);
+	bad = (jitmap_image_opts){.sz = sizeof(bad), .flags = 0x80};
+	assert_null(jitmap_image_open_memory_opts(obj.data, obj.len, &bad, &err));
+	assert_contains(err.reason, "unknown flags");
+	sm_bytes_free(&obj);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_load_bias),
 		cmocka_unit_test(test_fixture_truncated),
 		cmocka_unit_test(test_fixture_corrupted),
+		cmocka_unit_test(test_jit_reader_view),
 	};
 	return cmocka_run_group_tests_name("elf", tests, NULL, NULL);
 }
