@@ -7,6 +7,7 @@
  */
 #include "sm_builder.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,4 +209,22 @@ void sm_bytes_free(sm_bytes *b)
 	free(b->data);
 	b->data = NULL;
 	b->len = 0;
+}
+
+sm_bytes sm_read_file(const char *path)
+{
+	sm_bytes b = {NULL, 0};
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));
+		abort();
+	}
+	uint8_t chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		const sm_bytes c = {chunk, n};
+		sm_bytes_cat(&b, &c, 0);
+	}
+	fclose(f);
+	return b;
 }

@@ -90,6 +90,8 @@ void sm_bytes_cat(sm_bytes *dst, const sm_bytes *src, size_t pad);
 void sm_bytes_pad(sm_bytes *dst, size_t n);
 sm_bytes sm_bytes_copy(const sm_bytes *src);
 void sm_bytes_free(sm_bytes *b);
+/* The whole file at `path` (the test fails when it cannot be read). */
+sm_bytes sm_read_file(const char *path);
 
 /* Store / load an unsigned integer of `size` (1..8) bytes in `order`. */
 void sm_put(uint8_t *p, uint64_t v, size_t size, jitmap_byte_order order);

@@ -8,22 +8,6 @@
 
 /* -- Files -- */
 
-static sm_bytes read_file(const char *path)
-{
-	sm_bytes b = {NULL, 0};
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s: %s", path, strerror(errno));
-	uint8_t chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		const sm_bytes c = {chunk, n};
-		sm_bytes_cat(&b, &c, 0);
-	}
-	fclose(f);
-	return b;
-}
-
 /* Write `len` bytes to a new temporary file; the caller unlinks it. */
 static void write_temp(char *path, const void *buf, size_t len)
 {
@@ -45,7 +29,7 @@ static bool have_fixture(sm_bytes *obj)
 {
 	if (!fixture_path)
 		return false;
-	*obj = read_file(fixture_path);
+	*obj = sm_read_file(fixture_path);
 	return true;
 }
 
@@ -269,7 +253,7 @@ static void test_fixture_file_and_memory(void **state)
 	img = jitmap_image_open_memory(obj.data, obj.len, &err);
 	assert_non_null(img);
 	memset(obj.data, 0, obj.len); /* the image holds its own copy */
-	sm_bytes again = read_file(fixture_path);
+	sm_bytes again = sm_read_file(fixture_path);
 	check_fixture(img, &again, 0);
 	jitmap_image_free(img);
 	sm_bytes_free(&again);

@@ -1,0 +1,117 @@
+/* process.h: the stackmaps of one process, live or a core (libjitmap's process model).
+ *
+ * A jitmap_process is the one owner of "which stackmaps does this process have": the JIT
+ * entries registered through `__jit_debug_descriptor` lists and the ahead-of-time compiled
+ * files a debugger has loaded. It reads them through a jitmap_target (only read_mem), so the
+ * same code serves GDB, LLDB, core files and tools without a debugger. The policy lives here
+ * once:
+ *
+ *   - a JIT entry's image is opened from target memory without its stackmap copy, and its
+ *     stackmap is parsed from the **live** section at the section's sh_addr (LLVM registers
+ *     an unrelocated copy; MCJIT relocates the live section only after registering it);
+ *   - function addresses the live section does not hold yet (0: MCJIT before finalization)
+ *     come from the registered copy, whose relocations libjitmap applies (a note says so);
+ *     a live section that cannot be read or parsed falls back to the registered copy;
+ *   - names come from each image's function symbols, sizes too (so that code without records
+ *     between two functions is not attributed to either);
+ *   - a loaded file's stackmap is read from memory (relocated by the dynamic linker) when
+ *     every function address is set there, else from the file moved by the load bias;
+ *   - staleness: an entry is reused while its (entry, image address, image size) and its
+ *     image's first 64 bytes are unchanged; its live section is re-read (and re-parsed only
+ *     when its bytes changed) until it has been seen with every address set; a file is
+ *     reopened when its size or modification time changes;
+ *   - one PC index (jitmap_index) over every stackmap, changed only when stackmaps come or go;
+ *   - problems per source (and for the whole process: a corrupt descriptor list), as text.
+ *
+ * Each stackmap is parsed once per process object. A scan is: jitmap_process_scan_begin, then
+ * jitmap_process_scan_descriptor / jitmap_process_scan_object for each place to look, then
+ * jitmap_process_scan_end, which drops what was not seen again and updates the index.
+ * Pointers returned by accessors (stackmaps, images, the index, strings) stay valid until the
+ * next jitmap_process_scan_end or jitmap_process_flush.
+ *
+ * Not thread-safe: one thread at a time per process object.
+ */
+#ifndef JITMAP_PROCESS_H
+#define JITMAP_PROCESS_H
+
+#include "jitmap/jitmap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct jitmap_process jitmap_process;
+
+/* Options (libbpf's convention: set `sz` to sizeof(jitmap_process_opts); fields added later
+ * must be zero when unknown). Zero limits take the defaults. */
+typedef struct jitmap_process_opts {
+	size_t sz;
+	size_t max_entries;   /* JIT entries walked per descriptor (default 100,000) */
+	uint64_t max_image;   /* a registered image larger than this is not read (256 MiB) */
+	uint64_t max_section; /* nor a stackmap section (256 MiB) */
+} jitmap_process_opts;
+
+/* A process read through `target` (copied; its ctx must outlive the process). NULL with errno
+ * set (EINVAL for bad options or a target without read_mem, ENOMEM). */
+JITMAP_API jitmap_process *jitmap_process_new(const jitmap_target *target,
+					      const jitmap_process_opts *opts);
+JITMAP_API void jitmap_process_free(jitmap_process *p);
+/* Forget everything read (as after the process was restarted). */
+JITMAP_API void jitmap_process_flush(jitmap_process *p);
+
+/* -- Scanning -- */
+
+JITMAP_API int jitmap_process_scan_begin(jitmap_process *p);
+/* Walk the JIT entry list of the descriptor at `addr`; `where` names it in messages ("lli-14",
+ * "libLLVM-14.so.1"). Problems are recorded, not returned: returns 0, or -ENOMEM. */
+JITMAP_API int jitmap_process_scan_descriptor(jitmap_process *p, uint64_t addr,
+					      const char *where);
+/* A loaded file whose .llvm_stackmaps the debugger placed at `section_address`. */
+JITMAP_API int jitmap_process_scan_object(jitmap_process *p, const char *path,
+					  uint64_t section_address);
+/* Drop the sources not seen since scan_begin and update the index. Returns 0 or -ENOMEM. */
+JITMAP_API int jitmap_process_scan_end(jitmap_process *p);
+
+/* -- What was found -- */
+
+typedef enum jitmap_source_kind {
+	JITMAP_SOURCE_JIT = 1,    /* a registered JIT entry */
+	JITMAP_SOURCE_OBJECT = 2, /* a loaded file */
+} jitmap_source_kind;
+
+typedef struct jitmap_source_info {
+	jitmap_source_kind kind;
+	const char *name;         /* "JIT entry 0x...", or the file's path */
+	uint64_t descriptor;      /* JIT: the descriptor whose list holds the entry */
+	uint64_t entry;           /* JIT: the jit_code_entry's address */
+	uint64_t symfile_addr, symfile_size; /* JIT: the registered image */
+	uint64_t section_address; /* where .llvm_stackmaps is in memory (0: not placed) */
+	uint64_t section_size;
+	uint64_t bias;            /* object: the load bias */
+	jitmap_stackmap *stackmap; /* NULL when none could be read */
+	bool live;                /* stackmap parsed from the bytes in memory */
+	const jitmap_image *image; /* for names (jitmap_image_symbolize); NULL if unreadable */
+	size_t num_problems, num_notes;
+} jitmap_source_info;
+
+/* The sources of the last scan, in the order they were seen (JIT entries, then objects; a
+ * file without a stackmap section is not listed). */
+JITMAP_API size_t jitmap_process_num_sources(const jitmap_process *p);
+/* Fill `*out` for source `i`: 0, or -ERANGE. */
+JITMAP_API int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_source_info *out);
+/* Problem `k` of source `i` (why something could not be read), note `k` (what the user should
+ * know: "read from the registered copy: ..."); NULL past the end. */
+JITMAP_API const char *jitmap_process_source_problem(const jitmap_process *p, size_t i,
+						     size_t k);
+JITMAP_API const char *jitmap_process_source_note(const jitmap_process *p, size_t i, size_t k);
+/* Problems of the process as a whole (a descriptor or its list). */
+JITMAP_API size_t jitmap_process_num_problems(const jitmap_process *p);
+JITMAP_API const char *jitmap_process_problem(const jitmap_process *p, size_t k);
+/* One PC index over every stackmap of the last scan (owned by the process). */
+JITMAP_API jitmap_index *jitmap_process_index(const jitmap_process *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JITMAP_PROCESS_H */

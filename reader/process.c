@@ -1,0 +1,736 @@
+/* process.c: the stackmaps of one process (see include/jitmap/process.h for the policy).
+ *
+ * Sources are kept from one scan to the next. JIT entries are found by their key (entry,
+ * image address, image size) in an array sorted by key; files by (path, section address) in a
+ * short list. A stackmap that a scan replaces, and every source it drops, stay alive until
+ * jitmap_process_scan_end has taken them out of the index.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "jitmap/process.h"
+
+#define DEFAULT_MAX_IMAGE (UINT64_C(256) << 20)
+#define DEFAULT_MAX_SECTION (UINT64_C(256) << 20)
+#define SAMPLE 64 /* image bytes compared to decide that a kept entry is the same */
+
+struct text_list {
+	char **items;
+	size_t n, cap;
+};
+
+struct source {
+	jitmap_source_kind kind;
+	bool seen;      /* in the current scan */
+	bool listed;    /* in jitmap_process_source's list */
+	char name[64];  /* JIT: "JIT entry 0x..." */
+	/* JIT entries */
+	uint64_t descriptor, entry, symfile_addr, symfile_size;
+	uint8_t sample[SAMPLE];
+	size_t sample_len; /* 0: unreadable */
+	jitmap_image *image;      /* JIT: without its stackmap copy; object: the whole file */
+	jitmap_image *full_image; /* JIT: with the copy, opened on first need */
+	bool full_tried;
+	bool complete;            /* the live section was seen with every address set */
+	uint64_t live_hash;
+	bool have_hash;
+	/* objects */
+	char *path;
+	int64_t mtime_ns;
+	int64_t file_size;
+	bool stat_ok;
+	/* both */
+	uint64_t sm_addr, sm_size, bias;
+	bool has_section;
+	jitmap_arch arch;
+	jitmap_byte_order order;
+	jitmap_stackmap *sm;      /* NULL, or owned (sm_owned) or the full image's */
+	bool sm_owned, live;
+	const jitmap_stackmap *indexed; /* what the index holds for this source */
+	struct text_list problems, notes;
+	size_t open_problems;     /* problems[0..open_problems) are the image's; the rest the
+				   * last live read's */
+};
+
+struct jitmap_process {
+	jitmap_target target;
+	size_t max_entries;
+	uint64_t max_image, max_section;
+	struct source **jit; /* sorted by key */
+	size_t njit, cap_jit;
+	struct source **objects;
+	size_t nobjects, cap_objects;
+	struct source **order; /* the last scan's list */
+	size_t norder, cap_order;
+	struct text_list problems;
+	/* Freed at scan_end, after the index lets go of them. */
+	struct source **dropped;
+	size_t ndropped, cap_dropped;
+	jitmap_stackmap **graveyard;
+	size_t ngrave, cap_grave;
+	jitmap_index *index;
+};
+
+/* -- Small helpers -- */
+
+static int grow(void *arrayp, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 16;
+	while (n < need)
+		n *= 2;
+	void *a = realloc(*(void **)arrayp, n * size);
+	if (!a)
+		return -ENOMEM;
+	*(void **)arrayp = a;
+	*cap = n;
+	return 0;
+}
+
+static int add_text(struct text_list *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int add_text(struct text_list *l, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (grow(&l->items, &l->cap, l->n + 1, sizeof(*l->items)))
+		return -ENOMEM;
+	if (!(l->items[l->n] = strdup(buf)))
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+static void truncate_texts(struct text_list *l, size_t n)
+{
+	while (l->n > n)
+		free(l->items[--l->n]);
+}
+
+static void free_texts(struct text_list *l)
+{
+	truncate_texts(l, 0);
+	free(l->items);
+	*l = (struct text_list){0};
+}
+
+static const char *err_text(const jitmap_error *err)
+{
+	return err->reason[0] ? err->reason : jitmap_strerror(err->code);
+}
+
+/* 64-bit FNV-1a: whether a live section's bytes changed since they were parsed. */
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+static int read_mem(jitmap_process *p, uint64_t addr, void *buf, size_t len, char *why,
+		    size_t why_len)
+{
+	why[0] = 0;
+	int rc = p->target.read_mem(p->target.ctx, addr, buf, len, why, why_len);
+	if (rc && !why[0])
+		snprintf(why, why_len, "%s", jitmap_strerror(rc < 0 ? rc : -EFAULT));
+	return rc ? (rc < 0 ? rc : -EFAULT) : 0;
+}
+
+/* -- Sources -- */
+
+/* Make `sm` the source's stackmap (its notes start again). The old one, which the index may
+ * hold until scan_end, is buried until then. On -ENOMEM an owned `sm` is freed and the old
+ * one stays. */
+static int set_stackmap(jitmap_process *p, struct source *s, jitmap_stackmap *sm, bool owned,
+			bool live)
+{
+	if (s->sm && s->sm != sm && s->sm_owned) {
+		if (grow(&p->graveyard, &p->cap_grave, p->ngrave + 1, sizeof(*p->graveyard))) {
+			if (owned)
+				jitmap_stackmap_free(sm);
+			return -ENOMEM;
+		}
+		p->graveyard[p->ngrave++] = s->sm;
+	}
+	truncate_texts(&s->notes, 0);
+	s->sm = sm;
+	s->sm_owned = owned;
+	s->live = live;
+	return 0;
+}
+
+static void source_free(struct source *s)
+{
+	if (!s)
+		return;
+	if (s->sm_owned)
+		jitmap_stackmap_free(s->sm);
+	jitmap_image_free(s->image);
+	jitmap_image_free(s->full_image);
+	free(s->path);
+	free_texts(&s->problems);
+	free_texts(&s->notes);
+	free(s);
+}
+
+static int drop_later(jitmap_process *p, struct source *s)
+{
+	if (grow(&p->dropped, &p->cap_dropped, p->ndropped + 1, sizeof(*p->dropped)))
+		return -ENOMEM;
+	p->dropped[p->ndropped++] = s;
+	return 0;
+}
+
+static int list_source(jitmap_process *p, struct source *s)
+{
+	if (s->listed)
+		return 0;
+	if (grow(&p->order, &p->cap_order, p->norder + 1, sizeof(*p->order)))
+		return -ENOMEM;
+	p->order[p->norder++] = s;
+	s->listed = true;
+	return 0;
+}
+
+/* -- JIT entries -- */
+
+static int cmp_key(const struct source *s, uint64_t entry, uint64_t addr, uint64_t size)
+{
+	if (s->entry != entry)
+		return s->entry < entry ? -1 : 1;
+	if (s->symfile_addr != addr)
+		return s->symfile_addr < addr ? -1 : 1;
+	if (s->symfile_size != size)
+		return s->symfile_size < size ? -1 : 1;
+	return 0;
+}
+
+/* The position of the key in p->jit, or where it would go (*found says which). */
+static size_t jit_find(const jitmap_process *p, const jitmap_jit_code *c, bool *found)
+{
+	size_t lo = 0, hi = p->njit;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = cmp_key(p->jit[mid], c->entry, c->symfile_addr, c->symfile_size);
+		if (d == 0) {
+			*found = true;
+			return mid;
+		}
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+static size_t sample_len_of(const struct source *s)
+{
+	return s->symfile_size < SAMPLE ? (size_t)s->symfile_size : SAMPLE;
+}
+
+static jitmap_image *open_image(jitmap_process *p, struct source *s, unsigned flags)
+{
+	jitmap_error err;
+	jitmap_image *img = jitmap_image_open_target(&p->target, s->symfile_addr, s->symfile_size,
+						     flags, &err);
+	if (!img)
+		add_text(&s->problems, "%s: image at 0x%" PRIx64 ": offset 0x%" PRIx64 ": %s",
+			 s->name, s->symfile_addr, err.offset, err_text(&err));
+	return img;
+}
+
+/* Open the registered image without its stackmap copy (the live section is read instead). */
+static void open_jit_image(jitmap_process *p, struct source *s)
+{
+	char why[160];
+	if (!s->symfile_size || !s->symfile_addr) {
+		add_text(&s->problems, "%s: empty image (address 0x%" PRIx64 ", %" PRIu64 " bytes)",
+			 s->name, s->symfile_addr, s->symfile_size);
+		return;
+	}
+	if (s->symfile_size > p->max_image) {
+		add_text(&s->problems,
+			 "%s: image of %" PRIu64 " bytes at 0x%" PRIx64 " is larger than the %" PRIu64
+			 " MiB limit; not read",
+			 s->name, s->symfile_size, s->symfile_addr, p->max_image >> 20);
+		return;
+	}
+	const size_t n = sample_len_of(s);
+	if (read_mem(p, s->symfile_addr, s->sample, n, why, sizeof(why))) {
+		add_text(&s->problems,
+			 "%s: image at 0x%" PRIx64 " (%" PRIu64 " bytes) is not readable: %s", s->name,
+			 s->symfile_addr, s->symfile_size, why);
+		return;
+	}
+	s->sample_len = n;
+	s->image = open_image(p, s, JITMAP_IMAGE_SKIP_STACKMAP);
+	if (!s->image)
+		return;
+	s->arch = jitmap_image_arch(s->image);
+	s->order = jitmap_image_byte_order(s->image);
+	if (jitmap_image_symbol_values_are_addresses(s->image))
+		add_text(&s->problems,
+			 "%s: its function symbols hold addresses, not offsets in their section (GDB "
+			 "alone places them outside it and shows ?\?): jitmap names the functions from "
+			 "those addresses",
+			 s->name);
+	if (jitmap_image_stackmap_section(s->image, &s->sm_addr, &s->sm_size) == 0)
+		s->has_section = true;
+	else
+		s->complete = true; /* nothing to read: no stackmap */
+}
+
+static jitmap_stackmap *registered_copy(jitmap_process *p, struct source *s)
+{
+	if (!s->full_tried) {
+		s->full_tried = true;
+		s->full_image = open_image(p, s, 0);
+	}
+	return s->full_image ? jitmap_image_stackmap(s->full_image) : NULL;
+}
+
+static bool has_unset_address(const jitmap_stackmap *sm)
+{
+	for (size_t i = 0; i < sm->num_functions; i++)
+		if (!sm->functions[i].address)
+			return true;
+	return false;
+}
+
+/* Name the live stackmap's functions from the image's symbols, and fill the addresses it does
+ * not hold yet from the registered copy. Returns whether the live section held every address
+ * itself. */
+static bool complete_live(jitmap_process *p, struct source *s, jitmap_stackmap *sm)
+{
+	if (jitmap_image_name_functions(s->image, sm) < 0)
+		return false;
+	if (!has_unset_address(sm))
+		return true;
+	jitmap_stackmap *copy = registered_copy(p, s);
+	const int filled = copy ? jitmap_stackmap_merge(sm, copy) : -EINVAL;
+	if (filled > 0)
+		add_text(&s->notes,
+			 "%d function address%s not relocated in memory yet (MCJIT before "
+			 "finalization): taken from the registered copy",
+			 filled, filled == 1 ? "" : "es");
+	else if (filled < 0)
+		add_text(&s->notes, "function addresses are 0 in memory, and the registered copy "
+				    "does not match the live section");
+	return false;
+}
+
+/* (Re)parse the live section; fall back to the registered copy. */
+static void read_live(jitmap_process *p, struct source *s)
+{
+	char problem[320] = "", why[160];
+	uint8_t *live = NULL;
+
+	if (!s->has_section) {
+		s->complete = true;
+		return;
+	}
+	truncate_texts(&s->problems, s->open_problems);
+	if (!s->sm_addr) {
+		snprintf(problem, sizeof(problem), "its .llvm_stackmaps has no load address (sh_addr 0)");
+	} else if (s->sm_size > p->max_section || s->sm_size > SIZE_MAX) {
+		snprintf(problem, sizeof(problem),
+			 ".llvm_stackmaps at 0x%" PRIx64 " is %" PRIu64 " bytes, over the %" PRIu64
+			 " MiB limit",
+			 s->sm_addr, s->sm_size, p->max_section >> 20);
+	} else if (!(live = malloc(s->sm_size ? (size_t)s->sm_size : 1))) {
+		snprintf(problem, sizeof(problem), "out of memory for its %" PRIu64 "-byte stackmap",
+			 s->sm_size);
+	} else if (read_mem(p, s->sm_addr, live, (size_t)s->sm_size, why, sizeof(why))) {
+		snprintf(problem, sizeof(problem), ".llvm_stackmaps at 0x%" PRIx64 " is not readable: %s",
+			 s->sm_addr, why);
+		free(live);
+		live = NULL;
+	}
+	if (live) {
+		const uint64_t h = hash_bytes(live, (size_t)s->sm_size);
+		if (s->have_hash && h == s->live_hash && s->sm && s->live) {
+			free(live);
+			return;
+		}
+		s->have_hash = false;
+		jitmap_error err;
+		const jitmap_parse_opts opts = {.order = s->order, .arch = s->arch};
+		jitmap_stackmap *sm = jitmap_stackmap_parse(live, (size_t)s->sm_size, &opts, &err);
+		free(live);
+		if (!sm) {
+			snprintf(problem, sizeof(problem),
+				 ".llvm_stackmaps at 0x%" PRIx64 ": offset 0x%" PRIx64 ": %s", s->sm_addr,
+				 err.offset, err_text(&err));
+		} else if (set_stackmap(p, s, sm, true, true)) {
+			snprintf(problem, sizeof(problem), "out of memory");
+		} else {
+			s->complete = complete_live(p, s, sm);
+			s->live_hash = h;
+			s->have_hash = true;
+		}
+	}
+	if (problem[0] && s->sm && s->live)
+		set_stackmap(p, s, NULL, false, false); /* the bytes it was parsed from are gone */
+	if (!s->sm || !s->live) {
+		jitmap_stackmap *copy = registered_copy(p, s);
+		if (copy && set_stackmap(p, s, copy, false, false) == 0)
+			add_text(&s->notes, "read from the registered copy: %s",
+				 problem[0] ? problem : "no live section");
+	}
+	if (problem[0])
+		add_text(&s->problems, "%s: %s%s", s->name, problem,
+			 s->sm ? "; using the registered copy" : "");
+}
+
+static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c)
+{
+	bool found;
+	size_t at = jit_find(p, c, &found);
+	struct source *s = found ? p->jit[at] : NULL;
+	if (s && s->seen)
+		return 0; /* listed twice (two descriptors sharing a list) */
+	if (s) {
+		uint8_t now[SAMPLE];
+		char why[160];
+		const size_t n = sample_len_of(s);
+		const bool same = s->sample_len == n &&
+				  read_mem(p, c->symfile_addr, now, n, why, sizeof(why)) == 0 &&
+				  !memcmp(now, s->sample, n);
+		if (!same) {
+			if (drop_later(p, s))
+				return -ENOMEM;
+			memmove(&p->jit[at], &p->jit[at + 1], (p->njit - at - 1) * sizeof(*p->jit));
+			p->njit--;
+			s = NULL;
+		}
+	}
+	if (!s) {
+		if (grow(&p->jit, &p->cap_jit, p->njit + 1, sizeof(*p->jit)))
+			return -ENOMEM;
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		s->kind = JITMAP_SOURCE_JIT;
+		s->descriptor = descriptor;
+		s->entry = c->entry;
+		s->symfile_addr = c->symfile_addr;
+		s->symfile_size = c->symfile_size;
+		snprintf(s->name, sizeof(s->name), "JIT entry 0x%" PRIx64, c->entry);
+		open_jit_image(p, s);
+		s->open_problems = s->problems.n;
+		at = jit_find(p, c, &found);
+		memmove(&p->jit[at + 1], &p->jit[at], (p->njit - at) * sizeof(*p->jit));
+		p->jit[at] = s;
+		p->njit++;
+	}
+	s->seen = true;
+	if (s->image && !s->complete)
+		read_live(p, s);
+	return list_source(p, s);
+}
+
+/* -- Loaded files -- */
+
+static void object_live(jitmap_process *p, struct source *s)
+{
+	uint8_t *live = NULL;
+	char why[160];
+	jitmap_stackmap *sm = NULL;
+	if (s->sm_size <= p->max_section && s->sm_size <= SIZE_MAX &&
+	    (live = malloc(s->sm_size ? (size_t)s->sm_size : 1)) &&
+	    read_mem(p, s->sm_addr, live, (size_t)s->sm_size, why, sizeof(why)) == 0) {
+		jitmap_error err;
+		const jitmap_parse_opts opts = {.order = jitmap_image_byte_order(s->image),
+						.arch = jitmap_image_arch(s->image)};
+		sm = jitmap_stackmap_parse(live, (size_t)s->sm_size, &opts, &err);
+		if (sm && has_unset_address(sm)) {
+			jitmap_stackmap_free(sm);
+			sm = NULL;
+		}
+	}
+	free(live);
+	if (sm) {
+		if (jitmap_image_name_functions(s->image, sm) < 0) {
+			jitmap_stackmap_free(sm);
+			return;
+		}
+		if (set_stackmap(p, s, sm, true, true))
+			return;
+	} else if ((sm = jitmap_image_stackmap(s->image)) &&
+		   set_stackmap(p, s, sm, false, false) == 0) {
+		add_text(&s->notes, "read from the file, moved by the load bias 0x%" PRIx64, s->bias);
+	}
+	s->complete = true;
+}
+
+int jitmap_process_scan_object(jitmap_process *p, const char *path, uint64_t section_address)
+{
+	struct stat st;
+	const bool stat_ok = stat(path, &st) == 0;
+	struct source *s = NULL;
+	size_t at;
+	for (at = 0; at < p->nobjects; at++)
+		if (p->objects[at]->sm_addr == section_address && !strcmp(p->objects[at]->path, path))
+			break;
+	if (at < p->nobjects) {
+		s = p->objects[at];
+		const bool same = s->stat_ok == stat_ok &&
+				  (!stat_ok || (s->mtime_ns == (int64_t)st.st_mtim.tv_sec * 1000000000 +
+								  st.st_mtim.tv_nsec &&
+						s->file_size == (int64_t)st.st_size));
+		if (s->seen)
+			return 0;
+		if (!same) {
+			if (drop_later(p, s))
+				return -ENOMEM;
+			p->objects[at] = p->objects[--p->nobjects];
+			s = NULL;
+		}
+	}
+	if (!s) {
+		if (grow(&p->objects, &p->cap_objects, p->nobjects + 1, sizeof(*p->objects)))
+			return -ENOMEM;
+		s = calloc(1, sizeof(*s));
+		if (!s || !(s->path = strdup(path))) {
+			free(s);
+			return -ENOMEM;
+		}
+		s->kind = JITMAP_SOURCE_OBJECT;
+		s->sm_addr = section_address;
+		s->stat_ok = stat_ok;
+		if (stat_ok) {
+			s->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+			s->file_size = (int64_t)st.st_size;
+		}
+		p->objects[p->nobjects++] = s;
+		jitmap_error err;
+		s->image = jitmap_image_open_file(path, &err);
+		uint64_t addr;
+		if (!s->image) {
+			add_text(&s->problems, "%s: offset 0x%" PRIx64 ": %s", path, err.offset,
+				 err_text(&err));
+			s->open_problems = s->problems.n;
+		} else if (jitmap_image_stackmap_section(s->image, &addr, &s->sm_size) == 0) {
+			s->has_section = true;
+			s->bias = section_address - addr;
+			jitmap_image_set_load_bias(s->image, s->bias);
+		}
+	}
+	s->seen = true;
+	if (s->image && !s->has_section)
+		return 0; /* kept, not listed: a file without stackmaps */
+	if (s->image && !s->complete)
+		object_live(p, s);
+	return list_source(p, s);
+}
+
+/* -- Scanning -- */
+
+int jitmap_process_scan_begin(jitmap_process *p)
+{
+	for (size_t i = 0; i < p->njit; i++)
+		p->jit[i]->seen = p->jit[i]->listed = false;
+	for (size_t i = 0; i < p->nobjects; i++)
+		p->objects[i]->seen = p->objects[i]->listed = false;
+	p->norder = 0;
+	truncate_texts(&p->problems, 0);
+	return 0;
+}
+
+int jitmap_process_scan_descriptor(jitmap_process *p, uint64_t addr, const char *where)
+{
+	jitmap_error err;
+	if (!where)
+		where = "the program";
+	jitmap_jit_list *lst = jitmap_jit_list_read(&p->target, addr, JITMAP_ORDER_AUTO,
+						    p->max_entries, &err);
+	if (!lst)
+		return add_text(&p->problems, "the JIT descriptor in %s: %s", where, err_text(&err));
+	int rc = 0;
+	const jitmap_error *status = jitmap_jit_list_status(lst);
+	if (status->code)
+		rc = add_text(&p->problems, "the JIT entry list of the descriptor in %s: %s", where,
+			      err_text(status));
+	const size_t n = jitmap_jit_list_count(lst);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = scan_entry(p, addr, jitmap_jit_list_code(lst, i));
+	jitmap_jit_list_free(lst);
+	return rc;
+}
+
+int jitmap_process_scan_end(jitmap_process *p)
+{
+	int rc = 0;
+	if (!p->index && !(p->index = jitmap_index_new()))
+		return -ENOMEM;
+	/* Sources not seen again go. */
+	for (size_t i = 0; i < p->njit;) {
+		if (!p->jit[i]->seen && drop_later(p, p->jit[i]) == 0) {
+			memmove(&p->jit[i], &p->jit[i + 1], (p->njit - i - 1) * sizeof(*p->jit));
+			p->njit--;
+		} else {
+			i++;
+		}
+	}
+	for (size_t i = 0; i < p->nobjects;) {
+		if (!p->objects[i]->seen && drop_later(p, p->objects[i]) == 0)
+			p->objects[i] = p->objects[--p->nobjects];
+		else
+			i++;
+	}
+	/* The index lets go of what changed, then takes what is new. */
+	for (size_t i = 0; i < p->ndropped; i++)
+		if (p->dropped[i]->indexed)
+			jitmap_index_remove(p->index, p->dropped[i]->indexed);
+	for (size_t i = 0; i < p->njit + p->nobjects; i++) {
+		struct source *s = i < p->njit ? p->jit[i] : p->objects[i - p->njit];
+		const jitmap_stackmap *want = s->listed ? s->sm : NULL;
+		if (s->indexed == want)
+			continue;
+		if (s->indexed)
+			jitmap_index_remove(p->index, s->indexed);
+		s->indexed = NULL;
+		if (want) {
+			int r = jitmap_index_add(p->index, want);
+			if (r == 0 || r == -EEXIST)
+				s->indexed = want;
+			else
+				rc = r;
+		}
+	}
+	for (size_t i = 0; i < p->ndropped; i++)
+		source_free(p->dropped[i]);
+	p->ndropped = 0;
+	for (size_t i = 0; i < p->ngrave; i++)
+		jitmap_stackmap_free(p->graveyard[i]);
+	p->ngrave = 0;
+	return rc;
+}
+
+/* -- The object -- */
+
+jitmap_process *jitmap_process_new(const jitmap_target *target, const jitmap_process_opts *opts)
+{
+	if (!target || !target->read_mem) {
+		errno = EINVAL;
+		return NULL;
+	}
+	jitmap_process_opts o = {0};
+	if (opts) {
+		if (opts->sz < sizeof(opts->sz)) {
+			errno = EINVAL;
+			return NULL;
+		}
+		for (size_t i = sizeof(*opts); i < opts->sz; i++)
+			if (((const uint8_t *)opts)[i]) {
+				errno = EINVAL;
+				return NULL;
+			}
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	}
+	jitmap_process *p = calloc(1, sizeof(*p));
+	if (!p || !(p->index = jitmap_index_new())) {
+		free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->target = *target;
+	p->max_entries = o.max_entries;
+	p->max_image = o.max_image ? o.max_image : DEFAULT_MAX_IMAGE;
+	p->max_section = o.max_section ? o.max_section : DEFAULT_MAX_SECTION;
+	return p;
+}
+
+void jitmap_process_flush(jitmap_process *p)
+{
+	if (!p)
+		return;
+	jitmap_index_free(p->index);
+	p->index = jitmap_index_new(); /* NULL on ENOMEM: scan_end then fails politely */
+	for (size_t i = 0; i < p->njit; i++)
+		source_free(p->jit[i]);
+	for (size_t i = 0; i < p->nobjects; i++)
+		source_free(p->objects[i]);
+	for (size_t i = 0; i < p->ndropped; i++)
+		source_free(p->dropped[i]);
+	for (size_t i = 0; i < p->ngrave; i++)
+		jitmap_stackmap_free(p->graveyard[i]);
+	p->njit = p->nobjects = p->ndropped = p->ngrave = p->norder = 0;
+	truncate_texts(&p->problems, 0);
+}
+
+void jitmap_process_free(jitmap_process *p)
+{
+	if (!p)
+		return;
+	jitmap_process_flush(p);
+	jitmap_index_free(p->index);
+	free(p->jit);
+	free(p->objects);
+	free(p->order);
+	free(p->dropped);
+	free(p->graveyard);
+	free_texts(&p->problems);
+	free(p);
+}
+
+/* -- Accessors -- */
+
+size_t jitmap_process_num_sources(const jitmap_process *p) { return p->norder; }
+
+int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_source_info *out)
+{
+	if (i >= p->norder)
+		return -ERANGE;
+	const struct source *s = p->order[i];
+	*out = (jitmap_source_info){
+		.kind = s->kind,
+		.name = s->kind == JITMAP_SOURCE_JIT ? s->name : s->path,
+		.descriptor = s->descriptor,
+		.entry = s->entry,
+		.symfile_addr = s->symfile_addr,
+		.symfile_size = s->symfile_size,
+		.section_address = s->sm_addr,
+		.section_size = s->sm_size,
+		.bias = s->bias,
+		.stackmap = s->sm,
+		.live = s->live,
+		.image = s->image,
+		.num_problems = s->problems.n,
+		.num_notes = s->notes.n,
+	};
+	return 0;
+}
+
+const char *jitmap_process_source_problem(const jitmap_process *p, size_t i, size_t k)
+{
+	return i < p->norder && k < p->order[i]->problems.n ? p->order[i]->problems.items[k] : NULL;
+}
+
+const char *jitmap_process_source_note(const jitmap_process *p, size_t i, size_t k)
+{
+	return i < p->norder && k < p->order[i]->notes.n ? p->order[i]->notes.items[k] : NULL;
+}
+
+size_t jitmap_process_num_problems(const jitmap_process *p) { return p->problems.n; }
+
+const char *jitmap_process_problem(const jitmap_process *p, size_t k)
+{
+	return k < p->problems.n ? p->problems.items[k] : NULL;
+}
+
+jitmap_index *jitmap_process_index(const jitmap_process *p) { return p->index; }

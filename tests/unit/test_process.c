@@ -1,0 +1,362 @@
+/* test_process.c: jitmap_process over a fake target memory holding a JIT descriptor, one entry
+ * and its image: the object compiled from elf_fixture.ll (two functions, three records) with
+ * sh_addr patched as LLVM's JITs patch it, and its .llvm_stackmaps "loaded" at a live address.
+ * Covers the MCJIT case (the live section not relocated yet: addresses from the registered
+ * copy), relocation between two scans, reuse without re-parsing, unregistering, an unreadable
+ * live section, hostile sizes, a descriptor that cannot be read, and a loaded file. */
+#include "unit.h"
+
+#include <elf.h>
+
+#include "jitmap/process.h"
+
+#ifdef JITMAP_ELF_FIXTURE
+static const char *const fixture_path = JITMAP_ELF_FIXTURE;
+#else
+static const char *const fixture_path = NULL;
+#endif
+
+#define DESC UINT64_C(0x10000)
+#define ENTRY UINT64_C(0x10100)
+#define IMAGE UINT64_C(0x200000)
+#define LIVE UINT64_C(0x300000)
+#define TEXT UINT64_C(0x7f0000100000)
+
+/* -- The fake target: a few regions of memory -- */
+
+struct region {
+	uint64_t addr;
+	uint8_t *bytes;
+	size_t len;
+};
+
+struct fake {
+	struct region r[4];
+	size_t n;
+	unsigned reads;
+};
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	struct fake *f = ctx;
+	f->reads++;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct region *r = &f->r[i];
+		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
+			memcpy(buf, r->bytes + (addr - r->addr), len);
+			return 0;
+		}
+	}
+	snprintf(why, why_len, "nothing mapped at 0x%llx", (unsigned long long)addr);
+	return -EFAULT;
+}
+
+static uint8_t desc[64], entry[32];
+
+struct world {
+	struct fake fake;
+	sm_bytes image;      /* the registered object */
+	sm_bytes live;       /* its stackmap section, as "loaded" */
+	Elf64_Shdr *sm_sh;   /* the image's .llvm_stackmaps header */
+	jitmap_target target;
+};
+
+static Elf64_Shdr *section_w(sm_bytes *obj, const char *name)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj->data;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(obj->data + eh->e_shoff);
+	const char *strs = (const char *)obj->data + sh[eh->e_shstrndx].sh_offset;
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(strs + sh[i].sh_name, name))
+			return &sh[i];
+	fail_msg("no section %s", name);
+	return NULL;
+}
+
+static void set_list(uint64_t first, uint64_t size)
+{
+	memset(desc, 0, sizeof(desc));
+	sm_put(desc, 1, 4, JITMAP_ORDER_LITTLE);         /* version */
+	sm_put(desc + 4, 1, 4, JITMAP_ORDER_LITTLE);     /* action: register */
+	sm_put(desc + 8, first, 8, JITMAP_ORDER_LITTLE); /* relevant */
+	sm_put(desc + 16, first, 8, JITMAP_ORDER_LITTLE);
+	memset(entry, 0, sizeof(entry));
+	sm_put(entry + 16, IMAGE, 8, JITMAP_ORDER_LITTLE);
+	sm_put(entry + 24, size, 8, JITMAP_ORDER_LITTLE);
+}
+
+static bool world_init(struct world *w)
+{
+	if (!fixture_path)
+		return false;
+	memset(w, 0, sizeof(*w));
+	w->image = sm_read_file(fixture_path);
+	section_w(&w->image, ".text")->sh_addr = TEXT;
+	w->sm_sh = section_w(&w->image, ".llvm_stackmaps");
+	w->sm_sh->sh_addr = LIVE;
+	/* The live section as MCJIT has it before finalization: the object's bytes, every
+	 * Function Address still 0. */
+	const sm_bytes sec = {w->image.data + w->sm_sh->sh_offset, w->sm_sh->sh_size};
+	w->live = sm_bytes_copy(&sec);
+	set_list(ENTRY, w->image.len);
+	w->fake.r[0] = (struct region){DESC, desc, sizeof(desc)};
+	w->fake.r[1] = (struct region){ENTRY, entry, sizeof(entry)};
+	w->fake.r[2] = (struct region){IMAGE, w->image.data, w->image.len};
+	w->fake.r[3] = (struct region){LIVE, w->live.data, w->live.len};
+	w->fake.n = 4;
+	w->target = (jitmap_target){&w->fake, NULL, fake_read};
+	return true;
+}
+
+static void world_free(struct world *w)
+{
+	sm_bytes_free(&w->image);
+	sm_bytes_free(&w->live);
+}
+
+#define NEED_WORLD(w)                                                                      \
+	do {                                                                               \
+		if (!world_init(w)) {                                                      \
+			print_message("no llc at configure time: elf_fixture.o not built\n"); \
+			skip();                                                            \
+		}                                                                          \
+	} while (0)
+
+static void scan(jitmap_process *p, bool with_descriptor)
+{
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	if (with_descriptor)
+		assert_int_equal(jitmap_process_scan_descriptor(p, DESC, "the test"), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+}
+
+static bool source_note(const jitmap_process *p, size_t i, const char *needle)
+{
+	for (size_t k = 0; jitmap_process_source_note(p, i, k); k++)
+		if (strstr(jitmap_process_source_note(p, i, k), needle))
+			return true;
+	return false;
+}
+
+static bool source_problem(const jitmap_process *p, size_t i, const char *needle)
+{
+	for (size_t k = 0; jitmap_process_source_problem(p, i, k); k++)
+		if (strstr(jitmap_process_source_problem(p, i, k), needle))
+			return true;
+	return false;
+}
+
+/* MCJIT before finalization, then relocated; reuse; unregistering. */
+static void test_jit_entry_lifecycle(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	assert_non_null(p);
+
+	scan(p, true);
+	assert_int_equal(jitmap_process_num_problems(p), 0);
+	assert_int_equal(jitmap_process_num_sources(p), 1);
+	jitmap_source_info si;
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_int_equal(jitmap_process_source(p, 1, &si), -ERANGE);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_int_equal(si.kind, JITMAP_SOURCE_JIT);
+	assert_string_equal(si.name, "JIT entry 0x10100");
+	assert_int_equal(si.entry, ENTRY);
+	assert_int_equal(si.descriptor, DESC);
+	assert_int_equal(si.symfile_addr, IMAGE);
+	assert_int_equal(si.section_address, LIVE);
+	assert_true(si.live);
+	assert_non_null(si.image);
+	assert_int_equal(si.num_problems, 0);
+	/* Addresses from the registered copy (relocated against the patched .text), names and
+	 * sizes from the image's symbols. */
+	const jitmap_stackmap *sm = si.stackmap;
+	assert_non_null(sm);
+	assert_int_equal(jitmap_stackmap_num_functions(sm), 2);
+	const jitmap_function *f0 = jitmap_stackmap_function(sm, 0);
+	assert_int_equal(f0->address, TEXT);
+	assert_string_equal(f0->name, "fixture_first");
+	assert_true(jitmap_stackmap_function_size(sm, 0) > 0);
+	assert_true(source_note(p, 0, "2 function addresses not relocated in memory yet"));
+	/* One index over it. */
+	jitmap_index *idx = jitmap_process_index(p);
+	assert_int_equal(jitmap_index_num_records(idx), 3);
+	const jitmap_record *r0 = jitmap_stackmap_record(sm, 0);
+	jitmap_hit hit;
+	assert_int_equal(jitmap_index_lookup(idx, jitmap_record_pc(sm, r0), &hit, 1), 1);
+	assert_ptr_equal(hit.record, r0);
+
+	/* Finalization writes the addresses into the live section: re-read, re-parsed, no
+	 * note any more. */
+	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm); i++) {
+		const jitmap_function *f = jitmap_stackmap_function(sm, i);
+		sm_put(w.live.data + f->section_offset, f->address, 8, JITMAP_ORDER_LITTLE);
+	}
+	scan(p, true);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_ptr_not_equal(si.stackmap, NULL);
+	assert_int_equal(si.num_notes, 0);
+	const jitmap_stackmap *relocated = si.stackmap;
+	assert_ptr_not_equal(relocated, sm); /* parsed again: the bytes changed */
+	assert_true(si.live);
+	assert_int_equal(jitmap_stackmap_function(relocated, 0)->address, TEXT);
+	assert_string_equal(jitmap_stackmap_function(relocated, 1)->name, "fixture_second");
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
+
+	/* Complete now: a later scan reads the 64-byte sample and the list, not the section. */
+	const unsigned before = w.fake.reads;
+	scan(p, true);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_ptr_equal(si.stackmap, relocated);
+	assert_true(w.fake.reads - before <= 4);
+
+	/* The same entry listed by two descriptors (one list) is one source. */
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_descriptor(p, DESC, "a"), 0);
+	assert_int_equal(jitmap_process_scan_descriptor(p, DESC, "b"), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	assert_int_equal(jitmap_process_num_sources(p), 1);
+
+	/* Unregistered: gone, and the index is empty. */
+	set_list(0, 0);
+	scan(p, true);
+	assert_int_equal(jitmap_process_num_sources(p), 0);
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 0);
+
+	/* Registered again, then the image replaced in place (another object at the same
+	 * address): the sample differs, so the entry is read again. */
+	set_list(ENTRY, w.image.len);
+	scan(p, true);
+	assert_int_equal(jitmap_process_num_sources(p), 1);
+	w.image.data[9] ^= 0xff; /* e_ident padding (in the sample): still a valid image */
+	scan(p, true);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_non_null(si.stackmap);
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
+
+	jitmap_process_flush(p);
+	assert_int_equal(jitmap_process_num_sources(p), 0);
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
+/* A live section that cannot be read: the registered copy, with a note and a problem. */
+static void test_unreadable_live_section(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	w.fake.n = 3; /* nothing at LIVE */
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	scan(p, true);
+	jitmap_source_info si;
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_non_null(si.stackmap);
+	assert_false(si.live);
+	assert_int_equal(jitmap_stackmap_function(si.stackmap, 0)->address, TEXT);
+	assert_true(source_note(p, 0, "read from the registered copy: .llvm_stackmaps at 0x300000 "
+				      "is not readable: nothing mapped at 0x300000"));
+	assert_true(source_problem(p, 0, "; using the registered copy"));
+	/* Scanning again does not pile up notes or problems. */
+	scan(p, true);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_int_equal(si.num_notes, 1);
+	assert_int_equal(si.num_problems, 1);
+	/* The section comes back: read live. */
+	w.fake.n = 4;
+	scan(p, true);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_true(si.live);
+	assert_int_equal(si.num_problems, 0);
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
+/* Hostile sizes and lists: problems with the reason, never a crash or a huge allocation. */
+static void test_hostile(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	const jitmap_process_opts opts = {.sz = sizeof(opts), .max_image = 1 << 20,
+					  .max_section = 64};
+	jitmap_process *p = jitmap_process_new(&w.target, &opts);
+	assert_non_null(p);
+
+	set_list(ENTRY, UINT64_C(1) << 40); /* a terabyte image */
+	scan(p, true);
+	assert_int_equal(jitmap_process_num_sources(p), 1);
+	assert_true(source_problem(p, 0, "is larger than the 1 MiB limit; not read"));
+	jitmap_source_info si;
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_null(si.stackmap);
+
+	set_list(ENTRY, w.image.len); /* the section is over max_section: the copy */
+	scan(p, true);
+	assert_true(source_problem(p, 0, "over the 0 MiB limit; using the registered copy"));
+
+	sm_put(desc, 7, 4, JITMAP_ORDER_LITTLE); /* version 7 */
+	scan(p, true);
+	assert_int_equal(jitmap_process_num_sources(p), 0);
+	assert_int_equal(jitmap_process_num_problems(p), 1);
+	assert_contains(jitmap_process_problem(p, 0), "the JIT descriptor in the test: ");
+	assert_null(jitmap_process_problem(p, 1));
+
+	assert_int_equal(jitmap_process_scan_begin(p), 0); /* unreadable descriptor */
+	assert_int_equal(jitmap_process_scan_descriptor(p, 0xdead0000, NULL), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	assert_contains(jitmap_process_problem(p, 0), "the JIT descriptor in the program: ");
+
+	/* Options are checked; a target needs read_mem. */
+	const jitmap_process_opts small = {.sz = 2};
+	errno = 0;
+	assert_null(jitmap_process_new(&w.target, &small));
+	assert_int_equal(errno, EINVAL);
+	const jitmap_target none = {NULL, NULL, NULL};
+	assert_null(jitmap_process_new(&none, NULL));
+	jitmap_process_free(p);
+	jitmap_process_free(NULL);
+	world_free(&w);
+}
+
+/* A loaded file whose section is not in memory: read from the file, moved by the bias. */
+static void test_loaded_file(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	const uint64_t where = UINT64_C(0x5550000);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_object(p, fixture_path, where), 0);
+	assert_int_equal(jitmap_process_scan_object(p, "/nonexistent/jitmap.o", where), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	assert_int_equal(jitmap_process_num_sources(p), 2);
+	jitmap_source_info si;
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_int_equal(si.kind, JITMAP_SOURCE_OBJECT);
+	assert_string_equal(si.name, fixture_path);
+	assert_non_null(si.stackmap);
+	assert_false(si.live);
+	assert_true(source_note(p, 0, "read from the file, moved by the load bias"));
+	assert_int_equal(jitmap_process_source(p, 1, &si), 0);
+	assert_null(si.stackmap);
+	assert_true(source_problem(p, 1, "/nonexistent/jitmap.o: offset 0x0: cannot open"));
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jit_entry_lifecycle),
+		cmocka_unit_test(test_unreadable_live_section),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_loaded_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
