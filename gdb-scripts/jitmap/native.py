@@ -116,6 +116,23 @@ class JitCode(ctypes.Structure):
     _fields_ = [("entry", c_u64), ("prev", c_u64), ("symfile_addr", c_u64), ("symfile_size", c_u64)]
 
 
+class ProcessOpts(ctypes.Structure):
+    """jitmap_process_opts (process.h): sized."""
+    _fields_ = [("sz", c_size), ("max_entries", c_size), ("max_image", c_u64),
+                ("max_section", c_u64)]
+
+
+class SourceInfo(ctypes.Structure):
+    """jitmap_source_info (process.h)."""
+    _fields_ = [("kind", c_int), ("name", c_char_p), ("descriptor", c_u64), ("entry", c_u64),
+                ("symfile_addr", c_u64), ("symfile_size", c_u64), ("section_address", c_u64),
+                ("section_size", c_u64), ("bias", c_u64), ("stackmap", c_void_p),
+                ("live", c_bool), ("image", c_void_p), ("num_problems", c_size),
+                ("num_notes", c_size)]
+
+
+SOURCE_JIT, SOURCE_OBJECT = 1, 2
+
 # Enumerations
 ORDER_AUTO, ORDER_LITTLE, ORDER_BIG = 0, 1, 2
 LOC_REGISTER, LOC_DIRECT, LOC_INDIRECT, LOC_CONSTANT, LOC_CONSTANT_INDEX = 1, 2, 3, 4, 5
@@ -178,6 +195,20 @@ _SIGNATURES = {
     "jitmap_image_set_load_bias": (None, [c_void_p, c_u64]),
     "jitmap_image_symbolize": (c_char_p, [c_void_p, c_u64, P(c_u64)]),
     "jitmap_image_symbol_values_are_addresses": (c_bool, [c_void_p]),
+    "jitmap_process_new": (c_void_p, [P(Target), P(ProcessOpts)]),
+    "jitmap_process_free": (None, [c_void_p]),
+    "jitmap_process_flush": (None, [c_void_p]),
+    "jitmap_process_scan_begin": (c_int, [c_void_p]),
+    "jitmap_process_scan_descriptor": (c_int, [c_void_p, c_u64, c_char_p]),
+    "jitmap_process_scan_object": (c_int, [c_void_p, c_char_p, c_u64]),
+    "jitmap_process_scan_end": (c_int, [c_void_p]),
+    "jitmap_process_num_sources": (c_size, [c_void_p]),
+    "jitmap_process_source": (c_int, [c_void_p, c_size, P(SourceInfo)]),
+    "jitmap_process_source_problem": (c_char_p, [c_void_p, c_size, c_size]),
+    "jitmap_process_source_note": (c_char_p, [c_void_p, c_size, c_size]),
+    "jitmap_process_num_problems": (c_size, [c_void_p]),
+    "jitmap_process_problem": (c_char_p, [c_void_p, c_size]),
+    "jitmap_process_index": (c_void_p, [c_void_p]),
     "jitmap_image_open_target": (c_void_p, [P(Target), c_u64, c_u64, ctypes.c_uint, P(Error)]),
     "jitmap_image_name_functions": (c_int, [c_void_p, c_void_p]),
     "jitmap_stackmap_merge": (c_int, [c_void_p, c_void_p]),
