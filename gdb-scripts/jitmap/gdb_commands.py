@@ -63,9 +63,7 @@ def _library():
     hint = None
     try:
         from . import gdb_reader  # the plugin's loader, when jitmap.gdb set it up
-        p = gdb_reader.path()
-        if p:
-            hint = os.path.dirname(os.path.dirname(os.path.abspath(p)))
+        hint = gdb_reader.library_hint()
     except Exception:
         hint = None
     return N.load(hint)

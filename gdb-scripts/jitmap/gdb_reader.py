@@ -12,10 +12,14 @@ stackmap index: ctypes.CDLL on the path GDB loaded returns that same library.
 reader gives GDB symbols for itself ("claims"): see ReaderClaimParameter and docs/gdb.md.
 """
 import ctypes
+import errno
 import os
 import re
 
 import gdb
+
+from . import discovery as D
+from . import native as N
 
 RECHECK = 0
 FORGET = 1
@@ -49,6 +53,13 @@ def function_addresses(name):
 def path():
     """The absolute path of the plugin that jitmap.gdb loads."""
     return _path
+
+
+def library_hint():
+    """Where to look for libjitmap first: the tree the plugin was installed or built in."""
+    if not _path:
+        return None
+    return os.path.dirname(os.path.dirname(os.path.abspath(_path)))
 
 
 class _Stats(ctypes.Structure):
@@ -138,33 +149,44 @@ def _descriptor_addresses():
     return addrs
 
 
+class _InferiorMemory:
+    """discovery's access object, reduced to reading the selected inferior's memory."""
+
+    def __init__(self, inf):
+        self.inf = inf
+
+    def read(self, addr, size):
+        try:
+            return self.inf.read_memory(addr, size)
+        except (gdb.error, gdb.MemoryError) as e:
+            raise D.ReadError(str(e)) from None
+
+
 def _jit_list_problem():
-    """Why GDB's walk of a JIT entry list would never end, or None."""
+    """Why GDB's walk of a JIT entry list would never end, or None. The walk is libjitmap's
+    (jitmap_jit_list_read: cycles found, a cap, the target's byte order)."""
     inf = gdb.selected_inferior()
     if not inf.pid:
         return None  # no process nor core: nothing registered yet
     try:
-        ptr = int(gdb.parse_and_eval("sizeof (void *)"))
-        order = "big" if "big endian" in gdb.execute("show endian", to_string=True) else "little"
-    except gdb.error:
+        lib = N.load(library_hint())
+    except N.LibraryError:
         return None
+    target = D._MemTarget(_InferiorMemory(inf))
     for desc in sorted(_descriptor_addresses()):
-        try:
-            cur = int.from_bytes(bytes(inf.read_memory(desc + 8 + ptr, ptr)), order)
-        except (gdb.error, gdb.MemoryError):
-            continue
-        seen = set()
-        while cur:
-            if cur in seen:
-                return ("the list of JIT entries at 0x%x loops back to 0x%x after %d entries"
-                        % (desc, cur, len(seen)))
-            if len(seen) >= LIST_LIMIT:
-                return "the list of JIT entries at 0x%x has more than %d entries" % (desc, LIST_LIMIT)
-            seen.add(cur)
-            try:
-                cur = int.from_bytes(bytes(inf.read_memory(cur, ptr)), order)
-            except gdb.MemoryError:
-                break  # GDB stops there with an error of its own
+        err = N.Error()
+        lst = lib.jitmap_jit_list_read(ctypes.byref(target.struct), desc, N.ORDER_AUTO,
+                                       LIST_LIMIT, ctypes.byref(err))
+        target.check()
+        if not lst:
+            continue  # no list GDB could walk either
+        status = lib.jitmap_jit_list_status(lst).contents
+        code, why = status.code, N.error_text(status)
+        lib.jitmap_jit_list_free(lst)
+        if code == -errno.ELOOP:
+            return "the list of JIT entries at 0x%x loops back (%s)" % (desc, why)
+        if code == -errno.E2BIG:
+            return "the list of JIT entries at 0x%x has more than %d entries" % (desc, LIST_LIMIT)
     return None
 
 
