@@ -10,6 +10,7 @@
 #define JITMAP_FUZZ_COMMON_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,19 @@ static inline void fuzz_eval_location(const jitmap_stackmap *sm, const jitmap_re
 	}
 }
 
+/* Whether a function at or before `pc` has a known size that `pc` lies beyond. */
+static inline bool fuzz_past_a_sized_function(const jitmap_stackmap *sm, uint64_t pc)
+{
+	const size_t nf = jitmap_stackmap_num_functions(sm);
+	for (size_t i = 0; i < nf; i++) {
+		const jitmap_function *g = jitmap_stackmap_function(sm, i);
+		const uint64_t size = jitmap_stackmap_function_size(sm, i);
+		if (g->address <= pc && size && pc - g->address > size)
+			return true;
+	}
+	return false;
+}
+
 static inline void fuzz_walk_record(const jitmap_stackmap *sm, size_t i)
 {
 	const jitmap_record *r = jitmap_stackmap_record(sm, i);
@@ -128,10 +142,11 @@ static inline void fuzz_walk_record(const jitmap_stackmap *sm, size_t i)
 		}
 		CHECK(found);
 		CHECK(jitmap_stackmap_lookup(sm, pc, NULL, 0) == n);
-		/* Some function starts at or before the PC (unless the sum wrapped around). */
 		const jitmap_record *before, *after;
 		int rc = jitmap_stackmap_nearest(sm, pc, &before, &after);
-		CHECK(rc == 0 || (rc == -ENOENT && pc < f->address));
+		/* Some function starts at or before the PC (unless the sum wrapped around), and
+		 * past the end of the one nearest (when its symbol's size is known) is none. */
+		CHECK(rc == 0 || (rc == -ENOENT && (pc < f->address || fuzz_past_a_sized_function(sm, pc))));
 		if (before)
 			CHECK(jitmap_record_pc(sm, before) <= pc);
 		if (after)

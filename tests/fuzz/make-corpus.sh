@@ -13,6 +13,9 @@
 #                  (bits 0-1 0: .eh_frame, bits 2-4 architecture), plus one given as
 #                  .debug_frame (control bits 0-1 1) to exercise that reader too.
 #   OUTDIR/core/   synthetic core files (core_seeds.c): inputs of fuzz_core.
+#   OUTDIR/process/ the relocatable ELF seeds laid out in a fake process's memory as LLVM's
+#                  JIT registers them, behind a JIT descriptor (process_seeds.py): inputs of
+#                  fuzz_process and fuzz_plugin.
 #
 # Environment: LLC (default llc-14), OBJCOPY (default llvm-objcopy-14, else objcopy), LD
 # (default ld; the linked seeds are skipped without it).
@@ -97,9 +100,12 @@ mkdir -p "$out/core"
 ${CC:-cc} -O1 -Wl,--build-id -I"$here/../unit" -I"$here/../../include" -o "$work/core_seeds" \
   "$here/core_seeds.c" "$here/../unit/core_builder.c" -lelf
 "$work/core_seeds" "$out/core" >/dev/null
+# Processes (fuzz_process, fuzz_plugin): the relocatable seeds behind a JIT descriptor.
+python3 "$here/process_seeds.py" "$out/process" "$out/plugin" "$out"/elf/*.o
 # The same CIE/FDE bytes read as .debug_frame (CIE id 0 there is an FDE: most are rejected,
 # which is the point).
 { ctl $(((X86_64 << 2) | 1)); cat "$work/stackmaps_x86_64.eh"; } >"$out/cfi/as_debug_frame_x86_64"
 rm -rf "$work"
 echo "make-corpus.sh: $(ls "$out/parse" | wc -l) parse seeds, $(ls "$out/elf" | wc -l) ELF seeds," \
-  "$(ls "$out/cfi" | wc -l) CFI seeds, $(ls "$out/core" | wc -l) core seeds in $out"
+  "$(ls "$out/cfi" | wc -l) CFI seeds, $(ls "$out/core" | wc -l) core seeds," \
+  "$(ls "$out/process" | wc -l) process seeds, $(ls "$out/plugin" | wc -l) plugin seeds in $out"

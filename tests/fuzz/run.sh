@@ -58,5 +58,7 @@ run_target fuzz_parse parse
 run_target fuzz_elf elf
 run_target fuzz_cfi cfi
 run_target fuzz_core core
+run_target fuzz_process process
+run_target fuzz_plugin plugin
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -1,0 +1,120 @@
+/* fuzz_process: libFuzzer target for the process model over target memory the fuzzer writes:
+ * the JIT descriptor walk (jitmap_jit_list_read: cycles, wild pointers, huge sizes), the
+ * images opened from target memory (jitmap_image_open_target), their live stackmap sections,
+ * the registered copies MCJIT's case falls back to, and the staleness rules across scans.
+ *
+ * Input: [control][mutate at: 2 bytes][xor][memory...]. The memory is mapped at BASE; the
+ * descriptor is at BASE (and, when control bit 0 is set, a second one at BASE + 0x20 is walked
+ * too). Reads outside the memory fail. When the read counter reaches "mutate at", one byte of
+ * the memory is XORed (entries changing between reads, as in a running JIT). The process is
+ * scanned three times, flushed and scanned again; every source's stackmap is walked like
+ * fuzz_parse's, and the shared index must find each record at its PC.
+ *
+ * Seeds (make-corpus.sh, process_seeds.py): the seed objects laid out as LLVM's JIT registers
+ * them (sh_addr of every loaded section patched to where the image sits), two entries.
+ */
+#include "fuzz_common.h"
+#include "jitmap/process.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define BASE UINT64_C(0x10000)
+
+struct mem {
+	uint8_t *bytes;
+	size_t len;
+	unsigned reads, mutate_at;
+	uint8_t xor;
+};
+
+static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	struct mem *m = ctx;
+	if (++m->reads == m->mutate_at && m->len)
+		m->bytes[(m->mutate_at * 7919u) % m->len] ^= m->xor;
+	if (addr < BASE || addr - BASE > m->len || len > m->len - (addr - BASE)) {
+		snprintf(why, why_len, "0x%" PRIx64 " (%zu bytes) is outside the fuzzed memory", addr,
+			 len);
+		return -EFAULT;
+	}
+	memcpy(buf, m->bytes + (addr - BASE), len);
+	return 0;
+}
+
+static void check_scan(jitmap_process *p)
+{
+	const size_t n = jitmap_process_num_sources(p);
+	size_t records = 0;
+	jitmap_source_info si;
+	CHECK(jitmap_process_source(p, n, &si) == -ERANGE);
+	CHECK(jitmap_process_source_problem(p, n, 0) == NULL);
+	for (size_t k = 0; k < jitmap_process_num_problems(p); k++)
+		CHECK(jitmap_process_problem(p, k) && jitmap_process_problem(p, k)[0]);
+	CHECK(jitmap_process_problem(p, jitmap_process_num_problems(p)) == NULL);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(jitmap_process_source(p, i, &si) == 0);
+		CHECK(si.kind == JITMAP_SOURCE_JIT && si.name && si.name[0]);
+		for (size_t k = 0; k < si.num_problems; k++)
+			CHECK(jitmap_process_source_problem(p, i, k)[0]);
+		CHECK(jitmap_process_source_problem(p, i, si.num_problems) == NULL);
+		for (size_t k = 0; k < si.num_notes; k++)
+			CHECK(jitmap_process_source_note(p, i, k)[0]);
+		CHECK(jitmap_process_source_note(p, i, si.num_notes) == NULL);
+		if (si.image) {
+			(void)jitmap_image_symbolize(si.image, si.symfile_addr, NULL);
+			(void)jitmap_image_num_symbols(si.image);
+		}
+		if (!si.stackmap)
+			continue;
+		fuzz_walk_stackmap(si.stackmap);
+		records += jitmap_stackmap_num_records(si.stackmap);
+		const size_t nr = jitmap_stackmap_num_records(si.stackmap);
+		for (size_t r = 0; r < nr && r < 16; r++) {
+			const jitmap_record *rec = jitmap_stackmap_record(si.stackmap, r);
+			if (!jitmap_record_function(si.stackmap, rec))
+				continue;
+			jitmap_hit hit;
+			CHECK(jitmap_index_lookup(jitmap_process_index(p),
+						  jitmap_record_pc(si.stackmap, rec), &hit, 1) >= 1);
+		}
+	}
+	CHECK(jitmap_index_num_records(jitmap_process_index(p)) == records);
+}
+
+static void scan(jitmap_process *p, bool second)
+{
+	CHECK(jitmap_process_scan_begin(p) == 0);
+	CHECK(jitmap_process_scan_descriptor(p, BASE, "fuzz") == 0);
+	if (second)
+		CHECK(jitmap_process_scan_descriptor(p, BASE + 0x20, NULL) == 0);
+	CHECK(jitmap_process_scan_end(p) == 0);
+	check_scan(p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 4)
+		return 0;
+	struct mem m = {
+		.len = size - 4,
+		.mutate_at = (unsigned)data[1] | (unsigned)data[2] << 8,
+		.xor = data[3],
+	};
+	m.bytes = malloc(m.len ? m.len : 1);
+	CHECK(m.bytes);
+	memcpy(m.bytes, data + 4, m.len);
+	const jitmap_target t = {&m, NULL, mem_read};
+	/* Small limits: the fuzzer must not make us allocate what it cannot give. */
+	const jitmap_process_opts opts = {.sz = sizeof(opts), .max_entries = 64,
+					  .max_image = 1 << 20, .max_section = 1 << 20};
+	jitmap_process *p = jitmap_process_new(&t, &opts);
+	CHECK(p);
+	const bool second = data[0] & 1;
+	for (int round = 0; round < 3; round++)
+		scan(p, second);
+	jitmap_process_flush(p);
+	scan(p, second);
+	jitmap_process_free(p);
+	free(m.bytes);
+	return 0;
+}
