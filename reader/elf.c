@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,36 @@ struct jitmap_image {
 	uint64_t eh_addr, eh_size;
 	void *debug_frame;        /* a copy of .debug_frame, when no relocation targets it */
 	size_t debug_frame_len;
+	char **warnings;          /* what was read around (a relocation jitmap does not know) */
+	size_t num_warnings;
 };
+
+static void warn(jitmap_image *img, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(jitmap_image *img, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	char **w = realloc(img->warnings, (img->num_warnings + 1) * sizeof(*w));
+	if (!w)
+		return; /* a warning lost to ENOMEM is not worth failing the image */
+	img->warnings = w;
+	if ((w[img->num_warnings] = strdup(buf)))
+		img->num_warnings++;
+}
+
+/* -- Relocations of the stackmap section --
+ *
+ * What LLVM emits there (docs/relocations.md has the survey, llc-14 and llc-19, every target):
+ * an absolute 64-bit relocation per Function Address field, and on RISC-V, where linker
+ * relaxation may move code, an ADD32/SUB32 pair on a record's Instruction Offset field
+ * (record label minus function symbol). Any other relocation costs only the field it touches:
+ * a warning says which, and the field keeps its stored bytes. */
+
+#define R_RISCV_ADD32_ 35
+#define R_RISCV_SUB32_ 39
 
 /* -- Relocation types that write an absolute 64-bit address -- */
 
@@ -203,9 +233,52 @@ static size_t function_at(const jitmap_stackmap *sm, uint64_t off)
 	return lo;
 }
 
+/* One 32-bit field that ADD32/SUB32 relocations add to and subtract from. */
+struct diff_field {
+	uint64_t offset;
+	uint32_t delta;
+};
+
+static int note_difference(struct diff_field **fields, size_t *n, uint64_t offset, uint32_t add)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*fields)[i].offset == offset) {
+			(*fields)[i].delta += add;
+			return 0;
+		}
+	struct diff_field *f = realloc(*fields, (*n + 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	*fields = f;
+	f[(*n)++] = (struct diff_field){offset, add};
+	return 0;
+}
+
+/* Resolve each Instruction Offset field the pairs touched: stored + sum of (S + A). */
+static void apply_differences(jitmap_image *img, const struct diff_field *fields, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const jitmap_record *hit = NULL;
+		for (size_t r = 0; r < img->sm->num_records && !hit; r++)
+			if (img->sm->records[r].section_offset + 8 == fields[i].offset)
+				hit = &img->sm->records[r];
+		if (!hit) {
+			warn(img, "ADD32/SUB32 relocations at .llvm_stackmaps+0x%" PRIx64
+				  " touch no Instruction Offset field: left as stored",
+			     fields[i].offset);
+			continue;
+		}
+		jitmap_stackmap_set_instruction_offset(img->sm, fields[i].offset,
+						       hit->raw_instruction_offset + fields[i].delta);
+	}
+}
+
 static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitmap_error *err)
 {
 	Elf_Scn *scn = NULL;
+	struct diff_field *diffs = NULL;
+	size_t ndiffs = 0;
+	int rc = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL) ||
@@ -215,10 +288,12 @@ static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitma
 		Elf_Scn *symscn = elf_getscn(elf, sh.sh_link);
 		Elf_Data *symd = symscn ? elf_getdata(symscn, NULL) : NULL;
 		GElf_Shdr symsh;
-		if (!d || !symd || !gelf_getshdr(symscn, &symsh))
-			return jitmap__fail(err, -EINVAL, sh.sh_offset,
-					    "relocation section %zu has no readable symbol table",
-					    elf_ndxscn(scn));
+		if (!d || !symd || !gelf_getshdr(symscn, &symsh)) {
+			rc = jitmap__fail(err, -EINVAL, sh.sh_offset,
+					  "relocation section %zu has no readable symbol table",
+					  elf_ndxscn(scn));
+			goto out;
+		}
 		const int rela = sh.sh_type == SHT_RELA;
 		const size_t n = d->d_size / (rela ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel));
 		for (size_t i = 0; i < n; i++) {
@@ -236,25 +311,41 @@ static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitma
 			}
 			const uint64_t at = sh.sh_offset + i * (rela ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel));
 			const unsigned type = GELF_R_TYPE(r.r_info);
-			if (!is_abs64(img->machine, type))
-				return jitmap__fail(err, -EINVAL, at,
-						    "unsupported relocation type %u against .llvm_stackmaps+0x%" PRIx64,
-						    type, r.r_offset);
+			const bool diff = img->machine == EM_RISCV &&
+					  (type == R_RISCV_ADD32_ || type == R_RISCV_SUB32_);
+			if (!is_abs64(img->machine, type) && !diff) {
+				warn(img, "relocation type %u at .llvm_stackmaps+0x%" PRIx64
+					  " is not one jitmap knows: that field is left as stored",
+				     type, r.r_offset);
+				continue;
+			}
 			GElf_Sym s;
-			if (!gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &s))
-				return jitmap__fail(err, -EINVAL, at,
-						    "relocation names symbol %u, which does not exist",
-						    (unsigned)GELF_R_SYM(r.r_info));
+			if (!gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &s)) {
+				rc = jitmap__fail(err, -EINVAL, at,
+						  "relocation names symbol %u, which does not exist",
+						  (unsigned)GELF_R_SYM(r.r_info));
+				goto out;
+			}
 			uint64_t addr;
 			if (sym_address(elf, ET_REL, &s, &addr))
 				addr = 0; /* undefined: resolved by a linker we are not */
-			int rc = jitmap_stackmap_set_function_address(img->sm, r.r_offset,
-								      addr + (uint64_t)r.r_addend);
-			if (rc)
-				return jitmap__fail(err, -EINVAL, at,
-						    "relocation at .llvm_stackmaps+0x%" PRIx64
-						    " does not hit a Function Address field",
-						    r.r_offset);
+			if (diff) {
+				const uint32_t v = (uint32_t)(addr + (uint64_t)r.r_addend);
+				if (note_difference(&diffs, &ndiffs, r.r_offset,
+						    type == R_RISCV_ADD32_ ? v : 0u - v)) {
+					rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
+					goto out;
+				}
+				continue;
+			}
+			if (jitmap_stackmap_set_function_address(img->sm, r.r_offset,
+								 addr + (uint64_t)r.r_addend)) {
+				rc = jitmap__fail(err, -EINVAL, at,
+						  "relocation at .llvm_stackmaps+0x%" PRIx64
+						  " does not hit a Function Address field",
+						  r.r_offset);
+				goto out;
+			}
 			/* The symbol names the function even where addresses collide (several
 			 * text sections at sh_addr 0 in an object file). */
 			const char *name = GELF_ST_TYPE(s.st_info) == STT_FUNC
@@ -262,11 +353,16 @@ static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitma
 						   : NULL;
 			if (name && *name &&
 			    jitmap_stackmap_set_function_name(img->sm, function_at(img->sm, r.r_offset),
-							      name))
-				return jitmap__fail(err, -ENOMEM, 0, "out of memory");
+							      name)) {
+				rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
+				goto out;
+			}
 		}
 	}
-	return 0;
+	apply_differences(img, diffs, ndiffs);
+out:
+	free(diffs);
+	return rc;
 }
 
 /* -- Opening -- */
@@ -690,6 +786,9 @@ void jitmap_image_free(jitmap_image *img)
 	free(img->code);
 	free(img->file_name);
 	free(img->debug_frame);
+	for (size_t i = 0; i < img->num_warnings; i++)
+		free(img->warnings[i]);
+	free(img->warnings);
 	free(img);
 }
 
@@ -856,4 +955,11 @@ const void *jitmap_image_stackmap_copy(const jitmap_image *img, size_t *len)
 {
 	*len = img->sm_copy_len;
 	return img->sm_copy;
+}
+
+size_t jitmap_image_num_warnings(const jitmap_image *img) { return img->num_warnings; }
+
+const char *jitmap_image_warning(const jitmap_image *img, size_t i)
+{
+	return i < img->num_warnings ? img->warnings[i] : NULL;
 }

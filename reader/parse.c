@@ -241,7 +241,7 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 		if (w->sm) {
 			jitmap_record *rec = &w->sm->records[w->records];
 			rec->id = id;
-			rec->instruction_offset = ioff;
+			rec->instruction_offset = rec->raw_instruction_offset = ioff;
 			rec->flags = flags;
 			rec->num_locations = nloc;
 			rec->num_live_outs = nlive;
@@ -475,6 +475,26 @@ int jitmap_stackmap_set_function_address(jitmap_stackmap *sm, uint64_t section_o
 	if (lo == sm->num_functions || sm->functions[lo].section_offset != section_offset)
 		return -ENOENT;
 	sm->functions[lo].address = address;
+	sm->index_dirty = 1;
+	sm->generation++;
+	return 0;
+}
+
+int jitmap_stackmap_set_instruction_offset(jitmap_stackmap *sm, uint64_t field_offset,
+					   uint32_t value)
+{
+	/* Records are in section order; the field is 8 bytes into the record. */
+	size_t lo = 0, hi = sm->num_records;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sm->records[mid].section_offset + 8 < field_offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == sm->num_records || sm->records[lo].section_offset + 8 != field_offset)
+		return -ENOENT;
+	sm->records[lo].instruction_offset = value;
 	sm->index_dirty = 1;
 	sm->generation++;
 	return 0;

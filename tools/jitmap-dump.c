@@ -150,7 +150,7 @@ static void print_readobj_blob(FILE *out, const jitmap_stackmap *sm, const jitma
 		TEXT(&t, "\n  Record ID: ");
 		text_u64(&t, r->id);
 		TEXT(&t, ", instruction offset: ");
-		text_u64(&t, r->instruction_offset);
+		text_u64(&t, r->raw_instruction_offset); /* the stored bytes, as llvm-readobj */
 		TEXT(&t, "\n    ");
 		text_u64(&t, r->num_locations);
 		TEXT(&t, " locations:");
@@ -391,7 +391,8 @@ static void json_record(FILE *out, const jitmap_stackmap *sm, const jitmap_recor
 			const struct options *o)
 {
 	const jitmap_function *f = jitmap_record_function(sm, r);
-	fprintf(out, "{\"id\": %" PRIu64 ", \"offset\": %" PRIu32, r->id, r->instruction_offset);
+	fprintf(out, "{\"id\": %" PRIu64 ", \"offset\": %" PRIu32 ", \"section_offset\": %" PRIu64,
+		r->id, r->instruction_offset, r->section_offset);
 	if (f) {
 		fprintf(out, ", \"pc\": \"0x%" PRIx64 "\", \"function\": ", jitmap_record_pc(sm, r));
 		if (f->name)
@@ -801,6 +802,8 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 			jitmap_image_free(img);
 			return dump_core(out, path, o);
 		}
+		for (size_t i = 0; jitmap_image_warning(img, i); i++)
+			fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, jitmap_image_warning(img, i));
 		sm = jitmap_image_stackmap(img);
 		snprintf(kind, sizeof(kind), "ELF %s, %s", elf_type_name(jitmap_image_elf_type(img)),
 			 jitmap_arch_name(jitmap_image_arch(img)));

@@ -56,7 +56,8 @@ class Record(ctypes.Structure):
     _fields_ = [("id", c_u64), ("instruction_offset", c_u32), ("flags", c_u16),
                 ("num_locations", c_u16), ("num_live_outs", c_u16),
                 ("locations", ctypes.POINTER(Location)), ("live_outs", ctypes.POINTER(LiveOut)),
-                ("function", c_size), ("blob", c_size), ("section_offset", c_u64)]
+                ("function", c_size), ("blob", c_size), ("section_offset", c_u64),
+                ("raw_instruction_offset", c_u32)]
 
 
 class Blob(ctypes.Structure):

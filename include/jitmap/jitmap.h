@@ -124,6 +124,7 @@ typedef struct jitmap_record {
 	size_t function;      /* index of the owning function */
 	size_t blob;
 	uint64_t section_offset; /* where the record starts in the section */
+	uint32_t raw_instruction_offset; /* as stored (before relocations; llvm-readobj's) */
 } jitmap_record;
 
 typedef struct jitmap_blob {
@@ -195,6 +196,10 @@ JITMAP_API int jitmap_stackmap_set_function_address(jitmap_stackmap *sm, uint64_
  * the number of addresses filled, -EINVAL when the layouts differ (nothing is changed), or
  * -ENOMEM. */
 JITMAP_API int jitmap_stackmap_merge(jitmap_stackmap *sm, const jitmap_stackmap *from);
+/* Set the instruction offset of the record whose Instruction Offset field sits at
+ * `field_offset` in the section (a relocation resolved it). Returns 0 or -ENOENT. */
+JITMAP_API int jitmap_stackmap_set_instruction_offset(jitmap_stackmap *sm, uint64_t field_offset,
+						      uint32_t value);
 /* Add `bias` to every function address (for executables and libraries loaded at a bias). */
 JITMAP_API void jitmap_stackmap_add_bias(jitmap_stackmap *sm, uint64_t bias);
 /* The size in bytes of function `i` (its symbol's st_size; 0 when unknown), which bounds
@@ -358,9 +363,11 @@ typedef struct jitmap_image jitmap_image;
 /* Open an ELF object, executable, shared library (by path) or an ELF image in memory (the
  * bytes are copied). The `.llvm_stackmaps` section, when present, is parsed; in relocatable
  * objects its relocations are applied to the Function Address fields (x86-64, AArch64,
- * PPC64, s390x, RISC-V absolute 64-bit relocations), using each symbol's section sh_addr (0
- * in files, the load address in LLVM's JIT copies). Function names come from the symbol
- * table. Returns NULL with errno set and `*err` filled on failure; a file without a
+ * PPC64, s390x, RISC-V absolute 64-bit relocations) and RISC-V's ADD32/SUB32 pairs to the
+ * Instruction Offset fields (raw_instruction_offset keeps the stored value), using each
+ * symbol's section sh_addr (0 in files, the load address in LLVM's JIT copies); a relocation
+ * of another type leaves its field as stored and adds a warning (jitmap_image_warning).
+ * Function names come from the symbol table. Returns NULL with errno set and `*err` filled on failure; a file without a
  * stackmap section is not a failure (see jitmap_image_stackmap). */
 JITMAP_API jitmap_image *jitmap_image_open_file(const char *path, jitmap_error *err);
 JITMAP_API jitmap_image *jitmap_image_open_memory(const void *buf, size_t len,
@@ -447,6 +454,10 @@ typedef struct jitmap_image_symbol_info {
 JITMAP_API size_t jitmap_image_num_symbols(const jitmap_image *img);
 /* Fill `*out` with symbol `i`; -ERANGE past the end. */
 JITMAP_API int jitmap_image_symbol(const jitmap_image *img, size_t i, jitmap_image_symbol_info *out);
+/* What was read around while opening, one sentence each: a relocation of the stackmap
+ * section that jitmap does not know (that field keeps its stored bytes; the rest is read). */
+JITMAP_API size_t jitmap_image_num_warnings(const jitmap_image *img);
+JITMAP_API const char *jitmap_image_warning(const jitmap_image *img, size_t i);
 /* Whether the image's function symbols were read as JITMAP_SYMBOL_VALUE_IS_ADDRESS. */
 JITMAP_API bool jitmap_image_symbol_values_are_addresses(const jitmap_image *img);
 /* The first STT_FILE symbol's name, or NULL. */

@@ -164,5 +164,48 @@ two_blobs() {
 }
 two_blobs
 
+# -- Relocated Instruction Offsets (RISC-V ADD32/SUB32 pairs) --
+#
+# llvm-readobj prints the stored 0 (checked above with the rest); jitmap-dump's JSON must give
+# each record the offset the pair resolves to: the ADD32 symbol's value minus the SUB32 one's
+# (plus addends), from llvm-readelf's own reading of the relocations.
+resolved_offsets() {
+	local obj name seen=0
+	for obj in "$outdir"/sm_branch*_riscv64_19.o; do
+		[[ -f $obj ]] || continue
+		name=resolved_$(basename "$obj" .o)
+		seen=1
+		if ! llvm-readelf-19 -r "$obj" >"$outdir/$name.relocs" 2>&1 ||
+			! "$dump" --format=json "$obj" >"$outdir/$name.json" 2>"$outdir/$name.err"; then
+			fail "$name" "llvm-readelf-19 or jitmap-dump failed" "$outdir/$name.err"
+			continue
+		fi
+		local why
+		if why=$(python3 - "$outdir/$name.relocs" "$outdir/$name.json" <<'PY'
+import json, re, sys
+relocs, dump = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+section = relocs.split(".rela.llvm_stackmaps", 1)[1].split("Relocation section", 1)[0]
+want = {}
+for off, kind, value, addend in re.findall(
+        r"^([0-9a-f]+) +[0-9a-f]+ +R_RISCV_(ADD32|SUB32) +([0-9a-f]+) +\S+ *\+ *(-?\w+)", section, re.M):
+    v = int(value, 16) + int(addend, 0)
+    want[int(off, 16)] = want.get(int(off, 16), 0) + (v if kind == "ADD32" else -v)
+if not want:
+    sys.exit("no ADD32/SUB32 pair in .rela.llvm_stackmaps")
+got = {r["section_offset"] + 8: r["offset"] for b in dump["blobs"] for r in b["records"]}
+for field, off in want.items():
+    if got.get(field) != off % (1 << 32):
+        sys.exit("the record at .llvm_stackmaps+0x%x has offset %s, want %d" % (field - 8, got.get(field), off))
+PY
+		); then
+			pass "$name"
+		else
+			fail "$name" "$why"
+		fi
+	done
+	[[ $seen == 1 ]] || skip resolved_offsets "llc-19 not found"
+}
+resolved_offsets
+
 echo "differential: $passed passed, $failed failed, $skipped skipped"
 [[ $failed -eq 0 ]]

@@ -362,8 +362,6 @@ static void test_fixture_corrupted(void **state)
 		{"record count", smh.sh_offset + 12, 4, 4, smh.sh_offset + 12,
 		 "function record counts add up to 3, but the header says 4 records"},
 		/* .rela.llvm_stackmaps: {r_offset, r_info, r_addend} per entry */
-		{"relocation type", rela.sh_offset + sizeof(Elf64_Rela) + 8, 4, R_X86_64_PC32,
-		 rela.sh_offset + sizeof(Elf64_Rela), "unsupported relocation type 2"},
 		{"relocation target", rela.sh_offset + sizeof(Elf64_Rela), 8, f1 + 8,
 		 rela.sh_offset + sizeof(Elf64_Rela), "does not hit a Function Address field"},
 		{"relocation symbol", rela.sh_offset + 12, 4, 99, rela.sh_offset,
@@ -492,6 +490,45 @@ static void test_jit_reader_view(void **state)
 	sm_bytes_free(&obj);
 }
 
+/* A relocation jitmap does not know costs the field it touches, never the file (issue 10,
+ * defect 1): the first Function Address relocation becomes R_X86_64_PC32. */
+static void test_unknown_relocation(void **state)
+{
+	(void)state;
+	sm_bytes obj;
+	NEED_FIXTURE(&obj);
+	Elf64_Shdr *rela = section_w(&obj, ".rela.llvm_stackmaps");
+	Elf64_Rela *r = (Elf64_Rela *)(obj.data + rela->sh_offset);
+	const uint64_t field = r[0].r_offset;
+	r[0].r_info = ELF64_R_INFO(ELF64_R_SYM(r[0].r_info), R_X86_64_PC32);
+	jitmap_error err;
+	jitmap_image *img = jitmap_image_open_memory(obj.data, obj.len, &err);
+	if (!img)
+		fail_msg("open: %s", err.reason);
+	assert_int_equal(jitmap_image_num_warnings(img), 1);
+	assert_contains(jitmap_image_warning(img, 0), "relocation type 2 at .llvm_stackmaps+0x");
+	assert_contains(jitmap_image_warning(img, 0), "left as stored");
+	assert_null(jitmap_image_warning(img, 1));
+	const jitmap_stackmap *sm = jitmap_image_stackmap(img);
+	assert_non_null(sm);
+	assert_int_equal(jitmap_stackmap_num_records(sm), 3);
+	/* The other relocation still applied; the touched function keeps its stored 0. */
+	size_t untouched = 0;
+	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm); i++) {
+		const jitmap_function *f = jitmap_stackmap_function(sm, i);
+		if (f->section_offset == field)
+			assert_int_equal(f->address, f->raw_address);
+		else
+			untouched++;
+	}
+	assert_int_equal(untouched, 1);
+	/* Records keep their stored offsets where no relocation resolves them. */
+	const jitmap_record *rec = jitmap_stackmap_record(sm, 0);
+	assert_int_equal(rec->raw_instruction_offset, rec->instruction_offset);
+	jitmap_image_free(img);
+	sm_bytes_free(&obj);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -504,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_truncated),
 		cmocka_unit_test(test_fixture_corrupted),
 		cmocka_unit_test(test_jit_reader_view),
+		cmocka_unit_test(test_unknown_relocation),
 	};
 	return cmocka_run_group_tests_name("elf", tests, NULL, NULL);
 }
