@@ -742,6 +742,51 @@ def lli_function_without_records():
     check(not bare.get("hot")["ok"], "lli without jitmap: info stackmap answered")
 
 
+DUPLICATE_ID = os.path.join(SOURCE, "tests", "fixtures", "ir", "duplicate_id.ll")
+
+
+@test
+def duplicate_record_ids():
+    """Issue 10, defect 5: record ID 5 at two PCs of one function (LLVM's unroller duplicates
+    stackmap intrinsics). `jitmap break 5` stops at both, each stop shows its own record
+    (constants 0 and 1, values 4100 and 4101), $_stackmap_id() is 5 at both, `info stackmaps`
+    lists both and `jitmap verify` finds nothing wrong with the duplicate."""
+    if not os.access(LLI, os.X_OK):
+        raise Skip("lli-14 is not installed")
+    s = Session("duplicate-id", [
+        "set breakpoint pending on",
+        dump("break", "jitmap break 5"),
+        "run -jit-kind=mcjit %s" % DUPLICATE_ID,
+        dump("first", "info stackmap -json"),
+        dump("id1", "print $_stackmap_id()"),
+        dump("list", "jitmap break"),
+        dump("all", "info stackmaps -json"),
+        dump("verify", "jitmap verify -json"),
+        "continue",
+        dump("second", "info stackmap -json"),
+        dump("id2", "print $_stackmap_id()"),
+    ], exe=LLI)
+    pcs = []
+    for tag, const, value in (("first", 0, 4100), ("second", 1, 4101)):
+        o = s.json(tag)
+        check(o["record"] is not None and o["record"]["id"] == 5 and
+              o["record"]["match"] == "exact", "duplicate id: %s stop at record 5: %s" % (tag, o))
+        check([loc_value(l) for l in o["locations"]] == [value, const],
+              "duplicate id: %s stop's values %s, want [%d, %d]" % (
+                  tag, [loc_value(l) for l in o["locations"]], value, const))
+        pcs.append(o["pc"])
+    check(pcs[0] != pcs[1], "duplicate id: both stops at one PC %s" % pcs)
+    for tag in ("id1", "id2"):
+        check(s.get(tag)["out"].strip().endswith("= 5"), "duplicate id: $_stackmap_id(): %s" %
+              s.get(tag)["out"])
+    listed = s.get("list")["out"]
+    check(all(pc in listed for pc in pcs), "duplicate id: jitmap break lists %s: %s" % (pcs, listed))
+    recs = [r for sm in s.json("all")["stackmaps"] for f in sm["functions"] for r in f["records"]
+            if r["id"] == 5]
+    check(sorted(r["pc"] for r in recs) == sorted(pcs), "duplicate id: info stackmaps: %s" % recs)
+    check(s.json("verify")["problems"] == [], "duplicate id: verify: %s" % s.json("verify"))
+
+
 HOSTILE_MODES = {
     "cycle": "loops",
     "self": "loops",
