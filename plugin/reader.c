@@ -55,9 +55,25 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 #define CACHE_SLOTS 8
 #define MEM_LINE 128                        /* target memory read at once while unwinding */
 
-/* x86-64 DWARF registers (psABI): 0-15 the GPRs, 16 the return address (RIP). */
-enum { X86_RAX = 0, X86_RDX = 1, X86_RCX = 2, X86_RSI = 4, X86_RDI = 5, X86_RBP = 6, X86_RSP = 7,
-       X86_R8 = 8, X86_R11 = 11, X86_NGPR = 16, X86_RIP = 16 };
+/* GDB's jit-reader API numbers registers as the DWARF numbering of the architecture GDB
+ * debugs and does not say which that is; the reader serves the one it was built for. Every
+ * register role comes from libjitmap's table for it (jitmap/arch.h). Only x86-64 has the
+ * unwinder's frame-size and frame-pointer rules so far (issue #11 adds AArch64). */
+#if defined(__x86_64__)
+#define READER_ARCH JITMAP_ARCH_X86_64
+#elif defined(__aarch64__)
+#define READER_ARCH JITMAP_ARCH_AARCH64
+#else
+#define READER_ARCH JITMAP_ARCH_UNKNOWN
+#endif
+#define MAX_GPR 64 /* registers kept per cached frame */
+
+/* The register roles, from the table, set once by gdb_init_reader. */
+static struct {
+	int sp, fp, pc;
+	int ngpr;          /* DWARF 0..ngpr-1: the registers read from GDB (the PC apart) */
+	int first_clobber; /* the lowest-numbered caller-saved register */
+} R;
 
 /* -- State -- */
 
@@ -118,7 +134,7 @@ struct slot {
 struct cache_slot {
 	uint64_t gen, epoch; /* valid while both match the reader's */
 	uint64_t pc, known;
-	uint64_t reg[X86_NGPR];
+	uint64_t reg[MAX_GPR];
 	struct entry *e;
 	jitmap_unwind_result res;
 	uint64_t func_lo;
@@ -703,39 +719,19 @@ static void set_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t value)
 	cb->reg_set(cb, n, v);
 }
 
-/* Whether the instruction that ends at `pc` is a call (x86-64): then `pc` is a return
- * address. Recognises call rel32 and the common register and memory forms of call r/m64. */
+/* Whether the instruction that ends at `pc` is a call: then `pc` is a return address. The
+ * decoding is libjitmap's (jitmap_arch_call_before); the code must not be read before its
+ * section. */
 static bool call_before(struct reader *r, const struct entry *e, uint64_t pc)
 {
 	const struct span *s = code_at(e, pc - 1);
-	if (!s || pc - s->lo < 2)
+	uint8_t b[16];
+	size_t n = jitmap_arch_call_window(e->arch);
+	if (!s || !n || n > sizeof(b))
 		return false;
-	const size_t n = pc - s->lo < 7 ? (size_t)(pc - s->lo) : 7;
-	uint8_t b[7] = {0};
-	if (target_read(r, pc - n, b + 7 - n, n))
-		return false;
-	/* b[7 - k] is the byte k before pc. */
-	if (n >= 5 && b[2] == 0xe8)
-		return true;
-	for (size_t len = 2; len <= n; len++) {
-		const uint8_t *p = &b[7 - len];
-		size_t i = 0;
-		if ((p[0] & 0xf0) == 0x40) /* REX */
-			i = 1;
-		if (len - i < 2 || p[i] != 0xff || ((p[i + 1] >> 3) & 7) != 2)
-			continue;
-		const unsigned mod = p[i + 1] >> 6, rm = p[i + 1] & 7;
-		size_t want = i + 2;
-		if (mod != 3 && rm == 4)
-			want++; /* SIB */
-		if (mod == 1)
-			want += 1;
-		else if (mod == 2 || (mod == 0 && rm == 5))
-			want += 4;
-		if (want == len)
-			return true;
-	}
-	return false;
+	if (pc - s->lo < n)
+		n = (size_t)(pc - s->lo);
+	return n && !target_read(r, pc - n, b, n) && jitmap_arch_call_before(e->arch, b, n);
 }
 
 /* Frame 0 or an outer frame? The jit-reader API does not say. An outer frame's PC is a return
@@ -751,10 +747,9 @@ static bool call_before(struct reader *r, const struct entry *e, uint64_t pc)
 static bool looks_innermost(struct reader *r, const struct entry *e,
 			    const jitmap_frame_regs *regs)
 {
-	static const int caller_saved[] = {X86_RAX, X86_RDX, X86_RCX, X86_RSI, X86_RDI,
-					   X86_R8, X86_R8 + 1, X86_R8 + 2, X86_R11};
-	for (size_t i = 0; i < sizeof(caller_saved) / sizeof(caller_saved[0]); i++)
-		if (!jitmap_frame_reg_known(regs, (unsigned)caller_saved[i]))
+	for (int n = 0; n < R.ngpr; n++)
+		if (!jitmap_reg_is_callee_saved(e->arch, (unsigned)n) &&
+		    !jitmap_frame_reg_known(regs, (unsigned)n))
 			return false;
 	const struct func *f = func_at(e, regs->pc);
 	if (f && f->lo == regs->pc)
@@ -778,12 +773,12 @@ struct frame_calc {
 static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct frame_calc *fc)
 {
 	uint64_t pc;
-	if (!r->nslots || get_reg(cb, X86_RIP, &pc))
+	if (!r->nslots || R.pc < 0 || get_reg(cb, R.pc, &pc))
 		return -ENOENT;
 	struct entry *e = entry_at(r, pc);
 	if (!e && pc)
 		e = entry_at(r, pc - 1); /* a return address just past the end of the code */
-	if (!e || e->arch != JITMAP_ARCH_X86_64)
+	if (!e || e->arch != READER_ARCH)
 		return -ENOENT;
 	r->target_read = cb->target_read;
 	if (!entry_usable(r, e))
@@ -799,27 +794,29 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 	jitmap_frame_regs regs;
 	memset(&regs, 0, sizeof(regs));
 	regs.pc = pc;
-	/* Every GPR, each a call into GDB. In a frame whose rax is undefined (the frame below
-	 * was unwound by an unwinder that knows caller-saved registers are not saved: this one)
-	 * the other caller-saved registers are undefined too, and an outer frame's CFI never
-	 * needs them: skip them. */
+	/* Every GPR, each a call into GDB. In a frame whose first caller-saved register (rax) is
+	 * undefined (the frame below was unwound by an unwinder that knows caller-saved
+	 * registers are not saved: this one) the other caller-saved registers are undefined
+	 * too, and an outer frame's CFI never needs them: skip them. */
 	uint64_t v;
-	const bool rax = !get_reg(cb, X86_RAX, &v);
-	if (rax)
-		jitmap_frame_reg_set(&regs, X86_RAX, v);
-	for (int n = 1; n < X86_NGPR; n++) {
-		const bool caller_saved = n == X86_RDX || n == X86_RCX || n == X86_RSI ||
-					  n == X86_RDI || (n >= X86_R8 && n <= X86_R11);
-		if ((rax || !caller_saved) && !get_reg(cb, n, &v))
+	const bool clobber_known = !get_reg(cb, R.first_clobber, &v);
+	if (clobber_known)
+		jitmap_frame_reg_set(&regs, (unsigned)R.first_clobber, v);
+	for (int n = 0; n < R.ngpr; n++) {
+		if (n == R.first_clobber)
+			continue;
+		const bool caller_saved = !jitmap_reg_is_callee_saved(e->arch, (unsigned)n);
+		if ((clobber_known || !caller_saved) && !get_reg(cb, n, &v))
 			jitmap_frame_reg_set(&regs, (unsigned)n, v);
 	}
-	if (!jitmap_frame_reg_known(&regs, X86_RSP))
+	if (!jitmap_frame_reg_known(&regs, (unsigned)R.sp))
 		return -EINVAL;
 
 	for (unsigned i = 0; i < CACHE_SLOTS; i++) {
 		const struct cache_slot *c = &r->cache[i];
 		if (c->e == e && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
-		    c->known == regs.known[0] && !memcmp(c->reg, regs.reg, sizeof(c->reg))) {
+		    c->known == regs.known[0] &&
+		    !memcmp(c->reg, regs.reg, (size_t)R.ngpr * sizeof(c->reg[0]))) {
 			fc->e = e;
 			fc->res = c->res;
 			fc->func_lo = c->func_lo;
@@ -867,7 +864,7 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 	*c = (struct cache_slot){.gen = r->gen, .epoch = r->epoch, .pc = pc,
 				 .known = regs.known[0], .e = e, .res = fc->res,
 				 .func_lo = fc->func_lo, .outermost = fc->outermost};
-	memcpy(c->reg, regs.reg, sizeof(c->reg));
+	memcpy(c->reg, regs.reg, (size_t)R.ngpr * sizeof(c->reg[0]));
 	return 0;
 }
 
@@ -955,17 +952,17 @@ static enum gdb_status unwind_frame(struct gdb_reader_funcs *self, struct gdb_un
 		 * <not saved> makes the first `bt` after each stop end in the error "PC not
 		 * saved" (and gdb.execute("bt") raise). [checked: GDB 13.1, docs/gdb.md] */
 		r->stats.outermost++;
-		set_reg(cb, X86_RSP, fc.res.cfa);
-		set_reg(cb, X86_RIP, 0);
+		set_reg(cb, R.sp, fc.res.cfa);
+		set_reg(cb, R.pc, 0);
 		return GDB_SUCCESS;
 	}
 	r->stats.unwinds++;
 	const jitmap_frame_regs *c = &fc.res.caller;
-	for (int n = 0; n < X86_NGPR; n++)
-		if (n != X86_RSP && jitmap_frame_reg_known(c, (unsigned)n))
+	for (int n = 0; n < R.ngpr; n++)
+		if (n != R.sp && jitmap_frame_reg_known(c, (unsigned)n))
 			set_reg(cb, n, c->reg[n]);
-	set_reg(cb, X86_RSP, jitmap_frame_reg_known(c, X86_RSP) ? c->reg[X86_RSP] : fc.res.cfa);
-	set_reg(cb, X86_RIP, c->pc);
+	set_reg(cb, R.sp, jitmap_frame_reg_known(c, (unsigned)R.sp) ? c->reg[R.sp] : fc.res.cfa);
+	set_reg(cb, R.pc, c->pc);
 	return GDB_SUCCESS;
 }
 
@@ -978,13 +975,13 @@ static struct gdb_frame_id get_frame_id(struct gdb_reader_funcs *self, struct gd
 	 * (generation), a frame's PC, SP and frame pointer identify it, so the cached answer is
 	 * found without reading the other registers. */
 	uint64_t pc, sp, fp;
-	if (!get_reg(cb, X86_RIP, &pc) && !get_reg(cb, X86_RSP, &sp) &&
-	    !get_reg(cb, X86_RBP, &fp)) {
+	if (R.pc >= 0 && !get_reg(cb, R.pc, &pc) && !get_reg(cb, R.sp, &sp) &&
+	    !get_reg(cb, R.fp, &fp)) {
 		for (unsigned i = 0; i < CACHE_SLOTS; i++) {
 			const struct cache_slot *c = &r->cache[i];
 			if (c->e && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
-			    c->reg[X86_RSP] == sp && c->reg[X86_RBP] == fp &&
-			    (c->known >> X86_RBP & 1)) {
+			    c->reg[R.sp] == sp && c->reg[R.fp] == fp &&
+			    (c->known >> R.fp & 1)) {
 				id.code_address = c->func_lo;
 				id.stack_address = c->res.cfa;
 				return id;
@@ -997,9 +994,9 @@ static struct gdb_frame_id get_frame_id(struct gdb_reader_funcs *self, struct gd
 	} else {
 		/* Only frames unwind_frame accepted get here; keep the ID stable regardless. */
 		uint64_t v = 0;
-		if (!get_reg(cb, X86_RIP, &v))
+		if (R.pc >= 0 && !get_reg(cb, R.pc, &v))
 			id.code_address = v;
-		if (!get_reg(cb, X86_RSP, &v))
+		if (!get_reg(cb, R.sp, &v))
 			id.stack_address = v;
 	}
 	return id;
@@ -1036,6 +1033,17 @@ static struct gdb_reader_funcs refused = {.reader_version = 0};
 __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(void)
 {
 	if (g_reader)
+		return &refused;
+	R.sp = jitmap_reg_sp(READER_ARCH);
+	R.fp = jitmap_reg_fp(READER_ARCH);
+	R.pc = jitmap_reg_pc(READER_ARCH);
+	R.ngpr = (int)jitmap_arch_num_core_regs(READER_ARCH) - (R.pc >= 0 ? 1 : 0);
+	R.first_clobber = -1;
+	for (int n = 0; n < R.ngpr && R.first_clobber < 0; n++)
+		if (!jitmap_reg_is_callee_saved(READER_ARCH, (unsigned)n))
+			R.first_clobber = n;
+	if (R.sp < 0 || R.fp < 0 || R.pc < 0 || R.ngpr <= 0 || R.ngpr > MAX_GPR ||
+	    R.first_clobber < 0)
 		return &refused;
 	struct reader *r = calloc(1, sizeof(*r));
 	if (!r)

@@ -1,6 +1,8 @@
 /* unwind.c: one step of unwinding through JIT code: CFI, then the stackmap's frame size at a
- * record's PC, then the frame-pointer chain (x86-64), each with checks that make it decline
- * rather than guess.
+ * record's PC, then the frame-pointer chain, each with checks that make it decline rather
+ * than guess. What depends on the architecture (register roles, the frame-size rule, the frame
+ * record, instruction patterns) comes from its table (arch/arch.h); a method whose facts the
+ * table lacks declines.
  *
  * Everything read from the target (stack words, code bytes) and from the code object (CFI
  * rows, stack sizes) is untrusted: a method that cannot prove its answer passes to the next,
@@ -11,6 +13,7 @@
 #include <stdio.h>
 
 #include "unwind_internal.h"
+#include "../arch/arch.h"
 
 /* A frame pointer farther than this above the stack pointer is not one (JIT frames are
  * small; 16 MiB is beyond any thread's default stack). Stack sizes are held to it too. */
@@ -18,35 +21,17 @@
 
 /* -- Architectures -- */
 
-struct arch_regs {
-	unsigned sp, fp, ra;
-	bool ra_is_register; /* the return address column is a real register (a link register) */
-};
-
-static int arch_regs(jitmap_arch arch, struct arch_regs *a)
-{
-	switch (arch) {
-	case JITMAP_ARCH_X86_64: *a = (struct arch_regs){7, 6, 16, false}; return 0;
-	case JITMAP_ARCH_AARCH64: *a = (struct arch_regs){31, 29, 30, true}; return 0;
-	case JITMAP_ARCH_PPC64: *a = (struct arch_regs){1, 31, 65, true}; return 0;
-	case JITMAP_ARCH_S390X: *a = (struct arch_regs){15, 11, 14, true}; return 0;
-	case JITMAP_ARCH_RISCV64: *a = (struct arch_regs){2, 8, 1, true}; return 0;
-	default: return -ENOTSUP;
-	}
-}
-
 int jitmap_unwind_arch_regs(jitmap_arch arch, unsigned *sp, unsigned *fp, unsigned *ra)
 {
-	struct arch_regs a;
-	const int rc = arch_regs(arch, &a);
-	if (rc)
-		return rc;
+	const struct jitmap__arch *a = jitmap__arch(arch);
+	if (!a)
+		return -ENOTSUP;
 	if (sp)
-		*sp = a.sp;
+		*sp = (unsigned)a->sp;
 	if (fp)
-		*fp = a.fp;
+		*fp = (unsigned)a->fp;
 	if (ra)
-		*ra = a.ra;
+		*ra = (unsigned)a->ra;
 	return 0;
 }
 
@@ -105,7 +90,7 @@ struct step {
 	const jitmap_frame_regs *regs;
 	const jitmap_unwind_target *target;
 	jitmap_byte_order order;
-	struct arch_regs a;
+	const struct jitmap__arch *a; /* the code's architecture */
 	uint64_t pc, sp;
 	struct reasons *why;
 	uint64_t fde_lo, fde_hi; /* the FDE holding the PC, when CFI found one (0/0 if not) */
@@ -139,7 +124,7 @@ static int read_word(const struct step *s, uint64_t addr, uint64_t *v)
 static void carry_callee_saved(const struct step *s, jitmap_frame_regs *caller)
 {
 	for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++) {
-		if (r != s->a.sp && jitmap_unwind_callee_saved(s->code->arch, r) &&
+		if (r != (unsigned)s->a->sp && jitmap_unwind_callee_saved(s->code->arch, r) &&
 		    known(s->regs, r))
 			jitmap_frame_reg_set(caller, r, s->regs->reg[r]);
 	}
@@ -156,7 +141,7 @@ static enum outcome accept(const struct step *s, const char *method, jitmap_unwi
 	}
 	r->cfa = cfa;
 	r->caller.pc = ra;
-	jitmap_frame_reg_set(&r->caller, s->a.sp, cfa);
+	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->sp, cfa);
 	return STEP_OK;
 }
 
@@ -195,7 +180,7 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 	const uint64_t cfa = s->regs->reg[row.cfa_reg] + (uint64_t)row.cfa_off;
 
 	uint64_t ra = 0;
-	const struct jitmap__rule *rr = &row.rule[s->a.ra];
+	const struct jitmap__rule *rr = &row.rule[(unsigned)s->a->ra];
 	switch (rr->kind) {
 	case JITMAP_RULE_UNDEFINED:
 		say(s->why, M, "the return address is undefined at 0x%llx: the outermost frame",
@@ -222,12 +207,12 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 		break;
 	case JITMAP_RULE_SAME:
 		/* A link register the function never saved still holds the return address. */
-		if (!s->a.ra_is_register || !known(s->regs, s->a.ra)) {
-			say(s->why, M, "no rule for the return address column %u at 0x%llx", s->a.ra,
+		if (!s->a->ra_in_register || !known(s->regs, (unsigned)s->a->ra)) {
+			say(s->why, M, "no rule for the return address column %u at 0x%llx", (unsigned)s->a->ra,
 			    U(at));
 			return STEP_DECLINE;
 		}
-		ra = s->regs->reg[s->a.ra];
+		ra = s->regs->reg[s->a->ra];
 		break;
 	default:
 		say(s->why, M, "the return address at 0x%llx is a DWARF expression, which is not "
@@ -236,7 +221,7 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 	}
 
 	for (unsigned reg = 0; reg < JITMAP_UNWIND_MAX_REGS; reg++) {
-		if (reg == s->a.sp || !jitmap_unwind_callee_saved(s->code->arch, reg))
+		if (reg == (unsigned)s->a->sp || !jitmap_unwind_callee_saved(s->code->arch, reg))
 			continue;
 		const struct jitmap__rule *x = &row.rule[reg];
 		uint64_t v = 0;
@@ -267,37 +252,23 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 	return accept(s, M, r, cfa, ra);
 }
 
-/* -- x86-64 code patterns -- */
+/* -- Code patterns (the architecture table decodes them) -- */
 
 enum prologue { PROLOGUE_NONE, PROLOGUE_FP, PROLOGUE_UNREADABLE };
 
-/* Whether the function at `func` begins with [endbr64] push %rbp; mov %rsp,%rbp (either
- * encoding of the mov). `*push` is the address of the push. */
+/* Whether the function at `func` begins with a frame-pointer prologue (x86-64: [endbr64]
+ * push %rbp; mov %rsp,%rbp). `*push` is the address of the instruction that saves the FP. */
 static enum prologue fp_prologue(const struct step *s, uint64_t func, uint64_t *push)
 {
 	uint8_t b[8];
+	unsigned at = 0;
+	if (!s->a->prologue)
+		return PROLOGUE_NONE;
 	if (read_mem(s, func, b, sizeof(b)))
 		return PROLOGUE_UNREADABLE;
-	unsigned i = 0;
-	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-		i = 4;
-	*push = func + i;
-	if (b[i] == 0x55 && b[i + 1] == 0x48 &&
-	    ((b[i + 2] == 0x89 && b[i + 3] == 0xe5) || (b[i + 2] == 0x8b && b[i + 3] == 0xec)))
-		return PROLOGUE_FP;
-	return PROLOGUE_NONE;
-}
-
-/* Whether the instruction at `b` (8 bytes) moves rsp up: add $imm,%rsp; lea disp(%rsp),%rsp;
- * pop (which LLVM uses for 8-byte adjustments at minsize); sub is counted too. After a call
- * whose arguments were pushed, such an instruction frees them. */
-static bool moves_sp(const uint8_t *b)
-{
-	if (b[0] == 0x48 && (b[1] == 0x83 || b[1] == 0x81) && (b[2] == 0xc4 || b[2] == 0xec))
-		return true;
-	if (b[0] == 0x48 && b[1] == 0x8d && (b[2] == 0x64 || b[2] == 0xa4) && b[3] == 0x24)
-		return true;
-	return (b[0] >= 0x58 && b[0] <= 0x5f) || (b[0] == 0x41 && b[1] >= 0x58 && b[1] <= 0x5f);
+	const enum jitmap__prologue p = s->a->prologue(b, &at);
+	*push = func + at;
+	return p == JITMAP_PROLOGUE_FP ? PROLOGUE_FP : PROLOGUE_NONE;
 }
 
 /* -- The stackmap's frame size -- */
@@ -310,11 +281,11 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		say(s->why, M, "no stackmap for this code");
 		return STEP_DECLINE;
 	}
-	/* LLVM's x86-64 MachineFrameInfo stack size covers the callee-saved pushes and the rbp
-	 * push but not the return address (measured: docs/unwinding.md). Elsewhere the return
-	 * address arrives in a link register whose save slot the stackmap does not give. */
-	if (s->code->arch != JITMAP_ARCH_X86_64) {
-		say(s->why, M, "the frame size rule is implemented for x86-64 only");
+	/* Where the call pushes the return address (x86-64), the stack size plus that slot
+	 * gives the CFA (measured: docs/unwinding.md). Where it arrives in a link register, its
+	 * save slot is not in the stackmap. */
+	if (!s->a->ra_slot || !s->a->moves_sp || !s->a->has_frame_record) {
+		say(s->why, M, "the frame size rule is not known for %s", s->a->name);
 		return STEP_DECLINE;
 	}
 	const jitmap_record *rec = NULL;
@@ -344,8 +315,8 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		    U(f->stack_size), U(f->address));
 		return STEP_DECLINE;
 	}
-	const uint64_t cfa = s->sp + f->stack_size + 8;
-	if (cfa < s->sp) {
+	uint64_t cfa, ra_addr;
+	if (jitmap_arch_stackmap_cfa(s->code->arch, s->sp, f->stack_size, &cfa, &ra_addr)) {
 		say(s->why, M, "the stack size rule overflows");
 		return STEP_DECLINE;
 	}
@@ -356,17 +327,18 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 	 * frame pointer shows where its frame is; in one that does not, an instruction at the
 	 * record that moves rsp makes the rule unprovable. */
 	uint64_t push;
-	if (fp_prologue(s, f->address, &push) == PROLOGUE_FP && known(s->regs, s->a.fp)) {
-		const uint64_t fp = s->regs->reg[s->a.fp];
-		if (fp != cfa - 16) {
+	if (fp_prologue(s, f->address, &push) == PROLOGUE_FP && known(s->regs, (unsigned)s->a->fp)) {
+		const uint64_t fp = s->regs->reg[s->a->fp];
+		const uint64_t fp_cfa = fp + (uint64_t)(int64_t)s->a->cfa_at;
+		if (fp_cfa != cfa) {
 			say(s->why, M, "the stack size %llu puts the CFA at 0x%llx, but the frame "
 			    "pointer puts it at 0x%llx (SP is not the body's SP here)",
-			    U(f->stack_size), U(cfa), U(fp + 16));
+			    U(f->stack_size), U(cfa), U(fp_cfa));
 			return STEP_DECLINE;
 		}
 		uint64_t saved_fp;
-		if (read_word(s, cfa - 16, &saved_fp) == 0)
-			jitmap_frame_reg_set(&r->caller, s->a.fp, saved_fp);
+		if (read_word(s, fp + (uint64_t)(int64_t)s->a->saved_fp_at, &saved_fp) == 0)
+			jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
 	} else {
 		uint8_t insn[8];
 		if (read_mem(s, s->pc, insn, sizeof(insn))) {
@@ -374,25 +346,25 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 			    U(s->pc));
 			return STEP_FAULT;
 		}
-		if (moves_sp(insn)) {
+		if (s->a->moves_sp(insn)) {
 			say(s->why, M, "the instruction at 0x%llx moves the stack pointer, so SP may "
 			    "not be the body's SP here (arguments pushed for a call)", U(s->pc));
 			return STEP_DECLINE;
 		}
 	}
 	uint64_t ra;
-	if (read_word(s, cfa - 8, &ra)) {
-		say(s->why, M, "cannot read the return address at 0x%llx", U(cfa - 8));
+	if (read_word(s, ra_addr, &ra)) {
+		say(s->why, M, "cannot read the return address at 0x%llx", U(ra_addr));
 		return STEP_FAULT;
 	}
 	if (ra == 0) {
-		say(s->why, M, "the return address at 0x%llx is 0", U(cfa - 8));
+		say(s->why, M, "the return address at 0x%llx is 0", U(ra_addr));
 		return STEP_DECLINE;
 	}
 	return accept(s, M, r, cfa, ra);
 }
 
-/* -- The frame-pointer chain (x86-64) -- */
+/* -- The frame-pointer chain -- */
 
 /* Frame 0 stopped where the frame pointer is not this function's yet (or no more): at a
  * ret, at a function's first instruction, or between its push %rbp and mov %rsp,%rbp. */
@@ -410,14 +382,14 @@ static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r
 	*handled = false;
 	/* ret (or rep ret): the return address is at SP, every callee-saved register has been
 	 * restored. */
-	if (have_code && (b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3))) {
+	if (have_code && s->a->is_return(b)) {
 		*handled = true;
 		if (read_word(s, s->sp, &ra)) {
 			say(s->why, M, "cannot read the return address at 0x%llx", U(s->sp));
 			return STEP_FAULT;
 		}
 		carry_callee_saved(s, &r->caller);
-		return accept(s, M, r, s->sp + 8, ra);
+		return accept(s, M, r, s->sp + s->a->ra_slot, ra);
 	}
 	if (!lo)
 		return STEP_DECLINE;
@@ -430,10 +402,10 @@ static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r
 			return STEP_FAULT;
 		}
 		carry_callee_saved(s, &r->caller);
-		return accept(s, M, r, s->sp + 8, ra);
+		return accept(s, M, r, s->sp + s->a->ra_slot, ra);
 	}
 	/* After push %rbp, before mov %rsp,%rbp: rbp is still the caller's, saved at SP. */
-	if (p == PROLOGUE_FP && s->pc == push + 1) {
+	if (p == PROLOGUE_FP && s->pc == push + s->a->fp_save_len) {
 		*handled = true;
 		uint64_t saved_fp;
 		if (read_word(s, s->sp, &saved_fp) || read_word(s, s->sp + 8, &ra)) {
@@ -441,8 +413,8 @@ static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r
 			return STEP_FAULT;
 		}
 		carry_callee_saved(s, &r->caller);
-		jitmap_frame_reg_set(&r->caller, s->a.fp, saved_fp);
-		return accept(s, M, r, s->sp + 16, ra);
+		jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
+		return accept(s, M, r, s->sp + s->a->ra_slot + s->a->pointer_size, ra);
 	}
 	return STEP_DECLINE;
 }
@@ -450,8 +422,10 @@ static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r
 static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 {
 	const char *const M = "frame-pointer";
-	if (s->code->arch != JITMAP_ARCH_X86_64) {
-		say(s->why, M, "implemented for x86-64 only");
+	/* The chain needs the frame record's layout and, to know whether FP is this function's,
+	 * the prologue's shape and where a call leaves the return address. */
+	if (!s->a->has_frame_record || !s->a->prologue || !s->a->is_return || !s->a->ra_slot) {
+		say(s->why, M, "not known for %s", s->a->name);
 		return STEP_DECLINE;
 	}
 	/* The function's start: the caller's word, else the FDE's (LLVM emits one per
@@ -483,34 +457,35 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 		}
 	} else if (s->code->is_innermost) {
 		uint8_t b[3];
-		if (read_mem(s, s->pc, b, sizeof(b)) == 0 &&
-		    (b[0] == 0x55 || (b[0] == 0x48 && b[1] == 0x89 && b[2] == 0xe5))) {
+		if (read_mem(s, s->pc, b, sizeof(b)) == 0 && s->a->looks_like_prologue(b)) {
 			say(s->why, M, "at a frame pointer prologue of a function whose start is "
 			    "unknown");
 			return STEP_DECLINE;
 		}
 	}
-	if (!known(s->regs, s->a.fp)) {
+	if (!known(s->regs, (unsigned)s->a->fp)) {
 		say(s->why, M, "rbp is not known in this frame");
 		return STEP_DECLINE;
 	}
-	const uint64_t fp = s->regs->reg[s->a.fp];
-	if (fp < s->sp || fp % 8 || fp - s->sp > FP_MAX_DISTANCE || fp > UINT64_MAX - 16) {
+	const uint64_t fp = s->regs->reg[s->a->fp];
+	if (fp < s->sp || fp % 8 || fp - s->sp > FP_MAX_DISTANCE || fp > UINT64_MAX - 16 ||
+	    s->a->saved_fp_at < 0 || s->a->ra_at < 0) {
 		say(s->why, M, "rbp 0x%llx is not a frame pointer for SP 0x%llx", U(fp), U(s->sp));
 		return STEP_DECLINE;
 	}
 	uint64_t saved_fp, ra;
-	if (read_word(s, fp, &saved_fp) || read_word(s, fp + 8, &ra)) {
+	if (read_word(s, fp + (uint64_t)s->a->saved_fp_at, &saved_fp) ||
+	    read_word(s, fp + (uint64_t)s->a->ra_at, &ra)) {
 		say(s->why, M, "cannot read the frame record at 0x%llx", U(fp));
 		return STEP_FAULT;
 	}
 	if (ra == 0) {
 		say(s->why, M, "the return address at 0x%llx is 0: the end of the chain",
-		    U(fp + 8));
+		    U(fp + (uint64_t)s->a->ra_at));
 		return STEP_DECLINE;
 	}
-	jitmap_frame_reg_set(&r->caller, s->a.fp, saved_fp);
-	return accept(s, M, r, fp + 16, ra);
+	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
+	return accept(s, M, r, fp + (uint64_t)(int64_t)s->a->cfa_at, ra);
 }
 
 /* -- One step -- */
@@ -528,20 +503,20 @@ int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *
 	}
 	memset(out, 0, sizeof(*out));
 	struct step s = {.code = code, .regs = regs, .target = target, .why = &reasons};
-	if (arch_regs(code->arch, &s.a)) {
+	if (!(s.a = jitmap__arch(code->arch))) {
 		say(&reasons, "unwind", "architecture %s is not supported",
 		    jitmap_arch_name(code->arch));
 		return -ENOTSUP;
 	}
-	if (!known(regs, s.a.sp)) {
+	if (!known(regs, (unsigned)s.a->sp)) {
 		say(&reasons, "unwind", "the stack pointer of this frame is not known");
 		return -ENOENT;
 	}
 	s.pc = regs->pc;
-	s.sp = regs->reg[s.a.sp];
+	s.sp = regs->reg[s.a->sp];
 	s.order = code->order != JITMAP_ORDER_AUTO ? code->order
 		: code->cfi ? jitmap__cfi_order(code->cfi)
-		: code->arch == JITMAP_ARCH_S390X ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE;
+		: s.a->default_order;
 
 	static enum outcome (*const methods[])(struct step *, jitmap_unwind_result *) = {
 		[JITMAP_UNWIND_CFI] = by_cfi,

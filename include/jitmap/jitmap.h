@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "jitmap/arch.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -43,14 +45,7 @@ JITMAP_API const char *jitmap_strerror(int code);
 
 /* -- Architectures and registers -- */
 
-typedef enum jitmap_arch {
-	JITMAP_ARCH_UNKNOWN = 0,
-	JITMAP_ARCH_X86_64,
-	JITMAP_ARCH_AARCH64,
-	JITMAP_ARCH_PPC64,
-	JITMAP_ARCH_S390X,
-	JITMAP_ARCH_RISCV64,
-} jitmap_arch;
+/* jitmap_arch and the architecture tables' other calls: jitmap/arch.h (included above). */
 
 /* Short name of an architecture ("x86-64", "aarch64", ...); "unknown" for anything else. */
 JITMAP_API const char *jitmap_arch_name(jitmap_arch arch);

@@ -179,6 +179,93 @@ static void test_arches(void **state)
 	assert_string_equal(jitmap_arch_name((jitmap_arch)42), "unknown");
 }
 
+/* -- The architecture tables (jitmap/arch.h) -- */
+
+static void test_roles(void **state)
+{
+	(void)state;
+	assert_int_equal(jitmap_reg_ra(JITMAP_ARCH_X86_64), 16);
+	assert_int_equal(jitmap_reg_pc(JITMAP_ARCH_X86_64), 16);
+	assert_int_equal(jitmap_reg_ra(JITMAP_ARCH_AARCH64), 30);
+	assert_int_equal(jitmap_reg_pc(JITMAP_ARCH_AARCH64), 32);
+	assert_int_equal(jitmap_reg_ra(JITMAP_ARCH_S390X), 14);
+	assert_int_equal(jitmap_reg_ra(JITMAP_ARCH_RISCV64), 1);
+	assert_int_equal(jitmap_reg_ra(JITMAP_ARCH_UNKNOWN), -1);
+	assert_int_equal(jitmap_reg_pc((jitmap_arch)99), -1);
+	assert_int_equal(jitmap_arch_num_core_regs(JITMAP_ARCH_X86_64), 17);
+	assert_int_equal(jitmap_arch_pointer_size(JITMAP_ARCH_S390X), 8);
+	assert_int_equal(jitmap_arch_pointer_size(JITMAP_ARCH_UNKNOWN), 0);
+	assert_false(jitmap_arch_ra_in_register(JITMAP_ARCH_X86_64));
+	assert_true(jitmap_arch_ra_in_register(JITMAP_ARCH_AARCH64));
+	assert_true(jitmap_arch_ra_in_register(JITMAP_ARCH_S390X));
+	assert_int_equal(jitmap_arch_from_elf_machine(22), JITMAP_ARCH_S390X);
+}
+
+/* The stackmap frame-size rule and the frame record. */
+static void test_frames(void **state)
+{
+	(void)state;
+	uint64_t cfa = 0, ra = 0;
+	assert_int_equal(jitmap_arch_stackmap_cfa(JITMAP_ARCH_X86_64, 0x7000, 40, &cfa, &ra), 0);
+	assert_int_equal(cfa, 0x7000 + 40 + 8);
+	assert_int_equal(ra, 0x7000 + 40);
+	assert_int_equal(jitmap_arch_stackmap_cfa(JITMAP_ARCH_X86_64, UINT64_MAX - 8, 8, &cfa, &ra),
+			 -EOVERFLOW);
+	assert_int_equal(jitmap_arch_stackmap_cfa(JITMAP_ARCH_X86_64, 0, UINT64_MAX, &cfa, &ra),
+			 -EOVERFLOW);
+	/* The return address arrives in a link register: not in the stackmap's frame. */
+	assert_int_equal(jitmap_arch_stackmap_cfa(JITMAP_ARCH_AARCH64, 0x7000, 32, &cfa, &ra),
+			 -ENOTSUP);
+	assert_int_equal(jitmap_arch_stackmap_cfa(JITMAP_ARCH_UNKNOWN, 0, 0, &cfa, &ra), -ENOTSUP);
+	int fp_at = -1, ra_at = -1, cfa_at = -1;
+	assert_int_equal(jitmap_arch_frame_record(JITMAP_ARCH_X86_64, &fp_at, &ra_at, &cfa_at), 0);
+	assert_true(fp_at == 0 && ra_at == 8 && cfa_at == 16);
+	assert_int_equal(jitmap_arch_frame_record(JITMAP_ARCH_AARCH64, &fp_at, &ra_at, &cfa_at), 0);
+	assert_true(fp_at == 0 && ra_at == 8 && cfa_at == 16);
+	assert_int_equal(jitmap_arch_frame_record(JITMAP_ARCH_RISCV64, &fp_at, &ra_at, &cfa_at), 0);
+	assert_true(fp_at == -16 && ra_at == -8 && cfa_at == 0);
+	assert_int_equal(jitmap_arch_frame_record(JITMAP_ARCH_S390X, NULL, NULL, NULL), -ENOTSUP);
+}
+
+/* The call before a return address, on byte sequences real code has. */
+static void test_call_before(void **state)
+{
+	(void)state;
+	static const struct {
+		jitmap_arch arch;
+		uint8_t bytes[8];
+		size_t n;
+		bool call;
+		const char *what;
+	} cases[] = {
+		{JITMAP_ARCH_X86_64, {0x90, 0x90, 0xe8, 0x10, 0x00, 0x00, 0x00}, 7, true, "call rel32"},
+		{JITMAP_ARCH_X86_64, {0xe8, 0x10, 0x00, 0x00, 0x00}, 5, true, "call rel32 at the start"},
+		{JITMAP_ARCH_X86_64, {0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0xd0}, 7, true, "call *%rax"},
+		{JITMAP_ARCH_X86_64, {0x90, 0x90, 0x90, 0x90, 0x41, 0xff, 0xd3}, 7, true, "call *%r11"},
+		{JITMAP_ARCH_X86_64, {0x90, 0x90, 0x90, 0x90, 0xff, 0x55, 0x08}, 7, true,
+		 "call *8(%rbp)"},
+		{JITMAP_ARCH_X86_64, {0x90, 0x90, 0x90, 0x90, 0xff, 0x14, 0x24}, 7, true, "call *(%rsp)"},
+		{JITMAP_ARCH_X86_64, {0x90, 0xff, 0x15, 0x00, 0x10, 0x00, 0x00}, 7, true,
+		 "call *0x1000(%rip)"},
+		{JITMAP_ARCH_X86_64, {0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90}, 7, false, "nops"},
+		{JITMAP_ARCH_X86_64, {0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0xe0}, 7, false, "jmp *%rax"},
+		{JITMAP_ARCH_X86_64, {0xd0}, 1, false, "one byte"},
+		{JITMAP_ARCH_AARCH64, {0x10, 0x00, 0x00, 0x94}, 4, true, "bl"},
+		{JITMAP_ARCH_AARCH64, {0x00, 0x01, 0x3f, 0xd6}, 4, true, "blr x8"},
+		{JITMAP_ARCH_AARCH64, {0xc0, 0x03, 0x5f, 0xd6}, 4, false, "ret"},
+		{JITMAP_ARCH_AARCH64, {0x10, 0x00, 0x00, 0x14}, 4, false, "b"},
+		{JITMAP_ARCH_AARCH64, {0x3f, 0xd6}, 2, false, "half a word"},
+		{JITMAP_ARCH_S390X, {0xc0, 0xe5, 0, 0, 0, 8}, 6, false, "no decoder for s390x yet"},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+		if (jitmap_arch_call_before(cases[i].arch, cases[i].bytes, cases[i].n) != cases[i].call)
+			fail_msg("%s: %s", cases[i].what, cases[i].call ? "not a call" : "a call");
+	assert_false(jitmap_arch_call_before(JITMAP_ARCH_X86_64, NULL, 7));
+	assert_int_equal(jitmap_arch_call_window(JITMAP_ARCH_X86_64), 7);
+	assert_int_equal(jitmap_arch_call_window(JITMAP_ARCH_AARCH64), 4);
+	assert_int_equal(jitmap_arch_call_window(JITMAP_ARCH_UNKNOWN), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +274,9 @@ int main(void)
 		cmocka_unit_test(test_callee_saved),
 		cmocka_unit_test(test_sp_fp),
 		cmocka_unit_test(test_arches),
+		cmocka_unit_test(test_roles),
+		cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_call_before),
 	};
 	return cmocka_run_group_tests_name("regs", tests, NULL, NULL);
 }
