@@ -361,16 +361,29 @@ class GdbFrame:
             raise M.Unavailable(str(e) or "cannot read memory") from None
 
 
-def _call_ends_at(record_pc, ret):
+def _insns(start, end=None, count=None):
+    """[(address, length, text, bytes)] of the code from `start` (to `end` inclusive, or
+    `count` instructions): GDB disassembles, the bytes are the inferior's."""
+    arch = gdb.selected_inferior().architecture()
+    insns = (arch.disassemble(start, end) if end is not None
+             else arch.disassemble(start, count=count))
+    if not insns:
+        return []
+    last = insns[-1]["addr"] + insns[-1]["length"]
+    code = gdb.selected_inferior().read_memory(start, last - start).tobytes()
+    return [(i["addr"], i["length"], i["asm"],
+             code[i["addr"] - start:i["addr"] - start + i["length"]]) for i in insns]
+
+
+def _call_ends_at(record_pc, ret, arch):
     """Whether the code from record_pc is one call sequence whose call returns to `ret`."""
     if not 0 < ret - record_pc <= R.CALL_WINDOW:
         return False, None
     try:
-        arch = gdb.selected_frame().architecture()
-        insns = arch.disassemble(record_pc, ret - 1)
-    except (gdb.error, gdb.MemoryError):
+        insns = _insns(record_pc, ret - 1)
+    except (gdb.error, gdb.MemoryError, AttributeError):
         return False, None
-    return R.call_sequence([(i["addr"], i["length"], i["asm"]) for i in insns], record_pc, ret)
+    return R.call_sequence(insns, record_pc, ret, arch)
 
 
 def _selected_frame():
@@ -684,11 +697,9 @@ def _function_at(addr):
 
 def _disassemble(addr, count):
     try:
-        arch = gdb.selected_inferior().architecture()
-        insns = arch.disassemble(addr, count=count)
+        return _insns(addr, count=count)
     except (gdb.error, gdb.MemoryError, AttributeError):
         return []
-    return [(i["addr"], i["length"], i["asm"]) for i in insns]
 
 
 class JitmapVerify(gdb.Command):
@@ -742,14 +753,17 @@ With -json, one object: {"records_checked": N, "problems": [{"function", "record
             if older is None:
                 continue
 
-            def stack(f=f, older=older):
+            arch = _arch_of(catalog, f.pc())
+            sp = N.text(N.lib().jitmap_reg_name(arch, N.lib().jitmap_reg_sp(arch)))
+
+            def stack(f=f, older=older, sp=sp):
                 try:
-                    return (int(f.read_register("rsp")) & M.MASK64,
-                            int(older.read_register("rsp")) & M.MASK64)
-                except (gdb.error, ValueError):
+                    return (int(f.read_register(sp)) & M.MASK64,
+                            int(older.read_register(sp)) & M.MASK64)
+                except (gdb.error, ValueError, TypeError):
                     return None
 
-            yield R.VerifyFrame(GdbFrame(f, _arch_of(catalog, f.pc())), match, stack)
+            yield R.VerifyFrame(GdbFrame(f, arch), match, stack)
 
 
 # -- jitmap break --

@@ -254,7 +254,8 @@ class LldbFrame:
 
 
 def _instructions(target, process, addr, size, count=None):
-    """[(address, length, text)] of the code at [addr, addr + size), at most `count`."""
+    """[(address, length, text, bytes)] of the code at [addr, addr + size), at most
+    `count`."""
     data = _read(process, addr, size)
     insns = target.GetInstructions(lldb.SBAddress(addr, target), data)
     out = []
@@ -265,7 +266,7 @@ def _instructions(target, process, addr, size, count=None):
         if length <= 0:
             break
         text = "%s %s" % (insn.GetMnemonic(target) or "", insn.GetOperands(target) or "")
-        out.append((at, length, text.strip()))
+        out.append((at, length, text.strip(), bytes(data[at - addr:at - addr + length])))
         at += length
         if count is not None and len(out) >= count:
             break
@@ -273,14 +274,14 @@ def _instructions(target, process, addr, size, count=None):
 
 
 def _call_ends_at_fn(target, process):
-    def call_ends_at(record_pc, ret):
+    def call_ends_at(record_pc, ret, arch):
         if not 0 < ret - record_pc <= R.CALL_WINDOW:
             return False, None
         try:
             insns = _instructions(target, process, record_pc, ret - record_pc)
         except D.ReadError:
             return False, None
-        return R.call_sequence(insns, record_pc, ret)
+        return R.call_sequence(insns, record_pc, ret, arch)
     return call_ends_at
 
 

@@ -63,7 +63,7 @@ def find(catalog, pc, outer, call_ends_at=None):
     Frame 0 (outer False) is at `pc` exactly. An outer frame's `pc` is a return address: a
     stackmap or statepoint after a call has its record there; a patchpoint's record is at the
     start of its call sequence, before it. Such a record is used only when
-    ``call_ends_at(record_pc, pc)`` (the front end disassembles) confirms that the code from
+    ``call_ends_at(record_pc, pc, arch)`` (the front end disassembles) confirms that the code from
     the record's PC is one call sequence ending exactly at `pc`: a record is never evaluated
     at a PC it does not describe."""
     hits = catalog.lookup(pc)
@@ -80,7 +80,7 @@ def find(catalog, pc, outer, call_ends_at=None):
     fname = N.text(fn.name) if fn is not None and fn.name else None
     if outer and before is not None and call_ends_at is not None:
         rpc = sm.record_pc(before)
-        ok, why = call_ends_at(rpc, pc)
+        ok, why = call_ends_at(rpc, pc, sm.arch)
         if ok:
             hits = [(sm, r) for r in sm.lookup(rpc)]
             return Match(hits, "call", nearest, fname, why)

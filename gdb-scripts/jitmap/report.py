@@ -17,6 +17,8 @@ frames
 Misuse and "nothing to show" are :class:`CommandError` (one sentence), which the front ends
 turn into their own error (``gdb.GdbError``, ``SBCommandReturnObject.SetError``).
 """
+import ctypes
+
 from . import format as F
 from . import model as M
 from . import native as N
@@ -71,25 +73,27 @@ def warnings(probs, more_hint):
 # -- Outer frames: the call sequence of a patchpoint --
 
 
-def call_sequence(insns, record_pc, ret):
-    """(True, note) when `insns`, disassembled from record_pc, are one call sequence whose call
-    returns to `ret` (a patchpoint's record starts its call sequence); else (False, None)."""
+def is_call(arch, code):
+    """Whether `code`, one instruction's bytes, is a call: libjitmap's decoder for `arch`
+    (jitmap_arch_call_before), not the debugger's mnemonics."""
+    return bool(code) and bool(N.lib().jitmap_arch_call_before(arch, bytes(code), len(code)))
+
+
+def call_sequence(insns, record_pc, ret, arch):
+    """(True, note) when `insns`, disassembled from record_pc as (address, length, text,
+    bytes), are one call sequence whose call returns to `ret` (a patchpoint's record starts
+    its call sequence); else (False, None). Only the last instruction may be a call, and it
+    must be one."""
     if not 0 < ret - record_pc <= CALL_WINDOW:
         return False, None
     end = record_pc
     asm = []
-    for i, (addr, length, text) in enumerate(insns):
+    for i, (addr, length, text, code) in enumerate(insns):
         if addr != end:
             return False, None
         end += length
-        words = text.split()
-        op = words[0] if words else ""
-        asm.append(" ".join(words))
-        last = i == len(insns) - 1
-        if op.startswith("call") or op.startswith("bl") or op.startswith("jal"):
-            if not last:
-                return False, None
-        elif last or op.startswith("j") or op.startswith("ret"):
+        asm.append(" ".join(text.split()))
+        if is_call(arch, code) != (i == len(insns) - 1):
             return False, None
     if end != ret:
         return False, None
@@ -278,9 +282,9 @@ def _shadow(sm, prev, ppc, rec, pc, problem, disassemble):
     except Exception:
         return
     end = ppc
-    for addr, length, text in insns:
+    for addr, length, _text, code in insns:
         end = addr + length
-        if text.split()[:1] and text.split()[0].startswith("call"):
+        if is_call(sm.arch, code):
             if ppc < pc < end:
                 problem(sm, rec, "patch-shadow",
                         "the call sequence of record %d at 0x%x runs to 0x%x, over this record" %
@@ -297,8 +301,12 @@ def _verify_frames(frames, problem):
         for sm, rec in match.hits:
             n += 1
             fn = sm.record_function(rec)
-            if sm.arch != N.ARCH_X86_64 or fn is None:
-                continue  # CFA = caller's SP and the +8 return address: x86-64 only here
+            lib = sm.lib
+            rule_cfa, ra_addr = N.c_u64(), N.c_u64()
+            if fn is None or lib.jitmap_arch_stackmap_cfa(sm.arch, 0, 0, ctypes.byref(rule_cfa),
+                                                         ctypes.byref(ra_addr)) != 0:
+                continue  # where the call does not push the return address: no rule to check
+            ra_slot = rule_cfa.value  # the bytes the call pushed (CFA - SP for stack size 0)
             try:
                 got = vf.stack()
             except Exception:
@@ -307,16 +315,17 @@ def _verify_frames(frames, problem):
                 continue
             sp, cfa = got
             level = vf.frame.level
-            if fn.stack_size != N.STACK_SIZE_DYNAMIC and cfa - sp != fn.stack_size + 8:
+            if fn.stack_size != N.STACK_SIZE_DYNAMIC and cfa - sp != fn.stack_size + ra_slot:
                 problem(sm, rec, "frame-size",
-                        "frame #%d: the stackmap's frame is %d bytes + 8 (return address) = %d, "
-                        "the unwinder's CFA - SP is %d: one of them is wrong" %
-                        (level, fn.stack_size, fn.stack_size + 8, cfa - sp))
+                        "frame #%d: the stackmap's frame is %d bytes + %d (return address) = "
+                        "%d, the unwinder's CFA - SP is %d: one of them is wrong" %
+                        (level, fn.stack_size, ra_slot, fn.stack_size + ra_slot, cfa - sp))
             target = M._FrameTarget(sm, vf.frame)
             r = rec.contents
+            frame_regs = (lib.jitmap_reg_fp(sm.arch), lib.jitmap_reg_sp(sm.arch))
             for li in range(r.num_locations):
                 loc = r.locations[li]
-                if loc.kind not in (N.LOC_DIRECT, N.LOC_INDIRECT) or loc.dwarf_reg not in (6, 7):
+                if loc.kind not in (N.LOC_DIRECT, N.LOC_INDIRECT) or loc.dwarf_reg not in frame_regs:
                     continue
                 obj = M.location(sm, rec, li, target)
                 addr = obj["value"] if loc.kind == N.LOC_DIRECT else (
