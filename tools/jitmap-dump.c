@@ -21,6 +21,7 @@
 
 #include "jitmap/jitmap.h"
 #include "jitmap/core.h"
+#include "jitmap/process.h"
 
 #ifndef JITMAP_VERSION
 #define JITMAP_VERSION "0"
@@ -559,94 +560,17 @@ static void report(const char *file, const jitmap_error *e)
 
 /* -- Core files -- */
 
-#define MAX_IMAGE (UINT64_C(256) << 20)   /* a registered image larger than this is not read */
-#define MAX_SECTION (UINT64_C(256) << 20) /* nor a stackmap section */
 #define MAX_DESCRIPTORS 16
 
-/* One JIT entry's stackmap as the process had it: the live section at its sh_addr (LLVM
- * registers an unrelocated copy), named from the image's symbols, with addresses it did not
- * hold yet (MCJIT before relocation) from the registered copy, which libjitmap relocates. */
-struct entry_sm {
-	jitmap_image *img, *full;
-	jitmap_stackmap *live;
-	const jitmap_stackmap *sm;
-	uint64_t addr, size;
-	char note[320];
-};
-
-static void entry_sm_free(struct entry_sm *es)
+/* The notes of source `i` of `p`, joined with "; " into `buf` (empty when none). */
+static const char *source_notes(const jitmap_process *p, size_t i, char *buf, size_t len)
 {
-	jitmap_stackmap_free(es->live);
-	jitmap_image_free(es->img);
-	jitmap_image_free(es->full);
-}
-
-/* Returns 0 (es->sm may be NULL: no stackmap), or -1 with `e` filled. */
-static int entry_sm_load(const jitmap_target *t, jitmap_byte_order order,
-			 const jitmap_jit_code *c, struct entry_sm *es, jitmap_error *e)
-{
-	memset(es, 0, sizeof(*es));
-	if (!c->symfile_addr || !c->symfile_size || c->symfile_size > MAX_IMAGE) {
-		snprintf(e->reason, sizeof(e->reason),
-			 "image of %" PRIu64 " bytes at 0x%" PRIx64 " is not read (empty, or over %" PRIu64
-			 " MiB)", c->symfile_size, c->symfile_addr, MAX_IMAGE >> 20);
-		e->offset = 0;
-		return -1;
-	}
-	es->img = jitmap_image_open_target(t, c->symfile_addr, c->symfile_size,
-					   JITMAP_IMAGE_SKIP_STACKMAP, e);
-	if (!es->img)
-		return -1;
-	if (jitmap_image_stackmap_section(es->img, &es->addr, &es->size))
-		return 0;
-	const char *why = NULL;
-	char whybuf[256] = "";
-	uint8_t *buf = NULL;
-	if (!es->addr)
-		why = "its .llvm_stackmaps has no load address";
-	else if (es->size > MAX_SECTION)
-		why = "its .llvm_stackmaps is too large";
-	else if (!(buf = malloc(es->size ? es->size : 1)))
-		why = "out of memory";
-	else if (t->read_mem(t->ctx, es->addr, buf, es->size, whybuf, sizeof(whybuf)))
-		why = whybuf[0] ? whybuf : "not in the core";
-	if (!why) {
-		jitmap_error pe;
-		const jitmap_parse_opts opts = {.order = order, .arch = jitmap_image_arch(es->img)};
-		es->live = jitmap_stackmap_parse(buf, es->size, &opts, &pe);
-		if (!es->live) {
-			snprintf(whybuf, sizeof(whybuf), "offset 0x%" PRIx64 ": %.200s", pe.offset, pe.reason);
-			why = whybuf;
-		}
-	}
-	free(buf);
-	if (es->live) {
-		jitmap_image_name_functions(es->img, es->live);
-		es->sm = es->live;
-		const jitmap_record *b, *a;
-		/* A function at address 0 is the only one at or before PC 0. */
-		if (jitmap_stackmap_nearest(es->live, 0, &b, &a) != 0)
-			return 0;
-	}
-	es->full = jitmap_image_open_target(t, c->symfile_addr, c->symfile_size, 0, e);
-	if (!es->full) {
-		if (es->live)
-			return 0;
-		return -1;
-	}
-	const jitmap_stackmap *copy = jitmap_image_stackmap(es->full);
-	if (es->live) {
-		int filled = copy ? jitmap_stackmap_merge(es->live, copy) : -EINVAL;
-		if (filled > 0)
-			snprintf(es->note, sizeof(es->note),
-				 "%d function addresses not relocated in memory yet: from the registered copy",
-				 filled);
-		return 0;
-	}
-	es->sm = copy;
-	snprintf(es->note, sizeof(es->note), "live .llvm_stackmaps at 0x%" PRIx64 " unusable (%s): "
-		 "the registered copy", es->addr, why);
-	return 0;
+	size_t at = 0;
+	buf[0] = '\0';
+	for (size_t k = 0; jitmap_process_source_note(p, i, k) && at < len; k++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? "; " : "",
+				       jitmap_process_source_note(p, i, k));
+	return buf;
 }
 
 static const char *machine_name(unsigned m)
@@ -711,38 +635,56 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 				fputs("null", out);
 			fputs(", \"entries\": [", out);
 		}
-		for (size_t i = 0; i < n; i++) {
-			const jitmap_jit_code *code = jitmap_jit_list_code(l, i);
-			struct entry_sm es;
-			jitmap_error ee = {0};
-			const int rc = entry_sm_load(&t, jitmap_core_byte_order(c), code, &es, &ee);
-			if (rc) {
-				fprintf(stderr, "jitmap-dump: %s: JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64
-					": offset 0x%" PRIx64 ": %s\n", path, code->entry, code->symfile_addr,
-					ee.offset, ee.reason);
+		/* The entries' stackmaps: libjitmap's process model over this one descriptor (the
+		 * live section or the registered copy, MCJIT's unrelocated addresses, names). */
+		jitmap_process *p = jitmap_process_new(&t, NULL);
+		if (!p || jitmap_process_scan_begin(p) ||
+		    jitmap_process_scan_descriptor(p, descs[d], files[d]) ||
+		    jitmap_process_scan_end(p)) {
+			fprintf(stderr, "jitmap-dump: %s: out of memory\n", path);
+			jitmap_process_free(p);
+			jitmap_jit_list_free(l);
+			jitmap_core_free(c);
+			return 1;
+		}
+		const size_t ns = jitmap_process_num_sources(p);
+		for (size_t i = 0; i < ns; i++) {
+			jitmap_source_info si;
+			char notes[640];
+			jitmap_process_source(p, i, &si);
+			const jitmap_stackmap *sm = si.stackmap;
+			/* Without a stackmap, a problem is an error; with one (the registered copy
+			 * stood in for the live section), the notes say what happened. */
+			const char *problem = !sm && si.num_problems
+						      ? jitmap_process_source_problem(p, i, 0)
+						      : NULL;
+			source_notes(p, i, notes, sizeof(notes));
+			if (problem) {
+				fprintf(stderr, "jitmap-dump: %s: %s\n", path, problem);
 				status = 1;
 			}
 			switch (o->format) {
 			case FMT_READOBJ:
-				for (size_t bi = 0; es.sm && bi < jitmap_stackmap_num_blobs(es.sm); bi++)
-					print_readobj_blob(out, es.sm, jitmap_stackmap_blob(es.sm, bi));
+				for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
+					print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
 				break;
 			case FMT_JSON:
 				fprintf(out, "%s{\"entry\": \"0x%" PRIx64 "\", \"symfile_addr\": \"0x%" PRIx64
 					"\", \"symfile_size\": %" PRIu64 ", \"problem\": ", i ? ", " : "",
-					code->entry, code->symfile_addr, code->symfile_size);
-				if (rc)
-					json_string(out, ee.reason);
+					si.entry, si.symfile_addr, si.symfile_size);
+				if (problem)
+					json_string(out, problem);
 				else
 					fputs("null", out);
 				fputs(", \"note\": ", out);
-				if (es.note[0])
-					json_string(out, es.note);
+				if (notes[0])
+					json_string(out, notes);
 				else
 					fputs("null", out);
-				if (es.sm) {
-					fprintf(out, ", \"stackmap_address\": \"0x%" PRIx64 "\"", es.addr);
-					print_json_stackmap(out, es.sm, o);
+				if (sm) {
+					fprintf(out, ", \"stackmap_address\": \"0x%" PRIx64 "\"",
+						si.section_address);
+					print_json_stackmap(out, sm, o);
 				} else {
 					fputs(", \"stackmap_address\": null", out);
 				}
@@ -750,29 +692,29 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 				break;
 			case FMT_TEXT:
 				fprintf(out, "JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64 ", %" PRIu64 " bytes",
-					code->entry, code->symfile_addr, code->symfile_size);
-				if (rc) {
+					si.entry, si.symfile_addr, si.symfile_size);
+				if (problem) {
 					fprintf(out, ", unreadable\n");
 					break;
 				}
-				if (!es.sm) {
+				if (!sm) {
 					fprintf(out, ", no .llvm_stackmaps section\n");
 					break;
 				}
 				fprintf(out, "; .llvm_stackmaps at 0x%" PRIx64 ", %s-endian, %zu blob%s, %zu record%s\n",
-					es.addr,
-					jitmap_stackmap_byte_order(es.sm) == JITMAP_ORDER_BIG ? "big" : "little",
-					jitmap_stackmap_num_blobs(es.sm),
-					jitmap_stackmap_num_blobs(es.sm) == 1 ? "" : "s",
-					jitmap_stackmap_num_records(es.sm),
-					jitmap_stackmap_num_records(es.sm) == 1 ? "" : "s");
-				if (es.note[0])
-					fprintf(out, "  note: %s\n", es.note);
-				print_text(out, es.sm, o);
+					si.section_address,
+					jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little",
+					jitmap_stackmap_num_blobs(sm),
+					jitmap_stackmap_num_blobs(sm) == 1 ? "" : "s",
+					jitmap_stackmap_num_records(sm),
+					jitmap_stackmap_num_records(sm) == 1 ? "" : "s");
+				if (notes[0])
+					fprintf(out, "  note: %s\n", notes);
+				print_text(out, sm, o);
 				break;
 			}
-			entry_sm_free(&es);
 		}
+		jitmap_process_free(p);
 		if (o->format == FMT_JSON)
 			fputs("]}", out);
 		jitmap_jit_list_free(l);
