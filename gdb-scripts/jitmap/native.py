@@ -143,7 +143,23 @@ STACK_SIZE_DYNAMIC = (1 << 64) - 1
 IMAGE_SKIP_STACKMAP = 1
 
 P = ctypes.POINTER
+
+# Every structure mirrored here, by its C name: checked against the library's own sizes
+# (jitmap_sizeof) when it is loaded, so that a Python tree and a libjitmap from different
+# builds fail loudly instead of reading the wrong bytes.
+_MIRRORED = {
+    "jitmap_error": Error, "jitmap_location": Location, "jitmap_live_out": LiveOut,
+    "jitmap_function": Function, "jitmap_record": Record, "jitmap_blob": Blob,
+    "jitmap_parse_opts": ParseOpts, "jitmap_statepoint_info": StatepointInfo,
+    "jitmap_hit": Hit, "jitmap_value": Value, "jitmap_target": Target,
+    "jitmap_eval_opts": EvalOpts, "jitmap_jit_descriptor": JitDescriptor,
+    "jitmap_jit_code": JitCode, "jitmap_process_opts": ProcessOpts,
+    "jitmap_source_info": SourceInfo,
+}
+
 _SIGNATURES = {
+    "jitmap_version": (c_char_p, []),
+    "jitmap_sizeof": (c_size, [c_char_p]),
     "jitmap_strerror": (c_char_p, [c_int]),
     "jitmap_arch_name": (c_char_p, [c_int]),
     "jitmap_arch_from_elf_machine": (c_int, [ctypes.c_uint]),
@@ -274,6 +290,14 @@ def load(hint=None):
             fn = getattr(lib, name)
             fn.restype = restype
             fn.argtypes = argtypes
+        wrong = ["%s is %d bytes there, %d here" % (c, lib.jitmap_sizeof(c.encode()),
+                                                     ctypes.sizeof(py))
+                 for c, py in _MIRRORED.items()
+                 if lib.jitmap_sizeof(c.encode()) != ctypes.sizeof(py)]
+        if wrong:
+            tried.append("%s (version %s, from another build than these Python files: %s)" %
+                         (path, text(lib.jitmap_version()), "; ".join(wrong)))
+            continue
         _lib, _path = lib, path
         return lib
     raise LibraryError("cannot load libjitmap; tried: " + "; ".join(tried) +

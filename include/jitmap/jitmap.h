@@ -11,6 +11,12 @@
  *     with the byte offset and the reason of a parse failure.
  *   - Destructors accept NULL.
  *   - Pointers returned by accessors stay valid until the owning object is freed.
+ *   - Threads: the register and architecture calls, jitmap_strerror, jitmap_version and
+ *     jitmap_sizeof may be called from any thread. An object (a stackmap, an index, an
+ *     image, a CFI table, a core, a process) may be used from one thread at a time; reading
+ *     one parsed stackmap from several threads is safe only after its PC index is built
+ *     (any lookup builds it; changing addresses, as relocation and bias do, makes it stale).
+ *     Evaluation and unwinding call the caller's target callbacks on the calling thread.
  */
 #ifndef JITMAP_JITMAP_H
 #define JITMAP_JITMAP_H
@@ -39,6 +45,12 @@ typedef struct jitmap_error {
 	uint64_t offset;
 	char reason[192];
 } jitmap_error;
+
+/* The library's version ("0.1.0"), and the size of the public struct named `type_name`
+ * ("jitmap_record", ...; 0 for a name it does not know): for bindings that mirror a struct,
+ * to check that they match this build. */
+JITMAP_API const char *jitmap_version(void);
+JITMAP_API size_t jitmap_sizeof(const char *type_name);
 
 /* Words for a negative errno value returned by this library (never NULL; static storage). */
 JITMAP_API const char *jitmap_strerror(int code);

@@ -266,6 +266,18 @@ static void test_call_before(void **state)
 	assert_int_equal(jitmap_arch_call_window(JITMAP_ARCH_UNKNOWN), 0);
 }
 
+/* The ABI calls bindings check themselves against. */
+static void test_abi(void **state)
+{
+	(void)state;
+	assert_string_equal(jitmap_version(), JITMAP_TEST_VERSION);
+	assert_int_equal(jitmap_sizeof("jitmap_record"), sizeof(jitmap_record));
+	assert_int_equal(jitmap_sizeof("jitmap_value"), sizeof(jitmap_value));
+	assert_int_equal(jitmap_sizeof("jitmap_eval_opts"), sizeof(jitmap_eval_opts));
+	assert_int_equal(jitmap_sizeof("no_such_struct"), 0);
+	assert_int_equal(jitmap_sizeof(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_roles),
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_call_before),
+		cmocka_unit_test(test_abi),
 	};
 	return cmocka_run_group_tests_name("regs", tests, NULL, NULL);
 }
