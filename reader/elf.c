@@ -616,33 +616,7 @@ jitmap_image *jitmap_image_open_file(const char *path, jitmap_error *err)
 
 jitmap_image *jitmap_image_open_memory(const void *buf, size_t len, jitmap_error *err)
 {
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (elf_ready(err)) {
-		errno = ENOTSUP;
-		return NULL;
-	}
-	/* elf_memory wants a writable buffer it may keep; everything we keep is copied out. */
-	char *copy = malloc(len ? len : 1);
-	if (!copy) {
-		jitmap__fail(err, -ENOMEM, 0, "out of memory");
-		errno = ENOMEM;
-		return NULL;
-	}
-	memcpy(copy, buf, len);
-	Elf *elf = elf_memory(copy, len);
-	if (!elf) {
-		jitmap__fail(err, -EINVAL, 0, "not an ELF image: %s", elf_errmsg(-1));
-		free(copy);
-		errno = EINVAL;
-		return NULL;
-	}
-	jitmap_image *img = open_elf(elf, 0, err);
-	int e = errno;
-	elf_end(elf);
-	free(copy);
-	errno = e;
-	return img;
+	return jitmap_image_open_memory_opts(buf, len, NULL, err);
 }
 
 /* -- Images in target memory -- */
