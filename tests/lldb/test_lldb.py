@@ -333,6 +333,34 @@ def break_by_id():
         check(not s.get("delete-bad")["ok"], name + ": deleting an ID not watched")
 
 
+LLI = "/usr/bin/lli-14"
+RECORD_LESS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "fixtures", "ir", "record_less_caller.ll")
+
+
+@test
+def lli_function_without_records():
+    """Issue 10, defect 2, in LLDB: under lli-14 (MCJIT), `entry` (no records) calls `hot` (a
+    statepoint). Frame 1 is hot at record 7; frame 2, entry's, is not attributed to hot."""
+    need(LLI, "lli-14")
+    s = lldb_session(ENV, "lli-record-less", [
+        "breakpoint set -n getppid",
+        "process launch -- -jit-kind=mcjit %s" % RECORD_LESS,
+        dump("hot", "stackmap info --json 1"),
+        dump("entry", "stackmap info 2"),
+        dump("gc", "stackmap gc-roots --all"),
+    ], LLI)
+    hot = s.json("hot")
+    check(hot["function"] == "hot" and hot["record"]["id"] == 7, "lli: frame 1 is hot: %s" % hot)
+    check([loc_value(l) for l in hot["statepoint"]["deopt"]] == [41, 4096],
+          "lli: hot's deopt values: %s" % hot["statepoint"]["deopt"])
+    entry = s.text("entry")
+    check("entry" in entry and "in hot" not in entry and "nearest" not in entry,
+          "lli: frame 2 must be entry's, with no record of hot: %s" % entry)
+    check("(hot) is in stackmap code" not in s.text("gc"),
+          "lli: gc-roots attributes entry's frame to hot: %s" % s.text("gc"))
+
+
 # -- Live: the hand-written JIT (no unwind tables, a frameless function) --
 
 
