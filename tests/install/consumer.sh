@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# consumer.sh BUILD_DIR: install the build into a temporary prefix, then build and run a tiny
+# program against it three ways: find_package(jitmap) with jitmap::jitmap and
+# jitmap::jitmap_static, and pkg-config. The installed package must hold no path of the build
+# host (it is copied to other machines) and find its own dependencies.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/p" >/dev/null
+if grep -rn "$build\|$(cd "$(dirname "$0")/../.." && pwd)\|/usr/lib/" "$tmp/p/lib/cmake/jitmap" \
+	"$tmp/p/lib/pkgconfig"; then
+	echo "install: FAIL: the installed package names paths of the build host" >&2
+	exit 1
+fi
+mkdir -p "$tmp/src"
+cat >"$tmp/src/c.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <jitmap/jitmap.h>
+#include <jitmap/process.h>
+int main(void)
+{
+	/* A call into the library, and one of the checks bindings make. */
+	printf("%s\n", jitmap_version());
+	return jitmap_sizeof("jitmap_record") == sizeof(jitmap_record) &&
+	       !strcmp(jitmap_arch_name(JITMAP_ARCH_S390X), "s390x") ? 0 : 1;
+}
+C
+cat >"$tmp/src/CMakeLists.txt" <<'C'
+cmake_minimum_required(VERSION 3.18)
+project(consumer C)
+find_package(jitmap REQUIRED)
+add_executable(shared c.c)
+target_link_libraries(shared jitmap::jitmap)
+add_executable(static c.c)
+target_link_libraries(static jitmap::jitmap_static)
+C
+cmake -S "$tmp/src" -B "$tmp/b" -DCMAKE_PREFIX_PATH="$tmp/p" >/dev/null
+cmake --build "$tmp/b" >/dev/null
+LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/b/shared" >/dev/null
+"$tmp/b/static" >/dev/null
+PKG_CONFIG_PATH="$tmp/p/lib/pkgconfig" cc -o "$tmp/pc" "$tmp/src/c.c" \
+	$(PKG_CONFIG_PATH="$tmp/p/lib/pkgconfig" pkg-config --cflags --libs jitmap)
+LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/pc" >/dev/null
+echo "install: find_package (shared, static) and pkg-config consumers built and ran"
