@@ -624,6 +624,7 @@ static void ensure_stackmap(struct reader *r, struct entry *e)
 		return;
 	}
 	const jitmap_parse_opts opts = {
+		.sz = sizeof(opts),
 		.order = e->big_endian ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE,
 		.arch = e->arch,
 	};

@@ -1000,20 +1000,18 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	/* As libbpf's OPTS_VALID: a newer caller's fields this library does not know must be 0. */
 	if (opts && opts->sz < sizeof(opts->sz))
 		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts.sz is %zu", opts->sz);
-	if (opts && opts->sz > sizeof(*opts))
-		for (size_t i = sizeof(*opts); i < opts->sz; i++)
-			if (((const uint8_t *)opts)[i])
-				return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts has fields this "
-						 "library does not know (byte %zu is not 0)", i);
-	if (opts && opts->sz >= offsetof(jitmap_core_opts, exe) + sizeof(opts->exe))
+	if (opts && !jitmap__opts_valid(opts, opts->sz, sizeof(*opts)))
+		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts has fields this library "
+				 "does not know (set past byte %zu)", sizeof(*opts));
+	if (opts && JITMAP_OPTS_HAS(opts, exe))
 		exe = opts->exe;
-	if (opts && opts->sz >= offsetof(jitmap_core_opts, sysroot) + sizeof(opts->sysroot) &&
-	    opts->sysroot && opts->sysroot[0] && strcmp(opts->sysroot, "/")) {
+	if (opts && JITMAP_OPTS_HAS(opts, sysroot) && opts->sysroot && opts->sysroot[0] &&
+	    strcmp(opts->sysroot, "/")) {
 		c->sysroot = strdup(opts->sysroot);
 		if (!c->sysroot)
 			return open_fail(c, err, -ENOMEM, 0, "out of memory");
 	}
-	if (opts && opts->sz >= offsetof(jitmap_core_opts, flags) + sizeof(opts->flags))
+	if (opts && JITMAP_OPTS_HAS(opts, flags))
 		c->flags = opts->flags;
 
 	if (!c->elf)

@@ -542,6 +542,7 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 			goto out;
 		}
 		jitmap_parse_opts opts = {
+			.sz = sizeof(opts),
 			.order = eh.e_ident[EI_DATA] == ELFDATA2MSB ? JITMAP_ORDER_BIG
 								    : JITMAP_ORDER_LITTLE,
 			.arch = img->arch,
@@ -833,19 +834,13 @@ jitmap_image *jitmap_image_open_memory_opts(const void *buf, size_t len,
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (opts) {
-		if (opts->sz < sizeof(opts->sz)) {
-			jitmap__fail(err, -EINVAL, 0, "jitmap_image_opts.sz is %zu", opts->sz);
+		if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
+			jitmap__fail(err, -EINVAL, 0, "jitmap_image_opts.sz is %zu, or fields this "
+				     "libjitmap does not know are set", opts->sz);
 			errno = EINVAL;
 			return NULL;
 		}
-		for (size_t i = sizeof(*opts); i < opts->sz; i++)
-			if (((const uint8_t *)opts)[i]) {
-				jitmap__fail(err, -EINVAL, 0,
-					     "jitmap_image_opts has fields this libjitmap does not know");
-				errno = EINVAL;
-				return NULL;
-			}
-		if (opts->sz >= offsetof(jitmap_image_opts, flags) + sizeof(opts->flags))
+		if (JITMAP_OPTS_HAS(opts, flags))
 			flags = opts->flags;
 	}
 	if (flags & ~(unsigned)JITMAP_IMAGE_SKIP_STACKMAP) {

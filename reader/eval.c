@@ -213,18 +213,12 @@ int jitmap_location_eval_frame(const jitmap_stackmap *sm, const jitmap_record *r
 	unsigned level = 0;
 
 	if (opts) {
-		if (opts->sz < sizeof(opts->sz)) {
+		if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
 			memset(out, 0, sizeof(*out));
-			return unavailable(out, -EINVAL, "jitmap_eval_opts.sz is too small%s%s", "",
-					   "");
+			return unavailable(out, -EINVAL, "jitmap_eval_opts: sz is too small, or "
+					   "fields this libjitmap does not know are set%s%s", "", "");
 		}
-		for (size_t i = sizeof(*opts); i < opts->sz; i++)
-			if (((const uint8_t *)opts)[i]) {
-				memset(out, 0, sizeof(*out));
-				return unavailable(out, -EINVAL, "jitmap_eval_opts has fields this "
-						   "libjitmap does not know%s%s", "", "");
-			}
-		if (opts->sz >= offsetof(jitmap_eval_opts, frame_level) + sizeof(opts->frame_level))
+		if (JITMAP_OPTS_HAS(opts, frame_level))
 			level = opts->frame_level;
 	}
 	return eval(sm, rec, loc, t, level, out);

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -59,6 +61,23 @@ static inline uint64_t jitmap__load(const uint8_t *p, size_t size, jitmap_byte_o
 	}
 	return v;
 }
+
+/* libbpf's OPTS_VALID: an options struct that carries its size `sz` first is valid when sz
+ * covers at least that field and every byte past what this library knows (`known` bytes) is
+ * zero (fields of a newer caller this library cannot honour). */
+static inline bool jitmap__opts_valid(const void *opts, size_t sz, size_t known)
+{
+	if (sz < sizeof(size_t))
+		return false;
+	for (size_t i = known; i < sz; i++)
+		if (((const uint8_t *)opts)[i])
+			return false;
+	return true;
+}
+
+/* Whether `field` of the options at `opts` lies inside the caller's sz. */
+#define JITMAP_OPTS_HAS(opts, field) \
+	((opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
 
 static inline uint64_t jitmap__align8(uint64_t x)
 {

@@ -325,7 +325,14 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 		errno = EINVAL;
 		return NULL;
 	}
-	w.order = opts ? opts->order : JITMAP_ORDER_AUTO;
+	if (opts && !jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
+		jitmap__fail(err, -EINVAL, 0, "jitmap_parse_opts.sz is %zu (set it to "
+			     "sizeof(jitmap_parse_opts)), or fields this libjitmap does not know are set",
+			     opts->sz);
+		errno = EINVAL;
+		return NULL;
+	}
+	w.order = opts && JITMAP_OPTS_HAS(opts, order) ? opts->order : JITMAP_ORDER_AUTO;
 	if (w.order == JITMAP_ORDER_AUTO)
 		w.order = header_claims(buf, len, JITMAP_ORDER_BIG) <
 					  header_claims(buf, len, JITMAP_ORDER_LITTLE)
@@ -341,7 +348,7 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 	if (!sm)
 		goto fail;
 	sm->order = w.order;
-	sm->arch = opts ? opts->arch : JITMAP_ARCH_UNKNOWN;
+	sm->arch = opts && JITMAP_OPTS_HAS(opts, arch) ? opts->arch : JITMAP_ARCH_UNKNOWN;
 	sm->num_blobs = w.blobs;
 	sm->num_functions = w.functions;
 	sm->num_constants = w.constants;

@@ -368,7 +368,7 @@ static void read_live(jitmap_process *p, struct source *s)
 		}
 		s->have_hash = false;
 		jitmap_error err;
-		const jitmap_parse_opts opts = {.order = s->order, .arch = s->arch};
+		JITMAP_OPTS(const jitmap_parse_opts, opts, .order = s->order, .arch = s->arch);
 		jitmap_stackmap *sm = jitmap_stackmap_parse(live, (size_t)s->sm_size, &opts, &err);
 		free(live);
 		if (!sm) {
@@ -454,8 +454,8 @@ static void object_live(jitmap_process *p, struct source *s)
 	    (live = malloc(s->sm_size ? (size_t)s->sm_size : 1)) &&
 	    read_mem(p, s->sm_addr, live, (size_t)s->sm_size, why, sizeof(why)) == 0) {
 		jitmap_error err;
-		const jitmap_parse_opts opts = {.order = jitmap_image_byte_order(s->image),
-						.arch = jitmap_image_arch(s->image)};
+		JITMAP_OPTS(const jitmap_parse_opts, opts, .order = jitmap_image_byte_order(s->image),
+			    .arch = jitmap_image_arch(s->image));
 		sm = jitmap_stackmap_parse(live, (size_t)s->sm_size, &opts, &err);
 		if (sm && has_unset_address(sm)) {
 			jitmap_stackmap_free(sm);
@@ -631,15 +631,10 @@ jitmap_process *jitmap_process_new(const jitmap_target *target, const jitmap_pro
 	}
 	jitmap_process_opts o = {0};
 	if (opts) {
-		if (opts->sz < sizeof(opts->sz)) {
+		if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
 			errno = EINVAL;
 			return NULL;
 		}
-		for (size_t i = sizeof(*opts); i < opts->sz; i++)
-			if (((const uint8_t *)opts)[i]) {
-				errno = EINVAL;
-				return NULL;
-			}
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	}
 	jitmap_process *p = calloc(1, sizeof(*p));

@@ -165,7 +165,7 @@ static int check_stackmap(const jitmap_jit_region *r, jitmap_error *err)
 		return r->stackmap_size ? jitmap__fail(err, -EINVAL, 0,
 						       "stackmap size given without the stackmap")
 					: 0;
-	const jitmap_parse_opts opts = {.order = HOST_ORDER};
+	JITMAP_OPTS(const jitmap_parse_opts, opts, .order = HOST_ORDER);
 	jitmap_stackmap *sm = jitmap_stackmap_parse(r->stackmap, r->stackmap_size, &opts, err);
 	if (!sm) {
 		const int e = errno;

@@ -757,7 +757,7 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 			fprintf(stderr, "jitmap-dump: %s: %s\n", path, strerror(-rc));
 			return 1;
 		}
-		jitmap_parse_opts opts = {.order = o->order, .arch = o->arch};
+		JITMAP_OPTS(jitmap_parse_opts, opts, .order = o->order, .arch = o->arch);
 		raw = sm = jitmap_stackmap_parse(data, len, &opts, &e);
 		free(data);
 		if (!sm) {

@@ -67,7 +67,8 @@ class Blob(ctypes.Structure):
 
 
 class ParseOpts(ctypes.Structure):
-    _fields_ = [("order", c_int), ("arch", c_int)]
+    """jitmap_parse_opts: sized (set sz to ctypes.sizeof(ParseOpts))."""
+    _fields_ = [("sz", c_size), ("order", c_int), ("arch", c_int)]
 
 
 class StatepointInfo(ctypes.Structure):

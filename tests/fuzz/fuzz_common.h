@@ -30,7 +30,7 @@
  * the architecture (modulo the number of jitmap_arch values). make-corpus.sh writes it. */
 static inline jitmap_parse_opts fuzz_opts_from_byte(uint8_t b)
 {
-	jitmap_parse_opts o;
+	JITMAP_OPTS(jitmap_parse_opts, o);
 	o.order = (b & 3) == 3 ? JITMAP_ORDER_AUTO : (jitmap_byte_order)(b & 3);
 	o.arch = (jitmap_arch)(((b >> 2) & 7) % (JITMAP_ARCH_RISCV64 + 1));
 	return o;

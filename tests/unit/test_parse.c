@@ -378,7 +378,7 @@ static void test_bad_padding_between_blobs(void **state)
 		sm_bytes_cat(&all, &between, 0);
 		sm_bytes_cat(&all, &s, 0);
 		jitmap_error err;
-		const jitmap_parse_opts opts = {JITMAP_ORDER_LITTLE, JITMAP_ARCH_UNKNOWN};
+		JITMAP_OPTS(const jitmap_parse_opts, opts, .order = JITMAP_ORDER_LITTLE);
 		errno = 0;
 		if (jitmap_stackmap_parse(all.data, all.len, &opts, &err))
 			fail_msg("%s: accepted", cases[i].name);
@@ -531,7 +531,7 @@ static void test_empty_and_missing_input(void **state)
 
 static void expect_rejected(const uint8_t *buf, size_t n, jitmap_byte_order order)
 {
-	const jitmap_parse_opts opts = {order, JITMAP_ARCH_UNKNOWN};
+	JITMAP_OPTS(const jitmap_parse_opts, opts, .order = order);
 	jitmap_error err;
 	memset(&err, 0x55, sizeof(err));
 	errno = 0;
@@ -753,7 +753,7 @@ static void run_hostile(const struct hostile *h, jitmap_byte_order order)
 
 	uint8_t *copy = malloc(s.len); /* exactly sized, for ASan */
 	memcpy(copy, s.data, s.len);
-	const jitmap_parse_opts opts = {order, JITMAP_ARCH_UNKNOWN};
+	JITMAP_OPTS(const jitmap_parse_opts, opts, .order = order);
 	jitmap_error err;
 	errno = 0;
 	jitmap_stackmap *sm = jitmap_stackmap_parse(copy, s.len, &opts, &err);
@@ -856,7 +856,7 @@ static void test_every_zero_byte(void **state)
 			for (size_t k = 0; k < zeros[z].len; k++, bytes++) {
 				assert_int_equal(s.data[zeros[z].at + k], 0);
 				s.data[zeros[z].at + k] = 1;
-				const jitmap_parse_opts opts = {order, JITMAP_ARCH_UNKNOWN};
+				JITMAP_OPTS(const jitmap_parse_opts, opts, .order = order);
 				jitmap_error err;
 				assert_null(jitmap_stackmap_parse(s.data, s.len, &opts, &err));
 				if (err.offset != zeros[z].at || !strstr(err.reason, zeros[z].reason))
@@ -870,7 +870,7 @@ static void test_every_zero_byte(void **state)
 		 * header bytes, 1 per live-out */
 		assert_int_equal(bytes, 3 + (2 + 9 + 4 + 2 + 2 + 4) + (2 + 6 + 0 + 2 + 1 + 0) +
 						(2 + 3 + 4 + 2 + 0 + 4));
-		jitmap_parse_opts opts = {order, JITMAP_ARCH_UNKNOWN};
+		JITMAP_OPTS(jitmap_parse_opts, opts, .order = order);
 		jitmap_stackmap_free(jitmap_stackmap_parse(s.data, s.len, &opts, NULL));
 		sm_bytes_free(&s);
 	}
@@ -909,7 +909,7 @@ static void test_maximal_counts(void **state)
 		for (size_t c = 0; c < n; c++) {
 			sm_bytes bad = sm_bytes_copy(&s);
 			sm_put(bad.data + counts[c].at, UINT64_MAX, counts[c].width, o);
-			const jitmap_parse_opts opts = {o, JITMAP_ARCH_UNKNOWN};
+			JITMAP_OPTS(const jitmap_parse_opts, opts, .order = o);
 			jitmap_error err;
 			assert_null(jitmap_stackmap_parse(bad.data, bad.len, &opts, &err));
 			assert_contains(err.reason, counts[c].reason);
@@ -949,7 +949,7 @@ static void test_hostile_v1_v2(void **state)
 		for (size_t c = 0; c < ARRAY_LEN(cases); c++) {
 			sm_bytes bad = sm_bytes_copy(&s);
 			sm_put(bad.data + cases[c].at, cases[c].value, cases[c].width, JITMAP_ORDER_LITTLE);
-			const jitmap_parse_opts opts = {JITMAP_ORDER_LITTLE, JITMAP_ARCH_UNKNOWN};
+			JITMAP_OPTS(const jitmap_parse_opts, opts, .order = JITMAP_ORDER_LITTLE);
 			jitmap_error err;
 			assert_null(jitmap_stackmap_parse(bad.data, bad.len, &opts, &err));
 			if (err.offset != cases[c].want || !strstr(err.reason, cases[c].reason))
@@ -967,6 +967,40 @@ static void test_hostile_v1_v2(void **state)
 		sm_bytes_free(&big);
 		sm_bytes_free(&s);
 	}
+}
+
+/* Options carry their size: too small, or a newer caller's unknown fields set, is -EINVAL;
+ * NULL and a full struct parse. */
+static void test_sized_opts(void **state)
+{
+	(void)state;
+	sm_builder b;
+	smb_init(&b, 3, JITMAP_ORDER_BIG);
+	smb_function(&b, 0x1000, 16);
+	smb_record(&b, 1, 4);
+	sm_bytes s = smb_emit(&b);
+	jitmap_error err;
+	JITMAP_OPTS(jitmap_parse_opts, ok, .order = JITMAP_ORDER_BIG, .arch = JITMAP_ARCH_S390X);
+	jitmap_stackmap *sm = jitmap_stackmap_parse(s.data, s.len, &ok, &err);
+	assert_non_null(sm);
+	assert_int_equal(jitmap_stackmap_arch(sm), JITMAP_ARCH_S390X);
+	jitmap_stackmap_free(sm);
+	assert_non_null(sm = jitmap_stackmap_parse(s.data, s.len, NULL, &err));
+	jitmap_stackmap_free(sm);
+	jitmap_parse_opts zero = {.order = JITMAP_ORDER_BIG};
+	errno = 0;
+	assert_null(jitmap_stackmap_parse(s.data, s.len, &zero, &err));
+	assert_int_equal(errno, EINVAL);
+	assert_contains(err.reason, "jitmap_parse_opts.sz is 0");
+	struct {
+		jitmap_parse_opts o;
+		uint64_t future;
+	} newer = {{.sz = sizeof(newer), .order = JITMAP_ORDER_BIG}, 1};
+	assert_null(jitmap_stackmap_parse(s.data, s.len, &newer.o, &err));
+	newer.future = 0;
+	assert_non_null(sm = jitmap_stackmap_parse(s.data, s.len, &newer.o, &err));
+	jitmap_stackmap_free(sm);
+	sm_bytes_free(&s);
 }
 
 int main(void)
@@ -987,6 +1021,7 @@ int main(void)
 		cmocka_unit_test(test_every_zero_byte),
 		cmocka_unit_test(test_maximal_counts),
 		cmocka_unit_test(test_hostile_v1_v2),
+		cmocka_unit_test(test_sized_opts),
 	};
 	return cmocka_run_group_tests_name("parse", tests, NULL, NULL);
 }

@@ -38,7 +38,7 @@
 static inline jitmap_stackmap *parse_ok(const void *buf, size_t len, jitmap_byte_order order,
 					jitmap_arch arch)
 {
-	const jitmap_parse_opts opts = {.order = order, .arch = arch};
+	JITMAP_OPTS(const jitmap_parse_opts, opts, .order = order, .arch = arch);
 	jitmap_error err;
 	jitmap_stackmap *sm = jitmap_stackmap_parse(buf, len, &opts, &err);
 	if (!sm)
