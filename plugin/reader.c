@@ -698,7 +698,7 @@ static int get_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t *out)
 	int rc = -1;
 	if (v->defined && v->size > 0) {
 		uint64_t x = 0;
-		memcpy(&x, v->value, v->size < 8 ? (size_t)v->size : 8); /* x86-64 is little-endian */
+		memcpy(&x, v->value, v->size < 8 ? (size_t)v->size : 8); /* READER_ARCH is the host's: its order */
 		*out = x;
 		rc = 0;
 	}
