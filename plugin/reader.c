@@ -698,7 +698,8 @@ static int get_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t *out)
 	int rc = -1;
 	if (v->defined && v->size > 0) {
 		uint64_t x = 0;
-		memcpy(&x, v->value, v->size < 8 ? (size_t)v->size : 8); /* READER_ARCH is the host's: its order */
+		/* READER_ARCH is the host's architecture: GDB's bytes are in the host's order. */
+		memcpy(&x, v->value, v->size < 8 ? (size_t)v->size : 8);
 		*out = x;
 		rc = 0;
 	}
