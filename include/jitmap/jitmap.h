@@ -381,8 +381,8 @@ typedef struct jitmap_image jitmap_image;
  * Instruction Offset fields (raw_instruction_offset keeps the stored value), using each
  * symbol's section sh_addr (0 in files, the load address in LLVM's JIT copies); a relocation
  * of another type leaves its field as stored and adds a warning (jitmap_image_warning).
- * Function names come from the symbol table. Returns NULL with errno set and `*err` filled on failure; a file without a
- * stackmap section is not a failure (see jitmap_image_stackmap). */
+ * Function names come from the symbol table. Returns NULL with errno set and `*err` filled on
+ * failure; a file without a stackmap section is not a failure (see jitmap_image_stackmap). */
 JITMAP_API jitmap_image *jitmap_image_open_file(const char *path, jitmap_error *err);
 JITMAP_API jitmap_image *jitmap_image_open_memory(const void *buf, size_t len,
 						  jitmap_error *err);
@@ -467,7 +467,8 @@ typedef struct jitmap_image_symbol_info {
 } jitmap_image_symbol_info;
 JITMAP_API size_t jitmap_image_num_symbols(const jitmap_image *img);
 /* Fill `*out` with symbol `i`; -ERANGE past the end. */
-JITMAP_API int jitmap_image_symbol(const jitmap_image *img, size_t i, jitmap_image_symbol_info *out);
+JITMAP_API int jitmap_image_symbol(const jitmap_image *img, size_t i,
+				   jitmap_image_symbol_info *out);
 /* What was read around while opening, one sentence each: a relocation of the stackmap
  * section that jitmap does not know (that field keeps its stored bytes; the rest is read). */
 JITMAP_API size_t jitmap_image_num_warnings(const jitmap_image *img);
