@@ -21,18 +21,11 @@
 
 #include <gdb/jit-reader.h>
 
+#include "fuzz_common.h"
 #include "jitmap-reader-api.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 extern struct gdb_reader_funcs *gdb_init_reader(void);
-
-#define CHECK(cond)                                                                         \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                            \
-		}                                                                           \
-	} while (0)
 
 #define BASE UINT64_C(0x10000)
 #define NREGS 17

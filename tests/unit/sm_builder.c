@@ -7,6 +7,7 @@
  */
 #include "sm_builder.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,4 +228,16 @@ sm_bytes sm_read_file(const char *path)
 	}
 	fclose(f);
 	return b;
+}
+
+void *sm_elf64_section(sm_bytes *obj, const char *name)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj->data;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(obj->data + eh->e_shoff);
+	const char *strs = (const char *)obj->data + sh[eh->e_shstrndx].sh_offset;
+	for (unsigned i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(strs + sh[i].sh_name, name))
+			return &sh[i];
+	fprintf(stderr, "no section %s\n", name);
+	abort();
 }

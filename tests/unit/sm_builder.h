@@ -92,6 +92,9 @@ sm_bytes sm_bytes_copy(const sm_bytes *src);
 void sm_bytes_free(sm_bytes *b);
 /* The whole file at `path` (the test fails when it cannot be read). */
 sm_bytes sm_read_file(const char *path);
+/* The header of the section called `name` of the ELF64 image in `obj` (host byte order),
+ * writable in place; aborts when there is none. Returns an Elf64_Shdr *. */
+void *sm_elf64_section(sm_bytes *obj, const char *name);
 
 /* Store / load an unsigned integer of `size` (1..8) bytes in `order`. */
 void sm_put(uint8_t *p, uint64_t v, size_t size, jitmap_byte_order order);

@@ -397,19 +397,6 @@ static void test_fixture_corrupted(void **state)
 
 /* -- What a debugger's JIT reader needs (jitmap_image_open_memory_opts and accessors) -- */
 
-/* The section header with that name, writable, in `obj`. */
-static Elf64_Shdr *section_w(sm_bytes *obj, const char *name)
-{
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj->data;
-	Elf64_Shdr *sh = (Elf64_Shdr *)(obj->data + eh->e_shoff);
-	const char *strs = (const char *)obj->data + sh[eh->e_shstrndx].sh_offset;
-	for (unsigned i = 0; i < eh->e_shnum; i++)
-		if (!strcmp(strs + sh[i].sh_name, name))
-			return &sh[i];
-	fail_msg("no section %s", name);
-	return NULL;
-}
-
 static void test_jit_reader_view(void **state)
 {
 	(void)state;
@@ -417,7 +404,7 @@ static void test_jit_reader_view(void **state)
 	NEED_FIXTURE(&obj);
 	/* As LLVM's JIT registers an object: sh_addr of the loaded text patched to its address. */
 	const uint64_t load = 0x7f0000100000;
-	Elf64_Shdr *text = section_w(&obj, ".text");
+	Elf64_Shdr *text = sm_elf64_section(&obj, ".text");
 	text->sh_addr = load;
 	const jitmap_image_opts opts = {.sz = sizeof(opts), .flags = JITMAP_IMAGE_SKIP_STACKMAP};
 	jitmap_error err;
@@ -497,7 +484,7 @@ static void test_unknown_relocation(void **state)
 	(void)state;
 	sm_bytes obj;
 	NEED_FIXTURE(&obj);
-	Elf64_Shdr *rela = section_w(&obj, ".rela.llvm_stackmaps");
+	Elf64_Shdr *rela = sm_elf64_section(&obj, ".rela.llvm_stackmaps");
 	Elf64_Rela *r = (Elf64_Rela *)(obj.data + rela->sh_offset);
 	const uint64_t field = r[0].r_offset;
 	r[0].r_info = ELF64_R_INFO(ELF64_R_SYM(r[0].r_info), R_X86_64_PC32);

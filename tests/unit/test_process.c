@@ -61,18 +61,6 @@ struct world {
 	jitmap_target target;
 };
 
-static Elf64_Shdr *section_w(sm_bytes *obj, const char *name)
-{
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)obj->data;
-	Elf64_Shdr *sh = (Elf64_Shdr *)(obj->data + eh->e_shoff);
-	const char *strs = (const char *)obj->data + sh[eh->e_shstrndx].sh_offset;
-	for (unsigned i = 0; i < eh->e_shnum; i++)
-		if (!strcmp(strs + sh[i].sh_name, name))
-			return &sh[i];
-	fail_msg("no section %s", name);
-	return NULL;
-}
-
 static void set_list(uint64_t first, uint64_t size)
 {
 	memset(desc, 0, sizeof(desc));
@@ -91,8 +79,8 @@ static bool world_init(struct world *w)
 		return false;
 	memset(w, 0, sizeof(*w));
 	w->image = sm_read_file(fixture_path);
-	section_w(&w->image, ".text")->sh_addr = TEXT;
-	w->sm_sh = section_w(&w->image, ".llvm_stackmaps");
+	((Elf64_Shdr *)sm_elf64_section(&w->image, ".text"))->sh_addr = TEXT;
+	w->sm_sh = sm_elf64_section(&w->image, ".llvm_stackmaps");
 	w->sm_sh->sh_addr = LIVE;
 	/* The live section as MCJIT has it before finalization: the object's bytes, every
 	 * Function Address still 0. */
