@@ -298,6 +298,8 @@ JITMAP_API void jitmap_index_free(jitmap_index *idx);
 JITMAP_API int jitmap_index_add(jitmap_index *idx, const jitmap_stackmap *sm);
 /* Returns 0, or -ENOENT if `sm` is not in the index. */
 JITMAP_API int jitmap_index_remove(jitmap_index *idx, const jitmap_stackmap *sm);
+/* How many records the index holds: those with a PC (a version 1 blob with several functions
+ * gives its records none). */
 JITMAP_API size_t jitmap_index_num_records(jitmap_index *idx);
 /* Like jitmap_stackmap_lookup, over every stackmap in the index. */
 JITMAP_API size_t jitmap_index_lookup(jitmap_index *idx, uint64_t pc, jitmap_hit *out,

@@ -67,11 +67,15 @@ static void check_scan(jitmap_process *p)
 		if (!si.stackmap)
 			continue;
 		fuzz_walk_stackmap(si.stackmap);
-		records += jitmap_stackmap_num_records(si.stackmap);
 		const size_t nr = jitmap_stackmap_num_records(si.stackmap);
-		for (size_t r = 0; r < nr && r < 16; r++) {
+		for (size_t r = 0; r < nr; r++) {
 			const jitmap_record *rec = jitmap_stackmap_record(si.stackmap, r);
+			/* Only records with a function have a PC (version 1 blobs with several
+			 * functions have none): those are the index's. */
 			if (!jitmap_record_function(si.stackmap, rec))
+				continue;
+			records++;
+			if (r >= 16)
 				continue;
 			jitmap_hit hit;
 			CHECK(jitmap_index_lookup(jitmap_process_index(p),

@@ -102,6 +102,10 @@ ${CC:-cc} -O1 -Wl,--build-id -I"$here/../unit" -I"$here/../../include" -o "$work
 "$work/core_seeds" "$out/core" >/dev/null
 # Processes (fuzz_process, fuzz_plugin): the relocatable seeds behind a JIT descriptor.
 python3 "$here/process_seeds.py" "$out/process" "$out/plugin" "$out"/elf/*.o
+# Inputs that once stopped a fuzzer (tests/fuzz/regressions/TARGET/): seeds for ever after.
+for d in "$here"/regressions/*/; do
+  [ -d "$d" ] && mkdir -p "$out/$(basename "$d")" && cp "$d"* "$out/$(basename "$d")/"
+done
 # The same CIE/FDE bytes read as .debug_frame (CIE id 0 there is an FDE: most are rejected,
 # which is the point).
 { ctl $(((X86_64 << 2) | 1)); cat "$work/stackmaps_x86_64.eh"; } >"$out/cfi/as_debug_frame_x86_64"
