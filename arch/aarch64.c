@@ -45,6 +45,7 @@ static bool call_before(const uint8_t *b, size_t n)
 const struct jitmap__arch jitmap__aarch64 = {
 	.id = JITMAP_ARCH_AARCH64,
 	.name = "aarch64",
+	.aliases = (const char *const[]){"aarch64", "arm64", "aarch64_be", "arm64e", NULL},
 	.elf_machine = 183, /* EM_AARCH64 */
 	.pointer_size = 8,
 	.default_order = JITMAP_ORDER_LITTLE,

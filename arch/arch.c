@@ -1,6 +1,7 @@
 /* arch.c: the calls over the architecture tables (arch/<arch>.c). */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "arch.h"
 #include "jitmap/jitmap.h"
@@ -52,6 +53,31 @@ jitmap_arch jitmap_arch_from_elf_machine(unsigned m)
 		if (tables[a] && tables[a]->elf_machine == m)
 			return tables[a]->id;
 	return JITMAP_ARCH_UNKNOWN;
+}
+
+static jitmap_arch by_name(const char *name, size_t len)
+{
+	for (size_t a = 0; a < NUM_TABLES; a++) {
+		if (!tables[a])
+			continue;
+		if (strlen(tables[a]->name) == len && !strncmp(tables[a]->name, name, len))
+			return tables[a]->id;
+		for (const char *const *n = tables[a]->aliases; n && *n; n++)
+			if (strlen(*n) == len && !strncmp(*n, name, len))
+				return tables[a]->id;
+	}
+	return JITMAP_ARCH_UNKNOWN;
+}
+
+jitmap_arch jitmap_arch_from_name(const char *name)
+{
+	if (!name)
+		return JITMAP_ARCH_UNKNOWN;
+	const jitmap_arch whole = by_name(name, strlen(name));
+	if (whole != JITMAP_ARCH_UNKNOWN)
+		return whole;
+	const char *dash = strchr(name, '-'); /* a triple: its first component */
+	return dash ? by_name(name, (size_t)(dash - name)) : JITMAP_ARCH_UNKNOWN;
 }
 
 unsigned jitmap_arch_pointer_size(jitmap_arch arch)

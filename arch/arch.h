@@ -25,6 +25,9 @@ enum jitmap__prologue {
 struct jitmap__arch {
 	jitmap_arch id;
 	const char *name;          /* "x86-64", as jitmap_arch_name says */
+	/* Every other name a debugger or a target triple gives it (GDB's BFD name
+	 * "i386:x86-64", LLDB's triple "x86_64-..."), NULL-terminated: jitmap_arch_from_name. */
+	const char *const *aliases;
 	unsigned elf_machine;      /* EM_* */
 	unsigned pointer_size;     /* bytes */
 	jitmap_byte_order default_order; /* when neither the caller nor the CFI says */

@@ -33,6 +33,8 @@ static bool callee_saved(unsigned r)
 const struct jitmap__arch jitmap__ppc64 = {
 	.id = JITMAP_ARCH_PPC64,
 	.name = "ppc64",
+	.aliases = (const char *const[]){"ppc64", "ppc64le", "powerpc64", "powerpc64le",
+					  "powerpc:common64", NULL},
 	.elf_machine = 21, /* EM_PPC64 */
 	.pointer_size = 8,
 	.default_order = JITMAP_ORDER_LITTLE, /* ppc64le; ELFv1 callers pass their order */

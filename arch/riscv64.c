@@ -35,6 +35,7 @@ static bool callee_saved(unsigned r)
 const struct jitmap__arch jitmap__riscv64 = {
 	.id = JITMAP_ARCH_RISCV64,
 	.name = "riscv64",
+	.aliases = (const char *const[]){"riscv64", "riscv:rv64", NULL},
 	.elf_machine = 243, /* EM_RISCV */
 	.pointer_size = 8,
 	.default_order = JITMAP_ORDER_LITTLE,

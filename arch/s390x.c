@@ -30,6 +30,7 @@ static bool callee_saved(unsigned r)
 const struct jitmap__arch jitmap__s390x = {
 	.id = JITMAP_ARCH_S390X,
 	.name = "s390x",
+	.aliases = (const char *const[]){"s390x", "s390:64-bit", NULL},
 	.elf_machine = 22, /* EM_S390 */
 	.pointer_size = 8,
 	.default_order = JITMAP_ORDER_BIG, /* the s390x ABI is big-endian only */

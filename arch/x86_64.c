@@ -110,6 +110,7 @@ static bool looks_like_prologue(const uint8_t b[3])
 const struct jitmap__arch jitmap__x86_64 = {
 	.id = JITMAP_ARCH_X86_64,
 	.name = "x86-64",
+	.aliases = (const char *const[]){"x86_64", "amd64", "i386:x86-64", "x86-64", NULL},
 	.elf_machine = 62, /* EM_X86_64 */
 	.pointer_size = 8,
 	.default_order = JITMAP_ORDER_LITTLE,

@@ -65,6 +65,12 @@ JITMAP_API const char *jitmap_arch_name(jitmap_arch arch);
 /* The architecture of an ELF e_machine value, JITMAP_ARCH_UNKNOWN if not supported. */
 JITMAP_API jitmap_arch jitmap_arch_from_elf_machine(unsigned e_machine);
 
+/* The architecture a debugger names: jitmap's own name, GDB's ("i386:x86-64", "aarch64",
+ * "s390:64-bit", "riscv:rv64", "powerpc:common64") or a target triple, whole or its first
+ * component ("x86_64-pc-linux-gnu", "arm64"). JITMAP_ARCH_UNKNOWN for anything else
+ * (32-bit variants included) and for NULL. */
+JITMAP_API jitmap_arch jitmap_arch_from_name(const char *name);
+
 /* The register that LLVM's DWARF number `regno` denotes on `arch`, named as GDB names it
  * ("rbx", "x29", "r31", "f4", "s0"), or NULL when the number is not a register there. */
 JITMAP_API const char *jitmap_reg_name(jitmap_arch arch, unsigned regno);

@@ -179,6 +179,42 @@ static void test_arches(void **state)
 	assert_string_equal(jitmap_arch_name((jitmap_arch)42), "unknown");
 }
 
+/* Names as GDB (`show architecture`, gdb.Architecture.name()) and LLDB (the target triple)
+ * give them. */
+static void test_arch_names(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		jitmap_arch arch;
+	} cases[] = {
+		{"x86-64", X86},
+		{"i386:x86-64", X86},
+		{"x86_64-pc-linux-gnu", X86},
+		{"x86_64", X86},
+		{"aarch64", A64},
+		{"arm64-apple-macosx", A64},
+		{"aarch64-unknown-linux-gnu", A64},
+		{"s390:64-bit", S390},
+		{"s390x-ibm-linux", S390},
+		{"powerpc:common64", PPC},
+		{"powerpc64le-unknown-linux-gnu", PPC},
+		{"riscv:rv64", RV},
+		{"riscv64-unknown-linux-gnu", RV},
+		{"i386", JITMAP_ARCH_UNKNOWN},       /* 32-bit x86 */
+		{"i386:x64-32", JITMAP_ARCH_UNKNOWN}, /* x32 */
+		{"s390:31-bit", JITMAP_ARCH_UNKNOWN},
+		{"riscv:rv32", JITMAP_ARCH_UNKNOWN},
+		{"arm", JITMAP_ARCH_UNKNOWN},
+		{"", JITMAP_ARCH_UNKNOWN},
+		{"-", JITMAP_ARCH_UNKNOWN},
+		{"x86", JITMAP_ARCH_UNKNOWN},
+	};
+	for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+		assert_int_equal(jitmap_arch_from_name(cases[i].name), cases[i].arch);
+	assert_int_equal(jitmap_arch_from_name(NULL), JITMAP_ARCH_UNKNOWN);
+}
+
 /* -- The architecture tables (jitmap/arch.h) -- */
 
 static void test_roles(void **state)
@@ -286,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_callee_saved),
 		cmocka_unit_test(test_sp_fp),
 		cmocka_unit_test(test_arches),
+		cmocka_unit_test(test_arch_names),
 		cmocka_unit_test(test_roles),
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_call_before),
