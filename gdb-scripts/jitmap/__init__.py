@@ -1,6 +1,8 @@
 """jitmap's Python side, for GDB and LLDB.
 
 gdb_reader: loads jitmap-reader.so (GDB's JIT reader plugin) and keeps its entries fresh.
+commands: every command once (names in GDB and LLDB, options, help, body) over a Debugger
+protocol; the adapters below implement it.
 gdb_commands: the GDB commands (info stackmap, info stackmaps, info gc-roots, jitmap ...);
 docs/commands.md.
 lldb_commands: the LLDB commands (stackmap info, list, gc-roots, verify ...), loaded by

@@ -48,7 +48,7 @@ def location_line(loc, role=None, raw=False, indent="  "):
     return line
 
 
-def _plural(n, word):
+def plural(n, word):
     return "%d %s%s" % (n, word, "" if n == 1 else "s")
 
 
@@ -92,8 +92,8 @@ def record_text(obj, raw=False):
     if obj.get("statepoint"):
         kinds.append("statepoint")
     head = "record %d at %s (%s), %s, %s%s" % (
-        rec["id"], rec["pc"], at, _plural(len(obj["locations"]), "location"),
-        _plural(len(obj["live_outs"]), "live-out"), "".join(", " + k for k in kinds))
+        rec["id"], rec["pc"], at, plural(len(obj["locations"]), "location"),
+        plural(len(obj["live_outs"]), "live-out"), "".join(", " + k for k in kinds))
     out.append(head)
     if rec.get("match") == "call":
         out.append("  the record is %d bytes before this frame's PC: %s" %
@@ -111,8 +111,8 @@ def record_text(obj, raw=False):
         flags = sp["flags"]
         names = "".join([" GCTransition" if flags & 1 else "", " DeoptLiveIn" if flags & 2 else ""])
         out.append("  calling convention %d, flags %d%s, %s, %s%s" % (
-            sp["calling_convention"], flags, names, _plural(len(sp["deopt"]), "deopt value"),
-            _plural(len(sp["gc_roots"]), "gc root"),
+            sp["calling_convention"], flags, names, plural(len(sp["deopt"]), "deopt value"),
+            plural(len(sp["gc_roots"]), "gc root"),
             "" if sp.get("decoded") == "forced" else " (a statepoint by its shape)"))
     roles = _roles(obj)
     for loc in obj["locations"]:

@@ -164,6 +164,7 @@ _SIGNATURES = {
     "jitmap_strerror": (c_char_p, [c_int]),
     "jitmap_arch_name": (c_char_p, [c_int]),
     "jitmap_arch_from_elf_machine": (c_int, [ctypes.c_uint]),
+    "jitmap_arch_from_name": (c_int, [c_char_p]),
     "jitmap_reg_name": (c_char_p, [c_int, ctypes.c_uint]),
     "jitmap_reg_sp": (c_int, [c_int]),
     "jitmap_reg_fp": (c_int, [c_int]),

@@ -143,18 +143,18 @@ def listing_text(stackmaps):
         nrec = sum(len(f["records"]) for f in s["functions"])
         lines.append("%s: .llvm_stackmaps at %s, %d bytes, %s, %s" % (
             s["source"], s["section"], s["section_size"],
-            F._plural(len(s["functions"]), "function"), F._plural(nrec, "record")))
+            F.plural(len(s["functions"]), "function"), F.plural(nrec, "record")))
         for note in s["notes"]:
             lines.append("  note: %s" % note)
         for f in s["functions"]:
             lines.append("  function %s at %s, stack size %s, %s" % (
                 f["name"] or "?", f["address"],
                 "dynamic" if f["stack_size"] is None else f["stack_size"],
-                F._plural(len(f["records"]), "record")))
+                F.plural(len(f["records"]), "record")))
             for r in f["records"]:
                 lines.append("    record %-6d at %s (%s+%d)  %-10s %s, %s" % (
                     r["id"], r["pc"], f["name"] or "?", r["offset"], r["kind"],
-                    F._plural(r["locations"], "location"), F._plural(r["live_outs"], "live-out")))
+                    F.plural(r["locations"], "location"), F.plural(r["live_outs"], "live-out")))
     return lines
 
 
@@ -343,9 +343,9 @@ def _verify_frames(frames, problem):
 def verify_text(answer):
     probs = answer["problems"]
     lines = ["%s checked, %s on the stack at a record: %s" % (
-        F._plural(answer["records_checked"], "record"),
-        F._plural(answer["frames_checked"], "frame"),
-        "no problems" if not probs else F._plural(len(probs), "problem"))]
+        F.plural(answer["records_checked"], "record"),
+        F.plural(answer["frames_checked"], "frame"),
+        "no problems" if not probs else F.plural(len(probs), "problem"))]
     for p in probs:
         where = ""
         if p["record"] is not None:
