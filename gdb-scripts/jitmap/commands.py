@@ -284,6 +284,13 @@ class Command:
             out += ["", "%s: `%s`." % ("LLDB" if other == "lldb" else "GDB", self.name(other))]
         return "\n".join(out)
 
+    def line(self, debugger, opts=(), args=()):
+        """The command line that runs this command in `debugger` with the options named in
+        `opts` and the arguments `args`: how a test states one scenario for every
+        debugger."""
+        spelled = [self._option(o).main(debugger) for o in opts]
+        return " ".join([self.name(debugger)] + spelled + [str(a) for a in args])
+
     def parse(self, debugger, argv):
         """(set of option names given, [other arguments]); unknown options are errors."""
         if not self.parse_options:

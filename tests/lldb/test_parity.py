@@ -11,9 +11,10 @@ The same stop for both debuggers, so that every address and value is the same:
   then LLDB attaches, answers and detaches;
 - post-mortem: one core (the program's own, --abort) opened by both.
 
-Compared, for every frame at a record (matched by PC, since the debuggers number the frames
-of the C library differently): `info stackmap -json N` / `stackmap info --json N`, and their
-text; and `info stackmaps -json` / `stackmap list --json`, `info gc-roots -all -json` /
+Compared (SCENARIO: one list, spelled for each debugger by jitmap's command table), for every
+frame at a record (matched by PC, since the debuggers number the frames of the C library
+differently): `info stackmap -json N` / `stackmap info --json N`, and their text; and
+`info stackmaps -json` / `stackmap list --json`, `info gc-roots -all -json` /
 `stackmap gc-roots --all --json`, `jitmap verify -json` / `stackmap verify --json`.
 
 Fields that legitimately differ (docs/lldb.md), and only those, are set aside:
@@ -40,6 +41,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lldbtest import (Env, Fail, Runner, Skip, abort_core, check, dump, gdb_dump,  # noqa: E402
                       gdb_session, lldb_session, lldb_version, read)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "gdb-scripts"))
+from jitmap.commands import TABLE  # noqa: E402
 
 if len(sys.argv) < 2:
     sys.exit("usage: test_parity.py BUILD_DIR [TEST...]")
@@ -64,23 +68,26 @@ FRAMES = 60  # frames asked for in each debugger
 DIFFS = []   # the legitimate differences seen, printed at the end
 
 
+# One scenario list for both debuggers: (tag, command of jitmap's table, options, arguments);
+# each debugger's command line comes from the table (commands.Command.line).
+SCENARIO = ([("f%d" % k, "info", ["json"], [k]) for k in range(FRAMES)] +
+            [("t%d" % k, "info", [], [k]) for k in range(FRAMES)] +
+            [("list", "list", ["json"], []), ("roots", "gc-roots", ["all", "json"], []),
+             ("verify", "verify", ["json"], [])])
+
+
+def scenario(debugger):
+    """[(tag, command line)] of SCENARIO in `debugger`."""
+    return [(tag, TABLE[key].line(debugger, opts, args)) for tag, key, opts, args in SCENARIO]
+
+
 def gdb_commands():
-    cmds = []
-    if JITMAP_GDB:
-        cmds.append("source %s" % JITMAP_GDB)
-    cmds += [gdb_dump("f%d" % k, "info stackmap -json %d" % k) for k in range(FRAMES)]
-    cmds += [gdb_dump("t%d" % k, "info stackmap %d" % k) for k in range(FRAMES)]
-    cmds += [gdb_dump("list", "info stackmaps -json"), gdb_dump("roots", "info gc-roots -all -json"),
-             gdb_dump("verify", "jitmap verify -json")]
-    return cmds
+    cmds = ["source %s" % JITMAP_GDB] if JITMAP_GDB else []
+    return cmds + [gdb_dump(tag, line) for tag, line in scenario("gdb")]
 
 
 def lldb_commands():
-    cmds = [dump("f%d" % k, "stackmap info --json %d" % k) for k in range(FRAMES)]
-    cmds += [dump("t%d" % k, "stackmap info %d" % k) for k in range(FRAMES)]
-    cmds += [dump("list", "stackmap list --json"), dump("roots", "stackmap gc-roots --all --json"),
-             dump("verify", "stackmap verify --json")]
-    return cmds
+    return [dump(tag, line) for tag, line in scenario("lldb")]
 
 
 def at_records(s):
