@@ -25,6 +25,10 @@ struct text_list {
 
 struct source {
 	jitmap_source_kind kind;
+	bool handed;    /* an image handed in by a debugger (jitmap_process_add_image) */
+	uint64_t id;    /* handed: its id */
+	const void *bytes; /* handed: the image's bytes, while jitmap_process_add_image runs */
+	bool recheck;   /* handed: look at the live section again at next use */
 	bool seen;      /* in the current scan */
 	bool listed;    /* in jitmap_process_source's list */
 	char name[64];  /* JIT: "JIT entry 0x..." */
@@ -38,6 +42,8 @@ struct source {
 	bool complete;            /* the live section was seen with every address set */
 	uint64_t live_hash;
 	bool have_hash;
+	uint8_t live_head[SAMPLE]; /* the live section's first bytes when last parsed */
+	size_t live_head_len;
 	/* objects */
 	char *path;
 	int64_t mtime_ns;
@@ -64,6 +70,10 @@ struct jitmap_process {
 	size_t njit, cap_jit;
 	struct source **objects;
 	size_t nobjects, cap_objects;
+	struct source **handed; /* images handed in, sorted by id */
+	size_t nhanded, cap_handed;
+	uint64_t next_id;
+	bool scanning; /* between scan_begin and scan_end */
 	struct source **order; /* the last scan's list */
 	size_t norder, cap_order;
 	struct text_list problems;
@@ -245,13 +255,29 @@ static size_t sample_len_of(const struct source *s)
 static jitmap_image *open_image(jitmap_process *p, struct source *s, unsigned flags)
 {
 	jitmap_error err;
-	jitmap_image *img = jitmap_image_open_target(&p->target, s->symfile_addr, s->symfile_size,
-						     flags, &err);
+	jitmap_image *img;
+	if (s->handed && !s->bytes) {
+		/* Its bytes were the debugger's: only what jitmap_process_add_image opened is
+		 * left. */
+		add_text(&s->problems, "%s: the registered image is not kept", s->name);
+		return NULL;
+	}
+	if (s->handed) {
+		JITMAP_OPTS(const jitmap_image_opts, opts, .flags = flags);
+		img = jitmap_image_open_memory_opts(s->bytes, (size_t)s->symfile_size, &opts, &err);
+		if (!img)
+			add_text(&s->problems, "%s: offset 0x%" PRIx64 ": %s", s->name, err.offset,
+				 err_text(&err));
+		return img;
+	}
+	img = jitmap_image_open_target(&p->target, s->symfile_addr, s->symfile_size, flags, &err);
 	if (!img)
 		add_text(&s->problems, "%s: image at 0x%" PRIx64 ": offset 0x%" PRIx64 ": %s",
 			 s->name, s->symfile_addr, err.offset, err_text(&err));
 	return img;
 }
+
+static void open_opened(jitmap_process *p, struct source *s);
 
 /* Open the registered image without its stackmap copy (the live section is read instead). */
 static void open_jit_image(jitmap_process *p, struct source *s)
@@ -277,6 +303,13 @@ static void open_jit_image(jitmap_process *p, struct source *s)
 		return;
 	}
 	s->sample_len = n;
+	open_opened(p, s);
+}
+
+/* What every JIT image gives once opened (from target memory or from a debugger's bytes):
+ * its architecture, byte order and live stackmap section. */
+static void open_opened(jitmap_process *p, struct source *s)
+{
 	s->image = open_image(p, s, JITMAP_IMAGE_SKIP_STACKMAP);
 	if (!s->image)
 		return;
@@ -370,6 +403,9 @@ static void read_live(jitmap_process *p, struct source *s)
 		jitmap_error err;
 		JITMAP_OPTS(const jitmap_parse_opts, opts, .order = s->order, .arch = s->arch);
 		jitmap_stackmap *sm = jitmap_stackmap_parse(live, (size_t)s->sm_size, &opts, &err);
+		uint8_t head[SAMPLE];
+		const size_t head_len = s->sm_size < SAMPLE ? (size_t)s->sm_size : SAMPLE;
+		memcpy(head, live, head_len);
 		free(live);
 		if (!sm) {
 			snprintf(problem, sizeof(problem),
@@ -381,6 +417,8 @@ static void read_live(jitmap_process *p, struct source *s)
 			s->complete = complete_live(p, s, sm);
 			s->live_hash = h;
 			s->have_hash = true;
+			s->live_head_len = head_len;
+			memcpy(s->live_head, head, head_len);
 		}
 	}
 	if (problem[0] && s->sm && s->live)
@@ -394,6 +432,33 @@ static void read_live(jitmap_process *p, struct source *s)
 	if (problem[0])
 		add_text(&s->problems, "%s: %s%s", s->name, problem,
 			 s->sm ? "; using the registered copy" : "");
+}
+
+/* Whether a complete live section's first bytes changed since it was parsed (a JIT that
+ * reuses a stackmap's memory in place): it is then read again. */
+static bool live_head_changed(jitmap_process *p, struct source *s)
+{
+	uint8_t now[SAMPLE];
+	char why[160];
+	if (!s->complete || !s->live || !s->live_head_len)
+		return false;
+	return read_mem(p, s->sm_addr, now, s->live_head_len, why, sizeof(why)) ||
+	       memcmp(now, s->live_head, s->live_head_len);
+}
+
+/* Read the live section again if the policy says so; true when it was. */
+static bool refresh_live(jitmap_process *p, struct source *s)
+{
+	if (!s->image)
+		return false;
+	if (live_head_changed(p, s)) {
+		s->complete = false;
+		s->have_hash = false;
+	}
+	if (s->complete)
+		return false;
+	read_live(p, s);
+	return true;
 }
 
 static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c)
@@ -438,9 +503,149 @@ static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_c
 		p->njit++;
 	}
 	s->seen = true;
-	if (s->image && !s->complete)
-		read_live(p, s);
+	refresh_live(p, s);
 	return list_source(p, s);
+}
+
+/* -- Images handed in by a debugger -- */
+
+/* The index holds `s`'s current stackmap (or nothing, when it has none). */
+static int index_now(jitmap_process *p, struct source *s)
+{
+	if (s->indexed == s->sm)
+		return 0;
+	if (s->indexed)
+		jitmap_index_remove(p->index, s->indexed);
+	s->indexed = NULL;
+	if (s->sm) {
+		int r = jitmap_index_add(p->index, s->sm);
+		if (r != 0 && r != -EEXIST)
+			return r;
+		s->indexed = s->sm;
+	}
+	return 0;
+}
+
+static void free_buried(jitmap_process *p)
+{
+	for (size_t i = 0; i < p->ndropped; i++)
+		source_free(p->dropped[i]);
+	p->ndropped = 0;
+	for (size_t i = 0; i < p->ngrave; i++)
+		jitmap_stackmap_free(p->graveyard[i]);
+	p->ngrave = 0;
+}
+
+static size_t handed_find(const jitmap_process *p, uint64_t id)
+{
+	size_t lo = 0, hi = p->nhanded;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->handed[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nhanded && p->handed[lo]->id == id ? lo : SIZE_MAX;
+}
+
+static struct source *handed(const jitmap_process *p, uint64_t id)
+{
+	const size_t at = handed_find(p, id);
+	return at == SIZE_MAX ? NULL : p->handed[at];
+}
+
+int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, const char *where,
+			     uint64_t *id)
+{
+	if (!p || !id || (!image && size) || !p->index)
+		return -EINVAL;
+	if (grow(&p->handed, &p->cap_handed, p->nhanded + 1, sizeof(*p->handed)))
+		return -ENOMEM;
+	struct source *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->kind = JITMAP_SOURCE_JIT;
+	s->handed = true;
+	s->id = ++p->next_id;
+	s->bytes = image;
+	s->symfile_size = size;
+	if (where)
+		snprintf(s->name, sizeof(s->name), "%s", where);
+	else
+		snprintf(s->name, sizeof(s->name), "JIT image %" PRIu64, s->id);
+	if (!size)
+		add_text(&s->problems, "%s: empty image", s->name);
+	else if (size > p->max_image)
+		add_text(&s->problems, "%s: image of %zu bytes is larger than the %" PRIu64
+				       " MiB limit; not read",
+			 s->name, size, p->max_image >> 20);
+	else
+		open_opened(p, s);
+	s->open_problems = s->problems.n;
+	refresh_live(p, s); /* while its bytes are here: the registered copy may be needed */
+	s->bytes = NULL;
+	int rc = index_now(p, s);
+	p->handed[p->nhanded++] = s; /* ids only grow: the array stays sorted */
+	*id = s->id;
+	return rc;
+}
+
+int jitmap_process_remove_image(jitmap_process *p, uint64_t id)
+{
+	const size_t at = p ? handed_find(p, id) : SIZE_MAX;
+	if (at == SIZE_MAX)
+		return -ENOENT;
+	struct source *s = p->handed[at];
+	memmove(&p->handed[at], &p->handed[at + 1], (p->nhanded - at - 1) * sizeof(*p->handed));
+	p->nhanded--;
+	if (s->indexed)
+		jitmap_index_remove(p->index, s->indexed);
+	s->indexed = NULL;
+	if (p->scanning && drop_later(p, s) == 0)
+		return 0;
+	source_free(s);
+	return 0;
+}
+
+void jitmap_process_recheck(jitmap_process *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nhanded; i++)
+		p->handed[i]->recheck = true;
+	if (!p->scanning)
+		free_buried(p);
+}
+
+const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p, uint64_t id)
+{
+	struct source *s = p ? handed(p, id) : NULL;
+	if (!s)
+		return NULL;
+	if (s->recheck) {
+		s->recheck = false;
+		if (refresh_live(p, s) && index_now(p, s))
+			add_text(&s->problems, "%s: out of memory indexing its stackmap", s->name);
+	}
+	return s->sm;
+}
+
+static void fill_info(const struct source *s, jitmap_source_info *out);
+
+int jitmap_process_image(const jitmap_process *p, uint64_t id, jitmap_source_info *out)
+{
+	const struct source *s = p ? handed(p, id) : NULL;
+	if (!s)
+		return -ENOENT;
+	fill_info(s, out);
+	return 0;
+}
+
+const char *jitmap_process_image_problem(const jitmap_process *p, uint64_t id, size_t k)
+{
+	const struct source *s = p ? handed(p, id) : NULL;
+	return s && k < s->problems.n ? s->problems.items[k] : NULL;
 }
 
 /* -- Loaded files -- */
@@ -542,6 +747,7 @@ int jitmap_process_scan_object(jitmap_process *p, const char *path, uint64_t sec
 
 int jitmap_process_scan_begin(jitmap_process *p)
 {
+	p->scanning = true;
 	for (size_t i = 0; i < p->njit; i++)
 		p->jit[i]->seen = p->jit[i]->listed = false;
 	for (size_t i = 0; i < p->nobjects; i++)
@@ -575,8 +781,10 @@ int jitmap_process_scan_descriptor(jitmap_process *p, uint64_t addr, const char 
 int jitmap_process_scan_end(jitmap_process *p)
 {
 	int rc = 0;
-	if (!p->index && !(p->index = jitmap_index_new()))
+	if (!p->index && !(p->index = jitmap_index_new())) {
+		p->scanning = false;
 		return -ENOMEM;
+	}
 	/* Sources not seen again go. */
 	for (size_t i = 0; i < p->njit;) {
 		if (!p->jit[i]->seen && drop_later(p, p->jit[i]) == 0) {
@@ -612,12 +820,9 @@ int jitmap_process_scan_end(jitmap_process *p)
 				rc = r;
 		}
 	}
-	for (size_t i = 0; i < p->ndropped; i++)
-		source_free(p->dropped[i]);
-	p->ndropped = 0;
-	for (size_t i = 0; i < p->ngrave; i++)
-		jitmap_stackmap_free(p->graveyard[i]);
-	p->ngrave = 0;
+	/* Handed-in images are kept across scans, their stackmaps indexed already. */
+	free_buried(p);
+	p->scanning = false;
 	return rc;
 }
 
@@ -660,6 +865,10 @@ void jitmap_process_flush(jitmap_process *p)
 		source_free(p->jit[i]);
 	for (size_t i = 0; i < p->nobjects; i++)
 		source_free(p->objects[i]);
+	for (size_t i = 0; i < p->nhanded; i++)
+		source_free(p->handed[i]);
+	p->nhanded = 0;
+	p->scanning = false;
 	for (size_t i = 0; i < p->ndropped; i++)
 		source_free(p->dropped[i]);
 	for (size_t i = 0; i < p->ngrave; i++)
@@ -676,6 +885,7 @@ void jitmap_process_free(jitmap_process *p)
 	jitmap_index_free(p->index);
 	free(p->jit);
 	free(p->objects);
+	free(p->handed);
 	free(p->order);
 	free(p->dropped);
 	free(p->graveyard);
@@ -691,7 +901,12 @@ int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_source_info 
 {
 	if (i >= p->norder)
 		return -ERANGE;
-	const struct source *s = p->order[i];
+	fill_info(p->order[i], out);
+	return 0;
+}
+
+static void fill_info(const struct source *s, jitmap_source_info *out)
+{
 	*out = (jitmap_source_info){
 		.kind = s->kind,
 		.name = s->kind == JITMAP_SOURCE_JIT ? s->name : s->path,
@@ -708,7 +923,6 @@ int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_source_info 
 		.num_problems = s->problems.n,
 		.num_notes = s->notes.n,
 	};
-	return 0;
 }
 
 const char *jitmap_process_source_problem(const jitmap_process *p, size_t i, size_t k)

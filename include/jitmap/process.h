@@ -18,8 +18,9 @@
  *     every function address is set there, else from the file moved by the load bias;
  *   - staleness: an entry is reused while its (entry, image address, image size) and its
  *     image's first 64 bytes are unchanged; its live section is re-read (and re-parsed only
- *     when its bytes changed) until it has been seen with every address set; a file is
- *     reopened when its size or modification time changes;
+ *     when its bytes changed) until it has been seen with every address set, and again when
+ *     its first 64 bytes change; a file is reopened when its size or modification time
+ *     changes;
  *   - one PC index (jitmap_index) over every stackmap, changed only when stackmaps come or go;
  *   - problems per source (and for the whole process: a corrupt descriptor list), as text.
  *
@@ -109,6 +110,39 @@ JITMAP_API size_t jitmap_process_num_problems(const jitmap_process *p);
 JITMAP_API const char *jitmap_process_problem(const jitmap_process *p, size_t k);
 /* One PC index over every stackmap of the last scan (owned by the process). */
 JITMAP_API jitmap_index *jitmap_process_index(const jitmap_process *p);
+
+/* -- Images handed in by a debugger --
+ *
+ * GDB's JIT reader interface gives a reader each registered image's bytes, not the entry that
+ * holds them, and never says when an entry goes away. Such an image is handed in here: it is
+ * opened from the bytes given (copied as needed: the caller's buffer may go once the call
+ * returns), and its stackmap read under the same rules as a JIT entry's (the live section,
+ * the registered copy's addresses while MCJIT has not relocated it, names and sizes from its
+ * symbols). It is kept across scans until removed, its stackmap in the process's index, and
+ * listed by jitmap_process_image, not jitmap_process_source. */
+
+/* Hand in an image (`where` names it in messages, e.g. "JIT image 3"); its id in *id. What
+ * went wrong reading it is a problem of the image (jitmap_process_image_problem), not an
+ * error: returns 0, -EINVAL or -ENOMEM. */
+JITMAP_API int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size,
+					const char *where, uint64_t *id);
+/* Forget image `id` (its stackmap leaves the index and is freed). 0 or -ENOENT. */
+JITMAP_API int jitmap_process_remove_image(jitmap_process *p, uint64_t id);
+/* Target memory may have changed (a stop): each image's live section is looked at again at
+ * its next jitmap_process_image_stackmap. Stackmaps returned before this call must not be
+ * used after it. */
+JITMAP_API void jitmap_process_recheck(jitmap_process *p);
+/* Image `id`'s stackmap (NULL when it has none or none could be read: see its problems),
+ * after reading its live section again if a recheck asks for it: while MCJIT has not
+ * relocated it, and when its first bytes changed since it was parsed. */
+JITMAP_API const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p,
+								uint64_t id);
+/* What is known of image `id` (kind JITMAP_SOURCE_JIT, `entry` and `symfile_addr` 0): 0 or
+ * -ENOENT. Its problem `k`, NULL past the end. */
+JITMAP_API int jitmap_process_image(const jitmap_process *p, uint64_t id,
+				    jitmap_source_info *out);
+JITMAP_API const char *jitmap_process_image_problem(const jitmap_process *p, uint64_t id,
+						    size_t k);
 
 #ifdef __cplusplus
 }

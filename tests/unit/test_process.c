@@ -338,6 +338,123 @@ static void test_loaded_file(void **state)
 	world_free(&w);
 }
 
+static bool image_problem(const jitmap_process *p, uint64_t id, const char *needle)
+{
+	for (size_t k = 0; jitmap_process_image_problem(p, id, k); k++)
+		if (strstr(jitmap_process_image_problem(p, id, k), needle))
+			return true;
+	return false;
+}
+
+/* An image handed in by a debugger (GDB's JIT reader gets the bytes, not the entry): the
+ * same live-section rules, kept until removed, rechecked at stops. */
+static void test_handed_image(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	assert_non_null(p);
+
+	/* The debugger's buffer goes as soon as the call returns. */
+	sm_bytes given = sm_bytes_copy(&w.image);
+	uint64_t id = 0;
+	assert_int_equal(jitmap_process_add_image(p, given.data, given.len, "JIT image 1", &id), 0);
+	memset(given.data, 0xa5, given.len);
+	sm_bytes_free(&given);
+	assert_true(id > 0);
+	jitmap_source_info si;
+	assert_int_equal(jitmap_process_image(p, id, &si), 0);
+	assert_int_equal(si.kind, JITMAP_SOURCE_JIT);
+	assert_string_equal(si.name, "JIT image 1");
+	assert_int_equal(si.section_address, LIVE);
+	assert_non_null(si.image);
+	assert_int_equal(jitmap_process_num_sources(p), 0); /* not a scan's source */
+
+	/* MCJIT before finalization: addresses from the registered copy, opened while the bytes
+	 * were there; names and sizes from the symbols; indexed at once. */
+	const jitmap_stackmap *sm = jitmap_process_image_stackmap(p, id);
+	assert_non_null(sm);
+	assert_int_equal(jitmap_stackmap_function(sm, 0)->address, TEXT);
+	assert_string_equal(jitmap_stackmap_function(sm, 0)->name, "fixture_first");
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
+
+	/* Relocated in memory: nothing is read before a recheck, the live bytes after it. */
+	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm); i++) {
+		const jitmap_function *f = jitmap_stackmap_function(sm, i);
+		sm_put(w.live.data + f->section_offset, f->address, 8, JITMAP_ORDER_LITTLE);
+	}
+	unsigned before = w.fake.reads;
+	assert_ptr_equal(jitmap_process_image_stackmap(p, id), sm);
+	assert_int_equal(w.fake.reads, before);
+	jitmap_process_recheck(p);
+	const jitmap_stackmap *live = jitmap_process_image_stackmap(p, id);
+	assert_non_null(live);
+	assert_int_equal(jitmap_process_image(p, id, &si), 0);
+	assert_true(si.live);
+	assert_int_equal(si.num_notes, 0);
+	assert_int_equal(jitmap_stackmap_function(live, 1)->address,
+			 jitmap_stackmap_function(sm = live, 1)->address);
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
+
+	/* Complete: a recheck costs one read of the section's first bytes. */
+	jitmap_process_recheck(p);
+	before = w.fake.reads;
+	assert_ptr_equal(jitmap_process_image_stackmap(p, id), live);
+	assert_int_equal(w.fake.reads - before, 1);
+
+	/* The JIT rewrites the section in place (function 0's stack size, in the first bytes):
+	 * read again at the next recheck. */
+	const uint64_t old_size = jitmap_stackmap_function(live, 0)->stack_size;
+	sm_put(w.live.data + 16 + 8, old_size + 16, 8, JITMAP_ORDER_LITTLE);
+	jitmap_process_recheck(p);
+	const jitmap_stackmap *again = jitmap_process_image_stackmap(p, id);
+	assert_non_null(again);
+	assert_int_equal(jitmap_stackmap_function(again, 0)->stack_size, old_size + 16);
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
+
+	/* Scans leave handed images alone. */
+	set_list(0, 0);
+	scan(p, true);
+	assert_ptr_equal(jitmap_process_image_stackmap(p, id), again);
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
+
+	/* Removed: out of the index; unknown ids say so. */
+	assert_int_equal(jitmap_process_remove_image(p, id), 0);
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 0);
+	assert_null(jitmap_process_image_stackmap(p, id));
+	assert_int_equal(jitmap_process_remove_image(p, id), -ENOENT);
+	assert_int_equal(jitmap_process_image(p, id, &si), -ENOENT);
+	assert_null(jitmap_process_image_problem(p, id, 0));
+
+	/* Hostile images: a problem each, never an error. */
+	static const uint8_t junk[] = "not an ELF image at all";
+	uint64_t bad;
+	assert_int_equal(jitmap_process_add_image(p, junk, sizeof(junk), NULL, &bad), 0);
+	assert_null(jitmap_process_image_stackmap(p, bad));
+	assert_true(image_problem(p, bad, "JIT image 2: offset 0x0: "));
+	uint64_t empty;
+	assert_int_equal(jitmap_process_add_image(p, NULL, 0, "nothing", &empty), 0);
+	assert_true(image_problem(p, empty, "nothing: empty image"));
+	assert_int_equal(jitmap_process_add_image(p, NULL, 8, "x", &bad), -EINVAL);
+	assert_int_equal(jitmap_process_add_image(p, junk, sizeof(junk), "x", NULL), -EINVAL);
+
+	/* Its live section unreadable: the registered copy, with the reason. */
+	w.fake.n = 3;
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "copy", &id), 0);
+	assert_non_null(jitmap_process_image_stackmap(p, id));
+	assert_true(image_problem(p, id, "is not readable: nothing mapped at 0x300000; using the "
+					 "registered copy"));
+	/* After the bytes are gone, the copy opened while they were there serves again. */
+	jitmap_process_recheck(p);
+	assert_non_null(jitmap_process_image_stackmap(p, id));
+
+	jitmap_process_flush(p);
+	assert_int_equal(jitmap_process_image(p, id, &si), -ENOENT);
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_unreadable_live_section),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_loaded_file),
+		cmocka_unit_test(test_handed_image),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
