@@ -3,8 +3,9 @@
  *
  * GDB loads the plugin with dlopen; `ctypes.CDLL(path)` on the same path returns the same,
  * already loaded library, so these functions see the reader's state: the JIT entries GDB has
- * shown it, their stackmaps (parsed lazily from the live, relocated sections in target memory)
- * and one jitmap_index over all of them. GDB has one reader at a time: there is one state.
+ * shown it, their stackmaps (read by libjitmap's process model, jitmap/process.h, when GDB
+ * hands the reader an entry: from the live, relocated sections in target memory) and one
+ * jitmap_index over all of them. GDB has one reader at a time: there is one state.
  *
  * The plugin also exports the libjitmap functions of <jitmap/jitmap.h> (parsing, index,
  * statepoints, registers, evaluation, ELF images) and <jitmap/unwind.h>, so that the objects
@@ -19,7 +20,7 @@
  *   - an entry whose code overlaps a newer entry's is replaced by it (a JIT that reuses
  *     memory, a program run again);
  *   - jitmap_reader_invalidate(JITMAP_READER_RECHECK) makes every entry re-check, before its
- *     next use, that the first bytes of its code (and the header of its live stackmap) are
+ *     next use, that the first bytes of its code (and those of its live stackmap) are
  *     still what they were when the entry was first used; an entry whose bytes changed or
  *     cannot be read any more is dropped (its cached stackmap alone is dropped and re-read
  *     when only the stackmap header changed);

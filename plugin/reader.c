@@ -2,9 +2,11 @@
  *
  * GDB hands the reader every JIT entry (an in-memory ELF image) and asks it to unwind every
  * frame of the process. The reader:
- *   - records each entry's code ranges, function symbols and the addresses of its live
- *     .llvm_stackmaps and .eh_frame (sh_addr: LLVM's registered copy is unrelocated, the
- *     sections in process memory are; gdb-jit-interface.md §4);
+ *   - hands each entry's image to libjitmap's process model (jitmap_process_add_image),
+ *     which owns reading its stackmap (the live section at sh_addr, the registered copy's
+ *     addresses while MCJIT has not relocated it, a section rewritten in place) and one
+ *     jitmap_index over them; the reader keeps what GDB's slots need: code ranges, function
+ *     symbols, the live .eh_frame (gdb-jit-interface.md §4);
  *   - declines every entry whose functions GDB's own ELF reader names (GDB then has their
  *     names, found by name too, their DWARF and CFI), and claims (one symtab, one block per
  *     function symbol) only those it would leave as `?? ()`, or, when asked
@@ -12,8 +14,7 @@
  *   - unwinds frames in JIT code with libjitmap's unwinder (CFI, the stackmap's frame size
  *     at record PCs, the frame-pointer chain), except where GDB's DWARF unwinder already has
  *     the CFI of a declined entry;
- *   - parses stackmaps lazily and keeps one jitmap_index over them for the Python commands
- *     (jitmap-reader-api.h).
+ *   - gives the Python commands that index (jitmap-reader-api.h).
  *
  * GDB 13 traps (gdb-jit-interface.md §2, docs/gdb.md): block_open with a NULL name crashes
  * GDB; so does a NULL from gdb_init_reader; reg_get with a DWARF number the architecture does
@@ -35,6 +36,7 @@
 #include <gdb/jit-reader.h>
 
 #include <jitmap/jitmap.h>
+#include <jitmap/process.h>
 #include <jitmap/unwind.h>
 
 #include "jitmap-reader-api.h"
@@ -100,14 +102,12 @@ struct entry {
 	size_t ngdb_named; /* how many of them GDB's own reader names */
 	char *file_name; /* STT_FILE, or NULL */
 
-	/* .llvm_stackmaps: live at sm_addr, or a copy of the image's bytes when not loaded. */
+	/* .llvm_stackmaps: the process model's (the image handed in as `image_id`); `sm` is
+	 * what it last gave, valid until the next jitmap_process_recheck. */
+	uint64_t image_id;
 	bool has_sm;
 	uint64_t sm_addr, sm_size;
-	void *sm_copy;
-	jitmap_stackmap *sm;
-	uint8_t sm_head[SNAP_LEN];
-	size_t sm_head_len;
-	uint64_t sm_tried; /* generation of the last failed attempt, 0 if none */
+	const jitmap_stackmap *sm;
 
 	/* CFI: .eh_frame live at eh_addr, .debug_frame copied from the image. */
 	uint64_t eh_addr, eh_size;
@@ -165,7 +165,7 @@ struct reader {
 	size_t nentries, entries_cap;
 	struct slot *slots; /* every entry's code ranges, sorted, disjoint */
 	size_t nslots, slots_cap;
-	jitmap_index *index;
+	jitmap_process *proc; /* the entries' stackmaps, one index over them */
 	struct cache_slot cache[CACHE_SLOTS];
 	unsigned cache_next;
 	jitmap_reader_stats stats;
@@ -236,6 +236,17 @@ static int unwind_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
 	return 0;
 }
 
+/* The process model's reads (its jitmap_target). */
+static int process_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			size_t why_len)
+{
+	const int rc = target_read(ctx, addr, buf, len);
+	if (rc)
+		snprintf(why, why_len, "%s", rc == -ENODEV ? "GDB has not given the reader a way to "
+			 "read memory yet" : "GDB cannot read that memory");
+	return rc;
+}
+
 /* A malloc'd copy of `len` bytes at `addr` in the target, or NULL. */
 static void *target_copy(struct reader *r, uint64_t addr, uint64_t len)
 {
@@ -260,8 +271,6 @@ static void entry_free(struct entry *e)
 	free(e->funcs);
 	free(e->code);
 	free(e->file_name);
-	free(e->sm_copy);
-	jitmap_stackmap_free(e->sm);
 	free(e->df);
 	jitmap_cfi_free(e->cfi);
 	free(e);
@@ -397,17 +406,22 @@ static int add_symbols(struct entry *e, const jitmap_image *img)
 
 /* Fill `e` from the ELF image (read by libjitmap). Returns 0, or a negative errno with the
  * reason in `why`. */
-static int entry_from_image(struct entry *e, const void *image, size_t size, char *why,
-			    size_t why_len)
+/* Hand the image to the process model (which reads its stackmap) and take from it what GDB's
+ * slots need: code spans, function symbols, CFI. */
+static int entry_from_image(struct reader *r, struct entry *e, const void *image, size_t size,
+			    char *why, size_t why_len)
 {
-	jitmap_error err;
-	const jitmap_image_opts opts = {.sz = sizeof(opts), .flags = JITMAP_IMAGE_SKIP_STACKMAP};
-	jitmap_image *img = jitmap_image_open_memory_opts(image, size, &opts, &err);
-	if (!img) {
-		snprintf(why, why_len, "%.150s", err.reason[0] ? err.reason : jitmap_strerror(err.code));
-		return err.code ? err.code : -EINVAL;
+	char where[48];
+	snprintf(where, sizeof(where), "JIT entry %" PRIu64, e->serial);
+	int rc = jitmap_process_add_image(r->proc, image, size, where, &e->image_id);
+	jitmap_source_info si;
+	if (rc || jitmap_process_image(r->proc, e->image_id, &si) || !si.image) {
+		const char *p = rc ? NULL : jitmap_process_image_problem(r->proc, e->image_id, 0);
+		snprintf(why, why_len, "%.150s", p ? p : jitmap_strerror(rc ? rc : -EINVAL));
+		return rc ? rc : -EINVAL;
 	}
-	int rc = -ENOMEM;
+	const jitmap_image *img = si.image;
+	rc = -ENOMEM;
 	e->arch = jitmap_image_arch(img);
 	e->big_endian = jitmap_image_byte_order(img) == JITMAP_ORDER_BIG;
 	e->debug_info = jitmap_image_has_debug_info(img);
@@ -426,20 +440,10 @@ static int entry_from_image(struct entry *e, const void *image, size_t size, cha
 	}
 
 	uint64_t addr, len;
-	if (!jitmap_image_stackmap_section(img, &addr, &len) && len && len <= MAX_LIVE_READ) {
-		size_t copy_len;
-		const void *copy = jitmap_image_stackmap_copy(img, &copy_len);
-		if (addr) { /* placed in memory: read live */
-			e->has_sm = true;
-			e->sm_addr = addr;
-			e->sm_size = len;
-		} else if (copy && copy_len == len && (e->sm_copy = malloc(copy_len))) {
-			/* Not placed in memory: the image's bytes are all there is (their function
-			 * addresses must then be absolute). */
-			memcpy(e->sm_copy, copy, copy_len);
-			e->has_sm = true;
-			e->sm_size = len;
-		}
+	if (!jitmap_image_stackmap_section(img, &addr, &len) && len) {
+		e->has_sm = true;
+		e->sm_addr = addr;
+		e->sm_size = len;
 	}
 	if (!jitmap_image_eh_frame(img, &addr, &len) && len <= MAX_LIVE_READ) {
 		e->eh_addr = addr;
@@ -472,7 +476,6 @@ static int entry_from_image(struct entry *e, const void *image, size_t size, cha
 out:
 	if (rc == -ENOMEM)
 		snprintf(why, why_len, "out of memory");
-	jitmap_image_free(img);
 	return rc;
 }
 
@@ -509,8 +512,7 @@ static void drop_entry(struct reader *r, struct entry *e)
 	}
 	r->entries[e->pos] = r->entries[--r->nentries];
 	r->entries[e->pos]->pos = e->pos;
-	if (e->sm)
-		jitmap_index_remove(r->index, e->sm);
+	jitmap_process_remove_image(r->proc, e->image_id);
 	r->epoch++;
 	entry_free(e);
 }
@@ -598,67 +600,25 @@ static bool entry_usable(struct reader *r, struct entry *e)
 		drop_entry(r, e);
 		return false;
 	}
-	/* The stackmap may be reused by a JIT on its own: re-read it when its header moved. */
-	if (e->sm && e->sm_addr &&
-	    (target_read(r, e->sm_addr, now, e->sm_head_len) || memcmp(now, e->sm_head, e->sm_head_len))) {
-		jitmap_index_remove(r->index, e->sm);
-		jitmap_stackmap_free(e->sm);
-		e->sm = NULL;
-		r->epoch++;
-	}
+	/* A stackmap the JIT rewrote in place is the process model's to notice (recheck). */
 	e->usable = true;
 	return true;
 }
 
 /* -- Lazy parsing -- */
 
+/* The entry's stackmap as the process model has it now (read again after a recheck when the
+ * model's rules say so: MCJIT relocating, a section rewritten in place). */
 static void ensure_stackmap(struct reader *r, struct entry *e)
 {
-	if (e->sm || !e->has_sm || e->sm_tried == r->gen)
-		return;
-	void *buf = e->sm_copy ? e->sm_copy : target_copy(r, e->sm_addr, e->sm_size);
-	if (!buf) {
-		e->sm_tried = r->gen;
-		note(r, e, "the stackmap at 0x%" PRIx64 " (%" PRIu64 " bytes) cannot be read",
-		     e->sm_addr, e->sm_size);
-		return;
+	const jitmap_stackmap *sm = jitmap_process_image_stackmap(r->proc, e->image_id);
+	if (sm != e->sm) {
+		e->sm = sm;
+		r->epoch++;
 	}
-	const jitmap_parse_opts opts = {
-		.sz = sizeof(opts),
-		.order = e->big_endian ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE,
-		.arch = e->arch,
-	};
-	jitmap_error err;
-	jitmap_stackmap *sm = jitmap_stackmap_parse(buf, e->sm_size, &opts, &err);
-	if (!sm) {
-		e->sm_tried = r->gen;
-		note(r, e, "the stackmap at 0x%" PRIx64 " does not parse: at byte %" PRIu64 ": %s",
-		     e->sm_addr, err.offset, err.reason);
-		goto out;
-	}
-	/* MCJIT registers before it relocates: Function Address fields still 0. Try again at
-	 * the next use, when the JIT has run. */
-	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm); i++) {
-		const jitmap_function *f = jitmap_stackmap_function(sm, i);
-		if (!f->address) {
-			e->sm_tried = r->gen;
-			note(r, e, "the stackmap at 0x%" PRIx64 " is not relocated yet", e->sm_addr);
-			jitmap_stackmap_free(sm);
-			goto out;
-		}
-		const struct func *fn = func_at(e, f->address);
-		if (fn && fn->lo == f->address)
-			jitmap_stackmap_set_function_name(sm, i, fn->name);
-	}
-	e->sm_head_len = e->sm_size < SNAP_LEN ? (size_t)e->sm_size : SNAP_LEN;
-	memcpy(e->sm_head, buf, e->sm_head_len);
-	e->sm = sm;
-	if (jitmap_index_add(r->index, sm) == -ENOMEM)
-		note(r, e, "out of memory indexing the stackmap");
-	r->epoch++;
-out:
-	if (buf != e->sm_copy)
-		free(buf);
+	const char *problem = jitmap_process_image_problem(r->proc, e->image_id, 0);
+	if (problem && strcmp(problem, e->problem))
+		note(r, e, "%s", problem);
 }
 
 static void ensure_cfi(struct reader *r, struct entry *e)
@@ -910,9 +870,10 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 		return GDB_FAIL;
 	e->serial = serial;
 	char why[160] = "";
-	if (entry_from_image(e, memory, (size_t)memory_sz, why, sizeof(why))) {
+	if (entry_from_image(r, e, memory, (size_t)memory_sz, why, sizeof(why))) {
 		r->stats.rejected++;
 		note(r, NULL, "entry %" PRIu64 " (%ld bytes) left to GDB: %s", serial, memory_sz, why);
+		jitmap_process_remove_image(r->proc, e->image_id);
 		entry_free(e);
 		return GDB_FAIL;
 	}
@@ -920,6 +881,7 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 	if (add_entry(r, e)) {
 		r->stats.rejected++;
 		note(r, NULL, "entry %" PRIu64 ": out of memory", serial);
+		jitmap_process_remove_image(r->proc, e->image_id);
 		entry_free(e);
 		return GDB_FAIL;
 	}
@@ -1010,7 +972,7 @@ static void destroy(struct gdb_reader_funcs *self)
 	forget_all(r);
 	free(r->entries);
 	free(r->slots);
-	jitmap_index_free(r->index);
+	jitmap_process_free(r->proc);
 	if (g_reader == r)
 		g_reader = NULL;
 	free(r);
@@ -1050,8 +1012,11 @@ __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(
 	struct reader *r = calloc(1, sizeof(*r));
 	if (!r)
 		return &refused;
-	r->index = jitmap_index_new();
-	if (!r->index) {
+	const jitmap_target target = {.ctx = r, .read_mem = process_read};
+	const jitmap_process_opts popts = {.sz = sizeof(popts), .max_image = MAX_IMAGE_SIZE,
+					   .max_section = MAX_LIVE_READ};
+	r->proc = jitmap_process_new(&target, &popts);
+	if (!r->proc) {
 		free(r);
 		return &refused;
 	}
@@ -1104,10 +1069,12 @@ int jitmap_reader_invalidate(int how)
 	switch (how) {
 	case JITMAP_READER_RECHECK:
 		r->gen++;
+		jitmap_process_recheck(r->proc);
 		return 0;
 	case JITMAP_READER_FORGET:
 		forget_all(r);
 		r->gen++;
+		jitmap_process_recheck(r->proc);
 		return 0;
 	default:
 		return -EINVAL;
@@ -1184,7 +1151,7 @@ jitmap_index *jitmap_reader_index(void)
 		if (entry_usable(r, e))
 			ensure_stackmap(r, e);
 	}
-	return r->index;
+	return jitmap_process_index(r->proc);
 }
 
 int jitmap_reader_lookup(uint64_t pc, const jitmap_stackmap **stackmap, const char **name,

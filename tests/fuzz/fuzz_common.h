@@ -194,7 +194,7 @@ static inline void fuzz_walk_record(const jitmap_stackmap *sm, size_t i)
 	CHECK(jitmap_statepoint_wanted(sm, r, JITMAP_STATEPOINT_NONE, &r->id, 1));
 }
 
-static inline void fuzz_walk_stackmap(jitmap_stackmap *sm)
+static inline void fuzz_walk_stackmap(const jitmap_stackmap *sm)
 {
 	const size_t nb = jitmap_stackmap_num_blobs(sm), nf = jitmap_stackmap_num_functions(sm),
 		     nr = jitmap_stackmap_num_records(sm), nc = jitmap_stackmap_num_constants(sm);

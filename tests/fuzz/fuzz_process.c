@@ -8,7 +8,9 @@
  * too). Reads outside the memory fail. When the read counter reaches "mutate at", one byte of
  * the memory is XORed (entries changing between reads, as in a running JIT). The process is
  * scanned three times, flushed and scanned again; every source's stackmap is walked like
- * fuzz_parse's, and the shared index must find each record at its PC.
+ * fuzz_parse's, and the shared index must find each record at its PC. Then the images found
+ * are handed in as GDB's JIT reader is given them (jitmap_process_add_image), rechecked and
+ * removed.
  *
  * Seeds (make-corpus.sh, process_seeds.py): the seed objects laid out as LLVM's JIT registers
  * them (sh_addr of every loaded section patched to where the image sits), two entries.
@@ -95,6 +97,52 @@ static void scan(jitmap_process *p, bool second)
 	check_scan(p);
 }
 
+/* The images the last scan found, handed in as GDB's JIT reader is given them (the bytes, not
+ * the entry): their stackmaps, a recheck, removal. */
+static void hand_in(jitmap_process *p, struct mem *m)
+{
+	uint64_t ids[8];
+	size_t n = 0;
+	jitmap_source_info si;
+	for (size_t i = 0; i < jitmap_process_num_sources(p) && n < 8; i++) {
+		CHECK(jitmap_process_source(p, i, &si) == 0);
+		if (si.symfile_addr < BASE || si.symfile_addr - BASE > m->len ||
+		    si.symfile_size > m->len - (si.symfile_addr - BASE))
+			continue;
+		CHECK(jitmap_process_add_image(p, m->bytes + (si.symfile_addr - BASE),
+					       (size_t)si.symfile_size, NULL, &ids[n]) == 0);
+		n++;
+	}
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < n; i++) {
+			const jitmap_stackmap *sm = jitmap_process_image_stackmap(p, ids[i]);
+			CHECK(jitmap_process_image(p, ids[i], &si) == 0);
+			CHECK(si.stackmap == sm && si.name && si.name[0]);
+			for (size_t k = 0; k < si.num_problems; k++)
+				CHECK(jitmap_process_image_problem(p, ids[i], k)[0]);
+			CHECK(jitmap_process_image_problem(p, ids[i], si.num_problems) == NULL);
+			if (!sm)
+				continue;
+			fuzz_walk_stackmap(sm);
+			const size_t nr = jitmap_stackmap_num_records(sm);
+			for (size_t r = 0; r < nr && r < 16; r++) {
+				const jitmap_record *rec = jitmap_stackmap_record(sm, r);
+				jitmap_hit hit;
+				if (jitmap_record_function(sm, rec))
+					CHECK(jitmap_index_lookup(jitmap_process_index(p),
+								  jitmap_record_pc(sm, rec), &hit,
+								  1) >= 1);
+			}
+		}
+		jitmap_process_recheck(p);
+	}
+	for (size_t i = 0; i < n; i += 2) {
+		CHECK(jitmap_process_remove_image(p, ids[i]) == 0);
+		CHECK(jitmap_process_remove_image(p, ids[i]) == -ENOENT);
+		CHECK(jitmap_process_image_stackmap(p, ids[i]) == NULL);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 4)
@@ -118,6 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		scan(p, second);
 	jitmap_process_flush(p);
 	scan(p, second);
+	hand_in(p, &m);
 	jitmap_process_free(p);
 	free(m.bytes);
 	return 0;
