@@ -472,9 +472,9 @@ def _run_break(ctx, opts, args):
         return ["record %d: %s" % (rid, ", ".join("0x%x" % p for p in sorted(pcs)) or
                                    "pending (not registered yet)")
                 for rid, pcs in sorted(s.watched.items())]
+    dbg.watch_registrations()  # first: a debugger without a target refuses here
     for rid in ids:
         s.watched.setdefault(rid, set())
-    dbg.watch_registrations()
     lines = []
     try:
         lines = s.resolve(dbg)

@@ -9,8 +9,10 @@ descriptor list in fake memory whose entry is the hand-written JIT's real regist
 (`jitmap-handjit --image`). Its live stackmap is not in the fake memory, so discovery falls
 back to the registered copy and says so. Then: records found by PC, evaluated through a fake
 frame (a callee-saved register, a stack slot, a caller-saved register the frame cannot give),
-text and JSON renderings, the names API, hostile lists (a cycle, a wild pointer, a huge
-size). Exits 0 when all pass, 1 when any fails, 77 when the programs are not built.
+text and JSON renderings, the names API, the command table (commands.py) through a third
+Debugger that is neither GDB nor LLDB, in both spellings, hostile lists (a cycle, a wild
+pointer, a huge size). Exits 0 when all pass, 1 when any fails, 77 when the programs are not
+built.
 """
 import json
 import os
@@ -180,6 +182,133 @@ named = model.frame_object(Frame(), match)
 check(named["locations"][0].get("name") == "vm_acc" and "name" not in named["locations"][1]
       and named["locations"][2].get("name") == "slot", "names API")
 names.clear()
+
+# -- The command table, through a third Debugger (neither GDB nor LLDB) --
+
+from jitmap import commands  # noqa: E402
+
+assert "gdb" not in sys.modules and "lldb" not in sys.modules, "commands imported a debugger"
+
+
+class FakeDebugger:
+    """commands.Debugger over the fake process, its frame 1 at record 1002."""
+
+    def __init__(self, name):
+        self.name = name
+        self.access = process()
+        self.stop = 1
+        self.breaks = []
+
+    def check_process(self):
+        return "fake"
+
+    def stop_id(self):
+        return self.stop
+
+    def jit_descriptors(self):
+        return self.access.jit_descriptors()
+
+    def loaded_objects(self):
+        return []
+
+    def read(self, addr, size):
+        return self.access.read(addr, size)
+
+    def arch_name(self):
+        return "x86_64-pc-linux-gnu" if self.name == "lldb" else "i386:x86-64"
+
+    def selected_frame(self):
+        return Frame()
+
+    def frame(self, level):
+        if level != 1:
+            raise commands.CommandError("jitmap: there is no frame %d" % level)
+        return Frame()
+
+    def frames(self, limit):
+        return iter([Frame()])
+
+    def instructions(self, start, end):
+        return []
+
+    def disassemble(self, addr, count):
+        return []
+
+    def function_at(self, addr):
+        return None
+
+    def break_at(self, pc):
+        self.breaks.append(pc)
+        return len(self.breaks)
+
+    def watch_registrations(self):
+        pass
+
+
+def run(dbg, key, opts=(), args=()):
+    """Run a table command as the user would type it in `dbg`; (lines, warnings) or the
+    error sentence."""
+    line = commands.TABLE[key].line(dbg.name, opts, args)
+    argv = line.split()[2:]  # "info stackmap ..." / "stackmap info ..."
+    try:
+        out = commands.TABLE[key].run(dbg, argv)
+        return out.lines, out.warnings
+    except commands.CommandError as e:
+        return str(e)
+
+
+answers = {}
+for debugger in ("gdb", "lldb"):
+    commands.SESSION.forget()
+    commands.SESSION.watched.clear()
+    dbg = FakeDebugger(debugger)
+    lines, _ = run(dbg, "info", ["json"], [1])
+    info = json.loads(lines[0])
+    check(info["record"]["id"] == 1002 and [l["value"] for l in info["locations"]] == want,
+          "%s: info --json 1 through the table: %s" % (debugger, info.get("record")))
+    answers[debugger] = (lines, run(dbg, "info", [], [1]), run(dbg, "list", ["json"]),
+                         run(dbg, "gc-roots", ["json"]), run(dbg, "status"))
+    # Errors name the command as this debugger spells it.
+    name = commands.TABLE["info"].name(debugger)
+    err = run(dbg, "info", [], [7])
+    check(err == "jitmap: there is no frame 7", "%s: bad frame: %r" % (debugger, err))
+    try:
+        commands.TABLE["info"].run(dbg, ["-bogus"])
+        check(False, "%s: -bogus accepted" % debugger)
+    except commands.CommandError as e:
+        check(str(e).startswith(name + ": unknown option -bogus (options: "), "%s: %s" % (debugger, e))
+    try:
+        commands.TABLE["info"].run(dbg, commands.TABLE["info"].line(
+            debugger, ["statepoint", "no-statepoint"]).split()[2:])
+        check(False, "%s: both statepoint options accepted" % debugger)
+    except commands.CommandError as e:
+        check("exclude each other" in str(e), "%s: %s" % (debugger, e))
+    # Breakpoints by record ID: one at each PC with the ID, then listed.
+    lines, _ = run(dbg, "break", [], [1002])
+    check(dbg.breaks == [pc] and "record 1002 at 0x%x (handjit_inner): breakpoint 1" % pc in lines[0],
+          "%s: break 1002: %s %s" % (debugger, dbg.breaks, lines))
+    lines, _ = run(dbg, "break")
+    check(lines == ["record 1002: 0x%x" % pc], "%s: break list: %s" % (debugger, lines))
+    # The catalog is kept while the stop is the same, read again after it changes.
+    first = commands.SESSION.get(dbg)
+    check(commands.SESSION.get(dbg) is first, "%s: catalog kept at the same stop" % debugger)
+    dbg.stop += 1
+    check(commands.SESSION.get(dbg) is not first, "%s: catalog read again" % debugger)
+    # Help: each debugger's spelling, naming the twin.
+    h = commands.TABLE["gc-roots"].help(debugger)
+    other = "stackmap gc-roots" if debugger == "gdb" else "info gc-roots"
+    check(("[-all]" if debugger == "gdb" else "[--all]") in h and other in h,
+          "%s: help of gc-roots:\n%s" % (debugger, h))
+check(answers["gdb"] == answers["lldb"], "the same answers in both spellings")
+err = run(FakeDebugger("lldb"), "statepoints", [], ["all", "--ids", "5,x"])
+check(err == "stackmap statepoints: '5,x' is not a list of numbers", "statepoints: %r" % err)
+lines = commands.TABLE["statepoints"].run(FakeDebugger("lldb"), ["none", "--ids", "7, 9"]).lines
+check(lines[0].endswith(": none.") and lines[1].endswith(": 7,9."), "statepoints: %s" % lines)
+check(commands.SESSION.settings.statepoints() == (native.STATEPOINT_NONE, (7, 9)),
+      "statepoint settings %s" % (commands.SESSION.settings.statepoints(),))
+commands.SESSION.settings.mode, commands.SESSION.settings.ids = "auto", ()
+check(not [c for c in commands.TABLE.values() if c.names["gdb"] and c.names["lldb"] and
+           c.name("gdb") == c.name("lldb")], "names differ per debugger")
 
 # -- Hostile lists --
 
