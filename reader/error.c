@@ -1,18 +1,15 @@
 /* error.c: the one error convention: negative errno values, plus a record of where and why. */
 #include <stdio.h>
 
+#include "../common/fail.h"
 #include "internal.h"
 
 int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
 {
-	if (err) {
-		va_list ap;
-		err->code = code;
-		err->offset = offset;
-		va_start(ap, fmt);
-		vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	jitmap_common_vfail(err, code, offset, fmt, ap);
+	va_end(ap);
 	return code;
 }
 

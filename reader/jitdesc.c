@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/gdb_jit.h"
 #include "internal.h"
+
+#define P 8 /* pointer size of the targets read so far */
 
 struct jitmap_jit_list {
 	jitmap_jit_descriptor desc;
@@ -119,8 +122,8 @@ jitmap_jit_list *jitmap_jit_list_read(const jitmap_target *t, uint64_t descripto
 	if (!limit)
 		limit = JITMAP_JIT_LIST_LIMIT;
 
-	uint8_t w[32]; /* a descriptor is 24 bytes, an entry 32 */
-	int rc = read_words(t, descriptor, w, 24, err, "the JIT descriptor");
+	uint8_t w[JITMAP__JIT_ENTRY_SIZE(P)]; /* the larger of a descriptor and an entry */
+	int rc = read_words(t, descriptor, w, JITMAP__JIT_DESC_SIZE(P), err, "the JIT descriptor");
 	if (rc) {
 		errno = -rc;
 		return NULL;
@@ -138,11 +141,11 @@ jitmap_jit_list *jitmap_jit_list_read(const jitmap_target *t, uint64_t descripto
 	jitmap_jit_descriptor d = {
 		.address = descriptor,
 		.version = (uint32_t)jitmap__load(w, 4, order),
-		.action_flag = (uint32_t)jitmap__load(w + 4, 4, order),
-		.relevant_entry = jitmap__load(w + 8, 8, order),
-		.first_entry = jitmap__load(w + 16, 8, order),
+		.action_flag = (uint32_t)jitmap__load(w + JITMAP__JIT_DESC_ACTION, 4, order),
+		.relevant_entry = jitmap__load(w + JITMAP__JIT_DESC_RELEVANT(P), P, order),
+		.first_entry = jitmap__load(w + JITMAP__JIT_DESC_FIRST(P), P, order),
 	};
-	if (d.version != 1) {
+	if (d.version != JITMAP__JIT_VERSION) {
 		jitmap__fail(err, -EPROTO, descriptor,
 			     "the JIT descriptor at 0x%" PRIx64 " has version %" PRIu32
 			     " (only version 1 exists)",
@@ -186,15 +189,15 @@ jitmap_jit_list *jitmap_jit_list_read(const jitmap_target *t, uint64_t descripto
 			break;
 		const jitmap_jit_code c = {
 			.entry = at,
-			.prev = jitmap__load(w + 8, 8, order),
-			.symfile_addr = jitmap__load(w + 16, 8, order),
-			.symfile_size = jitmap__load(w + 24, 8, order),
+			.prev = jitmap__load(w + JITMAP__JIT_ENTRY_PREV(P), P, order),
+			.symfile_addr = jitmap__load(w + JITMAP__JIT_ENTRY_SYMFILE(P), P, order),
+			.symfile_size = jitmap__load(w + JITMAP__JIT_ENTRY_SIZE_AT(P), 8, order),
 		};
 		if (list_push(l, &c)) {
 			jitmap__fail(&l->status, -ENOMEM, at, "out of memory");
 			break;
 		}
-		at = jitmap__load(w, 8, order);
+		at = jitmap__load(w + JITMAP__JIT_ENTRY_NEXT(P), P, order);
 	}
 	free(seen.slots);
 	return l;

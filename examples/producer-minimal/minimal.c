@@ -67,7 +67,7 @@ int main(void)
 	};
 	jitmap_jit_entry *entry = jitmap_jit_register(&region, &err);
 	if (!entry) {
-		fprintf(stderr, "register: %s (%s)\n", err.reason, jitmap_strerror(err.code));
+		fprintf(stderr, "register: %s (%s)\n", err.reason, strerror(-err.code));
 		return 1;
 	}
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # consumer.sh BUILD_DIR: install the build into a temporary prefix, then build and run a tiny
 # program against it three ways: find_package(jitmap) with jitmap::jitmap and
-# jitmap::jitmap_static, and pkg-config. The installed package must hold no path of the build
-# host (it is copied to other machines) and find its own dependencies.
+# jitmap::jitmap_static, and pkg-config; and a tiny JIT against libjitmap-producer alone
+# (jitmap::producer, jitmap::producer_static, pkg-config jitmap-producer), which must need
+# neither libjitmap nor libelf. The installed package must hold no path of the build host (it
+# is copied to other machines) and find its own dependencies.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 tmp=$(mktemp -d)
@@ -43,4 +45,40 @@ LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/b/shared" >/dev/null
 PKG_CONFIG_PATH="$tmp/p/lib/pkgconfig" cc -o "$tmp/pc" "$tmp/src/c.c" \
 	$(PKG_CONFIG_PATH="$tmp/p/lib/pkgconfig" pkg-config --cflags --libs jitmap)
 LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/pc" >/dev/null
-echo "install: find_package (shared, static) and pkg-config consumers built and ran"
+
+# A JIT: the producer alone.
+cat >"$tmp/src/jit.c" <<'C'
+#include <jitmap/producer.h>
+int main(void)
+{
+	static const unsigned char code[16];
+	const jitmap_jit_function f = {"f", (uint64_t)(uintptr_t)code, sizeof(code)};
+	const jitmap_jit_region r = {(uint64_t)(uintptr_t)code, sizeof(code), &f, 1, NULL, 0,
+				     NULL, 0};
+	jitmap_jit_entry *e = jitmap_jit_register(&r, NULL);
+	jitmap_jit_unregister(e);
+	return e ? 0 : 1;
+}
+C
+cat >"$tmp/src/CMakeLists.txt" <<'C'
+cmake_minimum_required(VERSION 3.18)
+project(jit C)
+find_package(jitmap REQUIRED)
+add_executable(jit jit.c)
+target_link_libraries(jit jitmap::producer)
+add_executable(jit_static jit.c)
+target_link_libraries(jit_static jitmap::producer_static)
+C
+cmake -S "$tmp/src" -B "$tmp/j" -DCMAKE_PREFIX_PATH="$tmp/p" >/dev/null
+cmake --build "$tmp/j" >/dev/null
+LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/j/jit"
+"$tmp/j/jit_static"
+cc -o "$tmp/pj" "$tmp/src/jit.c" \
+	$(PKG_CONFIG_PATH="$tmp/p/lib/pkgconfig" pkg-config --cflags --libs jitmap-producer)
+LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/pj"
+if LD_LIBRARY_PATH="$tmp/p/lib" ldd "$tmp/pj" | grep -E "libjitmap\.so|libelf|libdwarf"; then
+	echo "install: FAIL: a JIT linked with jitmap-producer needs the reader's libraries" >&2
+	exit 1
+fi
+echo "install: find_package (shared, static) and pkg-config consumers of jitmap and of" \
+	"jitmap-producer built and ran"

@@ -1,4 +1,4 @@
-/* test_producer.c: registration of JIT code (reader/producer.c).
+/* test_producer.c: registration of JIT code (producer/producer.c, libjitmap-producer).
  *
  * The image must read back through jitmap_image_open_memory, libelf and `readelf -a` (no
  * warnings) with sections at runtime addresses; bad regions must be refused with a clear reason
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "jitmap/producer.h"
-#include "producer_internal.h"
+#include "internal.h"
 
 /* -- The GDB JIT interface, as a debugger reads it (gdb/jit.h) -- */
 

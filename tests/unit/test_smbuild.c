@@ -1,4 +1,4 @@
-/* test_smbuild.c: the stackmap builder of the producer API (reader/smbuild.c).
+/* test_smbuild.c: the stackmap builder of the producer API (producer/smbuild.c).
  *
  * What is built must parse back field for field, be byte-identical to the independent test
  * writer (sm_builder.c) and to the bytes llc-14 wrote in stackmap-format.md §1, choose Constant

@@ -8,10 +8,12 @@
  * Records are kept as they come, with their locations and live-outs in two growing arrays;
  * nothing is laid out until finish, which computes the exact size first and writes once.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/fail.h"
 #include "internal.h"
-#include "jitmap/producer.h"
 
 struct sm_func {
 	uint64_t address, stack_size, record_count;
@@ -102,10 +104,10 @@ int jitmap_smbuilder_add_function(jitmap_smbuilder *b, uint64_t address, uint64_
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (b->num_funcs >= UINT32_MAX)
-		return jitmap__fail(err, -EINVAL, b->num_funcs,
+		return jitmap_producer__fail(err, -EINVAL, b->num_funcs,
 				    "too many functions: the header counts them in 32 bits");
 	if (RESERVE(b, func, 1))
-		return jitmap__fail(err, -ENOMEM, 0, "out of memory");
+		return jitmap_producer__fail(err, -ENOMEM, 0, "out of memory");
 	b->funcs[b->num_funcs++] = (struct sm_func){address, stack_size, 0};
 	return 0;
 }
@@ -121,21 +123,21 @@ static int check_location(const jitmap_smbuilder *b, const jitmap_location *l, s
 	case JITMAP_LOC_CONSTANT:
 	case JITMAP_LOC_CONSTANT_INDEX:
 		if (l->dwarf_reg)
-			return jitmap__fail(err, -EINVAL, i,
+			return jitmap_producer__fail(err, -EINVAL, i,
 					    "location %zu: a constant has no register (got %u)", i,
 					    (unsigned)l->dwarf_reg);
 		if (l->kind == JITMAP_LOC_CONSTANT_INDEX &&
 		    (l->offset < 0 || (uint64_t)l->offset >= b->num_consts))
-			return jitmap__fail(err, -EINVAL, i,
+			return jitmap_producer__fail(err, -EINVAL, i,
 					    "location %zu: constant index %d names no constant (%zu in the pool)",
 					    i, (int)l->offset, b->num_consts);
 		break;
 	default:
-		return jitmap__fail(err, -EINVAL, i, "location %zu: unknown location kind %d", i,
+		return jitmap_producer__fail(err, -EINVAL, i, "location %zu: unknown location kind %d", i,
 				    (int)l->kind);
 	}
 	if (l->size == 0)
-		return jitmap__fail(err, -EINVAL, i, "location %zu: size 0", i);
+		return jitmap_producer__fail(err, -EINVAL, i, "location %zu: size 0", i);
 	return 0;
 }
 
@@ -147,19 +149,19 @@ int jitmap_smbuilder_add_record(jitmap_smbuilder *b, uint64_t id, uint32_t instr
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (b->num_funcs == 0)
-		return jitmap__fail(err, -EINVAL, 0,
+		return jitmap_producer__fail(err, -EINVAL, 0,
 				    "record %llu has no function: add a function first",
 				    (unsigned long long)id);
 	if (num_locations > UINT16_MAX)
-		return jitmap__fail(err, -EINVAL, num_locations,
+		return jitmap_producer__fail(err, -EINVAL, num_locations,
 				    "%zu locations: a record holds at most 65535", num_locations);
 	if (num_live_outs > UINT16_MAX)
-		return jitmap__fail(err, -EINVAL, num_live_outs,
+		return jitmap_producer__fail(err, -EINVAL, num_live_outs,
 				    "%zu live-outs: a record holds at most 65535", num_live_outs);
 	if ((num_locations && !locations) || (num_live_outs && !live_outs))
-		return jitmap__fail(err, -EINVAL, 0, "a count is non-zero but its array is NULL");
+		return jitmap_producer__fail(err, -EINVAL, 0, "a count is non-zero but its array is NULL");
 	if (b->num_recs >= UINT32_MAX)
-		return jitmap__fail(err, -EINVAL, b->num_recs,
+		return jitmap_producer__fail(err, -EINVAL, b->num_recs,
 				    "too many records: the header counts them in 32 bits");
 	for (size_t i = 0; i < num_locations; i++) {
 		int rc = check_location(b, &locations[i], i, err);
@@ -168,11 +170,11 @@ int jitmap_smbuilder_add_record(jitmap_smbuilder *b, uint64_t id, uint32_t instr
 	}
 	for (size_t i = 0; i < num_live_outs; i++)
 		if (live_outs[i].size == 0)
-			return jitmap__fail(err, -EINVAL, i, "live-out %zu: size 0", i);
+			return jitmap_producer__fail(err, -EINVAL, i, "live-out %zu: size 0", i);
 
 	if (RESERVE(b, rec, 1) || RESERVE(b, loc, num_locations) ||
 	    RESERVE(b, live, num_live_outs))
-		return jitmap__fail(err, -ENOMEM, 0, "out of memory");
+		return jitmap_producer__fail(err, -ENOMEM, 0, "out of memory");
 	if (num_locations)
 		memcpy(b->locs + b->num_locs, locations, num_locations * sizeof(*locations));
 	if (num_live_outs)
@@ -234,7 +236,7 @@ static void put(struct out *o, uint64_t v, size_t size)
 /* Bytes of a v3 record with L locations and O live-outs (stackmap-format.md §1). */
 static uint64_t record_size(uint64_t nloc, uint64_t nlive)
 {
-	return jitmap__align8(jitmap__align8(16 + 12 * nloc) + 4 + 4 * nlive);
+	return jitmap_producer__align8(jitmap_producer__align8(16 + 12 * nloc) + 4 + 4 * nlive);
 }
 
 int jitmap_smbuilder_finish(const jitmap_smbuilder *b, void **bytes, size_t *len)
@@ -281,7 +283,7 @@ int jitmap_smbuilder_finish(const jitmap_smbuilder *b, void **bytes, size_t *len
 			put(&o, (uint32_t)l->offset, 4);
 		}
 		/* LLVM: EmitValueToAlignment(8) after the locations, then u16 0, u16 count. */
-		o.p = start + jitmap__align8((uint64_t)(o.p - start));
+		o.p = start + jitmap_producer__align8((uint64_t)(o.p - start));
 		put(&o, 0, 2);
 		put(&o, rec->num_live_outs, 2);
 		for (size_t i = 0; i < rec->num_live_outs; i++) {
@@ -290,9 +292,93 @@ int jitmap_smbuilder_finish(const jitmap_smbuilder *b, void **bytes, size_t *len
 			put(&o, 0, 1);
 			put(&o, l->size, 1);
 		}
-		o.p = start + jitmap__align8((uint64_t)(o.p - start));
+		o.p = start + jitmap_producer__align8((uint64_t)(o.p - start));
 	}
 	*bytes = buf;
 	*len = (size_t)total;
+	return 0;
+}
+
+/* -- Checking a section a JIT hands in (as the writer above lays it out) -- */
+
+int jitmap_producer__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	jitmap_common_vfail(err, code, offset, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static uint64_t get(const uint8_t *p, size_t size, jitmap_byte_order order)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < size; i++)
+		v |= (uint64_t)p[i] << (8 * (order == JITMAP_ORDER_BIG ? size - 1 - i : i));
+	return v;
+}
+
+int jitmap_producer__check_stackmap(const uint8_t *p, size_t len, jitmap_byte_order order,
+				    const struct jitmap_producer__sm_visit *v, jitmap_error *err)
+{
+	if (len == 0)
+		return jitmap_producer__fail(err, -EINVAL, 0, "empty stackmap section");
+	if (len < 16)
+		return jitmap_producer__fail(err, -EINVAL, 0, "the %zu-byte section is shorter than "
+					     "a stackmap header (16 bytes)", len);
+	const unsigned version = p[0];
+	if (version < 1 || version > 3)
+		return jitmap_producer__fail(err, -EINVAL, 0, "unknown stackmap version %u", version);
+	if (version < 3)
+		return 0; /* older layouts: passed on as they are, the reader validates them */
+	const uint64_t nf = get(p + 4, 4, order), nc = get(p + 8, 4, order),
+		       nr = get(p + 12, 4, order);
+	uint64_t at = 16;
+	if (nf > (len - at) / 24)
+		return jitmap_producer__fail(err, -EINVAL, 4,
+					     "function count %" PRIu64 " overruns the section", nf);
+	const uint64_t functions = at;
+	at += 24 * nf;
+	if (nc > (len - at) / 8)
+		return jitmap_producer__fail(err, -EINVAL, 8,
+					     "constant count %" PRIu64 " overruns the section", nc);
+	at += 8 * nc;
+	uint64_t fn = 0, left = nf ? get(p + functions + 16, 8, order) : 0;
+	for (uint64_t i = 0; i < nf; i++) {
+		int rc = v->function(v->ctx, (uint32_t)i, get(p + functions + 24 * i, 8, order),
+				     functions + 24 * i, err);
+		if (rc)
+			return rc;
+	}
+	for (uint64_t r = 0; r < nr; r++) {
+		if (len - at < 16)
+			return jitmap_producer__fail(err, -EINVAL, 12,
+						     "record count %" PRIu64 " overruns the section",
+						     nr);
+		const uint64_t nloc = get(p + at + 14, 2, order);
+		const uint64_t live_at = jitmap_producer__align8(16 + 12 * nloc);
+		if (live_at + 4 > len - at)
+			return jitmap_producer__fail(err, -EINVAL, 12,
+						     "record count %" PRIu64 " overruns the section",
+						     nr);
+		const uint64_t nlive = get(p + at + live_at + 2, 2, order);
+		const uint64_t size = jitmap_producer__align8(live_at + 4 + 4 * nlive);
+		if (size > len - at)
+			return jitmap_producer__fail(err, -EINVAL, 12,
+						     "record count %" PRIu64 " overruns the section",
+						     nr);
+		/* Records belong to the functions in order, each function's count of them. */
+		while (fn < nf && left == 0 && ++fn < nf)
+			left = get(p + functions + 24 * fn + 16, 8, order);
+		if (fn < nf) {
+			const uint64_t pc = get(p + functions + 24 * fn, 8, order) +
+					    get(p + at + 8, 4, order);
+			int rc = v->record(v->ctx, (uint32_t)r, get(p + at, 8, order), pc, at, err);
+			if (rc)
+				return rc;
+			left--;
+		}
+		at += size;
+	}
 	return 0;
 }

@@ -21,32 +21,22 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "../common/gdb_jit.h"
 #include "internal.h"
-#include "producer_internal.h"
-#include "jitmap/producer.h"
 
 /* -- The GDB JIT interface -- */
 
-/* Layouts fixed by GDB (gdb/jit.h), read by the debugger from our memory. */
-typedef enum { JIT_NOACTION = 0, JIT_REGISTER_FN, JIT_UNREGISTER_FN } jit_actions_t;
-
-struct jit_code_entry {
-	struct jit_code_entry *next_entry;
-	struct jit_code_entry *prev_entry;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-
-struct jit_descriptor {
-	uint32_t version;
-	uint32_t action_flag; /* jit_actions_t, as a fixed-size field */
-	struct jit_code_entry *relevant_entry;
-	struct jit_code_entry *first_entry;
-};
+/* Layouts fixed by GDB (gdb/jit.h), read by the debugger from our memory: common/gdb_jit.h. */
+#define JIT_NOACTION JITMAP__JIT_NOACTION
+#define JIT_REGISTER_FN JITMAP__JIT_REGISTER
+#define JIT_UNREGISTER_FN JITMAP__JIT_UNREGISTER
+#define jit_code_entry jitmap__jit_code_entry
+typedef uint32_t jit_actions_t;
 
 /* Default visibility: GDB and LLDB find both by name, and a process that also contains
  * another JIT interface (libLLVM) must bind to a single descriptor. */
-JITMAP_API struct jit_descriptor __jit_debug_descriptor = {1, JIT_NOACTION, NULL, NULL};
+JITMAP_API struct jitmap__jit_descriptor __jit_debug_descriptor = {JITMAP__JIT_VERSION,
+								    JIT_NOACTION, NULL, NULL};
 
 JITMAP_API void __jit_debug_register_code(void);
 
@@ -121,21 +111,21 @@ static int cmp_by_address(const void *a, const void *b)
 static int check_functions(const jitmap_jit_region *r, jitmap_error *err)
 {
 	if (r->size == 0)
-		return jitmap__fail(err, -EINVAL, 0, "the region is empty (size 0)");
+		return jitmap_producer__fail(err, -EINVAL, 0, "the region is empty (size 0)");
 	if (r->address + r->size < r->address)
-		return jitmap__fail(err, -EINVAL, 0, "the region wraps around the address space");
+		return jitmap_producer__fail(err, -EINVAL, 0, "the region wraps around the address space");
 	if (r->num_functions == 0 || !r->functions)
-		return jitmap__fail(err, -EINVAL, 0, "the region has no functions");
+		return jitmap_producer__fail(err, -EINVAL, 0, "the region has no functions");
 	const uint64_t end = r->address + r->size;
 	for (size_t i = 0; i < r->num_functions; i++) {
 		const jitmap_jit_function *f = &r->functions[i];
 		if (!f->name || !*f->name)
-			return jitmap__fail(err, -EINVAL, i, "function %zu has no name", i);
+			return jitmap_producer__fail(err, -EINVAL, i, "function %zu has no name", i);
 		if (f->size == 0)
-			return jitmap__fail(err, -EINVAL, i, "function %zu (%s) is empty (size 0)", i,
+			return jitmap_producer__fail(err, -EINVAL, i, "function %zu (%s) is empty (size 0)", i,
 					    f->name);
 		if (f->address < r->address || f->address >= end || f->size > end - f->address)
-			return jitmap__fail(err, -EINVAL, i,
+			return jitmap_producer__fail(err, -EINVAL, i,
 					    "function %zu (%s) at 0x%" PRIx64 "+%" PRIu64
 					    " is not inside the region 0x%" PRIx64 "+%" PRIu64,
 					    i, f->name, f->address, f->size, r->address, r->size);
@@ -143,7 +133,7 @@ static int check_functions(const jitmap_jit_region *r, jitmap_error *err)
 	/* Sort pointers, not the caller's array, and compare neighbours: O(n log n). */
 	const jitmap_jit_function **by = malloc(r->num_functions * sizeof(*by));
 	if (!by)
-		return jitmap__fail(err, -ENOMEM, 0, "out of memory");
+		return jitmap_producer__fail(err, -ENOMEM, 0, "out of memory");
 	for (size_t i = 0; i < r->num_functions; i++)
 		by[i] = &r->functions[i];
 	qsort(by, r->num_functions, sizeof(*by), cmp_by_address);
@@ -151,7 +141,7 @@ static int check_functions(const jitmap_jit_region *r, jitmap_error *err)
 	for (size_t i = 1; i < r->num_functions && !rc; i++)
 		if (by[i]->address < by[i - 1]->address + by[i - 1]->size) {
 			const size_t at = (size_t)(by[i] - r->functions);
-			rc = jitmap__fail(err, -EINVAL, at, "function %zu (%s) overlaps function %zu (%s)",
+			rc = jitmap_producer__fail(err, -EINVAL, at, "function %zu (%s) overlaps function %zu (%s)",
 					  at, by[i]->name, (size_t)(by[i - 1] - r->functions),
 					  by[i - 1]->name);
 		}
@@ -159,50 +149,54 @@ static int check_functions(const jitmap_jit_region *r, jitmap_error *err)
 	return rc;
 }
 
+static int function_inside(void *ctx, uint32_t i, uint64_t address, uint64_t at,
+			   jitmap_error *err)
+{
+	const jitmap_jit_region *r = ctx;
+	if (address < r->address || address >= r->address + r->size)
+		return jitmap_producer__fail(err, -EINVAL, at,
+					     "stackmap function %" PRIu32 " at 0x%" PRIx64
+					     " is not inside the region 0x%" PRIx64 "+%" PRIu64,
+					     i, address, r->address, r->size);
+	return 0;
+}
+
+/* A record at a call's return address may sit at the very end of the code. */
+static int record_inside(void *ctx, uint32_t i, uint64_t id, uint64_t pc, uint64_t at,
+			 jitmap_error *err)
+{
+	const jitmap_jit_region *r = ctx;
+	if (pc < r->address || pc > r->address + r->size)
+		return jitmap_producer__fail(err, -EINVAL, at,
+					     "stackmap record %" PRIu32 " (ID %" PRIu64 ") at 0x%" PRIx64
+					     " is not inside the region 0x%" PRIx64 "+%" PRIu64,
+					     i, id, pc, r->address, r->size);
+	return 0;
+}
+
+/* The producer does not link the reader: it checks what it needs to place the section, with
+ * the writer's knowledge of the layout (smbuild.c); the reader validates every byte when it
+ * reads the image (its tests read every image this file builds). */
 static int check_stackmap(const jitmap_jit_region *r, jitmap_error *err)
 {
 	if (!r->stackmap)
-		return r->stackmap_size ? jitmap__fail(err, -EINVAL, 0,
-						       "stackmap size given without the stackmap")
+		return r->stackmap_size ? jitmap_producer__fail(err, -EINVAL, 0,
+								"stackmap size given without the "
+								"stackmap")
 					: 0;
-	JITMAP_OPTS(const jitmap_parse_opts, opts, .order = HOST_ORDER);
-	jitmap_stackmap *sm = jitmap_stackmap_parse(r->stackmap, r->stackmap_size, &opts, err);
-	if (!sm) {
-		const int e = errno;
-		if (err) { /* say which input the parser's words are about */
-			static const char pre[] = "stackmap: ";
-			const size_t room = sizeof(err->reason) - sizeof(pre); /* keeps the NUL */
-			size_t n = strnlen(err->reason, sizeof(err->reason) - 1);
-			n = n < room ? n : room;
-			memmove(err->reason + sizeof(pre) - 1, err->reason, n);
-			memcpy(err->reason, pre, sizeof(pre) - 1);
-			err->reason[sizeof(pre) - 1 + n] = '\0';
-		}
-		return -e;
+	const struct jitmap_producer__sm_visit v = {function_inside, record_inside, (void *)r};
+	int rc = jitmap_producer__check_stackmap(r->stackmap, r->stackmap_size, HOST_ORDER, &v,
+						 err);
+	if (rc && err && strncmp(err->reason, "stackmap ", 9)) {
+		/* say which input the words are about */
+		static const char pre[] = "stackmap: ";
+		const size_t room = sizeof(err->reason) - sizeof(pre); /* keeps the NUL */
+		size_t n = strnlen(err->reason, sizeof(err->reason) - 1);
+		n = n < room ? n : room;
+		memmove(err->reason + sizeof(pre) - 1, err->reason, n);
+		memcpy(err->reason, pre, sizeof(pre) - 1);
+		err->reason[sizeof(pre) - 1 + n] = '\0';
 	}
-	const uint64_t end = r->address + r->size;
-	int rc = 0;
-	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm) && !rc; i++) {
-		const jitmap_function *f = jitmap_stackmap_function(sm, i);
-		if (f->address < r->address || f->address >= end)
-			rc = jitmap__fail(err, -EINVAL, f->section_offset,
-					  "stackmap function %zu at 0x%" PRIx64
-					  " is not inside the region 0x%" PRIx64 "+%" PRIu64,
-					  i, f->address, r->address, r->size);
-	}
-	/* A record at a call's return address may sit at the very end of the code. */
-	for (size_t i = 0; i < jitmap_stackmap_num_records(sm) && !rc; i++) {
-		const jitmap_record *rec = jitmap_stackmap_record(sm, i);
-		if (!jitmap_record_function(sm, rec))
-			continue; /* v1 with several functions: no PC to check */
-		const uint64_t pc = jitmap_record_pc(sm, rec);
-		if (pc < r->address || pc > end)
-			rc = jitmap__fail(err, -EINVAL, rec->section_offset,
-					  "stackmap record %zu (ID %" PRIu64 ") at 0x%" PRIx64
-					  " is not inside the region 0x%" PRIx64 "+%" PRIu64,
-					  i, rec->id, pc, r->address, r->size);
-	}
-	jitmap_stackmap_free(sm);
 	return rc;
 }
 
@@ -215,9 +209,9 @@ int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *siz
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (HOST_MACHINE == EM_NONE)
-		return jitmap__fail(err, -ENOTSUP, 0, "no ELF machine number for this host");
+		return jitmap_producer__fail(err, -ENOTSUP, 0, "no ELF machine number for this host");
 	if (!r)
-		return jitmap__fail(err, -EINVAL, 0, "no region given");
+		return jitmap_producer__fail(err, -EINVAL, 0, "no region given");
 	int rc = check_functions(r, err);
 	if (rc)
 		return rc;
@@ -225,7 +219,7 @@ int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *siz
 	if (rc)
 		return rc;
 	if (!r->eh_frame && r->eh_frame_size)
-		return jitmap__fail(err, -EINVAL, 0, ".eh_frame size given without .eh_frame");
+		return jitmap_producer__fail(err, -EINVAL, 0, ".eh_frame size given without .eh_frame");
 
 	/* Which sections exist, and their indexes. */
 	int idx[S_MAX];
@@ -256,18 +250,18 @@ int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *siz
 	for (int s = S_EH_FRAME; s < S_MAX; s++) {
 		if (idx[s] < 0)
 			continue;
-		off = jitmap__align8(off);
+		off = jitmap_producer__align8(off);
 		at[s] = off;
 		off += len[s];
 	}
-	off = jitmap__align8(off);
+	off = jitmap_producer__align8(off);
 	const uint64_t shoff = off;
 	const uint64_t total = shoff + (uint64_t)nsec * sizeof(Elf64_Shdr);
 	if (total > SIZE_MAX)
-		return jitmap__fail(err, -ENOMEM, 0, "out of memory");
+		return jitmap_producer__fail(err, -ENOMEM, 0, "out of memory");
 	uint8_t *img = calloc(1, (size_t)total);
 	if (!img)
-		return jitmap__fail(err, -ENOMEM, 0, "out of memory");
+		return jitmap_producer__fail(err, -ENOMEM, 0, "out of memory");
 
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
 	memcpy(eh->e_ident, ELFMAG, SELFMAG);
@@ -364,7 +358,7 @@ jitmap_jit_entry *jitmap_jit_register(const jitmap_jit_region *region, jitmap_er
 	if (!e) {
 		if (err)
 			memset(err, 0, sizeof(*err));
-		jitmap__fail(err, -ENOMEM, 0, "out of memory");
+		jitmap_producer__fail(err, -ENOMEM, 0, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
