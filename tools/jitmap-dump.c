@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@
 #ifndef JITMAP_VERSION
 #define JITMAP_VERSION "0"
 #endif
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 enum format { FMT_TEXT, FMT_JSON, FMT_READOBJ };
 
@@ -66,11 +69,15 @@ static const char usage_text[] =
 	"Exit status: 0 if every FILE was valid, 1 if any was malformed or unreadable,\n"
 	"2 on usage errors.\n";
 
-static int usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fprintf(stderr, "jitmap-dump: ");
-	fprintf(stderr, fmt, arg);
+	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, "\nTry 'jitmap-dump --help' for more information.\n");
+	va_end(ap);
 	return 2;
 }
 
@@ -825,6 +832,36 @@ static int parse_ids(const char *s, struct options *o)
 	return 0;
 }
 
+/* One word of an option's closed set of values. */
+struct choice {
+	const char *name;
+	int value;
+};
+
+static const struct choice formats[] = {
+	{"text", FMT_TEXT}, {"json", FMT_JSON}, {"llvm-readobj", FMT_READOBJ}};
+static const struct choice sp_modes[] = {{"auto", JITMAP_STATEPOINT_AUTO},
+					 {"all", JITMAP_STATEPOINT_ALL},
+					 {"none", JITMAP_STATEPOINT_NONE}};
+static const struct choice orders[] = {{"little", JITMAP_ORDER_LITTLE}, {"big", JITMAP_ORDER_BIG}};
+
+/* The value `arg` names in `c`; else a usage error listing the words ("a, b or c"). */
+static int choose(const char *what, const char *arg, const struct choice *c, size_t n, int *out)
+{
+	char words[128] = "";
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(arg, c[i].name)) {
+			*out = c[i].value;
+			return 0;
+		}
+		const size_t at = strlen(words);
+		snprintf(words + at, sizeof(words) - at, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ",
+			 c[i].name);
+	}
+	usage_error("unknown %s '%s' (%s)", what, arg, words);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -840,46 +877,32 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct options o = {.format = FMT_TEXT};
-	int c, status = 0;
+	int c, v, status = 0;
 
 	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!strcmp(optarg, "text"))
-				o.format = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o.format = FMT_JSON;
-			else if (!strcmp(optarg, "llvm-readobj"))
-				o.format = FMT_READOBJ;
-			else
-				return usage_error("unknown format '%s' (text, json or llvm-readobj)", optarg);
+			if (choose("format", optarg, formats, ARRAY_LEN(formats), &v))
+				return 2;
+			o.format = v;
 			break;
 		case 's':
-			if (!strcmp(optarg, "auto"))
-				o.sp_mode = JITMAP_STATEPOINT_AUTO;
-			else if (!strcmp(optarg, "all"))
-				o.sp_mode = JITMAP_STATEPOINT_ALL;
-			else if (!strcmp(optarg, "none"))
-				o.sp_mode = JITMAP_STATEPOINT_NONE;
-			else
-				return usage_error("unknown statepoint mode '%s' (auto, all or none)", optarg);
+			if (choose("statepoint mode", optarg, sp_modes, ARRAY_LEN(sp_modes), &v))
+				return 2;
+			o.sp_mode = (jitmap_statepoint_mode)v;
 			break;
 		case 'i':
 			if (parse_ids(optarg, &o))
 				return usage_error("bad ID list '%s' (numbers separated by commas)", optarg);
 			break;
 		case 'b':
-			if (!strcmp(optarg, "little"))
-				o.order = JITMAP_ORDER_LITTLE;
-			else if (!strcmp(optarg, "big"))
-				o.order = JITMAP_ORDER_BIG;
-			else
-				return usage_error("unknown byte order '%s' (little or big)", optarg);
+			if (choose("byte order", optarg, orders, ARRAY_LEN(orders), &v))
+				return 2;
+			o.order = (jitmap_byte_order)v;
 			break;
 		case 'a':
-			for (int a = JITMAP_ARCH_X86_64; a <= JITMAP_ARCH_RISCV64; a++)
-				if (!strcmp(optarg, jitmap_arch_name((jitmap_arch)a)))
-					o.arch = (jitmap_arch)a;
+			/* jitmap's names, and the other names the library knows (x86_64, arm64). */
+			o.arch = jitmap_arch_from_name(optarg);
 			if (o.arch == JITMAP_ARCH_UNKNOWN)
 				return usage_error("unknown architecture '%s' (x86-64, aarch64, ppc64, s390x or riscv64)",
 						   optarg);
