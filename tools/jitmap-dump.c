@@ -363,6 +363,23 @@ static void json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* A function's name, address and stack size as JSON fields ("name": ..., "address": ...,
+ * "stack_size": ...; null for a missing name or a dynamic size), after `lead`. */
+static void json_function_fields(FILE *out, const char *lead, const jitmap_function *f,
+				 const char *name_key, const char *address_key)
+{
+	fprintf(out, "%s\"%s\": ", lead, name_key);
+	if (f->name)
+		json_string(out, f->name);
+	else
+		fputs("null", out);
+	fprintf(out, ", \"%s\": \"0x%" PRIx64 "\", \"stack_size\": ", address_key, f->address);
+	if (f->stack_size == UINT64_MAX)
+		fputs("null", out);
+	else
+		fprintf(out, "%" PRIu64, f->stack_size);
+}
+
 static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
 			  unsigned idx)
 {
@@ -402,16 +419,8 @@ static void json_record(FILE *out, const jitmap_stackmap *sm, const jitmap_recor
 	fprintf(out, "{\"id\": %" PRIu64 ", \"offset\": %" PRIu32 ", \"section_offset\": %" PRIu64,
 		r->id, r->instruction_offset, r->section_offset);
 	if (f) {
-		fprintf(out, ", \"pc\": \"0x%" PRIx64 "\", \"function\": ", jitmap_record_pc(sm, r));
-		if (f->name)
-			json_string(out, f->name);
-		else
-			fputs("null", out);
-		fprintf(out, ", \"function_address\": \"0x%" PRIx64 "\", \"stack_size\": ", f->address);
-		if (f->stack_size == UINT64_MAX)
-			fputs("null", out);
-		else
-			fprintf(out, "%" PRIu64, f->stack_size);
+		fprintf(out, ", \"pc\": \"0x%" PRIx64 "\"", jitmap_record_pc(sm, r));
+		json_function_fields(out, ", ", f, "function", "function_address");
 	} else {
 		fprintf(out, ", \"pc\": null, \"function\": null");
 	}
@@ -490,16 +499,7 @@ static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const stru
 		fputs("], \"functions\": [", out);
 		for (uint32_t i = 0; i < b->num_functions; i++) {
 			const jitmap_function *f = jitmap_stackmap_function(sm, b->first_function + i);
-			fprintf(out, "%s{\"name\": ", i ? ", " : "");
-			if (f->name)
-				json_string(out, f->name);
-			else
-				fputs("null", out);
-			fprintf(out, ", \"address\": \"0x%" PRIx64 "\", \"stack_size\": ", f->address);
-			if (f->stack_size == UINT64_MAX)
-				fputs("null", out);
-			else
-				fprintf(out, "%" PRIu64, f->stack_size);
+			json_function_fields(out, i ? ", {" : "{", f, "name", "address");
 			fprintf(out, ", \"record_count\": %" PRIu64 "}", f->record_count);
 		}
 		fputs("], \"records\": [", out);

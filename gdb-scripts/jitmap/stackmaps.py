@@ -9,7 +9,17 @@ import ctypes
 from . import native as N
 
 
-class Stackmap:
+class _Closed:
+    """close() when garbage-collected too (never raising from a finalizer)."""
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Stackmap(_Closed):
     """One parsed ``.llvm_stackmaps`` section, and where it came from.
 
     ``source`` is a short phrase for messages ("JIT entry 0x5555...", "/usr/lib/libfoo.so");
@@ -33,12 +43,6 @@ class Stackmap:
             self.lib.jitmap_stackmap_free(self.handle)
         self.handle = None
         self._keep = None
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     # -- Counts and elements --
 
@@ -164,7 +168,7 @@ class Stackmap:
         }
 
 
-class Catalog:
+class Catalog(_Closed):
     """Every stackmap found in the process at one stop, with one PC index over them.
 
     ``sources`` are discovery's objects (each with a ``stackmap`` or None and ``problems``);
@@ -184,12 +188,6 @@ class Catalog:
 
     def close(self):
         self.index = None
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     @property
     def num_records(self):
