@@ -671,13 +671,21 @@ def handjit_frame1():
               (i, loc["value"], t["local%d" % i]))
     check(o["record"]["stack_size"] == int(t["stack_size"]), "handjit: stack size")
     if PLUGIN:
-        # GDB alone cannot unwind the frameless handjit_inner; the reader plugin must, and
-        # must carry the callee-saved registers (rbx, r12, rbp) through it.
+        # GDB alone cannot unwind the frameless handjit_inner; the reader plugin must. Whether
+        # handjit_inner left rbx, r12 and rbp alone no CFI says (its 24-byte frame could hold
+        # their saves), so the plugin gives them as "not saved" (LLDB's assembly profiling
+        # proves it and gives the values: tests/lldb). The contract: each value is the truth
+        # or unavailable with that reason, never a wrong number; the constants are known.
         o = check_and(s.json("f2"), 1001, 2, "handjit (plugin)")
         t = [x for x in truth(s.program_output(), "jitmap-handjit:", "record") if x["id"] == "1001"][0]
         for i, loc in enumerate(o["locations"]):
-            check(loc["value"] == int(t["local%d" % i]), "handjit (plugin): frame 2 location %d = %s "
-                  "(%s), truth %s" % (i, loc["value"], loc.get("error"), t["local%d" % i]))
+            right = loc["value"] == int(t["local%d" % i]) or (
+                loc["value"] is None and "not saved in frame 2" in (loc.get("error") or "")
+                and loc["kind"] in ("register", "direct", "indirect"))
+            check(right, "handjit (plugin): frame 2 location %d = %s (%s), truth %s" % (
+                i, loc["value"], loc.get("error"), t["local%d" % i]))
+        check(all(loc["value"] == int(t["local%d" % i]) for i, loc in enumerate(o["locations"])
+                  if loc["kind"].startswith("constant")), "handjit (plugin): frame 2 constants")
     check("libjitmap" in s.get("status")["out"], "handjit: the descriptor is libjitmap's")
 
 
