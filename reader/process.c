@@ -329,6 +329,8 @@ static void open_opened(jitmap_process *p, struct source *s)
 
 static jitmap_stackmap *registered_copy(jitmap_process *p, struct source *s)
 {
+	if (s->handed && !s->bytes && !s->full_tried)
+		return NULL; /* read at first use, after the debugger's bytes went */
 	if (!s->full_tried) {
 		s->full_tried = true;
 		s->full_image = open_image(p, s, 0);
@@ -423,6 +425,15 @@ static void read_live(jitmap_process *p, struct source *s)
 	}
 	if (problem[0] && s->sm && s->live)
 		set_stackmap(p, s, NULL, false, false); /* the bytes it was parsed from are gone */
+	if (s->handed && !s->complete && s->sm && s->live && has_unset_address(s->sm) &&
+	    !registered_copy(p, s)) {
+		/* MCJIT before finalization, and no registered copy: not usable until relocated. */
+		set_stackmap(p, s, NULL, false, false);
+		s->have_hash = false;
+		add_text(&s->notes, "function addresses are 0 in memory (MCJIT before "
+				    "finalization): read again at the next stop");
+		return;
+	}
 	if (!s->sm || !s->live) {
 		jitmap_stackmap *copy = registered_copy(p, s);
 		if (copy && set_stackmap(p, s, copy, false, false) == 0)
@@ -583,9 +594,19 @@ int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, 
 	else
 		open_opened(p, s);
 	s->open_problems = s->problems.n;
-	refresh_live(p, s); /* while its bytes are here: the registered copy may be needed */
+	/* The live section is read at first use (a debugger registering thousands of images
+	 * reads few of them), except when the image's own copy is all there is (a section not
+	 * placed in memory, sh_addr 0): that copy is read while the bytes are here. An image
+	 * used before MCJIT relocated its live section has no registered copy to fall back on:
+	 * its addresses read 0 until a recheck finds them set. */
+	int rc = 0;
+	if (s->has_section && !s->sm_addr) {
+		refresh_live(p, s);
+		rc = index_now(p, s);
+	} else {
+		s->recheck = true;
+	}
 	s->bytes = NULL;
-	int rc = index_now(p, s);
 	p->handed[p->nhanded++] = s; /* ids only grow: the array stays sorted */
 	*id = s->id;
 	return rc;

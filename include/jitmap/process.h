@@ -116,10 +116,13 @@ JITMAP_API jitmap_index *jitmap_process_index(const jitmap_process *p);
  * GDB's JIT reader interface gives a reader each registered image's bytes, not the entry that
  * holds them, and never says when an entry goes away. Such an image is handed in here: it is
  * opened from the bytes given (copied as needed: the caller's buffer may go once the call
- * returns), and its stackmap read under the same rules as a JIT entry's (the live section,
- * the registered copy's addresses while MCJIT has not relocated it, names and sizes from its
- * symbols). It is kept across scans until removed, its stackmap in the process's index, and
- * listed by jitmap_process_image, not jitmap_process_source. */
+ * returns), and its stackmap read at first use (jitmap_process_image_stackmap) under the same
+ * rules as a JIT entry's (the live section; names and sizes from its symbols), with one
+ * difference: the bytes are gone by then, so a live section MCJIT has not relocated yet has
+ * no registered copy to take addresses from (they read 0 until a recheck finds them set).
+ * An image whose section is not placed in memory (sh_addr 0) is read from its own copy at
+ * once. It is kept across scans until removed, its stackmap in the process's index once
+ * read, and listed by jitmap_process_image, not jitmap_process_source. */
 
 /* Hand in an image (`where` names it in messages, e.g. "JIT image 3"); its id in *id. What
  * went wrong reading it is a problem of the image (jitmap_process_image_problem), not an

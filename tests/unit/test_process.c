@@ -371,21 +371,33 @@ static void test_handed_image(void **state)
 	assert_non_null(si.image);
 	assert_int_equal(jitmap_process_num_sources(p), 0); /* not a scan's source */
 
-	/* MCJIT before finalization: addresses from the registered copy, opened while the bytes
-	 * were there; names and sizes from the symbols; indexed at once. */
-	const jitmap_stackmap *sm = jitmap_process_image_stackmap(p, id);
-	assert_non_null(sm);
-	assert_int_equal(jitmap_stackmap_function(sm, 0)->address, TEXT);
-	assert_string_equal(jitmap_stackmap_function(sm, 0)->name, "fixture_first");
-	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
-
-	/* Relocated in memory: nothing is read before a recheck, the live bytes after it. */
-	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm); i++) {
-		const jitmap_function *f = jitmap_stackmap_function(sm, i);
-		sm_put(w.live.data + f->section_offset, f->address, 8, JITMAP_ORDER_LITTLE);
-	}
+	/* Nothing is read until the stackmap is asked for. MCJIT before finalization: the live
+	 * section's addresses are 0 and the debugger's bytes (the registered copy) are gone, so
+	 * there is no stackmap yet, and a note says why. */
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 0);
 	unsigned before = w.fake.reads;
-	assert_ptr_equal(jitmap_process_image_stackmap(p, id), sm);
+	assert_null(jitmap_process_image_stackmap(p, id));
+	assert_true(w.fake.reads > before);
+	assert_int_equal(jitmap_process_image(p, id, &si), 0);
+	assert_int_equal(si.num_notes, 1);
+	assert_int_equal(si.num_problems, 0);
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 0);
+
+	/* Relocated in memory: nothing is read before a recheck, the live bytes after it; names
+	 * and sizes from the symbols; indexed. */
+	{
+		jitmap_error err;
+		jitmap_image *full = jitmap_image_open_memory(w.image.data, w.image.len, &err);
+		assert_non_null(full);
+		const jitmap_stackmap *c = jitmap_image_stackmap(full);
+		for (size_t i = 0; i < jitmap_stackmap_num_functions(c); i++) {
+			const jitmap_function *f = jitmap_stackmap_function(c, i);
+			sm_put(w.live.data + f->section_offset, f->address, 8, JITMAP_ORDER_LITTLE);
+		}
+		jitmap_image_free(full);
+	}
+	before = w.fake.reads;
+	assert_null(jitmap_process_image_stackmap(p, id));
 	assert_int_equal(w.fake.reads, before);
 	jitmap_process_recheck(p);
 	const jitmap_stackmap *live = jitmap_process_image_stackmap(p, id);
@@ -393,8 +405,8 @@ static void test_handed_image(void **state)
 	assert_int_equal(jitmap_process_image(p, id, &si), 0);
 	assert_true(si.live);
 	assert_int_equal(si.num_notes, 0);
-	assert_int_equal(jitmap_stackmap_function(live, 1)->address,
-			 jitmap_stackmap_function(sm = live, 1)->address);
+	assert_int_equal(jitmap_stackmap_function(live, 0)->address, TEXT);
+	assert_string_equal(jitmap_stackmap_function(live, 0)->name, "fixture_first");
 	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
 
 	/* Complete: a recheck costs one read of the section's first bytes. */
@@ -439,15 +451,26 @@ static void test_handed_image(void **state)
 	assert_int_equal(jitmap_process_add_image(p, NULL, 8, "x", &bad), -EINVAL);
 	assert_int_equal(jitmap_process_add_image(p, junk, sizeof(junk), "x", NULL), -EINVAL);
 
-	/* Its live section unreadable: the registered copy, with the reason. */
+	/* Its live section unreadable: no stackmap, with the reason (the bytes are gone). */
 	w.fake.n = 3;
-	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "copy", &id), 0);
-	assert_non_null(jitmap_process_image_stackmap(p, id));
-	assert_true(image_problem(p, id, "is not readable: nothing mapped at 0x300000; using the "
-					 "registered copy"));
-	/* After the bytes are gone, the copy opened while they were there serves again. */
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "gone", &id), 0);
+	assert_null(jitmap_process_image_stackmap(p, id));
+	assert_true(image_problem(p, id, "gone: .llvm_stackmaps at 0x300000 is not readable: "
+					 "nothing mapped at 0x300000"));
+	/* It comes back: read at the next stop. */
+	w.fake.n = 4;
 	jitmap_process_recheck(p);
 	assert_non_null(jitmap_process_image_stackmap(p, id));
+	/* A section not placed in memory (sh_addr 0): its own copy, read at once. */
+	w.sm_sh->sh_addr = 0;
+	uint64_t unplaced;
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "unplaced",
+						  &unplaced), 0);
+	const jitmap_stackmap *own = jitmap_process_image_stackmap(p, unplaced);
+	assert_non_null(own);
+	assert_int_equal(jitmap_stackmap_function(own, 0)->address, TEXT);
+	assert_true(image_problem(p, unplaced, "no load address (sh_addr 0); using the registered "
+					       "copy"));
 
 	jitmap_process_flush(p);
 	assert_int_equal(jitmap_process_image(p, id, &si), -ENOENT);
