@@ -433,12 +433,20 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 	}
 	/* libelf reports no sections at all when the section header table lies past the end of
 	 * the image, so a truncated file would pass for one without stackmaps. (With e_shnum 0
-	 * and e_shoff set, the count is in section 0: that entry must fit at least.) */
+	 * and e_shoff set, the count is in section 0: that entry must fit at least.) The table
+	 * is measured in ELF64 headers: an e_shentsize of 0 would make 0xffff of them fit in
+	 * any image, and libelf then reports no sections either. */
 	size_t image_size = 0;
 	(void)elf_rawfile(elf, &image_size);
 	const uint64_t sh_count = eh.e_shnum ? eh.e_shnum : eh.e_shoff ? 1 : 0;
+	if (sh_count && eh.e_shentsize != sizeof(Elf64_Shdr)) {
+		jitmap__fail(err, -EINVAL, offsetof(Elf64_Ehdr, e_shentsize),
+			     "section header size %u (ELF64's is %zu)", (unsigned)eh.e_shentsize,
+			     sizeof(Elf64_Shdr));
+		goto out;
+	}
 	if (sh_count && (eh.e_shoff > image_size ||
-			 sh_count * eh.e_shentsize > image_size - eh.e_shoff)) {
+			 sh_count * sizeof(Elf64_Shdr) > image_size - eh.e_shoff)) {
 		jitmap__fail(err, -EINVAL, offsetof(Elf64_Ehdr, e_shoff),
 			     "truncated: the section header table (%" PRIu64 " entries at 0x%" PRIx64
 			     ") ends past the end of the file (0x%zx bytes)",

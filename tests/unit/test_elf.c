@@ -151,6 +151,35 @@ static void test_truncated_headers(void **state)
 	expect_open_fails(&eh, 20, UINT64_MAX, "ELF");
 }
 
+/* Section headers of a size other than ELF64's: 0xffff of them of 0 bytes each "fit" in any
+ * image, and libelf then reports no sections, so the image read as one without stackmaps
+ * (tests/hostile/hostile.c, mode shnum). */
+static void test_section_header_size(void **state)
+{
+	(void)state;
+	struct {
+		Elf64_Ehdr eh;
+		Elf64_Shdr sh[2];
+	} im;
+	memset(&im, 0, sizeof(im));
+	im.eh = elf64_header();
+	im.eh.e_shoff = offsetof(__typeof__(im), sh);
+	im.eh.e_shnum = 0xffff;
+	im.eh.e_shentsize = 0;
+	expect_open_fails(&im, sizeof(im), offsetof(Elf64_Ehdr, e_shentsize),
+			  "section header size 0 (ELF64's is 64)");
+	im.eh.e_shnum = 2;
+	im.eh.e_shentsize = 32;
+	expect_open_fails(&im, sizeof(im), offsetof(Elf64_Ehdr, e_shentsize),
+			  "section header size 32 (ELF64's is 64)");
+	/* the right size opens */
+	im.eh.e_shentsize = sizeof(Elf64_Shdr);
+	jitmap_error err;
+	jitmap_image *img = jitmap_image_open_memory(&im, sizeof(im), &err);
+	assert_non_null(img);
+	jitmap_image_free(img);
+}
+
 /* A valid ELF file without sections opens, with no stackmap. */
 static void test_no_stackmap(void **state)
 {
@@ -522,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_elf32),
 		cmocka_unit_test(test_truncated_headers),
+		cmocka_unit_test(test_section_header_size),
 		cmocka_unit_test(test_no_stackmap),
 		cmocka_unit_test(test_fixture_file_and_memory),
 		cmocka_unit_test(test_load_bias),
