@@ -39,6 +39,7 @@ struct source {
 	jitmap_image *image;      /* JIT: without its stackmap copy; object: the whole file */
 	jitmap_image *full_image; /* JIT: with the copy, opened on first need */
 	bool full_tried;
+	char *full_problem;       /* why it did not open (said again at each re-read) */
 	bool complete;            /* the live section was seen with every address set */
 	uint64_t live_hash;
 	bool have_hash;
@@ -189,6 +190,7 @@ static void source_free(struct source *s)
 		jitmap_stackmap_free(s->sm);
 	jitmap_image_free(s->image);
 	jitmap_image_free(s->full_image);
+	free(s->full_problem);
 	free(s->path);
 	free_texts(&s->problems);
 	free_texts(&s->notes);
@@ -333,7 +335,13 @@ static jitmap_stackmap *registered_copy(jitmap_process *p, struct source *s)
 		return NULL; /* read at first use, after the debugger's bytes went */
 	if (!s->full_tried) {
 		s->full_tried = true;
+		const size_t before = s->problems.n;
 		s->full_image = open_image(p, s, 0);
+		if (s->problems.n > before)
+			s->full_problem = strdup(s->problems.items[before]);
+	} else if (!s->full_image && s->full_problem) {
+		/* read_live drops the problems of the last read before reading again */
+		add_text(&s->problems, "%s", s->full_problem);
 	}
 	return s->full_image ? jitmap_image_stackmap(s->full_image) : NULL;
 }

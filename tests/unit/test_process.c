@@ -263,6 +263,30 @@ static void test_unreadable_live_section(void **state)
 	world_free(&w);
 }
 
+/* Neither the live section nor the registered copy: both problems, and the same ones at every
+ * scan (the copy is opened once; its problem must not be lost when the live one is
+ * re-checked). */
+static void test_no_stackmap_anywhere(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	w.fake.n = 3;                               /* nothing at LIVE */
+	w.image.data[w.sm_sh->sh_offset] = 9;       /* the copy: an unknown version */
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	for (int round = 0; round < 3; round++) {
+		scan(p, true);
+		jitmap_source_info si;
+		assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+		assert_null(si.stackmap);
+		assert_true(source_problem(p, 0, "unknown stackmap version 9"));
+		assert_true(source_problem(p, 0, ".llvm_stackmaps at 0x300000 is not readable"));
+		assert_int_equal(si.num_problems, 2);
+	}
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
 /* Hostile sizes and lists: problems with the reason, never a crash or a huge allocation. */
 static void test_hostile(void **state)
 {
@@ -483,6 +507,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jit_entry_lifecycle),
 		cmocka_unit_test(test_unreadable_live_section),
+		cmocka_unit_test(test_no_stackmap_anywhere),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_loaded_file),
 		cmocka_unit_test(test_handed_image),
