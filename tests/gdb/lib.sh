@@ -11,7 +11,7 @@ JITMAP_GDB=$BUILD/share/jitmap/jitmap.gdb
 PLUGIN=$BUILD/plugin/jitmap-reader.so
 DEMO=$BUILD/examples/llvm-jit/jitmap-demo-jit
 HANDJIT=$BUILD/examples/handjit/jitmap-handjit
-HOSTILE=$BUILD/tests/gdb/jitmap-hostile-jit
+HOSTILE=$BUILD/tests/jitmap-hostile
 NULL_READER=$BUILD/tests/gdb/jitmap-null-reader.so
 HEX='0x[0-9a-f]+'
 
