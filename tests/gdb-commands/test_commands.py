@@ -4,12 +4,13 @@
     tests/gdb-commands/test_commands.py BUILD_DIR [TEST...]
 
 Drives `gdb -batch -nx` against jitmap-demo-jit (LLVM ORC and MCJIT), jitmap-handjit and the
-hostile inferior (hostile.c), and compares every value `info stackmap -json` shows with the
+hostile inferior (tests/hostile/hostile.c), and compares every value `info stackmap -json` shows with the
 truth lines the programs print (`jitmap-demo: stackmap id=101 s=12 ...`): outer frames, every
 frame of a 40-deep recursion, statepoints (deopt values, GC roots matched by value),
 patchpoints, live, after `gcore` and from a core the program dumped itself (--abort). Also:
-a negative control (the same session without jitmap: `info stackmap` must fail), hostile
-descriptor lists (a clear error, no traceback, no crash, no hang), `jitmap break`,
+a negative control (the same session without jitmap: `info stackmap` must fail), every mode
+of the hostile inferior (the problem named with its addresses, the good entry's real values
+beside it; no traceback, no crash, no hang), `jitmap break`,
 `$_stackmap`, `jitmap verify`, `info gc-roots`, the names API.
 
 Checks the shape and the values, not the exact text. Prints one line per test and a summary;
@@ -34,7 +35,10 @@ BUILD = os.path.abspath(sys.argv[1])
 ONLY = set(sys.argv[2:])
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 HANDJIT = os.path.join(BUILD, "examples", "handjit", "jitmap-handjit")
-HOSTILE = os.path.join(BUILD, "tests", "gdb-commands-hostile")
+sys.path.insert(0, os.path.join(SOURCE, "tests", "hostile"))
+import modes as H  # noqa: E402  (the hostile inferior's modes, shared with LLDB's test)
+
+HOSTILE = os.path.join(BUILD, H.PROGRAM)
 AOT = os.path.join(BUILD, "tests", "gdb-commands-aot")
 DUMP = os.path.join(BUILD, "jitmap-dump")
 LIBRARY = os.path.join(BUILD, "libjitmap.so")
@@ -602,7 +606,8 @@ def jitmap_dump_cores():
     if os.path.exists(HOSTILE):
         # A core whose entry list loops: the entries before the loop, and exit 1 with the reason.
         core = os.path.join(WORK, "dump-hostile", "hostile.core")
-        Session("dump-hostile", ["break hostile_stop", "run cycle", "gcore " + core, "kill"], exe=HOSTILE)
+        Session("dump-hostile", ["break hostile_stop", "run cycle > /dev/null", "gcore " + core, "kill"],
+                exe=HOSTILE)
         rc, out, err = dump_core(core)
         check(rc == 1 and "loops" in err, "hostile core: exit %d, %r" % (rc, err))
         check("record 5 at 0x" in out, "hostile core: the good entry")
@@ -795,52 +800,116 @@ def duplicate_record_ids():
     check(s.json("verify")["problems"] == [], "duplicate id: verify: %s" % s.json("verify"))
 
 
-HOSTILE_MODES = {
-    "cycle": "loops",
-    "self": "loops",
-    "wild": "not readable",
-    "wild-image": "not readable",
-    "huge": "larger than",
-    "version": "version 7",
-    "garbage": "image at",
-    "truncated": "truncated",
-    "bad-section": ".llvm_stackmaps",
-    "long": "more than",
-}
+HOSTILE_DUMPS = [
+    ("status", "jitmap status"),
+    ("stackmap", "info stackmap -json"),
+    ("stackmap-text", "info stackmap"),
+    ("list", "info stackmaps"),
+    ("gc", "info gc-roots -all"),
+    ("verify", "jitmap verify -json"),
+    ("break", "jitmap break 5"),
+    ("good", "info stackmap -json 1"),
+    ("bt", "bt"),
+]
+
+
+def hostile_session(name, modes, jitmap=True):
+    """One run of the hostile inferior with MODES, the answers dumped at each stop (tags with
+    a "2" at the second)."""
+    m = [H.BY_NAME[x] for x in modes]
+    out = os.path.join(WORK, name, "program.out")
+    cmds = ["break hostile_stop", run_cmd(modes, out)]
+    if any(x.hook_stop for x in m):
+        # GDB's error at the hook would end the command file: run through _dump.
+        cmds[1:] = [dump("run", run_cmd(modes, out)), dump("hook", "bt"), "continue"]
+    two = any(x.stops == 2 for x in m)
+    # (`jitmap break 5` would stop the way to the second stop at record 5)
+    cmds += [dump(t, c) for t, c in HOSTILE_DUMPS if not (two and t == "break")]
+    if two:
+        cmds += ["continue"] + [dump(t + "2", c) for t, c in HOSTILE_DUMPS]
+    s = Session(name, cmds, exe=HOSTILE, jitmap=jitmap)
+    s.output = s.program_output()
+    return s
+
+
+def check_good(s, what, tag="good", record=5, rbx=4242):
+    """Frame 1's record and its real values: rbx from the program, rdi unavailable."""
+    o = s.json(tag)
+    check(o["record"] is not None and o["record"]["id"] == record,
+          "%s: frame 1 at record %d: %s" % (what, record, o))
+    check(loc_value(o["locations"][0]) == rbx, "%s: record %d's rbx, want %d: %s" %
+          (what, record, rbx, o["locations"][0]))
+    rdi = o["locations"][1]
+    check(rdi["value"] is None and "caller-saved" in rdi.get("error", ""),
+          "%s: rdi in frame 1 must be unavailable: %s" % (what, rdi))
+
+
+def check_bt(s, what, tag="bt", frames=H.FRAMES):
+    """GDB's own bt (no reader here: it unwinds the JIT frame by its heuristics, which
+    test_gdb_hostile.sh shows going wrong): the stop and the JIT function named, main last."""
+    names = H.frame_names(s.get(tag)["out"])
+    check(names[:2] == frames[:2] and names[-1:] == frames[-1:],
+          "%s: bt %s, want %s ... %s" % (what, names, frames[:2], frames[-1]))
 
 
 @test
 def hostile_inferiors():
+    """Every mode of the hostile inferior, one process each."""
     if not os.path.exists(HOSTILE):
         raise Skip("the hostile inferior was not built")
-    cmds = []
-    for mode in HOSTILE_MODES:
-        cmds = [
-            "break hostile_stop",
-            "run %s" % mode,
-            dump("status", "jitmap status"),
-            dump("stackmap", "info stackmap -json"),
-            dump("stackmap-text", "info stackmap"),
-            dump("list", "info stackmaps"),
-            dump("gc", "info gc-roots -all"),
-            dump("verify", "jitmap verify -json"),
-            dump("break", "jitmap break 5"),
-            dump("good", "info stackmap -json 1"),
-        ]
-        s = Session("hostile-" + mode, cmds, exe=HOSTILE)
+    for mode in H.MODES:
+        s = hostile_session("hostile-" + mode.name, [mode.name])
+        what = "hostile %s" % mode.name
         text = "\n".join(r["out"] for r in s.results)
-        check(HOSTILE_MODES[mode] in text, "hostile %s: no %r in the answers:\n%s" %
-              (mode, HOSTILE_MODES[mode], text[:2000]))
-        # The good entry (registered before the bad ones) still answers, where the list
-        # lets us reach it.
-        if mode in ("huge", "garbage", "truncated", "bad-section", "wild-image"):
-            o = s.json("good")
-            check(o["record"] is not None and o["record"]["id"] == 5,
-                  "hostile %s: the good entry's record 5 in frame 1" % mode)
-            check(loc_value(o["locations"][0]) == 4242, "hostile %s: record 5's value" % mode)
-            rdi = o["locations"][1]
-            check(rdi["value"] is None and "caller-saved" in rdi.get("error", ""),
-                  "hostile %s: rdi in frame 1 must be unavailable: %s" % (mode, rdi))
+        want = H.problem_re(mode.name, s.output)
+        check(want is None or want.search(text), "%s: no /%s/ in the answers:\n%s" %
+              (what, want and want.pattern, text[:3000]))
+        if mode.hook_stop:  # GDB's own error for the garbage action_flag
+            check("Unknown action_flag value in JIT descriptor!" in s.get("run")["out"],
+                  "%s: GDB's error: %r" % (what, s.get("run")["out"]))
+            check(s.get("hook")["out"].startswith("#0  __jit_debug_register_code ()"),
+                  "%s: GDB did not stop in the hook: %s" % (what, s.get("hook")["out"]))
+        first = ["hostile_stop", "doomed_fn", "run_jit", "main"] if mode.name == "unregister" \
+            else H.FRAMES
+        check_bt(s, what, frames=first)
+        if mode.name == "unregister":
+            check_good(s, what + ", stop 1 in doomed_fn", record=6, rbx=6161)
+        elif mode.good:
+            check_good(s, what)
+        else:
+            r = s.get("good")
+            check(not r["ok"] and want.search(r["out"]), "%s: info stackmap 1: %r" % (what, r["out"]))
+        if mode.stops == 2:
+            check_bt(s, what + ", stop 2", "bt2")
+            if mode.name == "change":  # the live stackmap was read again
+                check_good(s, what + ", stop 2", "good2", record=7, rbx=4343)
+            else:
+                check_good(s, what + ", stop 2", "good2")
+        if mode.name == "unregister":
+            before, after = s.get("list")["out"], s.get("list2")["out"]
+            check("record 6 " in before and "doomed_fn" in before, "%s: stop 1 list: %s" % (what, before))
+            check("record 6 " not in after and "doomed_fn" not in after and "record 5 " in after,
+                  "%s: the unregistered entry is still listed: %s" % (what, after))
+
+
+@test
+def hostile_together():
+    """Every mode a process can hold at once: every problem, the good values beside them;
+    and the negative control: the same session without jitmap has no `info stackmap`."""
+    if not os.path.exists(HOSTILE):
+        raise Skip("the hostile inferior was not built")
+    s = hostile_session("hostile-together", H.TOGETHER)
+    text = "\n".join(r["out"] for r in s.results)
+    for mode in H.TOGETHER:
+        want = H.problem_re(mode, s.output, together=True)
+        check(want is None or want.search(text), "hostile together: no /%s/" % (want and want.pattern))
+    check_good(s, "hostile together")
+    check_bt(s, "hostile together")
+    c = hostile_session("hostile-together-control", H.TOGETHER, jitmap=False)
+    r = c.get("good")
+    check(not r["ok"] and 'Undefined info command: "stackmap -json 1"' in r["out"],
+          "hostile control: info stackmap without jitmap: %r" % r["out"])
+    check_bt(c, "hostile control (GDB's own bt, without the reader)")
 
 
 # -- Main --
