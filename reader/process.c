@@ -4,6 +4,11 @@
  * image address, image size) in an array sorted by key; files by (path, section address) in a
  * short list. A stackmap that a scan replaces, and every source it drops, stay alive until
  * jitmap_process_scan_end has taken them out of the index.
+ *
+ * A section parsed from memory is a `struct parse`, shared by every source that read the same
+ * bytes at the same address: the same JIT entry found by a descriptor walk and handed in by a
+ * debugger (GDB's plugin and the Python commands use one process) is parsed and indexed once.
+ * It is buried when the last source lets go of it and the index no longer holds it.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -21,6 +26,17 @@
 struct text_list {
 	char **items;
 	size_t n, cap;
+};
+
+struct parse {
+	jitmap_stackmap *sm;
+	uint64_t addr, size, hash; /* where the bytes were, and their hash: the sharing key */
+	jitmap_arch arch;          /* what they were parsed as */
+	jitmap_byte_order order;
+	bool complete;             /* complete_live's answer for it */
+	int filled;                /* addresses complete_live took from a registered copy */
+	unsigned refs;             /* sources whose stackmap it is */
+	unsigned indexed;          /* sources that put it in the index */
 };
 
 struct source {
@@ -55,9 +71,11 @@ struct source {
 	bool has_section;
 	jitmap_arch arch;
 	jitmap_byte_order order;
-	jitmap_stackmap *sm;      /* NULL, or owned (sm_owned) or the full image's */
-	bool sm_owned, live;
+	jitmap_stackmap *sm;      /* NULL, or parse->sm, or the full image's */
+	struct parse *parse;      /* when sm was parsed from memory */
+	bool live;
 	const jitmap_stackmap *indexed; /* what the index holds for this source */
+	struct parse *indexed_parse;    /* and its parse, if it is one */
 	struct text_list problems, notes;
 	size_t open_problems;     /* problems[0..open_problems) are the image's; the rest the
 				   * last live read's */
@@ -83,6 +101,8 @@ struct jitmap_process {
 	size_t ndropped, cap_dropped;
 	jitmap_stackmap **graveyard;
 	size_t ngrave, cap_grave;
+	struct parse **parses; /* sorted by (addr, size, hash) */
+	size_t nparses, cap_parses;
 	jitmap_index *index;
 };
 
@@ -159,35 +179,149 @@ static int read_mem(jitmap_process *p, uint64_t addr, void *buf, size_t len, cha
 	return rc ? (rc < 0 ? rc : -EFAULT) : 0;
 }
 
-/* -- Sources -- */
+/* -- Parsed sections -- */
 
-/* Make `sm` the source's stackmap (its notes start again). The old one, which the index may
- * hold until scan_end, is buried until then. On -ENOMEM an owned `sm` is freed and the old
- * one stays. */
-static int set_stackmap(jitmap_process *p, struct source *s, jitmap_stackmap *sm, bool owned,
-			bool live)
+static int cmp_parse(const struct parse *h, uint64_t addr, uint64_t size, uint64_t hash)
 {
-	if (s->sm && s->sm != sm && s->sm_owned) {
-		if (grow(&p->graveyard, &p->cap_grave, p->ngrave + 1, sizeof(*p->graveyard))) {
-			if (owned)
-				jitmap_stackmap_free(sm);
-			return -ENOMEM;
-		}
-		p->graveyard[p->ngrave++] = s->sm;
-	}
-	truncate_texts(&s->notes, 0);
-	s->sm = sm;
-	s->sm_owned = owned;
-	s->live = live;
+	if (h->addr != addr)
+		return h->addr < addr ? -1 : 1;
+	if (h->size != size)
+		return h->size < size ? -1 : 1;
+	if (h->hash != hash)
+		return h->hash < hash ? -1 : 1;
 	return 0;
 }
 
-static void source_free(struct source *s)
+/* The position of the key in p->parses, or where it would go (*found says which). */
+static size_t parse_find(const jitmap_process *p, uint64_t addr, uint64_t size, uint64_t hash,
+			 bool *found)
+{
+	size_t lo = 0, hi = p->nparses;
+	*found = false;
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		const int d = cmp_parse(p->parses[mid], addr, size, hash);
+		if (d == 0) {
+			*found = true;
+			return mid;
+		}
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Bury `h` when no source holds it and the index does not either: its stackmap lives until
+ * the next scan_end or recheck (what a caller was given stays valid until then). */
+static void parse_release(jitmap_process *p, struct parse *h)
+{
+	if (h->refs || h->indexed)
+		return;
+	bool found;
+	const size_t at = parse_find(p, h->addr, h->size, h->hash, &found);
+	if (found && p->parses[at] == h) {
+		memmove(&p->parses[at], &p->parses[at + 1],
+			(p->nparses - at - 1) * sizeof(*p->parses));
+		p->nparses--;
+	}
+	/* Out of memory for the graveyard: the stackmap is leaked, never freed while in use. */
+	if (grow(&p->graveyard, &p->cap_grave, p->ngrave + 1, sizeof(*p->graveyard)) == 0)
+		p->graveyard[p->ngrave++] = h->sm;
+	free(h);
+}
+
+/* The parse of the `size` bytes at `addr` that `s` read: another source's when it read the
+ * same bytes there (*fresh false), else a new one. NULL with `err` set when they do not
+ * parse. */
+static struct parse *parse_bytes(jitmap_process *p, const uint8_t *bytes, uint64_t addr,
+				 uint64_t size, uint64_t hash, jitmap_arch arch,
+				 jitmap_byte_order order, bool *fresh, jitmap_error *err)
+{
+	bool found;
+	size_t at = parse_find(p, addr, size, hash, &found);
+	*fresh = false;
+	if (found && p->parses[at]->arch == arch && p->parses[at]->order == order)
+		return p->parses[at];
+	*fresh = true;
+	JITMAP_OPTS(const jitmap_parse_opts, opts, .order = order, .arch = arch);
+	jitmap_stackmap *sm = jitmap_stackmap_parse(bytes, (size_t)size, &opts, err);
+	if (!sm)
+		return NULL;
+	struct parse *h = calloc(1, sizeof(*h));
+	if (!h || (!found && grow(&p->parses, &p->cap_parses, p->nparses + 1, sizeof(*p->parses)))) {
+		free(h);
+		jitmap_stackmap_free(sm);
+		*err = (jitmap_error){.code = -ENOMEM};
+		return NULL;
+	}
+	*h = (struct parse){.sm = sm, .addr = addr, .size = size, .hash = hash, .arch = arch,
+			    .order = order};
+	if (!found) { /* (found: another architecture's parse of the same bytes, not shared) */
+		memmove(&p->parses[at + 1], &p->parses[at], (p->nparses - at) * sizeof(*p->parses));
+		p->parses[at] = h;
+		p->nparses++;
+	}
+	return h;
+}
+
+/* Make `sm` the source's stackmap (its notes start again): `h`'s, or an image's when `h` is
+ * NULL. The old one is let go of (the index may hold it until scan_end). */
+static void set_stackmap(jitmap_process *p, struct source *s, jitmap_stackmap *sm,
+			 struct parse *h, bool live)
+{
+	struct parse *old = s->parse;
+	if (h)
+		h->refs++;
+	truncate_texts(&s->notes, 0);
+	s->sm = sm;
+	s->parse = h;
+	s->live = live;
+	if (old) {
+		old->refs--;
+		parse_release(p, old);
+	}
+}
+
+/* Put the source's stackmap in the index (once for a shared parse). */
+static int index_put(jitmap_process *p, struct source *s)
+{
+	struct parse *h = s->parse;
+	if (!h || h->indexed == 0) {
+		const int r = jitmap_index_add(p->index, s->sm);
+		if (r != 0 && r != -EEXIST)
+			return r;
+	}
+	if (h)
+		h->indexed++;
+	s->indexed = s->sm;
+	s->indexed_parse = h;
+	return 0;
+}
+
+/* Take what the source put in the index out of it (once nobody else shares it). */
+static void index_drop(jitmap_process *p, struct source *s)
+{
+	struct parse *h = s->indexed_parse;
+	if (!s->indexed)
+		return;
+	if ((!h || --h->indexed == 0) && p->index)
+		jitmap_index_remove(p->index, s->indexed);
+	s->indexed = NULL;
+	s->indexed_parse = NULL;
+	if (h)
+		parse_release(p, h);
+}
+
+/* -- Sources -- */
+
+static void source_free(jitmap_process *p, struct source *s)
 {
 	if (!s)
 		return;
-	if (s->sm_owned)
-		jitmap_stackmap_free(s->sm);
+	index_drop(p, s);
+	set_stackmap(p, s, NULL, NULL, false);
 	jitmap_image_free(s->image);
 	jitmap_image_free(s->full_image);
 	free(s->full_problem);
@@ -357,14 +491,22 @@ static bool has_unset_address(const jitmap_stackmap *sm)
 /* Name the live stackmap's functions from the image's symbols, and fill the addresses it does
  * not hold yet from the registered copy. Returns whether the live section held every address
  * itself. */
-static bool complete_live(jitmap_process *p, struct source *s, jitmap_stackmap *sm)
+static bool complete_live(jitmap_process *p, struct source *s, struct parse *h)
 {
-	if (jitmap_image_name_functions(s->image, sm) < 0)
+	h->filled = 0;
+	if (jitmap_image_name_functions(s->image, h->sm) < 0)
 		return false;
-	if (!has_unset_address(sm))
+	if (!has_unset_address(h->sm))
 		return true;
 	jitmap_stackmap *copy = registered_copy(p, s);
-	const int filled = copy ? jitmap_stackmap_merge(sm, copy) : -EINVAL;
+	h->filled = copy ? jitmap_stackmap_merge(h->sm, copy) : -EINVAL;
+	return false;
+}
+
+/* What complete_live did, said in the notes of each source that uses the parse. */
+static void completion_note(struct source *s, const struct parse *h)
+{
+	const int filled = h->filled;
 	if (filled > 0)
 		add_text(&s->notes,
 			 "%d function address%s not relocated in memory yet (MCJIT before "
@@ -373,7 +515,6 @@ static bool complete_live(jitmap_process *p, struct source *s, jitmap_stackmap *
 	else if (filled < 0)
 		add_text(&s->notes, "function addresses are 0 in memory, and the registered copy "
 				    "does not match the live section");
-	return false;
 }
 
 /* (Re)parse the live section; fall back to the registered copy. */
@@ -411,32 +552,33 @@ static void read_live(jitmap_process *p, struct source *s)
 		}
 		s->have_hash = false;
 		jitmap_error err;
-		JITMAP_OPTS(const jitmap_parse_opts, opts, .order = s->order, .arch = s->arch);
-		jitmap_stackmap *sm = jitmap_stackmap_parse(live, (size_t)s->sm_size, &opts, &err);
-		uint8_t head[SAMPLE];
+		bool fresh;
+		struct parse *parsed = parse_bytes(p, live, s->sm_addr, s->sm_size, h, s->arch,
+						   s->order, &fresh, &err);
 		const size_t head_len = s->sm_size < SAMPLE ? (size_t)s->sm_size : SAMPLE;
-		memcpy(head, live, head_len);
+		memcpy(s->live_head, live, head_len);
 		free(live);
-		if (!sm) {
+		if (!parsed) {
 			snprintf(problem, sizeof(problem),
 				 ".llvm_stackmaps at 0x%" PRIx64 ": offset 0x%" PRIx64 ": %s", s->sm_addr,
 				 err.offset, err_text(&err));
-		} else if (set_stackmap(p, s, sm, true, true)) {
-			snprintf(problem, sizeof(problem), "out of memory");
 		} else {
-			s->complete = complete_live(p, s, sm);
+			set_stackmap(p, s, parsed->sm, parsed, true);
+			if (fresh)
+				parsed->complete = complete_live(p, s, parsed);
+			completion_note(s, parsed);
+			s->complete = parsed->complete;
 			s->live_hash = h;
 			s->have_hash = true;
 			s->live_head_len = head_len;
-			memcpy(s->live_head, head, head_len);
 		}
 	}
 	if (problem[0] && s->sm && s->live)
-		set_stackmap(p, s, NULL, false, false); /* the bytes it was parsed from are gone */
+		set_stackmap(p, s, NULL, NULL, false); /* the bytes it was parsed from are gone */
 	if (s->handed && !s->complete && s->sm && s->live && has_unset_address(s->sm) &&
 	    !registered_copy(p, s)) {
 		/* MCJIT before finalization, and no registered copy: not usable until relocated. */
-		set_stackmap(p, s, NULL, false, false);
+		set_stackmap(p, s, NULL, NULL, false);
 		s->have_hash = false;
 		add_text(&s->notes, "function addresses are 0 in memory (MCJIT before "
 				    "finalization): read again at the next stop");
@@ -444,9 +586,11 @@ static void read_live(jitmap_process *p, struct source *s)
 	}
 	if (!s->sm || !s->live) {
 		jitmap_stackmap *copy = registered_copy(p, s);
-		if (copy && set_stackmap(p, s, copy, false, false) == 0)
+		if (copy) {
+			set_stackmap(p, s, copy, NULL, false);
 			add_text(&s->notes, "read from the registered copy: %s",
 				 problem[0] ? problem : "no live section");
+		}
 	}
 	if (problem[0])
 		add_text(&s->problems, "%s: %s%s", s->name, problem,
@@ -533,22 +677,14 @@ static int index_now(jitmap_process *p, struct source *s)
 {
 	if (s->indexed == s->sm)
 		return 0;
-	if (s->indexed)
-		jitmap_index_remove(p->index, s->indexed);
-	s->indexed = NULL;
-	if (s->sm) {
-		int r = jitmap_index_add(p->index, s->sm);
-		if (r != 0 && r != -EEXIST)
-			return r;
-		s->indexed = s->sm;
-	}
-	return 0;
+	index_drop(p, s);
+	return s->sm ? index_put(p, s) : 0;
 }
 
 static void free_buried(jitmap_process *p)
 {
 	for (size_t i = 0; i < p->ndropped; i++)
-		source_free(p->dropped[i]);
+		source_free(p, p->dropped[i]);
 	p->ndropped = 0;
 	for (size_t i = 0; i < p->ngrave; i++)
 		jitmap_stackmap_free(p->graveyard[i]);
@@ -628,12 +764,10 @@ int jitmap_process_remove_image(jitmap_process *p, uint64_t id)
 	struct source *s = p->handed[at];
 	memmove(&p->handed[at], &p->handed[at + 1], (p->nhanded - at - 1) * sizeof(*p->handed));
 	p->nhanded--;
-	if (s->indexed)
-		jitmap_index_remove(p->index, s->indexed);
-	s->indexed = NULL;
+	index_drop(p, s);
 	if (p->scanning && drop_later(p, s) == 0)
 		return 0;
-	source_free(s);
+	source_free(p, s); /* its stackmap is buried: valid until the next recheck or scan_end */
 	return 0;
 }
 
@@ -683,31 +817,30 @@ static void object_live(jitmap_process *p, struct source *s)
 {
 	uint8_t *live = NULL;
 	char why[160];
-	jitmap_stackmap *sm = NULL;
+	struct parse *parsed = NULL;
+	bool fresh = false;
 	if (s->sm_size <= p->max_section && s->sm_size <= SIZE_MAX &&
 	    (live = malloc(s->sm_size ? (size_t)s->sm_size : 1)) &&
 	    read_mem(p, s->sm_addr, live, (size_t)s->sm_size, why, sizeof(why)) == 0) {
 		jitmap_error err;
-		JITMAP_OPTS(const jitmap_parse_opts, opts, .order = jitmap_image_byte_order(s->image),
-			    .arch = jitmap_image_arch(s->image));
-		sm = jitmap_stackmap_parse(live, (size_t)s->sm_size, &opts, &err);
-		if (sm && has_unset_address(sm)) {
-			jitmap_stackmap_free(sm);
-			sm = NULL;
+		parsed = parse_bytes(p, live, s->sm_addr, s->sm_size,
+				     hash_bytes(live, (size_t)s->sm_size), jitmap_image_arch(s->image),
+				     jitmap_image_byte_order(s->image), &fresh, &err);
+		if (parsed && fresh) {
+			parsed->complete = !has_unset_address(parsed->sm) &&
+					   jitmap_image_name_functions(s->image, parsed->sm) == 0;
 		}
 	}
 	free(live);
-	if (sm) {
-		if (jitmap_image_name_functions(s->image, sm) < 0) {
-			jitmap_stackmap_free(sm);
-			return;
-		}
-		if (set_stackmap(p, s, sm, true, true))
-			return;
-	} else if ((sm = jitmap_image_stackmap(s->image)) &&
-		   set_stackmap(p, s, sm, false, false) == 0) {
+	jitmap_stackmap *sm;
+	if (parsed && parsed->complete) {
+		set_stackmap(p, s, parsed->sm, parsed, true);
+	} else if ((sm = jitmap_image_stackmap(s->image))) {
+		set_stackmap(p, s, sm, NULL, false);
 		add_text(&s->notes, "read from the file, moved by the load bias 0x%" PRIx64, s->bias);
 	}
+	if (parsed && !parsed->refs && !parsed->indexed)
+		parse_release(p, parsed); /* not used: unrelocated in memory */
 	s->complete = true;
 }
 
@@ -831,21 +964,16 @@ int jitmap_process_scan_end(jitmap_process *p)
 	}
 	/* The index lets go of what changed, then takes what is new. */
 	for (size_t i = 0; i < p->ndropped; i++)
-		if (p->dropped[i]->indexed)
-			jitmap_index_remove(p->index, p->dropped[i]->indexed);
+		index_drop(p, p->dropped[i]);
 	for (size_t i = 0; i < p->njit + p->nobjects; i++) {
 		struct source *s = i < p->njit ? p->jit[i] : p->objects[i - p->njit];
 		const jitmap_stackmap *want = s->listed ? s->sm : NULL;
 		if (s->indexed == want)
 			continue;
-		if (s->indexed)
-			jitmap_index_remove(p->index, s->indexed);
-		s->indexed = NULL;
+		index_drop(p, s);
 		if (want) {
-			int r = jitmap_index_add(p->index, want);
-			if (r == 0 || r == -EEXIST)
-				s->indexed = want;
-			else
+			const int r = index_put(p, s);
+			if (r)
 				rc = r;
 		}
 	}
@@ -884,25 +1012,38 @@ jitmap_process *jitmap_process_new(const jitmap_target *target, const jitmap_pro
 	return p;
 }
 
+int jitmap_process_set_target(jitmap_process *p, const jitmap_target *target,
+			      jitmap_target *previous)
+{
+	if (!p || !target || !target->read_mem)
+		return -EINVAL;
+	if (previous)
+		*previous = p->target;
+	p->target = *target;
+	return 0;
+}
+
 void jitmap_process_flush(jitmap_process *p)
 {
 	if (!p)
 		return;
-	jitmap_index_free(p->index);
-	p->index = jitmap_index_new(); /* NULL on ENOMEM: scan_end then fails politely */
+	/* Every source lets go of its parse (buried when the last one does), then every buried
+	 * stackmap goes. */
 	for (size_t i = 0; i < p->njit; i++)
-		source_free(p->jit[i]);
+		source_free(p, p->jit[i]);
 	for (size_t i = 0; i < p->nobjects; i++)
-		source_free(p->objects[i]);
+		source_free(p, p->objects[i]);
 	for (size_t i = 0; i < p->nhanded; i++)
-		source_free(p->handed[i]);
+		source_free(p, p->handed[i]);
 	p->nhanded = 0;
 	p->scanning = false;
 	for (size_t i = 0; i < p->ndropped; i++)
-		source_free(p->dropped[i]);
+		source_free(p, p->dropped[i]);
 	for (size_t i = 0; i < p->ngrave; i++)
 		jitmap_stackmap_free(p->graveyard[i]);
 	p->njit = p->nobjects = p->ndropped = p->ngrave = p->norder = 0;
+	jitmap_index_free(p->index);
+	p->index = jitmap_index_new(); /* NULL on ENOMEM: scan_end then fails politely */
 	truncate_texts(&p->problems, 0);
 }
 
@@ -918,6 +1059,7 @@ void jitmap_process_free(jitmap_process *p)
 	free(p->order);
 	free(p->dropped);
 	free(p->graveyard);
+	free(p->parses);
 	free_texts(&p->problems);
 	free(p);
 }

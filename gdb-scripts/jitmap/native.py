@@ -219,6 +219,7 @@ _SIGNATURES = {
     "jitmap_process_new": (c_void_p, [P(Target), P(ProcessOpts)]),
     "jitmap_process_free": (None, [c_void_p]),
     "jitmap_process_flush": (None, [c_void_p]),
+    "jitmap_process_set_target": (c_int, [c_void_p, P(Target), P(Target)]),
     "jitmap_process_scan_begin": (c_int, [c_void_p]),
     "jitmap_process_scan_descriptor": (c_int, [c_void_p, c_u64, c_char_p]),
     "jitmap_process_scan_object": (c_int, [c_void_p, c_char_p, c_u64]),

@@ -24,7 +24,10 @@
  *   - one PC index (jitmap_index) over every stackmap, changed only when stackmaps come or go;
  *   - problems per source (and for the whole process: a corrupt descriptor list), as text.
  *
- * Each stackmap is parsed once per process object. A scan is: jitmap_process_scan_begin, then
+ * Each stackmap is parsed once per process object, and indexed once: a section read at the same
+ * address with the same bytes by two sources (the same JIT entry found by a descriptor walk
+ * and handed in as an image: GDB's JIT reader and jitmap's commands share one process) is one
+ * parse. A scan is: jitmap_process_scan_begin, then
  * jitmap_process_scan_descriptor / jitmap_process_scan_object for each place to look, then
  * jitmap_process_scan_end, which drops what was not seen again and updates the index.
  * Pointers returned by accessors (stackmaps, images, the index, strings) stay valid until the
@@ -59,6 +62,12 @@ JITMAP_API jitmap_process *jitmap_process_new(const jitmap_target *target,
 JITMAP_API void jitmap_process_free(jitmap_process *p);
 /* Forget everything read (as after the process was restarted). */
 JITMAP_API void jitmap_process_flush(jitmap_process *p);
+/* Read through `target` from now on (copied; its ctx must outlive its use); the one it
+ * replaces goes to `previous` unless NULL. For two clients of one process in one debugger,
+ * each reading memory its own way (GDB's JIT reader through GDB's callback, jitmap's commands
+ * through GDB's Python API): each sets its target while it calls in. 0 or -EINVAL. */
+JITMAP_API int jitmap_process_set_target(jitmap_process *p, const jitmap_target *target,
+					 jitmap_target *previous);
 
 /* -- Scanning -- */
 
@@ -129,11 +138,12 @@ JITMAP_API jitmap_index *jitmap_process_index(const jitmap_process *p);
  * error: returns 0, -EINVAL or -ENOMEM. */
 JITMAP_API int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size,
 					const char *where, uint64_t *id);
-/* Forget image `id` (its stackmap leaves the index and is freed). 0 or -ENOENT. */
+/* Forget image `id`: its stackmap leaves the index (unless a scan's source shares it) and,
+ * when nothing else holds it, is freed at the next recheck or scan_end. 0 or -ENOENT. */
 JITMAP_API int jitmap_process_remove_image(jitmap_process *p, uint64_t id);
 /* Target memory may have changed (a stop): each image's live section is looked at again at
- * its next jitmap_process_image_stackmap. Stackmaps returned before this call must not be
- * used after it. */
+ * its next jitmap_process_image_stackmap. Stackmaps returned for images before this call
+ * must not be used after it (nor after a scan_end). */
 JITMAP_API void jitmap_process_recheck(jitmap_process *p);
 /* Image `id`'s stackmap (NULL when it has none or none could be read: see its problems),
  * after reading its live section again if a recheck asks for it: while MCJIT has not

@@ -370,6 +370,20 @@ static bool image_problem(const jitmap_process *p, uint64_t id, const char *need
 	return false;
 }
 
+/* What MCJIT's finalization does: every function address set in the live section. */
+static void relocate(struct world *w)
+{
+	jitmap_error err;
+	jitmap_image *full = jitmap_image_open_memory(w->image.data, w->image.len, &err);
+	assert_non_null(full);
+	const jitmap_stackmap *c = jitmap_image_stackmap(full);
+	for (size_t i = 0; i < jitmap_stackmap_num_functions(c); i++) {
+		const jitmap_function *f = jitmap_stackmap_function(c, i);
+		sm_put(w->live.data + f->section_offset, f->address, 8, JITMAP_ORDER_LITTLE);
+	}
+	jitmap_image_free(full);
+}
+
 /* An image handed in by a debugger (GDB's JIT reader gets the bytes, not the entry): the
  * same live-section rules, kept until removed, rechecked at stops. */
 static void test_handed_image(void **state)
@@ -409,17 +423,7 @@ static void test_handed_image(void **state)
 
 	/* Relocated in memory: nothing is read before a recheck, the live bytes after it; names
 	 * and sizes from the symbols; indexed. */
-	{
-		jitmap_error err;
-		jitmap_image *full = jitmap_image_open_memory(w.image.data, w.image.len, &err);
-		assert_non_null(full);
-		const jitmap_stackmap *c = jitmap_image_stackmap(full);
-		for (size_t i = 0; i < jitmap_stackmap_num_functions(c); i++) {
-			const jitmap_function *f = jitmap_stackmap_function(c, i);
-			sm_put(w.live.data + f->section_offset, f->address, 8, JITMAP_ORDER_LITTLE);
-		}
-		jitmap_image_free(full);
-	}
+	relocate(&w);
 	before = w.fake.reads;
 	assert_null(jitmap_process_image_stackmap(p, id));
 	assert_int_equal(w.fake.reads, before);
@@ -502,6 +506,95 @@ static void test_handed_image(void **state)
 	world_free(&w);
 }
 
+/* One process for a debugger's JIT reader (images handed in) and its commands (descriptor
+ * scans), as GDB's plugin and jitmap's Python commands share it: the same JIT entry, seen
+ * both ways, is parsed and indexed once, whichever way comes first, and what one lets go of
+ * stays valid for the other. */
+static void test_shared_parse(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	relocate(&w);
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	assert_non_null(p);
+	jitmap_index *index = jitmap_process_index(p);
+	jitmap_source_info si;
+
+	/* Handed in first, then found by the scan: one parse. */
+	uint64_t id;
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT image 1", &id),
+			 0);
+	const jitmap_stackmap *a = jitmap_process_image_stackmap(p, id);
+	assert_non_null(a);
+	scan(p, true);
+	assert_int_equal(jitmap_process_num_sources(p), 1);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_string_equal(si.name, "JIT entry 0x10100");
+	assert_ptr_equal(si.stackmap, a);
+	assert_true(si.live);
+	assert_int_equal(jitmap_index_num_records(index), 3); /* indexed once */
+
+	/* The image goes (GDB's unregister): the scan's source keeps the parse. */
+	assert_int_equal(jitmap_process_remove_image(p, id), 0);
+	jitmap_process_recheck(p);
+	assert_int_equal(jitmap_index_num_records(index), 3);
+	scan(p, true);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_ptr_equal(si.stackmap, a);
+	assert_string_equal(jitmap_stackmap_function(a, 0)->name, "fixture_first");
+
+	/* Found by the scan first, then handed in: the image takes the scan's parse. */
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT image 2", &id),
+			 0);
+	assert_ptr_equal(jitmap_process_image_stackmap(p, id), a);
+	assert_int_equal(jitmap_index_num_records(index), 3);
+
+	/* Rewritten in place: whoever reads it first parses it, the other takes that parse. */
+	const uint64_t old_size = jitmap_stackmap_function(a, 0)->stack_size;
+	sm_put(w.live.data + 16 + 8, old_size + 16, 8, JITMAP_ORDER_LITTLE);
+	jitmap_process_recheck(p);
+	scan(p, true);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	const jitmap_stackmap *b = si.stackmap;
+	assert_ptr_not_equal(b, a);
+	assert_int_equal(jitmap_stackmap_function(b, 0)->stack_size, old_size + 16);
+	assert_ptr_equal(jitmap_process_image_stackmap(p, id), b);
+	assert_int_equal(jitmap_index_num_records(index), 3);
+
+	/* Each client reads through its own target while it calls in. */
+	struct fake other = w.fake;
+	other.reads = 0;
+	const jitmap_target mine = {&other, NULL, fake_read};
+	jitmap_target previous;
+	assert_int_equal(jitmap_process_set_target(p, &mine, &previous), 0);
+	assert_ptr_equal(previous.ctx, &w.fake);
+	const unsigned reads = w.fake.reads;
+	scan(p, true);
+	assert_true(other.reads > 0);
+	assert_int_equal(w.fake.reads, reads);
+	assert_int_equal(jitmap_process_set_target(p, &previous, NULL), 0);
+	const jitmap_target no_read = {&other, NULL, NULL};
+	assert_int_equal(jitmap_process_set_target(p, &no_read, NULL), -EINVAL);
+
+	/* Unregistered from the list: the scan drops its source, the image keeps the parse. */
+	set_list(0, 0);
+	scan(p, true);
+	assert_int_equal(jitmap_process_num_sources(p), 0);
+	assert_ptr_equal(jitmap_process_image_stackmap(p, id), b);
+	assert_int_equal(jitmap_stackmap_function(b, 0)->stack_size, old_size + 16);
+	assert_int_equal(jitmap_index_num_records(index), 3);
+	jitmap_hit hit;
+	assert_int_equal(jitmap_index_lookup(index, jitmap_record_pc(b, jitmap_stackmap_record(b, 0)),
+					     &hit, 1), 1);
+	assert_ptr_equal(hit.stackmap, b);
+
+	assert_int_equal(jitmap_process_remove_image(p, id), 0);
+	assert_int_equal(jitmap_index_num_records(index), 0);
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_loaded_file),
 		cmocka_unit_test(test_handed_image),
+		cmocka_unit_test(test_shared_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
