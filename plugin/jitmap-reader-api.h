@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include <jitmap/jitmap.h>
+#include <jitmap/process.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,8 +49,10 @@ extern "C" {
 
 /* The version of this API: grows when functions are added, changes meaning never.
  * 2: JITMAP_READER_CLAIM_UNNAMED (the new default), jitmap_reader_get_claim,
- *    JITMAP_READER_ENTRY_GDB_NAMES, jitmap_reader_stats.outermost. */
-#define JITMAP_READER_API_VERSION 2
+ *    JITMAP_READER_ENTRY_GDB_NAMES, jitmap_reader_stats.outermost.
+ * 3: jitmap_reader_process.
+ */
+#define JITMAP_READER_API_VERSION 3
 JITMAP_READER_EXPORT int jitmap_reader_api_version(void);
 
 /* Whether the reader is loaded: 1 between GDB's gdb_init_reader and destroy calls, else 0.
@@ -130,6 +133,14 @@ JITMAP_READER_EXPORT size_t jitmap_reader_num_entries(void);
  * API that may drop entries (invalidate, an unwind, a read, a parse). Returns 0; -ENOENT past
  * the end, or when the re-check dropped the entry; -ENODEV. */
 JITMAP_READER_EXPORT int jitmap_reader_entry_info(size_t i, int parse, jitmap_reader_entry *out);
+
+/* The reader's process model (jitmap/process.h): the images GDB handed it. jitmap's Python
+ * commands scan the process's JIT descriptors and loaded files into the same object, through
+ * this library's copy of libjitmap, so that each stackmap is parsed once in a GDB session;
+ * they set their own target (jitmap_process_set_target) while they call in. `serial` (unless
+ * NULL) changes each time GDB loads the reader again: a process got with another serial is
+ * gone. NULL (serial 0) when the reader is not loaded. */
+JITMAP_READER_EXPORT jitmap_process *jitmap_reader_process(uint64_t *serial);
 
 /* The index of every entry's stackmap, by absolute PC, after reading and parsing every
  * stackmap not parsed yet (entries that fail to parse are left out and say why in their

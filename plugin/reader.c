@@ -49,7 +49,7 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 /* -- Limits -- */
 
 #define MAX_IMAGE_SIZE (UINT64_C(1) << 30) /* a JIT image larger than this is declined */
-#define MAX_LIVE_READ (UINT64_C(64) << 20)  /* stackmap/.eh_frame read from the target */
+#define MAX_LIVE_READ (UINT64_C(64) << 20)  /* CFI read from the target */
 #define MAX_CODE_SPAN (UINT64_C(1) << 36)   /* one code section */
 #define MAX_NAME 1024                       /* function names are cut here */
 #define READ_CHUNK (1 << 20)                /* target_read takes an int length */
@@ -172,6 +172,7 @@ struct reader {
 };
 
 static struct reader *g_reader; /* for the exported API: GDB has one reader at a time */
+static uint64_t g_serial;        /* how many readers GDB has loaded from this library */
 static char g_last_error[256];
 /* The claim mode, kept across jit-reader-unload and jit-reader-load (which destroy and make
  * the reader again) so that `jit-reader-unload`, `jit-reader-load` re-reads the entries under
@@ -978,17 +979,6 @@ static void destroy(struct gdb_reader_funcs *self)
 	free(r);
 }
 
-/* The libjitmap API the Python commands reach through this library (jitmap-reader-api.h):
- * referenced here so that the linker keeps it. */
-__attribute__((used)) static void *const exported_api[] = {
-	(void *)jitmap_strerror,         (void *)jitmap_reg_name,
-	(void *)jitmap_stackmap_parse,   (void *)jitmap_index_lookup,
-	(void *)jitmap_statepoint_decode, (void *)jitmap_statepoint_wanted,
-	(void *)jitmap_location_eval,    (void *)jitmap_location_format,
-	(void *)jitmap_image_open_memory, (void *)jitmap_unwind_method_name,
-	(void *)jitmap_unwind_arch_regs,
-};
-
 /* GDB 13 dereferences what gdb_init_reader returns without checking for NULL (the header
  * allows NULL): refuse with a version GDB rejects instead, which it reports as "Reader version
  * does not match GDB version." and stays usable. */
@@ -1013,9 +1003,8 @@ __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(
 	if (!r)
 		return &refused;
 	const jitmap_target target = {.ctx = r, .read_mem = process_read};
-	const jitmap_process_opts popts = {.sz = sizeof(popts), .max_image = MAX_IMAGE_SIZE,
-					   .max_section = MAX_LIVE_READ};
-	r->proc = jitmap_process_new(&target, &popts);
+	/* The library's limits: the Python commands share this process. */
+	r->proc = jitmap_process_new(&target, NULL);
 	if (!r->proc) {
 		free(r);
 		return &refused;
@@ -1045,7 +1034,7 @@ __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(
 	}
 	r->claim_mode = g_claim_mode;
 	g_reader = r;
-	(void)exported_api;
+	g_serial++;
 	return &r->funcs;
 }
 
@@ -1136,6 +1125,13 @@ int jitmap_reader_entry_info(size_t i, int parse, jitmap_reader_entry *out)
 		.problem = e->problem,
 	};
 	return 0;
+}
+
+jitmap_process *jitmap_reader_process(uint64_t *serial)
+{
+	if (serial)
+		*serial = g_reader ? g_serial : 0;
+	return g_reader ? g_reader->proc : NULL;
 }
 
 jitmap_index *jitmap_reader_index(void)

@@ -414,6 +414,14 @@ jitmap_arch jitmap_stackmap_arch(const jitmap_stackmap *sm) { return sm->arch; }
 size_t jitmap_stackmap_num_blobs(const jitmap_stackmap *sm) { return sm->num_blobs; }
 size_t jitmap_stackmap_num_functions(const jitmap_stackmap *sm) { return sm->num_functions; }
 size_t jitmap_stackmap_num_records(const jitmap_stackmap *sm) { return sm->num_records; }
+
+size_t jitmap_stackmap_num_records_with_pc(const jitmap_stackmap *sm)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sm->num_records; i++)
+		n += sm->records[i].function != JITMAP_NO_FUNCTION;
+	return n;
+}
 size_t jitmap_stackmap_num_constants(const jitmap_stackmap *sm) { return sm->num_constants; }
 
 const jitmap_blob *jitmap_stackmap_blob(const jitmap_stackmap *sm, size_t i)

@@ -36,6 +36,10 @@ The Debugger protocol: what only the debugger knows.
 ``watch_registrations()``
     from now on, call :meth:`Session.registered` when the JIT registers code.
 
+``shared_process() -> (process, serial) or None`` (optional)
+    a libjitmap process model the debugger's own side of jitmap already holds (GDB: the
+    reader plugin's), to scan into instead of one of our own.
+
 Frame objects are :mod:`model`'s (``level``, ``pc``, ``function``, ``read_register``,
 ``read_memory``; ``arch`` is set here) plus, for ``verify``, ``has_caller()`` and
 ``stack() -> (sp, caller_sp) or None``. LLDB alone: ``has_module_at(addr)`` and
@@ -100,7 +104,8 @@ class Session:
             self.forget()
             self._process = key
         stop = dbg.stop_id()
-        if refresh or self.catalog is None or stop != self._stop:
+        if (refresh or self.catalog is None or stop != self._stop or
+                not self.discovery.current(dbg)):
             self.catalog = self.discovery.scan(dbg)
             self._stop = stop
         return self.catalog

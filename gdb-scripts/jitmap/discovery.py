@@ -105,12 +105,21 @@ class Source:
 # -- Discovery --
 
 
+def _shared(access):
+    get = getattr(access, "shared_process", None)
+    return get() if get else None
+
+
 class Discovery:
-    """Scans a process through an access object, over one libjitmap process model that keeps
-    what it read between scans."""
+    """Scans a process through an access object into a libjitmap process model that keeps
+    what it read between scans: the debugger's own (GDB's reader plugin's, which holds the
+    images GDB handed it: then each stackmap is parsed once in the session) when the access
+    object has one (``shared_process()``), else one of our own."""
 
     def __init__(self):
-        self._proc = None
+        self._own = None
+        self._shared = None  # (process, serial) last scanned into, or None
+        self._get_shared = None
         self._target = _MemTarget()
         self._wrappers = {}  # stackmap handle -> Stackmap, kept while the process keeps it
         self.max_image = MAX_IMAGE
@@ -118,35 +127,65 @@ class Discovery:
 
     def __del__(self):
         try:
-            if self._proc:
-                N.lib().jitmap_process_free(self._proc)
+            if self._own:
+                N.lib().jitmap_process_free(self._own)
         except Exception:
             pass
 
-    def flush(self):
-        """Forget everything read (the catalogs made so far must not be used any more)."""
-        if self._proc:
-            N.lib().jitmap_process_flush(self._proc)
-        self._wrappers = {}
+    def current(self, access):
+        """Whether the process model last scanned into is still the one to use (a debugger's
+        own may have gone: GDB's `jit-reader-unload`)."""
+        return _shared(access) == self._shared
 
-    def _process(self):
-        if self._proc is None:
+    def flush(self):
+        """Forget everything read (the catalogs made so far must not be used any more). In
+        a shared process only what our scans found goes: its images are the debugger's."""
+        self._wrappers = {}
+        if self._shared is not None:
+            if self._get_shared is not None and self._get_shared() == self._shared:
+                lib = N.lib()
+                lib.jitmap_process_scan_begin(self._shared[0])
+                lib.jitmap_process_scan_end(self._shared[0])
+            self._shared = None
+        if self._own:
+            N.lib().jitmap_process_flush(self._own)
+
+    def _process(self, access):
+        shared = _shared(access)
+        if shared != self._shared:
+            self._wrappers = {}  # the other process's stackmaps
+            self._shared = shared
+            self._get_shared = getattr(access, "shared_process", None)
+            if shared is not None and self._own:
+                N.lib().jitmap_process_flush(self._own)
+        if shared is not None:
+            return shared[0]
+        if self._own is None:
             lib = N.lib()
             opts = N.ProcessOpts(ctypes.sizeof(N.ProcessOpts), self.max_entries,
                                  self.max_image, MAX_SECTION)
-            self._proc = lib.jitmap_process_new(ctypes.byref(self._target.struct),
-                                                ctypes.byref(opts))
-            if not self._proc:
+            self._own = lib.jitmap_process_new(ctypes.byref(self._target.struct),
+                                               ctypes.byref(opts))
+            if not self._own:
                 raise MemoryError("jitmap_process_new failed")
-        return self._proc
+        return self._own
 
     def scan(self, access):
         """A new Catalog of everything found now. Stackmaps that went away are freed: the
         previous catalog must not be used any more. (An interrupted scan frees nothing.)"""
         lib = N.lib()
-        p = self._process()
+        p = self._process(access)
         self._target.access = access
         self._target.interrupt = None
+        theirs = N.Target()
+        lib.jitmap_process_set_target(p, ctypes.byref(self._target.struct), ctypes.byref(theirs))
+        try:
+            self._scan(lib, p, access)
+        finally:
+            lib.jitmap_process_set_target(p, ctypes.byref(theirs), None)
+        return self._catalog(lib, p)
+
+    def _scan(self, lib, p, access):
         lib.jitmap_process_scan_begin(p)
         for addr, where in access.jit_descriptors():
             rc = lib.jitmap_process_scan_descriptor(p, addr, where.encode("utf-8", "replace"))
@@ -162,7 +201,6 @@ class Discovery:
         rc = lib.jitmap_process_scan_end(p)
         if rc:
             raise MemoryError("jitmap_process_scan_end: %s" % N.strerror(rc))
-        return self._catalog(lib, p)
 
     def _catalog(self, lib, p):
         sources = []

@@ -70,6 +70,14 @@ def _library_hint():
         return None
 
 
+def _shared_process():
+    try:
+        from . import gdb_reader
+        return gdb_reader.shared_process()
+    except Exception:
+        return None
+
+
 def _has_core():
     try:
         return "core dump file" in gdb.execute("info target", to_string=True).lower()
@@ -290,6 +298,9 @@ class Gdb:
     @property
     def library_hint(self):
         return _library_hint()
+
+    def shared_process(self):
+        return _shared_process()
 
     # -- Events --
 

@@ -5,8 +5,10 @@ never invalidates (there is no unregister callback), so GDB's events tell it whe
 memory may have changed (it then re-checks each entry before use) or the process is gone (it
 forgets every entry): see plugin/jitmap-reader-api.h.
 
-`library()` returns the ctypes handle of the loaded plugin for the commands that read its
-stackmap index: ctypes.CDLL on the path GDB loaded returns that same library.
+`library()` returns the ctypes handle of the loaded plugin: ctypes.CDLL on the path GDB
+loaded returns that same library. The plugin is also the commands' libjitmap (native.prefer),
+and `shared_process()` its process model, which the commands scan into: one parse of each
+stackmap per session.
 
 `set jitmap reader-claim unnamed|auto|never` (add_settings) chooses which JIT entries the
 reader gives GDB symbols for itself ("claims"): see ReaderClaimParameter and docs/gdb.md.
@@ -48,6 +50,18 @@ def function_addresses(name):
     starts = (ctypes.c_uint64 * 64)()
     n = lib.jitmap_reader_find_function(name.encode(), starts, 64)
     return [starts[i] for i in range(min(n, 64))]
+
+
+def shared_process():
+    """(process, serial): the loaded reader's jitmap_process, when the commands' libjitmap is
+    the plugin itself (then they scan into it); None otherwise. A process seen with another
+    serial is gone (the reader was unloaded)."""
+    lib = library()
+    if lib is None or not hasattr(lib, "jitmap_reader_process") or N.path() != _path:
+        return None
+    serial = ctypes.c_uint64()
+    proc = lib.jitmap_reader_process(ctypes.byref(serial))
+    return (proc, serial.value) if proc else None
 
 
 def path():
@@ -107,6 +121,9 @@ def _open(path, mode=0):
     lib.jitmap_reader_find_function.restype = ctypes.c_size_t
     lib.jitmap_reader_find_function.argtypes = [
         ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+    if hasattr(lib, "jitmap_reader_process"):  # API version 3
+        lib.jitmap_reader_process.restype = ctypes.c_void_p
+        lib.jitmap_reader_process.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
     lib.jitmap_reader_lookup.restype = ctypes.c_int
     lib.jitmap_reader_lookup.argtypes = [
         ctypes.c_uint64, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_char_p),
@@ -209,6 +226,7 @@ def load(plugin_path):
     _path = plugin_path
     if not os.path.exists(plugin_path):
         raise gdb.GdbError("jitmap: the reader plugin %s does not exist" % plugin_path)
+    N.prefer(plugin_path)
     if not _ours_loaded(plugin_path):
         # Entries read before the plugin was loaded (a core or process opened first) stay
         # with GDB's built-in reader unless they are read again: unload and load once more.

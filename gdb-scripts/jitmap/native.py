@@ -4,6 +4,9 @@ Debugger-neutral (no ``import gdb``): the GDB and LLDB front ends share it.
 
 Which libjitmap.so is loaded, first match wins:
 
+0. In GDB, the reader plugin (``jitmap-reader.so``, which holds all of libjitmap) when
+   jitmap.gdb loads it: :func:`prefer`. One copy of libjitmap in GDB, so that the commands
+   and the plugin share one process model (each stackmap parsed once: discovery.py).
 1. ``$JITMAP_LIBRARY``: an explicit path (tests set it to the build tree's library).
 2. ``hint`` given to :func:`load` by a front end (GDB: the directory above the reader
    plugin, which is the library directory both in a build tree and in an install tree).
@@ -12,8 +15,9 @@ Which libjitmap.so is loaded, first match wins:
 4. A build tree under the source tree: ``<source>/build*/libjitmap.so``, the newest one.
 5. ``libjitmap.so.0`` through the dynamic linker (``/usr`` installs, ``LD_LIBRARY_PATH``).
 
-We load our own copy even when the reader plugin (which embeds libjitmap) is loaded:
-``jit-reader-unload`` unmaps the plugin, and objects created through it would dangle.
+``jit-reader-unload`` does not unmap the plugin while this module holds it (ctypes opens it
+once more, and never closes it): only the reader's own state goes, which discovery.py
+notices through ``jitmap_reader_process``'s serial.
 
 Every function used is declared with argtypes and restype; structures mirror
 ``include/jitmap/jitmap.h`` field for field.
@@ -179,6 +183,7 @@ _SIGNATURES = {
     "jitmap_stackmap_num_blobs": (c_size, [c_void_p]),
     "jitmap_stackmap_num_functions": (c_size, [c_void_p]),
     "jitmap_stackmap_num_records": (c_size, [c_void_p]),
+    "jitmap_stackmap_num_records_with_pc": (c_size, [c_void_p]),
     "jitmap_stackmap_num_constants": (c_size, [c_void_p]),
     "jitmap_stackmap_blob": (P(Blob), [c_void_p, c_size]),
     "jitmap_stackmap_function": (P(Function), [c_void_p, c_size]),
@@ -249,9 +254,18 @@ class LibraryError(Exception):
 
 _lib = None
 _path = None
+_preferred = None
+
+
+def prefer(path):
+    """Look at PATH (the reader plugin) first, if the library is not loaded yet."""
+    global _preferred
+    _preferred = path
 
 
 def _candidates(hint):
+    if _preferred:
+        yield _preferred
     env = os.environ.get("JITMAP_LIBRARY")
     if env:
         yield env

@@ -177,8 +177,9 @@ class Catalog(_Closed):
     """
 
     def __init__(self, sources, problems, index):
-        """`index` is a jitmap_index holding exactly the sources' stackmaps (the discovery
-        keeps it from one catalog to the next, so that an unchanged set is not re-sorted)."""
+        """`index` is a jitmap_index holding the sources' stackmaps (the discovery keeps it
+        from one catalog to the next, so that an unchanged set is not re-sorted), and maybe
+        others' (which :meth:`lookup` leaves out)."""
         self.lib = N.lib()
         self.sources = sources
         self.problems = list(problems)
@@ -191,13 +192,18 @@ class Catalog(_Closed):
 
     @property
     def num_records(self):
-        return self.lib.jitmap_index_num_records(self.index)
+        """Records with a PC in every stackmap (the index may hold others' too)."""
+        return sum(self.lib.jitmap_stackmap_num_records_with_pc(sm.handle)
+                   for sm in self.stackmaps)
 
     def lookup(self, pc, max_hits=16):
         """[(Stackmap, record)] at exactly `pc`."""
         out = (N.Hit * max_hits)()
         n = self.lib.jitmap_index_lookup(self.index, pc, out, max_hits)
-        return [(self._by_handle[out[i].stackmap], out[i].record) for i in range(min(n, max_hits))]
+        # The index may hold stackmaps of images a debugger handed in that no source of this
+        # catalog lists (GDB's reader shares the process model): those are not this catalog's.
+        return [(self._by_handle[out[i].stackmap], out[i].record)
+                for i in range(min(n, max_hits)) if out[i].stackmap in self._by_handle]
 
     def nearest(self, pc):
         """(Stackmap, function, before, after) for the function with the greatest address

@@ -149,6 +149,9 @@ JITMAP_API jitmap_arch jitmap_stackmap_arch(const jitmap_stackmap *sm);
 JITMAP_API size_t jitmap_stackmap_num_blobs(const jitmap_stackmap *sm);
 JITMAP_API size_t jitmap_stackmap_num_functions(const jitmap_stackmap *sm);
 JITMAP_API size_t jitmap_stackmap_num_records(const jitmap_stackmap *sm);
+/* Of them, those with a PC (what an index holds of this stackmap): all but the records of a
+ * version 1 blob with several functions. */
+JITMAP_API size_t jitmap_stackmap_num_records_with_pc(const jitmap_stackmap *sm);
 JITMAP_API size_t jitmap_stackmap_num_constants(const jitmap_stackmap *sm);
 /* Element `i`, or NULL when `i` is out of range. */
 JITMAP_API const jitmap_blob *jitmap_stackmap_blob(const jitmap_stackmap *sm, size_t i);

@@ -104,7 +104,7 @@ for m in garbage wild-image zero-size truncated shnum wrap wild-sections bad-sym
     shnum) says "$m" "$j" "^jitmap-reader: $E2 0x3a: section header size 0 \(ELF64's is 64\)\$"
         says "$m" "$j" "JIT entry $e: image at $img: offset 0x3a: section header size 0" ;;
     wrap) says "$m" "$j" '^jitmap-reader: entry 2 \(888 bytes\) left to GDB: no executable section placed in memory$' ;;
-    wild-sections) says "$m" "$j" '^jitmap-reader: JIT entry 2: \.llvm_stackmaps at 0x10 is 1099511627776 bytes, over the 64 MiB limit$'
+    wild-sections) says "$m" "$j" '^jitmap-reader: JIT entry 2: \.llvm_stackmaps at 0x10 is 1099511627776 bytes, over the 256 MiB limit$'
         says "$m" "$j" "JIT entry $e: \.llvm_stackmaps at 0x10 is 1099511627776 bytes, over the 256 MiB limit" ;;
     bad-symbols | self-text)
         expect "$m: the reader kept the entry and left it to GDB ($stats)" grep -q 'reads=2 claimed=0 declined=2 rejected=0' <<<"$stats" ;;

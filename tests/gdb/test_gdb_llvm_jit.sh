@@ -82,6 +82,13 @@ caller_saved() {
         same_regs "$1" "$2" "$3" "$CALLER_SAVED"
     fi
 }
+# SHARED: where the commands' libjitmap and process model come from, and whether the
+# commands' stackmap for the selected frame's PC is the reader's own object.
+SHARED="python import ctypes, jitmap.gdb_reader as g, jitmap.native as N, jitmap.gdb_commands as G; \
+cat = G.SESSION.get(G.GDB); pc = int(gdb.selected_frame().pc()); sm = ctypes.c_void_p(); \
+g.library().jitmap_reader_lookup(pc, ctypes.byref(sm), None, None, None); mine = cat.stackmap_for_pc(pc); \
+print('library=%s process=%s same-stackmap=%s' % ('plugin' if N.path() == g.path() else N.path(), \
+'reader' if G.GDB.shared_process() else 'own', mine is not None and sm.value == mine.handle))"
 # jsession OUT ARGS...: a session with jitmap, in claim mode $CLAIM (set before `run`).
 jsession() {
     local out=$1 saved=("${CMDS[@]}")
@@ -100,7 +107,9 @@ for engine in orc mcjit; do
         'frame 3' 'echo ==f3\n' "info registers $CALLEE_SAVED"
         'frame 1' 'echo ==sym\n' 'info symbol $pc' 'break stackmaps_main' 'echo ==.\n'
         'frame 0' 'echo ==finish\n' finish 'echo ==after\n' 'info registers rip' bt 'echo ==.\n'
-        'frame 1' 'echo ==after1\n' "info registers $ALL_REGS" "$STATS" 'echo ==end\n' kill)
+        'frame 1' 'echo ==after1\n' "info registers $ALL_REGS" "$STATS" 'echo ==end\n'
+        'frame 0' 'echo ==sm1\n' 'info stackmap' 'echo ==shared\n' "$SHARED" 'jit-reader-unload'
+        'echo ==sm2\n' 'info stackmap' 'echo ==end\n' kill)
     j=$WORK/$engine-stackmaps-$CLAIM.j c=$WORK/$engine-stackmaps.c
     jsession "$j" --args "$DEMO" "--$engine" --program stackmaps
     [ "$CLAIM" = default ] && session "$c" none --args "$DEMO" "--$engine" --program stackmaps
@@ -148,6 +157,13 @@ for engine in orc mcjit; do
     caller_saved "$tag: after finish, frame 1" "$(part "$j" after1)" "$(part "$c" after1)"
     stats_ok "$tag" "$j"
     expect "$tag: control: the reader is not loaded" test "$(part "$c" stats)" = "not loaded"
+    # One parse per session: the commands' catalog holds the very stackmap the reader uses.
+    expect "$tag: the commands scan into the reader's process, one stackmap object for both ($(part "$j" shared))" \
+        test "$(part "$j" shared)" = "library=plugin process=reader same-stackmap=True"
+    sm1=$(part "$j" sm1)
+    expect "$tag: info stackmap shows record 101" grep -q "^record 101 at " <<<"$sm1"
+    expect "$tag: after jit-reader-unload, info stackmap (own process) is the same" \
+        test "$(part "$j" sm2)" = "$sm1"
 
     # -- frame 0 in JIT code: a breakpoint at a JIT function's first instruction, then
     #    stepi through its prologue (the CFI row at each exact PC) --

@@ -269,6 +269,15 @@ static void test_v1_several_functions_leaves_records_unowned(void **state)
 	const jitmap_record *out[4];
 	assert_int_equal(jitmap_stackmap_lookup(sm, 0x401000 + 4, out, 4), 0);
 	assert_int_equal(jitmap_stackmap_lookup(sm, 4, out, 4), 0);
+	assert_true(jitmap_stackmap_num_records(sm) > 0);
+	assert_int_equal(jitmap_stackmap_num_records_with_pc(sm), 0);
+	jitmap_stackmap_free(sm);
+	sm_bytes_free(&s);
+	/* v2: every record has its function and a PC. */
+	sample_three_functions(&b, 2, JITMAP_ORDER_BIG);
+	s = smb_emit(&b);
+	sm = parse_bytes_ok(&s, JITMAP_ORDER_BIG, JITMAP_ARCH_UNKNOWN);
+	assert_int_equal(jitmap_stackmap_num_records_with_pc(sm), jitmap_stackmap_num_records(sm));
 	jitmap_stackmap_free(sm);
 	sm_bytes_free(&s);
 }
