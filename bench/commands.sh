@@ -15,7 +15,9 @@
 # Prints the median over BENCH_RUNS runs (default 10) of each, for E = 1 and E = 100.
 #
 # BUILD_DIR defaults to build-bench (configured if needed; only bench_commands and libjitmap
-# are built). Environment: BENCH_RECORDS (default 100000), BENCH_RUNS, GDB (default gdb).
+# are built). Environment: BENCH_RECORDS (default 100000), BENCH_RUNS, GDB (default gdb),
+# BENCH_PLUGIN=1: GDB as users run it, jitmap.gdb of BUILD_DIR (the reader plugin loaded; the
+# commands share its process model), instead of the commands alone.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build-bench}
@@ -27,16 +29,23 @@ command -v "$gdb" >/dev/null || { echo "bench/commands.sh: $gdb not found" >&2; 
 if [[ ! -f $build/CMakeCache.txt ]]; then
     cmake -S "$top" -B "$build" -DJITMAP_BUILD_TESTS=OFF >/dev/null
 fi
-cmake --build "$build" -j"$(nproc)" --target bench_commands jitmap >/dev/null
+targets=(bench_commands jitmap)
+[[ ${BENCH_PLUGIN:-} == 1 ]] && targets+=(jitmap-reader)
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null
 bin=$build/bench/bench_commands
 data=$build/bench-data/commands
 mkdir -p "$data"
 
+if [[ ${BENCH_PLUGIN:-} == 1 ]]; then
+    load="source $build/share/jitmap/jitmap.gdb"
+else
+    load="python sys.path.insert(0, \"$top/gdb-scripts\"); import jitmap.gdb_commands"
+fi
 cat >"$data/commands.gdb" <<EOF
+python import sys
+$load
 python
-import sys, time
-sys.path.insert(0, "$top/gdb-scripts")
-import jitmap.gdb_commands
+import time
 def _t(name, cmd, n=1):
     ts = []
     for _ in range(n):
@@ -58,7 +67,7 @@ EOF
 
 echo "== machine"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
-echo "$("$gdb" --version | head -n 1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$("$gdb" --version | head -n 1); load: $(cut -d' ' -f1-3 /proc/loadavg); plugin: ${BENCH_PLUGIN:-0}"
 
 echo "| records | entries | cold (ms) | fresh stop (ms) | repeat (ms) | -json (ms) | info stackmaps RE (ms) |"
 echo "|---|---|---|---|---|---|---|"
