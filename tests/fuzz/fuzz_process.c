@@ -9,8 +9,9 @@
  * the memory is XORed (entries changing between reads, as in a running JIT). The process is
  * scanned three times, flushed and scanned again; every source's stackmap is walked like
  * fuzz_parse's, and the shared index must find each record at its PC. Then the images found
- * are handed in as GDB's JIT reader is given them (jitmap_process_add_image), rechecked and
- * removed.
+ * are handed in as GDB's JIT reader is given them (jitmap_process_add_image), rechecked,
+ * scanned beside (the GDB plugin and the commands share one process: the same section is one
+ * parse, indexed once) and removed.
  *
  * Seeds (make-corpus.sh, process_seeds.py): the seed objects laid out as LLVM's JIT registers
  * them (sh_addr of every loaded section patched to where the image sits), two entries.
@@ -43,10 +44,28 @@ static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, 
 	return 0;
 }
 
-static void check_scan(jitmap_process *p)
+#define MAX_IMAGES 8
+
+/* The index holds each distinct stackmap once: count records over distinct ones. */
+static size_t count_once(const jitmap_stackmap *sm, const jitmap_stackmap **seen, size_t *nseen)
+{
+	for (size_t i = 0; i < *nseen; i++)
+		if (seen[i] == sm)
+			return 0;
+	seen[(*nseen)++] = sm;
+	size_t n = 0;
+	for (size_t r = 0; r < jitmap_stackmap_num_records(sm); r++)
+		n += jitmap_record_function(sm, jitmap_stackmap_record(sm, r)) != NULL;
+	CHECK(n == jitmap_stackmap_num_records_with_pc(sm));
+	return n;
+}
+
+/* Every source of the last scan, and the images handed in (`ids`). */
+static void check_scan(jitmap_process *p, const uint64_t *ids, size_t nids)
 {
 	const size_t n = jitmap_process_num_sources(p);
-	size_t records = 0;
+	const jitmap_stackmap *seen[2 * 64 + MAX_IMAGES];
+	size_t nseen = 0, records = 0;
 	jitmap_source_info si;
 	CHECK(jitmap_process_source(p, n, &si) == -ERANGE);
 	CHECK(jitmap_process_source_problem(p, n, 0) == NULL);
@@ -69,42 +88,48 @@ static void check_scan(jitmap_process *p)
 		if (!si.stackmap)
 			continue;
 		fuzz_walk_stackmap(si.stackmap);
+		records += count_once(si.stackmap, seen, &nseen);
 		const size_t nr = jitmap_stackmap_num_records(si.stackmap);
-		for (size_t r = 0; r < nr; r++) {
+		for (size_t r = 0; r < nr && r < 16; r++) {
 			const jitmap_record *rec = jitmap_stackmap_record(si.stackmap, r);
 			/* Only records with a function have a PC (version 1 blobs with several
 			 * functions have none): those are the index's. */
 			if (!jitmap_record_function(si.stackmap, rec))
-				continue;
-			records++;
-			if (r >= 16)
 				continue;
 			jitmap_hit hit;
 			CHECK(jitmap_index_lookup(jitmap_process_index(p),
 						  jitmap_record_pc(si.stackmap, rec), &hit, 1) >= 1);
 		}
 	}
+	for (size_t i = 0; i < nids; i++)
+		if (jitmap_process_image(p, ids[i], &si) == 0 && si.stackmap)
+			records += count_once(si.stackmap, seen, &nseen);
 	CHECK(jitmap_index_num_records(jitmap_process_index(p)) == records);
 }
 
-static void scan(jitmap_process *p, bool second)
+static void scan_beside(jitmap_process *p, bool second, const uint64_t *ids, size_t nids)
 {
 	CHECK(jitmap_process_scan_begin(p) == 0);
 	CHECK(jitmap_process_scan_descriptor(p, BASE, "fuzz") == 0);
 	if (second)
 		CHECK(jitmap_process_scan_descriptor(p, BASE + 0x20, NULL) == 0);
 	CHECK(jitmap_process_scan_end(p) == 0);
-	check_scan(p);
+	check_scan(p, ids, nids);
+}
+
+static void scan(jitmap_process *p, bool second)
+{
+	scan_beside(p, second, NULL, 0);
 }
 
 /* The images the last scan found, handed in as GDB's JIT reader is given them (the bytes, not
  * the entry): their stackmaps, a recheck, removal. */
-static void hand_in(jitmap_process *p, struct mem *m)
+static void hand_in(jitmap_process *p, struct mem *m, bool second)
 {
-	uint64_t ids[8];
+	uint64_t ids[MAX_IMAGES];
 	size_t n = 0;
 	jitmap_source_info si;
-	for (size_t i = 0; i < jitmap_process_num_sources(p) && n < 8; i++) {
+	for (size_t i = 0; i < jitmap_process_num_sources(p) && n < MAX_IMAGES; i++) {
 		CHECK(jitmap_process_source(p, i, &si) == 0);
 		if (si.symfile_addr < BASE || si.symfile_addr - BASE > m->len ||
 		    si.symfile_size > m->len - (si.symfile_addr - BASE))
@@ -134,12 +159,31 @@ static void hand_in(jitmap_process *p, struct mem *m)
 								  1) >= 1);
 			}
 		}
+		scan_beside(p, second, ids, n);
 		jitmap_process_recheck(p);
 	}
-	for (size_t i = 0; i < n; i += 2) {
+	uint64_t kept[MAX_IMAGES];
+	size_t nkept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i % 2) {
+			kept[nkept++] = ids[i];
+			continue;
+		}
 		CHECK(jitmap_process_remove_image(p, ids[i]) == 0);
 		CHECK(jitmap_process_remove_image(p, ids[i]) == -ENOENT);
 		CHECK(jitmap_process_image_stackmap(p, ids[i]) == NULL);
+	}
+	for (size_t i = 0; i < nkept; i++)
+		(void)jitmap_process_image_stackmap(p, kept[i]);
+	scan_beside(p, second, kept, nkept);
+	/* The list gone (the program exited): the images keep what they share. */
+	CHECK(jitmap_process_scan_begin(p) == 0);
+	CHECK(jitmap_process_scan_end(p) == 0);
+	check_scan(p, kept, nkept);
+	for (size_t i = 0; i < nkept; i++) {
+		const jitmap_stackmap *sm = jitmap_process_image_stackmap(p, kept[i]);
+		if (sm)
+			fuzz_walk_stackmap(sm);
 	}
 }
 
@@ -166,7 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		scan(p, second);
 	jitmap_process_flush(p);
 	scan(p, second);
-	hand_in(p, &m);
+	hand_in(p, &m, second);
 	jitmap_process_free(p);
 	free(m.bytes);
 	return 0;
