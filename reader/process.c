@@ -39,6 +39,11 @@ struct parse {
 	unsigned indexed;          /* sources that put it in the index */
 };
 
+struct code_range {
+	uint64_t lo, hi;
+	struct source *s;
+};
+
 struct source {
 	jitmap_source_kind kind;
 	bool handed;    /* an image handed in by a debugger (jitmap_process_add_image) */
@@ -103,6 +108,9 @@ struct jitmap_process {
 	size_t ngrave, cap_grave;
 	struct parse **parses; /* sorted by (addr, size, hash) */
 	size_t nparses, cap_parses;
+	struct code_range *code; /* JIT code by address, rebuilt when code_dirty */
+	size_t ncode, cap_code;
+	bool code_dirty;
 	jitmap_index *index;
 };
 
@@ -752,6 +760,7 @@ int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, 
 	}
 	s->bytes = NULL;
 	p->handed[p->nhanded++] = s; /* ids only grow: the array stays sorted */
+	p->code_dirty = true;
 	*id = s->id;
 	return rc;
 }
@@ -764,6 +773,7 @@ int jitmap_process_remove_image(jitmap_process *p, uint64_t id)
 	struct source *s = p->handed[at];
 	memmove(&p->handed[at], &p->handed[at + 1], (p->nhanded - at - 1) * sizeof(*p->handed));
 	p->nhanded--;
+	p->code_dirty = true;
 	index_drop(p, s);
 	if (p->scanning && drop_later(p, s) == 0)
 		return 0;
@@ -978,6 +988,7 @@ int jitmap_process_scan_end(jitmap_process *p)
 		}
 	}
 	/* Handed-in images are kept across scans, their stackmaps indexed already. */
+	p->code_dirty = true;
 	free_buried(p);
 	p->scanning = false;
 	return rc;
@@ -1041,7 +1052,8 @@ void jitmap_process_flush(jitmap_process *p)
 		source_free(p, p->dropped[i]);
 	for (size_t i = 0; i < p->ngrave; i++)
 		jitmap_stackmap_free(p->graveyard[i]);
-	p->njit = p->nobjects = p->ndropped = p->ngrave = p->norder = 0;
+	p->njit = p->nobjects = p->ndropped = p->ngrave = p->norder = p->ncode = 0;
+	p->code_dirty = true;
 	jitmap_index_free(p->index);
 	p->index = jitmap_index_new(); /* NULL on ENOMEM: scan_end then fails politely */
 	truncate_texts(&p->problems, 0);
@@ -1060,6 +1072,7 @@ void jitmap_process_free(jitmap_process *p)
 	free(p->dropped);
 	free(p->graveyard);
 	free(p->parses);
+	free(p->code);
 	free_texts(&p->problems);
 	free(p);
 }
@@ -1114,3 +1127,105 @@ const char *jitmap_process_problem(const jitmap_process *p, size_t k)
 }
 
 jitmap_index *jitmap_process_index(const jitmap_process *p) { return p->index; }
+
+/* -- JIT code by address -- */
+
+static int cmp_code(const void *a, const void *b)
+{
+	const struct code_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static int add_code(jitmap_process *p, struct source *s)
+{
+	if (!s->image)
+		return 0;
+	const size_t n = jitmap_image_num_code_ranges(s->image);
+	if (grow(&p->code, &p->cap_code, p->ncode + n, sizeof(*p->code)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const jitmap_image_range *r = jitmap_image_code_range(s->image, i);
+		if (r->lo < r->hi)
+			p->code[p->ncode++] = (struct code_range){r->lo, r->hi, s};
+	}
+	return 0;
+}
+
+static int code_rebuild(jitmap_process *p)
+{
+	p->ncode = 0;
+	for (size_t i = 0; i < p->njit; i++)
+		if (add_code(p, p->jit[i]))
+			return -ENOMEM;
+	for (size_t i = 0; i < p->nhanded; i++)
+		if (add_code(p, p->handed[i]))
+			return -ENOMEM;
+	qsort(p->code, p->ncode, sizeof(*p->code), cmp_code);
+	p->code_dirty = false;
+	return 0;
+}
+
+/* The function symbol holding `addr` in `img`, with its range when it has a size. */
+static const char *function_at(const jitmap_image *img, uint64_t addr, uint64_t *lo,
+			       uint64_t *hi)
+{
+	uint64_t off;
+	const char *name = jitmap_image_symbolize(img, addr, &off);
+	*lo = *hi = 0;
+	if (!name)
+		return NULL;
+	const uint64_t start = addr - off;
+	/* Symbols are sorted by address, the larger first at one address. */
+	size_t a = 0, b = jitmap_image_num_symbols(img);
+	jitmap_image_symbol_info si;
+	while (a < b) {
+		const size_t mid = a + (b - a) / 2;
+		if (jitmap_image_symbol(img, mid, &si) == 0 && si.address < start)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (jitmap_image_symbol(img, a, &si) == 0 && si.address == start && si.size &&
+	    si.size <= UINT64_MAX - start) {
+		*lo = start;
+		*hi = start + si.size;
+	}
+	return name;
+}
+
+int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
+{
+	if (!p || !out)
+		return -EINVAL;
+	if (p->code_dirty && code_rebuild(p))
+		return -ENOMEM;
+	/* The last range starting at or before addr; ranges from hostile images may overlap,
+	 * so look back over those that also start there. */
+	size_t a = 0, b = p->ncode;
+	while (a < b) {
+		const size_t mid = a + (b - a) / 2;
+		if (p->code[mid].lo <= addr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (size_t i = a; i-- > 0 && a - i <= 16;) {
+		const struct code_range *c = &p->code[i];
+		if (addr >= c->hi)
+			continue;
+		const struct source *s = c->s;
+		*out = (jitmap_code_info){
+			.source = s->name,
+			.entry = s->handed ? 0 : s->entry,
+			.lo = c->lo,
+			.hi = c->hi,
+			.image = s->image,
+			.stackmap = s->sm,
+		};
+		out->function = function_at(s->image, addr, &out->function_lo, &out->function_hi);
+		return 0;
+	}
+	return -ENOENT;
+}

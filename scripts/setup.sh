@@ -5,7 +5,7 @@ set -euo pipefail
 
 required=(
   build-essential cmake pkg-config git python3
-  libelf-dev libdwarf-dev libcmocka-dev
+  libelf-dev libdwarf-dev libdw-dev libcmocka-dev elfutils
   gdb
   llvm-14 llvm-14-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev
   binutils

@@ -120,6 +120,25 @@ JITMAP_API const char *jitmap_process_problem(const jitmap_process *p, size_t k)
 /* One PC index over every stackmap of the last scan (owned by the process). */
 JITMAP_API jitmap_index *jitmap_process_index(const jitmap_process *p);
 
+/* -- JIT code by address -- */
+
+/* What the process knows of the JIT code at an address: the source (a scan's JIT entry or an
+ * image handed in), the code range of its image that holds the address, and the function
+ * symbol there. Pointers as the source's (valid as jitmap_process_source's). */
+typedef struct jitmap_code_info {
+	const char *source;       /* "JIT entry 0x...", or the name an image was handed in with */
+	uint64_t entry;           /* its jit_code_entry's address; 0 for an image handed in */
+	uint64_t lo, hi;          /* the code range [lo, hi) holding the address */
+	const jitmap_image *image;
+	const jitmap_stackmap *stackmap;   /* its stackmap as last read; NULL if none */
+	const char *function;     /* the function symbol holding the address; NULL if none */
+	uint64_t function_lo, function_hi; /* its range; 0, 0 when unknown (or no size) */
+} jitmap_code_info;
+
+/* The JIT code at `addr` among the last scan's JIT entries and the images handed in: 0, or
+ * -ENOENT when no image's code holds it. O(log n) after the first call following a change. */
+JITMAP_API int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out);
+
 /* -- Images handed in by a debugger --
  *
  * GDB's JIT reader interface gives a reader each registered image's bytes, not the entry that

@@ -595,6 +595,51 @@ static void test_shared_parse(void **state)
 	world_free(&w);
 }
 
+/* JIT code by address: the scan's entries, their functions and ranges. */
+static void test_code_at(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	relocate(&w);
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	assert_non_null(p);
+	jitmap_code_info ci;
+	assert_int_equal(jitmap_process_code_at(p, TEXT, &ci), -ENOENT);
+	scan(p, true);
+	assert_int_equal(jitmap_process_code_at(p, TEXT, &ci), 0);
+	assert_string_equal(ci.source, "JIT entry 0x10100");
+	assert_int_equal(ci.entry, ENTRY);
+	assert_int_equal(ci.lo, TEXT);
+	assert_true(ci.hi > TEXT);
+	assert_string_equal(ci.function, "fixture_first");
+	assert_int_equal(ci.function_lo, TEXT);
+	assert_true(ci.function_hi > TEXT && ci.function_hi <= ci.hi);
+	assert_non_null(ci.stackmap);
+	/* Past the first function's end (alignment padding): code, but no function. */
+	const uint64_t end = ci.function_hi;
+	const jitmap_stackmap *sm = ci.stackmap;
+	assert_int_equal(jitmap_process_code_at(p, ci.hi - 1, &ci), 0);
+	if (end < jitmap_stackmap_function(sm, 1)->address) {
+		assert_int_equal(jitmap_process_code_at(p, end, &ci), 0);
+		assert_null(ci.function);
+		assert_int_equal(ci.function_lo, 0);
+	}
+	/* The second function. */
+	const uint64_t second = jitmap_stackmap_function(sm, 1)->address;
+	assert_int_equal(jitmap_process_code_at(p, second + 1, &ci), 0);
+	assert_int_equal(ci.function_lo, second);
+	assert_string_not_equal(ci.function, "fixture_first");
+	assert_int_equal(jitmap_process_code_at(p, TEXT - 1, &ci), -ENOENT);
+	assert_int_equal(jitmap_process_code_at(p, 0, &ci), -ENOENT);
+	/* Unregistered: gone. */
+	set_list(0, 0);
+	scan(p, true);
+	assert_int_equal(jitmap_process_code_at(p, TEXT, &ci), -ENOENT);
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -605,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_loaded_file),
 		cmocka_unit_test(test_handed_image),
 		cmocka_unit_test(test_shared_parse),
+		cmocka_unit_test(test_code_at),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
