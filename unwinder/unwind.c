@@ -46,6 +46,7 @@ const char *jitmap_unwind_method_name(jitmap_unwind_method m)
 	case JITMAP_UNWIND_CFI: return "cfi";
 	case JITMAP_UNWIND_STACKMAP: return "stackmap";
 	case JITMAP_UNWIND_FRAME_POINTER: return "frame-pointer";
+	case JITMAP_UNWIND_NATIVE: return "native";
 	default: return "none";
 	}
 }

@@ -84,12 +84,13 @@ typedef enum jitmap_unwind_method {
 	JITMAP_UNWIND_CFI,
 	JITMAP_UNWIND_STACKMAP,
 	JITMAP_UNWIND_FRAME_POINTER,
+	JITMAP_UNWIND_NATIVE, /* a caller's native unwinder (jitmap_stacker, stack.h) */
 } jitmap_unwind_method;
 
 /* Bit of a method in jitmap_unwind_code.methods. */
 #define JITMAP_UNWIND_MASK(m) (1u << (m))
 
-/* "cfi", "stackmap", "frame-pointer", "none". */
+/* "cfi", "stackmap", "frame-pointer", "native", "none". */
 JITMAP_API const char *jitmap_unwind_method_name(jitmap_unwind_method m);
 
 /* What is known about the code a frame's PC is in. Any pointer may be NULL; zero-initialise

@@ -1061,6 +1061,7 @@ static void test_api(void **state)
 	assert_string_equal(jitmap_unwind_method_name(JITMAP_UNWIND_CFI), "cfi");
 	assert_string_equal(jitmap_unwind_method_name(JITMAP_UNWIND_STACKMAP), "stackmap");
 	assert_string_equal(jitmap_unwind_method_name(JITMAP_UNWIND_FRAME_POINTER), "frame-pointer");
+	assert_string_equal(jitmap_unwind_method_name(JITMAP_UNWIND_NATIVE), "native");
 	assert_string_equal(jitmap_unwind_method_name(JITMAP_UNWIND_NONE), "none");
 	assert_string_equal(jitmap_unwind_method_name((jitmap_unwind_method)99), "none");
 

@@ -1,0 +1,93 @@
+/* stack.h: a thread's whole stack, JIT frames and native ones, without a debugger.
+ *
+ * A jitmap_stacker walks a thread from its registers, one frame after the other:
+ *   - a frame whose PC is JIT code the process model knows (jitmap_process_code_at) is
+ *     unwound by jitmap_unwind_step with that code's CFI (its live .eh_frame, read once per
+ *     image), its stackmap and its function's range;
+ *   - any other frame by the caller's native unwinder, a callback (jitmap-stack's uses
+ *     elfutils' libdwfl: modules, symbols, CFI, signal frames), or without one, or where it
+ *     has nothing to say (-ENOENT), by the frame-pointer chain.
+ * Each frame goes to a callback with its registers as unwound (an outer frame knows its
+ * callee-saved registers only), the JIT code it is in and the stackmap record at its PC, so
+ * that the caller can evaluate the record's locations (jitmap_location_eval_frame) as a
+ * debugger would. This is what a crash reporter needs from libjitmap: see
+ * examples/stack-walk/ and docs/jitmap-stack.md.
+ *
+ * A stacker reads JIT code through the process it was made for: make a new one after
+ * jitmap_process_scan_end (the CFI it keeps belongs to the images of that scan). Not
+ * thread-safe: one thread at a time per stacker.
+ */
+#ifndef JITMAP_STACK_H
+#define JITMAP_STACK_H
+
+#include <jitmap/jitmap.h>
+#include <jitmap/process.h>
+#include <jitmap/unwind.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct jitmap_stacker jitmap_stacker;
+
+typedef struct jitmap_stack_frame {
+	unsigned level;               /* 0: the innermost */
+	uint64_t pc;
+	bool exact;                   /* pc is where the frame stands (frame 0, a frame a signal
+	                                 interrupted); else it is a return address */
+	const jitmap_frame_regs *regs; /* the frame's registers as unwound */
+	bool jit;                     /* in JIT code the process knows: `code` says which */
+	jitmap_code_info code;
+	const jitmap_stackmap *stackmap; /* the record at `pc` (JIT code or a loaded file's), */
+	const jitmap_record *record;     /* or NULL */
+	/* How this frame's caller was found: the method (JITMAP_UNWIND_NATIVE for the native
+	 * callback's), and this frame's CFA (0 when unknown). When the walk ends at this frame,
+	 * `stop` is the step's return (-ESRCH: the outermost frame; else why it failed, see
+	 * jitmap_unwind_step) or -E2BIG at the frame limit, with `why`; else 0 and "". */
+	jitmap_unwind_method method;
+	uint64_t cfa;
+	int stop;
+	const char *why;
+} jitmap_stack_frame;
+
+/* A native frame's caller: fill `out->caller` (PC, SP and the registers the native unwinder
+ * recovered) and `out->cfa`, and say in *caller_exact whether the caller's PC is exact (the
+ * frame was a signal handler's trampoline) rather than a return address. `exact` says the
+ * same of this frame. Return 0, -ESRCH at the outermost frame, -ENOENT when the native
+ * unwinder knows nothing of this PC (the frame pointer is tried), or another negative errno
+ * with the reason in `why`. */
+typedef int (*jitmap_stack_native_fn)(void *ctx, const jitmap_frame_regs *regs, bool exact,
+				      jitmap_unwind_result *out, bool *caller_exact, char *why,
+				      size_t why_len);
+
+/* Options (libbpf's convention: `sz` = sizeof(jitmap_stacker_opts); later fields zero). */
+typedef struct jitmap_stacker_opts {
+	size_t sz;
+	unsigned max_frames;                /* per walk; 0: 4096 */
+	jitmap_stack_native_fn native_step; /* NULL: the frame pointer for native frames */
+	void *native_ctx;
+	jitmap_byte_order order;            /* of target memory; AUTO: the architecture's */
+} jitmap_stacker_opts;
+
+/* A stacker for the threads of process `p` (its JIT code; not owned), reading memory through
+ * `memory` (copied; its ctx must outlive the stacker), on `arch`. NULL with errno set (EINVAL,
+ * ENOTSUP for an architecture the unwinder does not know, ENOMEM). */
+JITMAP_API jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memory,
+					      jitmap_arch arch, const jitmap_stacker_opts *opts);
+JITMAP_API void jitmap_stacker_free(jitmap_stacker *st);
+
+/* Called with each frame, innermost first (the frame and what it points to are valid during
+ * the call only). A nonzero return stops the walk, and jitmap_stacker_walk returns it. */
+typedef int (*jitmap_stack_frame_fn)(void *ctx, const jitmap_stack_frame *frame);
+
+/* Walk the thread whose innermost frame has registers `regs` (PC and SP at least). Returns 0
+ * when the walk reached the outermost frame (or a caller whose PC is 0); the last frame's
+ * `stop` and `why` say how it ended otherwise, and the same negative errno is returned. */
+JITMAP_API int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *regs,
+				   jitmap_stack_frame_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* JITMAP_STACK_H */

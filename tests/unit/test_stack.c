@@ -1,0 +1,240 @@
+/* test_stack: jitmap_stacker over a fake thread: the native callback's frames, the frame
+ * pointer where it knows nothing, how a walk ends (outermost, PC 0, a failed step, the frame
+ * limit, the caller's stop), and the options. JIT frames are checked end to end with real JIT
+ * programs (tests/stack/test_jitmap_stack.sh). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jitmap/stack.h"
+
+#define STACK UINT64_C(0x7ffd00000000)
+#define NATIVE_PC UINT64_C(0x401000)   /* code the fake native unwinder knows */
+#define FP_PC UINT64_C(0x500000)       /* code it does not know: the frame pointer */
+
+static uint64_t stack[64];
+
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	(void)ctx;
+	if (addr < STACK || addr - STACK > sizeof(stack) || len > sizeof(stack) - (addr - STACK)) {
+		snprintf(why, why_len, "not in the fake stack");
+		return -EFAULT;
+	}
+	memcpy(buf, (const uint8_t *)stack + (addr - STACK), len);
+	return 0;
+}
+
+static const jitmap_target memory = {NULL, NULL, read_mem};
+
+/* The native unwinder: each frame at NATIVE_PC + k returns to what `callers[k]` says. */
+struct native {
+	unsigned calls;
+	uint64_t callers[8]; /* the caller's PC; 0 ends the stack; 1: -ESRCH; 2: -EIO */
+	bool saw_exact[8];
+};
+
+static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
+		       jitmap_unwind_result *out, bool *caller_exact, char *why, size_t why_len)
+{
+	struct native *n = ctx;
+	if (regs->pc < NATIVE_PC || regs->pc >= NATIVE_PC + 8)
+		return -ENOENT;
+	const unsigned k = (unsigned)(regs->pc - NATIVE_PC);
+	n->calls++;
+	n->saw_exact[k] = exact;
+	if (n->callers[k] == 1)
+		return -ESRCH;
+	if (n->callers[k] == 2) {
+		snprintf(why, why_len, "native: no CFI here");
+		return -EIO;
+	}
+	memset(out, 0, sizeof(*out));
+	out->caller.pc = n->callers[k];
+	jitmap_frame_reg_set(&out->caller, 7, regs->reg[7] + 32);
+	jitmap_frame_reg_set(&out->caller, 6, regs->reg[6]);
+	out->cfa = regs->reg[7] + 32;
+	*caller_exact = k == 1; /* frame 1 is a signal trampoline */
+	return 0;
+}
+
+struct seen {
+	unsigned n;
+	jitmap_stack_frame f[16];
+	char why[16][256];
+	unsigned stop_after; /* return 1 at this frame (0: never) */
+};
+
+static int on_frame(void *ctx, const jitmap_stack_frame *f)
+{
+	struct seen *s = ctx;
+	if (s->n < 16) {
+		s->f[s->n] = *f;
+		snprintf(s->why[s->n], sizeof(s->why[0]), "%s", f->why);
+	}
+	s->n++;
+	return s->stop_after && s->n == s->stop_after;
+}
+
+static jitmap_process *empty_process(void)
+{
+	jitmap_process *p = jitmap_process_new(&memory, NULL);
+	assert_non_null(p);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	return p;
+}
+
+static jitmap_frame_regs start(uint64_t pc, uint64_t sp, uint64_t fp)
+{
+	jitmap_frame_regs r;
+	memset(&r, 0, sizeof(r));
+	r.pc = pc;
+	jitmap_frame_reg_set(&r, 7, sp);
+	jitmap_frame_reg_set(&r, 6, fp);
+	return r;
+}
+
+/* Native frames, a signal frame's exact caller, then the frame-pointer chain through code the
+ * native unwinder does not know, to a frame where neither can go on. */
+static void test_native_then_frame_pointer(void **state)
+{
+	(void)state;
+	jitmap_process *p = empty_process();
+	struct native n = {.callers = {NATIVE_PC + 1, NATIVE_PC + 2, FP_PC}};
+	const jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = native_step,
+					  .native_ctx = &n};
+	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
+	assert_non_null(st);
+	/* The frame-pointer frame: rbp points at [saved rbp = 0][return address FP_PC + 16]. */
+	memset(stack, 0, sizeof(stack));
+	const uint64_t fp = STACK + 0x100;
+	stack[0x100 / 8 + 1] = FP_PC + 16;
+	struct seen s = {0};
+	const jitmap_frame_regs r = start(NATIVE_PC, STACK + 0x20, fp);
+	const int rc = jitmap_stacker_walk(st, &r, on_frame, &s);
+	assert_true(rc < 0 && rc != -ESRCH);
+	assert_int_equal(s.n, 5);
+	assert_true(s.f[0].exact && !s.f[1].exact && s.f[2].exact && !s.f[3].exact);
+	assert_true(n.saw_exact[0] && !n.saw_exact[1] && n.saw_exact[2]);
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(s.f[i].level, i);
+		assert_int_equal(s.f[i].pc, NATIVE_PC + i);
+		assert_int_equal(s.f[i].method, JITMAP_UNWIND_NATIVE);
+		assert_int_equal(s.f[i].stop, 0);
+		assert_false(s.f[i].jit);
+		assert_null(s.f[i].record);
+	}
+	assert_int_equal(s.f[1].cfa, STACK + 0x20 + 2 * 32);
+	/* Frame 3: the frame pointer; frame 4 (rbp 0) ends the walk with the reason. */
+	assert_int_equal(s.f[3].pc, FP_PC);
+	assert_int_equal(s.f[3].method, JITMAP_UNWIND_FRAME_POINTER);
+	assert_int_equal(s.f[3].stop, 0);
+	assert_int_equal(s.f[3].cfa, fp + 16);
+	assert_int_equal(s.f[4].pc, FP_PC + 16);
+	assert_false(s.f[4].exact);
+	assert_int_equal(s.f[4].stop, rc);
+	assert_non_null(strstr(s.why[4], "frame-pointer"));
+	jitmap_stacker_free(st);
+	jitmap_process_free(p);
+}
+
+/* How a walk ends: the native unwinder's outermost frame, its failure (with its reason, and
+ * the frame pointer's), the frame limit, the caller stopping it. */
+static void test_endings(void **state)
+{
+	(void)state;
+	jitmap_process *p = empty_process();
+	memset(stack, 0, sizeof(stack));
+	struct native n = {.callers = {NATIVE_PC + 1, 1}};
+	jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = native_step,
+				    .native_ctx = &n};
+	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
+	const jitmap_frame_regs r = start(NATIVE_PC, STACK, STACK + 0x10);
+	struct seen s = {0};
+	assert_int_equal(jitmap_stacker_walk(st, &r, on_frame, &s), 0);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.f[1].stop, -ESRCH);
+	assert_int_equal(s.f[1].method, JITMAP_UNWIND_NATIVE);
+	jitmap_stacker_free(st);
+
+	/* A failed native step ends the walk with its reason. */
+	n = (struct native){.callers = {2}};
+	st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
+	s = (struct seen){0};
+	assert_int_equal(jitmap_stacker_walk(st, &r, on_frame, &s), -EIO);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.f[0].stop, -EIO);
+	assert_string_equal(s.why[0], "native: no CFI here");
+	jitmap_stacker_free(st);
+
+	/* A loop the unwinder cannot see (each frame returns to the first): the frame limit. */
+	n = (struct native){.callers = {NATIVE_PC}};
+	opts.max_frames = 5;
+	st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
+	s = (struct seen){0};
+	assert_int_equal(jitmap_stacker_walk(st, &r, on_frame, &s), -E2BIG);
+	assert_int_equal(s.n, 5);
+	assert_int_equal(s.f[4].stop, -E2BIG);
+	assert_string_equal(s.why[4], "stopped after 5 frames (the limit)");
+	/* The caller stops it: its value comes back. */
+	s = (struct seen){.stop_after = 2};
+	assert_int_equal(jitmap_stacker_walk(st, &r, on_frame, &s), 1);
+	assert_int_equal(s.n, 2);
+	jitmap_stacker_free(st);
+
+	/* No native unwinder, no frame pointer to follow: the frame pointer's reason. */
+	opts = (jitmap_stacker_opts){.sz = sizeof(opts)};
+	st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
+	s = (struct seen){0};
+	const jitmap_frame_regs wild = start(FP_PC, STACK, 0x10);
+	const int rc = jitmap_stacker_walk(st, &wild, on_frame, &s);
+	assert_true(rc < 0 && rc != -ESRCH);
+	assert_int_equal(s.n, 1);
+	assert_non_null(strstr(s.why[0], "frame-pointer"));
+	jitmap_stacker_free(st);
+	jitmap_process_free(p);
+}
+
+static void test_arguments(void **state)
+{
+	(void)state;
+	jitmap_process *p = empty_process();
+	errno = 0;
+	assert_null(jitmap_stacker_new(NULL, &memory, JITMAP_ARCH_X86_64, NULL));
+	assert_int_equal(errno, EINVAL);
+	const jitmap_target none = {0};
+	assert_null(jitmap_stacker_new(p, &none, JITMAP_ARCH_X86_64, NULL));
+	assert_null(jitmap_stacker_new(p, &memory, JITMAP_ARCH_UNKNOWN, NULL));
+	assert_int_equal(errno, ENOTSUP);
+	struct {
+		jitmap_stacker_opts o;
+		uint64_t future;
+	} big = {{.sz = sizeof(big)}, 1};
+	assert_null(jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &big.o));
+	assert_int_equal(errno, EINVAL);
+	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, NULL);
+	assert_non_null(st);
+	const jitmap_frame_regs r = start(FP_PC, STACK, 0);
+	assert_int_equal(jitmap_stacker_walk(st, NULL, on_frame, NULL), -EINVAL);
+	assert_int_equal(jitmap_stacker_walk(st, &r, NULL, NULL), -EINVAL);
+	jitmap_stacker_free(st);
+	jitmap_stacker_free(NULL);
+	jitmap_process_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_native_then_frame_pointer),
+		cmocka_unit_test(test_endings),
+		cmocka_unit_test(test_arguments),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,211 @@
+/* stack.c: a thread's whole stack, JIT frames through the process model and jitmap's
+ * unwinder, native frames through the caller's callback (see include/jitmap/stack.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jitmap/stack.h"
+#include "../reader/internal.h"
+
+#define DEFAULT_MAX_FRAMES 4096
+#define MAX_EH_FRAME (UINT64_C(64) << 20)
+
+/* The CFI of one JIT image, read at first need (NULL with `tried` when it has none). */
+struct image_cfi {
+	const jitmap_image *image;
+	jitmap_cfi *cfi;
+};
+
+struct jitmap_stacker {
+	jitmap_process *proc;
+	jitmap_target memory;
+	jitmap_arch arch;
+	jitmap_byte_order order;
+	unsigned max_frames;
+	jitmap_stack_native_fn native;
+	void *native_ctx;
+	struct image_cfi *cfis; /* sorted by image pointer */
+	size_t ncfis, cap_cfis;
+};
+
+static int memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const jitmap_target *t = ctx;
+	char why[8];
+	const int rc = t->read_mem(t->ctx, addr, buf, len, why, sizeof(why));
+	return rc ? (rc < 0 ? rc : -EFAULT) : 0;
+}
+
+jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memory,
+				   jitmap_arch arch, const jitmap_stacker_opts *opts)
+{
+	if (!p || !memory || !memory->read_mem) {
+		errno = EINVAL;
+		return NULL;
+	}
+	jitmap_stacker_opts o = {0};
+	if (opts) {
+		if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
+			errno = EINVAL;
+			return NULL;
+		}
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	}
+	if (jitmap_unwind_arch_regs(arch, NULL, NULL, NULL)) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	jitmap_stacker *st = calloc(1, sizeof(*st));
+	if (!st) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	st->proc = p;
+	st->memory = *memory;
+	st->arch = arch;
+	st->order = o.order;
+	st->max_frames = o.max_frames ? o.max_frames : DEFAULT_MAX_FRAMES;
+	st->native = o.native_step;
+	st->native_ctx = o.native_ctx;
+	return st;
+}
+
+void jitmap_stacker_free(jitmap_stacker *st)
+{
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->ncfis; i++)
+		jitmap_cfi_free(st->cfis[i].cfi);
+	free(st->cfis);
+	free(st);
+}
+
+/* The CFI of a JIT image: its .eh_frame as it sits in memory (relocated), and .debug_frame
+ * from the image. NULL when it has none or it cannot be read (the step then tries the
+ * stackmap and the frame pointer). */
+static const jitmap_cfi *image_cfi(jitmap_stacker *st, const jitmap_image *img)
+{
+	size_t lo = 0, hi = st->ncfis;
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if ((uintptr_t)st->cfis[mid].image < (uintptr_t)img)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < st->ncfis && st->cfis[lo].image == img)
+		return st->cfis[lo].cfi;
+	if (st->ncfis == st->cap_cfis) {
+		const size_t cap = st->cap_cfis ? st->cap_cfis * 2 : 16;
+		struct image_cfi *a = realloc(st->cfis, cap * sizeof(*a));
+		if (!a)
+			return NULL;
+		st->cfis = a;
+		st->cap_cfis = cap;
+	}
+	uint64_t eh_addr = 0, eh_len = 0;
+	void *eh = NULL;
+	if (jitmap_image_eh_frame(img, &eh_addr, &eh_len) == 0 && eh_len && eh_len <= MAX_EH_FRAME &&
+	    (eh = malloc((size_t)eh_len)) && memory_read(&st->memory, eh_addr, eh, eh_len)) {
+		free(eh);
+		eh = NULL;
+	}
+	size_t df_len = 0;
+	const void *df = jitmap_image_debug_frame(img, &df_len);
+	jitmap_error err;
+	jitmap_cfi *cfi = (eh || df) ? jitmap_cfi_new(st->arch, eh, eh ? (size_t)eh_len : 0, eh_addr,
+						       df, df ? df_len : 0, &err)
+				     : NULL;
+	free(eh);
+	memmove(&st->cfis[lo + 1], &st->cfis[lo], (st->ncfis - lo) * sizeof(*st->cfis));
+	st->cfis[lo] = (struct image_cfi){img, cfi};
+	st->ncfis++;
+	return cfi;
+}
+
+/* The first record at exactly `pc`, in every stackmap the process indexes. */
+static void record_at(jitmap_stacker *st, uint64_t pc, jitmap_stack_frame *f)
+{
+	jitmap_hit hit;
+	if (jitmap_index_lookup(jitmap_process_index(st->proc), pc, &hit, 1) >= 1) {
+		f->stackmap = hit.stackmap;
+		f->record = hit.record;
+	}
+}
+
+static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_result *res,
+		bool *caller_exact, char *why, size_t why_len)
+{
+	const jitmap_unwind_target mem = {&st->memory, memory_read};
+	jitmap_unwind_code code = {.arch = st->arch, .is_innermost = f->exact, .order = st->order};
+	*caller_exact = false;
+	if (f->jit) {
+		code.cfi = image_cfi(st, f->code.image);
+		code.sm = f->code.stackmap;
+		code.func_lo = f->code.function_lo;
+		code.func_hi = f->code.function_hi;
+		return jitmap_unwind_step(&code, f->regs, &mem, res, why, why_len);
+	}
+	if (st->native) {
+		const int rc = st->native(st->native_ctx, f->regs, f->exact, res, caller_exact, why,
+					  why_len);
+		if (rc != -ENOENT) {
+			if (rc == 0 || rc == -ESRCH)
+				res->method = JITMAP_UNWIND_NATIVE;
+			return rc;
+		}
+	}
+	*caller_exact = false;
+	code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
+	char fp_why[256];
+	const int rc = jitmap_unwind_step(&code, f->regs, &mem, res, fp_why, sizeof(fp_why));
+	if (rc && why_len) {
+		const size_t n = strlen(why);
+		snprintf(why + n, why_len - n, "%s%s", n ? "; " : "", fp_why);
+	}
+	return rc;
+}
+
+int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
+			jitmap_stack_frame_fn fn, void *ctx)
+{
+	if (!st || !start || !fn)
+		return -EINVAL;
+	jitmap_frame_regs regs = *start;
+	bool exact = true;
+	char why[768];
+	for (unsigned level = 0;; level++) {
+		jitmap_stack_frame f = {.level = level, .pc = regs.pc, .exact = exact, .regs = &regs,
+					.why = ""};
+		/* A return address may lie just past its call's function: look up the call. */
+		const uint64_t at = exact || !regs.pc ? regs.pc : regs.pc - 1;
+		f.jit = jitmap_process_code_at(st->proc, at, &f.code) == 0;
+		record_at(st, regs.pc, &f);
+		jitmap_unwind_result res;
+		memset(&res, 0, sizeof(res));
+		bool caller_exact = false;
+		why[0] = 0;
+		int rc = step(st, &f, &res, &caller_exact, why, sizeof(why));
+		f.method = rc == 0 || rc == -ESRCH ? res.method : JITMAP_UNWIND_NONE;
+		f.cfa = rc == 0 || rc == -ESRCH ? res.cfa : 0;
+		if (rc == 0 && !res.caller.pc)
+			rc = -ESRCH; /* a caller at PC 0: the end of the stack (a thread's start) */
+		if (rc == 0 && level + 1 >= st->max_frames) {
+			rc = -E2BIG;
+			snprintf(why, sizeof(why), "stopped after %u frames (the limit)", st->max_frames);
+		}
+		f.stop = rc;
+		f.why = rc ? why : "";
+		const int r = fn(ctx, &f);
+		if (r)
+			return r;
+		if (rc == -ESRCH)
+			return 0;
+		if (rc)
+			return rc;
+		regs = res.caller;
+		exact = caller_exact;
+	}
+}
