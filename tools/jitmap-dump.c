@@ -23,6 +23,7 @@
 #include "jitmap/jitmap.h"
 #include "jitmap/core.h"
 #include "jitmap/process.h"
+#include "json.h"
 
 #ifndef JITMAP_VERSION
 #define JITMAP_VERSION "0"
@@ -347,21 +348,6 @@ static void print_text(FILE *out, const jitmap_stackmap *sm, const struct option
 }
 
 /* -- JSON -- */
-
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
 
 /* A function's name, address and stack size as JSON fields ("name": ..., "address": ...,
  * "stack_size": ...; null for a missing name or a dynamic size), after `lead`. */

@@ -69,6 +69,10 @@ void demo_runtime_configure(unsigned abort_at);
 /* pause_at: in the pause_at-th safepoint call, print "paused" and wait (at most `seconds`)
  * until a debugger sets jitmap_demo_resume to nonzero: for attach tests. 0 for never. */
 void demo_runtime_pause(unsigned pause_at, unsigned seconds);
+/* --threads: every thread holds in its own first safepoint call (until jitmap_demo_resume or
+ * `seconds`), instead of the process's call `pause_at`; demo_runtime_held says how many do. */
+void demo_runtime_hold(unsigned seconds);
+unsigned demo_runtime_held(void);
 extern __attribute__((visibility("default"))) volatile int jitmap_demo_resume;
 void demo_add_stackmap_section(uint64_t addr, uint64_t size, unsigned via);
 /* Walks __jit_debug_descriptor, prints each registered object and the load address of its

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct options {
     unsigned abort_at;
     unsigned pause_at;
     int64_t objects; /* --objects N: N modules, N objects, N GDB entries (0: off) */
+    int64_t threads; /* --threads N: the program runs in N threads at once (0: in main) */
 };
 
 /* -- Runners: call a program's entry point and check its result against C -- */
@@ -170,6 +172,64 @@ static const struct runner {
     {"objects", run_objects, "--objects N: N modules (N JIT objects), one tiny function each"},
 };
 
+/* -- --threads N: the program in N threads at once -- */
+
+struct job {
+    const struct runner *runner;
+    const struct demo_symbols *syms;
+    const struct options *o;
+    pthread_t thread;
+    int rc;
+};
+
+static void *job_main(void *arg)
+{
+    struct job *j = arg;
+    j->rc = j->runner->run(j->syms, j->o);
+    return NULL;
+}
+
+/* Each thread holds in its first safepoint (--pause: until a debugger sets
+ * jitmap_demo_resume, at most 300 s; --abort: the main thread aborts once all hold). */
+static int run_threads(const struct runner *runner, const struct demo_symbols *syms,
+                       const struct options *o)
+{
+    const int hold = o->pause_at || o->abort_at;
+    demo_runtime_pause(0, 0);
+    demo_runtime_configure(0);
+    demo_runtime_hold(hold ? 300 : 0);
+    struct job *jobs = calloc((size_t)o->threads, sizeof(*jobs));
+    if (!jobs)
+        return 1;
+    int64_t started = 0;
+    for (; started < o->threads; started++) {
+        jobs[started] = (struct job){.runner = runner, .syms = syms, .o = o};
+        if (pthread_create(&jobs[started].thread, NULL, job_main, &jobs[started]) != 0) {
+            fprintf(stderr, "jitmap-demo: cannot start thread %" PRId64 "\n", started);
+            break;
+        }
+    }
+    if (hold) {
+        for (unsigned ms = 0; demo_runtime_held() < (unsigned)started && ms < 120000; ms += 10)
+            usleep(10000);
+        printf("jitmap-demo: holding threads=%u pid=%ld\n", demo_runtime_held(),
+               (long)getpid());
+        fflush(stdout);
+        if (o->abort_at) {
+            printf("jitmap-demo: aborting with threads=%u held\n", demo_runtime_held());
+            fflush(stdout);
+            abort();
+        }
+    }
+    int rc = started == o->threads ? 0 : 1;
+    for (int64_t i = 0; i < started; i++) {
+        pthread_join(jobs[i].thread, NULL);
+        rc |= jobs[i].rc;
+    }
+    free(jobs);
+    return rc;
+}
+
 /* -- Command line -- */
 
 static void usage(FILE *out)
@@ -177,7 +237,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: jitmap-demo-jit [--orc | --mcjit] [--program NAME] [--ir FILE]\n"
             "                       [--depth N] [--objects N] [--abort] [--abort-at N]\n"
-            "                       [--pause] [--list]\n"
+            "                       [--pause] [--threads N] [--list]\n"
             "  --orc          ORC LLJIT + RuntimeDyld + GDB listener (default)\n"
             "  --mcjit        MCJIT with a custom memory manager\n"
             "  --program NAME the IR program to run (default stackmaps; --list shows them)\n"
@@ -190,7 +250,10 @@ static void usage(FILE *out)
             "  --abort        abort() in the first jitmap_demo_safepoint call (SIGABRT)\n"
             "  --abort-at N   abort() in the Nth call instead\n"
             "  --pause        wait in the first call until a debugger attaches and sets\n"
-            "                 jitmap_demo_resume = 1 (at most 300 s)\n");
+            "                 jitmap_demo_resume = 1 (at most 300 s)\n"
+            "  --threads N    run the program in N threads at once; with --pause each\n"
+            "                 thread waits in its first call, with --abort the process\n"
+            "                 aborts once all of them wait there (a core with N JIT stacks)\n");
 }
 
 static int parse_count(const char *s, int64_t max, int64_t *out)
@@ -206,7 +269,7 @@ static int parse_count(const char *s, int64_t max, int64_t *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum { OPT_ORC = 256, OPT_MCJIT, OPT_PROGRAM, OPT_IR, OPT_DEPTH, OPT_OBJECTS, OPT_ABORT, OPT_ABORT_AT, OPT_PAUSE, OPT_LIST };
+    enum { OPT_ORC = 256, OPT_MCJIT, OPT_PROGRAM, OPT_IR, OPT_DEPTH, OPT_OBJECTS, OPT_ABORT, OPT_ABORT_AT, OPT_PAUSE, OPT_LIST, OPT_THREADS };
     static const struct option longopts[] = {
         {"orc", no_argument, NULL, OPT_ORC},
         {"mcjit", no_argument, NULL, OPT_MCJIT},
@@ -217,6 +280,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"abort", no_argument, NULL, OPT_ABORT},
         {"abort-at", required_argument, NULL, OPT_ABORT_AT},
         {"pause", no_argument, NULL, OPT_PAUSE},
+        {"threads", required_argument, NULL, OPT_THREADS},
         {"list", no_argument, NULL, OPT_LIST},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -259,6 +323,13 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->abort_at = (unsigned)v;
             break;
         case OPT_PAUSE: o->pause_at = 1; break;
+        case OPT_THREADS:
+            if (parse_count(optarg, 256, &v) != 0 || v == 0) {
+                fprintf(stderr, "jitmap-demo: --threads wants 1..256\n");
+                return 2;
+            }
+            o->threads = v;
+            break;
         case OPT_LIST:
             for (size_t i = 0; i < sizeof runners / sizeof runners[0]; i++)
                 printf("%-10s %s\n", runners[i].program, runners[i].what);
@@ -359,7 +430,7 @@ int main(int argc, char **argv)
         demo_scan_gdb_jit();
         failed = demo_check_stackmaps(&syms) != 0;
         /* Run even if the check failed: the program's output helps to see why. */
-        failed |= runner->run(&syms, &o) != 0;
+        failed |= (o.threads ? run_threads(runner, &syms, &o) : runner->run(&syms, &o)) != 0;
         failed |= demo_safepoint_problems() != 0;
     }
 

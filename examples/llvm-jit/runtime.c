@@ -159,6 +159,9 @@ __attribute__((visibility("hidden"))) volatile uint64_t jitmap_demo_trampoline_r
 static unsigned abort_at;
 static unsigned calls;
 static unsigned problems;
+static unsigned hold_seconds; /* --threads: each thread's first call holds */
+static unsigned held;
+static __thread unsigned thread_calls;
 
 void demo_runtime_configure(unsigned at)
 {
@@ -172,6 +175,16 @@ void demo_runtime_pause(unsigned at, unsigned seconds)
 {
     pause_at = at;
     pause_seconds = seconds;
+}
+
+void demo_runtime_hold(unsigned seconds)
+{
+    hold_seconds = seconds;
+}
+
+unsigned demo_runtime_held(void)
+{
+    return __atomic_load_n(&held, __ATOMIC_SEQ_CST);
 }
 
 unsigned demo_safepoint_problems(void)
@@ -192,7 +205,8 @@ __attribute__((noinline, DEMO_NOCLONE)) void jitmap_demo_safepoint(int64_t id)
     jitmap_demo_trampoline_ret = 0;
     if (!ret)
         ret = (uint64_t)(uintptr_t)__builtin_return_address(0);
-    unsigned call = ++calls;
+    unsigned call = __atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST);
+    const unsigned in_thread = ++thread_calls;
 
     struct find f = {.id = (uint64_t)id, .ret = ret};
     for (size_t i = 0; i < nsections && !f.found; i++)
@@ -205,7 +219,15 @@ __attribute__((noinline, DEMO_NOCLONE)) void jitmap_demo_safepoint(int64_t id)
     } else {
         printf("jitmap-demo: safepoint id=%" PRId64 " call=%u ret=0x%" PRIx64 " record=none\n",
                id, call, ret);
-        problems++;
+        __atomic_add_fetch(&problems, 1, __ATOMIC_SEQ_CST);
+    }
+    if (hold_seconds && in_thread == 1) {
+        /* --threads: this thread's JIT frames stay on its stack until jitmap_demo_resume is
+         * set, or the time is up (the main thread aborts meanwhile for --abort). */
+        printf("jitmap-demo: holding tid=%ld at safepoint id=%" PRId64 "\n", (long)gettid(), id);
+        __atomic_add_fetch(&held, 1, __ATOMIC_SEQ_CST);
+        for (unsigned ms = 0; !jitmap_demo_resume && ms < hold_seconds * 1000u; ms += 10)
+            usleep(10000);
     }
 
     if (pause_at && call == pause_at) {

@@ -1,0 +1,1154 @@
+/* jitmap-stack: every thread's stack of a live process or a core, without a debugger.
+ *
+ * Native frames come from elfutils' libdwfl (the process's modules, their symbols and CFI,
+ * signal frames); JIT frames from libjitmap (the JIT entries registered through
+ * __jit_debug_descriptor, named from their images and unwound by jitmap's unwinder: CFI,
+ * stackmap frame sizes, the frame pointer), the two joined by a jitmap_stacker
+ * (include/jitmap/stack.h). A live process is stopped with ptrace (PTRACE_SEIZE and
+ * PTRACE_INTERRUPT: no signal is sent, and the kernel lets the threads go if this tool dies),
+ * read, and let go before the output is printed. docs/jitmap-stack.md has the details and the
+ * contract is in DESIGN.md ("jitmap-stack").
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include <jitmap/arch.h>
+#include <jitmap/core.h>
+#include <jitmap/jitmap.h>
+#include <jitmap/process.h>
+#include <jitmap/stack.h>
+
+#include "json.h"
+
+#define MAX_THREADS 65536
+#define MAX_DESCRIPTORS 64
+#define MAX_ROUNDS 16 /* attach rounds while the process keeps starting threads */
+
+struct options {
+	bool json, values, gc_roots;
+	const char *target, *exe;
+};
+
+/* -- Problems: said once, in order, printed after the stacks -- */
+
+struct problems {
+	char **v;
+	size_t n, cap;
+};
+
+static struct problems g_problems;
+
+static void problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void problem(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (g_problems.n == g_problems.cap) {
+		const size_t cap = g_problems.cap ? 2 * g_problems.cap : 16;
+		char **v = realloc(g_problems.v, cap * sizeof(*v));
+		if (!v)
+			return;
+		g_problems.v = v;
+		g_problems.cap = cap;
+	}
+	if ((g_problems.v[g_problems.n] = strdup(buf)))
+		g_problems.n++;
+}
+
+/* -- The target: threads, registers, memory -- */
+
+struct frame_out {
+	unsigned level;
+	uint64_t pc;
+	bool exact, jit;
+	char *function, *module;
+	uint64_t entry;
+	char *stackmap_json; /* the record object (JSON), when asked for and at a record */
+	char *text;          /* the same for the text output */
+	char *why;           /* how the walk ended here, when it did not end well */
+	const char *method;
+};
+
+struct thread {
+	pid_t tid;
+	char name[64];
+	bool attached;
+	bool have_regs;
+	jitmap_frame_regs regs;
+	struct frame_out *frames;
+	size_t nframes, cap_frames;
+	char *problem;
+};
+
+struct target {
+	bool live;
+	pid_t pid;
+	int mem_fd;
+	jitmap_core *core;
+	int core_fd;
+	Elf *core_elf;
+	jitmap_target memory;
+	jitmap_arch arch;
+	jitmap_byte_order order;
+	struct thread *threads;
+	size_t nthreads, cap_threads;
+	char comm[64];
+	Dwfl *dwfl;
+	jitmap_process *proc;
+	size_t ndescriptors;
+};
+
+static volatile sig_atomic_t g_interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_interrupted = 1;
+}
+
+static int live_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	const struct target *t = ctx;
+	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr) {
+		snprintf(why, why_len, "0x%" PRIx64 " is not a user address", addr);
+		return -EFAULT;
+	}
+	size_t done = 0;
+	while (done < len) {
+		const ssize_t n = pread(t->mem_fd, (char *)buf + done, len - done, (off_t)(addr + done));
+		if (n <= 0) {
+			snprintf(why, why_len, "cannot read 0x%" PRIx64 ": %s", addr + done,
+				 n < 0 ? strerror(errno) : "not mapped");
+			return -EFAULT;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static struct thread *add_thread(struct target *t, pid_t tid)
+{
+	if (t->nthreads == t->cap_threads) {
+		const size_t cap = t->cap_threads ? 2 * t->cap_threads : 16;
+		struct thread *a = realloc(t->threads, cap * sizeof(*a));
+		if (!a)
+			return NULL;
+		t->threads = a;
+		t->cap_threads = cap;
+	}
+	struct thread *th = &t->threads[t->nthreads++];
+	memset(th, 0, sizeof(*th));
+	th->tid = tid;
+	return th;
+}
+
+static bool has_thread(const struct target *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+static void read_comm(pid_t pid, pid_t tid, char *out, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	out[0] = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(out, (int)len, f))
+		out[strcspn(out, "\n")] = 0;
+	fclose(f);
+}
+
+/* x86-64 user_regs_struct in DWARF numbering. */
+static void regs_from_user(const struct user_regs_struct *u, jitmap_frame_regs *r)
+{
+	const uint64_t v[16] = {u->rax, u->rdx, u->rcx, u->rbx, u->rsi, u->rdi, u->rbp, u->rsp,
+				u->r8,  u->r9,  u->r10, u->r11, u->r12, u->r13, u->r14, u->r15};
+	memset(r, 0, sizeof(*r));
+	for (unsigned i = 0; i < 16; i++)
+		jitmap_frame_reg_set(r, i, v[i]);
+	r->pc = u->rip;
+}
+
+/* Stop every thread (PTRACE_SEIZE + PTRACE_INTERRUPT: no signal reaches the process) and
+ * read its registers. Threads started meanwhile are picked up in the next round. Returns 0,
+ * or -1 with the reason said. */
+static int attach_all(struct target *t)
+{
+	char path[64];
+	for (int round = 0; round < MAX_ROUNDS && !g_interrupted; round++) {
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+		DIR *d = opendir(path);
+		if (!d) {
+			fprintf(stderr, "jitmap-stack: process %d: %s\n", (int)t->pid, strerror(errno));
+			return -1;
+		}
+		bool added = false;
+		struct dirent *de;
+		while ((de = readdir(d)) && !g_interrupted) {
+			if (!isdigit((unsigned char)de->d_name[0]))
+				continue;
+			const pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+			if (has_thread(t, tid) || t->nthreads >= MAX_THREADS)
+				continue;
+			struct thread *th = add_thread(t, tid);
+			if (!th) {
+				closedir(d);
+				fprintf(stderr, "jitmap-stack: out of memory\n");
+				return -1;
+			}
+			added = true;
+			read_comm(t->pid, tid, th->name, sizeof(th->name));
+			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+				const int e = errno;
+				if (e == ESRCH) {
+					th->problem = strdup("the thread exited while being read");
+					continue;
+				}
+				closedir(d);
+				fprintf(stderr, "jitmap-stack: cannot trace process %d (thread %d): %s%s\n",
+					(int)t->pid, (int)tid, strerror(e),
+					e == EPERM ? " (another tracer, another user, or "
+						     "/proc/sys/kernel/yama/ptrace_scope)" : "");
+				return -1;
+			}
+			th->attached = true;
+			int status;
+			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 ||
+			    waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status)) {
+				th->problem = strdup("the thread exited while being read");
+				if (waitpid(tid, &status, __WALL | WNOHANG) == tid && !WIFSTOPPED(status))
+					th->attached = false;
+				continue;
+			}
+			struct user_regs_struct u;
+			if (ptrace(PTRACE_GETREGS, tid, NULL, &u) == 0) {
+				regs_from_user(&u, &th->regs);
+				th->have_regs = true;
+			} else {
+				char buf[96];
+				snprintf(buf, sizeof(buf), "its registers cannot be read: %s",
+					 strerror(errno));
+				th->problem = strdup(buf);
+			}
+		}
+		closedir(d);
+		if (!added)
+			return 0;
+	}
+	if (g_interrupted)
+		return -1;
+	problem("the process kept starting threads: %zu read", t->nthreads);
+	return 0;
+}
+
+static void detach_all(struct target *t)
+{
+	for (size_t i = 0; i < t->nthreads; i++) {
+		if (t->threads[i].attached)
+			ptrace(PTRACE_DETACH, t->threads[i].tid, NULL, NULL);
+		t->threads[i].attached = false;
+	}
+}
+
+static int open_live(struct target *t, pid_t pid)
+{
+	char path[64];
+	t->live = true;
+	t->pid = pid;
+	t->arch = JITMAP_ARCH_X86_64;
+	t->order = JITMAP_ORDER_LITTLE;
+	read_comm(pid, pid, t->comm, sizeof(t->comm));
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) != 0) {
+		fprintf(stderr, "jitmap-stack: no process %d\n", (int)pid);
+		return -1;
+	}
+#if !defined(__x86_64__)
+	fprintf(stderr, "jitmap-stack: live processes are read on x86-64 only; use a core\n");
+	return -1;
+#endif
+	if (attach_all(t) != 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->mem_fd < 0) {
+		fprintf(stderr, "jitmap-stack: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	t->memory = (jitmap_target){t, NULL, live_read};
+	return 0;
+}
+
+static int open_core(struct target *t, const char *path, const char *exe)
+{
+	jitmap_error err;
+	const jitmap_core_opts opts = {.sz = sizeof(opts), .exe = exe};
+	t->core = jitmap_core_open(path, &opts, &err);
+	if (!t->core) {
+		fprintf(stderr, "jitmap-stack: %s: offset 0x%" PRIx64 ": %s\n", path, err.offset,
+			err.reason[0] ? err.reason : jitmap_strerror(err.code));
+		return -1;
+	}
+	for (size_t i = 0; jitmap_core_warning(t->core, i); i++)
+		problem("%s: %s", path, jitmap_core_warning(t->core, i));
+	t->arch = jitmap_core_arch(t->core);
+	t->order = jitmap_core_byte_order(t->core);
+	t->memory = jitmap_core_target(t->core);
+	const int pc = jitmap_reg_pc(t->arch);
+	const unsigned nregs = jitmap_arch_num_core_regs(t->arch);
+	for (size_t i = 0; i < jitmap_core_num_threads(t->core); i++) {
+		const jitmap_core_thread_info *ti = jitmap_core_thread(t->core, i);
+		struct thread *th = add_thread(t, (pid_t)ti->tid);
+		if (!th)
+			return -1;
+		if (!t->pid)
+			t->pid = (pid_t)ti->tid;
+		uint64_t v;
+		if (pc < 0 || jitmap_core_thread_reg(ti, (unsigned)pc, &v)) {
+			th->problem = strdup("the core holds no registers for it");
+			continue;
+		}
+		th->regs.pc = v;
+		for (unsigned r = 0; r < nregs && r < JITMAP_UNWIND_MAX_REGS; r++)
+			if ((int)r != pc && jitmap_core_thread_reg(ti, r, &v) == 0)
+				jitmap_frame_reg_set(&th->regs, r, v);
+		th->have_regs = true;
+	}
+	t->core_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->core_fd >= 0)
+		t->core_elf = elf_begin(t->core_fd, ELF_C_READ_MMAP, NULL);
+	return 0;
+}
+
+/* -- libdwfl: modules, symbols, native frames -- */
+
+static char *g_debuginfo_path;
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &g_debuginfo_path,
+};
+
+static const Dwfl_Callbacks core_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &g_debuginfo_path,
+};
+
+/* One native step at a time: libdwfl unwinds from `initial` (a thread of our own making)
+ * and gives back its second frame. */
+struct native {
+	struct target *t;
+	jitmap_frame_regs initial;
+	unsigned seen;
+	bool got, caller_exact;
+	jitmap_frame_regs caller;
+};
+
+static pid_t no_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)arg;
+	(void)thread_argp;
+	return 0;
+}
+
+static bool any_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+static bool dwfl_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	const struct native *n = arg;
+	char why[8];
+	uint8_t b[8];
+	if (n->t->memory.read_mem(n->t->memory.ctx, addr, b, sizeof(b), why, sizeof(why)))
+		return false;
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)b[n->t->order == JITMAP_ORDER_BIG ? i : 7 - i] << (8 * (7 - i));
+	*result = v;
+	return true;
+}
+
+static bool initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	const struct native *n = arg;
+	for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++) {
+		if (!jitmap_frame_reg_known(&n->initial, r))
+			continue;
+		const Dwarf_Word v = n->initial.reg[r];
+		if (!dwfl_thread_state_registers(thread, (int)r, 1, &v))
+			return false;
+	}
+	dwfl_thread_state_register_pc(thread, n->initial.pc);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = no_next_thread,
+	.get_thread = any_thread,
+	.memory_read = dwfl_read,
+	.set_initial_registers = initial_registers,
+};
+
+static int native_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct native *n = arg;
+	if (n->seen++ == 0)
+		return DWARF_CB_OK;
+	Dwarf_Addr pc;
+	bool activation = false;
+	if (!dwfl_frame_pc(frame, &pc, &activation))
+		return DWARF_CB_ABORT;
+	memset(&n->caller, 0, sizeof(n->caller));
+	n->caller.pc = pc;
+	for (unsigned r = 0; r < jitmap_arch_num_core_regs(n->t->arch) && r < JITMAP_UNWIND_MAX_REGS;
+	     r++) {
+		Dwarf_Word v;
+		if ((int)r != jitmap_reg_pc(n->t->arch) && dwfl_frame_reg(frame, r, &v) == 0)
+			jitmap_frame_reg_set(&n->caller, r, v);
+	}
+	n->got = true;
+	n->caller_exact = activation;
+	return DWARF_CB_ABORT;
+}
+
+static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
+		       jitmap_unwind_result *out, bool *caller_exact, char *why, size_t why_len)
+{
+	struct native *n = ctx;
+	/* libdwfl takes the first frame's PC as exact: give it the call's last byte for a
+	 * return address, so that it reads the row of the call's function. */
+	n->initial = *regs;
+	if (!exact && regs->pc)
+		n->initial.pc = regs->pc - 1;
+	if (!dwfl_addrmodule(n->t->dwfl, n->initial.pc))
+		return -ENOENT;
+	n->seen = 0;
+	n->got = false;
+	const int rc = dwfl_getthread_frames(n->t->dwfl, n->t->pid, native_frame, n);
+	const unsigned sp = (unsigned)jitmap_reg_sp(n->t->arch);
+	if (n->got && jitmap_frame_reg_known(&n->caller, sp)) {
+		memset(out, 0, sizeof(*out));
+		out->caller = n->caller;
+		out->cfa = n->caller.reg[sp];
+		*caller_exact = n->caller_exact;
+		return 0;
+	}
+	if (rc == 0)
+		return -ESRCH; /* libdwfl reached the end: the outermost frame */
+	snprintf(why, why_len, "native: %s", rc < 0 ? dwfl_errmsg(-1) : "no caller");
+	return -ENOENT;
+}
+
+static int open_dwfl(struct target *t, const char *exe)
+{
+	t->dwfl = dwfl_begin(t->live ? &proc_callbacks : &core_callbacks);
+	if (!t->dwfl) {
+		fprintf(stderr, "jitmap-stack: libdwfl: %s\n", dwfl_errmsg(-1));
+		return -1;
+	}
+	dwfl_report_begin(t->dwfl);
+	int rc;
+	if (t->live)
+		rc = dwfl_linux_proc_report(t->dwfl, t->pid);
+	else
+		rc = t->core_elf ? dwfl_core_file_report(t->dwfl, t->core_elf, exe) : -1;
+	dwfl_report_end(t->dwfl, NULL, NULL);
+	if (rc < 0)
+		problem("the process's modules cannot be read (%s): native frames are unnamed",
+			rc == -1 ? dwfl_errmsg(-1) : strerror(rc));
+	return 0;
+}
+
+/* A module's name as users know it: its file's base name. */
+static const char *module_name(Dwfl_Module *m)
+{
+	const char *main_file = NULL;
+	const char *name = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
+	const char *n = main_file ? main_file : name;
+	if (!n)
+		return NULL;
+	const char *slash = strrchr(n, '/');
+	return slash ? slash + 1 : n;
+}
+
+/* -- Where the stackmaps are: JIT descriptors and loaded files, from the modules -- */
+
+struct discovery {
+	struct target *t;
+	uint64_t descriptors[MAX_DESCRIPTORS];
+	const char *where[MAX_DESCRIPTORS];
+	size_t n;
+};
+
+static void look_at_symbols(Dwfl_Module *m, struct discovery *d)
+{
+	const int nsyms = dwfl_module_getsymtab(m);
+	for (int i = 0; i < nsyms && d->n < MAX_DESCRIPTORS; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL);
+		if (!name || strcmp(name, "__jit_debug_descriptor") || sym.st_shndx == SHN_UNDEF ||
+		    GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < d->n; k++)
+			seen |= d->descriptors[k] == addr;
+		if (!seen) {
+			d->descriptors[d->n] = addr;
+			d->where[d->n] = module_name(m);
+			d->n++;
+		}
+	}
+}
+
+static void look_at_sections(Dwfl_Module *m, struct discovery *d)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m, &bias);
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_addr)
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".llvm_stackmaps"))
+			continue;
+		const char *file = NULL;
+		dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+		if (file)
+			jitmap_process_scan_object(d->t->proc, file, sh.sh_addr + bias);
+	}
+}
+
+static int each_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr start,
+		       void *arg)
+{
+	(void)userdata;
+	(void)name;
+	(void)start;
+	struct discovery *d = arg;
+	look_at_symbols(m, d);
+	return DWARF_CB_OK;
+}
+
+static int each_module_sections(Dwfl_Module *m, void **userdata, const char *name,
+				Dwarf_Addr start, void *arg)
+{
+	(void)userdata;
+	(void)name;
+	(void)start;
+	look_at_sections(m, arg);
+	return DWARF_CB_OK;
+}
+
+static int scan_process(struct target *t)
+{
+	t->proc = jitmap_process_new(&t->memory, NULL);
+	if (!t->proc) {
+		fprintf(stderr, "jitmap-stack: out of memory\n");
+		return -1;
+	}
+	struct discovery d = {.t = t};
+	dwfl_getmodules(t->dwfl, each_module, &d, 0);
+	jitmap_process_scan_begin(t->proc);
+	for (size_t i = 0; i < d.n; i++)
+		jitmap_process_scan_descriptor(t->proc, d.descriptors[i], d.where[i]);
+	dwfl_getmodules(t->dwfl, each_module_sections, &d, 0);
+	if (jitmap_process_scan_end(t->proc)) {
+		fprintf(stderr, "jitmap-stack: out of memory\n");
+		return -1;
+	}
+	t->ndescriptors = d.n;
+	for (size_t k = 0; k < jitmap_process_num_problems(t->proc); k++)
+		problem("%s", jitmap_process_problem(t->proc, k));
+	jitmap_source_info si;
+	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
+		jitmap_process_source(t->proc, i, &si);
+		for (size_t k = 0; k < si.num_problems; k++)
+			problem("%s", jitmap_process_source_problem(t->proc, i, k));
+	}
+	return 0;
+}
+
+/* -- Values: a record evaluated in a frame -- */
+
+struct frame_regs_target {
+	const jitmap_frame_regs *regs;
+	const struct target *t;
+};
+
+static int frame_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why,
+			  size_t why_len)
+{
+	const struct frame_regs_target *f = ctx;
+	(void)why;
+	(void)why_len;
+	if (!jitmap_frame_reg_known(f->regs, regno) || size > 8)
+		return -ENOENT; /* the library words it from the register's class */
+	const uint64_t v = f->regs->reg[regno];
+	uint8_t *b = buf;
+	for (size_t i = 0; i < size; i++)
+		b[f->t->order == JITMAP_ORDER_BIG ? size - 1 - i : i] = (uint8_t)(v >> (8 * i));
+	/* What the unwinders know of an outer frame was restored from where it was saved (a
+	 * caller-saved register is never carried over into a caller): believed. */
+	return JITMAP_REG_RECOVERED;
+}
+
+static int frame_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			  size_t why_len)
+{
+	const struct frame_regs_target *f = ctx;
+	return f->t->memory.read_mem(f->t->memory.ctx, addr, buf, len, why, why_len);
+}
+
+struct evaluated {
+	jitmap_value v;
+	int rc;
+};
+
+static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
+			  size_t i, const struct evaluated *e)
+{
+	const jitmap_location *loc = &rec->locations[i];
+	char where[96];
+	jitmap_location_format(sm, rec, loc, where, sizeof(where));
+	fprintf(out, "{\"index\": %zu, \"kind\": ", i);
+	json_string(out, jitmap_loc_kind_name(loc->kind));
+	fprintf(out, ", \"where\": ");
+	json_string(out, where);
+	fprintf(out, ", \"size\": %u, \"value\": ", loc->size);
+	if (e->rc == 0 && e->v.available) {
+		if (loc->size > 8 && !e->v.is_address &&
+		    (loc->kind == JITMAP_LOC_REGISTER || loc->kind == JITMAP_LOC_INDIRECT)) {
+			fputc('"', out);
+			for (unsigned k = 0; k < loc->size && k < JITMAP_VALUE_MAX; k++)
+				fprintf(out, "%02x", e->v.bytes[k]);
+			fputc('"', out);
+		} else {
+			fprintf(out, "%" PRIu64, e->v.u);
+		}
+	} else {
+		fprintf(out, "null, \"error\": ");
+		json_string(out, e->v.why[0] ? e->v.why : jitmap_strerror(e->rc));
+	}
+	if (loc->kind == JITMAP_LOC_INDIRECT && (e->rc == 0 || e->v.address))
+		fprintf(out, ", \"address\": \"0x%" PRIx64 "\"", e->v.address);
+	fputc('}', out);
+}
+
+static void text_value(FILE *out, const jitmap_location *loc, const struct evaluated *e)
+{
+	if (e->rc || !e->v.available) {
+		fprintf(out, "<unavailable: %s>", e->v.why[0] ? e->v.why : jitmap_strerror(e->rc));
+	} else if (loc->size > 8 && !e->v.is_address) {
+		fprintf(out, "0x");
+		for (unsigned k = 0; k < loc->size && k < JITMAP_VALUE_MAX; k++)
+			fprintf(out, "%02x", e->v.bytes[k]);
+	} else {
+		int64_t s = (int64_t)e->v.u;
+		if (loc->size && loc->size < 8 && (e->v.u >> (8 * loc->size - 1)) & 1)
+			s = (int64_t)(e->v.u | ~((UINT64_C(1) << (8 * loc->size)) - 1));
+		fprintf(out, "%" PRId64, e->v.is_address ? (int64_t)e->v.u : s);
+		if (s < 0 || e->v.u > 9)
+			fprintf(out, " (0x%" PRIx64 ")", e->v.u);
+	}
+}
+
+static void json_locations(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
+			   const struct evaluated *ev, const jitmap_location *first, size_t n)
+{
+	fputc('[', out);
+	for (size_t k = 0; k < n; k++) {
+		const size_t i = (size_t)(first - rec->locations) + k;
+		if (k)
+			fprintf(out, ", ");
+		json_location(out, sm, rec, i, &ev[i]);
+	}
+	fputc(']', out);
+}
+
+/* The record object of `info stackmap -json` (less its "frame"), for frame `f` (at an exact
+ * record match: jitmap-stack does not disassemble to match a patchpoint's call sequence), and
+ * its text. */
+static void describe_record(const struct target *t, const struct options *o,
+			    const jitmap_stack_frame *f, const char *source, struct frame_out *fo)
+{
+	const jitmap_stackmap *sm = f->stackmap;
+	const jitmap_record *rec = f->record;
+	const jitmap_function *fn = jitmap_record_function(sm, rec);
+	struct frame_regs_target ft = {f->regs, t};
+	const jitmap_target target = {&ft, frame_read_reg, frame_read_mem};
+	const jitmap_eval_opts eopts = {.sz = sizeof(eopts), .frame_level = f->level};
+	struct evaluated *ev = calloc(rec->num_locations ? rec->num_locations : 1, sizeof(*ev));
+	if (!ev)
+		return;
+	for (size_t i = 0; i < rec->num_locations; i++)
+		ev[i].rc = jitmap_location_eval_frame(sm, rec, &rec->locations[i], &target, &eopts,
+						      &ev[i].v);
+	jitmap_statepoint_info sp;
+	const bool is_sp = jitmap_statepoint_wanted(sm, rec, JITMAP_STATEPOINT_AUTO, NULL, 0) &&
+			   jitmap_statepoint_decode(sm, rec, &sp, NULL, 0) == 0;
+
+	char *json = NULL, *text = NULL;
+	size_t jlen = 0, tlen = 0;
+	FILE *j = open_memstream(&json, &jlen);
+	FILE *x = open_memstream(&text, &tlen);
+	if (!j || !x) {
+		if (j)
+			fclose(j);
+		if (x)
+			fclose(x);
+		free(json);
+		free(text);
+		free(ev);
+		return;
+	}
+	const char *fname = fn && fn->name ? fn->name : fo->function;
+	fprintf(j, "{\"pc\": \"0x%" PRIx64 "\", \"function\": ", f->pc);
+	json_string(j, fname);
+	fprintf(j, ", \"record\": {\"id\": %" PRIu64 ", \"offset\": %" PRIu32
+		   ", \"function_address\": \"0x%" PRIx64 "\", \"stack_size\": ",
+		rec->id, rec->instruction_offset, fn ? fn->address : 0);
+	if (!fn || fn->stack_size == UINT64_MAX)
+		fprintf(j, "null");
+	else
+		fprintf(j, "%" PRIu64, fn->stack_size);
+	fprintf(j, ", \"pc\": \"0x%" PRIx64 "\", \"match\": \"exact\", \"source\": ",
+		jitmap_record_pc(sm, rec));
+	json_string(j, source);
+	fprintf(j, "}, \"locations\": ");
+	json_locations(j, sm, rec, ev, rec->locations, rec->num_locations);
+	fprintf(j, ", \"live_outs\": [");
+	for (size_t i = 0; i < rec->num_live_outs; i++) {
+		const char *r = jitmap_reg_name(jitmap_stackmap_arch(sm), rec->live_outs[i].dwarf_reg);
+		char label[16];
+		snprintf(label, sizeof(label), "R#%u", rec->live_outs[i].dwarf_reg);
+		fprintf(j, "%s{\"register\": ", i ? ", " : "");
+		json_string(j, r ? r : label);
+		fprintf(j, ", \"size\": %u}", rec->live_outs[i].size);
+	}
+	fprintf(j, "], \"statepoint\": ");
+	fprintf(x, "    record %" PRIu64 " at 0x%" PRIx64 ", %u location%s, %u live-out%s%s\n",
+		rec->id, jitmap_record_pc(sm, rec), rec->num_locations,
+		rec->num_locations == 1 ? "" : "s", rec->num_live_outs,
+		rec->num_live_outs == 1 ? "" : "s", is_sp ? " (statepoint)" : "");
+	if (o->values) {
+		for (size_t i = 0; i < rec->num_locations; i++) {
+			const jitmap_location *loc = &rec->locations[i];
+			char where[96];
+			jitmap_location_format(sm, rec, loc, where, sizeof(where));
+			fprintf(x, "      #%-3zu %-14s %-22s size %-3u ", i,
+				jitmap_loc_kind_name(loc->kind), where, loc->size);
+			text_value(x, loc, &ev[i]);
+			fputc('\n', x);
+		}
+	}
+	if (!is_sp) {
+		fprintf(j, "null");
+	} else {
+		fprintf(j, "{\"calling_convention\": %" PRIu64 ", \"flags\": %" PRIu64
+			   ", \"deopt\": ", sp.calling_convention, sp.flags);
+		json_locations(j, sm, rec, ev, sp.deopt, sp.num_deopt);
+		fprintf(j, ", \"gc_roots\": [");
+		for (size_t k = 0; k < sp.num_gc_pairs; k++) {
+			const size_t b = (size_t)(sp.gc_pairs - rec->locations) + 2 * k, d = b + 1;
+			fprintf(j, "%s{\"base\": ", k ? ", " : "");
+			json_location(j, sm, rec, b, &ev[b]);
+			fprintf(j, ", \"derived\": ");
+			json_location(j, sm, rec, d, &ev[d]);
+			const bool both = ev[b].rc == 0 && ev[b].v.available && ev[d].rc == 0 &&
+					  ev[d].v.available && rec->locations[b].size <= 8 &&
+					  rec->locations[d].size <= 8;
+			if (both)
+				fprintf(j, ", \"offset\": %" PRId64 "}",
+					(int64_t)(ev[d].v.u - ev[b].v.u));
+			else
+				fprintf(j, ", \"offset\": null}");
+			if (o->gc_roots) {
+				char wb[96], wd[96];
+				jitmap_location_format(sm, rec, &rec->locations[b], wb, sizeof(wb));
+				jitmap_location_format(sm, rec, &rec->locations[d], wd, sizeof(wd));
+				fprintf(x, "      gc root: base %s = ", wb);
+				text_value(x, &rec->locations[b], &ev[b]);
+				fprintf(x, ", derived %s = ", wd);
+				text_value(x, &rec->locations[d], &ev[d]);
+				if (both)
+					fprintf(x, " (offset %" PRId64 ")",
+						(int64_t)(ev[d].v.u - ev[b].v.u));
+				fputc('\n', x);
+			}
+		}
+		fprintf(j, "], \"gc_allocas\": ");
+		json_locations(j, sm, rec, ev, sp.gc_allocas, sp.num_gc_allocas);
+		fprintf(j, ", \"decoded\": \"shape\"}");
+	}
+	fputc('}', j);
+	fclose(j);
+	fclose(x);
+	fo->stackmap_json = json;
+	fo->text = text;
+	free(ev);
+}
+
+/* -- Walking every thread -- */
+
+struct walk {
+	struct target *t;
+	const struct options *o;
+	struct thread *th;
+};
+
+static int on_frame(void *ctx, const jitmap_stack_frame *f)
+{
+	struct walk *w = ctx;
+	struct thread *th = w->th;
+	if (th->nframes == th->cap_frames) {
+		const size_t cap = th->cap_frames ? 2 * th->cap_frames : 32;
+		struct frame_out *a = realloc(th->frames, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		th->frames = a;
+		th->cap_frames = cap;
+	}
+	struct frame_out *fo = &th->frames[th->nframes++];
+	memset(fo, 0, sizeof(*fo));
+	fo->level = f->level;
+	fo->pc = f->pc;
+	fo->exact = f->exact;
+	fo->jit = f->jit;
+	fo->method = jitmap_unwind_method_name(f->method);
+	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
+	const char *source = NULL;
+	if (f->jit) {
+		if (f->code.function)
+			fo->function = strdup(f->code.function);
+		fo->entry = f->code.entry;
+		source = f->code.source;
+	} else {
+		Dwfl_Module *m = dwfl_addrmodule(w->t->dwfl, at);
+		if (m) {
+			GElf_Off off;
+			GElf_Sym sym;
+			const char *name = dwfl_module_addrinfo(m, at, &off, &sym, NULL, NULL, NULL);
+			if (name)
+				fo->function = strdup(name);
+			const char *mod = module_name(m);
+			if (mod)
+				fo->module = strdup(mod);
+		}
+	}
+	if (f->record && (w->o->values || w->o->gc_roots)) {
+		jitmap_source_info si;
+		const char *src = source;
+		for (size_t i = 0; !src && i < jitmap_process_num_sources(w->t->proc); i++)
+			if (jitmap_process_source(w->t->proc, i, &si) == 0 && si.stackmap == f->stackmap)
+				src = si.name;
+		describe_record(w->t, w->o, f, src ? src : "", fo);
+	}
+	if (f->stop && f->stop != -ESRCH)
+		fo->why = strdup(f->why);
+	return g_interrupted ? -EINTR : 0;
+}
+
+static void walk_threads(struct target *t, const struct options *o)
+{
+	struct native n = {.t = t};
+	const jitmap_stacker_opts sopts = {.sz = sizeof(sopts), .native_step = native_step,
+					   .native_ctx = &n, .order = t->order};
+	if (!dwfl_attach_state(t->dwfl, t->core_elf, t->pid, &thread_callbacks, &n))
+		problem("libdwfl cannot unwind native frames here (%s): the frame pointer is used",
+			dwfl_errmsg(-1));
+	const bool dwfl_ok = dwfl_pid(t->dwfl) > 0;
+	jitmap_stacker_opts so = sopts;
+	if (!dwfl_ok)
+		so.native_step = NULL;
+	jitmap_stacker *st = jitmap_stacker_new(t->proc, &t->memory, t->arch, &so);
+	if (!st) {
+		problem("jitmap cannot unwind %s stacks: %s", jitmap_arch_name(t->arch),
+			strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < t->nthreads && !g_interrupted; i++) {
+		struct thread *th = &t->threads[i];
+		if (!th->have_regs)
+			continue;
+		struct walk w = {t, o, th};
+		jitmap_stacker_walk(st, &th->regs, on_frame, &w);
+	}
+	jitmap_stacker_free(st);
+}
+
+/* -- Output -- */
+
+static void print_text(const struct target *t, const struct options *o)
+{
+	size_t njit = 0;
+	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
+		jitmap_source_info si;
+		if (jitmap_process_source(t->proc, i, &si) == 0 && si.kind == JITMAP_SOURCE_JIT)
+			njit++;
+	}
+	printf("%s %d%s%s%s, %s, %zu thread%s; %zu JIT entr%s\n", t->live ? "process" : "core of process",
+	       (int)t->pid, t->comm[0] ? " (" : "", t->comm, t->comm[0] ? ")" : "",
+	       jitmap_arch_name(t->arch), t->nthreads, t->nthreads == 1 ? "" : "s", njit,
+	       njit == 1 ? "y" : "ies");
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct thread *th = &t->threads[i];
+		printf("\nthread %d", (int)th->tid);
+		if (th->name[0])
+			printf(" \"%s\"", th->name);
+		printf(":\n");
+		if (th->problem)
+			printf("  (%s)\n", th->problem);
+		for (size_t k = 0; k < th->nframes; k++) {
+			const struct frame_out *f = &th->frames[k];
+			printf("  #%-3u 0x%016" PRIx64 " in %s", f->level, f->pc,
+			       f->function ? f->function : "??");
+			if (f->jit) {
+				printf(" [JIT");
+				if (f->entry)
+					printf(" entry 0x%" PRIx64, f->entry);
+				printf("]");
+			} else if (f->module) {
+				printf(" (%s)", f->module);
+			}
+			printf("\n");
+			if (f->text && (o->values || o->gc_roots))
+				fputs(f->text, stdout);
+			if (f->why)
+				printf("  (unwinding stops here: %s)\n", f->why);
+		}
+	}
+	if (g_problems.n) {
+		printf("\nproblems:\n");
+		for (size_t i = 0; i < g_problems.n; i++)
+			printf("  %s\n", g_problems.v[i]);
+	}
+}
+
+static void print_json(const struct target *t, const struct options *o, const char *target)
+{
+	(void)o;
+	printf("{\"process\": {\"pid\": %d, \"live\": %s, \"core\": ", (int)t->pid,
+	       t->live ? "true" : "false");
+	json_string_or_null(stdout, t->live ? NULL : target);
+	printf(", \"name\": ");
+	json_string_or_null(stdout, t->comm[0] ? t->comm : NULL);
+	printf(", \"arch\": ");
+	json_string(stdout, jitmap_arch_name(t->arch));
+	printf(", \"jit_descriptors\": %zu}, \"threads\": [", t->ndescriptors);
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct thread *th = &t->threads[i];
+		printf("%s{\"tid\": %d, \"name\": ", i ? ", " : "", (int)th->tid);
+		json_string_or_null(stdout, th->name[0] ? th->name : NULL);
+		printf(", \"frames\": [");
+		for (size_t k = 0; k < th->nframes; k++) {
+			const struct frame_out *f = &th->frames[k];
+			printf("%s{\"index\": %u, \"pc\": \"0x%" PRIx64 "\", \"function\": ",
+			       k ? ", " : "", f->level, f->pc);
+			json_string_or_null(stdout, f->function);
+			printf(", \"module\": ");
+			json_string_or_null(stdout, f->jit ? NULL : f->module);
+			printf(", \"jit_entry\": ");
+			if (f->jit && f->entry)
+				printf("\"0x%" PRIx64 "\"", f->entry);
+			else
+				printf("null");
+			printf(", \"jit\": %s, \"unwound_by\": ", f->jit ? "true" : "false");
+			json_string(stdout, f->method);
+			printf(", \"stackmap\": %s", f->stackmap_json ? f->stackmap_json : "null");
+			if (f->why) {
+				printf(", \"error\": ");
+				json_string(stdout, f->why);
+			}
+			printf("}");
+		}
+		printf("]");
+		if (th->problem) {
+			printf(", \"error\": ");
+			json_string(stdout, th->problem);
+		}
+		printf("}");
+	}
+	printf("], \"problems\": [");
+	for (size_t i = 0; i < g_problems.n; i++) {
+		printf("%s", i ? ", " : "");
+		json_string(stdout, g_problems.v[i]);
+	}
+	printf("]}\n");
+}
+
+/* -- Main -- */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: jitmap-stack [--json] [--values] [--gc-roots] PID | CORE [--exe FILE]\n"
+		"Every thread's stack of a live process (PID) or a core file, JIT frames named and\n"
+		"unwound by jitmap, native frames from the process's modules.\n"
+		"  --json       one JSON object (docs/jitmap-stack.md)\n"
+		"  --values     each frame at a stackmap record shows its locations and values\n"
+		"  --gc-roots   each frame at a statepoint shows its GC roots (base, derived)\n"
+		"  --exe FILE   the core's executable, when it is not where the core says\n"
+		"  --help, --version\n"
+		"A live process is stopped while it is read (ptrace) and let go before anything is\n"
+		"printed. Exit status: 0 the stacks were read, 1 the target could not be read,\n"
+		"2 usage.\n");
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_EXE, OPT_VERSION };
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"values", no_argument, NULL, OPT_VALUES},
+		{"gc-roots", no_argument, NULL, OPT_GC},
+		{"exe", required_argument, NULL, OPT_EXE},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON: o->json = true; break;
+		case OPT_VALUES: o->values = true; break;
+		case OPT_GC: o->gc_roots = true; break;
+		case OPT_EXE: o->exe = optarg; break;
+		case OPT_VERSION:
+			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
+			exit(0);
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "jitmap-stack: %s\n", optind >= argc ? "a PID or a core file is needed"
+								     : "one PID or core file at a time");
+		usage(stderr);
+		return 2;
+	}
+	o->target = argv[optind];
+	return 0;
+}
+
+static bool is_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	errno = 0;
+	const long v = strtol(s, &end, 10);
+	if (errno || !*s || *end || v <= 0 || v > INT_MAX)
+		return false;
+	*pid = (pid_t)v;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {0};
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	elf_version(EV_CURRENT);
+	struct target t = {.mem_fd = -1, .core_fd = -1};
+	pid_t pid;
+	/* While threads are stopped, a signal only asks us to stop early: they are let go. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	for (int s = 0, sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT}; s < 4; s++)
+		sigaction(sigs[s], &sa, NULL);
+
+	const bool live = is_pid(o.target, &pid) && access(o.target, F_OK) != 0;
+	if (live) {
+		if (o.exe)
+			fprintf(stderr, "jitmap-stack: --exe is for core files; ignored\n");
+		rc = open_live(&t, pid);
+	} else {
+		rc = open_core(&t, o.target, o.exe);
+	}
+	if (rc == 0)
+		rc = open_dwfl(&t, o.exe);
+	if (rc == 0)
+		rc = scan_process(&t);
+	if (rc == 0)
+		walk_threads(&t, &o);
+	detach_all(&t); /* before printing: the process runs again as soon as possible */
+	if (g_interrupted) {
+		fprintf(stderr, "jitmap-stack: interrupted; the process was let go\n");
+		if (rc == 0)
+			problem("interrupted: the stacks may be incomplete");
+	}
+	if (rc == 0) {
+		if (o.json)
+			print_json(&t, &o, o.target);
+		else
+			print_text(&t, &o);
+	}
+	for (size_t i = 0; i < t.nthreads; i++) {
+		for (size_t k = 0; k < t.threads[i].nframes; k++) {
+			free(t.threads[i].frames[k].function);
+			free(t.threads[i].frames[k].module);
+			free(t.threads[i].frames[k].stackmap_json);
+			free(t.threads[i].frames[k].text);
+			free(t.threads[i].frames[k].why);
+		}
+		free(t.threads[i].frames);
+		free(t.threads[i].problem);
+	}
+	free(t.threads);
+	jitmap_process_free(t.proc);
+	if (t.dwfl)
+		dwfl_end(t.dwfl);
+	if (t.core_elf)
+		elf_end(t.core_elf);
+	if (t.core_fd >= 0)
+		close(t.core_fd);
+	if (t.mem_fd >= 0)
+		close(t.mem_fd);
+	jitmap_core_free(t.core);
+	for (size_t i = 0; i < g_problems.n; i++)
+		free(g_problems.v[i]);
+	free(g_problems.v);
+	return rc ? 1 : 0;
+}
