@@ -75,6 +75,10 @@ static void warn(jitmap_image *img, const char *fmt, ...)
 #define R_RISCV_ADD32_ 35
 #define R_RISCV_SUB32_ 39
 
+/* An image up to this size is read from a target in one read (a JIT's usual object is a few KiB);
+ * a larger one piece by piece: its header, section headers and the sections libjitmap uses. */
+#define WHOLE_IMAGE_READ (UINT64_C(64) << 10)
+
 /* -- Relocation types that write an absolute 64-bit address -- */
 
 static int is_abs64(unsigned machine, unsigned type)
@@ -679,6 +683,13 @@ jitmap_image *jitmap_image_open_target(const jitmap_target *t, uint64_t addr, ui
 		goto out;
 	}
 	const size_t head = size < sizeof(Elf64_Ehdr) ? (size_t)size : sizeof(Elf64_Ehdr);
+	if (size <= WHOLE_IMAGE_READ) {
+		/* A small image (a JIT's usual object) costs one read, not one per section. */
+		rc = target_read(t, addr, 0, buf, (size_t)size, "the image", err);
+		if (rc)
+			goto out;
+		goto open;
+	}
 	rc = target_read(t, addr, 0, buf, head, "the ELF header", err);
 	if (rc)
 		goto out;

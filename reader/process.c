@@ -88,6 +88,7 @@ struct source {
 
 struct jitmap_process {
 	jitmap_target target;
+	bool lazy; /* JITMAP_PROCESS_LAZY */
 	size_t max_entries;
 	uint64_t max_image, max_section;
 	struct source **jit; /* sorted by key */
@@ -674,7 +675,10 @@ static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_c
 		p->njit++;
 	}
 	s->seen = true;
-	refresh_live(p, s);
+	if (p->lazy)
+		s->recheck = true; /* read at jitmap_process_code_at */
+	else
+		refresh_live(p, s);
 	return list_source(p, s);
 }
 
@@ -1020,6 +1024,12 @@ jitmap_process *jitmap_process_new(const jitmap_target *target, const jitmap_pro
 	p->max_entries = o.max_entries;
 	p->max_image = o.max_image ? o.max_image : DEFAULT_MAX_IMAGE;
 	p->max_section = o.max_section ? o.max_section : DEFAULT_MAX_SECTION;
+	p->lazy = JITMAP_OPTS_HAS(&o, flags) && (o.flags & JITMAP_PROCESS_LAZY);
+	if (JITMAP_OPTS_HAS(&o, flags) && (o.flags & ~JITMAP_PROCESS_LAZY)) {
+		jitmap_process_free(p);
+		errno = EINVAL;
+		return NULL;
+	}
 	return p;
 }
 
@@ -1215,7 +1225,13 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 		const struct code_range *c = &p->code[i];
 		if (addr >= c->hi)
 			continue;
-		const struct source *s = c->s;
+		struct source *s = c->s;
+		if (s->recheck) { /* a handed-in image, or a lazy scan's entry: read it now */
+			s->recheck = false;
+			if (refresh_live(p, s) && index_now(p, s))
+				add_text(&s->problems, "%s: out of memory indexing its stackmap",
+					 s->name);
+		}
 		*out = (jitmap_code_info){
 			.source = s->name,
 			.entry = s->handed ? 0 : s->entry,

@@ -103,7 +103,17 @@ struct thread {
 	char *problem;
 };
 
+#define CHUNK 4096
+#define CHUNK_SLOTS 256
+
+struct cached_chunk {
+	uint64_t chunk;
+	bool valid;
+	uint8_t bytes[CHUNK];
+};
+
 struct target {
+	struct cached_chunk *chunks; /* live: CHUNK_SLOTS pages (1 MiB), direct-mapped */
 	bool live;
 	pid_t pid;
 	int mem_fd;
@@ -117,6 +127,7 @@ struct target {
 	size_t nthreads, cap_threads;
 	char comm[64];
 	Dwfl *dwfl;
+	struct native_name *names;
 	jitmap_process *proc;
 	size_t ndescriptors;
 };
@@ -129,9 +140,9 @@ static void on_signal(int sig)
 	g_interrupted = 1;
 }
 
-static int live_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+static int read_direct(const struct target *t, uint64_t addr, void *buf, size_t len, char *why,
+		       size_t why_len)
 {
-	const struct target *t = ctx;
 	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr) {
 		snprintf(why, why_len, "0x%" PRIx64 " is not a user address", addr);
 		return -EFAULT;
@@ -145,6 +156,35 @@ static int live_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
 			return -EFAULT;
 		}
 		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* The threads are stopped while they are read: memory is read in whole pages and kept, so
+ * that the many small reads of a JIT's entry list, its images (allocated near each other) and
+ * the stacks cost one system call per page. A page that cannot be read is not kept: what
+ * was asked is read alone. */
+static int live_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	struct target *t = ctx;
+	if (!len || len > 4 * CHUNK || addr > UINT64_MAX - len)
+		return read_direct(t, addr, buf, len, why, why_len);
+	uint8_t *out = buf;
+	while (len) {
+		const uint64_t chunk = addr / CHUNK, off = addr % CHUNK;
+		const size_t n = len < CHUNK - off ? len : (size_t)(CHUNK - off);
+		struct cached_chunk *c = &t->chunks[chunk % CHUNK_SLOTS];
+		if (!c->valid || c->chunk != chunk) {
+			c->valid = false;
+			if (read_direct(t, chunk * CHUNK, c->bytes, CHUNK, why, why_len))
+				return read_direct(t, addr, out, len, why, why_len);
+			c->chunk = chunk;
+			c->valid = true;
+		}
+		memcpy(out, c->bytes + off, n);
+		out += n;
+		addr += n;
+		len -= n;
 	}
 	return 0;
 }
@@ -303,6 +343,11 @@ static int open_live(struct target *t, pid_t pid)
 	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->mem_fd < 0) {
 		fprintf(stderr, "jitmap-stack: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	t->chunks = calloc(CHUNK_SLOTS, sizeof(*t->chunks));
+	if (!t->chunks) {
+		fprintf(stderr, "jitmap-stack: out of memory\n");
 		return -1;
 	}
 	t->memory = (jitmap_target){t, NULL, live_read};
@@ -510,6 +555,42 @@ static const char *module_name(Dwfl_Module *m)
 	return slash ? slash + 1 : n;
 }
 
+/* A native PC's function and module. libdwfl looks a symbol up by scanning the module's
+ * table (a JIT linked with LLVM has a hundred thousand symbols), and every thread of a JIT
+ * runtime stands at the same few PCs: the answers are kept. */
+struct native_name {
+	uint64_t pc;
+	const char *function, *module; /* libdwfl's strings, valid while the Dwfl is */
+	bool used;
+};
+
+#define NAME_SLOTS 4096
+
+static const struct native_name *native_name(struct target *t, uint64_t pc)
+{
+	if (!t->names && !(t->names = calloc(NAME_SLOTS, sizeof(*t->names))))
+		return NULL;
+	size_t h = (size_t)((pc * UINT64_C(0x9e3779b97f4a7c15)) >> 52) % NAME_SLOTS;
+	for (size_t probe = 0; probe < NAME_SLOTS; probe++, h = (h + 1) % NAME_SLOTS) {
+		struct native_name *n = &t->names[h];
+		if (n->used && n->pc == pc)
+			return n;
+		if (n->used)
+			continue;
+		n->used = true;
+		n->pc = pc;
+		Dwfl_Module *m = dwfl_addrmodule(t->dwfl, pc);
+		if (m) {
+			GElf_Off off;
+			GElf_Sym sym;
+			n->function = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
+			n->module = module_name(m);
+		}
+		return n;
+	}
+	return NULL; /* full: the caller goes without */
+}
+
 /* -- Where the stackmaps are: JIT descriptors and loaded files, from the modules -- */
 
 struct discovery {
@@ -519,23 +600,43 @@ struct discovery {
 	size_t n;
 };
 
+/* Where a module defines __jit_debug_descriptor: its symbol tables read raw through libelf
+ * (a JIT linked with LLVM statically has a hundred thousand symbols; libdwfl's per-symbol
+ * calls take milliseconds for them). */
 static void look_at_symbols(Dwfl_Module *m, struct discovery *d)
 {
-	const int nsyms = dwfl_module_getsymtab(m);
-	for (int i = 0; i < nsyms && d->n < MAX_DESCRIPTORS; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL);
-		if (!name || strcmp(name, "__jit_debug_descriptor") || sym.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+	static const char want[] = "__jit_debug_descriptor";
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(m, &bias);
+	if (!elf)
+		return;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && d->n < MAX_DESCRIPTORS;
+	     scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize)
 			continue;
-		bool seen = false;
-		for (size_t k = 0; k < d->n; k++)
-			seen |= d->descriptors[k] == addr;
-		if (!seen) {
-			d->descriptors[d->n] = addr;
-			d->where[d->n] = module_name(m);
-			d->n++;
+		Elf_Scn *strscn = elf_getscn(elf, sh.sh_link);
+		Elf_Data *syms = elf_getdata(scn, NULL), *strs = strscn ? elf_getdata(strscn, NULL) : NULL;
+		if (!syms || !strs || !strs->d_buf)
+			continue;
+		const size_t n = syms->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(syms, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
+			    sym.st_shndx == SHN_UNDEF || sym.st_name >= strs->d_size ||
+			    strs->d_size - sym.st_name < sizeof(want) ||
+			    memcmp((const char *)strs->d_buf + sym.st_name, want, sizeof(want)))
+				continue;
+			const uint64_t addr = sym.st_value + bias;
+			bool seen = false;
+			for (size_t k = 0; k < d->n; k++)
+				seen |= d->descriptors[k] == addr;
+			if (!seen && d->n < MAX_DESCRIPTORS) {
+				d->descriptors[d->n] = addr;
+				d->where[d->n] = module_name(m);
+				d->n++;
+			}
 		}
 	}
 }
@@ -584,7 +685,9 @@ static int each_module_sections(Dwfl_Module *m, void **userdata, const char *nam
 
 static int scan_process(struct target *t)
 {
-	t->proc = jitmap_process_new(&t->memory, NULL);
+	/* Stackmaps are read for the JIT code the stacks are in, not for every entry. */
+	const jitmap_process_opts popts = {.sz = sizeof(popts), .flags = JITMAP_PROCESS_LAZY};
+	t->proc = jitmap_process_new(&t->memory, &popts);
 	if (!t->proc) {
 		fprintf(stderr, "jitmap-stack: out of memory\n");
 		return -1;
@@ -600,6 +703,13 @@ static int scan_process(struct target *t)
 		return -1;
 	}
 	t->ndescriptors = d.n;
+	return 0;
+}
+
+/* What went wrong reading the JIT entries (after the walk: a stackmap is read when a frame
+ * is in its code). */
+static void process_problems(struct target *t)
+{
 	for (size_t k = 0; k < jitmap_process_num_problems(t->proc); k++)
 		problem("%s", jitmap_process_problem(t->proc, k));
 	jitmap_source_info si;
@@ -608,7 +718,6 @@ static int scan_process(struct target *t)
 		for (size_t k = 0; k < si.num_problems; k++)
 			problem("%s", jitmap_process_source_problem(t->proc, i, k));
 	}
-	return 0;
 }
 
 /* -- Values: a record evaluated in a frame -- */
@@ -866,17 +975,11 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		fo->entry = f->code.entry;
 		source = f->code.source;
 	} else {
-		Dwfl_Module *m = dwfl_addrmodule(w->t->dwfl, at);
-		if (m) {
-			GElf_Off off;
-			GElf_Sym sym;
-			const char *name = dwfl_module_addrinfo(m, at, &off, &sym, NULL, NULL, NULL);
-			if (name)
-				fo->function = strdup(name);
-			const char *mod = module_name(m);
-			if (mod)
-				fo->module = strdup(mod);
-		}
+		const struct native_name *nn = native_name(w->t, at);
+		if (nn && nn->function)
+			fo->function = strdup(nn->function);
+		if (nn && nn->module)
+			fo->module = strdup(nn->module);
 	}
 	if (f->record && (w->o->values || w->o->gc_roots)) {
 		jitmap_source_info si;
@@ -1114,6 +1217,8 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		walk_threads(&t, &o);
 	detach_all(&t); /* before printing: the process runs again as soon as possible */
+	if (t.proc)
+		process_problems(&t);
 	if (g_interrupted) {
 		fprintf(stderr, "jitmap-stack: interrupted; the process was let go\n");
 		if (rc == 0)
@@ -1137,6 +1242,8 @@ int main(int argc, char **argv)
 		free(t.threads[i].problem);
 	}
 	free(t.threads);
+	free(t.chunks);
+	free(t.names);
 	jitmap_process_free(t.proc);
 	if (t.dwfl)
 		dwfl_end(t.dwfl);

@@ -39,6 +39,7 @@
 #define CFI_UNDEFINED_VAL 1034
 #define CFI_SAME_VAL 1035
 #define CFI_CFA_COL 1436
+#define ROW_CACHE 8 /* rows kept per jitmap_cfi */
 
 /* -- The object -- */
 
@@ -68,8 +69,17 @@ struct jitmap_cfi {
 	struct cfi_range *ranges;
 	size_t num_ranges;
 	/* libdwarf's handles are not safe to share between threads; the public functions take
-	 * a const jitmap_cfi, so the lock is the one member they change. */
+	 * a const jitmap_cfi, so the lock and the row cache it guards are the members they
+	 * change. */
 	pthread_mutex_t lock;
+	/* The last rows asked for: a deep stack (recursion, every thread in the same code) asks
+	 * for few PCs many times, and libdwarf evaluates an FDE's instructions each time. */
+	struct {
+		uint64_t pc;
+		bool valid;
+		struct jitmap__cfi_row row;
+	} cache[ROW_CACHE];
+	unsigned cache_next;
 };
 
 /* -- Bytes -- */
@@ -769,6 +779,13 @@ int jitmap__cfi_row(const jitmap_cfi *cfi, uint64_t pc, struct jitmap__cfi_row *
 
 	jitmap_cfi *mut = (jitmap_cfi *)cfi;
 	pthread_mutex_lock(&mut->lock);
+	for (unsigned i = 0; i < ROW_CACHE; i++) {
+		if (mut->cache[i].valid && mut->cache[i].pc == pc) {
+			*row = mut->cache[i].row;
+			pthread_mutex_unlock(&mut->lock);
+			return 0;
+		}
+	}
 	const int rc = dwarf_get_fde_info_for_all_regs3(range->fde, pc, &table, &row_pc, &derr);
 	if (rc != DW_DLV_OK) {
 		char msg[128];
@@ -779,7 +796,6 @@ int jitmap__cfi_row(const jitmap_cfi *cfi, uint64_t pc, struct jitmap__cfi_row *
 			 (unsigned long long)pc, msg);
 		return -EINVAL;
 	}
-	pthread_mutex_unlock(&mut->lock);
 
 	memset(row, 0, sizeof(*row));
 	row->fde_lo = range->lo;
@@ -793,5 +809,10 @@ int jitmap__cfi_row(const jitmap_cfi *cfi, uint64_t pc, struct jitmap__cfi_row *
 	}
 	for (unsigned i = 0; i < JITMAP_UNWIND_MAX_REGS; i++)
 		row->rule[i] = convert_rule(&rules[i]);
+	const unsigned slot = mut->cache_next++ % ROW_CACHE;
+	mut->cache[slot].pc = pc;
+	mut->cache[slot].row = *row;
+	mut->cache[slot].valid = true;
+	pthread_mutex_unlock(&mut->lock);
 	return 0;
 }

@@ -47,6 +47,8 @@ int demo_orc_compile(const char *name, const char *text, size_t size, struct dem
  * text, malloc'd (freed here). */
 int demo_orc_compile_many(size_t n, char *(*make)(size_t i, size_t *size, void *arg), void *arg,
                           struct demo_symbols *syms);
+/* ORC only, after demo_orc_compile_many: one more program, its own module and entry. */
+int demo_orc_add(const char *name, const char *text, size_t size, struct demo_symbols *syms);
 void demo_orc_shutdown(void);
 int demo_mcjit_compile(const char *name, const char *text, size_t size, struct demo_symbols *syms);
 void demo_mcjit_shutdown(void);

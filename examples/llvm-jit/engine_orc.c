@@ -124,6 +124,14 @@ int demo_orc_compile_many(size_t n, char *(*make)(size_t i, size_t *size, void *
     return lookup_all(syms, 0);
 }
 
+int demo_orc_add(const char *name, const char *text, size_t size, struct demo_symbols *syms)
+{
+    const size_t from = syms->n;
+    if (!jit || add_module(name, text, size, syms))
+        return -1;
+    return lookup_all(syms, from);
+}
+
 void demo_orc_shutdown(void)
 {
     if (!jit)

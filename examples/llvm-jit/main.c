@@ -26,6 +26,7 @@ struct options {
     unsigned pause_at;
     int64_t objects; /* --objects N: N modules, N objects, N GDB entries (0: off) */
     int64_t threads; /* --threads N: the program runs in N threads at once (0: in main) */
+    int64_t entries; /* --entries N: N more JIT objects registered beside the program */
 };
 
 /* -- Runners: call a program's entry point and check its result against C -- */
@@ -253,7 +254,9 @@ static void usage(FILE *out)
             "                 jitmap_demo_resume = 1 (at most 300 s)\n"
             "  --threads N    run the program in N threads at once; with --pause each\n"
             "                 thread waits in its first call, with --abort the process\n"
-            "                 aborts once all of them wait there (a core with N JIT stacks)\n");
+            "                 aborts once all of them wait there (a core with N JIT stacks)\n"
+            "  --entries N    also register N tiny JIT objects (obj_K, as --objects) before\n"
+            "                 the program: a process with N + 1 JIT entries (--orc only)\n");
 }
 
 static int parse_count(const char *s, int64_t max, int64_t *out)
@@ -269,7 +272,7 @@ static int parse_count(const char *s, int64_t max, int64_t *out)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-    enum { OPT_ORC = 256, OPT_MCJIT, OPT_PROGRAM, OPT_IR, OPT_DEPTH, OPT_OBJECTS, OPT_ABORT, OPT_ABORT_AT, OPT_PAUSE, OPT_LIST, OPT_THREADS };
+    enum { OPT_ORC = 256, OPT_MCJIT, OPT_PROGRAM, OPT_IR, OPT_DEPTH, OPT_OBJECTS, OPT_ABORT, OPT_ABORT_AT, OPT_PAUSE, OPT_LIST, OPT_THREADS, OPT_ENTRIES };
     static const struct option longopts[] = {
         {"orc", no_argument, NULL, OPT_ORC},
         {"mcjit", no_argument, NULL, OPT_MCJIT},
@@ -281,6 +284,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"abort-at", required_argument, NULL, OPT_ABORT_AT},
         {"pause", no_argument, NULL, OPT_PAUSE},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"entries", required_argument, NULL, OPT_ENTRIES},
         {"list", no_argument, NULL, OPT_LIST},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -330,6 +334,13 @@ static int parse_options(int argc, char **argv, struct options *o)
             }
             o->threads = v;
             break;
+        case OPT_ENTRIES:
+            if (parse_count(optarg, 100000, &v) != 0 || v == 0) {
+                fprintf(stderr, "jitmap-demo: --entries wants 1..100000\n");
+                return 2;
+            }
+            o->entries = v;
+            break;
         case OPT_LIST:
             for (size_t i = 0; i < sizeof runners / sizeof runners[0]; i++)
                 printf("%-10s %s\n", runners[i].program, runners[i].what);
@@ -349,6 +360,10 @@ static int parse_options(int argc, char **argv, struct options *o)
         }
         if (!o->objects)
             o->objects = 100;
+    }
+    if (o->entries && (o->mcjit || o->objects)) {
+        fprintf(stderr, "jitmap-demo: --entries works with --orc only, not with --objects\n");
+        return 2;
     }
     return 0;
 }
@@ -420,7 +435,9 @@ int main(int argc, char **argv)
     demo_runtime_pause(o.pause_at, 300);
 
     struct demo_symbols syms = {0};
-    int failed = o.objects ? demo_orc_compile_many((size_t)o.objects, objects_make, NULL, &syms)
+    int failed = o.entries ? (demo_orc_compile_many((size_t)o.entries, objects_make, NULL, &syms) ||
+                              demo_orc_add(o.program, text, size, &syms))
+                 : o.objects ? demo_orc_compile_many((size_t)o.objects, objects_make, NULL, &syms)
                  : o.mcjit ? demo_mcjit_compile(o.program, text, size, &syms)
                            : demo_orc_compile(o.program, text, size, &syms);
     if (!failed) {

@@ -125,7 +125,7 @@ class JitCode(ctypes.Structure):
 class ProcessOpts(ctypes.Structure):
     """jitmap_process_opts (process.h): sized."""
     _fields_ = [("sz", c_size), ("max_entries", c_size), ("max_image", c_u64),
-                ("max_section", c_u64)]
+                ("max_section", c_u64), ("flags", ctypes.c_uint)]
 
 
 class SourceInfo(ctypes.Structure):

@@ -53,7 +53,14 @@ typedef struct jitmap_process_opts {
 	size_t max_entries;   /* JIT entries walked per descriptor (default 100,000) */
 	uint64_t max_image;   /* a registered image larger than this is not read (256 MiB) */
 	uint64_t max_section; /* nor a stackmap section (256 MiB) */
+	unsigned flags;       /* JITMAP_PROCESS_* */
 } jitmap_process_opts;
+
+/* A JIT entry's stackmap is read when something asks for its code (jitmap_process_code_at)
+ * rather than at every scan: for a tool that looks at a few frames of a process with thousands
+ * of entries. The index then holds the stackmaps read so far, and a source's `stackmap` is
+ * NULL until its code was asked for. */
+#define JITMAP_PROCESS_LAZY 1u
 
 /* A process read through `target` (copied; its ctx must outlive the process). NULL with errno
  * set (EINVAL for bad options or a target without read_mem, ENOMEM). */
