@@ -1172,7 +1172,8 @@ static int code_rebuild(jitmap_process *p)
 	for (size_t i = 0; i < p->nhanded; i++)
 		if (add_code(p, p->handed[i]))
 			return -ENOMEM;
-	qsort(p->code, p->ncode, sizeof(*p->code), cmp_code);
+	if (p->ncode) /* qsort wants a pointer */
+		qsort(p->code, p->ncode, sizeof(*p->code), cmp_code);
 	p->code_dirty = false;
 	return 0;
 }

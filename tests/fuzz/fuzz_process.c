@@ -5,7 +5,8 @@
  *
  * Input: [control][mutate at: 2 bytes][xor][memory...]. The memory is mapped at BASE; the
  * descriptor is at BASE (and, when control bit 0 is set, a second one at BASE + 0x20 is walked
- * too). Reads outside the memory fail. When the read counter reaches "mutate at", one byte of
+ * too). Control bit 1 makes the process lazy (JITMAP_PROCESS_LAZY: stackmaps read when their
+ * code is asked for); every scan asks jitmap_process_code_at about each image's code ranges. Reads outside the memory fail. When the read counter reaches "mutate at", one byte of
  * the memory is XORed (entries changing between reads, as in a running JIT). The process is
  * scanned three times, flushed and scanned again; every source's stackmap is walked like
  * fuzz_parse's, and the shared index must find each record at its PC. Then the images found
@@ -107,6 +108,34 @@ static void check_scan(jitmap_process *p, const uint64_t *ids, size_t nids)
 	CHECK(jitmap_index_num_records(jitmap_process_index(p)) == records);
 }
 
+/* The code at each end of every image's code ranges: found, inside the range returned, with
+ * the function (if any) inside its own range. */
+static void check_code(jitmap_process *p)
+{
+	jitmap_source_info si;
+	for (size_t i = 0; i < jitmap_process_num_sources(p) && i < 16; i++) {
+		if (jitmap_process_source(p, i, &si) || !si.image)
+			continue;
+		const size_t n = jitmap_image_num_code_ranges(si.image);
+		for (size_t k = 0; k < n && k < 8; k++) {
+			const jitmap_image_range *r = jitmap_image_code_range(si.image, k);
+			const uint64_t pcs[2] = {r->lo, r->hi - 1};
+			for (int e = 0; e < 2 && r->lo < r->hi; e++) {
+				jitmap_code_info ci;
+				CHECK(jitmap_process_code_at(p, pcs[e], &ci) == 0);
+				CHECK(ci.lo <= pcs[e] && pcs[e] < ci.hi && ci.image && ci.source);
+				CHECK(!ci.function_hi ||
+				      (ci.function_lo <= pcs[e] && pcs[e] < ci.function_hi));
+				if (ci.stackmap)
+					fuzz_walk_stackmap(ci.stackmap);
+			}
+		}
+	}
+	jitmap_code_info ci;
+	(void)jitmap_process_code_at(p, 0, &ci);
+	(void)jitmap_process_code_at(p, UINT64_MAX, &ci);
+}
+
 static void scan_beside(jitmap_process *p, bool second, const uint64_t *ids, size_t nids)
 {
 	CHECK(jitmap_process_scan_begin(p) == 0);
@@ -114,6 +143,7 @@ static void scan_beside(jitmap_process *p, bool second, const uint64_t *ids, siz
 	if (second)
 		CHECK(jitmap_process_scan_descriptor(p, BASE + 0x20, NULL) == 0);
 	CHECK(jitmap_process_scan_end(p) == 0);
+	check_code(p);
 	check_scan(p, ids, nids);
 }
 
@@ -202,7 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const jitmap_target t = {&m, NULL, mem_read};
 	/* Small limits: the fuzzer must not make us allocate what it cannot give. */
 	const jitmap_process_opts opts = {.sz = sizeof(opts), .max_entries = 64,
-					  .max_image = 1 << 20, .max_section = 1 << 20};
+					  .max_image = 1 << 20, .max_section = 1 << 20,
+					  .flags = (data[0] & 2) ? JITMAP_PROCESS_LAZY : 0};
 	jitmap_process *p = jitmap_process_new(&t, &opts);
 	CHECK(p);
 	const bool second = data[0] & 1;
