@@ -940,6 +940,78 @@ static void describe_record(const struct target *t, const struct options *o,
 	free(ev);
 }
 
+/* The object of `info stackmap -json` (less its "frame") for a JIT frame at no record: the
+ * nearest records of its function, and why none is shown. */
+static void describe_nearest(const jitmap_stack_frame *f, struct frame_out *fo)
+{
+	const jitmap_stackmap *sm = f->code.stackmap;
+	const jitmap_record *near[2] = {NULL, NULL};
+	const char *fname = NULL;
+	if (sm && jitmap_stackmap_nearest(sm, f->pc, &near[0], &near[1]) == 0) {
+		const jitmap_function *fn = jitmap_record_function(sm, near[0] ? near[0] : near[1]);
+		fname = fn ? fn->name : NULL;
+	} else {
+		near[0] = near[1] = NULL;
+	}
+	const char *shown = fname ? fname : fo->function;
+	char *json = NULL, *text = NULL;
+	size_t jlen = 0, tlen = 0;
+	FILE *j = open_memstream(&json, &jlen), *x = open_memstream(&text, &tlen);
+	if (!j || !x) {
+		if (j)
+			fclose(j);
+		if (x)
+			fclose(x);
+		free(json);
+		free(text);
+		return;
+	}
+	fprintf(x, "frame %u (pc 0x%" PRIx64 "%s%s)", f->level, f->pc, shown ? ", in " : "",
+		shown ? shown : "");
+	if (!near[0] && !near[1]) {
+		fprintf(x, " is not at a stackmap record (no stackmap describes the code there)");
+	} else {
+		fprintf(x, " is not at a stackmap record; nearest%s%s: ", fname ? " in " : "",
+			fname ? fname : "");
+		for (int k = 0, n = 0; k < 2; k++) {
+			if (!near[k])
+				continue;
+			const int64_t dist = (int64_t)(jitmap_record_pc(sm, near[k]) - f->pc);
+			fprintf(x, "%srecord %" PRIu64 " at 0x%" PRIx64 " (%" PRId64 " bytes %s)",
+				n++ ? ", " : "", near[k]->id, jitmap_record_pc(sm, near[k]),
+				dist < 0 ? -dist : dist, dist > 0 ? "after" : "before");
+		}
+		if (f->level > 0)
+			fprintf(x, ". A record is only shown at the PC it describes");
+	}
+	fclose(x);
+	fprintf(j, "{\"pc\": \"0x%" PRIx64 "\", \"function\": ", f->pc);
+	json_string_or_null(j, shown);
+	fprintf(j, ", \"record\": null, \"locations\": [], \"live_outs\": [], \"statepoint\": null, "
+		   "\"nearest\": [");
+	for (int k = 0, n = 0; k < 2; k++) {
+		if (!near[k])
+			continue;
+		const jitmap_function *fn = jitmap_record_function(sm, near[k]);
+		fprintf(j, "%s{\"id\": %" PRIu64 ", \"pc\": \"0x%" PRIx64 "\", \"function\": ",
+			n++ ? ", " : "", near[k]->id, jitmap_record_pc(sm, near[k]));
+		json_string_or_null(j, fn ? fn->name : NULL);
+		fprintf(j, ", \"distance\": %" PRId64 "}",
+			(int64_t)(jitmap_record_pc(sm, near[k]) - f->pc));
+	}
+	fprintf(j, "], \"error\": ");
+	json_string(j, text);
+	fputc('}', j);
+	fclose(j);
+	fo->stackmap_json = json;
+	/* The text output says it in one line under the frame. */
+	char *line = NULL;
+	if (asprintf(&line, "    (%s)\n", text) < 0)
+		line = NULL;
+	free(text);
+	fo->text = line;
+}
+
 /* -- Walking every thread -- */
 
 struct walk {
@@ -988,6 +1060,8 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 			if (jitmap_process_source(w->t->proc, i, &si) == 0 && si.stackmap == f->stackmap)
 				src = si.name;
 		describe_record(w->t, w->o, f, src ? src : "", fo);
+	} else if (f->jit && (w->o->values || w->o->gc_roots)) {
+		describe_nearest(f, fo);
 	}
 	if (f->stop && f->stop != -ESRCH)
 		fo->why = strdup(f->why);
@@ -1209,6 +1283,18 @@ int main(int argc, char **argv)
 		rc = open_live(&t, pid);
 	} else {
 		rc = open_core(&t, o.target, o.exe);
+	}
+	if (rc == 0) {
+		size_t readable = 0;
+		for (size_t i = 0; i < t.nthreads; i++)
+			readable += t.threads[i].have_regs;
+		if (!readable) {
+			fprintf(stderr, "jitmap-stack: %s: no thread's registers could be read%s\n",
+				o.target, live ? " (the process exited?)" : "");
+			for (size_t i = 0; i < g_problems.n; i++)
+				fprintf(stderr, "jitmap-stack: %s\n", g_problems.v[i]);
+			rc = -1;
+		}
 	}
 	if (rc == 0)
 		rc = open_dwfl(&t, o.exe);

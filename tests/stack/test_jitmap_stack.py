@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""jitmap-stack against the demo JIT, live and on cores, every thread.
+
+    tests/stack/test_jitmap_stack.py BUILD_DIR
+
+- live: the demo runs the recursion program in three threads, each held in its first
+  safepoint (--threads 3 --pause); jitmap-stack names every JIT frame (recurse, recursion_main,
+  their JIT entry), unwinds through them to each thread's start, and leaves the process
+  running (never stopped, never traced); eu-stack on the same process is the negative control
+  (no name for the JIT frames, and its walk ends at the first of them);
+- cores: the statepoint and recursion programs in two threads, aborted once both hold: for
+  every JIT frame, jitmap-stack's "stackmap" object equals GDB's `info stackmap -json` (less
+  "frame") at the same thread and frame, with jitmap.gdb loaded; the GC roots' text;
+- bad input: usage errors (exit 2), a process that does not exist, a file that is not a core,
+  a truncated core (exit 1, or the stacks that could be read with the problem named; never a
+  crash).
+
+Exits 77 (skipped) when the demo, jitmap-stack, gdb or eu-stack is missing, or cores cannot be
+made here.
+"""
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+if len(sys.argv) != 2:
+    sys.exit("usage: test_jitmap_stack.py BUILD_DIR")
+BUILD = os.path.abspath(sys.argv[1])
+STACK = os.path.join(BUILD, "jitmap-stack")
+DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
+JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
+TIMEOUT = 120
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("test-jitmap-stack: FAIL: %s" % what, flush=True)
+    return cond
+
+
+def skip(why):
+    print("test-jitmap-stack: SKIP: %s" % why)
+    sys.exit(77)
+
+
+def run(args, **kw):
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=TIMEOUT, **kw)
+
+
+def state(pid):
+    """The process's state letter (/proc/PID/stat): 't' or 'T' when stopped."""
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def tracer(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"^TracerPid:\s+(\d+)", f.read(), re.M).group(1))
+
+
+for path in (STACK, DEMO):
+    if not os.access(path, os.X_OK):
+        skip("%s not built" % path)
+GDB = shutil.which("gdb")
+EU_STACK = shutil.which("eu-stack")
+if not GDB or not EU_STACK:
+    skip("gdb and eu-stack (elfutils) are needed")
+
+WORK = tempfile.mkdtemp(prefix="jitmap-stack-test.")
+
+
+# -- Live --
+
+
+def hold(args, threads):
+    """Start the demo with --threads N --pause; return (process, pid) once all N hold."""
+    out = open(os.path.join(WORK, "live.out"), "w")
+    p = subprocess.Popen([DEMO, "--threads", str(threads), "--pause"] + args, stdout=out,
+                         stderr=subprocess.STDOUT)
+    deadline = time.time() + TIMEOUT
+    while time.time() < deadline:
+        with open(out.name) as f:
+            m = re.search(r"holding threads=(\d+) pid=(\d+)", f.read())
+        if m:
+            return p, int(m.group(2)), int(m.group(1))
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)
+    p.kill()
+    with open(out.name) as f:
+        sys.exit("the demo did not hold its threads:\n" + f.read())
+
+
+def jit_frames(thread):
+    return [f for f in thread["frames"] if f["jit"]]
+
+
+def live():
+    depth = 8
+    p, pid, held = hold(["--program", "recursion", "--depth", str(depth)], 3)
+    try:
+        check(held == 3, "live: the demo holds 3 threads (%d)" % held)
+        r = run([STACK, "--json", str(pid)])
+        check(r.returncode == 0, "live: exit 0 (%d: %s)" % (r.returncode, r.stderr.strip()))
+        check(state(pid) not in "tT" and tracer(pid) == 0,
+              "live: the process runs again, untraced, after jitmap-stack (state %s)" % state(pid))
+        d = json.loads(r.stdout)
+        check(d["process"]["pid"] == pid and d["process"]["live"] and d["problems"] == [],
+              "live: the process object (%s), no problems (%s)" % (d["process"], d["problems"]))
+        check(len(d["threads"]) == 4, "live: 4 threads (%d)" % len(d["threads"]))
+        holders = [t for t in d["threads"] if jit_frames(t)]
+        check(len(holders) == 3, "live: 3 threads in JIT code (%d)" % len(holders))
+        entries = set()
+        for t in holders:
+            names = [f["function"] for f in t["frames"]]
+            want = ["recurse"] * (depth + 1) + ["recursion_main"]
+            got = [f["function"] for f in jit_frames(t)]
+            check(got == want, "live: thread %d's JIT frames are %s (%s)" % (t["tid"], want, got))
+            check(names[3] == "jitmap_demo_safepoint" and
+                  names[4 + depth + 2:4 + depth + 5] == ["run_recursion", "job_main",
+                                                         "start_thread"],
+                  "live: thread %d: the safepoint above, run_recursion, job_main and "
+                  "start_thread below the JIT frames (%s)" % (t["tid"], names))
+            check(all(f["module"] is None and f["jit_entry"] for f in jit_frames(t)),
+                  "live: thread %d: JIT frames have an entry, no module" % t["tid"])
+            entries |= {f["jit_entry"] for f in jit_frames(t)}
+            check(t["frames"][-1]["function"] in ("__clone3", "clone3", "clone"),
+                  "live: thread %d is unwound to its start (%s)" % (t["tid"], names[-1]))
+            check(all("error" not in f for f in t["frames"]),
+                  "live: thread %d: no frame says unwinding failed" % t["tid"])
+        check(len(entries) == 1, "live: one JIT entry for every JIT frame (%s)" % entries)
+
+        # The text output, and --values: record 400's values at each recurse frame.
+        r = run([STACK, "--values", str(pid)])
+        check(r.returncode == 0 and re.search(r"^  #4 +0x[0-9a-f]+ in recurse \[JIT entry 0x",
+                                              r.stdout, re.M),
+              "live: text names the JIT frames:\n" + r.stdout[:800])
+        check(r.stdout.count("record 400 at") == 3 * depth and
+              r.stdout.count("record 401 at") == 3,
+              "live: --values shows record 401 (innermost recurse) and 400 (the others) "
+              "in every thread")
+
+        # The negative control: elfutils alone.
+        e = run([EU_STACK, "-p", str(pid)])
+        jit_pcs = {int(f["pc"], 16) for t in holders for f in jit_frames(t)}
+        unnamed = [m for m in re.finditer(r"^#\d+\s+0x([0-9a-f]+)\s*$", e.stdout, re.M)
+                   if int(m.group(1), 16) in jit_pcs]
+        named = [m for m in re.finditer(r"^#\d+\s+0x[0-9a-f]+\s+(recurse|recursion_main)\b",
+                                        e.stdout, re.M)]
+        check(unnamed and not named, "control: eu-stack shows the JIT frames without names")
+        check("job_main" not in e.stdout,
+              "control: eu-stack does not get past the JIT frames to job_main")
+        check(state(pid) not in "tT", "live: the process runs after eu-stack too")
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+
+
+# -- Cores --
+
+
+def make_core(name, args):
+    d = os.path.join(WORK, name)
+    os.makedirs(d)
+
+    def limits():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    with open(os.path.join(d, "out"), "w") as out:
+        p = subprocess.run([DEMO, "--threads", "2", "--abort"] + args, stdout=out,
+                           stderr=subprocess.STDOUT, cwd=d, preexec_fn=limits, timeout=TIMEOUT)
+    cores = [c for c in os.listdir(d) if c == "core" or c.startswith("core.")]
+    if p.returncode not in (-6, 134) or not cores:
+        with open("/proc/sys/kernel/core_pattern") as f:
+            skip("no core file from the demo (exit %d; core_pattern %r)" %
+                 (p.returncode, f.read().strip()))
+    return os.path.join(d, cores[0])
+
+
+GDB_SCRIPT = """source %(jitmap_gdb)s
+python
+import json
+pcs = set(%(pcs)r)
+for th in gdb.selected_inferior().threads():
+    th.switch()
+    f, level = gdb.newest_frame(), 0
+    while f is not None and level < 200:
+        if f.pc() in pcs:
+            f.select()
+            out = gdb.execute("info stackmap -json", to_string=True)
+            print("STACKMAP %%d %%d %%s" %% (th.ptid[1], level, out.strip()))
+        f, level = f.older(), level + 1
+end
+"""
+
+
+def gdb_stackmaps(core, pcs):
+    """{(tid, level): info stackmap -json without "frame"} for GDB's frames at `pcs`."""
+    script = os.path.join(os.path.dirname(core), "parity.gdb")
+    with open(script, "w") as f:
+        f.write(GDB_SCRIPT % {"jitmap_gdb": JITMAP_GDB, "pcs": sorted(pcs)})
+    r = run([GDB, "-batch", "-nx", "-x", script, DEMO, core])
+    got = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("STACKMAP "):
+            _, tid, level, text = line.split(" ", 3)
+            obj = json.loads(text)
+            obj.pop("frame")
+            got[(int(tid), int(level))] = obj
+    return got
+
+
+def core_parity(name, args, want_jit):
+    core = make_core(name, args)
+    r = run([STACK, "--json", "--values", "--gc-roots", core])
+    check(r.returncode == 0, "%s core: exit 0 (%d: %s)" % (name, r.returncode, r.stderr.strip()))
+    d = json.loads(r.stdout)
+    check(not d["process"]["live"] and d["process"]["core"] == core and len(d["threads"]) == 3,
+          "%s core: a core of 3 threads (%s)" % (name, d["process"]))
+    frames = [(t["tid"], f) for t in d["threads"] for f in jit_frames(t)]
+    check(sorted({f["function"] for _, f in frames}) == sorted(want_jit),
+          "%s core: JIT functions %s (%s)" % (name, want_jit, {f["function"] for _, f in frames}))
+    g = gdb_stackmaps(core, {int(f["pc"], 16) for _, f in frames})
+    mismatched = []
+    for tid, f in frames:
+        k = (tid, f["index"])
+        if g.get(k) != f["stackmap"]:
+            mismatched.append((k, g.get(k), f["stackmap"]))
+    check(len(frames) > 0 and not mismatched,
+          "%s core: every JIT frame's stackmap object equals GDB's info stackmap -json "
+          "(%d frames; first mismatch: %s)" % (name, len(frames),
+                                               json.dumps(mismatched[:1])[:1500]))
+    check(len(g) >= len(frames), "%s core: GDB saw all %d JIT frames (%d)" % (
+        name, len(frames), len(g)))
+    return core, d
+
+
+def cores():
+    core, d = core_parity("statepoint", ["--program", "statepoint"], ["statepoint_main"])
+    sp = [f["stackmap"] for t in d["threads"] for f in jit_frames(t)]
+    check(all(s["record"]["id"] == 300 and s["statepoint"] and len(s["statepoint"]["gc_roots"]) == 3
+              for s in sp), "statepoint core: record 300 decoded as a statepoint with 3 GC roots")
+    r = run([STACK, "--gc-roots", core])
+    check(r.stdout.count("gc root: base") == 6 and "(offset 16)" in r.stdout,
+          "statepoint core: --gc-roots text shows 3 roots in each thread, a derived pointer "
+          "at offset 16:\n" + r.stdout[:1500])
+    core_parity("recursion", ["--program", "recursion", "--depth", "5"],
+                ["recurse", "recursion_main"])
+    return core
+
+
+# -- Bad input --
+
+
+def bad_input(core):
+    r = run([STACK])
+    check(r.returncode == 2 and "a PID or a core file is needed" in r.stderr,
+          "usage: no target, exit 2 (%d: %s)" % (r.returncode, r.stderr))
+    r = run([STACK, "--bogus", "1"])
+    check(r.returncode == 2, "usage: unknown option, exit 2 (%d)" % r.returncode)
+    r = run([STACK, "1", "2"])
+    check(r.returncode == 2 and "one PID or core file at a time" in r.stderr,
+          "usage: two targets, exit 2 (%d: %s)" % (r.returncode, r.stderr))
+    # A PID no process has: one that just exited.
+    p = subprocess.Popen(["true"])
+    p.wait()
+    r = run([STACK, str(p.pid)])
+    check(r.returncode == 1 and "no process %d" % p.pid in r.stderr,
+          "a process that does not exist: exit 1, named (%d: %s)" % (r.returncode, r.stderr))
+    r = run([STACK, DEMO])
+    check(r.returncode == 1 and DEMO in r.stderr and "core" in r.stderr,
+          "not a core: exit 1, the file named (%d: %s)" % (r.returncode, r.stderr))
+    with open(core, "rb") as f:
+        head = f.read(1 << 20)
+    cut = os.path.join(WORK, "truncated.core")
+    with open(cut, "wb") as f:
+        f.write(head)
+    r = run([STACK, "--json", "--values", cut])
+    ok = r.returncode == 1 and cut in r.stderr
+    if r.returncode == 0:
+        d = json.loads(r.stdout)
+        ok = any("truncated" in p or "not dumped" in p or "past the end" in p
+                 for p in d["problems"])
+    check(ok and r.returncode in (0, 1) and "Traceback" not in r.stderr,
+          "a truncated core: exit 1, or the stacks with the problem named (%d: %s %s)" % (
+              r.returncode, r.stderr.strip(), r.stdout[-500:]))
+    with open(cut, "wb") as f:
+        f.write(head[:100])
+    r = run([STACK, cut])
+    check(r.returncode == 1 and "no thread's registers could be read" in r.stderr and
+          "truncated" in r.stderr,
+          "a core cut after 100 bytes: exit 1, why (%d: %s)" % (r.returncode, r.stderr))
+
+
+def main():
+    try:
+        live()
+        core = cores()
+        bad_input(core)
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
+    print("test-jitmap-stack: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
