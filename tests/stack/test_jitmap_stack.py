@@ -13,7 +13,9 @@
   "frame") at the same thread and frame, with jitmap.gdb loaded; the GC roots' text;
 - bad input: usage errors (exit 2), a process that does not exist, a file that is not a core,
   a truncated core (exit 1, or the stacks that could be read with the problem named; never a
-  crash).
+  crash); the hostile inferior (tests/hostile/, the modes of modes.py, together and the list
+  shapes alone): every problem named as the debuggers' tests expect, good_fn's frame and
+  values beside them, the process let go.
 
 Exits 77 (skipped) when the demo, jitmap-stack, gdb or eu-stack is missing, or cores cannot be
 made here.
@@ -29,12 +31,20 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "hostile"))
+import modes as H  # noqa: E402
+
 if len(sys.argv) != 2:
     sys.exit("usage: test_jitmap_stack.py BUILD_DIR")
 BUILD = os.path.abspath(sys.argv[1])
 STACK = os.path.join(BUILD, "jitmap-stack")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
+HOSTILE = os.path.join(BUILD, H.PROGRAM)
+# Problems of a stackmap section: jitmap-stack reads a JIT entry's stackmap only when a frame
+# is in its code (JITMAP_PROCESS_LAZY), so it says nothing of these beside good_fn.
+LAZY_MODES = {"wild-sections", "stackmap-counts", "stackmap-version"}
 TIMEOUT = 120
 
 passed = failed = 0
@@ -305,11 +315,76 @@ def bad_input(core):
           "a core cut after 100 bytes: exit 1, why (%d: %s)" % (r.returncode, r.stderr))
 
 
+def hostile(modes):
+    """jitmap-stack on jitmap-hostile --pause MODES: the problems and good_fn's frame."""
+    out_path = os.path.join(WORK, "hostile-%s.out" % "-".join(modes)[:60])
+    out = open(out_path, "w")
+    p = subprocess.Popen([HOSTILE, "--pause"] + modes, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        pid = None
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline and p.poll() is None:
+            with open(out_path) as f:
+                m = re.search(r"paused pid=(\d+)", f.read())
+            if m:
+                pid = int(m.group(1))
+                break
+            time.sleep(0.05)
+        if not check(pid, "hostile %s: the program pauses" % modes):
+            return
+        with open(out_path) as f:
+            truth = f.read()
+        r = run([STACK, "--json", "--values", str(pid)])
+        what = "hostile %s" % " ".join(modes)
+        check(r.returncode == 0, "%s: exit 0 (%d: %s)" % (what, r.returncode, r.stderr))
+        check(state(pid) not in "tT" and tracer(pid) == 0, "%s: the process is let go" % what)
+        d = json.loads(r.stdout)
+        problems = "\n".join(d["problems"])
+        for mode in modes:
+            rx = H.problem_re(mode, truth, together=len(modes) > 1)
+            if rx is None or mode in LAZY_MODES:
+                continue
+            check(rx.search(problems), "%s: %s is named: /%s/ in:\n%s" % (
+                what, mode, rx.pattern, problems))
+        frames = d["threads"][0]["frames"]
+        names = [f["function"] for f in frames]
+        good = [f for f in frames if f["function"] == H.GOOD["function"]]
+        if not all(H.BY_NAME[m].good for m in modes):
+            # The list cannot be read: good_fn is unknown code, and the stack ends there.
+            check("hostile_stop" in names and not good and frames[-1].get("error"),
+                  "%s: the walk stops at the unknown code, saying why (%s)" % (
+                      what, json.dumps(frames[-1])[:400]))
+        else:
+            check(H.ends_with_frames(names), "%s: %s (%s)" % (what, H.FRAMES, names))
+            sm = good[0]["stackmap"] if good else None
+            locs = {l["where"]: l for l in sm["locations"]} if sm and sm["record"] else {}
+            check(good and good[0]["jit"] and sm and sm["record"]["id"] == H.GOOD["record"] and
+                  locs.get("rbx", {}).get("value") == H.GOOD["rbx"] and
+                  locs.get("rdi", {}).get("value", 0) is None and
+                  "caller-saved" in locs.get("rdi", {}).get("error", ""),
+                  "%s: good_fn is a JIT frame at record 5, rbx 4242, rdi unavailable (%s)" % (
+                      what, json.dumps(good)[:800]))
+    finally:
+        p.kill()
+        p.wait()
+        out.close()
+
+
+def hostiles():
+    if not os.access(HOSTILE, os.X_OK):
+        check(False, "%s not built" % HOSTILE)
+        return
+    hostile(H.TOGETHER)
+    for mode in ("self", "wild-next", "long", "version", "huge"):
+        hostile([mode])
+
+
 def main():
     try:
         live()
         core = cores()
         bad_input(core)
+        hostiles()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
     print("test-jitmap-stack: %d passed, %d failed" % (passed, failed))
