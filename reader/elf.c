@@ -683,11 +683,12 @@ jitmap_image *jitmap_image_open_target(const jitmap_target *t, uint64_t addr, ui
 		goto out;
 	}
 	const size_t head = size < sizeof(Elf64_Ehdr) ? (size_t)size : sizeof(Elf64_Ehdr);
-	if (size <= WHOLE_IMAGE_READ) {
-		/* A small image (a JIT's usual object) costs one read, not one per section. */
-		rc = target_read(t, addr, 0, buf, (size_t)size, "the image", err);
-		if (rc)
-			goto out;
+	char why[128];
+	if (size <= WHOLE_IMAGE_READ &&
+	    t->read_mem(t->ctx, addr, buf, (size_t)size, why, sizeof(why)) == 0) {
+		/* A small image (a JIT's usual object) costs one read, not one per section; one
+		 * that cannot be read whole is read by parts below (a part it does not need may
+		 * be unreadable), and the reasons are theirs. */
 		goto open;
 	}
 	rc = target_read(t, addr, 0, buf, head, "the ELF header", err);

@@ -16,6 +16,7 @@ struct served {
 	size_t len;
 	uint64_t hole_lo, hole_hi; /* image offsets that fail to read */
 	size_t bytes_read;
+	unsigned reads;
 };
 
 static int served_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
@@ -32,6 +33,7 @@ static int served_read(void *ctx, uint64_t addr, void *buf, size_t len, char *wh
 	}
 	memcpy(buf, s->bytes + off, len);
 	s->bytes_read += len;
+	s->reads++;
 	return 0;
 }
 
@@ -42,15 +44,18 @@ struct built {
 	size_t stackmap_size, image_size;
 };
 
-static void build(struct built *b)
+/* An image whose first function has `records` records (200: a few KiB, read in one go; 4000:
+ * past the 64 KiB up to which an image is read whole). */
+static void build_n(struct built *b, uint32_t records)
 {
 	jitmap_smbuilder *smb = jitmap_smbuilder_new(JITMAP_ORDER_AUTO);
 	assert_non_null(smb);
 	jitmap_error err;
 	const jitmap_location loc = {JITMAP_LOC_REGISTER, 8, 3, 0};
 	assert_int_equal(jitmap_smbuilder_add_function(smb, CODE, 16, &err), 0);
-	for (uint32_t r = 0; r < 200; r++)
-		assert_int_equal(jitmap_smbuilder_add_record(smb, r, 4 + r, &loc, 1, NULL, 0, &err), 0);
+	for (uint32_t r = 0; r < records; r++)
+		assert_int_equal(jitmap_smbuilder_add_record(smb, r, 4 + r % 700, &loc, 1, NULL, 0, &err),
+				 0);
 	assert_int_equal(jitmap_smbuilder_add_function(smb, CODE + 0x400, 16, &err), 0);
 	assert_int_equal(jitmap_smbuilder_add_record(smb, 999, 8, &loc, 1, NULL, 0, &err), 0);
 	assert_int_equal(jitmap_smbuilder_finish(smb, &b->stackmap, &b->stackmap_size), 0);
@@ -61,6 +66,11 @@ static void build(struct built *b)
 		.stackmap = b->stackmap, .stackmap_size = b->stackmap_size,
 	};
 	assert_int_equal(jitmap_jit_build_image(&region, &b->image, &b->image_size, &err), 0);
+}
+
+static void build(struct built *b)
+{
+	build_n(b, 200);
 }
 
 static void unbuild(struct built *b)
@@ -76,7 +86,7 @@ static void test_open_target(void **state)
 	(void)state;
 	struct built b;
 	build(&b);
-	struct served s = {b.image, b.image_size, 0, 0, 0};
+	struct served s = {b.image, b.image_size, 0, 0, 0, 0};
 	const jitmap_target t = {.ctx = &s, .read_mem = served_read};
 	jitmap_error err;
 
@@ -94,8 +104,9 @@ static void test_open_target(void **state)
 	assert_int_equal(size, b.stackmap_size);
 	assert_true(s.bytes_read <= b.image_size);
 
-	/* Skipping the stackmap: located, not read, not parsed. */
+	/* Skipping the stackmap: located, not parsed; a small image is read in one go. */
 	s.bytes_read = 0;
+	s.reads = 0;
 	jitmap_image *skip = jitmap_image_open_target(&t, IMAGE_AT, b.image_size,
 						      JITMAP_IMAGE_SKIP_STACKMAP, &err);
 	if (!skip)
@@ -103,7 +114,26 @@ static void test_open_target(void **state)
 	assert_null(jitmap_image_stackmap(skip));
 	assert_int_equal(jitmap_image_stackmap_section(skip, &addr, &size), 0);
 	assert_int_equal(addr, (uint64_t)(uintptr_t)b.stackmap);
-	assert_true(s.bytes_read + b.stackmap_size <= b.image_size);
+	assert_int_equal(s.reads, 1);
+	assert_int_equal(s.bytes_read, b.image_size);
+	/* A large one by parts, without its stackmap copy. */
+	{
+		struct built big;
+		build_n(&big, 4000);
+		assert_true(big.image_size > 64 * 1024);
+		struct served bs = {big.image, big.image_size, 0, 0, 0, 0};
+		const jitmap_target bt = {.ctx = &bs, .read_mem = served_read};
+		jitmap_image *parts = jitmap_image_open_target(&bt, IMAGE_AT, big.image_size,
+							       JITMAP_IMAGE_SKIP_STACKMAP, &err);
+		if (!parts)
+			fail_msg("open_target big: %s", err.reason);
+		assert_true(bs.reads > 1);
+		assert_true(bs.bytes_read + big.stackmap_size <= big.image_size);
+		assert_string_equal(jitmap_image_symbolize(parts, CODE + 0x410, &(uint64_t){0}),
+				    "second");
+		jitmap_image_free(parts);
+		unbuild(&big);
+	}
 	uint64_t off;
 	assert_string_equal(jitmap_image_symbolize(skip, CODE + 0x410, &off), "second");
 	assert_int_equal(off, 0x10);
@@ -145,7 +175,7 @@ static void test_open_target_hostile(void **state)
 	(void)state;
 	struct built b;
 	build(&b);
-	struct served s = {b.image, b.image_size, 0, 0, 0};
+	struct served s = {b.image, b.image_size, 0, 0, 0, 0};
 	const jitmap_target t = {.ctx = &s, .read_mem = served_read};
 	jitmap_error err;
 
@@ -156,7 +186,7 @@ static void test_open_target_hostile(void **state)
 	uint8_t junk[300];
 	memset(junk, 0x5a, sizeof(junk));
 	memcpy(junk, "\177ELF", 4);
-	struct served g = {junk, sizeof(junk), 0, 0, 0};
+	struct served g = {junk, sizeof(junk), 0, 0, 0, 0};
 	const jitmap_target tg = {.ctx = &g, .read_mem = served_read};
 	assert_null(jitmap_image_open_target(&tg, IMAGE_AT, sizeof(junk), 0, &err));
 	assert_int_not_equal(err.code, 0);
