@@ -756,6 +756,36 @@ struct evaluated {
 	int rc;
 };
 
+/* A frame's description, written as JSON and as text side by side. */
+struct described {
+	FILE *j, *x;
+	char *json, *text;
+	size_t jlen, tlen;
+};
+
+static bool describe_begin(struct described *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->j = open_memstream(&d->json, &d->jlen);
+	d->x = open_memstream(&d->text, &d->tlen);
+	if (d->j && d->x)
+		return true;
+	if (d->j)
+		fclose(d->j);
+	if (d->x)
+		fclose(d->x);
+	free(d->json);
+	free(d->text);
+	return false;
+}
+
+/* Close both streams: the strings are then complete. */
+static void describe_end(struct described *d)
+{
+	fclose(d->j);
+	fclose(d->x);
+}
+
 static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
 			  size_t i, const struct evaluated *e)
 {
@@ -839,20 +869,12 @@ static void describe_record(const struct target *t, const struct options *o,
 	const bool is_sp = jitmap_statepoint_wanted(sm, rec, JITMAP_STATEPOINT_AUTO, NULL, 0) &&
 			   jitmap_statepoint_decode(sm, rec, &sp, NULL, 0) == 0;
 
-	char *json = NULL, *text = NULL;
-	size_t jlen = 0, tlen = 0;
-	FILE *j = open_memstream(&json, &jlen);
-	FILE *x = open_memstream(&text, &tlen);
-	if (!j || !x) {
-		if (j)
-			fclose(j);
-		if (x)
-			fclose(x);
-		free(json);
-		free(text);
+	struct described d;
+	if (!describe_begin(&d)) {
 		free(ev);
 		return;
 	}
+	FILE *j = d.j, *x = d.x;
 	const char *fname = fn && fn->name ? fn->name : fo->function;
 	fprintf(j, "{\"pc\": \"0x%" PRIx64 "\", \"function\": ", f->pc);
 	json_string(j, fname);
@@ -933,10 +955,9 @@ static void describe_record(const struct target *t, const struct options *o,
 		fprintf(j, ", \"decoded\": \"shape\"}");
 	}
 	fputc('}', j);
-	fclose(j);
-	fclose(x);
-	fo->stackmap_json = json;
-	fo->text = text;
+	describe_end(&d);
+	fo->stackmap_json = d.json;
+	fo->text = d.text;
 	free(ev);
 }
 
@@ -954,18 +975,10 @@ static void describe_nearest(const jitmap_stack_frame *f, struct frame_out *fo)
 		near[0] = near[1] = NULL;
 	}
 	const char *shown = fname ? fname : fo->function;
-	char *json = NULL, *text = NULL;
-	size_t jlen = 0, tlen = 0;
-	FILE *j = open_memstream(&json, &jlen), *x = open_memstream(&text, &tlen);
-	if (!j || !x) {
-		if (j)
-			fclose(j);
-		if (x)
-			fclose(x);
-		free(json);
-		free(text);
+	struct described d;
+	if (!describe_begin(&d))
 		return;
-	}
+	FILE *j = d.j, *x = d.x;
 	fprintf(x, "frame %u (pc 0x%" PRIx64 "%s%s)", f->level, f->pc, shown ? ", in " : "",
 		shown ? shown : "");
 	if (!near[0] && !near[1]) {
@@ -984,7 +997,7 @@ static void describe_nearest(const jitmap_stack_frame *f, struct frame_out *fo)
 		if (f->level > 0)
 			fprintf(x, ". A record is only shown at the PC it describes");
 	}
-	fclose(x);
+	fflush(x); /* the error, complete, goes into the JSON too */
 	fprintf(j, "{\"pc\": \"0x%" PRIx64 "\", \"function\": ", f->pc);
 	json_string_or_null(j, shown);
 	fprintf(j, ", \"record\": null, \"locations\": [], \"live_outs\": [], \"statepoint\": null, "
@@ -1000,15 +1013,15 @@ static void describe_nearest(const jitmap_stack_frame *f, struct frame_out *fo)
 			(int64_t)(jitmap_record_pc(sm, near[k]) - f->pc));
 	}
 	fprintf(j, "], \"error\": ");
-	json_string(j, text);
+	json_string(j, d.text);
 	fputc('}', j);
-	fclose(j);
-	fo->stackmap_json = json;
+	describe_end(&d);
+	fo->stackmap_json = d.json;
 	/* The text output says it in one line under the frame. */
 	char *line = NULL;
-	if (asprintf(&line, "    (%s)\n", text) < 0)
+	if (asprintf(&line, "    (%s)\n", d.text) < 0)
 		line = NULL;
-	free(text);
+	free(d.text);
 	fo->text = line;
 }
 
