@@ -11,7 +11,8 @@
  * callee-saved registers only), the JIT code it is in and the stackmap record at its PC, so
  * that the caller can evaluate the record's locations (jitmap_location_eval_frame) as a
  * debugger would. This is what a crash reporter needs from libjitmap: docs/jitmap-stack.md
- * ("For crash reporters") shows the calls, and tools/jitmap-stack.c uses them.
+ * ("For crash reporters") shows the calls, examples/stack-walk/stack_walk.c is a complete
+ * program on a core with libjitmap alone, and tools/jitmap-stack.c uses them with libdwfl.
  *
  * A stacker reads JIT code through the process it was made for: make a new one after
  * jitmap_process_scan_end (the CFI it keeps belongs to the images of that scan). Not

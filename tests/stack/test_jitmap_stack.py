@@ -40,6 +40,7 @@ if len(sys.argv) != 2:
 BUILD = os.path.abspath(sys.argv[1])
 STACK = os.path.join(BUILD, "jitmap-stack")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
+WALK = os.path.join(BUILD, "examples", "stack-walk", "jitmap-stack-walk")
 JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
 HOSTILE = os.path.join(BUILD, H.PROGRAM)
 # Problems of a stackmap section: jitmap-stack reads a JIT entry's stackmap only when a frame
@@ -260,6 +261,7 @@ def core_parity(name, args, want_jit):
 
 def cores():
     core, d = core_parity("statepoint", ["--program", "statepoint"], ["statepoint_main"])
+    sp_doc = d
     sp = [f["stackmap"] for t in d["threads"] for f in jit_frames(t)]
     check(all(s["record"]["id"] == 300 and s["statepoint"] and len(s["statepoint"]["gc_roots"]) == 3
               for s in sp), "statepoint core: record 300 decoded as a statepoint with 3 GC roots")
@@ -269,7 +271,41 @@ def cores():
           "at offset 16:\n" + r.stdout[:1500])
     core_parity("recursion", ["--program", "recursion", "--depth", "5"],
                 ["recurse", "recursion_main"])
+    crash_reporter(core, sp_doc)
     return core
+
+
+def signed(u):
+    return u - (1 << 64) if u >= 1 << 63 else u
+
+
+def crash_reporter(core, d):
+    """examples/stack-walk (libjitmap alone, its own CFI for native code) on the same core:
+    the same JIT frames and record values as jitmap-stack."""
+    if not os.access(WALK, os.X_OK):
+        check(False, "%s not built" % WALK)
+        return
+    r = run([WALK, core])
+    check(r.returncode == 0, "stack-walk: exit 0 (%d: %s)" % (r.returncode, r.stderr))
+    want = {}
+    for t in d["threads"]:
+        for f in jit_frames(t):
+            want[(t["tid"], f["pc"])] = [signed(l["value"]) for l in f["stackmap"]["locations"]]
+    got, tid = {}, None
+    lines = r.stdout.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"thread (\d+):", line)
+        if m:
+            tid = int(m.group(1))
+        m = re.match(r"\s+#\d+\s+(0x[0-9a-f]+) statepoint_main \[JIT\]", line)
+        if m and i + 1 < len(lines):
+            vals = re.match(r"\s+record 300: (.*)", lines[i + 1])
+            got[(tid, "0x%x" % int(m.group(1), 16))] = (
+                [int(v) for v in vals.group(1).split()] if vals else None)
+    check(got == want and len(got) == 2, "stack-walk: the same JIT frames and values as "
+          "jitmap-stack (%s against %s)" % (got, want))
+    check(r.stdout.count("job_main") == 2, "stack-walk: native frames unwound past the JIT "
+          "frames with libjitmap's CFI:\n" + r.stdout)
 
 
 # -- Bad input --

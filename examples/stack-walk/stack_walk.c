@@ -1,0 +1,223 @@
+/* stack_walk: the C API a crash reporter uses to walk threads through JIT frames, on a core
+ * file, with nothing but libjitmap (docs/jitmap-stack.md, "For crash reporters").
+ *
+ *   jitmap-stack-walk CORE
+ *
+ * A crash reporter has each thread's registers and a way to read memory: here, a core through
+ * jitmap/core.h. It finds the JIT entries (the process model, jitmap/process.h) and walks each
+ * thread with a jitmap_stacker (jitmap/stack.h): JIT frames are libjitmap's to unwind; native
+ * frames are this program's, and it unwinds them with libjitmap's CFI reader on each mapped
+ * file's .eh_frame (jitmap-stack uses elfutils instead). Each frame at a stackmap record shows
+ * its values, evaluated with the frame's registers (jitmap_location_eval_frame).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jitmap/arch.h>
+#include <jitmap/core.h>
+#include <jitmap/jitmap.h>
+#include <jitmap/process.h>
+#include <jitmap/stack.h>
+
+/* -- Native code: the files the core maps, each with its CFI, read at first need -- */
+
+struct module {
+	const char *path;
+	uint64_t lo, hi; /* what the process mapped of it */
+	jitmap_image *image;
+	jitmap_cfi *cfi;
+	int tried;
+};
+
+struct walker {
+	jitmap_core *core;
+	jitmap_target memory;
+	jitmap_arch arch;
+	struct module *mods;
+	size_t nmods;
+};
+
+static int read_memory(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct walker *w = ctx;
+	char why[8];
+	return w->memory.read_mem(w->memory.ctx, addr, buf, len, why, sizeof(why)) ? -EFAULT : 0;
+}
+
+static void find_modules(struct walker *w)
+{
+	const size_t n = jitmap_core_num_mappings(w->core);
+	w->mods = calloc(n ? n : 1, sizeof(*w->mods));
+	for (size_t i = 0; w->mods && i < n; i++) {
+		const jitmap_core_mapping_info *m = jitmap_core_mapping(w->core, i);
+		struct module *prev = w->nmods ? &w->mods[w->nmods - 1] : NULL;
+		if (prev && !strcmp(prev->path, m->path))
+			prev->hi = m->end; /* the same file's next segment */
+		else
+			w->mods[w->nmods++] = (struct module){m->path, m->start, m->end, NULL, NULL, 0};
+	}
+}
+
+static struct module *module_at(struct walker *w, uint64_t pc)
+{
+	for (size_t i = 0; i < w->nmods; i++) {
+		struct module *m = &w->mods[i];
+		if (pc < m->lo || pc >= m->hi)
+			continue;
+		if (!m->tried) {
+			m->tried = 1;
+			jitmap_error err;
+			m->image = jitmap_image_open_file(m->path, &err);
+			/* A shared library or a PIE is linked at 0 and mapped at `lo`; an ET_EXEC
+			 * executable where it was linked. */
+			if (m->image && jitmap_image_elf_type(m->image) != 2 /* ET_EXEC */)
+				jitmap_image_set_load_bias(m->image, m->lo);
+			uint64_t addr, len;
+			void *eh = NULL;
+			if (m->image && jitmap_image_eh_frame(m->image, &addr, &len) == 0 &&
+			    (eh = malloc(len)) && read_memory(w, addr, eh, len) == 0)
+				m->cfi = jitmap_cfi_new(w->arch, eh, len, addr, NULL, 0, &err);
+			free(eh);
+		}
+		return m;
+	}
+	return NULL;
+}
+
+/* The stacker's native step: one CFI step in a mapped file, or -ENOENT (then the stacker
+ * tries the frame pointer). */
+static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
+		       jitmap_unwind_result *out, bool *caller_exact, char *why, size_t why_len)
+{
+	struct walker *w = ctx;
+	*caller_exact = false;
+	struct module *m = module_at(w, exact ? regs->pc : regs->pc - 1);
+	if (!m || !m->cfi)
+		return -ENOENT;
+	const jitmap_unwind_code code = {.arch = w->arch, .cfi = m->cfi, .is_innermost = exact};
+	const jitmap_unwind_target mem = {w, read_memory};
+	return jitmap_unwind_step(&code, regs, &mem, out, why, why_len);
+}
+
+/* -- Each frame -- */
+
+struct frame_target {
+	const jitmap_frame_regs *regs;
+	struct walker *w;
+};
+
+/* A register of the frame, as the unwinder left it (little-endian targets). */
+static int frame_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why, size_t len)
+{
+	const struct frame_target *f = ctx;
+	(void)why;
+	(void)len;
+	if (!jitmap_frame_reg_known(f->regs, regno) || size > 8)
+		return -ENOENT;
+	memcpy(buf, &f->regs->reg[regno], size);
+	return JITMAP_REG_RECOVERED; /* what the unwinder knows of a frame is believed */
+}
+
+static int frame_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	const struct frame_target *f = ctx;
+	return f->w->memory.read_mem(f->w->memory.ctx, addr, buf, len, why, why_len);
+}
+
+static int print_frame(void *ctx, const jitmap_stack_frame *f)
+{
+	struct walker *w = ctx;
+	const char *name = NULL;
+	const char *where = "";
+	if (f->jit) {
+		name = f->code.function;
+		where = " [JIT]";
+	} else {
+		struct module *m = module_at(w, f->exact ? f->pc : f->pc - 1);
+		if (m && m->image)
+			name = jitmap_image_symbolize(m->image, f->exact ? f->pc : f->pc - 1, NULL);
+	}
+	printf("  #%-3u 0x%016" PRIx64 " %s%s\n", f->level, f->pc, name ? name : "??", where);
+	if (f->record) {
+		const struct frame_target ft = {f->regs, w};
+		const jitmap_target t = {(void *)&ft, frame_reg, frame_mem};
+		const jitmap_eval_opts opts = {.sz = sizeof(opts), .frame_level = f->level};
+		printf("       record %" PRIu64 ":", f->record->id);
+		for (size_t i = 0; i < f->record->num_locations; i++) {
+			jitmap_value v;
+			const int rc = jitmap_location_eval_frame(f->stackmap, f->record,
+								  &f->record->locations[i], &t,
+								  &opts, &v);
+			if (rc == 0 && v.available && v.size <= 8)
+				printf(" %" PRId64, (int64_t)v.u);
+			else
+				printf(" ?");
+		}
+		printf("\n");
+	}
+	if (f->stop && f->stop != -ESRCH)
+		printf("       (stops here: %s)\n", f->why);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: jitmap-stack-walk CORE\n");
+		return 2;
+	}
+	jitmap_error err;
+	struct walker w = {0};
+	w.core = jitmap_core_open(argv[1], NULL, &err);
+	if (!w.core) {
+		fprintf(stderr, "jitmap-stack-walk: %s: %s\n", argv[1], err.reason);
+		return 1;
+	}
+	w.memory = jitmap_core_target(w.core);
+	w.arch = jitmap_core_arch(w.core);
+	find_modules(&w);
+
+	/* The JIT entries: every __jit_debug_descriptor in the mapped files. */
+	const jitmap_process_opts popts = {.sz = sizeof(popts), .flags = JITMAP_PROCESS_LAZY};
+	jitmap_process *p = jitmap_process_new(&w.memory, &popts);
+	uint64_t desc[8];
+	const size_t nd = jitmap_core_find_symbol(w.core, "__jit_debug_descriptor", desc, NULL, 8);
+	jitmap_process_scan_begin(p);
+	for (size_t i = 0; i < nd && i < 8; i++)
+		jitmap_process_scan_descriptor(p, desc[i], "the program");
+	jitmap_process_scan_end(p);
+
+	const jitmap_stacker_opts sopts = {.sz = sizeof(sopts), .native_step = native_step,
+					   .native_ctx = &w};
+	jitmap_stacker *st = jitmap_stacker_new(p, &w.memory, w.arch, &sopts);
+	if (!st) {
+		fprintf(stderr, "jitmap-stack-walk: %s: no unwinder for this architecture\n", argv[1]);
+		return 1;
+	}
+	const int pc = jitmap_reg_pc(w.arch);
+	for (size_t i = 0; i < jitmap_core_num_threads(w.core); i++) {
+		const jitmap_core_thread_info *th = jitmap_core_thread(w.core, i);
+		jitmap_frame_regs regs = {0};
+		uint64_t v;
+		if (pc < 0 || jitmap_core_thread_reg(th, (unsigned)pc, &regs.pc))
+			continue;
+		for (unsigned r = 0; r < jitmap_arch_num_core_regs(w.arch); r++)
+			if ((int)r != pc && jitmap_core_thread_reg(th, r, &v) == 0)
+				jitmap_frame_reg_set(&regs, r, v);
+		printf("thread %u:\n", th->tid);
+		jitmap_stacker_walk(st, &regs, print_frame, &w);
+	}
+
+	jitmap_stacker_free(st);
+	jitmap_process_free(p);
+	for (size_t i = 0; i < w.nmods; i++) {
+		jitmap_cfi_free(w.mods[i].cfi);
+		jitmap_image_free(w.mods[i].image);
+	}
+	free(w.mods);
+	jitmap_core_free(w.core);
+	return 0;
+}
