@@ -19,38 +19,30 @@ import os
 import struct
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "gdb-scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "debugger"))
+import harness as T  # noqa: E402  (puts gdb-scripts/ on sys.path)
+from harness import check  # noqa: E402
 
 if len(sys.argv) != 2:
     sys.exit("usage: test_core.py BUILD_DIR")
-BUILD = os.path.abspath(sys.argv[1])
-HANDJIT = os.path.join(BUILD, "examples", "handjit", "jitmap-handjit")
-os.environ["JITMAP_LIBRARY"] = os.path.join(BUILD, "libjitmap.so")
-if not os.path.exists(HANDJIT) or not os.path.exists(os.environ["JITMAP_LIBRARY"]):
+ENV = T.Env(sys.argv[1], "jitmap-core-")
+os.environ["JITMAP_LIBRARY"] = ENV.library
+if not os.path.exists(ENV.handjit) or not os.path.exists(ENV.library):
     print("core: skipped: jitmap-handjit or libjitmap not built")
     sys.exit(77)
 
 from jitmap import discovery, format as fmt, model, names, native  # noqa: E402
 
 assert "gdb" not in sys.modules, "a debugger-neutral module imported gdb"
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL " + what)
+RUN = T.Runner("core", ())
 
 
 # -- The image and its truth --
 
-tmp = tempfile.mkdtemp(prefix="jitmap-core-")
-image_path = os.path.join(tmp, "image.o")
-out = subprocess.run([HANDJIT, "--image", image_path], stdout=subprocess.PIPE, check=True).stdout.decode()
+image_path = os.path.join(ENV.work, "image.o")
+out = subprocess.run([ENV.handjit, "--image", image_path], stdout=subprocess.PIPE, check=True).stdout.decode()
 image = open(image_path, "rb").read()
 truth = {}
 for line in out.splitlines():
@@ -109,14 +101,21 @@ def process(extra=None):
 
 d = discovery.Discovery()
 catalog = d.scan(process())
-check(len(catalog.stackmaps) == 1, "one stackmap, got %d" % len(catalog.stackmaps))
-sm = catalog.stackmaps[0]
-check(sm.num_records == 2, "two records")
-check(any("registered copy" in n for n in sm.notes), "note about the registered copy: %s" % sm.notes)
-problems = [p for s in catalog.sources for p in s.problems]
-check(any("not readable" in p for p in problems), "problem saying the live section is not readable")
-names_seen = sorted(native.text(f.name) for _, f in sm.functions())
-check(names_seen == ["handjit_inner", "handjit_outer"], "function names %s" % names_seen)
+
+
+def discovery_registered_copy():
+    check(len(catalog.stackmaps) == 1, "one stackmap, got %d" % len(catalog.stackmaps))
+    sm = catalog.stackmaps[0]
+    check(sm.num_records == 2, "two records")
+    check(any("registered copy" in n for n in sm.notes), "note about the registered copy: %s" % sm.notes)
+    problems = [p for s in catalog.sources for p in s.problems]
+    check(any("not readable" in p for p in problems), "problem saying the live section is not readable")
+    names_seen = sorted(native.text(f.name) for _, f in sm.functions())
+    check(names_seen == ["handjit_inner", "handjit_outer"], "function names %s" % names_seen)
+
+
+RUN.test(discovery_registered_copy)
+
 
 # -- Records by PC, evaluated in a fake frame --
 
@@ -148,40 +147,52 @@ class Frame:
 
 
 match = model.find(catalog, pc, True, None)
-check(match.how == "exact" and len(match.hits) == 1, "record 1002 found at its PC")
-obj = model.frame_object(Frame(), match)
-check(obj["record"]["id"] == 1002, "record id")
-vals = [l["value"] for l in obj["locations"]]
 want = [int(inner["local%d" % i]) for i in range(6)]
-check(vals == want, "values %s, truth %s" % (vals, want))
-check(obj["locations"][1]["address"] == "0x%x" % (sp + 8), "indirect address")
-json.loads(fmt.to_json(obj))
-text = fmt.frame_text(obj)
-check("record 1002 at 0x%x (handjit_inner+" % pc in text, "text header:\n" + text)
 
-# A caller-saved register: unavailable, with the frame's reason, never a number.
-rec = match.hits[0][1]
-rec.contents.locations[0].dwarf_reg = 5  # rdi, for this check only (the copy is ours)
-bad = model.frame_object(Frame(), match)
-loc0 = bad["locations"][0]
-check(loc0["value"] is None and "caller-saved" in loc0["error"], "rdi unavailable: %s" % loc0)
-check("<unavailable: register rdi not available: caller-saved" in fmt.frame_text(bad), "text of rdi")
-rec.contents.locations[0].dwarf_reg = 3
 
-# Not at a record: the nearest, and how far.
-miss = model.find(catalog, pc + 3, False, None)
-check(not miss.hits and miss.nearest and miss.nearest[0][2] == -3, "nearest record 3 bytes before")
-m = model.frame_object(Frame(), miss)
-check(m["record"] is None and "3 bytes before" in m["error"], "no-record message: %s" % m.get("error"))
+def records_by_pc():
+    check(match.how == "exact" and len(match.hits) == 1, "record 1002 found at its PC")
+    obj = model.frame_object(Frame(), match)
+    check(obj["record"]["id"] == 1002, "record id")
+    vals = [l["value"] for l in obj["locations"]]
+    check(vals == want, "values %s, truth %s" % (vals, want))
+    check(obj["locations"][1]["address"] == "0x%x" % (sp + 8), "indirect address")
+    json.loads(fmt.to_json(obj))
+    text = fmt.frame_text(obj)
+    check("record 1002 at 0x%x (handjit_inner+" % pc in text, "text header:\n" + text)
+
+    # A caller-saved register: unavailable, with the frame's reason, never a number.
+    rec = match.hits[0][1]
+    rec.contents.locations[0].dwarf_reg = 5  # rdi, for this check only (the copy is ours)
+    bad = model.frame_object(Frame(), match)
+    loc0 = bad["locations"][0]
+    check(loc0["value"] is None and "caller-saved" in loc0["error"], "rdi unavailable: %s" % loc0)
+    check("<unavailable: register rdi not available: caller-saved" in fmt.frame_text(bad), "text of rdi")
+    rec.contents.locations[0].dwarf_reg = 3
+
+    # Not at a record: the nearest, and how far.
+    miss = model.find(catalog, pc + 3, False, None)
+    check(not miss.hits and miss.nearest and miss.nearest[0][2] == -3, "nearest record 3 bytes before")
+    m = model.frame_object(Frame(), miss)
+    check(m["record"] is None and "3 bytes before" in m["error"], "no-record message: %s" % m.get("error"))
+
+
+RUN.test(records_by_pc)
+
 
 # -- Names --
 
-names.name_locations(1002, ["vm_acc", None, "slot"])
-names.add_namer(lambda rid, fn, n: 1 / 0)  # a broken namer is ignored
-named = model.frame_object(Frame(), match)
-check(named["locations"][0].get("name") == "vm_acc" and "name" not in named["locations"][1]
-      and named["locations"][2].get("name") == "slot", "names API")
-names.clear()
+def names_api():
+    names.name_locations(1002, ["vm_acc", None, "slot"])
+    names.add_namer(lambda rid, fn, n: 1 / 0)  # a broken namer is ignored
+    named = model.frame_object(Frame(), match)
+    check(named["locations"][0].get("name") == "vm_acc" and "name" not in named["locations"][1]
+          and named["locations"][2].get("name") == "slot", "names API")
+    names.clear()
+
+
+RUN.test(names_api)
+
 
 # -- The command table, through a third Debugger (neither GDB nor LLDB) --
 
@@ -257,58 +268,64 @@ def run(dbg, key, opts=(), args=()):
         return str(e)
 
 
-answers = {}
-for debugger in ("gdb", "lldb"):
-    commands.SESSION.forget()
-    commands.SESSION.watched.clear()
-    dbg = FakeDebugger(debugger)
-    lines, _ = run(dbg, "info", ["json"], [1])
-    info = json.loads(lines[0])
-    check(info["record"]["id"] == 1002 and [l["value"] for l in info["locations"]] == want,
-          "%s: info --json 1 through the table: %s" % (debugger, info.get("record")))
-    answers[debugger] = (lines, run(dbg, "info", [], [1]), run(dbg, "list", ["json"]),
-                         run(dbg, "gc-roots", ["json"]), run(dbg, "status"))
-    # Errors name the command as this debugger spells it.
-    name = commands.TABLE["info"].name(debugger)
-    err = run(dbg, "info", [], [7])
-    check(err == "jitmap: there is no frame 7", "%s: bad frame: %r" % (debugger, err))
-    try:
-        commands.TABLE["info"].run(dbg, ["-bogus"])
-        check(False, "%s: -bogus accepted" % debugger)
-    except commands.CommandError as e:
-        check(str(e).startswith(name + ": unknown option -bogus (options: "), "%s: %s" % (debugger, e))
-    try:
-        commands.TABLE["info"].run(dbg, commands.TABLE["info"].line(
-            debugger, ["statepoint", "no-statepoint"]).split()[2:])
-        check(False, "%s: both statepoint options accepted" % debugger)
-    except commands.CommandError as e:
-        check("exclude each other" in str(e), "%s: %s" % (debugger, e))
-    # Breakpoints by record ID: one at each PC with the ID, then listed.
-    lines, _ = run(dbg, "break", [], [1002])
-    check(dbg.breaks == [pc] and "record 1002 at 0x%x (handjit_inner): breakpoint 1" % pc in lines[0],
-          "%s: break 1002: %s %s" % (debugger, dbg.breaks, lines))
-    lines, _ = run(dbg, "break")
-    check(lines == ["record 1002: 0x%x" % pc], "%s: break list: %s" % (debugger, lines))
-    # The catalog is kept while the stop is the same, read again after it changes.
-    first = commands.SESSION.get(dbg)
-    check(commands.SESSION.get(dbg) is first, "%s: catalog kept at the same stop" % debugger)
-    dbg.stop += 1
-    check(commands.SESSION.get(dbg) is not first, "%s: catalog read again" % debugger)
-    # Help: each debugger's spelling, naming the twin.
-    h = commands.TABLE["gc-roots"].help(debugger)
-    other = "stackmap gc-roots" if debugger == "gdb" else "info gc-roots"
-    check(("[-all]" if debugger == "gdb" else "[--all]") in h and other in h,
-          "%s: help of gc-roots:\n%s" % (debugger, h))
-check(answers["gdb"] == answers["lldb"], "the same answers in both spellings")
-err = run(FakeDebugger("lldb"), "statepoints", [], ["all", "--ids", "5,x"])
-check(err == "stackmap statepoints: '5,x' is not a list of numbers", "statepoints: %r" % err)
-lines = commands.TABLE["statepoints"].run(FakeDebugger("lldb"), ["none", "--ids", "7, 9"]).lines
-check(lines[0].endswith(": none.") and lines[1].endswith(": 7,9."), "statepoints: %s" % lines)
-check(commands.SESSION.settings.statepoints() == (native.STATEPOINT_NONE, (7, 9)),
-      "statepoint settings %s" % (commands.SESSION.settings.statepoints(),))
-commands.SESSION.settings.mode, commands.SESSION.settings.ids = "auto", ()
-check(not [c for c in commands.TABLE.values() if c.names["gdb"] and c.names["lldb"] and
-           c.name("gdb") == c.name("lldb")], "names differ per debugger")
+def command_table():
+    """The table's commands in both spellings, through FakeDebugger."""
+    answers = {}
+    for debugger in ("gdb", "lldb"):
+        commands.SESSION.forget()
+        commands.SESSION.watched.clear()
+        dbg = FakeDebugger(debugger)
+        lines, _ = run(dbg, "info", ["json"], [1])
+        info = json.loads(lines[0])
+        check(info["record"]["id"] == 1002 and [l["value"] for l in info["locations"]] == want,
+              "%s: info --json 1 through the table: %s" % (debugger, info.get("record")))
+        answers[debugger] = (lines, run(dbg, "info", [], [1]), run(dbg, "list", ["json"]),
+                             run(dbg, "gc-roots", ["json"]), run(dbg, "status"))
+        # Errors name the command as this debugger spells it.
+        name = commands.TABLE["info"].name(debugger)
+        err = run(dbg, "info", [], [7])
+        check(err == "jitmap: there is no frame 7", "%s: bad frame: %r" % (debugger, err))
+        try:
+            commands.TABLE["info"].run(dbg, ["-bogus"])
+            check(False, "%s: -bogus accepted" % debugger)
+        except commands.CommandError as e:
+            check(str(e).startswith(name + ": unknown option -bogus (options: "), "%s: %s" % (debugger, e))
+        try:
+            commands.TABLE["info"].run(dbg, commands.TABLE["info"].line(
+                debugger, ["statepoint", "no-statepoint"]).split()[2:])
+            check(False, "%s: both statepoint options accepted" % debugger)
+        except commands.CommandError as e:
+            check("exclude each other" in str(e), "%s: %s" % (debugger, e))
+        # Breakpoints by record ID: one at each PC with the ID, then listed.
+        lines, _ = run(dbg, "break", [], [1002])
+        check(dbg.breaks == [pc] and "record 1002 at 0x%x (handjit_inner): breakpoint 1" % pc in lines[0],
+              "%s: break 1002: %s %s" % (debugger, dbg.breaks, lines))
+        lines, _ = run(dbg, "break")
+        check(lines == ["record 1002: 0x%x" % pc], "%s: break list: %s" % (debugger, lines))
+        # The catalog is kept while the stop is the same, read again after it changes.
+        first = commands.SESSION.get(dbg)
+        check(commands.SESSION.get(dbg) is first, "%s: catalog kept at the same stop" % debugger)
+        dbg.stop += 1
+        check(commands.SESSION.get(dbg) is not first, "%s: catalog read again" % debugger)
+        # Help: each debugger's spelling, naming the twin.
+        h = commands.TABLE["gc-roots"].help(debugger)
+        other = "stackmap gc-roots" if debugger == "gdb" else "info gc-roots"
+        check(("[-all]" if debugger == "gdb" else "[--all]") in h and other in h,
+              "%s: help of gc-roots:\n%s" % (debugger, h))
+    check(answers["gdb"] == answers["lldb"], "the same answers in both spellings")
+    err = run(FakeDebugger("lldb"), "statepoints", [], ["all", "--ids", "5,x"])
+    check(err == "stackmap statepoints: '5,x' is not a list of numbers", "statepoints: %r" % err)
+    lines = commands.TABLE["statepoints"].run(FakeDebugger("lldb"), ["none", "--ids", "7, 9"]).lines
+    check(lines[0].endswith(": none.") and lines[1].endswith(": 7,9."), "statepoints: %s" % lines)
+    check(commands.SESSION.settings.statepoints() == (native.STATEPOINT_NONE, (7, 9)),
+          "statepoint settings %s" % (commands.SESSION.settings.statepoints(),))
+    commands.SESSION.settings.mode, commands.SESSION.settings.ids = "auto", ()
+    check(not [c for c in commands.TABLE.values() if c.names["gdb"] and c.names["lldb"] and
+               c.name("gdb") == c.name("lldb")], "names differ per debugger")
+
+
+RUN.test(command_table)
+
 
 # -- Hostile lists --
 
@@ -333,12 +350,16 @@ def garbage(mem):
     mem.put(ENTRY + 0x40, entry(0, ENTRY, BAD, 204))
 
 
-for name, fn, want_problem, want_maps in (("cycle", cycle, "loops", 2), ("wild", wild, "not readable", 1),
-                                         ("huge", huge, "larger than", 1), ("garbage", garbage, "offset", 1)):
-    c = discovery.Discovery().scan(process(fn))
-    all_problems = c.problems + [p for s in c.sources for p in s.problems]
-    check(any(want_problem in p for p in all_problems), "%s: problem %r in %s" % (name, want_problem, all_problems))
-    check(len(c.stackmaps) == want_maps, "%s: %d stackmaps kept" % (name, len(c.stackmaps)))
+def hostile_lists():
+    """Hostile descriptor lists: a cycle, a wild pointer, a huge size, a garbage image."""
+    for name, fn, want_problem, want_maps in (("cycle", cycle, "loops", 2), ("wild", wild, "not readable", 1),
+                                             ("huge", huge, "larger than", 1), ("garbage", garbage, "offset", 1)):
+        c = discovery.Discovery().scan(process(fn))
+        all_problems = c.problems + [p for s in c.sources for p in s.problems]
+        check(any(want_problem in p for p in all_problems), "%s: problem %r in %s" % (name, want_problem, all_problems))
+        check(len(c.stackmaps) == want_maps, "%s: %d stackmaps kept" % (name, len(c.stackmaps)))
 
-print("core: %s" % ("all passed" if not failures else "%d failed" % len(failures)))
-sys.exit(1 if failures else 0)
+
+RUN.test(hostile_lists)
+
+sys.exit(RUN.run(ENV))

@@ -1,7 +1,7 @@
 """The modes of jitmap-hostile (hostile.c) and what jitmap's commands must say about each: one
-list for the GDB commands' test (tests/gdb-commands/test_commands.py) and LLDB's
-(tests/lldb/test_lldb.py). The GDB plugin's test (tests/gdb/test_gdb_hostile.sh) checks the
-plugin's own words.
+list for GDB's and LLDB's commands, checked by the hostile scenarios of
+tests/debugger/scenarios.py (run by gdb.commands and lldb.commands). The GDB plugin's test
+(tests/gdb/test_gdb_hostile.sh) checks the plugin's own words.
 
 Each mode's `problem` is a regular expression that the commands' answers (`jitmap status` /
 `stackmap status` and the warnings of the other commands) must match, with {entry}, {image}

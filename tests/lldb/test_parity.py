@@ -38,29 +38,23 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lldbtest import (Env, Fail, Runner, Skip, abort_core, check, dump, gdb_dump,  # noqa: E402
-                      gdb_session, lldb_session, lldb_version, read)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                "gdb-scripts"))
-from jitmap.commands import TABLE  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "debugger"))
+import harness as T  # noqa: E402
+from harness import Fail, Runner, abort_core, check, read  # noqa: E402
 
 if len(sys.argv) < 2:
     sys.exit("usage: test_parity.py BUILD_DIR [TEST...]")
-ENV = Env(sys.argv[1], "jitmap-parity-")
-if ENV.lldb is None or ENV.gdb is None:
+ENV = T.Env(sys.argv[1], "jitmap-parity-")
+GDB, LLDB = T.debugger(ENV, "gdb"), T.debugger(ENV, "lldb")
+if LLDB is None or GDB is None:
     print("parity: skipped: needs both gdb and lldb (with Python)")
     sys.exit(77)
 if not os.path.exists(ENV.library) or not os.path.exists(ENV.entry):
     print("parity: skipped: %s or %s not built" % (ENV.library, ENV.entry))
     sys.exit(77)
-JITMAP_GDB = None
-if os.environ.get("JITMAP_TEST_PLUGIN"):
-    JITMAP_GDB = os.path.join(ENV.build, "share", "jitmap", "jitmap.gdb")
-    if not os.path.exists(JITMAP_GDB):
-        sys.exit("JITMAP_TEST_PLUGIN: %s not built" % JITMAP_GDB)
+JITMAP_GDB = ENV.plugin  # JITMAP_TEST_PLUGIN=1: GDB's sessions load the reader plugin
 print("parity: %s, %s; GDB %s the reader plugin" % (
-    lldb_version(ENV.lldb), ENV.gdb, "with" if JITMAP_GDB else "without"))
+    T.version(LLDB.path), T.version(GDB.path), "with" if JITMAP_GDB else "without"))
 
 RUN = Runner("parity", sys.argv[2:])
 test = RUN.test
@@ -76,18 +70,9 @@ SCENARIO = ([("f%d" % k, "info", ["json"], [k]) for k in range(FRAMES)] +
              ("verify", "verify", ["json"], [])])
 
 
-def scenario(debugger):
-    """[(tag, command line)] of SCENARIO in `debugger`."""
-    return [(tag, TABLE[key].line(debugger, opts, args)) for tag, key, opts, args in SCENARIO]
-
-
-def gdb_commands():
-    cmds = ["source %s" % JITMAP_GDB] if JITMAP_GDB else []
-    return cmds + [gdb_dump(tag, line) for tag, line in scenario("gdb")]
-
-
-def lldb_commands():
-    return [dump(tag, line) for tag, line in scenario("lldb")]
+def commands(d):
+    """SCENARIO as Debugger `d` spells it, each answer dumped."""
+    return [d.ask(tag, key, opts, args) for tag, key, opts, args in SCENARIO]
 
 
 def at_records(s):
@@ -216,54 +201,48 @@ def paused(name, exe, args):
 def live_parity(name, exe, args, want_ids, gdb_ids=None, unwinders_differ=False):
     p, pid = paused(name, exe, args)
     try:
-        g = gdb_session(ENV, name + "-gdb", gdb_commands(), pid=pid)
+        g = GDB.session(name + "-gdb", commands(GDB), pid=pid)
         check(p.poll() is None, name + ": the program did not survive GDB's detach")
-        l = lldb_session(ENV, name + "-lldb", ["process attach -p %d" % pid] + lldb_commands() +
-                         ["process detach"], None)
+        l = LLDB.session(name + "-lldb", commands(LLDB), pid=pid)
     finally:
         p.kill()
         p.wait()
     compare_all(g, l, name + " (live)", want_ids, gdb_ids, unwinders_differ)
 
 
-def need(path, what):
-    if not os.path.exists(path):
-        raise Skip("%s not built" % what)
-
-
 @test
 def live_orc_stackmaps():
-    need(ENV.demo, "jitmap-demo-jit")
+    ENV.need(ENV.demo, "jitmap-demo-jit")
     live_parity("live-orc-stackmaps", ENV.demo, ["--program", "stackmaps"], [100])
 
 
 @test
 def live_mcjit_stackmaps():
-    need(ENV.demo, "jitmap-demo-jit")
+    ENV.need(ENV.demo, "jitmap-demo-jit")
     live_parity("live-mcjit-stackmaps", ENV.demo, ["--mcjit", "--program", "stackmaps"], [100])
 
 
 @test
 def live_patchpoint():
-    need(ENV.demo, "jitmap-demo-jit")
+    ENV.need(ENV.demo, "jitmap-demo-jit")
     live_parity("live-patchpoint", ENV.demo, ["--program", "patchpoint"], [200])
 
 
 @test
 def live_statepoint():
-    need(ENV.demo, "jitmap-demo-jit")
+    ENV.need(ENV.demo, "jitmap-demo-jit")
     live_parity("live-statepoint", ENV.demo, ["--mcjit", "--program", "statepoint"], [300])
 
 
 @test
 def live_recursion():
-    need(ENV.demo, "jitmap-demo-jit")
+    ENV.need(ENV.demo, "jitmap-demo-jit")
     live_parity("live-recursion", ENV.demo, ["--program", "recursion", "--depth", "40"], [401] + [400] * 40)
 
 
 @test
 def live_handjit():
-    need(ENV.handjit, "jitmap-handjit")
+    ENV.need(ENV.handjit, "jitmap-handjit")
     live_parity("live-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002],
                 bool(JITMAP_GDB))
 
@@ -273,32 +252,32 @@ def live_handjit():
 
 def core_parity(name, exe, args, want_ids, gdb_ids=None, unwinders_differ=False):
     core, _ = abort_core(ENV, name, exe, args)
-    g = gdb_session(ENV, name + "-gdb", gdb_commands(), exe=exe, core=core)
-    l = lldb_session(ENV, name + "-lldb", lldb_commands(), exe, core=core)
+    g = GDB.session(name + "-gdb", commands(GDB), exe, core=core)
+    l = LLDB.session(name + "-lldb", commands(LLDB), exe, core=core)
     compare_all(g, l, name + " (core)", want_ids, gdb_ids, unwinders_differ)
 
 
 @test
 def core_stackmaps():
-    need(ENV.demo, "jitmap-demo-jit")
+    ENV.need(ENV.demo, "jitmap-demo-jit")
     core_parity("core-stackmaps", ENV.demo, ["--program", "stackmaps", "--abort-at", "2"], [101, 102])
 
 
 @test
 def core_patchpoint_anyreg():
-    need(ENV.demo, "jitmap-demo-jit")
+    ENV.need(ENV.demo, "jitmap-demo-jit")
     core_parity("core-patchpoint", ENV.demo, ["--mcjit", "--program", "patchpoint", "--abort-at", "2"], [201])
 
 
 @test
 def core_statepoint():
-    need(ENV.demo, "jitmap-demo-jit")
+    ENV.need(ENV.demo, "jitmap-demo-jit")
     core_parity("core-statepoint", ENV.demo, ["--program", "statepoint", "--abort-at", "2"], [301])
 
 
 @test
 def core_handjit():
-    need(ENV.handjit, "jitmap-handjit")
+    ENV.need(ENV.handjit, "jitmap-handjit")
     core_parity("core-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002],
                 bool(JITMAP_GDB))
 

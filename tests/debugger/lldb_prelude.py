@@ -1,4 +1,5 @@
-"""The tests' helpers inside LLDB.
+"""The tests' helpers inside LLDB (harness.py imports it first in every LLDB session; its GDB
+twin is gdb_prelude.py).
 
 `jtdump TAG COMMAND...` runs COMMAND and appends {"tag", "cmd", "ok", "out", "err"} as one
 JSON line to $JITMAP_TEST_RESULTS. It never fails itself, so that `lldb -b` (which stops at
