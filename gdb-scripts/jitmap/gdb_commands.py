@@ -691,6 +691,8 @@ def register():
     StackmapValue()
     StackmapId()
     _connect()
+    from . import gdb_frames  # bt full, MI and DAP locals of JIT frames
+    gdb_frames.register()
 
 
 register()

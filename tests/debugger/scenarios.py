@@ -85,6 +85,13 @@ def stackmaps(d, name, engine):
         d.ask("bad-re", "list", [], ["("]),
         d.dump("help-info", "help " + d.line("info")),
     ]
+    if d.name == "gdb":  # the values as the JIT frames' locals (gdb_frames.py)
+        cmds += [d.dump("bt-full", "bt full 3"),
+                 d.dump("mi-on", 'interpreter-exec mi "-enable-frame-filters"'),
+                 d.dump("mi-vars", 'interpreter-exec mi "-stack-list-variables --thread 1 '
+                                   '--frame 1 --all-values"'),
+                 d.dump("mi-locals", 'interpreter-exec mi "-stack-list-locals --thread 1 '
+                                     '--frame 2 --simple-values"')]
     if d.name == "lldb":
         cmds += [
             d.dump("help", "help stackmap"),
@@ -116,6 +123,17 @@ def stackmaps(d, name, engine):
     check(re.search(r"record 100 at 0x[0-9a-f]+ \(stackmaps_main\+\d+\)", text), what + ": text header")
     check(re.search(r"#1 +register +\w+ +size 4 +-3 ", text), what + ": text value of b")
     if d.name == "gdb":
+        check_locals(s.text("bt-full"), {1: s.json("101-f1"), 2: s.json("102-f2")}, what)
+        mi = s.text("mi-vars")
+        want = ",".join('{name="loc%d",value="%s"}' % (l["index"], local_text(l))
+                        for l in s.json("101-f1")["locations"])
+        check("^done,variables=[%s]" % want in mi, "%s: MI -stack-list-variables, frame 1: %s in %s"
+              % (what, want, mi))
+        want = ",".join('{name="loc%d",type="%s",value="%s"}' % (
+            l["index"], "void *" if l["kind"] == "direct" else "long", local_text(l))
+            for l in s.json("102-f2")["locations"])
+        check("^done,locals=[%s]" % want in s.text("mi-locals"),
+              "%s: MI -stack-list-locals, frame 2: %s in %s" % (what, want, s.text("mi-locals")))
         t = demo_truth(out, "stackmap", 100)
         check(s.text("100-v0").strip().endswith("= %s" % t["a"]), what + ": $_stackmap(0)")
         check(s.text("100-v1").strip().endswith("= %s" % t["b"]), what + ": $_stackmap(1)")
@@ -149,6 +167,39 @@ def stackmaps(d, name, engine):
         check("gc-roots" in s.text("help") and "verify" in s.text("help"), what + ": help stackmap")
         check(s.json("dispatch") == s.json("101-f1"), what + ": the one-command form")
         check("unknown subcommand" in s.failed("dispatch-bad"), what + ": the one-command form's errors")
+
+
+def local_text(loc, pointer=False):
+    """How GDB prints a location as a local of its frame (gdb_frames.py)."""
+    v = loc["value"]
+    if v is None:
+        return "<unavailable: %s>" % loc["error"]
+    if loc["kind"] == "direct" or (pointer and loc["size"] == 8):
+        return "0x%x" % v
+    bits = 8 * loc["size"]
+    return str(v - (1 << bits) if v >> (bits - 1) & 1 else v)
+
+
+def frame_locals(bt_full, level):
+    """{name: text} of frame LEVEL's locals in `bt full` output."""
+    m = re.search(r"^#%d .*\n((?:        .*\n?)*)" % level, bt_full, re.M)
+    return dict(re.findall(r"^        ([\w.]+) = (.*)$", m.group(1), re.M)) if m else {}
+
+
+def check_locals(bt_full, objs, what):
+    """`bt full` shows each frame's record values as its locals, `info stackmap`'s exactly."""
+    for level, obj in objs.items():
+        sp = obj.get("statepoint")
+        if sp:
+            want = {l.get("name", "deopt%d" % i): local_text(l) for i, l in enumerate(sp["deopt"])}
+            for i, r in enumerate(sp["gc_roots"]):
+                want[r["base"].get("name", "gc_base%d" % i)] = local_text(r["base"], True)
+                want[r["derived"].get("name", "gc_derived%d" % i)] = local_text(r["derived"], True)
+        else:
+            want = {l.get("name", "loc%d" % l["index"]): local_text(l) for l in obj["locations"]}
+        got = frame_locals(bt_full, level)
+        check(got == want, "%s: bt full, frame %d's locals are the record's values: %s, got %s"
+              % (what, level, want, got))
 
 
 def patchpoints(d, name, engine):
@@ -222,6 +273,8 @@ def statepoints(d, name, engine):
         d.ask("301-named", "info", ["json"], [1]),
         d.ask("301-named-text", "info", [], [1]),
     ]
+    if d.name == "gdb":  # the values as the JIT frame's locals, roles and names
+        cmds += [d.dump("301-bt-full", "bt full 2")]
     if d.name == "lldb":  # LLDB's short option
         cmds.append(d.dump("301-roots-short", "stackmap gc-roots -a"))
     s = d.session(name, cmds, d.env.demo, output=out)
@@ -239,6 +292,11 @@ def statepoints(d, name, engine):
     check("not at a stackmap record" in s.failed("301-roots-f0"), what + ": gc-roots in frame 0")
     check("gc derived from #3, offset 16" in s.text("301-f1-text"), what + ": text roles")
     check(s.json("301-nosp")["statepoint"] is None, what + ": no-statepoint")
+    if d.name == "gdb":
+        named = s.json("301-named")
+        check_locals(s.text("301-bt-full"), {1: named}, what)
+        check("obj.base" in frame_locals(s.text("301-bt-full"), 1),
+              what + ": bt full names a location through the names API")
     s.failed("301-both")
     for tag in ("sp-none", "sp-ids", "sp-back") + (("sp-none-ids", "sp-ids-ids", "sp-back-ids")
                                                    if d.name == "gdb" else ()):
@@ -584,7 +642,10 @@ def hostile_session(d, name, modes, jitmap=True):
         # (`break 5` would stop the way to the second stop at record 5)
         if not (two and suffix == ""):
             dumps.append(d.ask("break" + suffix, "break", [], [5]))
-        return dumps + [d.ask("good" + suffix, "info", ["json"], [1]), d.dump("bt" + suffix, "bt")]
+        dumps += [d.ask("good" + suffix, "info", ["json"], [1]), d.dump("bt" + suffix, "bt")]
+        if d.name == "gdb":
+            dumps.append(d.dump("bt-full" + suffix, "bt full 2"))
+        return dumps
 
     cmds += at_stop("")
     if two:
@@ -676,6 +737,12 @@ def hostile_together(d):
         check(want is None or want.search(text), "hostile together: no /%s/" % (want and want.pattern))
     check_good(s, "hostile together")
     check_bt(d, s, "hostile together")
+    if d.name == "gdb":
+        got = frame_locals(s.text("bt-full"), 1)
+        check(got.get("loc0") == "4242" and
+              got.get("loc1", "").startswith("<unavailable: register rdi not available: "
+                                             "caller-saved"),
+              "hostile together: bt full shows rbx and rdi unavailable, not a number: %s" % got)
     c = hostile_session(d, "hostile-together-control", together, jitmap=False)
     for tag in ("good", "status", "list"):
         check(d.undefined in c.failed(tag), "hostile control: %s without jitmap: %r" %
@@ -684,3 +751,7 @@ def hostile_together(d):
         check('Undefined info command: "stackmap -json 1"' in c.text("good"),
               "hostile control: %r" % c.text("good"))
     check_bt(d, c, "hostile control (the debugger's own bt, without jitmap)")
+    if d.name == "gdb":
+        check(frame_locals(c.text("bt-full"), 1) == {},
+              "hostile control: bt full shows no locals for the JIT frame without jitmap: %s"
+              % c.text("bt-full"))

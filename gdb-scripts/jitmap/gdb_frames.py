@@ -1,0 +1,163 @@
+"""A JIT frame's stackmap values where GDB shows a frame's variables: `bt full`, `info locals`
+through frame filters, MI's -stack-list-locals / -stack-list-variables (with frame filters, as
+IDEs run them) and DAP's scopes.
+
+A frame filter ("jitmap", global) decorates every frame; the decorator looks its frame up
+only when GDB asks for locals (plain `bt` does not: it pays only the frame filter's own cost,
+measured in bench/README.md). A frame at a stackmap record gets one local per value the record
+holds, named through the names API (names.py) or by role and index: a statepoint's deopt
+values `deopt0`..., its GC pointer pairs `gc_base0`/`gc_derived0`..., its allocas
+`gc_alloca0`...; another record's locations `loc0`... (a statepoint's three header constants
+are not values of the program and are not shown). The values are `info stackmap`'s, outer
+frame rule included: a value jitmap cannot know is printed as `<unavailable: REASON>`, never
+as a number (a printer recognises the marker that stands for it).
+
+`disable frame-filter global jitmap` turns it off; GDB's own locals of a frame (DWARF) come
+first and are kept.
+"""
+import gdb
+from gdb.FrameDecorator import FrameDecorator
+
+from . import commands as C
+
+MARK = "\x01jitmap-unavailable: "
+_TYPES = {1: "signed char", 2: "short", 4: "int", 8: "long"}
+
+
+# -- Values --
+
+
+def _type(name):
+    try:
+        return gdb.lookup_type(name)
+    except gdb.error:
+        return None
+
+
+def unavailable(reason):
+    """A value that prints as `<unavailable: REASON>`."""
+    text = (MARK + (reason or "unknown")).encode("utf-8", "replace")
+    char = _type("char")
+    return gdb.Value(text, char.array(len(text) - 1))
+
+
+class _UnavailablePrinter:
+    def __init__(self, text):
+        self.text = text
+
+    def to_string(self):
+        return "<unavailable: %s>" % self.text
+
+
+def _lookup(val):
+    """The printer of an unavailable marker; None for every other value (a cheap test of the
+    type first: this runs for every value GDB prints)."""
+    t = val.type
+    if t.code != gdb.TYPE_CODE_ARRAY or t.sizeof <= len(MARK):
+        return None
+    target = t.target()
+    if target.code != gdb.TYPE_CODE_INT or target.sizeof != 1:
+        return None
+    try:
+        text = val.string(encoding="utf-8", errors="replace", length=t.sizeof)
+    except gdb.error:
+        return None
+    return _UnavailablePrinter(text[len(MARK):]) if text.startswith(MARK) else None
+
+
+def value_of(loc, pointer=False):
+    """A location object of `info stackmap -json` as a gdb.Value (`pointer`: shown as an
+    address, as a GC pointer is)."""
+    v = loc.get("value")
+    if v is None:
+        return unavailable(loc.get("error"))
+    if isinstance(v, str):  # the bytes of a value wider than 8, in hex
+        data = bytes.fromhex(v)
+        return gdb.Value(data, _type("unsigned char").array(len(data) - 1))
+    if loc.get("kind") == "direct" or (pointer and loc.get("size") == 8):
+        return gdb.Value(v).cast(_type("void").pointer())
+    t = _type(_TYPES.get(loc.get("size"), "long"))
+    value = gdb.Value(v).cast(t)
+    # Narrow values as numbers (GDB prints a char type's value with its character too).
+    return value.cast(_type("int")) if loc.get("size") in (1, 2) else value
+
+
+# -- Locals --
+
+
+class _Local:
+    """GDB's "symbol value" interface, with a name of our own."""
+
+    def __init__(self, name, value):
+        self.name = name
+        self.val = value
+
+    def symbol(self):
+        return self.name
+
+    def value(self):
+        return self.val
+
+
+def locals_of(obj):
+    """[(name, location object, is a GC pointer)] of a frame object of `info stackmap
+    -json`, in order."""
+    if not obj or obj.get("record") is None:
+        return []
+    out = []
+    sp = obj.get("statepoint")
+    if sp:
+        for i, loc in enumerate(sp["deopt"]):
+            out.append((loc.get("name") or "deopt%d" % i, loc, False))
+        for i, pair in enumerate(sp["gc_roots"]):
+            out.append((pair["base"].get("name") or "gc_base%d" % i, pair["base"], True))
+            out.append((pair["derived"].get("name") or "gc_derived%d" % i, pair["derived"], True))
+        for i, loc in enumerate(sp["gc_allocas"]):
+            out.append((loc.get("name") or "gc_alloca%d" % i, loc, False))
+        return out
+    return [(loc.get("name") or "loc%d" % loc["index"], loc, False) for loc in obj["locations"]]
+
+
+def _frame_object(frame):
+    from .gdb_commands import GDB, GdbFrame  # registered by gdb_commands itself
+    catalog = C.SESSION.get(GDB)
+    if not catalog.stackmaps:
+        return None
+    return C.SESSION.frame_object(GDB, catalog, GdbFrame(GDB, frame))
+
+
+class JitFrameDecorator(FrameDecorator):
+    def frame_locals(self):
+        base = super().frame_locals()
+        try:
+            ours = [_Local(name, value_of(loc, pointer))
+                    for name, loc, pointer in locals_of(_frame_object(self.inferior_frame()))]
+        except (C.CommandError, gdb.error):
+            return base
+        if not ours:
+            return base
+        return list(base or []) + ours
+
+
+class JitFrameFilter:
+    def __init__(self):
+        self.name = "jitmap"
+        self.priority = 100
+        self.enabled = True
+        gdb.frame_filters[self.name] = self
+
+    def filter(self, frames):
+        return map(JitFrameDecorator, frames)
+
+
+_registered = False
+
+
+def register():
+    """The frame filter and the printer of unavailable values (once)."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    JitFrameFilter()
+    gdb.pretty_printers.append(_lookup)
