@@ -120,7 +120,22 @@ def record_text(obj, raw=False):
     if obj["live_outs"]:
         out.append("  live-outs: " + " ".join("%s(%d)" % (l["register"], l["size"])
                                              for l in obj["live_outs"]))
+    for i, vf in enumerate(obj.get("virtual_frames", ())):
+        out.append("  virtual frame %d: %s" % (i, virtual_frame_title(vf)))
+        for key in ("locals", "stack"):
+            for k, loc in enumerate(vf[key]):
+                out.append("    %s %s = %s" % (key[:-1] if key == "locals" else "stack",
+                                              loc.get("name") or "#%d" % k, value_text(loc)))
+        if vf.get("error"):
+            out.append("    (%s)" % vf["error"])
     return out
+
+
+def virtual_frame_title(vf):
+    """"Demo.inner, bci 7" for a virtual frame object."""
+    method = vf.get("method")
+    name = "method %d" % method if isinstance(method, int) else (method or "?")
+    return name + ("" if vf.get("bci") is None else ", bci %d" % vf["bci"])
 
 
 def frame_text(obj, raw=False):

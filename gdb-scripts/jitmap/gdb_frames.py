@@ -19,6 +19,8 @@ import gdb
 from gdb.FrameDecorator import FrameDecorator
 
 from . import commands as C
+from . import format as F
+from . import names
 
 MARK = "\x01jitmap-unavailable: "
 _TYPES = {1: "signed char", 2: "short", 4: "int", 8: "long"}
@@ -126,17 +128,83 @@ def _frame_object(frame):
     return C.SESSION.frame_object(GDB, catalog, GdbFrame(GDB, frame))
 
 
+class VirtualFrame(FrameDecorator):
+    """An interpreter frame a JIT frame stands for (names.deopt_frames), shown under it."""
+
+    def __init__(self, base, vf):
+        super().__init__(base)
+        self.vf = vf
+
+    def function(self):
+        return "[%s]" % F.virtual_frame_title(self.vf)
+
+    def address(self):
+        return None
+
+    def filename(self):
+        return None
+
+    def line(self):
+        return None
+
+    def frame_args(self):
+        return None
+
+    def frame_locals(self):
+        out = [_Local(loc.get("name") or "local%d" % k, value_of(loc))
+               for k, loc in enumerate(self.vf["locals"])]
+        out += [_Local("stack%d" % k, value_of(loc)) for k, loc in enumerate(self.vf["stack"])]
+        if self.vf.get("error"):
+            out.append(_Local("error", unavailable(self.vf["error"])))
+        return out
+
+
 class JitFrameDecorator(FrameDecorator):
+    def __init__(self, base):
+        super().__init__(base)
+        self._obj = False  # not looked up yet
+
+    def _object(self):
+        if self._obj is False:
+            try:
+                self._obj = _frame_object(self.inferior_frame())
+            except (C.CommandError, gdb.error):
+                self._obj = None
+        return self._obj
+
+    def function(self):
+        # GDB's own printing says "??" for a frame without a name; FrameDecorator's default
+        # hands GDB the PC, which it then prints in the name's place.
+        frame = self.inferior_frame()
+        try:
+            if frame.name() is None:
+                return "??"
+        except gdb.error:
+            return "??"
+        return super().function()
+
     def frame_locals(self):
         base = super().frame_locals()
         try:
             ours = [_Local(name, value_of(loc, pointer))
-                    for name, loc, pointer in locals_of(_frame_object(self.inferior_frame()))]
-        except (C.CommandError, gdb.error):
+                    for name, loc, pointer in locals_of(self._object())]
+        except gdb.error:
             return base
         if not ours:
             return base
         return list(base or []) + ours
+
+    def elided(self):
+        """The virtual frames of a runtime's deopt layout, printed under this frame. Without
+        any layout, nothing is looked up (every frame of every `bt` comes here)."""
+        base = super().elided()
+        if not names.has_frames():
+            return base
+        obj = self._object()
+        vfs = (obj or {}).get("virtual_frames")
+        if not vfs:
+            return base
+        return list(base or []) + [VirtualFrame(self.inferior_frame(), vf) for vf in vfs]
 
 
 class JitFrameFilter:

@@ -219,6 +219,11 @@ def record_object(frame, sm, rec, how="exact", raw=False, statepoints=(N.STATEPO
         obj["record"]["section_offset"] = r.section_offset
         for i in range(r.num_live_outs):
             obj["live_outs"][i]["dwarf_reg"] = r.live_outs[i].dwarf_reg
+    layout = names.frames_for(r.id, fname)
+    if layout:
+        values = ([locs[i] for i in sp["deopt"]] if sp is not None and "misfit" not in sp
+                  else locs)
+        obj["virtual_frames"] = virtual_frames(layout, values)
     if sp is not None:
         if "misfit" in sp:
             obj["record"]["statepoint_misfit"] = sp["misfit"]
@@ -239,6 +244,44 @@ def record_object(frame, sm, rec, how="exact", raw=False, statepoints=(N.STATEPO
                 "decoded": sp["decoded"],
             }
     return obj
+
+
+def virtual_frames(layout, values):
+    """The interpreter frames of a deopt layout (names.deopt_frames), over `values`: the
+    location objects the layout's indexes point into (a statepoint's deopt values, or a
+    record's locations)."""
+    out = []
+
+    def value(ref, what, frame):
+        if not isinstance(ref, dict):
+            return ref
+        i = ref["deopt"]
+        if i >= len(values):
+            frame.setdefault("error", "%s: deopt index %d past the %d values" % (what, i, len(values)))
+            return None
+        v = values[i]["value"]
+        if v is None:
+            frame.setdefault("error", "%s: value %d is unavailable (%s)" % (
+                what, i, values[i].get("error")))
+        return v
+
+    for spec in layout:
+        f = {}
+        f["method"] = value(spec["method"], "method", f)
+        f["bci"] = value(spec["bci"], "bci", f) if spec["bci"] is not None else None
+        for key in ("locals", "stack"):
+            items = []
+            for name, i in spec[key]:
+                if i >= len(values):
+                    f.setdefault("error", "%s: deopt index %d past the %d values" % (key, i, len(values)))
+                    continue
+                loc = dict(values[i])
+                if name:
+                    loc["name"] = name
+                items.append(loc)
+            f[key] = items
+        out.append({k: f[k] for k in ("method", "bci", "locals", "stack", "error") if k in f})
+    return out
 
 
 def frame_object(frame, match, raw=False, statepoints=(N.STATEPOINT_AUTO, ())):

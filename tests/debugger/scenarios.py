@@ -27,6 +27,7 @@ def register(run, d):
         run.test(lambda a=args, e=engine: stackmaps(d, e + "-stackmaps", a), e_name(engine, "stackmaps"))
         run.test(lambda a=args, e=engine: patchpoints(d, e + "-patchpoint", a), e_name(engine, "patchpoints"))
         run.test(lambda a=args, e=engine: statepoints(d, e + "-statepoint", a), e_name(engine, "statepoints"))
+    run.test(lambda: deopt_frames(d), "deopt_frames")
     for fn in (recursion_every_frame, core_at_stop_same_values, abort_core_stackmaps,
                abort_core_statepoint_mcjit, aot_object, negative_control, break_by_id,
                lli_function_without_records, duplicate_record_ids, handjit, hostile_inferiors, hostile_together):
@@ -310,6 +311,61 @@ def statepoints(d, name, engine):
     check(named["statepoint"] is not None, what + ": the settings are back to auto")
     check(named["locations"][3].get("name") == "obj.base", what + ": names API")
     check("[obj.base]" in s.text("301-named-text"), what + ": names in the text")
+
+
+DEOPT_LAYOUT = ("import jitmap.names as n; n.deopt_frames(300, ["
+                "{'method': 'Demo.inner', 'bci': {'deopt': 1}, 'locals': {'x': 0}}, "
+                "{'method': {'deopt': 1}, 'bci': 12, 'locals': [2], 'stack': [0]}, "
+                "{'method': 'Bad.frame', 'locals': [9]}])")
+
+
+def deopt_frames(d):
+    """A runtime's deopt layout (names.deopt_frames) over statepoint 300's deopt values: the
+    interpreter frames in info stackmap (JSON "virtual_frames", text) and, in GDB, under the
+    JIT frame in bt and bt full; a layout that does not fit says why; none without a layout."""
+    d.env.need_demo()
+    name = "deopt-frames"
+    out = program_out(d, name)
+    cmds = [d.break_at("jitmap_demo_safepoint"), d.launch(["--program", "statepoint"], out),
+            d.ask("plain", "info", ["json"], [1]),
+            d.script(DEOPT_LAYOUT),
+            d.ask("vf", "info", ["json"], [1]),
+            d.ask("vf-text", "info", [], [1])]
+    if d.name == "gdb":
+        cmds += [d.dump("vf-bt", "bt"), d.dump("vf-bt-full", "bt full 2")]
+    cmds += [d.script("import jitmap.names as n; n.clear()"), d.ask("cleared", "info", ["json"], [1])]
+    s = d.session(name, cmds, d.env.demo, output=out)
+    check("virtual_frames" not in s.json("plain") and "virtual_frames" not in s.json("cleared"),
+          "deopt frames: no virtual frames without a layout")
+    o = s.json("vf")
+    deopt = o["statepoint"]["deopt"]
+    t = demo_truth(s.output, "statepoint", 300)
+    check(len(deopt) == 3, "deopt frames: record 300 has 3 deopt values (%d)" % len(deopt))
+    named_x = dict(deopt[0], name="x")
+    want = [
+        {"method": "Demo.inner", "bci": deopt[1]["value"], "locals": [named_x], "stack": []},
+        {"method": deopt[1]["value"], "bci": 12, "locals": [deopt[2]], "stack": [deopt[0]]},
+        {"method": "Bad.frame", "bci": None, "locals": [], "stack": [],
+         "error": "locals: deopt index 9 past the 3 values"},
+    ]
+    check(o.get("virtual_frames") == want, "deopt frames: JSON %s, want %s" % (
+        o.get("virtual_frames"), want))
+    check(deopt[1]["value"] == 7, "deopt frames: deopt value 1 is the program's 7 (%s)" % t)
+    text = s.text("vf-text")
+    for line in ("virtual frame 0: Demo.inner, bci 7", "    local x = -77",
+                 "virtual frame 1: method 7, bci 12", "    stack #0 = -77",
+                 "virtual frame 2: Bad.frame", "(locals: deopt index 9 past the 3 values)"):
+        check(line in text, "deopt frames: text has %r:\n%s" % (line, text))
+    if d.name == "gdb":
+        bt = s.text("vf-bt")
+        check(re.search(r"^#1 .* in statepoint_main \(\)\n +\[Demo\.inner, bci 7\]"
+                        r".*\n +\[method 7, bci 12\].*\n +\[Bad\.frame\]", bt, re.M),
+              "deopt frames: bt shows the virtual frames under the JIT frame:\n" + bt)
+        full = s.text("vf-bt-full")
+        check(re.search(r"\[Demo\.inner, bci 7\].*\n +x = -77\n", full) and
+              re.search(r"\[method 7, bci 12\].*\n +local0 = 9000000000\n +stack0 = -77\n", full)
+              and "error = <unavailable: locals: deopt index 9 past the 3 values>" in full,
+              "deopt frames: bt full shows each virtual frame's values:\n" + full)
 
 
 def recursion_every_frame(d):
