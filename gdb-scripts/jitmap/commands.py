@@ -415,6 +415,32 @@ def _run_gc_roots(ctx, opts, args):
     return R.gc_roots_text(answer, every)
 
 
+# -- bt (LLDB: GDB's own bt shows the same through the frame filter, gdb_frames.py) --
+
+
+def _run_bt(ctx, opts, args):
+    dbg, s = ctx.dbg, ctx.session
+    try:
+        limit = int(args[0]) if args else MAX_FRAMES
+    except ValueError:
+        raise CommandError("%s: %r is not a number of frames" % (ctx.who, args[0])) from None
+    catalog = s.get(dbg)
+    frames = []
+    for f in dbg.frames(max(limit, 0)):
+        obj = s.frame_object(dbg, catalog, f) if catalog.stackmaps else None
+        rec = obj.get("record") if obj else None
+        frames.append({
+            "frame": f.level, "pc": "0x%x" % f.pc,
+            "function": (obj or {}).get("function") or f.function,
+            "record": rec["id"] if rec else None,
+            "statepoint": bool(obj and obj.get("statepoint")),
+            "virtual_frames": (obj or {}).get("virtual_frames", []),
+        })
+    if "json" in opts:
+        return [F.to_json({"frames": frames})]
+    return F.bt_text(frames)
+
+
 # -- verify --
 
 
@@ -683,6 +709,16 @@ TABLE = {c.key: c for c in (
         "The IDs given with --ids flip the decision for those records (--ids \"\" for none).\n"
         "GDB: `set jitmap statepoints`, `set jitmap statepoint-ids`.",
         args="[auto | all | none] [--ids ID,...]", run=_run_statepoints, parse_options=False),
+    Command(
+        "bt", None, "bt",
+        "Show the backtrace: each JIT frame's record and the interpreter frames it stands for.",
+        "Each frame: its number, PC and function; a frame at a stackmap record names the record\n"
+        "(and whether it is a statepoint); under it, the interpreter frames a runtime described\n"
+        "with jitmap.names.deopt_frames, with their values (docs/commands.md). GDB's own bt\n"
+        "shows the same through jitmap's frame filter.",
+        [Option("json", "one JSON object: {{\"frames\": [{{\"frame\", \"pc\", \"function\",\n"
+                "\"record\", \"statepoint\", \"virtual_frames\"}}]}}", short="j")],
+        args="[COUNT]", max_args=1, run=_run_bt),
     Command(
         "load-images", None, "load-images",
         "Give LLDB the JIT images that its JIT loader did not load.",

@@ -131,6 +131,25 @@ def record_text(obj, raw=False):
     return out
 
 
+def bt_text(frames):
+    """The lines of `stackmap bt` for its frame objects (commands._run_bt)."""
+    out = []
+    for f in frames:
+        line = "frame #%d: %s %s" % (f["frame"], f["pc"], f["function"] or "??")
+        if f["record"] is not None:
+            line += ", record %d%s" % (f["record"], " (statepoint)" if f["statepoint"] else "")
+        out.append(line)
+        for vf in f["virtual_frames"]:
+            values = ["%s = %s" % (loc.get("name") or "local #%d" % k, value_text(loc))
+                      for k, loc in enumerate(vf["locals"])]
+            values += ["stack #%d = %s" % (k, value_text(loc)) for k, loc in enumerate(vf["stack"])]
+            if vf.get("error"):
+                values.append("(%s)" % vf["error"])
+            out.append("    [%s]%s" % (virtual_frame_title(vf),
+                                        "  " + ", ".join(values) if values else ""))
+    return out
+
+
 def virtual_frame_title(vf):
     """"Demo.inner, bci 7" for a virtual frame object."""
     method = vf.get("method")

@@ -333,6 +333,8 @@ def deopt_frames(d):
             d.ask("vf-text", "info", [], [1])]
     if d.name == "gdb":
         cmds += [d.dump("vf-bt", "bt"), d.dump("vf-bt-full", "bt full 2")]
+    else:
+        cmds += [d.dump("vf-sbt", "stackmap bt"), d.dump("vf-sbt-json", "stackmap bt --json 3")]
     cmds += [d.script("import jitmap.names as n; n.clear()"), d.ask("cleared", "info", ["json"], [1])]
     s = d.session(name, cmds, d.env.demo, output=out)
     check("virtual_frames" not in s.json("plain") and "virtual_frames" not in s.json("cleared"),
@@ -366,6 +368,19 @@ def deopt_frames(d):
               re.search(r"\[method 7, bci 12\].*\n +local0 = 9000000000\n +stack0 = -77\n", full)
               and "error = <unavailable: locals: deopt index 9 past the 3 values>" in full,
               "deopt frames: bt full shows each virtual frame's values:\n" + full)
+    else:
+        sbt = s.text("vf-sbt")
+        check(re.search(r"^frame #1: 0x[0-9a-f]+ statepoint_main, record 300 \(statepoint\)\n"
+                        r"    \[Demo\.inner, bci 7\]  x = -77 \(0x[0-9a-f]+\)\n"
+                        r"    \[method 7, bci 12\]  local #0 = 9000000000 \(0x[0-9a-f]+\), "
+                        r"stack #0 = -77 \(0x[0-9a-f]+\)\n"
+                        r"    \[Bad\.frame\]  \(locals: deopt index 9 past the 3 values\)$",
+                        sbt, re.M),
+              "deopt frames: stackmap bt shows the virtual frames under the JIT frame:\n" + sbt)
+        j = s.json("vf-sbt-json")
+        check(len(j["frames"]) == 3 and j["frames"][1]["record"] == 300 and
+              j["frames"][1]["virtual_frames"] == want and j["frames"][0]["record"] is None,
+              "deopt frames: stackmap bt --json: %s" % j)
 
 
 def recursion_every_frame(d):
