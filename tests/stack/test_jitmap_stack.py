@@ -11,7 +11,8 @@
 - cores: the statepoint and recursion programs in two threads, aborted once both hold: for
   every JIT frame, jitmap-stack's "stackmap" object equals GDB's `info stackmap -json` (less
   "frame") at the same thread and frame, with jitmap.gdb loaded; the GC roots' text;
-- bad input: usage errors (exit 2), a process that does not exist, a file that is not a core,
+- bad input: usage errors (exit 2), a process that does not exist or may not be traced
+  (another user's, when the test runs as root), a file that is not a core,
   a truncated core (exit 1, or the stacks that could be read with the problem named; never a
   crash); the hostile inferior (tests/hostile/, the modes of modes.py, together and the list
   shapes alone): every problem named as the debuggers' tests expect, good_fn's frame and
@@ -326,6 +327,20 @@ def bad_input(core):
     r = run([STACK, str(p.pid)])
     check(r.returncode == 1 and "no process %d" % p.pid in r.stderr,
           "a process that does not exist: exit 1, named (%d: %s)" % (r.returncode, r.stderr))
+    # A process it may not trace (another user's): exit 1, why, and the process untouched.
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        victim = subprocess.Popen(["sleep", "60"])
+        try:
+            r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", STACK,
+                     str(victim.pid)])
+            check(r.returncode == 1 and "cannot trace process %d" % victim.pid in r.stderr and
+                  "Operation not permitted" in r.stderr,
+                  "not allowed to trace: exit 1, why (%d: %s)" % (r.returncode, r.stderr))
+            check(victim.poll() is None and state(victim.pid) not in "tT",
+                  "not allowed to trace: the process runs on")
+        finally:
+            victim.kill()
+            victim.wait()
     r = run([STACK, DEMO])
     check(r.returncode == 1 and DEMO in r.stderr and "core" in r.stderr,
           "not a core: exit 1, the file named (%d: %s)" % (r.returncode, r.stderr))
