@@ -226,6 +226,7 @@ static void read_comm(pid_t pid, pid_t tid, char *out, size_t len)
 	fclose(f);
 }
 
+#if defined(__x86_64__)
 /* x86-64 user_regs_struct in DWARF numbering. */
 static void regs_from_user(const struct user_regs_struct *u, jitmap_frame_regs *r)
 {
@@ -235,6 +236,23 @@ static void regs_from_user(const struct user_regs_struct *u, jitmap_frame_regs *
 	for (unsigned i = 0; i < 16; i++)
 		jitmap_frame_reg_set(r, i, v[i]);
 	r->pc = u->rip;
+}
+#endif
+
+/* A stopped thread's registers in DWARF numbering: 0, or an errno. */
+static int read_regs(pid_t tid, jitmap_frame_regs *r)
+{
+#if defined(__x86_64__)
+	struct user_regs_struct u;
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &u) != 0)
+		return errno;
+	regs_from_user(&u, r);
+	return 0;
+#else
+	(void)tid;
+	(void)r;
+	return ENOTSUP; /* live threads are read on x86-64 only (issue #11): use a core */
+#endif
 }
 
 /* Stop every thread (PTRACE_SEIZE + PTRACE_INTERRUPT: no signal reaches the process) and
@@ -288,14 +306,12 @@ static int attach_all(struct target *t)
 					th->attached = false;
 				continue;
 			}
-			struct user_regs_struct u;
-			if (ptrace(PTRACE_GETREGS, tid, NULL, &u) == 0) {
-				regs_from_user(&u, &th->regs);
+			const int e = read_regs(tid, &th->regs);
+			if (e == 0) {
 				th->have_regs = true;
 			} else {
 				char buf[96];
-				snprintf(buf, sizeof(buf), "its registers cannot be read: %s",
-					 strerror(errno));
+				snprintf(buf, sizeof(buf), "its registers cannot be read: %s", strerror(e));
 				th->problem = strdup(buf);
 			}
 		}
@@ -326,7 +342,6 @@ static int open_live(struct target *t, pid_t pid)
 	t->arch = JITMAP_ARCH_X86_64;
 	t->order = JITMAP_ORDER_LITTLE;
 	read_comm(pid, pid, t->comm, sizeof(t->comm));
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
 	struct stat st;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (stat(path, &st) != 0) {
