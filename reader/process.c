@@ -1188,18 +1188,20 @@ static const char *function_at(const jitmap_image *img, uint64_t addr, uint64_t 
 	if (!name)
 		return NULL;
 	const uint64_t start = addr - off;
-	/* Symbols are sorted by address, the larger first at one address. */
+	/* The symbol jitmap_image_symbolize chose: the last of those at `start` (sorted by
+	 * address, the larger first at one address). A zero-sized one covers up to the next
+	 * symbol: its range is not known. */
 	size_t a = 0, b = jitmap_image_num_symbols(img);
 	jitmap_image_symbol_info si;
 	while (a < b) {
 		const size_t mid = a + (b - a) / 2;
-		if (jitmap_image_symbol(img, mid, &si) == 0 && si.address < start)
+		if (jitmap_image_symbol(img, mid, &si) == 0 && si.address <= start)
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	if (jitmap_image_symbol(img, a, &si) == 0 && si.address == start && si.size &&
-	    si.size <= UINT64_MAX - start) {
+	if (a && jitmap_image_symbol(img, a - 1, &si) == 0 && si.address == start && si.size &&
+	    si.size <= UINT64_MAX - start && addr < start + si.size) {
 		*lo = start;
 		*hi = start + si.size;
 	}
