@@ -41,6 +41,7 @@ struct parse {
 
 struct code_range {
 	uint64_t lo, hi;
+	uint64_t max_hi; /* the greatest hi of this range and those before it (by lo) */
 	struct source *s;
 };
 
@@ -1158,7 +1159,7 @@ static int add_code(jitmap_process *p, struct source *s)
 	for (size_t i = 0; i < n; i++) {
 		const jitmap_image_range *r = jitmap_image_code_range(s->image, i);
 		if (r->lo < r->hi)
-			p->code[p->ncode++] = (struct code_range){r->lo, r->hi, s};
+			p->code[p->ncode++] = (struct code_range){r->lo, r->hi, 0, s};
 	}
 	return 0;
 }
@@ -1174,6 +1175,9 @@ static int code_rebuild(jitmap_process *p)
 			return -ENOMEM;
 	if (p->ncode) /* qsort wants a pointer */
 		qsort(p->code, p->ncode, sizeof(*p->code), cmp_code);
+	for (size_t i = 0; i < p->ncode; i++)
+		p->code[i].max_hi = i && p->code[i - 1].max_hi > p->code[i].hi ? p->code[i - 1].max_hi
+									      : p->code[i].hi;
 	p->code_dirty = false;
 	return 0;
 }
@@ -1214,8 +1218,8 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 		return -EINVAL;
 	if (p->code_dirty && code_rebuild(p))
 		return -ENOMEM;
-	/* The last range starting at or before addr; ranges from hostile images may overlap,
-	 * so look back over those that also start there. */
+	/* The range starting last at or before addr that holds it: ranges from hostile images
+	 * may overlap, so look back while an earlier range may still reach addr. */
 	size_t a = 0, b = p->ncode;
 	while (a < b) {
 		const size_t mid = a + (b - a) / 2;
@@ -1224,7 +1228,7 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 		else
 			b = mid;
 	}
-	for (size_t i = a; i-- > 0 && a - i <= 16;) {
+	for (size_t i = a; i-- > 0 && p->code[i].max_hi > addr;) {
 		const struct code_range *c = &p->code[i];
 		if (addr >= c->hi)
 			continue;
