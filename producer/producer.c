@@ -19,9 +19,12 @@
 #include <elf.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "../common/gdb_jit.h"
+#include "../common/deopt_layout.h"
 #include "internal.h"
 
 /* -- The GDB JIT interface -- */
@@ -201,13 +204,105 @@ static int check_stackmap(const jitmap_jit_region *r, jitmap_error *err)
 }
 
 /* Section indexes, in file order; absent optional sections get none. */
-enum { S_NULL, S_TEXT, S_EH_FRAME, S_STACKMAPS, S_SYMTAB, S_STRTAB, S_SHSTRTAB, S_MAX };
+enum { S_NULL, S_TEXT, S_EH_FRAME, S_STACKMAPS, S_DEOPT, S_SYMTAB, S_STRTAB, S_SHSTRTAB, S_MAX };
+
+/* Record IDs of the region's stackmap, sorted, for checking layouts against them. */
+struct ids {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int collect_id(void *ctx, uint32_t i, uint64_t id, uint64_t pc, uint64_t at,
+		      jitmap_error *err)
+{
+	struct ids *ids = ctx;
+	(void)i, (void)pc, (void)at;
+	if (ids->n == ids->cap) {
+		const size_t cap = ids->cap ? ids->cap * 2 : 64;
+		uint64_t *v = realloc(ids->v, cap * sizeof(*v));
+		if (!v)
+			return jitmap_producer__fail(err, -ENOMEM, 0, "out of memory");
+		ids->v = v;
+		ids->cap = cap;
+	}
+	ids->v[ids->n++] = id;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Each layout names a record of the stackmap and, when it names a function, one of the
+ * region's: a layout for nothing is a mistake the JIT wants to hear of now. */
+static int check_layout_targets(const jitmap_jit_region *r, const jitmap_jit_region_opts *o,
+				jitmap_error *err)
+{
+	if (!o->num_layouts)
+		return 0;
+	if (!r->stackmap)
+		return jitmap_producer__fail(err, -EINVAL, 0,
+					     "deopt layouts given for a region without a stackmap");
+	struct ids ids = {0};
+	const struct jitmap_producer__sm_visit v = {NULL, collect_id, &ids};
+	int rc = jitmap_producer__check_stackmap(r->stackmap, r->stackmap_size, HOST_ORDER, &v,
+						 err);
+	if (!rc && ids.n)
+		qsort(ids.v, ids.n, sizeof(*ids.v), cmp_u64);
+	/* Records are visited in version 3 only (the builder's); older ones are not checked. */
+	const bool v3 = r->stackmap_size && ((const uint8_t *)r->stackmap)[0] == 3;
+	for (size_t i = 0; !rc && i < o->num_layouts; i++) {
+		const jitmap_deopt_layout *d = &o->layouts[i];
+		if (v3 && (!ids.n || !bsearch(&d->record_id, ids.v, ids.n, sizeof(*ids.v), cmp_u64))) {
+			rc = jitmap_producer__fail(err, -EINVAL, i,
+						   "layout %zu: record %" PRIu64
+						   " is not in the region's stackmap",
+						   i, d->record_id);
+			break;
+		}
+		if (!d->function)
+			continue;
+		size_t k = 0;
+		while (k < r->num_functions && strcmp(r->functions[k].name, d->function))
+			k++;
+		if (k == r->num_functions)
+			rc = jitmap_producer__fail(err, -EINVAL, i,
+						   "layout %zu: function %s is not one of the region's",
+						   i, d->function);
+	}
+	free(ids.v);
+	return rc;
+}
 
 int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *size,
 			   jitmap_error *err)
 {
+	return jitmap_jit_build_image_opts(r, NULL, image, size, err);
+}
+
+int jitmap_jit_build_image_opts(const jitmap_jit_region *r, const jitmap_jit_region_opts *opts,
+				void **image, size_t *size, jitmap_error *err)
+{
+	static const jitmap_jit_region_opts none = {.sz = sizeof(none)};
+	jitmap_jit_region_opts o = none;
+	void *deopt = NULL;
+	size_t deopt_len = 0;
 	if (err)
 		memset(err, 0, sizeof(*err));
+	if (opts) {
+		if (opts->sz < offsetof(jitmap_jit_region_opts, layouts))
+			return jitmap_producer__fail(err, -EINVAL, 0, "options: sz %zu is too small",
+						     opts->sz);
+		/* A caller built against a later header: fields this library does not know
+		 * must be zero. */
+		for (size_t i = sizeof(o); i < opts->sz; i++)
+			if (((const uint8_t *)opts)[i])
+				return jitmap_producer__fail(err, -EINVAL, 0,
+							     "options: unknown field at byte %zu", i);
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	}
 	if (HOST_MACHINE == EM_NONE)
 		return jitmap_producer__fail(err, -ENOTSUP, 0, "no ELF machine number for this host");
 	if (!r)
@@ -220,18 +315,25 @@ int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *siz
 		return rc;
 	if (!r->eh_frame && r->eh_frame_size)
 		return jitmap_producer__fail(err, -EINVAL, 0, ".eh_frame size given without .eh_frame");
+	rc = check_layout_targets(r, &o, err);
+	if (!rc && o.num_layouts)
+		rc = jitmap_jit_encode_layouts(o.layouts, o.num_layouts, HOST_ORDER, &deopt,
+					       &deopt_len, err);
+	if (rc)
+		return rc;
 
 	/* Which sections exist, and their indexes. */
 	int idx[S_MAX];
 	int nsec = 0;
 	for (int s = 0; s < S_MAX; s++) {
 		const int absent = (s == S_EH_FRAME && !r->eh_frame) ||
-				   (s == S_STACKMAPS && !r->stackmap);
+				   (s == S_STACKMAPS && !r->stackmap) || (s == S_DEOPT && !deopt);
 		idx[s] = absent ? -1 : nsec++;
 	}
-	static const char shstr[] = "\0.text\0.eh_frame\0.llvm_stackmaps\0.symtab\0.strtab\0"
-				    ".shstrtab";
-	const uint32_t shname[S_MAX] = {0, 1, 7, 17, 33, 41, 49};
+	static const char shstr[] = "\0.text\0.eh_frame\0.llvm_stackmaps\0" JITMAP__DL_SECTION
+				    "\0.symtab\0.strtab\0.shstrtab";
+	enum { DL_LEN = sizeof(JITMAP__DL_SECTION) };
+	const uint32_t shname[S_MAX] = {0, 1, 7, 17, 33, 33 + DL_LEN, 41 + DL_LEN, 49 + DL_LEN};
 
 	/* Layout: header, contents (8-aligned), section headers. 64-bit sums of sizes of
 	 * objects in memory cannot wrap. */
@@ -243,6 +345,7 @@ int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *siz
 	uint64_t at[S_MAX] = {0}, len[S_MAX] = {0};
 	len[S_EH_FRAME] = r->eh_frame_size;
 	len[S_STACKMAPS] = r->stackmap_size;
+	len[S_DEOPT] = deopt_len;
 	len[S_SYMTAB] = nsym * sizeof(Elf64_Sym);
 	len[S_STRTAB] = strtab_size;
 	len[S_SHSTRTAB] = sizeof(shstr);
@@ -257,11 +360,11 @@ int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *siz
 	off = jitmap_producer__align8(off);
 	const uint64_t shoff = off;
 	const uint64_t total = shoff + (uint64_t)nsec * sizeof(Elf64_Shdr);
-	if (total > SIZE_MAX)
+	uint8_t *img = total > SIZE_MAX ? NULL : calloc(1, (size_t)total);
+	if (!img) {
+		free(deopt);
 		return jitmap_producer__fail(err, -ENOMEM, 0, "out of memory");
-	uint8_t *img = calloc(1, (size_t)total);
-	if (!img)
-		return jitmap_producer__fail(err, -ENOMEM, 0, "out of memory");
+	}
 
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
 	memcpy(eh->e_ident, ELFMAG, SELFMAG);
@@ -285,6 +388,9 @@ int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *siz
 		memcpy(img + at[S_EH_FRAME], r->eh_frame, r->eh_frame_size);
 	if (r->stackmap_size)
 		memcpy(img + at[S_STACKMAPS], r->stackmap, r->stackmap_size);
+	if (deopt_len)
+		memcpy(img + at[S_DEOPT], deopt, deopt_len);
+	free(deopt);
 	memcpy(img + at[S_SHSTRTAB], shstr, sizeof(shstr));
 
 	/* Symbols: the null symbol, then one global function each, valued relative to .text
@@ -333,6 +439,10 @@ int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *siz
 			h->sh_addralign = align_of(addr, 8);
 			break;
 		}
+		case S_DEOPT: /* the image's own bytes, not placed: they travel with it */
+			h->sh_type = SHT_PROGBITS;
+			h->sh_addralign = 8;
+			break;
 		case S_SYMTAB:
 			h->sh_type = SHT_SYMTAB;
 			h->sh_link = (Elf64_Word)idx[S_STRTAB];
@@ -354,6 +464,12 @@ int jitmap_jit_build_image(const jitmap_jit_region *r, void **image, size_t *siz
 
 jitmap_jit_entry *jitmap_jit_register(const jitmap_jit_region *region, jitmap_error *err)
 {
+	return jitmap_jit_register_opts(region, NULL, err);
+}
+
+jitmap_jit_entry *jitmap_jit_register_opts(const jitmap_jit_region *region,
+					   const jitmap_jit_region_opts *opts, jitmap_error *err)
+{
 	jitmap_jit_entry *e = calloc(1, sizeof(*e));
 	if (!e) {
 		if (err)
@@ -363,7 +479,7 @@ jitmap_jit_entry *jitmap_jit_register(const jitmap_jit_region *region, jitmap_er
 		return NULL;
 	}
 	/* Everything that can fail happens before the lock: the list is never half-changed. */
-	int rc = jitmap_jit_build_image(region, &e->image, &e->image_size, err);
+	int rc = jitmap_jit_build_image_opts(region, opts, &e->image, &e->image_size, err);
 	if (rc) {
 		free(e);
 		errno = -rc;

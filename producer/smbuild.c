@@ -345,7 +345,7 @@ int jitmap_producer__check_stackmap(const uint8_t *p, size_t len, jitmap_byte_or
 	at += 8 * nc;
 	uint64_t fn = 0, left = nf ? get(p + functions + 16, 8, order) : 0;
 	for (uint64_t i = 0; i < nf; i++) {
-		int rc = v->function(v->ctx, (uint32_t)i, get(p + functions + 24 * i, 8, order),
+		int rc = !v->function ? 0 : v->function(v->ctx, (uint32_t)i, get(p + functions + 24 * i, 8, order),
 				     functions + 24 * i, err);
 		if (rc)
 			return rc;

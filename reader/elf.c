@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "../common/deopt_layout.h"
 #include "internal.h"
 
 struct symbol {
@@ -44,6 +45,8 @@ struct jitmap_image {
 	uint64_t eh_addr, eh_size;
 	void *debug_frame;        /* a copy of .debug_frame, when no relocation targets it */
 	size_t debug_frame_len;
+	jitmap_layouts *layouts;  /* .jitmap_deopt, parsed */
+	char *layouts_problem;    /* why a .jitmap_deopt was not read */
 	char **warnings;          /* what was read around (a relocation jitmap does not know) */
 	size_t num_warnings;
 };
@@ -372,6 +375,30 @@ out:
 /* -- Opening -- */
 
 /* Record what one section tells a JIT reader: code placed in memory, CFI, DWARF. */
+/* A .jitmap_deopt section: parsed now; a malformed one is the image's problem, not a
+ * failure to open it (its stackmap and code are still good). Only ENOMEM fails. */
+static int note_layouts(jitmap_image *img, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	char buf[256];
+	jitmap_error err;
+	Elf_Data *d = sh->sh_type == SHT_NOBITS ? NULL : elf_getdata(scn, NULL);
+	if (!d || (!d->d_buf && d->d_size)) {
+		snprintf(buf, sizeof(buf), JITMAP__DL_SECTION " at file offset 0x%" PRIx64
+			 " has no readable contents", (uint64_t)sh->sh_offset);
+	} else {
+		img->layouts = jitmap_layouts_parse(d->d_buf, d->d_size, img->order, &err);
+		if (img->layouts)
+			return 0;
+		if (err.code == -ENOMEM)
+			return -ENOMEM;
+		snprintf(buf, sizeof(buf), JITMAP__DL_SECTION " (file offset 0x%" PRIx64
+			 "): offset 0x%" PRIx64 ": %s", (uint64_t)sh->sh_offset, err.offset,
+			 err.reason);
+	}
+	img->layouts_problem = strdup(buf);
+	return img->layouts_problem ? 0 : -ENOMEM;
+}
+
 static int note_section(jitmap_image *img, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			size_t shstrndx, size_t *df_index)
 {
@@ -399,6 +426,8 @@ static int note_section(jitmap_image *img, Elf *elf, Elf_Scn *scn, const GElf_Sh
 			img->debug_frame_len = d->d_size;
 			*df_index = elf_ndxscn(scn);
 		}
+	} else if (!strcmp(name, JITMAP__DL_SECTION) && !img->layouts && !img->layouts_problem) {
+		return note_layouts(img, scn, sh);
 	}
 	return 0;
 }
@@ -781,6 +810,8 @@ void jitmap_image_free(jitmap_image *img)
 	free(img->code);
 	free(img->file_name);
 	free(img->debug_frame);
+	jitmap_layouts_free(img->layouts);
+	free(img->layouts_problem);
 	for (size_t i = 0; i < img->num_warnings; i++)
 		free(img->warnings[i]);
 	free(img->warnings);
@@ -945,6 +976,9 @@ const void *jitmap_image_stackmap_copy(const jitmap_image *img, size_t *len)
 	*len = img->sm_copy_len;
 	return img->sm_copy;
 }
+
+const jitmap_layouts *jitmap_image_layouts(const jitmap_image *img) { return img->layouts; }
+const char *jitmap_image_layouts_problem(const jitmap_image *img) { return img->layouts_problem; }
 
 size_t jitmap_image_num_warnings(const jitmap_image *img) { return img->num_warnings; }
 

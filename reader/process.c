@@ -467,6 +467,8 @@ static void open_opened(jitmap_process *p, struct source *s)
 			 "alone places them outside it and shows ?\?): jitmap names the functions from "
 			 "those addresses",
 			 s->name);
+	if (jitmap_image_layouts_problem(s->image))
+		add_text(&s->problems, "%s: %s", s->name, jitmap_image_layouts_problem(s->image));
 	if (jitmap_image_stackmap_section(s->image, &s->sm_addr, &s->sm_size) == 0)
 		s->has_section = true;
 	else

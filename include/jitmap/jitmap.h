@@ -464,6 +464,32 @@ JITMAP_API const void *jitmap_image_debug_frame(const jitmap_image *img, size_t 
  * memory (NULL, *len 0 otherwise). Owned by the image. */
 JITMAP_API const void *jitmap_image_stackmap_copy(const jitmap_image *img, size_t *len);
 
+/* -- Deopt layouts (jitmap_deopt_layout: types.h) -- */
+
+/* The deopt layouts of one image or section, parsed and checked. */
+typedef struct jitmap_layouts jitmap_layouts;
+
+/* Parse a `.jitmap_deopt` section (`len` bytes, byte order `order`; JITMAP_ORDER_AUTO: the
+ * host's). Every count, index and string is checked before use: on malformed bytes returns
+ * NULL with errno EINVAL and `err` (may be NULL) saying where (a byte offset in the section)
+ * and what; ENOMEM. A layout repeating another's record ID and function is malformed. */
+JITMAP_API jitmap_layouts *jitmap_layouts_parse(const void *bytes, size_t len,
+						jitmap_byte_order order, jitmap_error *err);
+JITMAP_API void jitmap_layouts_free(jitmap_layouts *l);
+JITMAP_API size_t jitmap_layouts_count(const jitmap_layouts *l);
+/* Layout `i` (NULL past the end); its pointers are owned by `l`. */
+JITMAP_API const jitmap_deopt_layout *jitmap_layouts_get(const jitmap_layouts *l, size_t i);
+/* The layout for record `record_id` in `function` (may be NULL): one given for that function
+ * first, then one for any function; NULL when none. O(log n). */
+JITMAP_API const jitmap_deopt_layout *jitmap_layouts_find(const jitmap_layouts *l,
+							  uint64_t record_id,
+							  const char *function);
+/* The layouts an image carries (its `.jitmap_deopt`), or NULL without them. When the section
+ * is malformed the image still opens: NULL here, and jitmap_image_layouts_problem says why
+ * ("offset 0x..: ..."). Owned by the image. */
+JITMAP_API const jitmap_layouts *jitmap_image_layouts(const jitmap_image *img);
+JITMAP_API const char *jitmap_image_layouts_problem(const jitmap_image *img);
+
 /* -- The GDB JIT interface, read from a target -- */
 
 /* The list head a JIT publishes as `__jit_debug_descriptor` (GDB manual, "JIT Interface"). */

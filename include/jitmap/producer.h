@@ -120,6 +120,43 @@ typedef struct jitmap_jit_region {
 JITMAP_API int jitmap_jit_build_image(const jitmap_jit_region *region, void **image,
 				      size_t *size, jitmap_error *err);
 
+/* -- Deopt layouts: interpreter frames for debuggers --
+ *
+ * A runtime can say how a statepoint's deopt values form the interpreter frames its compiled
+ * code stands for (jitmap_deopt_layout, types.h): debuggers with jitmap then show those
+ * frames ("virtual frames") under the JIT frame in `bt`, `info stackmap` and jitmap-stack,
+ * with each local's value. Given at registration, the layouts are stored in the registered
+ * image (section `.jitmap_deopt`, docs/deopt-layouts.md), so they are in every core of the
+ * process too. */
+
+/* Options of jitmap_jit_build_image_opts and jitmap_jit_register_opts; `sz` =
+ * sizeof(jitmap_jit_region_opts) (JITMAP_OPTS). Copied: the caller may free them after the
+ * call. */
+typedef struct jitmap_jit_region_opts {
+	size_t sz;
+	const jitmap_deopt_layout *layouts; /* stored in the image's .jitmap_deopt */
+	size_t num_layouts;
+} jitmap_jit_region_opts;
+
+/* jitmap_jit_build_image with options (NULL: none). Besides its checks, on -EINVAL (with
+ * err->offset the layout's index): a layout with no frames, a method that is absent, an empty
+ * name or of unknown kind, a deopt index past 2^32, a count of slots without slots, two layouts
+ * for the same record and function, a layout whose record ID is not in the region's (version
+ * 3) stackmap or whose function is not one of the region's, layouts without a stackmap. Deopt
+ * indexes are not checked against the records: a debugger shows a layout that does not fit
+ * its record with the reason. */
+JITMAP_API int jitmap_jit_build_image_opts(const jitmap_jit_region *region,
+					   const jitmap_jit_region_opts *opts, void **image,
+					   size_t *size, jitmap_error *err);
+
+/* The `.jitmap_deopt` section of `n` layouts in byte order `order` (JITMAP_ORDER_AUTO: the
+ * host's), checked as above except against a stackmap; for a JIT that writes its own object
+ * files. Strings are stored once. `*bytes` is malloc'd, `*len` a multiple of 8. 0, -EINVAL or
+ * -ENOMEM. */
+JITMAP_API int jitmap_jit_encode_layouts(const jitmap_deopt_layout *layouts, size_t n,
+					 jitmap_byte_order order, void **bytes, size_t *len,
+					 jitmap_error *err);
+
 /* A registered region: one jit_code_entry in `__jit_debug_descriptor`. */
 typedef struct jitmap_jit_entry jitmap_jit_entry;
 
@@ -138,6 +175,11 @@ typedef struct jitmap_jit_entry jitmap_jit_entry;
  * Returns the entry, or NULL with errno set and `err` filled as for jitmap_jit_build_image. */
 JITMAP_API jitmap_jit_entry *jitmap_jit_register(const jitmap_jit_region *region,
 						 jitmap_error *err);
+
+/* jitmap_jit_register with options (NULL: none), checked as jitmap_jit_build_image_opts. */
+JITMAP_API jitmap_jit_entry *jitmap_jit_register_opts(const jitmap_jit_region *region,
+						      const jitmap_jit_region_opts *opts,
+						      jitmap_error *err);
 
 /* Unregister and free `entry`: under the lock, unlink it, set relevant_entry and
  * JIT_UNREGISTER_FN, call `__jit_debug_register_code`; only after the debugger has been told is

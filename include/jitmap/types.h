@@ -1,5 +1,5 @@
 /* types.h: the types libjitmap (the reader) and libjitmap-producer share: errors, byte
- * orders, stackmap locations and live-outs. Included by jitmap.h and producer.h; a JIT that
+ * orders, stackmap locations and live-outs, deopt layouts. Included by jitmap.h and producer.h; a JIT that
  * only registers code needs this header and producer.h, not the reader's. */
 #ifndef JITMAP_TYPES_H
 #define JITMAP_TYPES_H
@@ -52,6 +52,51 @@ typedef struct jitmap_live_out {
 	uint16_t dwarf_reg;
 	uint8_t size;
 } jitmap_live_out;
+
+/* -- Deopt layouts --
+ *
+ * How a statepoint's deopt values form the interpreter frames its compiled code stands for
+ * (the frames a deoptimization would rebuild), as a runtime states it: for a record ID
+ * (optionally in one function), its frames innermost first, each with a method, a bytecode
+ * index, and which deopt values are its locals and its expression stack. For a record that is
+ * not a statepoint the indexes are the record's location indexes. libjitmap-producer stores
+ * layouts in the image a JIT registers (section `.jitmap_deopt`, docs/deopt-layouts.md);
+ * libjitmap reads them back (jitmap_image_layouts). */
+
+typedef enum jitmap_vref_kind {
+	JITMAP_VREF_NONE = 0,   /* absent (a bci may be) */
+	JITMAP_VREF_NUMBER = 1, /* `number` itself */
+	JITMAP_VREF_DEOPT = 2,  /* the deopt value at index `number` (< 2^32) */
+	JITMAP_VREF_NAME = 3,   /* `name` (a method only) */
+} jitmap_vref_kind;
+
+typedef struct jitmap_vref {
+	jitmap_vref_kind kind;
+	uint64_t number;
+	const char *name;
+} jitmap_vref;
+
+/* A local or a stack entry: deopt value `index`, named `name` (NULL: unnamed). */
+typedef struct jitmap_vslot {
+	uint32_t index;
+	const char *name;
+} jitmap_vslot;
+
+typedef struct jitmap_vframe_layout {
+	jitmap_vref method;
+	jitmap_vref bci;
+	const jitmap_vslot *locals;
+	uint16_t num_locals;
+	uint16_t num_stack;
+	const jitmap_vslot *stack;
+} jitmap_vframe_layout;
+
+typedef struct jitmap_deopt_layout {
+	uint64_t record_id;
+	const char *function; /* NULL: records of that ID in any function */
+	const jitmap_vframe_layout *frames; /* innermost first */
+	uint32_t num_frames;
+} jitmap_deopt_layout;
 
 #ifdef __cplusplus
 }
