@@ -26,7 +26,8 @@ static const struct {
 	STRUCT(jitmap_value),         STRUCT(jitmap_target),         STRUCT(jitmap_eval_opts),
 	STRUCT(jitmap_jit_descriptor), STRUCT(jitmap_jit_code),      STRUCT(jitmap_process_opts),
 	STRUCT(jitmap_source_info),   STRUCT(jitmap_image_opts),     STRUCT(jitmap_image_range),
-	STRUCT(jitmap_image_symbol_info),
+	STRUCT(jitmap_image_symbol_info), STRUCT(jitmap_vref),            STRUCT(jitmap_vslot),
+	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout),
 };
 
 size_t jitmap_sizeof(const char *type_name)

@@ -128,6 +128,16 @@ def _frame_object(frame):
     return C.SESSION.frame_object(GDB, catalog, GdbFrame(GDB, frame))
 
 
+def _images_have_layouts():
+    """Whether a registered image carries deopt layouts (the catalog is the stop's, built
+    once for all frames of a bt)."""
+    from .gdb_commands import GDB
+    try:
+        return C.SESSION.get(GDB).has_layouts
+    except Exception:  # a bt never fails because of us
+        return False
+
+
 class VirtualFrame(FrameDecorator):
     """An interpreter frame a JIT frame stands for (names.deopt_frames), shown under it."""
 
@@ -196,9 +206,10 @@ class JitFrameDecorator(FrameDecorator):
 
     def elided(self):
         """The virtual frames of a runtime's deopt layout, printed under this frame. Without
-        any layout, nothing is looked up (every frame of every `bt` comes here)."""
+        any layout (from the names API or a registered image), no frame is looked up (every
+        frame of every `bt` comes here)."""
         base = super().elided()
-        if not names.has_frames():
+        if not names.has_frames() and not _images_have_layouts():
             return base
         obj = self._object()
         vfs = (obj or {}).get("virtual_frames")

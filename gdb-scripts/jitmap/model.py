@@ -219,7 +219,7 @@ def record_object(frame, sm, rec, how="exact", raw=False, statepoints=(N.STATEPO
         obj["record"]["section_offset"] = r.section_offset
         for i in range(r.num_live_outs):
             obj["live_outs"][i]["dwarf_reg"] = r.live_outs[i].dwarf_reg
-    layout = names.frames_for(r.id, fname)
+    layout = names.frames_for(r.id, fname) or sm.deopt_layout(r.id, fname)
     if layout:
         values = ([locs[i] for i in sp["deopt"]] if sp is not None and "misfit" not in sp
                   else locs)

@@ -137,7 +137,31 @@ class SourceInfo(ctypes.Structure):
                 ("num_notes", c_size)]
 
 
+class VRef(ctypes.Structure):
+    """jitmap_vref (types.h): a deopt layout's method or bci."""
+    _fields_ = [("kind", c_int), ("number", c_u64), ("name", c_char_p)]
+
+
+class VSlot(ctypes.Structure):
+    """jitmap_vslot: a virtual frame's local or stack entry (a deopt index, a name)."""
+    _fields_ = [("index", ctypes.c_uint32), ("name", c_char_p)]
+
+
+class VFrameLayout(ctypes.Structure):
+    """jitmap_vframe_layout: one interpreter frame of a deopt layout."""
+    _fields_ = [("method", VRef), ("bci", VRef), ("locals", ctypes.POINTER(VSlot)),
+                ("num_locals", ctypes.c_uint16), ("num_stack", ctypes.c_uint16),
+                ("stack", ctypes.POINTER(VSlot))]
+
+
+class DeoptLayout(ctypes.Structure):
+    """jitmap_deopt_layout: a record's interpreter frames, innermost first."""
+    _fields_ = [("record_id", c_u64), ("function", c_char_p),
+                ("frames", ctypes.POINTER(VFrameLayout)), ("num_frames", ctypes.c_uint32)]
+
+
 SOURCE_JIT, SOURCE_OBJECT = 1, 2
+VREF_NONE, VREF_NUMBER, VREF_DEOPT, VREF_NAME = 0, 1, 2, 3
 
 # Enumerations
 ORDER_AUTO, ORDER_LITTLE, ORDER_BIG = 0, 1, 2
@@ -159,7 +183,8 @@ _MIRRORED = {
     "jitmap_hit": Hit, "jitmap_value": Value, "jitmap_target": Target,
     "jitmap_eval_opts": EvalOpts, "jitmap_jit_descriptor": JitDescriptor,
     "jitmap_jit_code": JitCode, "jitmap_process_opts": ProcessOpts,
-    "jitmap_source_info": SourceInfo,
+    "jitmap_source_info": SourceInfo, "jitmap_vref": VRef, "jitmap_vslot": VSlot,
+    "jitmap_vframe_layout": VFrameLayout, "jitmap_deopt_layout": DeoptLayout,
 }
 
 _SIGNATURES = {
@@ -221,6 +246,9 @@ _SIGNATURES = {
     "jitmap_image_set_load_bias": (None, [c_void_p, c_u64]),
     "jitmap_image_symbolize": (c_char_p, [c_void_p, c_u64, P(c_u64)]),
     "jitmap_image_symbol_values_are_addresses": (c_bool, [c_void_p]),
+    "jitmap_image_layouts": (c_void_p, [c_void_p]),
+    "jitmap_layouts_count": (c_size, [c_void_p]),
+    "jitmap_layouts_find": (P(DeoptLayout), [c_void_p, c_u64, c_char_p]),
     "jitmap_process_new": (c_void_p, [P(Target), P(ProcessOpts)]),
     "jitmap_process_free": (None, [c_void_p]),
     "jitmap_process_flush": (None, [c_void_p]),

@@ -108,6 +108,7 @@ class Env:
         self.build = os.path.abspath(build)
         self.demo = os.path.join(self.build, "examples", "llvm-jit", "jitmap-demo-jit")
         self.handjit = os.path.join(self.build, "examples", "handjit", "jitmap-handjit")
+        self.vm = os.path.join(self.build, "examples", "bytecode-vm", "jitmap-vm")
         self.hostile = os.path.join(self.build, "tests", "jitmap-hostile")
         self.aot = os.path.join(self.build, "tests", "gdb-commands-aot")
         self.dump = os.path.join(self.build, "jitmap-dump")

@@ -28,6 +28,7 @@ def register(run, d):
         run.test(lambda a=args, e=engine: patchpoints(d, e + "-patchpoint", a), e_name(engine, "patchpoints"))
         run.test(lambda a=args, e=engine: statepoints(d, e + "-statepoint", a), e_name(engine, "statepoints"))
     run.test(lambda: deopt_frames(d), "deopt_frames")
+    run.test(lambda: vm_layouts(d), "vm_layouts")
     for fn in (recursion_every_frame, core_at_stop_same_values, abort_core_stackmaps,
                abort_core_statepoint_mcjit, aot_object, negative_control, break_by_id,
                lli_function_without_records, duplicate_record_ids, handjit, hostile_inferiors, hostile_together):
@@ -381,6 +382,85 @@ def deopt_frames(d):
         check(len(j["frames"]) == 3 and j["frames"][1]["record"] == 300 and
               j["frames"][1]["virtual_frames"] == want and j["frames"][0]["record"] is None,
               "deopt frames: stackmap bt --json: %s" % j)
+
+
+VM_KEYS = ("call", "site", "k", "method", "bci", "stack")
+
+
+def vm_want(output, word):
+    """The interpreter frames jitmap-vm printed ("vframe": the compiled code's, "interp": its
+    interpreter's), innermost first, as (method, bci, [(local, value)], [stack values])."""
+    out = []
+    for t in sorted(truth(output, "jitmap-vm:", word), key=lambda t: int(t["k"])):
+        out.append((t["method"], int(t["bci"]),
+                    [(k, int(v)) for k, v in t.items() if k not in VM_KEYS],
+                    [int(v) for v in t["stack"].split(",") if v]))
+    return out
+
+
+def vm_got(vfs):
+    return [(f["method"], f["bci"], [(loc.get("name"), loc["value"]) for loc in f["locals"]],
+             [loc["value"] for loc in f["stack"]]) for f in vfs]
+
+
+def vm_layouts(d):
+    """jitmap-vm, a bytecode interpreter whose JIT registers its deopt layouts through
+    libjitmap-producer: at the compiled code's safepoint, the interpreter frames (Demo.square
+    inlined in Demo.sumSquares) come from the registered image alone (no names API), live and
+    from a core written there, and equal what the interpreter itself had at that safepoint.
+    Without jitmap, no debugger shows them."""
+    d.env.need(d.env.vm, "jitmap-vm (needs llvm-config-14)")
+    name = "vm"
+    out = program_out(d, name)
+    dumps = [d.ask("f1", "info", ["json"], [1]), d.ask("f1-text", "info", [], [1])]
+    if d.name == "gdb":
+        dumps += [d.dump("bt", "bt"), d.dump("bt-full", "bt full 2")]
+    else:
+        dumps += [d.dump("sbt", "stackmap bt"), d.dump("sbt-json", "stackmap bt --json 3")]
+    run = [d.break_at("vm_jit_stop"), d.launch(["--n", "6", "--stop-at", "4"], out)]
+    live, core = d.core_at_stop(name, d.env.vm, run, dumps)
+    dead = d.session(name + "-core", dumps, d.env.vm, core=core)
+    output = read(out)
+    want = vm_want(output, "vframe")
+    check(want == vm_want(output, "interp") and len(want) == 2 and
+          want[0][:2] == ("Demo.square", 4) and want[0][2] == [("x", 4), ("y", 16)] and
+          want[1][2] == [("n", 6), ("i", 4), ("acc", 14)] and want[1][3] == [14],
+          "vm: the program's truth (compiled tier = interpreter): %s" % want)
+    for s, what in ((live, "vm"), (dead, "vm core")):
+        o = s.json("f1")
+        check(o["record"] is not None and o["record"]["id"] == 1000 and
+              o["function"] == "jit.Demo.sumSquares",
+              "%s: frame 1 is the compiled method at statepoint 1000: %s" % (what, o.get("error")))
+        got = vm_got(o.get("virtual_frames", []))
+        check(got == want, "%s: virtual frames %s, the interpreter had %s" % (what, got, want))
+        text = s.text("f1-text")
+        for line in ("virtual frame 0: Demo.square, bci 4", "    local x = 4",
+                     "    local y = 16", "virtual frame 1: Demo.sumSquares, bci 10",
+                     "    local acc = 14", "    stack #0 = 14"):
+            check(line in text, "%s: info stackmap text has %r:\n%s" % (what, line, text))
+        if d.name == "gdb":
+            bt = s.text("bt")
+            check(re.search(r"^#1 .* in jit\.Demo\.sumSquares \(\)\n +\[Demo\.square, bci 4\]"
+                            r".*\n +\[Demo\.sumSquares, bci 10\]", bt, re.M),
+                  "%s: bt shows the interpreter frames under the JIT frame:\n%s" % (what, bt))
+            full = s.text("bt-full")
+            check(re.search(r"\[Demo\.square, bci 4\].*\n +x = 4\n +y = 16\n", full) and
+                  re.search(r"\[Demo\.sumSquares, bci 10\].*\n +n = 6\n +i = 4\n +acc = 14\n"
+                            r" +stack0 = 14\n", full),
+                  "%s: bt full shows each interpreter frame's locals:\n%s" % (what, full))
+        else:
+            sbt = s.text("sbt")
+            check(re.search(r"frame #1: 0x[0-9a-f]+ jit\.Demo\.sumSquares, record 1000 "
+                            r"\(statepoint\)\n    \[Demo\.square, bci 4\]  x = 4, y = 16\n"
+                            r"    \[Demo\.sumSquares, bci 10\]  n = 6, i = 4, acc = 14, "
+                            r"stack #0 = 14\n", sbt),
+                  "%s: stackmap bt:\n%s" % (what, sbt))
+            j = s.json("sbt-json")
+            check(vm_got(j["frames"][1]["virtual_frames"]) == want, "%s: stackmap bt --json" % what)
+    # Without jitmap: no virtual frames anywhere.
+    neg = d.session(name + "-negative", run + [d.dump("bt", "bt")], d.env.vm, jitmap=False)
+    check("Demo.square" not in neg.text("bt") and "jit.Demo.sumSquares" in neg.text("bt"),
+          "vm negative control: bt without jitmap shows no interpreter frame:\n" + neg.text("bt"))
 
 
 def recursion_every_frame(d):
