@@ -42,6 +42,7 @@ struct parse {
 struct code_range {
 	uint64_t lo, hi;
 	uint64_t max_hi; /* the greatest hi of this range and those before it (by lo) */
+	size_t rank;     /* of the same range, the smaller rank is the answer (sorted last) */
 	struct source *s;
 };
 
@@ -53,6 +54,7 @@ struct source {
 	bool recheck;   /* handed: look at the live section again at next use */
 	bool seen;      /* in the current scan */
 	bool listed;    /* in jitmap_process_source's list */
+	size_t listed_at; /* its index there */
 	char name[64];  /* JIT: "JIT entry 0x..." */
 	/* JIT entries */
 	uint64_t descriptor, entry, symfile_addr, symfile_size;
@@ -355,6 +357,7 @@ static int list_source(jitmap_process *p, struct source *s)
 		return 0;
 	if (grow(&p->order, &p->cap_order, p->norder + 1, sizeof(*p->order)))
 		return -ENOMEM;
+	s->listed_at = p->norder;
 	p->order[p->norder++] = s;
 	s->listed = true;
 	return 0;
@@ -1148,7 +1151,9 @@ static int cmp_code(const void *a, const void *b)
 	const struct code_range *x = a, *y = b;
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
-	return x->hi < y->hi ? -1 : x->hi > y->hi;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return x->rank > y->rank ? -1 : x->rank < y->rank;
 }
 
 static int add_code(jitmap_process *p, struct source *s)
@@ -1160,8 +1165,12 @@ static int add_code(jitmap_process *p, struct source *s)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const jitmap_image_range *r = jitmap_image_code_range(s->image, i);
+		/* Two images of the same code (a runtime's own beside LLVM's): the first listed
+		 * (the newest registration), then the first handed in, is the answer. */
+		const size_t rank = s->handed ? SIZE_MAX / 2 + (size_t)s->id
+				    : s->listed ? s->listed_at : SIZE_MAX;
 		if (r->lo < r->hi)
-			p->code[p->ncode++] = (struct code_range){r->lo, r->hi, 0, s};
+			p->code[p->ncode++] = (struct code_range){r->lo, r->hi, 0, rank, s};
 	}
 	return 0;
 }

@@ -801,8 +801,18 @@ static void describe_end(struct described *d)
 	fclose(d->x);
 }
 
+static void json_location_named(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
+				size_t i, const struct evaluated *e, const char *name);
+
 static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
 			  size_t i, const struct evaluated *e)
+{
+	json_location_named(out, sm, rec, i, e, NULL);
+}
+
+/* A location object of `info stackmap -json`, with "name" when `name` is not NULL. */
+static void json_location_named(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
+				size_t i, const struct evaluated *e, const char *name)
 {
 	const jitmap_location *loc = &rec->locations[i];
 	char where[96];
@@ -828,6 +838,10 @@ static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_rec
 	}
 	if (loc->kind == JITMAP_LOC_INDIRECT && (e->rc == 0 || e->v.address))
 		fprintf(out, ", \"address\": \"0x%" PRIx64 "\"", e->v.address);
+	if (name) {
+		fprintf(out, ", \"name\": ");
+		json_string(out, name);
+	}
 	fputc('}', out);
 }
 
@@ -860,6 +874,159 @@ static void json_locations(FILE *out, const jitmap_stackmap *sm, const jitmap_re
 		json_location(out, sm, rec, i, &ev[i]);
 	}
 	fputc(']', out);
+}
+
+/* -- Virtual frames: a runtime's deopt layout over a record's values -- */
+
+/* The value a layout's method or bci refers to, written as JSON into `j`; the first problem
+ * goes into `err`. `vals` are the indexes of the values the layout counts (a statepoint's
+ * deopt values, else every location). */
+static void vref_json(FILE *j, const jitmap_vref *r, const char *what, const size_t *vals,
+		      size_t n, const struct evaluated *ev, char *err, size_t err_len)
+{
+	if (r->kind == JITMAP_VREF_NAME) {
+		json_string(j, r->name);
+		return;
+	}
+	if (r->kind == JITMAP_VREF_NUMBER) {
+		fprintf(j, "%" PRIu64, r->number);
+		return;
+	}
+	if (r->kind != JITMAP_VREF_DEOPT) {
+		fprintf(j, "null");
+		return;
+	}
+	if (r->number >= n) {
+		if (!err[0])
+			snprintf(err, err_len, "%s: deopt index %" PRIu64 " past the %zu values", what,
+				 r->number, n);
+		fprintf(j, "null");
+		return;
+	}
+	const struct evaluated *e = &ev[vals[r->number]];
+	if (e->rc || !e->v.available) {
+		if (!err[0])
+			snprintf(err, err_len, "%s: value %" PRIu64 " is unavailable (%s)", what,
+				 r->number, e->v.why[0] ? e->v.why : jitmap_strerror(e->rc));
+		fprintf(j, "null");
+		return;
+	}
+	fprintf(j, "%" PRIu64, e->v.u);
+}
+
+/* "virtual_frames" of `info stackmap -json` (model.virtual_frames), and their text: under
+ * the JIT frame, one line per interpreter frame as LLDB's `stackmap bt` writes it. */
+static void describe_virtual_frames(FILE *j, FILE *x, const jitmap_stackmap *sm,
+				    const jitmap_record *rec, const struct evaluated *ev,
+				    const jitmap_deopt_layout *layout, const jitmap_statepoint_info *sp)
+{
+	const size_t n = sp ? sp->num_deopt : rec->num_locations;
+	size_t *vals = malloc((n ? n : 1) * sizeof(*vals));
+	if (!vals)
+		return;
+	for (size_t i = 0; i < n; i++)
+		vals[i] = sp ? (size_t)(sp->deopt - rec->locations) + i : i;
+	fprintf(j, ", \"virtual_frames\": [");
+	for (uint32_t k = 0; k < layout->num_frames; k++) {
+		const jitmap_vframe_layout *f = &layout->frames[k];
+		char err[320] = "";
+		char *mtext = NULL, *btext = NULL;
+		size_t mlen, blen;
+		FILE *m = open_memstream(&mtext, &mlen), *b = open_memstream(&btext, &blen);
+		if (!m || !b) {
+			if (m)
+				fclose(m);
+			if (b)
+				fclose(b);
+			free(mtext);
+			free(btext);
+			break;
+		}
+		vref_json(m, &f->method, "method", vals, n, ev, err, sizeof(err));
+		vref_json(b, &f->bci, "bci", vals, n, ev, err, sizeof(err));
+		fclose(m);
+		fclose(b);
+		fprintf(j, "%s{\"method\": %s, \"bci\": %s", k ? ", " : "", mtext, btext);
+		/* The title: "Demo.square, bci 4", "method 7", "?" (a value unavailable). */
+		fprintf(x, "    [");
+		if (f->method.kind == JITMAP_VREF_NAME)
+			fputs(f->method.name, x);
+		else if (!strcmp(mtext, "null"))
+			fputc('?', x);
+		else
+			fprintf(x, "method %s", mtext);
+		if (strcmp(btext, "null"))
+			fprintf(x, ", bci %s", btext);
+		fputc(']', x);
+		free(mtext);
+		free(btext);
+		int items = 0;
+		for (int part = 0; part < 2; part++) {
+			const jitmap_vslot *slots = part ? f->stack : f->locals;
+			const unsigned count = part ? f->num_stack : f->num_locals;
+			const char *key = part ? "stack" : "locals";
+			fprintf(j, ", \"%s\": [", key);
+			for (unsigned i = 0, shown = 0; i < count; i++) {
+				if (slots[i].index >= n) {
+					if (!err[0])
+						snprintf(err, sizeof(err),
+							 "%s: deopt index %u past the %zu values", key,
+							 slots[i].index, n);
+					continue;
+				}
+				const size_t at = vals[slots[i].index];
+				fprintf(j, "%s", shown++ ? ", " : "");
+				json_location_named(j, sm, rec, at, &ev[at], slots[i].name);
+				fprintf(x, "%s", items++ ? ", " : "  ");
+				if (part)
+					fprintf(x, "stack #%u = ", i);
+				else if (slots[i].name)
+					fprintf(x, "%s = ", slots[i].name);
+				else
+					fprintf(x, "local #%u = ", i);
+				text_value(x, &rec->locations[at], &ev[at]);
+			}
+			fputc(']', j);
+		}
+		if (err[0]) {
+			fprintf(j, ", \"error\": ");
+			json_string(j, err);
+			fprintf(x, "%s(%s)", items ? ", " : "  ", err);
+		}
+		fputc('}', j);
+		fputc('\n', x);
+	}
+	fputc(']', j);
+	free(vals);
+}
+
+static bool image_holds(const jitmap_image *img, uint64_t pc)
+{
+	for (size_t i = 0; i < jitmap_image_num_code_ranges(img); i++) {
+		const jitmap_image_range *r = jitmap_image_code_range(img, i);
+		if (pc >= r->lo && pc < r->hi)
+			return true;
+	}
+	return false;
+}
+
+/* The layout a runtime registered for record `rec` of frame `f`: in the image holding the code,
+ * else in any other image whose code holds the frame's PC (a runtime's own image beside the
+ * entry LLVM registers for the same code; jitmap_process_code_at gives one of them). */
+static const jitmap_deopt_layout *layout_for(const struct target *t, const jitmap_stack_frame *f)
+{
+	const jitmap_function *fn = jitmap_record_function(f->stackmap, f->record);
+	const char *name = fn ? fn->name : NULL;
+	const jitmap_deopt_layout *d = NULL;
+	if (f->code.image)
+		d = jitmap_layouts_find(jitmap_image_layouts(f->code.image), f->record->id, name);
+	for (size_t i = 0; !d && i < jitmap_process_num_sources(t->proc); i++) {
+		jitmap_source_info si;
+		if (jitmap_process_source(t->proc, i, &si) == 0 && si.image &&
+		    jitmap_image_layouts(si.image) && image_holds(si.image, f->pc))
+			d = jitmap_layouts_find(jitmap_image_layouts(si.image), f->record->id, name);
+	}
+	return d;
 }
 
 /* The record object of `info stackmap -json` (less its "frame"), for frame `f` (at an exact
@@ -969,6 +1136,9 @@ static void describe_record(const struct target *t, const struct options *o,
 		json_locations(j, sm, rec, ev, sp.gc_allocas, sp.num_gc_allocas);
 		fprintf(j, ", \"decoded\": \"shape\"}");
 	}
+	const jitmap_deopt_layout *layout = layout_for(t, f);
+	if (layout)
+		describe_virtual_frames(j, x, sm, rec, ev, layout, is_sp ? &sp : NULL);
 	fputc('}', j);
 	describe_end(&d);
 	fo->stackmap_json = d.json;

@@ -210,7 +210,8 @@ class Discovery:
             lib.jitmap_process_source(p, i, ctypes.byref(info))
             sm = None
             if info.stackmap:
-                sm = self._wrappers.get(info.stackmap)
+                # A stackmap two sources share (one parse) is named after the first listed.
+                sm = wrappers.get(info.stackmap) or self._wrappers.get(info.stackmap)
                 if sm is None:
                     sm = Stackmap(info.stackmap, False, N.text(info.name), info.section_address,
                                   info.section_size)

@@ -143,7 +143,10 @@ typedef struct jitmap_code_info {
 } jitmap_code_info;
 
 /* The JIT code at `addr` among the last scan's JIT entries and the images handed in: 0, or
- * -ENOENT when no image's code holds it. O(log n) after the first call following a change. */
+ * -ENOENT when no image's code holds it. O(log n) after the first call following a change.
+ * Where images of the same code range overlap exactly (a runtime registering its own image
+ * beside the one LLVM registers), the first in jitmap_process_source's order answers (the
+ * newest registration), then the first image handed in. */
 JITMAP_API int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out);
 
 /* -- Images handed in by a debugger --

@@ -81,6 +81,33 @@ static inline void check_string(const char *s, size_t cap)
 	CHECK(memchr(s, '\0', cap) != NULL);
 }
 
+/* -- Walking deopt layouts -- */
+
+/* Every layout, frame, slot and string of parsed layouts is in bounds and terminated (ASan
+ * sees any read past what the parser allocated), and each is found again by its key. */
+static inline void fuzz_walk_layouts(const jitmap_layouts *l)
+{
+	const size_t n = jitmap_layouts_count(l);
+	CHECK(jitmap_layouts_get(l, n) == NULL);
+	for (size_t i = 0; i < n; i++) {
+		const jitmap_deopt_layout *d = jitmap_layouts_get(l, i);
+		CHECK(d && d->num_frames > 0);
+		CHECK(!d->function || strlen(d->function) > 0);
+		CHECK(jitmap_layouts_find(l, d->record_id, d->function) == d);
+		for (uint32_t k = 0; k < d->num_frames; k++) {
+			const jitmap_vframe_layout *f = &d->frames[k];
+			CHECK(f->method.kind >= JITMAP_VREF_NUMBER && f->method.kind <= JITMAP_VREF_NAME);
+			CHECK(f->bci.kind <= JITMAP_VREF_DEOPT);
+			if (f->method.kind == JITMAP_VREF_NAME)
+				(void)strlen(f->method.name);
+			for (uint32_t j = 0; j < f->num_locals; j++)
+				(void)(f->locals[j].name ? strlen(f->locals[j].name) : f->locals[j].index);
+			for (uint32_t j = 0; j < f->num_stack; j++)
+				(void)(f->stack[j].name ? strlen(f->stack[j].name) : f->stack[j].index);
+		}
+	}
+}
+
 /* -- Walking a stackmap -- */
 
 static inline void fuzz_eval_location(const jitmap_stackmap *sm, const jitmap_record *r,

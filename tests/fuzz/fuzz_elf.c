@@ -30,6 +30,10 @@ static void walk_image(jitmap_image *img)
 	CHECK(sm ? rc == 0 : rc == -ENOENT);
 	symbolize_around(img, 0);
 	symbolize_around(img, UINT64_MAX);
+	const jitmap_layouts *l = jitmap_image_layouts(img);
+	CHECK(!(l && jitmap_image_layouts_problem(img)));
+	if (l)
+		fuzz_walk_layouts(l);
 	if (!sm)
 		return;
 	CHECK(jitmap_stackmap_arch(sm) == jitmap_image_arch(img));

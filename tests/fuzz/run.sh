@@ -23,6 +23,14 @@ if ! bash "$here/make-corpus.sh" "$tmp/seeds" >"$tmp/make-corpus.log" 2>&1; then
   exit 1
 fi
 
+# Deopt layouts as libjitmap-producer writes them (built with the targets).
+mkdir -p "$tmp/seeds/layout"
+if ! "$build/tests/fuzz/layout_seeds" "$tmp/seeds" >>"$tmp/make-corpus.log" 2>&1; then
+  cat "$tmp/make-corpus.log" >&2
+  echo "fuzz: 0 passed, 1 failed (layout seeds could not be written)"
+  exit 1
+fi
+
 passed=0 failed=0
 run_target() { # NAME SEED-SUBDIR
   local name=$1 seeds="$tmp/seeds/$2" bin="$build/tests/fuzz/$1"
@@ -60,5 +68,6 @@ run_target fuzz_cfi cfi
 run_target fuzz_core core
 run_target fuzz_process process
 run_target fuzz_plugin plugin
+run_target fuzz_layout layout
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]

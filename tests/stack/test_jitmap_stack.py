@@ -42,6 +42,7 @@ BUILD = os.path.abspath(sys.argv[1])
 STACK = os.path.join(BUILD, "jitmap-stack")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 WALK = os.path.join(BUILD, "examples", "stack-walk", "jitmap-stack-walk")
+VM = os.path.join(BUILD, "examples", "bytecode-vm", "jitmap-vm")
 JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
 HOSTILE = os.path.join(BUILD, H.PROGRAM)
 # Problems of a stackmap section: jitmap-stack reads a JIT entry's stackmap only when a frame
@@ -184,15 +185,16 @@ def live():
 # -- Cores --
 
 
-def make_core(name, args):
+def make_core(name, args, program=None):
     d = os.path.join(WORK, name)
     os.makedirs(d)
 
     def limits():
         resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
+    cmd = [program] + args if program else [DEMO, "--threads", "2", "--abort"] + args
     with open(os.path.join(d, "out"), "w") as out:
-        p = subprocess.run([DEMO, "--threads", "2", "--abort"] + args, stdout=out,
+        p = subprocess.run(cmd, stdout=out,
                            stderr=subprocess.STDOUT, cwd=d, preexec_fn=limits, timeout=TIMEOUT)
     cores = [c for c in os.listdir(d) if c == "core" or c.startswith("core.")]
     if p.returncode not in (-6, 134) or not cores:
@@ -219,12 +221,12 @@ end
 """
 
 
-def gdb_stackmaps(core, pcs):
+def gdb_stackmaps(core, pcs, program=DEMO):
     """{(tid, level): info stackmap -json without "frame"} for GDB's frames at `pcs`."""
     script = os.path.join(os.path.dirname(core), "parity.gdb")
     with open(script, "w") as f:
         f.write(GDB_SCRIPT % {"jitmap_gdb": JITMAP_GDB, "pcs": sorted(pcs)})
-    r = run([GDB, "-batch", "-nx", "-x", script, DEMO, core])
+    r = run([GDB, "-batch", "-nx", "-x", script, program, core])
     got = {}
     for line in r.stdout.splitlines():
         if line.startswith("STACKMAP "):
@@ -430,10 +432,58 @@ def hostiles():
         hostile([mode])
 
 
+def vm_core():
+    """jitmap-vm's core at its compiled code's safepoint: the interpreter frames its JIT
+    registered (deopt layouts in the registered image), in the JSON equal to GDB's info
+    stackmap -json and to what the interpreter had there (truth lines), and in the text."""
+    if not os.path.exists(VM):
+        print("SKIP vm core: %s not built (needs llvm-config-14)" % VM)
+        return
+    core = make_core("vm", ["--n", "6", "--stop-at", "4", "--abort"], VM)
+    with open(os.path.join(os.path.dirname(core), "out")) as f:
+        out = f.read()
+    want = []
+    for line in out.splitlines():
+        if line.startswith("jitmap-vm: vframe "):
+            t = dict(kv.split("=", 1) for kv in line.split()[2:])
+            want.append((t["method"], int(t["bci"]),
+                         [(k, int(v)) for k, v in t.items()
+                          if k not in ("call", "site", "k", "method", "bci", "stack")],
+                         [int(v) for v in t["stack"].split(",") if v]))
+    check(len(want) == 2 and "tiers agree" in out, "vm core: the program's truth: %s" % want)
+    r = run([STACK, "--json", "--values", core])
+    check(r.returncode == 0, "vm core: exit 0 (%d: %s)" % (r.returncode, r.stderr.strip()))
+    d = json.loads(r.stdout)
+    frames = [f for t in d["threads"] for f in jit_frames(t)]
+    check(len(frames) == 1 and frames[0]["function"] == "jit.Demo.sumSquares",
+          "vm core: one JIT frame, the compiled method (%s)" % [f["function"] for f in frames])
+    sm = frames[0]["stackmap"] if frames else {}
+    got = [(f["method"], f["bci"], [(l.get("name"), l["value"]) for l in f["locals"]],
+            [l["value"] for l in f["stack"]]) for f in sm.get("virtual_frames", [])]
+    check(got == want, "vm core: virtual frames %s, the interpreter had %s" % (got, want))
+    g = gdb_stackmaps(core, {int(frames[0]["pc"], 16)} if frames else set(), VM)
+    theirs = list(g.values())[0] if len(g) == 1 else {}
+    diff = {k: (theirs.get(k), sm.get(k)) for k in set(theirs) | set(sm) if theirs.get(k) != sm.get(k)}
+    check(len(g) == 1 and not diff, "vm core: the frame's stackmap object equals GDB's "
+          "(%d frames; GDB / jitmap-stack where they differ: %s)" % (len(g), json.dumps(diff)[:1500]))
+    r = run([STACK, "--values", core])
+    for line in ("    [Demo.square, bci 4]  x = 4, y = 16 (0x10)\n",
+                 "    [Demo.sumSquares, bci 10]  n = 6, i = 4, acc = 14 (0xe), stack #0 = 14 (0xe)\n"):
+        check(line in r.stdout, "vm core: text has %r:\n%s" % (line, r.stdout))
+    r = run([STACK, core])
+    check("Demo.square" not in r.stdout and "jit.Demo.sumSquares" in r.stdout,
+          "vm core: without --values, no virtual frames:\n" + r.stdout)
+    if shutil.which("eu-stack"):
+        r = run(["eu-stack", "--core", core, "-e", VM])
+        check("Demo.square" not in r.stdout + r.stderr,
+              "vm core: negative control: eu-stack shows no interpreter frame")
+
+
 def main():
     try:
         live()
         core = cores()
+        vm_core()
         bad_input(core)
         hostiles()
     finally:
