@@ -112,6 +112,7 @@ struct jitmap_process {
 	size_t ngrave, cap_grave;
 	struct parse **parses; /* sorted by (addr, size, hash) */
 	size_t nparses, cap_parses;
+	size_t layout_images; /* sources whose image carries deopt layouts */
 	struct code_range *code; /* JIT code by address, rebuilt when code_dirty */
 	size_t ncode, cap_code;
 	bool code_dirty;
@@ -334,6 +335,8 @@ static void source_free(jitmap_process *p, struct source *s)
 		return;
 	index_drop(p, s);
 	set_stackmap(p, s, NULL, NULL, false);
+	if (s->image && jitmap_image_layouts(s->image))
+		p->layout_images--;
 	jitmap_image_free(s->image);
 	jitmap_image_free(s->full_image);
 	free(s->full_problem);
@@ -462,6 +465,8 @@ static void open_opened(jitmap_process *p, struct source *s)
 	s->image = open_image(p, s, JITMAP_IMAGE_SKIP_STACKMAP);
 	if (!s->image)
 		return;
+	if (jitmap_image_layouts(s->image))
+		p->layout_images++;
 	s->arch = jitmap_image_arch(s->image);
 	s->order = jitmap_image_byte_order(s->image);
 	if (jitmap_image_symbol_values_are_addresses(s->image))
@@ -906,6 +911,8 @@ int jitmap_process_scan_object(jitmap_process *p, const char *path, uint64_t sec
 		p->objects[p->nobjects++] = s;
 		jitmap_error err;
 		s->image = jitmap_image_open_file(path, &err);
+		if (s->image && jitmap_image_layouts(s->image))
+			p->layout_images++;
 		uint64_t addr;
 		if (!s->image) {
 			add_text(&s->problems, "%s: offset 0x%" PRIx64 ": %s", path, err.offset,
@@ -1143,6 +1150,11 @@ const char *jitmap_process_problem(const jitmap_process *p, size_t k)
 }
 
 jitmap_index *jitmap_process_index(const jitmap_process *p) { return p->index; }
+
+size_t jitmap_process_num_layout_images(const jitmap_process *p)
+{
+	return p ? p->layout_images : 0;
+}
 
 /* -- JIT code by address -- */
 

@@ -21,6 +21,7 @@ from gdb.FrameDecorator import FrameDecorator
 from . import commands as C
 from . import format as F
 from . import names
+from . import native as N
 
 MARK = "\x01jitmap-unavailable: "
 _TYPES = {1: "signed char", 2: "short", 4: "int", 8: "long"}
@@ -129,10 +130,15 @@ def _frame_object(frame):
 
 
 def _images_have_layouts():
-    """Whether a registered image carries deopt layouts (the catalog is the stop's, built
-    once for all frames of a bt)."""
+    """Whether a registered image carries deopt layouts. With the reader plugin, whose process
+    holds every image GDB read, the library counts them (O(1)); without it, the stop's catalog
+    says (a scan of the JIT entries, once per stop)."""
     from .gdb_commands import GDB
     try:
+        N.load(getattr(GDB, "library_hint", None))  # once: the plugin itself with jitmap.gdb
+        shared = GDB.shared_process()
+        if shared:
+            return N.lib().jitmap_process_num_layout_images(shared[0]) > 0
         return C.SESSION.get(GDB).has_layouts
     except Exception:  # a bt never fails because of us
         return False
@@ -170,9 +176,10 @@ class VirtualFrame(FrameDecorator):
 
 
 class JitFrameDecorator(FrameDecorator):
-    def __init__(self, base):
+    def __init__(self, base, layouts=True):
         super().__init__(base)
         self._obj = False  # not looked up yet
+        self._layouts = layouts  # whether any deopt layout may apply (asked once per bt)
 
     def _object(self):
         if self._obj is False:
@@ -209,7 +216,7 @@ class JitFrameDecorator(FrameDecorator):
         any layout (from the names API or a registered image), no frame is looked up (every
         frame of every `bt` comes here)."""
         base = super().elided()
-        if not names.has_frames() and not _images_have_layouts():
+        if not self._layouts:
             return base
         obj = self._object()
         vfs = (obj or {}).get("virtual_frames")
@@ -226,7 +233,9 @@ class JitFrameFilter:
         gdb.frame_filters[self.name] = self
 
     def filter(self, frames):
-        return map(JitFrameDecorator, frames)
+        # Once per backtrace, not per frame: whether any layout exists at all.
+        layouts = names.has_frames() or _images_have_layouts()
+        return (JitFrameDecorator(f, layouts) for f in frames)
 
 
 _registered = False

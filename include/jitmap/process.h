@@ -124,6 +124,10 @@ JITMAP_API const char *jitmap_process_source_note(const jitmap_process *p, size_
 /* Problems of the process as a whole (a descriptor or its list). */
 JITMAP_API size_t jitmap_process_num_problems(const jitmap_process *p);
 JITMAP_API const char *jitmap_process_problem(const jitmap_process *p, size_t k);
+/* How many of the process's images (JIT entries and files of the scans, images handed in;
+ * until they are freed) carry deopt layouts (jitmap_image_layouts): O(1), for a front end that
+ * shows interpreter frames only when some runtime registered layouts. */
+JITMAP_API size_t jitmap_process_num_layout_images(const jitmap_process *p);
 /* One PC index over every stackmap of the last scan (owned by the process). */
 JITMAP_API jitmap_index *jitmap_process_index(const jitmap_process *p);
 

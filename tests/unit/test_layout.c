@@ -445,9 +445,41 @@ static void test_image_malformed(void **state)
 	assert_int_equal(jitmap_process_add_image(p, b.image, b.image_size, "JIT image 1", &id), 0);
 	assert_contains(jitmap_process_image_problem(p, id, 0),
 			"JIT image 1: .jitmap_deopt (file offset 0x");
+	assert_int_equal(jitmap_process_num_layout_images(p), 0); /* malformed: none */
 	jitmap_process_free(p);
 	free(b.image);
 	free(b.stackmap);
+}
+
+/* The process counts the images that carry layouts, as they come and go. */
+static void test_process_counts(void **state)
+{
+	(void)state;
+	struct built with, without;
+	jitmap_error err;
+	assert_int_equal(build(&with, layouts, 3, &err), 0);
+	assert_int_equal(build(&without, NULL, 0, &err), 0);
+	const jitmap_target t = {.read_mem = no_memory};
+	jitmap_process *p = jitmap_process_new(&t, NULL);
+	uint64_t a, b, c;
+	assert_int_equal(jitmap_process_num_layout_images(p), 0);
+	assert_int_equal(jitmap_process_add_image(p, without.image, without.image_size, "a", &a), 0);
+	assert_int_equal(jitmap_process_num_layout_images(p), 0);
+	assert_int_equal(jitmap_process_add_image(p, with.image, with.image_size, "b", &b), 0);
+	assert_int_equal(jitmap_process_add_image(p, with.image, with.image_size, "c", &c), 0);
+	assert_int_equal(jitmap_process_num_layout_images(p), 2);
+	assert_int_equal(jitmap_process_remove_image(p, b), 0);
+	jitmap_process_recheck(p); /* frees what was removed */
+	assert_int_equal(jitmap_process_num_layout_images(p), 1);
+	assert_int_equal(jitmap_process_remove_image(p, c), 0);
+	jitmap_process_recheck(p);
+	assert_int_equal(jitmap_process_num_layout_images(p), 0);
+	assert_int_equal(jitmap_process_num_layout_images(NULL), 0);
+	jitmap_process_free(p);
+	free(with.image);
+	free(with.stackmap);
+	free(without.image);
+	free(without.stackmap);
 }
 
 int main(void)
@@ -462,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_image),
 		cmocka_unit_test(test_image_refuses),
 		cmocka_unit_test(test_image_malformed),
+		cmocka_unit_test(test_process_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
