@@ -414,7 +414,9 @@ def vm_layouts(d):
     out = program_out(d, name)
     dumps = [d.ask("f1", "info", ["json"], [1]), d.ask("f1-text", "info", [], [1])]
     if d.name == "gdb":
-        dumps += [d.dump("bt", "bt"), d.dump("bt-full", "bt full 2")]
+        dumps += [d.dump("bt", "bt"), d.dump("bt-full", "bt full 2"),
+                  d.dump("mi-on", 'interpreter-exec mi "-enable-frame-filters"'),
+                  d.dump("mi-frames", 'interpreter-exec mi "-stack-list-frames"')]
     else:
         dumps += [d.dump("sbt", "stackmap bt"), d.dump("sbt-json", "stackmap bt --json 3")]
     run = [d.break_at("vm_jit_stop"), d.launch(["--n", "6", "--stop-at", "4"], out)]
@@ -448,6 +450,12 @@ def vm_layouts(d):
                   re.search(r"\[Demo\.sumSquares, bci 10\].*\n +n = 6\n +i = 4\n +acc = 14\n"
                             r" +stack0 = 14\n", full),
                   "%s: bt full shows each interpreter frame's locals:\n%s" % (what, full))
+            mi = s.text("mi-frames")
+            check(re.search(r'frame=\{level="1",[^}]*func="jit\.Demo\.sumSquares",[^}]*'
+                            r'children=\[frame=\{func="\[Demo\.square, bci 4\]"[^}]*\},'
+                            r'frame=\{func="\[Demo\.sumSquares, bci 10\]"', mi),
+                  "%s: MI -stack-list-frames gives the interpreter frames as the JIT frame's "
+                  "children:\n%s" % (what, mi))
         else:
             sbt = s.text("sbt")
             check(re.search(r"frame #1: 0x[0-9a-f]+ jit\.Demo\.sumSquares, record 1000 "
