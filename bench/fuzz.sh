@@ -13,7 +13,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build-fuzz}
 runs=${BENCH_FUZZ_RUNS:-10000000}
-targets=${BENCH_FUZZ_TARGETS:-fuzz_parse fuzz_elf fuzz_cfi fuzz_core fuzz_process fuzz_plugin}
+targets=${BENCH_FUZZ_TARGETS:-fuzz_parse fuzz_elf fuzz_cfi fuzz_core fuzz_process fuzz_plugin fuzz_layout}
 jobs=${BENCH_FUZZ_JOBS:-1}
 "$top/scripts/setup.sh" >/dev/null
 CC=clang-14 cmake -S "$top" -B "$build" -DJITMAP_BUILD_FUZZ=ON -DJITMAP_BUILD_TESTS=OFF \
@@ -22,6 +22,8 @@ cmake --build "$build" -j"$(nproc)" >/dev/null || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bash "$top/tests/fuzz/make-corpus.sh" "$tmp/seeds" >/dev/null 2>&1 || { echo "no seeds" >&2; exit 1; }
+mkdir -p "$tmp/seeds/layout"
+"$build/tests/fuzz/layout_seeds" "$tmp/seeds" >/dev/null || { echo "no layout seeds" >&2; exit 1; }
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); $runs executions per target, $jobs at once"
