@@ -452,18 +452,21 @@ static void json_record(FILE *out, const jitmap_stackmap *sm, const jitmap_recor
 
 static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const struct options *o);
 
+static void print_json_layouts(FILE *out, const jitmap_layouts *l);
+
 static void print_json(FILE *out, const char *file, const jitmap_stackmap *sm,
-		       const char *kind, const struct options *o)
+		       const jitmap_layouts *layouts, const char *kind, const struct options *o)
 {
 	fputs("{\"file\": ", out);
 	json_string(out, file);
 	fputs(", \"kind\": ", out);
 	json_string(out, kind);
-	if (!sm) {
-		fputs(", \"stackmap\": null}\n", out);
-		return;
-	}
-	print_json_stackmap(out, sm, o);
+	if (!sm)
+		fputs(", \"stackmap\": null", out);
+	else
+		print_json_stackmap(out, sm, o);
+	if (layouts)
+		print_json_layouts(out, layouts);
 	fputs("}\n", out);
 }
 
@@ -493,6 +496,107 @@ static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const stru
 			if (k)
 				fputs(", ", out);
 			json_record(out, sm, jitmap_stackmap_record(sm, b->first_record + k), o);
+		}
+		fputs("]}", out);
+	}
+	fputc(']', out);
+}
+
+/* -- Deopt layouts (.jitmap_deopt, docs/deopt-layouts.md) -- */
+
+static void text_vref(FILE *out, const jitmap_vref *v)
+{
+	switch (v->kind) {
+	case JITMAP_VREF_NAME: fputs(v->name, out); break;
+	case JITMAP_VREF_NUMBER: fprintf(out, "%" PRIu64, v->number); break;
+	case JITMAP_VREF_DEOPT: fprintf(out, "deopt %" PRIu64, v->number); break;
+	default: fputs("none", out); break;
+	}
+}
+
+static void text_slots(FILE *out, const char *what, const jitmap_vslot *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		fprintf(out, "%s", i ? ", " : what);
+		if (v[i].name)
+			fprintf(out, "%s = ", v[i].name);
+		fprintf(out, "deopt %u", v[i].index);
+	}
+}
+
+static void print_text_layouts(FILE *out, const jitmap_layouts *l)
+{
+	const size_t n = jitmap_layouts_count(l);
+	fprintf(out, "  deopt layouts (.jitmap_deopt): %zu\n", n);
+	for (size_t i = 0; i < n; i++) {
+		const jitmap_deopt_layout *d = jitmap_layouts_get(l, i);
+		fprintf(out, "    record %" PRIu64 "%s%s: %u frame%s\n", d->record_id,
+			d->function ? " in " : "", d->function ? d->function : "", d->num_frames,
+			d->num_frames == 1 ? "" : "s");
+		for (uint32_t k = 0; k < d->num_frames; k++) {
+			const jitmap_vframe_layout *f = &d->frames[k];
+			fprintf(out, "      frame %u: method ", k);
+			text_vref(out, &f->method);
+			if (f->bci.kind != JITMAP_VREF_NONE) {
+				fputs(", bci ", out);
+				text_vref(out, &f->bci);
+			}
+			text_slots(out, "; locals ", f->locals, f->num_locals);
+			text_slots(out, "; stack ", f->stack, f->num_stack);
+			fputc('\n', out);
+		}
+	}
+}
+
+/* As names.deopt_frames takes them: a name, a number, {"deopt": i}, or null. */
+static void json_vref(FILE *out, const jitmap_vref *v)
+{
+	switch (v->kind) {
+	case JITMAP_VREF_NAME: json_string(out, v->name); break;
+	case JITMAP_VREF_NUMBER: fprintf(out, "%" PRIu64, v->number); break;
+	case JITMAP_VREF_DEOPT: fprintf(out, "{\"deopt\": %" PRIu64 "}", v->number); break;
+	default: fputs("null", out); break;
+	}
+}
+
+static void json_slots(FILE *out, const jitmap_vslot *v, unsigned n)
+{
+	fputc('[', out);
+	for (unsigned i = 0; i < n; i++) {
+		fprintf(out, "%s{\"deopt\": %u, \"name\": ", i ? ", " : "", v[i].index);
+		if (v[i].name)
+			json_string(out, v[i].name);
+		else
+			fputs("null", out);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+/* ", "deopt_layouts": [...]" (only for an image that carries layouts). */
+static void print_json_layouts(FILE *out, const jitmap_layouts *l)
+{
+	fputs(", \"deopt_layouts\": [", out);
+	for (size_t i = 0; i < jitmap_layouts_count(l); i++) {
+		const jitmap_deopt_layout *d = jitmap_layouts_get(l, i);
+		fprintf(out, "%s{\"record_id\": %" PRIu64 ", \"function\": ", i ? ", " : "",
+			d->record_id);
+		if (d->function)
+			json_string(out, d->function);
+		else
+			fputs("null", out);
+		fputs(", \"frames\": [", out);
+		for (uint32_t k = 0; k < d->num_frames; k++) {
+			const jitmap_vframe_layout *f = &d->frames[k];
+			fputs(k ? ", {\"method\": " : "{\"method\": ", out);
+			json_vref(out, &f->method);
+			fputs(", \"bci\": ", out);
+			json_vref(out, &f->bci);
+			fputs(", \"locals\": ", out);
+			json_slots(out, f->locals, f->num_locals);
+			fputs(", \"stack\": ", out);
+			json_slots(out, f->stack, f->num_stack);
+			fputc('}', out);
 		}
 		fputs("]}", out);
 	}
@@ -656,6 +760,12 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 				fprintf(stderr, "jitmap-dump: %s: %s\n", path, problem);
 				status = 1;
 			}
+			const jitmap_layouts *layouts = si.image ? jitmap_image_layouts(si.image) : NULL;
+			if (si.image && jitmap_image_layouts_problem(si.image)) {
+				fprintf(stderr, "jitmap-dump: %s: JIT entry 0x%" PRIx64 ": %s\n", path,
+					si.entry, jitmap_image_layouts_problem(si.image));
+				status = 1;
+			}
 			switch (o->format) {
 			case FMT_READOBJ:
 				for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
@@ -681,6 +791,8 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 				} else {
 					fputs(", \"stackmap_address\": null", out);
 				}
+				if (layouts)
+					print_json_layouts(out, layouts);
 				fputc('}', out);
 				break;
 			case FMT_TEXT:
@@ -704,6 +816,8 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 				if (notes[0])
 					fprintf(out, "  note: %s\n", notes);
 				print_text(out, sm, o);
+				if (layouts)
+					print_text_layouts(out, layouts);
 				break;
 			}
 		}
@@ -725,6 +839,8 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 	jitmap_error e;
 	jitmap_image *img = NULL;
 	jitmap_stackmap *sm = NULL, *raw = NULL;
+	const jitmap_layouts *layouts = NULL;
+	int status = 0;
 	char kind[96];
 
 	if (is_elf(path)) {
@@ -739,7 +855,12 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 		}
 		for (size_t i = 0; jitmap_image_warning(img, i); i++)
 			fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, jitmap_image_warning(img, i));
+		if (jitmap_image_layouts_problem(img)) {
+			fprintf(stderr, "jitmap-dump: %s: %s\n", path, jitmap_image_layouts_problem(img));
+			status = 1;
+		}
 		sm = jitmap_image_stackmap(img);
+		layouts = jitmap_image_layouts(img);
 		snprintf(kind, sizeof(kind), "ELF %s, %s", elf_type_name(jitmap_image_elf_type(img)),
 			 jitmap_arch_name(jitmap_image_arch(img)));
 	} else {
@@ -766,12 +887,14 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 			print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
 		break;
 	case FMT_JSON:
-		print_json(out, path, sm, kind, o);
+		print_json(out, path, sm, layouts, kind, o);
 		break;
 	case FMT_TEXT:
 		fprintf(out, "%s: %s", path, kind);
 		if (!sm) {
 			fprintf(out, ", no .llvm_stackmaps section\n");
+			if (layouts)
+				print_text_layouts(out, layouts);
 			break;
 		}
 		fprintf(out, ", %s-endian, %zu blob%s, %zu record%s\n",
@@ -779,11 +902,13 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 			jitmap_stackmap_num_blobs(sm), jitmap_stackmap_num_blobs(sm) == 1 ? "" : "s",
 			jitmap_stackmap_num_records(sm), jitmap_stackmap_num_records(sm) == 1 ? "" : "s");
 		print_text(out, sm, o);
+		if (layouts)
+			print_text_layouts(out, layouts);
 		break;
 	}
 	jitmap_stackmap_free(raw);
 	jitmap_image_free(img);
-	return 0;
+	return status;
 }
 
 /* -- Arguments -- */

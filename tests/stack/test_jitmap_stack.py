@@ -40,6 +40,7 @@ if len(sys.argv) != 2:
     sys.exit("usage: test_jitmap_stack.py BUILD_DIR")
 BUILD = os.path.abspath(sys.argv[1])
 STACK = os.path.join(BUILD, "jitmap-stack")
+DUMP = os.path.join(BUILD, "jitmap-dump")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 WALK = os.path.join(BUILD, "examples", "stack-walk", "jitmap-stack-walk")
 VM = os.path.join(BUILD, "examples", "bytecode-vm", "jitmap-vm")
@@ -473,6 +474,43 @@ def vm_core():
     r = run([STACK, core])
     check("Demo.square" not in r.stdout and "jit.Demo.sumSquares" in r.stdout,
           "vm core: without --values, no virtual frames:\n" + r.stdout)
+    # jitmap-dump lists the layouts the JIT registered, as jitmap.names.deopt_frames takes them.
+    r = run([DUMP, "--format=json", core])
+    got = [e.get("deopt_layouts") for dsc in json.loads(r.stdout)["descriptors"]
+           for e in dsc["entries"]]
+    want_layout = [{"record_id": 1000, "function": None, "frames": [
+        {"method": "Demo.square", "bci": {"deopt": 0},
+         "locals": [{"deopt": 1, "name": "x"}, {"deopt": 2, "name": "y"}], "stack": []},
+        {"method": "Demo.sumSquares", "bci": {"deopt": 3},
+         "locals": [{"deopt": 4, "name": "n"}, {"deopt": 5, "name": "i"}, {"deopt": 6, "name": "acc"}],
+         "stack": [{"deopt": 7, "name": None}]}]}]
+    check(r.returncode == 0 and sorted(got, key=str) == sorted([None, want_layout], key=str),
+          "vm core: jitmap-dump's deopt_layouts (LLVM's entry has none): %s" % got)
+    r = run([DUMP, core])
+    check("      frame 1: method Demo.sumSquares, bci deopt 3; locals n = deopt 4, i = deopt 5, "
+          "acc = deopt 6; stack deopt 7\n" in r.stdout, "vm core: jitmap-dump text:\n" + r.stdout)
+    # A damaged section: named, and it costs the layouts only.
+    with open(core, "rb") as f:
+        data = bytearray(f.read())
+    at = data.find(b"JMDL")
+    check(at > 0, "vm core: the layouts are in the core")
+    data[at + 4] = 9  # version 9
+    bad = core + ".bad-layouts"
+    with open(bad, "wb") as f:
+        f.write(data)
+    r = run([DUMP, bad])
+    check(r.returncode == 1 and ".jitmap_deopt (file offset 0x" in r.stderr and
+          "version 9 (this jitmap reads 1)" in r.stderr and "record 1000 at" in r.stdout,
+          "vm core, damaged layouts: jitmap-dump exit 1, the problem named (%d: %s)" % (
+              r.returncode, r.stderr.strip()))
+    r = run([STACK, "--json", "--values", bad])
+    d = json.loads(r.stdout) if r.returncode == 0 else {"threads": [], "problems": []}
+    frames = [f for t in d["threads"] for f in jit_frames(t)]
+    check(r.returncode == 0 and frames and frames[0]["stackmap"]["record"]["id"] == 1000 and
+          "virtual_frames" not in frames[0]["stackmap"] and
+          any(".jitmap_deopt (file offset 0x" in p and "version 9" in p for p in d["problems"]),
+          "vm core, damaged layouts: jitmap-stack still shows the record, without virtual frames, "
+          "and names the problem (%s)" % d["problems"])
     if shutil.which("eu-stack"):
         r = run(["eu-stack", "--core", core, "-e", VM])
         check("Demo.square" not in r.stdout + r.stderr,
