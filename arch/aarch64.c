@@ -1,8 +1,10 @@
 /* AArch64: AAPCS64, DWARF numbers per AADWARF64 (x0-x30 0-30, sp 31, pc 32; LLVM names no
- * register 32, so neither do we). The frame record
- * is the (x29, x30) pair that x29 points at. Instructions are little-endian words in either
- * data byte order. The unwinder's frame-size rule and prologue decoding are not here yet
- * (issue #11): where a hook is NULL the unwinder declines. */
+ * register 32, so neither do we). The frame record is the (x29, x30) pair that x29 points at;
+ * where it sits in the frame varies (at its top after `stp x29, x30, [sp, #-16]!`, at the
+ * bottom of the callee-saved area after `stp x29, x30, [sp, #-N]!`), so the CFA is known
+ * from x29 only through the function's prologue (the shape hook). The return address
+ * arrives in x30 (the link register). Instructions are little-endian words in either data
+ * byte order (encodings: Arm ARM, checked with aarch64-linux-gnu-as). */
 #include "arch.h"
 
 static const char *reg_name(unsigned r)
@@ -42,6 +44,139 @@ static bool call_before(const uint8_t *b, size_t n)
 	return (insn & 0xfc000000u) == 0x94000000u || (insn & 0xfffffc1fu) == 0xd63f0000u;
 }
 
+static uint32_t word(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Sign-extend the `bits`-bit field of `insn` at `lsb`. */
+static int64_t field(uint32_t insn, unsigned lsb, unsigned bits)
+{
+	const uint64_t v = (insn >> lsb) & ((UINT64_C(1) << bits) - 1);
+	return (int64_t)(v ^ (UINT64_C(1) << (bits - 1))) - (int64_t)(UINT64_C(1) << (bits - 1));
+}
+
+/* add/sub Xd, sp, #imm{, lsl #12} with Xd given: the immediate (negative for sub), or false. */
+static bool sp_arith(uint32_t insn, unsigned rd, int64_t *imm)
+{
+	const uint32_t base = insn & 0xff8003ffu;
+	if (base != (0x91000000u | 31u << 5 | rd) && base != (0xd1000000u | 31u << 5 | rd))
+		return false;
+	int64_t v = (int64_t)((insn >> 10) & 0xfff) << ((insn >> 22) & 1 ? 12 : 0);
+	*imm = (insn & 0x40000000u) ? -v : v;
+	return true;
+}
+
+/* stp x29, x30, [sp, #off]! (pre-index) or [sp, #off] (offset): 1 or 2, the offset in *off. */
+static int stp_fp_lr(uint32_t insn, int64_t *off)
+{
+	if ((insn & 0xffc07fffu) == 0xa9807bfdu) {
+		*off = field(insn, 15, 7) * 8;
+		return 1;
+	}
+	if ((insn & 0xffc07fffu) == 0xa9007bfdu) {
+		*off = field(insn, 15, 7) * 8;
+		return 2;
+	}
+	return 0;
+}
+
+/* paciasp, pacibsp, bti c, bti jc: a landing pad or signing before the prologue. */
+static bool pad(uint32_t insn)
+{
+	return insn == 0xd503233fu || insn == 0xd503237fu || insn == 0xd503245fu ||
+	       insn == 0xd50324dfu;
+}
+
+/* The prologues LLVM and GCC write, and a hand-written JIT's:
+ *   A  stp x29, x30, [sp, #-N]!; mov x29, sp           CFA = x29 + N
+ *   B  sub sp, sp, #X; stp x29, x30, [sp, #Y]; add x29, sp, #Y      CFA = x29 + X - Y
+ *   C  str x30, [sp, #-N]!                              (no frame record) RA at CFA - N
+ * each after an optional landing pad, with other callee-saved stores allowed between A's
+ * two instructions. None of x30's stores in the window: a leaf (saves_ra false). */
+static void shape(const uint8_t *b, struct jitmap__shape *out)
+{
+	uint32_t w[JITMAP__SHAPE_WINDOW / 4];
+	unsigned n = JITMAP__SHAPE_WINDOW / 4, i = 0;
+	for (unsigned k = 0; k < n; k++)
+		w[k] = word(b + 4 * k);
+	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE};
+	while (i < n && pad(w[i]))
+		i++;
+	out->save_at = 4 * i;
+	int64_t off, sub, add;
+	if (i < n && stp_fp_lr(w[i], &off) == 1 && off < 0) { /* A */
+		out->saves_ra = out->stores = true;
+		for (unsigned k = i + 1; k < n && k <= i + 2; k++) {
+			if (sp_arith(w[k], 29, &add) && add == 0) {
+				out->kind = JITMAP_PROLOGUE_FP;
+				out->after_save = 4 * (i + 1);
+				out->fp_set_at = 4 * (k + 1);
+				out->cfa_from_fp = -off;
+				out->cfa_after_save = -off;
+				/* the stores between are of other registers, not x29/sp */
+				return;
+			}
+		}
+		return;
+	}
+	if (i + 2 < n && sp_arith(w[i], 31, &sub) && sub < 0 && stp_fp_lr(w[i + 1], &off) == 2 &&
+	    off >= 0 && sp_arith(w[i + 2], 29, &add) && add == off && off < -sub) { /* B */
+		out->kind = JITMAP_PROLOGUE_FP;
+		out->saves_ra = out->stores = true;
+		out->fp_set_at = 4 * (i + 3);
+		out->cfa_from_fp = -sub - off;
+		/* no single "after the save" state: SP moved first */
+		out->after_save = out->fp_set_at;
+		out->cfa_after_save = 0;
+		return;
+	}
+	if (i < n && (w[i] & 0xffe00fffu) == 0xf8000ffeu && field(w[i], 12, 9) < 0) { /* C */
+		out->saves_ra = out->ra_known = out->stores = true;
+		out->ra_from_cfa = field(w[i], 12, 9);
+		return;
+	}
+	/* Anything else that stores x30 in the window (str/stp with x30 as either register),
+	 * and whether anything is stored at all. */
+	for (unsigned k = i; k < n; k++) {
+		const uint32_t x = w[k];
+		const bool stp64 = (x & 0xfc400000u) == 0xa8000000u; /* store pair, 64-bit */
+		const bool str64 = (x & 0xffc00000u) == 0xf9000000u || /* str (unsigned offset) */
+				   (x & 0xffe00400u) == 0xf8000400u;   /* str (pre/post-index) */
+		const bool vstp = (x & 0x3e400000u) == 0x2c000000u;   /* SIMD&FP store pair */
+		const bool vstr = (x & 0x3f400000u) == 0x3d000000u ||  /* SIMD&FP str */
+				  (x & 0x3f600400u) == 0x3c000400u;
+		if (stp64 || str64 || vstp || vstr)
+			out->stores = true;
+		if ((stp64 && ((x & 31) == 30 || ((x >> 10) & 31) == 30)) || (str64 && (x & 31) == 30))
+			out->saves_ra = true;
+	}
+}
+
+/* add/sub sp, sp, #imm. */
+static bool moves_sp(const uint8_t b[8])
+{
+	int64_t imm;
+	return sp_arith(word(b), 31, &imm);
+}
+
+/* ret, retaa, retab. */
+static bool is_return(const uint8_t b[4], size_t n)
+{
+	if (n < 4)
+		return false;
+	const uint32_t x = word(b);
+	return x == 0xd65f03c0u || x == 0xd65f0bffu || x == 0xd65f0fffu;
+}
+
+/* stp x29, x30, [sp, #-N]!, or mov x29, sp. */
+static bool looks_like_prologue(const uint8_t b[4])
+{
+	int64_t off;
+	const uint32_t x = word(b);
+	return stp_fp_lr(x, &off) == 1 || x == 0x910003fdu;
+}
+
 const struct jitmap__arch jitmap__aarch64 = {
 	.id = JITMAP_ARCH_AARCH64,
 	.name = "aarch64",
@@ -63,4 +198,10 @@ const struct jitmap__arch jitmap__aarch64 = {
 	.reg_name = reg_name,
 	.callee_saved = callee_saved,
 	.call_before = call_before,
+	.shape = shape,
+	.prologue_text = "stp x29, x30, [sp, #-N]!; mov x29, sp",
+	.fixed_cfa_at = false,
+	.moves_sp = moves_sp,
+	.is_return = is_return,
+	.looks_like_prologue = looks_like_prologue,
 };

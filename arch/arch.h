@@ -22,6 +22,27 @@ enum jitmap__prologue {
 	JITMAP_PROLOGUE_FP,   /* saves the caller's FP, then makes FP point at the save */
 };
 
+/* A function's frame as its first instructions build it (the `shape` hook). Offsets are
+ * from the function's start; the CFA is the SP at its entry (x86-64: above the return
+ * address the call pushed). */
+struct jitmap__shape {
+	enum jitmap__prologue kind;
+	/* FP: the instruction that saves the caller's FP (with the return address, where a
+	 * link register holds it), the PC after it (SP then points at the saved pair), the PC
+	 * once FP points at the frame record; the CFA as FP + cfa_from_fp after that, and as
+	 * SP + cfa_after_save between the save and setting FP. */
+	unsigned save_at, after_save, fp_set_at;
+	int64_t cfa_from_fp, cfa_after_save;
+	/* Link-register architectures: whether the return address register is stored by these
+	 * instructions (false: a leaf, whose return address stays in the register), and where,
+	 * when known without a frame pointer: the word at CFA + ra_from_cfa (ra_known). */
+	bool saves_ra, ra_known;
+	int64_t ra_from_cfa;
+	/* Whether these instructions store any register to the stack: a leaf that stores none
+	 * has left every callee-saved register as its caller had it. */
+	bool stores;
+};
+
 struct jitmap__arch {
 	jitmap_arch id;
 	const char *name;          /* "x86-64", as jitmap_arch_name says */
@@ -52,19 +73,25 @@ struct jitmap__arch {
 	bool (*callee_saved)(unsigned regno);
 	/* `b` holds the `n` bytes that end at a return address: whether they end with a call. */
 	bool (*call_before)(const uint8_t *b, size_t n);
-	/* The first 8 bytes of a function: its prologue kind, and the offset of the instruction
-	 * that saves the FP (after any landing pad) in *save_at. */
-	enum jitmap__prologue (*prologue)(const uint8_t b[8], unsigned *save_at);
-	/* How many bytes the FP-saving instruction is (the PC after it, before the FP is set). */
-	unsigned fp_save_len;
+	/* The frame-pointer prologue as messages name it. */
+	const char *prologue_text;
+	/* The first JITMAP__SHAPE_WINDOW bytes of a function: the frame its prologue builds. */
+	void (*shape)(const uint8_t *b, struct jitmap__shape *out);
+	/* Whether FP + cfa_at is the CFA in every function that keeps a frame pointer (x86-64);
+	 * where the frame record's place in the frame varies (AArch64), only the prologue
+	 * says, and a function whose start is unknown is not unwound by its frame pointer. */
+	bool fixed_cfa_at;
 	/* `b` (8 bytes at a PC): whether the instruction moves the stack pointer (after a call
 	 * whose arguments were pushed: SP is then not the body's SP). */
 	bool (*moves_sp)(const uint8_t b[8]);
-	/* `b` (2 bytes at a PC): whether it is a return instruction. */
-	bool (*is_return)(const uint8_t b[2]);
-	/* `b` (3 bytes at a PC): whether it looks like the start of a frame-pointer prologue. */
-	bool (*looks_like_prologue)(const uint8_t b[3]);
+	/* `b` (4 bytes at a PC, fewer readable: `n`): whether it is a return instruction. */
+	bool (*is_return)(const uint8_t b[4], size_t n);
+	/* `b` (4 bytes at a PC): whether it looks like the start of a frame-pointer prologue. */
+	bool (*looks_like_prologue)(const uint8_t b[4]);
 };
+
+/* Bytes of a function's start the shape hook reads. */
+#define JITMAP__SHAPE_WINDOW 16
 
 /* The table of `arch`, or NULL for JITMAP_ARCH_UNKNOWN and values out of range. */
 const struct jitmap__arch *jitmap__arch(jitmap_arch arch);

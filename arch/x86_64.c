@@ -72,17 +72,23 @@ static bool call_before(const uint8_t *b, size_t n)
 	return false;
 }
 
-/* [endbr64] push %rbp; mov %rsp,%rbp (either encoding of the mov). */
-static enum jitmap__prologue prologue(const uint8_t b[8], unsigned *save_at)
+/* [endbr64] push %rbp; mov %rsp,%rbp (either encoding of the mov). The call pushed the
+ * return address: it is at CFA - 8 in every frame. */
+static void shape(const uint8_t *b, struct jitmap__shape *out)
 {
 	unsigned i = 0;
 	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
 		i = 4;
-	*save_at = i;
+	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE, .save_at = i, .saves_ra = true,
+				      .ra_known = true, .ra_from_cfa = -8};
 	if (b[i] == 0x55 && b[i + 1] == 0x48 &&
-	    ((b[i + 2] == 0x89 && b[i + 3] == 0xe5) || (b[i + 2] == 0x8b && b[i + 3] == 0xec)))
-		return JITMAP_PROLOGUE_FP;
-	return JITMAP_PROLOGUE_NONE;
+	    ((b[i + 2] == 0x89 && b[i + 3] == 0xe5) || (b[i + 2] == 0x8b && b[i + 3] == 0xec))) {
+		out->kind = JITMAP_PROLOGUE_FP;
+		out->after_save = i + 1; /* push %rbp */
+		out->fp_set_at = i + 4;
+		out->cfa_from_fp = 16;
+		out->cfa_after_save = 16;
+	}
 }
 
 /* add/sub $imm,%rsp; lea disp(%rsp),%rsp; pop (LLVM's 8-byte adjustment at minsize). */
@@ -96,13 +102,13 @@ static bool moves_sp(const uint8_t b[8])
 }
 
 /* ret, rep ret. */
-static bool is_return(const uint8_t b[2])
+static bool is_return(const uint8_t b[4], size_t n)
 {
-	return b[0] == 0xc3 || (b[0] == 0xf3 && b[1] == 0xc3);
+	return (n >= 1 && b[0] == 0xc3) || (n >= 2 && b[0] == 0xf3 && b[1] == 0xc3);
 }
 
 /* push %rbp, or mov %rsp,%rbp. */
-static bool looks_like_prologue(const uint8_t b[3])
+static bool looks_like_prologue(const uint8_t b[4])
 {
 	return b[0] == 0x55 || (b[0] == 0x48 && b[1] == 0x89 && b[2] == 0xe5);
 }
@@ -131,8 +137,9 @@ const struct jitmap__arch jitmap__x86_64 = {
 	.reg_name = reg_name,
 	.callee_saved = callee_saved,
 	.call_before = call_before,
-	.prologue = prologue,
-	.fp_save_len = 1, /* push %rbp */
+	.shape = shape,
+	.prologue_text = "push %rbp; mov %rsp,%rbp",
+	.fixed_cfa_at = true,
 	.moves_sp = moves_sp,
 	.is_return = is_return,
 	.looks_like_prologue = looks_like_prologue,

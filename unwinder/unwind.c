@@ -131,11 +131,15 @@ static void carry_callee_saved(const struct step *s, jitmap_frame_regs *caller)
 	}
 }
 
-/* The last check of every method: the caller's SP (the CFA) must be above this frame's. */
-static enum outcome accept(const struct step *s, const char *method, jitmap_unwind_result *r,
-			   uint64_t cfa, uint64_t ra)
+/* The last check of every method: the caller's SP (the CFA) must be above this frame's.
+ * Only the innermost frame of a link-register architecture, whose return address is still
+ * in the register, may have its CFA at its SP (a leaf that allocated nothing): the frame
+ * above it has made a call, and so has a frame in memory. */
+static enum outcome accept_at(const struct step *s, const char *method,
+			      jitmap_unwind_result *r, uint64_t cfa, uint64_t ra, bool ra_in_reg)
 {
-	if (cfa <= s->sp) {
+	const bool equal_ok = ra_in_reg && s->code->is_innermost && s->a->ra_in_register;
+	if (cfa < s->sp || (cfa == s->sp && !equal_ok)) {
 		say(s->why, method, "the CFA 0x%llx is not above the stack pointer 0x%llx", U(cfa),
 		    U(s->sp));
 		return STEP_DECLINE;
@@ -144,6 +148,22 @@ static enum outcome accept(const struct step *s, const char *method, jitmap_unwi
 	r->caller.pc = ra;
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->sp, cfa);
 	return STEP_OK;
+}
+
+static enum outcome accept(const struct step *s, const char *method, jitmap_unwind_result *r,
+			   uint64_t cfa, uint64_t ra)
+{
+	return accept_at(s, method, r, cfa, ra, false);
+}
+
+/* The return address still in the link register (a leaf, or a function before it saved it):
+ * 0, or -1 when the architecture has none or its value is not known. */
+static int ra_from_register(const struct step *s, uint64_t *ra)
+{
+	if (!s->a->ra_in_register || !known(s->regs, (unsigned)s->a->ra))
+		return -1;
+	*ra = s->regs->reg[s->a->ra];
+	return 0;
 }
 
 /* -- CFI -- */
@@ -257,19 +277,26 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 
 enum prologue { PROLOGUE_NONE, PROLOGUE_FP, PROLOGUE_UNREADABLE };
 
-/* Whether the function at `func` begins with a frame-pointer prologue (x86-64: [endbr64]
- * push %rbp; mov %rsp,%rbp). `*push` is the address of the instruction that saves the FP. */
-static enum prologue fp_prologue(const struct step *s, uint64_t func, uint64_t *push)
+/* The frame the function at `func` builds, as its first instructions say (x86-64: [endbr64]
+ * push %rbp; mov %rsp,%rbp; AArch64: arch/aarch64.c). */
+static enum prologue fp_shape(const struct step *s, uint64_t func, struct jitmap__shape *sh)
 {
-	uint8_t b[8];
-	unsigned at = 0;
-	if (!s->a->prologue)
+	uint8_t b[JITMAP__SHAPE_WINDOW];
+	memset(sh, 0, sizeof(*sh));
+	if (!s->a->shape)
 		return PROLOGUE_NONE;
-	if (read_mem(s, func, b, sizeof(b)))
-		return PROLOGUE_UNREADABLE;
-	const enum jitmap__prologue p = s->a->prologue(b, &at);
-	*push = func + at;
-	return p == JITMAP_PROLOGUE_FP ? PROLOGUE_FP : PROLOGUE_NONE;
+	if (read_mem(s, func, b, sizeof(b))) {
+		/* A function at the very end of a mapping: read what there is (the rest zero,
+		 * which decodes as nothing known). */
+		size_t n = sizeof(b);
+		while (n > 4 && read_mem(s, func, b, n - 4) != 0)
+			n -= 4;
+		if (n <= 4 && read_mem(s, func, b, 4))
+			return PROLOGUE_UNREADABLE;
+		memset(b + n - 4, 0, sizeof(b) - (n - 4));
+	}
+	s->a->shape(b, sh);
+	return sh->kind == JITMAP_PROLOGUE_FP ? PROLOGUE_FP : PROLOGUE_NONE;
 }
 
 /* -- The stackmap's frame size -- */
@@ -283,9 +310,11 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		return STEP_DECLINE;
 	}
 	/* Where the call pushes the return address (x86-64), the stack size plus that slot
-	 * gives the CFA (measured: docs/unwinding.md). Where it arrives in a link register, its
-	 * save slot is not in the stackmap. */
-	if (!s->a->ra_slot || !s->a->moves_sp || !s->a->has_frame_record) {
+	 * gives the CFA (measured: docs/unwinding.md). Where it arrives in a link register
+	 * (AArch64), the stack size is the whole frame (CFA = SP + size) and the return
+	 * address is where the prologue put it: in the frame record, or still in the register
+	 * of a leaf. */
+	if (!s->a->moves_sp || !s->a->has_frame_record || !s->a->shape) {
 		say(s->why, M, "the frame size rule is not known for %s", s->a->name);
 		return STEP_DECLINE;
 	}
@@ -316,21 +345,31 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		    U(f->stack_size), U(f->address));
 		return STEP_DECLINE;
 	}
-	uint64_t cfa, ra_addr;
-	if (jitmap_arch_stackmap_cfa(s->code->arch, s->sp, f->stack_size, &cfa, &ra_addr)) {
-		say(s->why, M, "the stack size rule overflows");
-		return STEP_DECLINE;
+	uint64_t cfa, ra_addr = 0;
+	if (s->a->ra_slot) {
+		if (jitmap_arch_stackmap_cfa(s->code->arch, s->sp, f->stack_size, &cfa, &ra_addr)) {
+			say(s->why, M, "the stack size rule overflows");
+			return STEP_DECLINE;
+		}
+	} else {
+		cfa = s->sp + f->stack_size;
+		if (cfa < s->sp) {
+			say(s->why, M, "the stack size rule overflows");
+			return STEP_DECLINE;
+		}
 	}
 
 	/* The stack size says where SP is in the function's body. At a statepoint's record (the
 	 * call's return address) SP is lower when the call's stack arguments were pushed (LLVM
 	 * does so even at -O2), until the add that follows frees them. A function that keeps a
 	 * frame pointer shows where its frame is; in one that does not, an instruction at the
-	 * record that moves rsp makes the rule unprovable. */
-	uint64_t push;
-	if (fp_prologue(s, f->address, &push) == PROLOGUE_FP && known(s->regs, (unsigned)s->a->fp)) {
+	 * record that moves SP makes the rule unprovable. */
+	struct jitmap__shape sh;
+	const enum prologue p = fp_shape(s, f->address, &sh);
+	bool ra_in_reg = false;
+	if (p == PROLOGUE_FP && known(s->regs, (unsigned)s->a->fp)) {
 		const uint64_t fp = s->regs->reg[s->a->fp];
-		const uint64_t fp_cfa = fp + (uint64_t)(int64_t)s->a->cfa_at;
+		const uint64_t fp_cfa = fp + (uint64_t)sh.cfa_from_fp;
 		if (fp_cfa != cfa) {
 			say(s->why, M, "the stack size %llu puts the CFA at 0x%llx, but the frame "
 			    "pointer puts it at 0x%llx (SP is not the body's SP here)",
@@ -340,6 +379,8 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		uint64_t saved_fp;
 		if (read_word(s, fp + (uint64_t)(int64_t)s->a->saved_fp_at, &saved_fp) == 0)
 			jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
+		if (!s->a->ra_slot)
+			ra_addr = fp + (uint64_t)(int64_t)s->a->ra_at;
 	} else {
 		uint8_t insn[8];
 		if (read_mem(s, s->pc, insn, sizeof(insn))) {
@@ -352,8 +393,28 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 			    "not be the body's SP here (arguments pushed for a call)", U(s->pc));
 			return STEP_DECLINE;
 		}
+		if (!s->a->ra_slot) {
+			if (p == PROLOGUE_NONE && sh.ra_known) {
+				ra_addr = cfa + (uint64_t)sh.ra_from_cfa;
+			} else if (p == PROLOGUE_NONE && !sh.saves_ra && s->code->is_innermost) {
+				ra_in_reg = true;
+			} else {
+				say(s->why, M, "where the function at 0x%llx saved the return address "
+				    "is not known (no frame record in its prologue)", U(f->address));
+				return STEP_DECLINE;
+			}
+		}
 	}
 	uint64_t ra;
+	if (ra_in_reg) {
+		if (ra_from_register(s, &ra)) {
+			say(s->why, M, "the return address register is not known in this frame");
+			return STEP_DECLINE;
+		}
+		if (!sh.stores) /* it saved nothing, so it changed no callee-saved register */
+			carry_callee_saved(s, &r->caller);
+		return accept_at(s, M, r, cfa, ra, true);
+	}
 	if (read_word(s, ra_addr, &ra)) {
 		say(s->why, M, "cannot read the return address at 0x%llx", U(ra_addr));
 		return STEP_FAULT;
@@ -368,54 +429,53 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 /* -- The frame-pointer chain -- */
 
 /* Frame 0 stopped where the frame pointer is not this function's yet (or no more): at a
- * ret, at a function's first instruction, or between its push %rbp and mov %rsp,%rbp. */
+ * return, at a function's first instruction, or between saving the caller's FP and setting
+ * its own. */
 static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r, uint64_t lo,
 					 bool *handled)
 {
 	const char *const M = "frame-pointer";
-	uint8_t b[2] = {0, 0};
-	bool have_code = read_mem(s, s->pc, b, sizeof(b)) == 0;
-	if (!have_code) { /* the PC may be the last byte of a mapping */
-		b[1] = 0;
-		have_code = read_mem(s, s->pc, b, 1) == 0;
-	}
-	uint64_t ra, push = 0;
+	uint8_t b[4] = {0, 0, 0, 0};
+	size_t have = 0;
+	for (size_t n = sizeof(b); n > 0 && !have; n--)
+		if (read_mem(s, s->pc, b, n) == 0) /* the PC may be near the end of a mapping */
+			have = n;
+	uint64_t ra;
 	*handled = false;
-	/* ret (or rep ret): the return address is at SP, every callee-saved register has been
-	 * restored. */
-	if (have_code && s->a->is_return(b)) {
+	/* At a return, and at a function's entry, every callee-saved register is the caller's,
+	 * and the return address is where the call left it: at SP (x86-64) or in the link
+	 * register, the CFA at SP + ra_slot. */
+	const bool at_ret = have && s->a->is_return(b, have);
+	struct jitmap__shape sh = {0};
+	const enum prologue p = lo ? fp_shape(s, lo, &sh) : PROLOGUE_NONE;
+	const bool at_entry = lo && (s->pc == lo || (p == PROLOGUE_FP && s->pc == lo + sh.save_at));
+	if (at_ret || at_entry) {
 		*handled = true;
-		if (read_word(s, s->sp, &ra)) {
-			say(s->why, M, "cannot read the return address at 0x%llx", U(s->sp));
-			return STEP_FAULT;
+		if (s->a->ra_slot) {
+			if (read_word(s, s->sp, &ra)) {
+				say(s->why, M, "cannot read the return address at 0x%llx", U(s->sp));
+				return STEP_FAULT;
+			}
+		} else if (ra_from_register(s, &ra)) {
+			say(s->why, M, "the return address register is not known in this frame");
+			return STEP_DECLINE;
 		}
 		carry_callee_saved(s, &r->caller);
-		return accept(s, M, r, s->sp + s->a->ra_slot, ra);
+		return accept_at(s, M, r, s->sp + s->a->ra_slot, ra, !s->a->ra_slot);
 	}
-	if (!lo)
-		return STEP_DECLINE;
-	const enum prologue p = fp_prologue(s, lo, &push);
-	/* At the entry (or at the push after an endbr64) nothing has been saved yet. */
-	if (s->pc == lo || (p == PROLOGUE_FP && s->pc == push)) {
-		*handled = true;
-		if (read_word(s, s->sp, &ra)) {
-			say(s->why, M, "cannot read the return address at 0x%llx", U(s->sp));
-			return STEP_FAULT;
-		}
-		carry_callee_saved(s, &r->caller);
-		return accept(s, M, r, s->sp + s->a->ra_slot, ra);
-	}
-	/* After push %rbp, before mov %rsp,%rbp: rbp is still the caller's, saved at SP. */
-	if (p == PROLOGUE_FP && s->pc == push + s->a->fp_save_len) {
+	/* After the caller's FP was saved (with the return address above it), before FP is
+	 * set: FP is still the caller's, the pair at SP. */
+	if (p == PROLOGUE_FP && sh.cfa_after_save && s->pc == lo + sh.after_save) {
 		*handled = true;
 		uint64_t saved_fp;
-		if (read_word(s, s->sp, &saved_fp) || read_word(s, s->sp + 8, &ra)) {
+		if (read_word(s, s->sp + (uint64_t)(int64_t)s->a->saved_fp_at, &saved_fp) ||
+		    read_word(s, s->sp + (uint64_t)(int64_t)s->a->ra_at, &ra)) {
 			say(s->why, M, "cannot read the stack at 0x%llx", U(s->sp));
 			return STEP_FAULT;
 		}
 		carry_callee_saved(s, &r->caller);
 		jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
-		return accept(s, M, r, s->sp + s->a->ra_slot + s->a->pointer_size, ra);
+		return accept(s, M, r, s->sp + (uint64_t)sh.cfa_after_save, ra);
 	}
 	return STEP_DECLINE;
 }
@@ -424,11 +484,12 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 {
 	const char *const M = "frame-pointer";
 	/* The chain needs the frame record's layout and, to know whether FP is this function's,
-	 * the prologue's shape and where a call leaves the return address. */
-	if (!s->a->has_frame_record || !s->a->prologue || !s->a->is_return || !s->a->ra_slot) {
+	 * the prologue's shape. */
+	if (!s->a->has_frame_record || !s->a->shape || !s->a->is_return) {
 		say(s->why, M, "not known for %s", s->a->name);
 		return STEP_DECLINE;
 	}
+	const char *fp_name = jitmap_reg_name(s->code->arch, (unsigned)s->a->fp);
 	/* The function's start: the caller's word, else the FDE's (LLVM emits one per
 	 * function). */
 	uint64_t lo = 0;
@@ -444,34 +505,49 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 		if (handled)
 			return o;
 	}
+	int64_t cfa_from_fp = s->a->cfa_at;
 	if (lo) {
-		uint64_t push;
-		const enum prologue p = fp_prologue(s, lo, &push);
+		struct jitmap__shape sh;
+		const enum prologue p = fp_shape(s, lo, &sh);
 		if (p == PROLOGUE_UNREADABLE) {
 			say(s->why, M, "cannot read the code of the function at 0x%llx", U(lo));
 			return STEP_FAULT;
 		}
 		if (p == PROLOGUE_NONE) {
-			say(s->why, M, "the function at 0x%llx does not begin with push %%rbp; mov "
-			    "%%rsp,%%rbp: rbp is not its frame pointer", U(lo));
+			say(s->why, M, "the function at 0x%llx does not begin with %s: %s is not its "
+			    "frame pointer", U(lo), s->a->prologue_text, fp_name);
 			return STEP_DECLINE;
 		}
-	} else if (s->code->is_innermost) {
-		uint8_t b[3];
-		if (read_mem(s, s->pc, b, sizeof(b)) == 0 && s->a->looks_like_prologue(b)) {
+		if (s->code->is_innermost && s->pc < lo + sh.fp_set_at) {
+			say(s->why, M, "at 0x%llx the prologue has not set %s yet", U(s->pc),
+			    fp_name);
+			return STEP_DECLINE;
+		}
+		cfa_from_fp = sh.cfa_from_fp;
+	} else {
+		if (!s->a->fixed_cfa_at) {
+			say(s->why, M, "the function's start is unknown, and on %s only its prologue "
+			    "says where the frame record is", s->a->name);
+			return STEP_DECLINE;
+		}
+		uint8_t b[4];
+		if (s->code->is_innermost && read_mem(s, s->pc, b, 3) == 0 &&
+		    (b[3] = 0, s->a->looks_like_prologue(b))) {
 			say(s->why, M, "at a frame pointer prologue of a function whose start is "
 			    "unknown");
 			return STEP_DECLINE;
 		}
 	}
 	if (!known(s->regs, (unsigned)s->a->fp)) {
-		say(s->why, M, "rbp is not known in this frame");
+		say(s->why, M, "%s is not known in this frame", fp_name);
 		return STEP_DECLINE;
 	}
 	const uint64_t fp = s->regs->reg[s->a->fp];
 	if (fp < s->sp || fp % 8 || fp - s->sp > FP_MAX_DISTANCE || fp > UINT64_MAX - 16 ||
-	    s->a->saved_fp_at < 0 || s->a->ra_at < 0) {
-		say(s->why, M, "rbp 0x%llx is not a frame pointer for SP 0x%llx", U(fp), U(s->sp));
+	    s->a->saved_fp_at < 0 || s->a->ra_at < 0 || cfa_from_fp <= 0 ||
+	    cfa_from_fp > (int64_t)FP_MAX_DISTANCE) {
+		say(s->why, M, "%s 0x%llx is not a frame pointer for SP 0x%llx", fp_name, U(fp),
+		    U(s->sp));
 		return STEP_DECLINE;
 	}
 	uint64_t saved_fp, ra;
@@ -486,7 +562,7 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 		return STEP_DECLINE;
 	}
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
-	return accept(s, M, r, fp + (uint64_t)(int64_t)s->a->cfa_at, ra);
+	return accept(s, M, r, fp + (uint64_t)cfa_from_fp, ra);
 }
 
 /* -- One step -- */

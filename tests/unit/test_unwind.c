@@ -887,14 +887,22 @@ static void test_frame_pointer(void **state)
 	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
 	assert_contains(why, "prologue of a function whose start is unknown");
 
-	/* Other architectures: not implemented, said so. */
+	/* AArch64 without the function's start: where the record is in the frame only the
+	 * prologue says. RISC-V: not implemented, said so. */
 	code.arch = JITMAP_ARCH_AARCH64;
 	r = regs_with(0x1050, 0, 0);
 	memset(r.known, 0, sizeof(r.known));
 	regs_set(&r, 31, 0x7000);
 	regs_set(&r, 29, 0x7100);
 	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
-	assert_contains(why, "frame-pointer: not known for aarch64");
+	assert_contains(why, "frame-pointer: the function's start is unknown, and on aarch64 only "
+			     "its prologue says where the frame record is");
+	code.arch = JITMAP_ARCH_RISCV64;
+	memset(r.known, 0, sizeof(r.known));
+	regs_set(&r, 2, 0x7000);
+	regs_set(&r, 8, 0x7100);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "frame-pointer: not known for riscv64");
 }
 
 /* -- The stackmap's frame size -- */
@@ -1005,7 +1013,10 @@ static void test_stackmap_rule(void **state)
 		{UINT64_MAX, X86, "has a dynamic or realigned frame"},
 		{41, X86, "stack size 41 of the function at 0x2000 is not plausible"},
 		{UINT64_C(1) << 40, X86, "is not plausible"},
-		{40, JITMAP_ARCH_AARCH64, "the frame size rule is not known for aarch64"},
+		/* AArch64 has the rule, but nothing at 0x2000 says where the return address is */
+		{40, JITMAP_ARCH_AARCH64, "where the function at 0x2000 saved the return address "
+					  "is not known"},
+		{40, JITMAP_ARCH_RISCV64, "the frame size rule is not known for riscv64"},
 	};
 	for (size_t i = 0; i < ARRAY_LEN(no); i++) {
 		sm = one_function_stackmap(no[i].stack_size, no[i].arch);
@@ -1014,11 +1025,190 @@ static void test_stackmap_rule(void **state)
 		r = regs_with(0x2010, 0x7000, 0x7020);
 		if (no[i].arch == JITMAP_ARCH_AARCH64)
 			regs_set(&r, 31, 0x7000);
+		if (no[i].arch == JITMAP_ARCH_RISCV64)
+			regs_set(&r, 2, 0x7000);
 		assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
 		assert_contains(why, no[i].why);
 		jitmap_stackmap_free(sm);
 	}
 }
+
+/* -- AArch64: frame records, leaves, the stackmap's frame size -- */
+
+static void put_words(struct fake_mem *m, uint64_t at, const uint32_t *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t b[4] = {(uint8_t)w[i], (uint8_t)(w[i] >> 8), (uint8_t)(w[i] >> 16),
+				      (uint8_t)(w[i] >> 24)};
+		fake_put(m, at + 4 * i, b, 4);
+	}
+}
+
+#define A64_NOP 0xd503201fu
+#define X29 29
+#define X30 30
+#define A64_SP 31
+
+/* A stop in a frameless leaf called by a function with a frame record, laid out as the
+ * code below leaves the stack (the words are what aarch64-linux-gnu-as assembles):
+ *   outer 0x10000: stp x29, x30, [sp, #-48]!; mov x29, sp; stp x19, x20, [sp, #16];
+ *                  nop; nop; bl inner; (0x10018, record 1001) ...
+ *   inner 0x10080: sub sp, sp, #32; nop; (0x10088, record 1002) nop; add sp, sp, #32; ret
+ *   B     0x10100: sub sp, sp, #32; stp x29, x30, [sp, #16]; add x29, sp, #16
+ *   C     0x10180: str x30, [sp, #-16]!
+ *   D     0x10200: stp x19, x20, [sp, #-16]! (a leaf that saves callee-saved registers)
+ * The caller's SP is 0x8000, its x29 0x8100, its return address 0x20010. */
+static void test_aarch64(void **state)
+{
+	(void)state;
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7f00, 0x200);
+	fake_region(&m, 0x10000, 0x280);
+	static const uint32_t outer[] = {0xa9bd7bfd, 0x910003fd, 0xa90153f3, A64_NOP, A64_NOP,
+					 0x94000000, A64_NOP, A64_NOP};
+	static const uint32_t inner[] = {0xd10083ff, A64_NOP, A64_NOP, 0x910083ff, 0xd65f03c0};
+	static const uint32_t form_b[] = {0xd10083ff, 0xa9017bfd, 0x910043fd, A64_NOP};
+	static const uint32_t form_c[] = {0xf81f0ffe, A64_NOP, A64_NOP, A64_NOP};
+	static const uint32_t form_d[] = {0xa9bf53f3, A64_NOP, A64_NOP, A64_NOP};
+	put_words(&m, 0x10000, outer, ARRAY_LEN(outer));
+	put_words(&m, 0x10080, inner, ARRAY_LEN(inner));
+	put_words(&m, 0x10100, form_b, ARRAY_LEN(form_b));
+	put_words(&m, 0x10180, form_c, ARRAY_LEN(form_c));
+	put_words(&m, 0x10200, form_d, ARRAY_LEN(form_d));
+	fake_put64(&m, 0x7fd0, 0x8100);  /* outer's frame record: the caller's x29 */
+	fake_put64(&m, 0x7fd8, 0x20010); /* and its return address */
+	fake_put64(&m, 0x7fe0, 0x1919);  /* the caller's x19, x20 */
+	fake_put64(&m, 0x7fe8, 0x2020);
+
+	sm_builder b;
+	smb_init(&b, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&b, 0x10000, 48);
+	smb_record(&b, 1001, 0x18);
+	smb_function(&b, 0x10080, 32);
+	smb_record(&b, 1002, 0x8);
+	smb_function(&b, 0x10100, 32);
+	smb_record(&b, 1003, 0xc);
+	smb_function(&b, 0x10180, 16);
+	smb_record(&b, 1004, 0x8);
+	smb_function(&b, 0x10200, 16);
+	smb_record(&b, 1005, 0x8);
+	sm_bytes bytes = smb_emit(&b);
+	jitmap_stackmap *sm = parse_bytes_ok(&bytes, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
+	sm_bytes_free(&bytes);
+
+	jitmap_unwind_code code = {.arch = JITMAP_ARCH_AARCH64, .sm = sm, .is_innermost = true,
+				   .methods = ONLY(STACKMAP)};
+	jitmap_unwind_result res;
+	char why[512];
+	jitmap_frame_regs r;
+#define A64_REGS(pc_, sp_, fp_, lr_)                                                       \
+	do {                                                                               \
+		memset(&r, 0, sizeof(r));                                                  \
+		r.pc = (pc_);                                                              \
+		regs_set(&r, A64_SP, (sp_));                                               \
+		regs_set(&r, X29, (fp_));                                                  \
+		regs_set(&r, X30, (lr_));                                                  \
+		regs_set(&r, 19, 1234);                                                    \
+		regs_set(&r, 20, 5678);                                                    \
+	} while (0)
+
+	/* Frame 0, the leaf at record 1002: CFA = SP + 32, the return address still in x30,
+	 * every callee-saved register the caller's (the leaf stored nothing). */
+	A64_REGS(0x10088, 0x7fb0, 0x7fd0, 0x10018);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_STACKMAP);
+	assert_int_equal(res.cfa, 0x7fd0);
+	assert_int_equal(res.caller.pc, 0x10018);
+	expect_reg(&res.caller, A64_SP, 0x7fd0);
+	expect_reg(&res.caller, X29, 0x7fd0);
+	expect_reg(&res.caller, 19, 1234);
+	expect_reg(&res.caller, 20, 5678);
+
+	/* Frame 1, outer at record 1001: CFA = SP + 48, which x29 + 48 (its prologue) confirms;
+	 * the return address and the caller's x29 from the frame record. */
+	jitmap_frame_regs f1 = res.caller;
+	code.is_innermost = false;
+	assert_int_equal(step(&code, &f1, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x8000);
+	assert_int_equal(res.caller.pc, 0x20010);
+	expect_reg(&res.caller, X29, 0x8100);
+	/* The same by the frame-pointer chain alone, with the function's range known. */
+	code.methods = ONLY(FRAME_POINTER);
+	code.func_lo = 0x10000;
+	code.func_hi = 0x10020;
+	assert_int_equal(step(&code, &f1, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x8000);
+	assert_int_equal(res.caller.pc, 0x20010);
+	expect_reg(&res.caller, X29, 0x8100);
+	/* An x29 that disagrees with the stack size: the stackmap method declines. */
+	code.methods = ONLY(STACKMAP);
+	regs_set(&f1, X29, 0x7fc0);
+	assert_int_equal(step(&code, &f1, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "but the frame pointer puts it at 0x7ff0");
+
+	/* Outer as frame 0 inside its prologue: at its entry (return address in x30, CFA =
+	 * SP), after the stp (the pair at SP, CFA = SP + 48), after the mov (x29 + 48). */
+	code.methods = ONLY(FRAME_POINTER);
+	code.is_innermost = true;
+	A64_REGS(0x10000, 0x8000, 0x8100, 0x20010);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x8000);
+	assert_int_equal(res.caller.pc, 0x20010);
+	expect_reg(&res.caller, X29, 0x8100);
+	A64_REGS(0x10004, 0x7fd0, 0x8100, 0x20010);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x8000);
+	assert_int_equal(res.caller.pc, 0x20010);
+	expect_reg(&res.caller, X29, 0x8100);
+	A64_REGS(0x10008, 0x7fd0, 0x7fd0, 0x20010);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x8000);
+	assert_int_equal(res.caller.pc, 0x20010);
+
+	/* The leaf at its ret (SP back at the CFA): the return address in x30. */
+	code.func_lo = 0x10080;
+	code.func_hi = 0x10094;
+	A64_REGS(0x10090, 0x7fd0, 0x7fd0, 0x10018);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x7fd0);
+	assert_int_equal(res.caller.pc, 0x10018);
+	/* In the leaf's body x29 is the caller's: the chain declines. */
+	A64_REGS(0x10088, 0x7fb0, 0x7fd0, 0x10018);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "does not begin with stp x29, x30, [sp, #-N]!; mov x29, sp");
+
+	/* B: sub sp, sp, #32; stp x29, x30, [sp, #16]; add x29, sp, #16: CFA = x29 + 16. */
+	code.methods = ONLY(STACKMAP);
+	code.is_innermost = false;
+	fake_put64(&m, 0x7fc0, 0x8100);
+	fake_put64(&m, 0x7fc8, 0x20020);
+	A64_REGS(0x1010c, 0x7fb0, 0x7fc0, 0);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x7fd0);
+	assert_int_equal(res.caller.pc, 0x20020);
+	expect_reg(&res.caller, X29, 0x8100);
+
+	/* C: str x30, [sp, #-16]! and no frame record: the return address at CFA - 16. */
+	fake_put64(&m, 0x7fb8, 0x20030);
+	A64_REGS(0x10188, 0x7fb8, 0x8100, 0);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x7fc8);
+	assert_int_equal(res.caller.pc, 0x20030);
+
+	/* D: a leaf that saved x19 and x20: the return address in x30, as frame 0 only, and
+	 * its callee-saved registers not the caller's. */
+	code.is_innermost = true;
+	A64_REGS(0x10208, 0x7fc0, 0x8100, 0x10018);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x7fd0);
+	assert_int_equal(res.caller.pc, 0x10018);
+	expect_unknown(&res.caller, 19);
+	code.is_innermost = false;
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "where the function at 0x10200 saved the return address is not known");
+#undef A64_REGS
+	jitmap_stackmap_free(sm);
+	}
 
 /* -- The API's edges -- */
 
@@ -1777,6 +1967,7 @@ int main(void)
 		cmocka_unit_test(test_cfi_torture_synthetic),
 		cmocka_unit_test(test_frame_pointer),
 		cmocka_unit_test(test_stackmap_rule),
+		cmocka_unit_test(test_aarch64),
 		cmocka_unit_test(test_api),
 	};
 	int failed = cmocka_run_group_tests_name("unwind", tests, NULL, NULL);
