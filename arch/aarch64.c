@@ -106,7 +106,7 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 	out->save_at = 4 * i;
 	int64_t off, sub, add;
 	if (i < n && stp_fp_lr(w[i], &off) == 1 && off < 0) { /* A */
-		out->saves_ra = out->stores = true;
+		out->saves_ra = true;
 		for (unsigned k = i + 1; k < n && k <= i + 2; k++) {
 			if (sp_arith(w[k], 29, &add) && add == 0) {
 				out->kind = JITMAP_PROLOGUE_FP;
@@ -123,7 +123,7 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 	if (i + 2 < n && sp_arith(w[i], 31, &sub) && sub < 0 && stp_fp_lr(w[i + 1], &off) == 2 &&
 	    off >= 0 && sp_arith(w[i + 2], 29, &add) && add == off && off < -sub) { /* B */
 		out->kind = JITMAP_PROLOGUE_FP;
-		out->saves_ra = out->stores = true;
+		out->saves_ra = true;
 		out->fp_set_at = 4 * (i + 3);
 		out->cfa_from_fp = -sub - off;
 		/* no single "after the save" state: SP moved first */
@@ -132,12 +132,13 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 		return;
 	}
 	if (i < n && (w[i] & 0xffe00fffu) == 0xf8000ffeu && field(w[i], 12, 9) < 0) { /* C */
-		out->saves_ra = out->ra_known = out->stores = true;
+		out->saves_ra = out->ra_known = true;
 		out->ra_from_cfa = field(w[i], 12, 9);
 		return;
 	}
 	/* Anything else that stores x30 in the window (str/stp with x30 as either register),
-	 * and whether anything is stored at all. */
+	 * and whether a callee-saved register is stored (x19-x28; d8-d15 by any SIMD&FP
+	 * store, conservatively). */
 	for (unsigned k = i; k < n; k++) {
 		const uint32_t x = w[k];
 		const bool stp64 = (x & 0xfc400000u) == 0xa8000000u; /* store pair, 64-bit */
@@ -146,9 +147,11 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 		const bool vstp = (x & 0x3e400000u) == 0x2c000000u;   /* SIMD&FP store pair */
 		const bool vstr = (x & 0x3f400000u) == 0x3d000000u ||  /* SIMD&FP str */
 				  (x & 0x3f600400u) == 0x3c000400u;
-		if (stp64 || str64 || vstp || vstr)
-			out->stores = true;
-		if ((stp64 && ((x & 31) == 30 || ((x >> 10) & 31) == 30)) || (str64 && (x & 31) == 30))
+		const unsigned rt = x & 31, rt2 = (x >> 10) & 31;
+		if ((stp64 && ((rt >= 19 && rt <= 28) || (rt2 >= 19 && rt2 <= 28))) ||
+		    (str64 && rt >= 19 && rt <= 28) || vstp || vstr)
+			out->saves_callee_saved = true;
+		if ((stp64 && (rt == 30 || rt2 == 30)) || (str64 && rt == 30))
 			out->saves_ra = true;
 	}
 }

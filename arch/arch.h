@@ -38,9 +38,9 @@ struct jitmap__shape {
 	 * when known without a frame pointer: the word at CFA + ra_from_cfa (ra_known). */
 	bool saves_ra, ra_known;
 	int64_t ra_from_cfa;
-	/* Whether these instructions store any register to the stack: a leaf that stores none
-	 * has left every callee-saved register as its caller had it. */
-	bool stores;
+	/* Whether these instructions save a callee-saved register (other than FP and the return
+	 * address): a leaf that saves none has left them all as its caller had them. */
+	bool saves_callee_saved;
 };
 
 struct jitmap__arch {

@@ -58,24 +58,55 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 #define MEM_LINE 128                        /* target memory read at once while unwinding */
 
 /* GDB's jit-reader API numbers registers as the DWARF numbering of the architecture GDB
- * debugs and does not say which that is; the reader serves the one it was built for. Every
- * register role comes from libjitmap's table for it (jitmap/arch.h). Only x86-64 has the
- * unwinder's frame-size and frame-pointer rules so far (issue #11 adds AArch64). */
+ * debugs, and gives their bytes in its byte order, but says neither. The reader takes both from
+ * the JIT images GDB hands it (a process's JIT code is of the process's architecture): the
+ * host's until an image says otherwise (gdb-multiarch debugging an AArch64 program under
+ * qemu-user, with this reader built for the host). Every register role comes from libjitmap's
+ * table (jitmap/arch.h). */
 #if defined(__x86_64__)
-#define READER_ARCH JITMAP_ARCH_X86_64
+#define HOST_ARCH JITMAP_ARCH_X86_64
 #elif defined(__aarch64__)
-#define READER_ARCH JITMAP_ARCH_AARCH64
+#define HOST_ARCH JITMAP_ARCH_AARCH64
+#elif defined(__s390x__)
+#define HOST_ARCH JITMAP_ARCH_S390X
+#elif defined(__powerpc64__)
+#define HOST_ARCH JITMAP_ARCH_PPC64
+#elif defined(__riscv) && __riscv_xlen == 64
+#define HOST_ARCH JITMAP_ARCH_RISCV64
 #else
-#define READER_ARCH JITMAP_ARCH_UNKNOWN
+#define HOST_ARCH JITMAP_ARCH_UNKNOWN
 #endif
 #define MAX_GPR 64 /* registers kept per cached frame */
 
-/* The register roles, from the table, set once by gdb_init_reader. */
+/* The register roles of the architecture being debugged, from its table. */
 static struct {
+	jitmap_arch arch;  /* JITMAP_ARCH_UNKNOWN: none usable */
+	bool big_endian;   /* GDB's register bytes */
 	int sp, fp, pc;
 	int ngpr;          /* DWARF 0..ngpr-1: the registers read from GDB (the PC apart) */
 	int first_clobber; /* the lowest-numbered caller-saved register */
 } R;
+
+/* Take the register roles of `arch`: false (R unchanged) when its table lacks one. */
+static bool set_roles(jitmap_arch arch, bool big_endian)
+{
+	const int sp = jitmap_reg_sp(arch), fp = jitmap_reg_fp(arch), pc = jitmap_reg_pc(arch);
+	const int ngpr = (int)jitmap_arch_num_core_regs(arch) - (pc >= 0 ? 1 : 0);
+	int first_clobber = -1;
+	for (int n = 0; n < ngpr && first_clobber < 0; n++)
+		if (!jitmap_reg_is_callee_saved(arch, (unsigned)n))
+			first_clobber = n;
+	if (sp < 0 || fp < 0 || pc < 0 || ngpr <= 0 || ngpr > MAX_GPR || first_clobber < 0)
+		return false;
+	R.arch = arch;
+	R.big_endian = big_endian;
+	R.sp = sp;
+	R.fp = fp;
+	R.pc = pc;
+	R.ngpr = ngpr;
+	R.first_clobber = first_clobber;
+	return true;
+}
 
 /* -- State -- */
 
@@ -158,6 +189,7 @@ struct reader {
 	unsigned line_next;
 	int claim_mode;
 	bool debug;
+	bool saw_image; /* an image was read: R is its architecture's */
 	uint64_t gen;   /* bumped by jitmap_reader_invalidate(RECHECK) */
 	uint64_t epoch; /* bumped whenever an entry or what it caches changes */
 	uint64_t next_serial;
@@ -658,9 +690,11 @@ static int get_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t *out)
 		return -1;
 	int rc = -1;
 	if (v->defined && v->size > 0) {
+		/* GDB's bytes are in the target's order (R.big_endian). */
+		const size_t n = v->size < 8 ? (size_t)v->size : 8;
 		uint64_t x = 0;
-		/* READER_ARCH is the host's architecture: GDB's bytes are in the host's order. */
-		memcpy(&x, v->value, v->size < 8 ? (size_t)v->size : 8);
+		for (size_t i = 0; i < n; i++)
+			x |= (uint64_t)v->value[R.big_endian ? n - 1 - i : i] << (8 * i);
 		*out = x;
 		rc = 0;
 	}
@@ -678,23 +712,27 @@ static void set_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t value)
 	v->size = sizeof(value);
 	v->defined = 1;
 	v->free = reg_value_free;
-	memcpy(v->value, &value, sizeof(value));
+	for (size_t i = 0; i < sizeof(value); i++) /* in the target's order */
+		v->value[R.big_endian ? sizeof(value) - 1 - i : i] = (uint8_t)(value >> (8 * i));
 	cb->reg_set(cb, n, v);
 }
 
 /* Whether the instruction that ends at `pc` is a call: then `pc` is a return address. The
  * decoding is libjitmap's (jitmap_arch_call_before); the code must not be read before its
  * section. */
-static bool call_before(struct reader *r, const struct entry *e, uint64_t pc)
+/* 1: a call ends at `pc`; 0: the code before `pc` is not a call; -1: it cannot be read. */
+static int call_before(struct reader *r, const struct entry *e, uint64_t pc)
 {
 	const struct span *s = code_at(e, pc - 1);
 	uint8_t b[16];
 	size_t n = jitmap_arch_call_window(e->arch);
 	if (!s || !n || n > sizeof(b))
-		return false;
+		return 0;
 	if (pc - s->lo < n)
 		n = (size_t)(pc - s->lo);
-	return n && !target_read(r, pc - n, b, n) && jitmap_arch_call_before(e->arch, b, n);
+	if (!n || target_read(r, pc - n, b, n))
+		return -1;
+	return jitmap_arch_call_before(e->arch, b, n);
 }
 
 /* Frame 0 or an outer frame? The jit-reader API does not say. An outer frame's PC is a return
@@ -702,9 +740,10 @@ static bool call_before(struct reader *r, const struct entry *e, uint64_t pc)
  * unwinder that says so (this one, for JIT frames below). So, in order:
  *   1. a caller-saved register is undefined: outer;
  *   2. the PC is a function's first byte: innermost (no call returns there);
- *   3. a stackmap record sits at the PC: a return address (stackmaps follow calls);
- *   4. the instruction before the PC is a call: a return address;
- *   5. else innermost.
+ *   3. the instruction before the PC is a call: a return address; it is not: innermost
+ *      (a record there is one a breakpoint or a trap stopped at: an AArch64 leaf's);
+ *   4. the code before it cannot be read: a stackmap record at the PC says a return
+ *      address (statepoint records follow calls); else innermost.
  * Treating frame 0 that stopped just after a call as an outer frame changes nothing: the
  * unwind rules at a return address and at the call are the same. */
 static bool looks_innermost(struct reader *r, const struct entry *e,
@@ -717,9 +756,10 @@ static bool looks_innermost(struct reader *r, const struct entry *e,
 	const struct func *f = func_at(e, regs->pc);
 	if (f && f->lo == regs->pc)
 		return true;
-	if (e->sm && jitmap_stackmap_lookup(e->sm, regs->pc, NULL, 0))
-		return false;
-	return !call_before(r, e, regs->pc);
+	const int call = call_before(r, e, regs->pc);
+	if (call >= 0)
+		return !call;
+	return !(e->sm && jitmap_stackmap_lookup(e->sm, regs->pc, NULL, 0));
 }
 
 struct frame_calc {
@@ -741,7 +781,7 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 	struct entry *e = entry_at(r, pc);
 	if (!e && pc)
 		e = entry_at(r, pc - 1); /* a return address just past the end of the code */
-	if (!e || e->arch != READER_ARCH)
+	if (!e || e->arch != R.arch)
 		return -ENOENT;
 	r->target_read = cb->target_read;
 	if (!entry_usable(r, e))
@@ -878,6 +918,12 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 		entry_free(e);
 		return GDB_FAIL;
 	}
+	/* The first image of another architecture than the one assumed says which GDB debugs
+	 * (the images of a process share it). */
+	if (e->arch != R.arch && !r->saw_image && !set_roles(e->arch, e->big_endian))
+		note(r, e, "entry %" PRIu64 ": architecture %s is not one the reader unwinds",
+		     serial, jitmap_arch_name(e->arch));
+	r->saw_image = true;
 	e->claimed = want_claim(r->claim_mode, e);
 	if (add_entry(r, e)) {
 		r->stats.rejected++;
@@ -988,16 +1034,7 @@ __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(
 {
 	if (g_reader)
 		return &refused;
-	R.sp = jitmap_reg_sp(READER_ARCH);
-	R.fp = jitmap_reg_fp(READER_ARCH);
-	R.pc = jitmap_reg_pc(READER_ARCH);
-	R.ngpr = (int)jitmap_arch_num_core_regs(READER_ARCH) - (R.pc >= 0 ? 1 : 0);
-	R.first_clobber = -1;
-	for (int n = 0; n < R.ngpr && R.first_clobber < 0; n++)
-		if (!jitmap_reg_is_callee_saved(READER_ARCH, (unsigned)n))
-			R.first_clobber = n;
-	if (R.sp < 0 || R.fp < 0 || R.pc < 0 || R.ngpr <= 0 || R.ngpr > MAX_GPR ||
-	    R.first_clobber < 0)
+	if (!set_roles(HOST_ARCH, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
 		return &refused;
 	struct reader *r = calloc(1, sizeof(*r));
 	if (!r)

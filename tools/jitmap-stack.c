@@ -709,6 +709,17 @@ static int scan_process(struct target *t)
 	}
 	struct discovery d = {.t = t};
 	dwfl_getmodules(t->dwfl, each_module, &d, 0);
+	if (!d.n && t->core) {
+		/* A core libdwfl finds no module in (qemu-user's guest cores have no NT_FILE
+		 * note): the library places the executable by the auxiliary vector (--exe). */
+		uint64_t found[MAX_DESCRIPTORS];
+		const size_t n = jitmap_core_find_symbol(t->core, "__jit_debug_descriptor", found,
+							 NULL, MAX_DESCRIPTORS);
+		for (size_t i = 0; i < n && i < MAX_DESCRIPTORS; i++) {
+			d.descriptors[d.n] = found[i];
+			d.where[d.n++] = "the executable";
+		}
+	}
 	jitmap_process_scan_begin(t->proc);
 	for (size_t i = 0; i < d.n; i++)
 		jitmap_process_scan_descriptor(t->proc, d.descriptors[i], d.where[i]);

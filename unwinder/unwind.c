@@ -411,7 +411,7 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 			say(s->why, M, "the return address register is not known in this frame");
 			return STEP_DECLINE;
 		}
-		if (!sh.stores) /* it saved nothing, so it changed no callee-saved register */
+		if (!sh.saves_callee_saved) /* so it changed none of them */
 			carry_callee_saved(s, &r->caller);
 		return accept_at(s, M, r, cfa, ra, true);
 	}

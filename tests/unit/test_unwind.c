@@ -1066,7 +1066,7 @@ static void test_aarch64(void **state)
 	fake_region(&m, 0x10000, 0x280);
 	static const uint32_t outer[] = {0xa9bd7bfd, 0x910003fd, 0xa90153f3, A64_NOP, A64_NOP,
 					 0x94000000, A64_NOP, A64_NOP};
-	static const uint32_t inner[] = {0xd10083ff, A64_NOP, A64_NOP, 0x910083ff, 0xd65f03c0};
+	static const uint32_t inner[] = {0xd10083ff, 0xf90007e9, A64_NOP, 0x910083ff, 0xd65f03c0};
 	static const uint32_t form_b[] = {0xd10083ff, 0xa9017bfd, 0x910043fd, A64_NOP};
 	static const uint32_t form_c[] = {0xf81f0ffe, A64_NOP, A64_NOP, A64_NOP};
 	static const uint32_t form_d[] = {0xa9bf53f3, A64_NOP, A64_NOP, A64_NOP};
@@ -1113,7 +1113,7 @@ static void test_aarch64(void **state)
 	} while (0)
 
 	/* Frame 0, the leaf at record 1002: CFA = SP + 32, the return address still in x30,
-	 * every callee-saved register the caller's (the leaf stored nothing). */
+	 * every callee-saved register the caller's (the leaf stored only x9, caller-saved). */
 	A64_REGS(0x10088, 0x7fb0, 0x7fd0, 0x10018);
 	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
 	assert_int_equal(res.method, JITMAP_UNWIND_STACKMAP);
