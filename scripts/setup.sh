@@ -10,9 +10,11 @@ required=(
   llvm-14 llvm-14-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev
   binutils
 )
-# A second LLVM producer for the differential test, and LLDB for the debugger tests; the tests
-# skip their cases without them.
-optional=(llvm-19 lldb-16 python3-lldb-16)
+# A second LLVM producer for the differential test, LLDB for the debugger tests, and for the
+# AArch64 tests (tests/arm64) qemu-user, gdb-multiarch and the cross compiler; the tests skip
+# their cases without them.
+optional=(llvm-19 lldb-16 python3-lldb-16
+          qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
 [ "${1:-}" = "--bench" ] && required+=(hyperfine)
 

@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""AArch64 under qemu-user: jitmap-handjit-arm64 (examples/handjit-arm64: a frame-record
+function calling a frameless leaf, no unwind tables, registered through libjitmap-producer),
+debugged by gdb-multiarch and LLDB over qemu-aarch64's GDB stub, and post-mortem from the
+guest core qemu writes, each checked against the program's truth lines:
+
+- GDB alone (negative control): it names and unwinds the JIT frames itself (its AArch64
+  prologue analyzer and the producer's image), but has no `info stackmap`;
+- GDB with jitmap (the host's reader plugin and commands): bt, `info stackmap -json` in
+  frames 0 and 1 (x19/x20 in registers, stack slots, constants), `jitmap verify`, and
+  `jitmap break 1002` set before the code exists and hit in it;
+- the same with `set jitmap reader-claim auto`: the reader claims the image and jitmap's
+  own AArch64 unwinder unwinds both JIT frames (its counters say so), with the same values;
+- LLDB 16 over gdb-remote: `stackmap info --json` gives the same values;
+- qemu's guest core (no NT_FILE note): jitmap-dump and jitmap-stack with --exe, and
+  gdb-multiarch on the core with jitmap; without --exe jitmap-dump says why it finds nothing.
+
+Usage: test_arm64.py BUILD_DIR. Exits 77 (skipped) without qemu-aarch64, gdb-multiarch or the
+cross-built program (scripts/setup.sh installs what it needs).
+"""
+import json
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+if len(sys.argv) != 2:
+    sys.exit("usage: test_arm64.py BUILD_DIR")
+BUILD = os.path.abspath(sys.argv[1])
+PROG = os.path.join(BUILD, "examples", "handjit-arm64", "jitmap-handjit-arm64")
+JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
+LLDB_ENTRY = os.path.join(BUILD, "share", "jitmap", "lldb", "jitmap.py")
+DUMP = os.path.join(BUILD, "jitmap-dump")
+STACK = os.path.join(BUILD, "jitmap-stack")
+QEMU = shutil.which("qemu-aarch64")
+GDB = shutil.which("gdb-multiarch")
+LLDB = shutil.which("lldb-16") or shutil.which("lldb")
+TIMEOUT = 90
+WORK = tempfile.mkdtemp(prefix="jitmap-arm64-")
+TRUTH_PREFIX = "jitmap-handjit-arm64:"
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("test-arm64: FAIL: %s" % what)
+
+
+def skip(why):
+    print("test-arm64: SKIP: %s" % why)
+    shutil.rmtree(WORK, ignore_errors=True)
+    sys.exit(77)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def truth(output):
+    """{record id: {"local0": value, ..., "stack_size": ...}} from the truth lines."""
+    out = {}
+    for line in output.splitlines():
+        if line.startswith(TRUTH_PREFIX + " record "):
+            kv = dict(x.split("=", 1) for x in line.split()[2:] if "=" in x)
+            out[int(kv["id"])] = kv
+    return out
+
+
+def listening(port):
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                for line in f.readlines()[1:]:
+                    fields = line.split()
+                    if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+class Qemu:
+    """qemu-aarch64 running the program under its GDB stub, its output in a file."""
+
+    def __init__(self, name, args):
+        self.port = free_port()
+        self.out = os.path.join(WORK, name + ".out")
+        with open(self.out, "w") as f:
+            self.p = subprocess.Popen([QEMU, "-g", str(self.port), PROG] + args, stdout=f,
+                                      stderr=subprocess.STDOUT)
+        # The stub listens once qemu has loaded the program. It takes one connection: look
+        # for the listening socket rather than connect to it.
+        for _ in range(200):
+            if listening(self.port):
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("qemu-aarch64 did not listen on port %d" % self.port)
+
+    def output(self):
+        with open(self.out) as f:
+            return f.read()
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait()
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, **kw)
+
+
+JSON_MARK = "JITMAP-JSON "
+
+
+def gdb_session(name, args, commands, jitmap=True, core=None):
+    """gdb-multiarch over a fresh qemu (or on `core`): (stdout, the program's output, the
+    JSON answers of the `json TAG COMMAND` lines of `commands`)."""
+    script = os.path.join(WORK, name + ".gdb")
+    lines = ["set pagination off", "set confirm off", "set debuginfod enabled off",
+             "set sysroot /"]
+    if jitmap:
+        lines.append("source " + JITMAP_GDB)
+    q = None
+    if core is None:
+        q = Qemu(name, args)
+        lines.append("target remote :%d" % q.port)
+    for c in commands:
+        if c.startswith("json "):
+            _, tag, cmd = c.split(" ", 2)
+            lines.append("python print(%r + %r + ' ' + gdb.execute(%r, to_string=True).strip())"
+                         % (JSON_MARK, tag, cmd))
+        else:
+            lines.append(c)
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    cmd = [GDB, "-batch", "-nx", "-x", script, PROG] + ([core] if core else [])
+    try:
+        r = run(cmd)
+    finally:
+        if q:
+            q.stop()
+    answers = {}
+    for line in r.stdout.splitlines():
+        if line.startswith(JSON_MARK):
+            tag, text = line[len(JSON_MARK):].split(" ", 1)
+            answers[tag] = json.loads(text)
+    return r.stdout + r.stderr, q.output() if q else "", answers
+
+
+def check_record(obj, rid, t, what):
+    """obj: info stackmap -json of a frame at record `rid`; its values equal the truth's."""
+    rec = obj.get("record") or {}
+    check(rec.get("id") == rid, "%s: record %s at the frame (%s)" % (what, rid, obj.get("error")))
+    got = [loc.get("value") for loc in obj.get("locations", [])]
+    want = [int(t[rid]["local%d" % i]) for i in range(len(got))]
+    check(got == want and len(got) == len([k for k in t[rid] if k.startswith("local")]),
+          "%s: record %d values %s, truth %s" % (what, rid, got, want))
+    check(rec.get("stack_size") == int(t[rid]["stack_size"]), "%s: stack size" % what)
+
+
+BT = re.compile(r"#0 .* in handjit_arm64_inner \(\)\n#1 .* in handjit_arm64_outer \(\)\n"
+                r"#2 .* in main ")
+
+
+def gdb_live():
+    # Negative control: GDB unwinds the frames itself, but there is no info stackmap.
+    out, prog, _ = gdb_session("negative", ["--trap"], ["continue", "bt", "info stackmap"],
+                               jitmap=False)
+    check(BT.search(out), "GDB alone: bt through the JIT frames:\n" + out)
+    check('Undefined info command: "stackmap"' in out, "GDB alone: no info stackmap:\n" + out)
+
+    out, prog, a = gdb_session("gdb", ["--trap"], [
+        "continue", "bt", "json f0 info stackmap -json", "json f1 info stackmap -json 1",
+        "json verify jitmap verify -json", "info gc-roots -all"])
+    t = truth(prog)
+    check(set(t) == {1001, 1002}, "gdb: truth lines (%s)" % prog)
+    check(BT.search(out), "gdb: bt:\n" + out)
+    check_record(a.get("f0", {}), 1002, t, "gdb frame 0 (the leaf)")
+    check_record(a.get("f1", {}), 1001, t, "gdb frame 1 (the frame-record function)")
+    v = a.get("verify", {})
+    check(v.get("frames_checked") == 2 and v.get("problems") == [], "gdb: verify %s" % v)
+    check("No GC roots: no frame on the stack is at a statepoint." in out, "gdb: gc-roots")
+
+    # The reader claims the image: jitmap's AArch64 unwinder unwinds both JIT frames.
+    out, prog, a = gdb_session("claim", ["--trap"], [
+        "set jitmap reader-claim auto", "continue", "bt", "json f1 info stackmap -json 1",
+        "python import jitmap.gdb_reader as g; print('STATS', g.stats_text())"])
+    t = truth(prog)
+    check(BT.search(out), "claim auto: bt:\n" + out)
+    check_record(a.get("f1", {}), 1001, t, "claim auto frame 1")
+    m = re.search(r"STATS .*claimed=(\d+).* unwinds=(\d+) unwind_failures=(\d+)", out)
+    check(m and int(m.group(1)) == 1 and int(m.group(2)) >= 2 and int(m.group(3)) == 0,
+          "claim auto: the reader claimed the image and unwound the JIT frames: %s" % (
+              m.group(0) if m else out))
+
+    # jitmap break before the code exists; the program runs without trapping.
+    out, prog, a = gdb_session("break", [], [
+        "jitmap break 1002", "continue", "json f0 info stackmap -json"])
+    t = truth(prog)
+    check("record 1002 at" in out and "Breakpoint 1, " in out, "jitmap break 1002:\n" + out)
+    check_record(a.get("f0", {}), 1002, t, "jitmap break 1002, frame 0")
+    return a
+
+
+def lldb_check():
+    if not LLDB:
+        print("test-arm64: SKIP lldb: no lldb")
+        return
+    q = Qemu("lldb", ["--trap"])
+    script = os.path.join(WORK, "lldb.cmds")
+    with open(script, "w") as f:
+        f.write("\n".join([
+            "command script import " + LLDB_ENTRY,
+            "target create " + PROG,
+            "gdb-remote %d" % q.port,
+            "process continue",
+            "stackmap info --json",
+            "stackmap info --json 1",
+            "process kill",
+        ]) + "\n")
+    try:
+        r = run([LLDB, "-b", "-s", script])
+    finally:
+        q.stop()
+    t = truth(q.output())
+    objs = [json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"frame"')]
+    check(len(objs) == 2, "lldb: two stackmap info --json answers:\n" + r.stdout + r.stderr)
+    if len(objs) == 2:
+        check_record(objs[0], 1002, t, "lldb frame 0")
+        check_record(objs[1], 1001, t, "lldb frame 1")
+
+
+def core():
+    """qemu's guest core of the trapping program, and what each tool makes of it."""
+    d = os.path.join(WORK, "core")
+    os.makedirs(d)
+
+    def limits():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    r = subprocess.run([QEMU, PROG, "--trap"], capture_output=True, text=True, cwd=d,
+                       preexec_fn=limits, timeout=TIMEOUT)
+    cores = [os.path.join(d, c) for c in os.listdir(d) if c.endswith(".core")]
+    if not cores:
+        print("test-arm64: SKIP core: qemu wrote no core (exit %d)" % r.returncode)
+        return
+    c, t = cores[0], truth(r.stdout)
+    r = run([DUMP, c])
+    check(r.returncode == 1 and "no __jit_debug_descriptor" in r.stderr and "--exe" in r.stderr,
+          "core, jitmap-dump without --exe: says why and what to give (%d: %s)" % (
+              r.returncode, r.stderr))
+    r = run([DUMP, "--format=json", "--exe", PROG, c])
+    check(r.returncode == 0, "core, jitmap-dump --exe: exit 0 (%s)" % r.stderr)
+    ids = []
+    if r.returncode == 0:
+        d_ = json.loads(r.stdout)
+        ids = sorted(rec["id"] for ds in d_["descriptors"] for e in ds["entries"]
+                     for b in e["blobs"] for rec in b["records"])
+    check(ids == [1001, 1002], "core, jitmap-dump --exe: records %s" % ids)
+    r = run([STACK, "--json", "--values", "--exe", PROG, c])
+    frames = []
+    if r.returncode == 0:
+        frames = [f for th in json.loads(r.stdout)["threads"] for f in th["frames"] if f.get("jit")]
+    check([f["function"] for f in frames] == ["handjit_arm64_inner", "handjit_arm64_outer"],
+          "core, jitmap-stack --exe: the two JIT frames (%d: %s)" % (r.returncode, r.stdout[:300]))
+    if len(frames) == 2:
+        check_record(frames[0]["stackmap"], 1002, t, "core, jitmap-stack frame 0")
+        check_record(frames[1]["stackmap"], 1001, t, "core, jitmap-stack frame 1")
+    out, _, a = gdb_session("core-gdb", [], ["bt", "json f0 info stackmap -json",
+                                             "json f1 info stackmap -json 1"], core=c)
+    check(BT.search(out), "core, GDB: bt:\n" + out)
+    check_record(a.get("f0", {}), 1002, t, "core, GDB frame 0")
+    check_record(a.get("f1", {}), 1001, t, "core, GDB frame 1")
+
+
+def main():
+    if not QEMU or not GDB:
+        skip("qemu-aarch64 or gdb-multiarch is missing (scripts/setup.sh installs them)")
+    if not os.path.exists(PROG):
+        skip("%s not built (needs aarch64-linux-gnu-gcc)" % PROG)
+    try:
+        gdb_live()
+        lldb_check()
+        core()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
+    print("test-arm64: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
