@@ -88,6 +88,48 @@ static bool pad(uint32_t insn)
 	       insn == 0xd50324dfu;
 }
 
+static void note_saved(struct jitmap__shape *out, unsigned reg, unsigned at, int64_t cfa_off)
+{
+	if (reg < 19 || reg > 28 || out->nsaved >= sizeof(out->saved) / sizeof(out->saved[0]))
+		return;
+	out->saved[out->nsaved].reg = (uint16_t)reg;
+	out->saved[out->nsaved].at = (uint16_t)at;
+	out->saved[out->nsaved].cfa_off = (int32_t)cfa_off;
+	out->nsaved++;
+	out->saves_callee_saved = true;
+}
+
+/* Where the prologue stores x19-x28: walk its stores to [sp, ...] and its SP moves, the SP's
+ * distance below the CFA tracked, up to the first other instruction. */
+static void saved_registers(const uint32_t *w, unsigned i, unsigned n, struct jitmap__shape *out)
+{
+	int64_t cur = 0, v; /* SP - CFA */
+	for (; i < n; i++) {
+		const uint32_t x = w[i];
+		const unsigned rt = x & 31, rn = (x >> 5) & 31, rt2 = (x >> 10) & 31;
+		if (pad(x) || (sp_arith(x, 29, &v) && v >= 0))
+			continue;
+		if (sp_arith(x, 31, &v) && v < 0) {
+			cur += v;
+		} else if ((x & 0xffc00000u) == 0xa9800000u && rn == 31) { /* stp, pre-index */
+			cur += field(x, 15, 7) * 8;
+			note_saved(out, rt, 4 * i, cur);
+			note_saved(out, rt2, 4 * i, cur + 8);
+		} else if ((x & 0xffc00000u) == 0xa9000000u && rn == 31) { /* stp, offset */
+			const int64_t off = field(x, 15, 7) * 8;
+			note_saved(out, rt, 4 * i, cur + off);
+			note_saved(out, rt2, 4 * i, cur + off + 8);
+		} else if ((x & 0xffc00000u) == 0xf9000000u && rn == 31) { /* str, unsigned offset */
+			note_saved(out, rt, 4 * i, cur + (int64_t)((x >> 10) & 0xfff) * 8);
+		} else if ((x & 0xffe00c00u) == 0xf8000c00u && rn == 31) { /* str, pre-index */
+			cur += field(x, 12, 9);
+			note_saved(out, rt, 4 * i, cur);
+		} else {
+			return;
+		}
+	}
+}
+
 /* The prologues LLVM and GCC write, and a hand-written JIT's:
  *   A  stp x29, x30, [sp, #-N]!; mov x29, sp           CFA = x29 + N
  *   B  sub sp, sp, #X; stp x29, x30, [sp, #Y]; add x29, sp, #Y      CFA = x29 + X - Y
@@ -104,6 +146,7 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 	while (i < n && pad(w[i]))
 		i++;
 	out->save_at = 4 * i;
+	saved_registers(w, i, n, out);
 	int64_t off, sub, add;
 	if (i < n && stp_fp_lr(w[i], &off) == 1 && off < 0) { /* A */
 		out->saves_ra = true;

@@ -41,6 +41,14 @@ struct jitmap__shape {
 	/* Whether these instructions save a callee-saved register (other than FP and the return
 	 * address): a leaf that saves none has left them all as its caller had them. */
 	bool saves_callee_saved;
+	/* The callee-saved registers (other than FP) the prologue stores, and where: the word
+	 * at CFA + cfa_off, stored by the instruction at offset `at`. */
+	unsigned nsaved;
+	struct {
+		uint16_t reg;
+		uint16_t at;
+		int32_t cfa_off;
+	} saved[12];
 };
 
 struct jitmap__arch {
@@ -91,7 +99,7 @@ struct jitmap__arch {
 };
 
 /* Bytes of a function's start the shape hook reads. */
-#define JITMAP__SHAPE_WINDOW 16
+#define JITMAP__SHAPE_WINDOW 32
 
 /* The table of `arch`, or NULL for JITMAP_ARCH_UNKNOWN and values out of range. */
 const struct jitmap__arch *jitmap__arch(jitmap_arch arch);

@@ -299,6 +299,20 @@ static enum prologue fp_shape(const struct step *s, uint64_t func, struct jitmap
 	return sh->kind == JITMAP_PROLOGUE_FP ? PROLOGUE_FP : PROLOGUE_NONE;
 }
 
+/* The callee-saved registers the prologue of the function at `func` stored, read back from
+ * their slots below the CFA (in frame 0, only those whose store has run). */
+static void restore_saved(const struct step *s, const struct jitmap__shape *sh, uint64_t func,
+			  uint64_t cfa, jitmap_frame_regs *caller)
+{
+	for (unsigned k = 0; k < sh->nsaved; k++) {
+		uint64_t v;
+		if (s->code->is_innermost && s->pc < func + sh->saved[k].at + 4)
+			continue;
+		if (read_word(s, cfa + (uint64_t)(int64_t)sh->saved[k].cfa_off, &v) == 0)
+			jitmap_frame_reg_set(caller, sh->saved[k].reg, v);
+	}
+}
+
 /* -- The stackmap's frame size -- */
 
 static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
@@ -413,8 +427,10 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		}
 		if (!sh.saves_callee_saved) /* so it changed none of them */
 			carry_callee_saved(s, &r->caller);
+		restore_saved(s, &sh, f->address, cfa, &r->caller);
 		return accept_at(s, M, r, cfa, ra, true);
 	}
+	restore_saved(s, &sh, f->address, cfa, &r->caller);
 	if (read_word(s, ra_addr, &ra)) {
 		say(s->why, M, "cannot read the return address at 0x%llx", U(ra_addr));
 		return STEP_FAULT;
@@ -506,8 +522,8 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 			return o;
 	}
 	int64_t cfa_from_fp = s->a->cfa_at;
+	struct jitmap__shape sh = {0};
 	if (lo) {
-		struct jitmap__shape sh;
 		const enum prologue p = fp_shape(s, lo, &sh);
 		if (p == PROLOGUE_UNREADABLE) {
 			say(s->why, M, "cannot read the code of the function at 0x%llx", U(lo));
@@ -562,6 +578,7 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 		return STEP_DECLINE;
 	}
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
+	restore_saved(s, &sh, lo, fp + (uint64_t)cfa_from_fp, &r->caller);
 	return accept(s, M, r, fp + (uint64_t)cfa_from_fp, ra);
 }
 

@@ -5,7 +5,8 @@
  *   handjit_arm64_outer   a frame record: stp x29, x30, [sp, #-48]!; mov x29, sp; it keeps VM
  *                         locals in x19 and x20 (callee-saved, saved in its frame) and in a
  *                         stack slot, and calls the inner function: record 1001 at the return
- *                         address;
+ *                         address; with --depth N it first calls itself N times (record 1003
+ *                         after that call: N more frames, for the benchmark);
  *   handjit_arm64_inner   frameless and a leaf: sub sp, sp, #32, its return address stays in
  *                         x30; a VM local in a stack slot; record 1002 at the instruction
  *                         where it stops (`brk #1000` with --trap, else a nop).
@@ -37,15 +38,27 @@ static uint32_t bl(uint64_t from, uint64_t to)
 	return 0x94000000u | (uint32_t)(((int64_t)(to - from) / 4) & 0x3ffffff);
 }
 
-enum { OUTER_OFF = 0, INNER_OFF = 0x40, CODE_SIZE = 0x80 };
+enum { OUTER_OFF = 0, INNER_OFF = 0x60, CODE_SIZE = 0x80 };
 #define RECORD_OUTER 1001
 #define RECORD_INNER 1002
+#define RECORD_RECURSE 1003
 
 int main(int argc, char **argv)
 {
-	const int trap = argc > 1 && !strcmp(argv[1], "--trap");
-	if (argc > 1 && !trap) {
-		fprintf(stderr, "usage: jitmap-handjit-arm64 [--trap]\n");
+	int trap = 0;
+	long depth = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--trap")) {
+			trap = 1;
+		} else if (!strcmp(argv[i], "--depth") && i + 1 < argc) {
+			depth = strtol(argv[++i], NULL, 0);
+		} else {
+			fprintf(stderr, "usage: jitmap-handjit-arm64 [--trap] [--depth N]\n");
+			return 2;
+		}
+	}
+	if (depth < 0 || depth > 100000) {
+		fprintf(stderr, "jitmap-handjit-arm64: --depth from 0 to 100000\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -65,6 +78,14 @@ int main(int argc, char **argv)
 	o[n++] = movz(X20, 5678);
 	o[n++] = movz(X9, 777);
 	o[n++] = str_sp(X9, 40); /* [sp, #40]: the VM local in a stack slot */
+	/* x0 (the depth) > 0: call itself with x0 - 1 (record 1003 after that call); else the
+	 * inner function (record 1001). */
+	o[n++] = 0xb4000080; /* cbz x0, +16 */
+	o[n++] = 0xd1000400; /* sub x0, x0, #1 */
+	o[n] = bl(outer + 4 * n, outer);
+	n++;
+	const uint32_t record_recurse = (uint32_t)(4 * n);
+	o[n++] = 0x14000002; /* b +8 */
 	o[n] = bl(outer + 4 * n, inner);
 	n++;
 	const uint32_t record_outer = (uint32_t)(4 * n); /* the return address */
@@ -106,6 +127,8 @@ int main(int argc, char **argv)
 	void *sm = NULL;
 	size_t sm_size = 0;
 	if (!b || jitmap_smbuilder_add_function(b, outer, 48, &err) ||
+	    jitmap_smbuilder_add_record(b, RECORD_RECURSE, record_recurse, outer_locs, 4, NULL, 0,
+					&err) ||
 	    jitmap_smbuilder_add_record(b, RECORD_OUTER, record_outer, outer_locs, 4, NULL, 0, &err) ||
 	    jitmap_smbuilder_add_function(b, inner, 32, &err) ||
 	    jitmap_smbuilder_add_record(b, RECORD_INNER, record_inner, inner_locs, 3, NULL, 0, &err) ||
@@ -133,7 +156,11 @@ int main(int argc, char **argv)
 	printf("jitmap-handjit-arm64: record id=%d pc=0x%" PRIx64
 	       " local0=4242 local1=1234 local2=7 stack_size=32\n",
 	       RECORD_INNER, inner + record_inner);
-	const long r = ((long (*)(void))(uintptr_t)outer)();
+	if (depth)
+		printf("jitmap-handjit-arm64: record id=%d pc=0x%" PRIx64
+		       " local0=1234 local1=5678 local2=777 local3=11 stack_size=48 frames=%ld\n",
+		       RECORD_RECURSE, outer + record_recurse, depth);
+	const long r = ((long (*)(long))(uintptr_t)outer)(depth);
 	printf("jitmap-handjit-arm64: result %ld ok\n", r);
 	jitmap_jit_unregister(e);
 	free(sm);

@@ -10,7 +10,8 @@ guest core qemu writes, each checked against the program's truth lines:
   frames 0 and 1 (x19/x20 in registers, stack slots, constants), `jitmap verify`, and
   `jitmap break 1002` set before the code exists and hit in it;
 - the same with `set jitmap reader-claim auto`: the reader claims the image and jitmap's
-  own AArch64 unwinder unwinds both JIT frames (its counters say so), with the same values;
+  own AArch64 unwinder unwinds both JIT frames (its counters say so), with the same values,
+  and through a recursion of frame records (--depth 3);
 - LLDB 16 over gdb-remote: `stackmap info --json` gives the same values;
 - qemu's guest core (no NT_FILE note): jitmap-dump and jitmap-stack with --exe, and
   gdb-multiarch on the core with jitmap; without --exe jitmap-dump says why it finds nothing.
@@ -207,6 +208,17 @@ def gdb_live():
           "claim auto: the reader claimed the image and unwound the JIT frames: %s" % (
               m.group(0) if m else out))
 
+    # Recursion (--depth 3): jitmap's unwinder through four frame records above the leaf.
+    out, prog, a = gdb_session("deep", ["--trap", "--depth", "3"], [
+        "set jitmap reader-claim auto", "continue", "bt"] +
+        ["json f%d info stackmap -json %d" % (k, k) for k in range(1, 5)])
+    t = truth(prog)
+    check(re.search(r"#0 .* handjit_arm64_inner \(\)\n(#[1-4] .* handjit_arm64_outer \(\)\n){4}"
+                    r"#5 .* in main ", out), "depth 3: bt:\n" + out)
+    check_record(a.get("f1", {}), 1001, t, "depth 3, frame 1")
+    for k in range(2, 5):
+        check_record(a.get("f%d" % k, {}), 1003, t, "depth 3, frame %d" % k)
+
     # jitmap break before the code exists; the program runs without trapping.
     out, prog, a = gdb_session("break", [], [
         "jitmap break 1002", "continue", "json f0 info stackmap -json"])
@@ -270,7 +282,7 @@ def core():
         d_ = json.loads(r.stdout)
         ids = sorted(rec["id"] for ds in d_["descriptors"] for e in ds["entries"]
                      for b in e["blobs"] for rec in b["records"])
-    check(ids == [1001, 1002], "core, jitmap-dump --exe: records %s" % ids)
+    check(ids == [1001, 1002, 1003], "core, jitmap-dump --exe: records %s" % ids)
     r = run([STACK, "--json", "--values", "--exe", PROG, c])
     frames = []
     if r.returncode == 0:

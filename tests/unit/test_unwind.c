@@ -1125,13 +1125,16 @@ static void test_aarch64(void **state)
 	expect_reg(&res.caller, 20, 5678);
 
 	/* Frame 1, outer at record 1001: CFA = SP + 48, which x29 + 48 (its prologue) confirms;
-	 * the return address and the caller's x29 from the frame record. */
+	 * the return address and the caller's x29 from the frame record, its x19 and x20 from
+	 * the slots its prologue stored them in (stp x19, x20, [sp, #16]: CFA - 32). */
 	jitmap_frame_regs f1 = res.caller;
 	code.is_innermost = false;
 	assert_int_equal(step(&code, &f1, &m, &res, why, sizeof(why)), 0);
 	assert_int_equal(res.cfa, 0x8000);
 	assert_int_equal(res.caller.pc, 0x20010);
 	expect_reg(&res.caller, X29, 0x8100);
+	expect_reg(&res.caller, 19, 0x1919);
+	expect_reg(&res.caller, 20, 0x2020);
 	/* The same by the frame-pointer chain alone, with the function's range known. */
 	code.methods = ONLY(FRAME_POINTER);
 	code.func_lo = 0x10000;
@@ -1140,6 +1143,7 @@ static void test_aarch64(void **state)
 	assert_int_equal(res.cfa, 0x8000);
 	assert_int_equal(res.caller.pc, 0x20010);
 	expect_reg(&res.caller, X29, 0x8100);
+	expect_reg(&res.caller, 19, 0x1919);
 	/* An x29 that disagrees with the stack size: the stackmap method declines. */
 	code.methods = ONLY(STACKMAP);
 	regs_set(&f1, X29, 0x7fc0);
@@ -1196,13 +1200,18 @@ static void test_aarch64(void **state)
 	assert_int_equal(res.caller.pc, 0x20030);
 
 	/* D: a leaf that saved x19 and x20: the return address in x30, as frame 0 only, and
-	 * its callee-saved registers not the caller's. */
+	 * the caller's x19 and x20 read back from their slots (CFA - 16, CFA - 8); x21, which
+	 * it may have changed, unknown. */
 	code.is_innermost = true;
 	A64_REGS(0x10208, 0x7fc0, 0x8100, 0x10018);
+	regs_set(&r, 21, 2121);
 	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
 	assert_int_equal(res.cfa, 0x7fd0);
 	assert_int_equal(res.caller.pc, 0x10018);
-	expect_unknown(&res.caller, 19);
+	expect_reg(&res.caller, 19, 0x8100);
+	expect_reg(&res.caller, 20, 0x20020);
+	expect_unknown(&res.caller, 21);
+
 	code.is_innermost = false;
 	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
 	assert_contains(why, "where the function at 0x10200 saved the return address is not known");
