@@ -18,6 +18,12 @@ optional=(llvm-19 lldb-16 python3-lldb-16
 # The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
 [ "${1:-}" = "--bench" ] && required+=(hyperfine)
 
+# The AArch64 tests' LLVM pieces (arm64 libLLVM and lli, beside the host's): optional too.
+if command -v apt-get >/dev/null && [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+  "$(dirname "$0")/setup-arm64.sh" >/dev/null ||
+    echo "setup: the arm64 LLVM pieces are not set up; tests that need them are skipped" >&2
+fi
+
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

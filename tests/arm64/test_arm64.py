@@ -14,7 +14,10 @@ guest core qemu writes, each checked against the program's truth lines:
   and through a recursion of frame records (--depth 3);
 - LLDB 16 over gdb-remote: `stackmap info --json` gives the same values;
 - qemu's guest core (no NT_FILE note): jitmap-dump and jitmap-stack with --exe, and
-  gdb-multiarch on the core with jitmap; without --exe jitmap-dump says why it finds nothing.
+  gdb-multiarch on the core with jitmap; without --exe jitmap-dump says why it finds nothing;
+- LLVM-produced AArch64 code: LLVM 14's arm64 lli (scripts/setup-arm64.sh) runs
+  tests/fixtures/ir/record_less_caller.ll; a statepoint's deopt values in GDB, with GDB's
+  unwinding and with jitmap's own (LLVM's AArch64 CFI).
 
 Usage: test_arm64.py BUILD_DIR. Exits 77 (skipped) without qemu-aarch64, gdb-multiarch or the
 cross-built program (scripts/setup.sh installs what it needs).
@@ -95,11 +98,12 @@ def listening(port):
 class Qemu:
     """qemu-aarch64 running the program under its GDB stub, its output in a file."""
 
-    def __init__(self, name, args):
+    def __init__(self, name, args, program=None, qemu_args=()):
         self.port = free_port()
         self.out = os.path.join(WORK, name + ".out")
         with open(self.out, "w") as f:
-            self.p = subprocess.Popen([QEMU, "-g", str(self.port), PROG] + args, stdout=f,
+            self.p = subprocess.Popen([QEMU] + list(qemu_args) + ["-g", str(self.port),
+                                      program or PROG] + args, stdout=f,
                                       stderr=subprocess.STDOUT)
         # The stub listens once qemu has loaded the program. It takes one connection: look
         # for the listening socket rather than connect to it.
@@ -127,7 +131,7 @@ def run(cmd, **kw):
 JSON_MARK = "JITMAP-JSON "
 
 
-def gdb_session(name, args, commands, jitmap=True, core=None):
+def gdb_session(name, args, commands, jitmap=True, core=None, program=None, qemu_args=()):
     """gdb-multiarch over a fresh qemu (or on `core`): (stdout, the program's output, the
     JSON answers of the `json TAG COMMAND` lines of `commands`)."""
     script = os.path.join(WORK, name + ".gdb")
@@ -137,7 +141,7 @@ def gdb_session(name, args, commands, jitmap=True, core=None):
         lines.append("source " + JITMAP_GDB)
     q = None
     if core is None:
-        q = Qemu(name, args)
+        q = Qemu(name, args, program, qemu_args)
         lines.append("target remote :%d" % q.port)
     for c in commands:
         if c.startswith("json "):
@@ -148,7 +152,7 @@ def gdb_session(name, args, commands, jitmap=True, core=None):
             lines.append(c)
     with open(script, "w") as f:
         f.write("\n".join(lines) + "\n")
-    cmd = [GDB, "-batch", "-nx", "-x", script, PROG] + ([core] if core else [])
+    cmd = [GDB, "-batch", "-nx", "-x", script, program or PROG] + ([core] if core else [])
     try:
         r = run(cmd)
     finally:
@@ -299,6 +303,47 @@ def core():
     check_record(a.get("f1", {}), 1001, t, "core, GDB frame 1")
 
 
+LLI = os.environ.get("JITMAP_ARM64_LLI") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+    "jitmap", "arm64-llvm", "root", "usr", "lib", "llvm-14", "bin", "lli")
+RECORD_LESS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "fixtures", "ir", "record_less_caller.ll")
+
+
+def llvm_code():
+    """LLVM-produced AArch64 code: LLVM 14's arm64 lli (scripts/setup-arm64.sh) runs the
+    project's IR under MCJIT; `hot` (a statepoint, deopt values 41 and %x = 4096) is called by
+    `entry` (no record), stopped in getppid. GDB alone, jitmap with GDB's unwinding, and
+    jitmap's own (LLVM's AArch64 .eh_frame through jitmap's CFI reader)."""
+    if not os.access(LLI, os.X_OK):
+        print("test-arm64: SKIP llvm: no arm64 lli at %s (scripts/setup-arm64.sh)" % LLI)
+        return
+    base = ["set breakpoint pending on", "break getppid", "continue", "bt 4"]
+    args = ["-jit-kind=mcjit", RECORD_LESS]
+    q = ["-L", "/"]
+    bt = re.compile(r"#1 .* in hot \(\)\n#2 .* in entry \(\)\n#3 .* in main \(\)")
+    out, _, _ = gdb_session("lli-negative", args, base + ["info stackmap 1"], jitmap=False,
+                            program=LLI, qemu_args=q)
+    check('Undefined info command: "stackmap' in out and bt.search(out),
+          "lli, GDB alone: bt, and no info stackmap:\n" + out)
+    for mode in ("default", "auto"):
+        pre = ["set jitmap reader-claim auto"] if mode == "auto" else []
+        out, _, a = gdb_session("lli-" + mode, args, pre + base + [
+            "json f1 info stackmap -json 1",
+            "python import jitmap.gdb_reader as g; print('STATS', g.stats_text())"],
+            program=LLI, qemu_args=q)
+        what = "lli, claim %s" % mode
+        check(bt.search(out), "%s: bt:\n%s" % (what, out))
+        o = a.get("f1", {})
+        deopt = [loc.get("value") for loc in (o.get("statepoint") or {}).get("deopt", [])]
+        check((o.get("record") or {}).get("id") == 7 and deopt == [41, 4096],
+              "%s: frame 1 is hot at statepoint 7, deopt %s" % (what, deopt))
+        m = re.search(r"STATS .*claimed=(\d+).* unwinds=(\d+) unwind_failures=(\d+)", out)
+        if mode == "auto":
+            check(m and int(m.group(1)) == 1 and int(m.group(2)) >= 3 and int(m.group(3)) == 0,
+                  "%s: jitmap unwound hot, entry and main: %s" % (what, m.group(0) if m else out))
+
+
 def main():
     if not QEMU or not GDB:
         skip("qemu-aarch64 or gdb-multiarch is missing (scripts/setup.sh installs them)")
@@ -308,6 +353,7 @@ def main():
         gdb_live()
         lldb_check()
         core()
+        llvm_code()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
     print("test-arm64: %d passed, %d failed" % (passed, failed))
