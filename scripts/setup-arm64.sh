@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# setup-arm64.sh: LLVM 14's own AArch64 `lli` for the AArch64 tests (tests/arm64), beside the
+# setup-arm64.sh: LLVM 14's own AArch64 `lli` for the AArch64 tests (tests/cross), beside the
 # host's LLVM. Safe to run again: quick when done. Needs root (or sudo) the first time.
 #
 # The arm64 libLLVM is Multi-Arch: same and installs beside the host's (with the arm64 C

@@ -11,17 +11,20 @@ required=(
   binutils
 )
 # A second LLVM producer for the differential test, LLDB for the debugger tests, and for the
-# AArch64 tests (tests/arm64) qemu-user, gdb-multiarch and the cross compiler; the tests skip
+# AArch64 tests (tests/cross) qemu-user, gdb-multiarch and the cross compiler; the tests skip
 # their cases without them.
 optional=(llvm-19 lldb-16 python3-lldb-16
           qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
 [ "${1:-}" = "--bench" ] && required+=(hyperfine)
 
-# The AArch64 tests' LLVM pieces (arm64 libLLVM and lli, beside the host's): optional too.
+# The AArch64 and s390x tests' LLVM pieces (tests/cross: lli of each, beside the host's LLVM):
+# optional too.
 if command -v apt-get >/dev/null && [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
   "$(dirname "$0")/setup-arm64.sh" >/dev/null ||
     echo "setup: the arm64 LLVM pieces are not set up; tests that need them are skipped" >&2
+  "$(dirname "$0")/setup-s390x.sh" >/dev/null ||
+    echo "setup: the s390x LLVM pieces are not set up; tests that need them are skipped" >&2
 fi
 
 missing=()

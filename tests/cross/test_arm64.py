@@ -27,49 +27,17 @@ import os
 import re
 import resource
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 
-if len(sys.argv) != 2:
-    sys.exit("usage: test_arm64.py BUILD_DIR")
-BUILD = os.path.abspath(sys.argv[1])
-PROG = os.path.join(BUILD, "examples", "handjit-arm64", "jitmap-handjit-arm64")
-JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
-LLDB_ENTRY = os.path.join(BUILD, "share", "jitmap", "lldb", "jitmap.py")
-DUMP = os.path.join(BUILD, "jitmap-dump")
-STACK = os.path.join(BUILD, "jitmap-stack")
+import crosslib as X
+from crosslib import check, gdb_session, run
+
+X.init("test-arm64")
+PROG = os.path.join(X.BUILD, "examples", "handjit-arm64", "jitmap-handjit-arm64")
 QEMU = shutil.which("qemu-aarch64")
-GDB = shutil.which("gdb-multiarch")
 LLDB = shutil.which("lldb-16") or shutil.which("lldb")
-TIMEOUT = 90
-WORK = tempfile.mkdtemp(prefix="jitmap-arm64-")
 TRUTH_PREFIX = "jitmap-handjit-arm64:"
-
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("test-arm64: FAIL: %s" % what)
-
-
-def skip(why):
-    print("test-arm64: SKIP: %s" % why)
-    shutil.rmtree(WORK, ignore_errors=True)
-    sys.exit(77)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def truth(output):
@@ -80,90 +48,6 @@ def truth(output):
             kv = dict(x.split("=", 1) for x in line.split()[2:] if "=" in x)
             out[int(kv["id"])] = kv
     return out
-
-
-def listening(port):
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as f:
-                for line in f.readlines()[1:]:
-                    fields = line.split()
-                    if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
-                        return True
-        except OSError:
-            continue
-    return False
-
-
-class Qemu:
-    """qemu-aarch64 running the program under its GDB stub, its output in a file."""
-
-    def __init__(self, name, args, program=None, qemu_args=()):
-        self.port = free_port()
-        self.out = os.path.join(WORK, name + ".out")
-        with open(self.out, "w") as f:
-            self.p = subprocess.Popen([QEMU] + list(qemu_args) + ["-g", str(self.port),
-                                      program or PROG] + args, stdout=f,
-                                      stderr=subprocess.STDOUT)
-        # The stub listens once qemu has loaded the program. It takes one connection: look
-        # for the listening socket rather than connect to it.
-        for _ in range(200):
-            if listening(self.port):
-                break
-            time.sleep(0.05)
-        else:
-            raise RuntimeError("qemu-aarch64 did not listen on port %d" % self.port)
-
-    def output(self):
-        with open(self.out) as f:
-            return f.read()
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.kill()
-        self.p.wait()
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, **kw)
-
-
-JSON_MARK = "JITMAP-JSON "
-
-
-def gdb_session(name, args, commands, jitmap=True, core=None, program=None, qemu_args=()):
-    """gdb-multiarch over a fresh qemu (or on `core`): (stdout, the program's output, the
-    JSON answers of the `json TAG COMMAND` lines of `commands`)."""
-    script = os.path.join(WORK, name + ".gdb")
-    lines = ["set pagination off", "set confirm off", "set debuginfod enabled off",
-             "set sysroot /"]
-    if jitmap:
-        lines.append("source " + JITMAP_GDB)
-    q = None
-    if core is None:
-        q = Qemu(name, args, program, qemu_args)
-        lines.append("target remote :%d" % q.port)
-    for c in commands:
-        if c.startswith("json "):
-            _, tag, cmd = c.split(" ", 2)
-            lines.append("python print(%r + %r + ' ' + gdb.execute(%r, to_string=True).strip())"
-                         % (JSON_MARK, tag, cmd))
-        else:
-            lines.append(c)
-    with open(script, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    cmd = [GDB, "-batch", "-nx", "-x", script, program or PROG] + ([core] if core else [])
-    try:
-        r = run(cmd)
-    finally:
-        if q:
-            q.stop()
-    answers = {}
-    for line in r.stdout.splitlines():
-        if line.startswith(JSON_MARK):
-            tag, text = line[len(JSON_MARK):].split(" ", 1)
-            answers[tag] = json.loads(text)
-    return r.stdout + r.stderr, q.output() if q else "", answers
 
 
 def check_record(obj, rid, t, what):
@@ -183,14 +67,14 @@ BT = re.compile(r"#0 .* in handjit_arm64_inner \(\)\n#1 .* in handjit_arm64_oute
 
 def gdb_live():
     # Negative control: GDB unwinds the frames itself, but there is no info stackmap.
-    out, prog, _ = gdb_session("negative", ["--trap"], ["continue", "bt", "info stackmap"],
-                               jitmap=False)
+    out, prog, _ = gdb_session("negative", PROG, ["continue", "bt", "info stackmap"], QEMU,
+                               ["--trap"], jitmap=False)
     check(BT.search(out), "GDB alone: bt through the JIT frames:\n" + out)
     check('Undefined info command: "stackmap"' in out, "GDB alone: no info stackmap:\n" + out)
 
-    out, prog, a = gdb_session("gdb", ["--trap"], [
+    out, prog, a = gdb_session("gdb", PROG, [
         "continue", "bt", "json f0 info stackmap -json", "json f1 info stackmap -json 1",
-        "json verify jitmap verify -json", "info gc-roots -all"])
+        "json verify jitmap verify -json", "info gc-roots -all"], QEMU, ["--trap"])
     t = truth(prog)
     check(set(t) == {1001, 1002}, "gdb: truth lines (%s)" % prog)
     check(BT.search(out), "gdb: bt:\n" + out)
@@ -201,21 +85,22 @@ def gdb_live():
     check("No GC roots: no frame on the stack is at a statepoint." in out, "gdb: gc-roots")
 
     # The reader claims the image: jitmap's AArch64 unwinder unwinds both JIT frames.
-    out, prog, a = gdb_session("claim", ["--trap"], [
+    out, prog, a = gdb_session("claim", PROG, [
         "set jitmap reader-claim auto", "continue", "bt", "json f1 info stackmap -json 1",
-        "python import jitmap.gdb_reader as g; print('STATS', g.stats_text())"])
+        X.STATS_CMD], QEMU, ["--trap"])
     t = truth(prog)
     check(BT.search(out), "claim auto: bt:\n" + out)
     check_record(a.get("f1", {}), 1001, t, "claim auto frame 1")
-    m = re.search(r"STATS .*claimed=(\d+).* unwinds=(\d+) unwind_failures=(\d+)", out)
+    m = X.STATS.search(out)
     check(m and int(m.group(1)) == 1 and int(m.group(2)) >= 2 and int(m.group(3)) == 0,
           "claim auto: the reader claimed the image and unwound the JIT frames: %s" % (
               m.group(0) if m else out))
 
     # Recursion (--depth 3): jitmap's unwinder through four frame records above the leaf.
-    out, prog, a = gdb_session("deep", ["--trap", "--depth", "3"], [
+    out, prog, a = gdb_session("deep", PROG, [
         "set jitmap reader-claim auto", "continue", "bt"] +
-        ["json f%d info stackmap -json %d" % (k, k) for k in range(1, 5)])
+        ["json f%d info stackmap -json %d" % (k, k) for k in range(1, 5)], QEMU,
+        ["--trap", "--depth", "3"])
     t = truth(prog)
     check(re.search(r"#0 .* handjit_arm64_inner \(\)\n(#[1-4] .* handjit_arm64_outer \(\)\n){4}"
                     r"#5 .* in main ", out), "depth 3: bt:\n" + out)
@@ -224,8 +109,8 @@ def gdb_live():
         check_record(a.get("f%d" % k, {}), 1003, t, "depth 3, frame %d" % k)
 
     # jitmap break before the code exists; the program runs without trapping.
-    out, prog, a = gdb_session("break", [], [
-        "jitmap break 1002", "continue", "json f0 info stackmap -json"])
+    out, prog, a = gdb_session("break", PROG, [
+        "jitmap break 1002", "continue", "json f0 info stackmap -json"], QEMU)
     t = truth(prog)
     check("record 1002 at" in out and "Breakpoint 1, " in out, "jitmap break 1002:\n" + out)
     check_record(a.get("f0", {}), 1002, t, "jitmap break 1002, frame 0")
@@ -236,11 +121,11 @@ def lldb_check():
     if not LLDB:
         print("test-arm64: SKIP lldb: no lldb")
         return
-    q = Qemu("lldb", ["--trap"])
-    script = os.path.join(WORK, "lldb.cmds")
+    q = X.Qemu("lldb", QEMU, PROG, ["--trap"])
+    script = os.path.join(X.WORK, "lldb.cmds")
     with open(script, "w") as f:
         f.write("\n".join([
-            "command script import " + LLDB_ENTRY,
+            "command script import " + X.LLDB_ENTRY,
             "target create " + PROG,
             "gdb-remote %d" % q.port,
             "process continue",
@@ -262,24 +147,24 @@ def lldb_check():
 
 def core():
     """qemu's guest core of the trapping program, and what each tool makes of it."""
-    d = os.path.join(WORK, "core")
+    d = os.path.join(X.WORK, "core")
     os.makedirs(d)
 
     def limits():
         resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
     r = subprocess.run([QEMU, PROG, "--trap"], capture_output=True, text=True, cwd=d,
-                       preexec_fn=limits, timeout=TIMEOUT)
+                       preexec_fn=limits, timeout=X.TIMEOUT)
     cores = [os.path.join(d, c) for c in os.listdir(d) if c.endswith(".core")]
     if not cores:
         print("test-arm64: SKIP core: qemu wrote no core (exit %d)" % r.returncode)
         return
     c, t = cores[0], truth(r.stdout)
-    r = run([DUMP, c])
+    r = run([X.DUMP, c])
     check(r.returncode == 1 and "no __jit_debug_descriptor" in r.stderr and "--exe" in r.stderr,
           "core, jitmap-dump without --exe: says why and what to give (%d: %s)" % (
               r.returncode, r.stderr))
-    r = run([DUMP, "--format=json", "--exe", PROG, c])
+    r = run([X.DUMP, "--format=json", "--exe", PROG, c])
     check(r.returncode == 0, "core, jitmap-dump --exe: exit 0 (%s)" % r.stderr)
     ids = []
     if r.returncode == 0:
@@ -287,7 +172,7 @@ def core():
         ids = sorted(rec["id"] for ds in d_["descriptors"] for e in ds["entries"]
                      for b in e["blobs"] for rec in b["records"])
     check(ids == [1001, 1002, 1003], "core, jitmap-dump --exe: records %s" % ids)
-    r = run([STACK, "--json", "--values", "--exe", PROG, c])
+    r = run([X.STACK, "--json", "--values", "--exe", PROG, c])
     frames = []
     if r.returncode == 0:
         frames = [f for th in json.loads(r.stdout)["threads"] for f in th["frames"] if f.get("jit")]
@@ -296,8 +181,8 @@ def core():
     if len(frames) == 2:
         check_record(frames[0]["stackmap"], 1002, t, "core, jitmap-stack frame 0")
         check_record(frames[1]["stackmap"], 1001, t, "core, jitmap-stack frame 1")
-    out, _, a = gdb_session("core-gdb", [], ["bt", "json f0 info stackmap -json",
-                                             "json f1 info stackmap -json 1"], core=c)
+    out, _, a = gdb_session("core-gdb", PROG, ["bt", "json f0 info stackmap -json",
+                                               "json f1 info stackmap -json 1"], core=c)
     check(BT.search(out), "core, GDB: bt:\n" + out)
     check_record(a.get("f0", {}), 1002, t, "core, GDB frame 0")
     check_record(a.get("f1", {}), 1001, t, "core, GDB frame 1")
@@ -306,8 +191,7 @@ def core():
 LLI = os.environ.get("JITMAP_ARM64_LLI") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
     "jitmap", "arm64-llvm", "root", "usr", "lib", "llvm-14", "bin", "lli")
-RECORD_LESS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           "fixtures", "ir", "record_less_caller.ll")
+RECORD_LESS = os.path.join(X.SOURCE, "tests", "fixtures", "ir", "record_less_caller.ll")
 
 
 def llvm_code():
@@ -322,42 +206,38 @@ def llvm_code():
     args = ["-jit-kind=mcjit", RECORD_LESS]
     q = ["-L", "/"]
     bt = re.compile(r"#1 .* in hot \(\)\n#2 .* in entry \(\)\n#3 .* in main \(\)")
-    out, _, _ = gdb_session("lli-negative", args, base + ["info stackmap 1"], jitmap=False,
-                            program=LLI, qemu_args=q)
+    out, _, _ = gdb_session("lli-negative", LLI, base + ["info stackmap 1"], QEMU, args, q,
+                            jitmap=False)
     check('Undefined info command: "stackmap' in out and bt.search(out),
           "lli, GDB alone: bt, and no info stackmap:\n" + out)
     for mode in ("default", "auto"):
         pre = ["set jitmap reader-claim auto"] if mode == "auto" else []
-        out, _, a = gdb_session("lli-" + mode, args, pre + base + [
-            "json f1 info stackmap -json 1",
-            "python import jitmap.gdb_reader as g; print('STATS', g.stats_text())"],
-            program=LLI, qemu_args=q)
+        out, _, a = gdb_session("lli-" + mode, LLI, pre + base + [
+            "json f1 info stackmap -json 1", X.STATS_CMD], QEMU, args, q)
         what = "lli, claim %s" % mode
         check(bt.search(out), "%s: bt:\n%s" % (what, out))
         o = a.get("f1", {})
         deopt = [loc.get("value") for loc in (o.get("statepoint") or {}).get("deopt", [])]
         check((o.get("record") or {}).get("id") == 7 and deopt == [41, 4096],
               "%s: frame 1 is hot at statepoint 7, deopt %s" % (what, deopt))
-        m = re.search(r"STATS .*claimed=(\d+).* unwinds=(\d+) unwind_failures=(\d+)", out)
+        m = X.STATS.search(out)
         if mode == "auto":
             check(m and int(m.group(1)) == 1 and int(m.group(2)) >= 3 and int(m.group(3)) == 0,
                   "%s: jitmap unwound hot, entry and main: %s" % (what, m.group(0) if m else out))
+    # Every byte of each value distinct: registers, sub-registers, stack slots, constants.
+    X.lli_after_call("lli after-call", QEMU, LLI, q, "/", own_unwinder=True, statepoint=True)
 
 
 def main():
-    if not QEMU or not GDB:
-        skip("qemu-aarch64 or gdb-multiarch is missing (scripts/setup.sh installs them)")
+    if not QEMU or not X.GDB:
+        X.skip("qemu-aarch64 or gdb-multiarch is missing (scripts/setup.sh installs them)")
     if not os.path.exists(PROG):
-        skip("%s not built (needs aarch64-linux-gnu-gcc)" % PROG)
-    try:
-        gdb_live()
-        lldb_check()
-        core()
-        llvm_code()
-    finally:
-        shutil.rmtree(WORK, ignore_errors=True)
-    print("test-arm64: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        X.skip("%s not built (needs aarch64-linux-gnu-gcc)" % PROG)
+    gdb_live()
+    lldb_check()
+    core()
+    llvm_code()
+    return X.summary()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,195 @@
+"""What the tests of other architectures under qemu-user share (tests/cross): qemu with its
+GDB stub, gdb-multiarch sessions with jitmap, checks against truth lines, and LLVM's own lli
+of the target running the project's IR.
+
+A test module sets BUILD (argv[1]) through init() and calls check(); summary() prints
+"<name>: N passed, M failed" and gives the exit status.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TIMEOUT = 90
+JSON_MARK = "JITMAP-JSON "
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GDB = shutil.which("gdb-multiarch")
+
+BUILD = WORK = NAME = None
+JITMAP_GDB = LLDB_ENTRY = DUMP = STACK = None
+passed = failed = 0
+
+
+def init(name):
+    global BUILD, WORK, NAME, JITMAP_GDB, LLDB_ENTRY, DUMP, STACK
+    if len(sys.argv) != 2:
+        sys.exit("usage: %s BUILD_DIR" % os.path.basename(sys.argv[0]))
+    NAME = name
+    BUILD = os.path.abspath(sys.argv[1])
+    WORK = tempfile.mkdtemp(prefix="jitmap-%s-" % name)
+    JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
+    LLDB_ENTRY = os.path.join(BUILD, "share", "jitmap", "lldb", "jitmap.py")
+    DUMP = os.path.join(BUILD, "jitmap-dump")
+    STACK = os.path.join(BUILD, "jitmap-stack")
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("%s: FAIL: %s" % (NAME, what))
+
+
+def skip(why):
+    print("%s: SKIP: %s" % (NAME, why))
+    shutil.rmtree(WORK, ignore_errors=True)
+    sys.exit(77)
+
+
+def summary():
+    shutil.rmtree(WORK, ignore_errors=True)
+    print("%s: %d passed, %d failed" % (NAME, passed, failed))
+    return 1 if failed else 0
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, **kw)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port):
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                for line in f.readlines()[1:]:
+                    fields = line.split()
+                    if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+class Qemu:
+    """qemu-user running `program` under its GDB stub, its output in a file."""
+
+    def __init__(self, name, qemu, program, args, qemu_args=()):
+        self.port = free_port()
+        self.out = os.path.join(WORK, name + ".out")
+        with open(self.out, "w") as f:
+            self.p = subprocess.Popen([qemu] + list(qemu_args) + ["-g", str(self.port), program] +
+                                      list(args), stdout=f, stderr=subprocess.STDOUT)
+        # The stub listens once qemu has loaded the program. It takes one connection: look
+        # for the listening socket rather than connect to it.
+        for _ in range(200):
+            if listening(self.port):
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("%s did not listen on port %d" % (qemu, self.port))
+
+    def output(self):
+        with open(self.out) as f:
+            return f.read()
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait()
+
+
+def gdb_session(name, program, commands, qemu=None, args=(), qemu_args=(), jitmap=True,
+                core=None, sysroot="/"):
+    """gdb-multiarch over a fresh qemu (or on `core`): (its output, the program's output, the
+    JSON answers of the `json TAG COMMAND` lines of `commands`)."""
+    script = os.path.join(WORK, name + ".gdb")
+    lines = ["set pagination off", "set confirm off", "set debuginfod enabled off",
+             "set sysroot " + sysroot]
+    if jitmap:
+        lines.append("source " + JITMAP_GDB)
+    q = None
+    if core is None:
+        q = Qemu(name, qemu, program, args, qemu_args)
+        lines.append("target remote :%d" % q.port)
+    for c in commands:
+        if c.startswith("json "):
+            _, tag, cmd = c.split(" ", 2)
+            lines.append("python print(%r + %r + ' ' + gdb.execute(%r, to_string=True).strip())"
+                         % (JSON_MARK, tag, cmd))
+        else:
+            lines.append(c)
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    cmd = [GDB, "-batch", "-nx", "-x", script, program] + ([core] if core else [])
+    try:
+        r = run(cmd)
+    finally:
+        if q:
+            q.stop()
+    answers = {}
+    for line in r.stdout.splitlines():
+        if line.startswith(JSON_MARK):
+            tag, text = line[len(JSON_MARK):].split(" ", 1)
+            answers[tag] = json.loads(text)
+    return r.stdout + r.stderr, q.output() if q else "", answers
+
+
+STATS = re.compile(r"STATS .*claimed=(\d+).* unwinds=(\d+) unwind_failures=(\d+)")
+STATS_CMD = "python import jitmap.gdb_reader as g; print('STATS', g.stats_text())"
+
+# tests/fixtures/ir/stackmap_after_call.ll: record 11's locations.
+AFTER_CALL = os.path.join(SOURCE, "tests", "fixtures", "ir", "stackmap_after_call.ll")
+A, B = 0x1122334455667700, 0x01020300
+AFTER_CALL_VALUES = [A + k for k in range(10)] + [B + 1, B + 2, 9000000000, (1 << 64) - 5]
+
+
+STATEPOINT_AFTER_CALL = os.path.join(SOURCE, "tests", "fixtures", "ir",
+                                     "statepoint_after_call.ll")
+
+
+def lli_after_call(what, qemu, lli, qemu_args, sysroot, own_unwinder, statepoint=False):
+    """The target's lli runs stackmap_after_call.ll (or, with `statepoint`, the same values as
+    statepoint 12's deopt state: where LLVM reloads a spilled value between a call and a
+    stackmap, AArch64, the record is not at the return address) under qemu, stopped in
+    getppid: GDB alone has no info stackmap; with jitmap, frame 1 is `work` at its record
+    with the IR's values (every byte distinct: a value read in the wrong byte order, or the
+    wrong half of a register, is caught). With `own_unwinder`, `reader-claim auto` too:
+    jitmap's unwinder (over LLVM's CFI) unwinds the JIT frames."""
+    args = ["-jit-kind=mcjit", STATEPOINT_AFTER_CALL if statepoint else AFTER_CALL]
+    rid = 12 if statepoint else 11
+    base = ["set breakpoint pending on", "break getppid", "continue", "bt 3"]
+    bt = re.compile(r"#1 .* in work \(\)\n#2 .* in main \(\)")
+    out, _, _ = gdb_session(what + "-negative", lli, base + ["info stackmap 1"], qemu, args,
+                            qemu_args, jitmap=False, sysroot=sysroot)
+    check('Undefined info command: "stackmap' in out and bt.search(out),
+          "%s, GDB alone: bt, and no info stackmap:\n%s" % (what, out))
+    for mode in ("default", "auto") if own_unwinder else ("default",):
+        pre = ["set jitmap reader-claim auto"] if mode == "auto" else []
+        out, _, a = gdb_session("%s-%s" % (what, mode), lli, pre + base + [
+            "json f1 info stackmap -json 1", STATS_CMD], qemu, args, qemu_args, sysroot=sysroot)
+        w = "%s, claim %s" % (what, mode)
+        check(bt.search(out), "%s: bt:\n%s" % (w, out))
+        o = a.get("f1", {})
+        locs = ((o.get("statepoint") or {}).get("deopt", []) if statepoint
+                else o.get("locations", []))
+        got = [loc.get("value") for loc in locs]
+        check((o.get("record") or {}).get("id") == rid and got == AFTER_CALL_VALUES,
+              "%s: frame 1 at record %d, values %s, the IR's %s (%s)" % (
+                  w, rid, [hex(v) if isinstance(v, int) else v for v in got],
+                  [hex(v) for v in AFTER_CALL_VALUES], o.get("error")))
+        m = STATS.search(out)
+        if mode == "auto":
+            check(m and int(m.group(1)) == 1 and int(m.group(2)) >= 2 and int(m.group(3)) == 0,
+                  "%s: jitmap unwound the JIT frames: %s" % (w, m.group(0) if m else out))
