@@ -14,7 +14,8 @@ guest core qemu writes, each checked against the program's truth lines:
   and through a recursion of frame records (--depth 3);
 - LLDB 16 over gdb-remote: `stackmap info --json` gives the same values;
 - qemu's guest core (no NT_FILE note): jitmap-dump and jitmap-stack with --exe, and
-  gdb-multiarch on the core with jitmap; without --exe jitmap-dump says why it finds nothing;
+  gdb-multiarch and LLDB on the core with jitmap; without --exe jitmap-dump says why it finds
+  nothing;
 - LLVM-produced AArch64 code: LLVM 14's arm64 lli (scripts/setup-arm64.sh) runs
   tests/fixtures/ir/record_less_caller.ll; a statepoint's deopt values in GDB, with GDB's
   unwinding and with jitmap's own (LLVM's AArch64 CFI).
@@ -186,6 +187,18 @@ def core():
     check(BT.search(out), "core, GDB: bt:\n" + out)
     check_record(a.get("f0", {}), 1002, t, "core, GDB frame 0")
     check_record(a.get("f1", {}), 1001, t, "core, GDB frame 1")
+    if LLDB:
+        script = os.path.join(X.WORK, "lldb-core.cmds")
+        with open(script, "w") as f:
+            f.write("\n".join(["command script import " + X.LLDB_ENTRY,
+                               "target create %s --core %s" % (PROG, c),
+                               "stackmap info --json", "stackmap info --json 1"]) + "\n")
+        r = run([LLDB, "-b", "-s", script])
+        objs = [json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"frame"')]
+        check(len(objs) == 2, "core, LLDB: two answers:\n" + r.stdout + r.stderr)
+        if len(objs) == 2:
+            check_record(objs[0], 1002, t, "core, LLDB frame 0")
+            check_record(objs[1], 1001, t, "core, LLDB frame 1")
 
 
 LLI = os.environ.get("JITMAP_ARM64_LLI") or os.path.join(
