@@ -236,6 +236,10 @@ const struct jitmap__arch jitmap__aarch64 = {
 	.pc = 32,
 	.num_core_regs = 33,
 	.ra_in_register = true,
+	/* LLVM's AArch64 stack size is the whole frame, frame record and callee-saved area
+	 * included (llc-14: sub sp, sp, #64 for stack size 64; stp x29, x30, [sp, #-32]! for 32):
+	 * at a record the caller's SP is SP + stack size. */
+	.stackmap_rule = true,
 	.has_frame_record = true,
 	.saved_fp_at = 0,
 	.ra_at = 8,

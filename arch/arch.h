@@ -69,6 +69,14 @@ struct jitmap__arch {
 	 * return address is the word at CFA - ra_slot. Only where ra_slot > 0 (the call pushes
 	 * it): elsewhere the return address's save slot is not in the stackmap. */
 	unsigned ra_slot;
+	/* Whether LLVM's stackmap stack size is known to be the frame below the caller's SP on
+	 * this architecture (measured with llc-14: x86-64, AArch64, s390x; docs/unwinding.md):
+	 * at a record, the caller's SP is SP + stack size + ra_slot. */
+	bool stackmap_rule;
+	/* The CFA is the caller's SP + cfa_sp_offset: 0 where the CFA is the caller's SP, 160 on
+	 * s390x (the register save area a caller allocates for its callee, which the ABI puts
+	 * below the CFA: CFA = r15 + 160 at entry). */
+	unsigned cfa_sp_offset;
 	/* The frame record a frame-pointer prologue makes: FP + saved_fp_at holds the caller's
 	 * FP, FP + ra_at the return address, and the CFA is FP + cfa_at. has_frame_record says
 	 * whether the layout is known. */

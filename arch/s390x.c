@@ -1,6 +1,11 @@
 /* s390x: the s390x ELF ABI (big-endian), LLVM's DWARF numbering: r0-r15 0-15, the FP registers
  * 16-31 interleaved (f0 f2 f4 f6 f1 f3 ...), control 32-47, access 48-63, vector 68-83. The
- * return address arrives in r14; the back chain is optional, so there is no frame record. */
+ * return address arrives in r14; the back chain is optional, so there is no frame record.
+ * Every caller allocates a 160-byte register save area for its callee at the bottom of its
+ * frame, so the CFA (the caller's SP + 160) lies above the caller's SP, and a function that
+ * calls saves r6-r15 there with one store-multiple (stmg %rN,%r15,8*N(%r15)) as its first
+ * instruction (llc-14 and GCC). Instructions are big-endian halfwords (z/Architecture
+ * Principles of Operation; encodings checked with s390x-linux-gnu-objdump). */
 #include "arch.h"
 
 static const unsigned char fpr[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15};
@@ -27,6 +32,71 @@ static bool callee_saved(unsigned r)
 	return (r >= 6 && r <= 15) || (r >= 24 && r <= 31);
 }
 
+/* brasl %r14,L (6 bytes), bras %r14,L (4), basr %r14,%rX (2): the call before a return
+ * address. Read backwards from the return address, so a longer instruction whose last bytes
+ * look like one of these can fool it, as with x86-64. */
+static bool call_before(const uint8_t *b, size_t n)
+{
+	if (n >= 6 && b[n - 6] == 0xc0 && b[n - 5] == 0xe5)
+		return true;
+	if (n >= 4 && b[n - 4] == 0xa7 && b[n - 3] == 0xe5)
+		return true;
+	return n >= 2 && b[n - 2] == 0x0d && b[n - 1] >> 4 == 14;
+}
+
+/* stmg %rA,%rB,D(%r15) (RSY-a: EB A B | B2 DL DL | DH 24, D a signed 20-bit displacement):
+ * the first register and the displacement, or false. */
+static bool stmg_r15(const uint8_t *b, unsigned *first, unsigned *last, int64_t *disp)
+{
+	if (b[0] != 0xeb || b[5] != 0x24 || b[2] >> 4 != 15)
+		return false;
+	int64_t d = (int64_t)((b[2] & 0xfu) << 8 | b[3]) | (int64_t)b[4] << 12;
+	if (d & 0x80000)
+		d -= 0x100000;
+	*first = b[1] >> 4;
+	*last = b[1] & 0xfu;
+	*disp = d;
+	return true;
+}
+
+/* The save of r14 by a stmg at the function's start, into the register save area the caller
+ * allocated: rN at SP_entry + disp + 8 * (N - first), SP_entry being CFA - 160. No stmg that
+ * covers r14: a leaf, whose return address stays in r14. */
+static void shape(const uint8_t *b, struct jitmap__shape *out)
+{
+	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE};
+	unsigned first, last;
+	int64_t disp;
+	if (stmg_r15(b, &first, &last, &disp) && first <= 14 && last >= 14 && last <= 15) {
+		out->saves_ra = out->ra_known = true;
+		out->ra_from_cfa = disp + 8 * (14 - (int64_t)first) - 160;
+	}
+	/* Which other stores a leaf makes is not decoded: never carry its callee-saved
+	 * registers over as unchanged. */
+	out->stores = true;
+}
+
+/* aghi %r15,I; agfi %r15,I; la %r15,D(...); lay %r15,D(...); lgr %r15,R: the stack pointer
+ * moves (a window of 8 bytes, the longest of these being 6). */
+static bool moves_sp(const uint8_t b[8])
+{
+	if (b[0] == 0xa7 && b[1] == 0xfb) /* aghi */
+		return true;
+	if (b[0] == 0xc2 && b[1] == 0xf8) /* agfi */
+		return true;
+	if (b[0] == 0x41 && b[1] >> 4 == 15) /* la */
+		return true;
+	if (b[0] == 0xe3 && b[1] >> 4 == 15 && b[5] == 0x71) /* lay */
+		return true;
+	return b[0] == 0xb9 && b[1] == 0x04 && b[3] >> 4 == 15; /* lgr */
+}
+
+/* br %r14 (bcr 15,%r14). */
+static bool is_return(const uint8_t b[4], size_t n)
+{
+	return n >= 2 && b[0] == 0x07 && b[1] == 0xfe;
+}
+
 const struct jitmap__arch jitmap__s390x = {
 	.id = JITMAP_ARCH_S390X,
 	.name = "s390x",
@@ -40,6 +110,15 @@ const struct jitmap__arch jitmap__s390x = {
 	.pc = -1,
 	.num_core_regs = 16,
 	.ra_in_register = true,
+	/* LLVM's SystemZ stack size is what the prologue subtracts from r15 (llc-14: aghi
+	 * %r15,-176 for stack size 176), the caller's save area not included. */
+	.stackmap_rule = true,
+	.cfa_sp_offset = 160,
+	.call_window = 6,
+	.call_before = call_before,
 	.reg_name = reg_name,
 	.callee_saved = callee_saved,
+	.shape = shape,
+	.moves_sp = moves_sp,
+	.is_return = is_return,
 };

@@ -129,6 +129,7 @@ const struct jitmap__arch jitmap__x86_64 = {
 	/* LLVM's x86-64 MachineFrameInfo stack size covers the callee-saved pushes and the rbp
 	 * push but not the return address the call pushed (measured: docs/unwinding.md). */
 	.ra_slot = 8,
+	.stackmap_rule = true,
 	.has_frame_record = true,
 	.saved_fp_at = 0,
 	.ra_at = 8,

@@ -24,6 +24,7 @@
 #include <libdwarf/libdwarf.h>
 
 #include "unwind_internal.h"
+#include "../arch/arch.h"
 
 /* Caps on untrusted sizes. A JIT object's .eh_frame is a few KiB; 64 MiB is far beyond any
  * real one and bounds the copies and the entry tables. */
@@ -673,8 +674,7 @@ jitmap_cfi *jitmap_cfi_new(jitmap_arch arch, const void *eh_frame, size_t eh_len
 	}
 	pthread_mutex_init(&cfi->lock, NULL);
 	cfi->arch = arch;
-	const jitmap_byte_order usual =
-		arch == JITMAP_ARCH_S390X ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE;
+	const jitmap_byte_order usual = jitmap__arch(arch)->default_order;
 	cfi->order = eh_len ? guess_order(eh_frame, eh_len, usual)
 			    : guess_order(debug_frame, df_len, usual);
 

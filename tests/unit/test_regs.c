@@ -291,7 +291,13 @@ static void test_call_before(void **state)
 		{JITMAP_ARCH_AARCH64, {0xc0, 0x03, 0x5f, 0xd6}, 4, false, "ret"},
 		{JITMAP_ARCH_AARCH64, {0x10, 0x00, 0x00, 0x14}, 4, false, "b"},
 		{JITMAP_ARCH_AARCH64, {0x3f, 0xd6}, 2, false, "half a word"},
-		{JITMAP_ARCH_S390X, {0xc0, 0xe5, 0, 0, 0, 8}, 6, false, "no decoder for s390x yet"},
+		/* s390x words as s390x-linux-gnu-objdump shows them in cross-s390x.elf */
+		{JITMAP_ARCH_S390X, {0xc0, 0xe5, 0xff, 0xff, 0xff, 0xeb}, 6, true, "brasl %r14"},
+		{JITMAP_ARCH_S390X, {0x07, 0x07, 0xa7, 0xe5, 0x00, 0x08}, 6, true, "bras %r14"},
+		{JITMAP_ARCH_S390X, {0x07, 0x07, 0x07, 0x07, 0x0d, 0xe1}, 6, true, "basr %r14,%r1"},
+		{JITMAP_ARCH_S390X, {0xb9, 0x08, 0x00, 0x2c, 0x07, 0xfe}, 6, false, "br %r14"},
+		{JITMAP_ARCH_S390X, {0xc0, 0xf4, 0xff, 0xff, 0xff, 0xeb}, 6, false, "jg (brcl 15)"},
+		{JITMAP_ARCH_S390X, {0xe5}, 1, false, "one byte"},
 	};
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++)
 		if (jitmap_arch_call_before(cases[i].arch, cases[i].bytes, cases[i].n) != cases[i].call)
@@ -299,6 +305,7 @@ static void test_call_before(void **state)
 	assert_false(jitmap_arch_call_before(JITMAP_ARCH_X86_64, NULL, 7));
 	assert_int_equal(jitmap_arch_call_window(JITMAP_ARCH_X86_64), 7);
 	assert_int_equal(jitmap_arch_call_window(JITMAP_ARCH_AARCH64), 4);
+	assert_int_equal(jitmap_arch_call_window(JITMAP_ARCH_S390X), 6);
 	assert_int_equal(jitmap_arch_call_window(JITMAP_ARCH_UNKNOWN), 0);
 }
 
