@@ -154,6 +154,18 @@ int jitmap_arch_stackmap_cfa(jitmap_arch arch, uint64_t sp, uint64_t stack_size,
 	return 0;
 }
 
+int jitmap_arch_stackmap_caller_sp(jitmap_arch arch, uint64_t sp, uint64_t stack_size,
+				   uint64_t *caller_sp)
+{
+	const struct jitmap__arch *a = jitmap__arch(arch);
+	if (!a || !a->stackmap_rule)
+		return -ENOTSUP;
+	if (stack_size > UINT64_MAX - a->ra_slot || sp > UINT64_MAX - stack_size - a->ra_slot)
+		return -EOVERFLOW;
+	*caller_sp = sp + stack_size + a->ra_slot;
+	return 0;
+}
+
 int jitmap_arch_frame_record(jitmap_arch arch, int *saved_fp_at, int *ra_at, int *cfa_at)
 {
 	const struct jitmap__arch *a = jitmap__arch(arch);

@@ -199,6 +199,7 @@ _SIGNATURES = {
     "jitmap_reg_fp": (c_int, [c_int]),
     "jitmap_arch_call_before": (c_bool, [c_int, c_char_p, c_size]),
     "jitmap_arch_stackmap_cfa": (c_int, [c_int, c_u64, c_u64, P(c_u64), P(c_u64)]),
+    "jitmap_arch_stackmap_caller_sp": (c_int, [c_int, c_u64, c_u64, P(c_u64)]),
     "jitmap_reg_is_callee_saved": (c_bool, [c_int, ctypes.c_uint]),
     "jitmap_loc_kind_name": (c_char_p, [c_int]),
     "jitmap_stackmap_parse": (c_void_p, [c_void_p, c_size, P(ParseOpts), P(Error)]),

@@ -302,11 +302,11 @@ def _verify_frames(frames, problem):
             n += 1
             fn = sm.record_function(rec)
             lib = sm.lib
-            rule_cfa, ra_addr = N.c_u64(), N.c_u64()
-            if fn is None or lib.jitmap_arch_stackmap_cfa(sm.arch, 0, 0, ctypes.byref(rule_cfa),
-                                                         ctypes.byref(ra_addr)) != 0:
-                continue  # where the call does not push the return address: no rule to check
-            ra_slot = rule_cfa.value  # the bytes the call pushed (CFA - SP for stack size 0)
+            rule = N.c_u64()
+            if fn is None or lib.jitmap_arch_stackmap_caller_sp(sm.arch, 0, 0,
+                                                               ctypes.byref(rule)) != 0:
+                continue  # the library knows no frame-size rule for this architecture
+            ra_slot = rule.value  # the bytes the call pushed (caller's SP - SP for size 0)
             try:
                 got = vf.stack()
             except Exception:

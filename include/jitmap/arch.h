@@ -49,6 +49,15 @@ JITMAP_API bool jitmap_arch_ra_in_register(jitmap_arch arch);
 JITMAP_API int jitmap_arch_stackmap_cfa(jitmap_arch arch, uint64_t sp, uint64_t stack_size,
 					uint64_t *cfa, uint64_t *ra_addr);
 
+/* The stackmap frame-size rule where it is known (measured with llc-14 on x86-64, AArch64 and
+ * s390x; docs/unwinding.md): at a record of a function with stack size `stack_size` (not
+ * UINT64_MAX), the caller's stack pointer is `sp` + stack_size + the bytes the call pushed
+ * (x86-64: 8; AArch64, s390x: 0). Fills *caller_sp; -ENOTSUP where jitmap does not know the
+ * rule (ppc64, RISC-V, unknown), -EOVERFLOW when the sum wraps. A debugger's CFA may lie above
+ * the caller's SP (s390x: by 160); this is the SP. */
+JITMAP_API int jitmap_arch_stackmap_caller_sp(jitmap_arch arch, uint64_t sp, uint64_t stack_size,
+					      uint64_t *caller_sp);
+
 /* The frame record a frame-pointer prologue makes: the caller's FP at FP + *saved_fp_at, the
  * return address at FP + *ra_at, the CFA at FP + *cfa_at (x86-64 and AArch64: 0, 8, 16).
  * -ENOTSUP where jitmap does not know the layout. */

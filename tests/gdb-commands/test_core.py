@@ -14,6 +14,7 @@ Debugger that is neither GDB nor LLDB, in both spellings, hostile lists (a cycle
 pointer, a huge size). Exits 0 when all pass, 1 when any fails, 77 when the programs are not
 built.
 """
+import ctypes
 import json
 import os
 import struct
@@ -33,7 +34,7 @@ if not os.path.exists(ENV.handjit) or not os.path.exists(ENV.library):
     print("core: skipped: jitmap-handjit or libjitmap not built")
     sys.exit(77)
 
-from jitmap import discovery, format as fmt, model, names, native  # noqa: E402
+from jitmap import discovery, format as fmt, model, names, native, stackmaps  # noqa: E402
 
 assert "gdb" not in sys.modules, "a debugger-neutral module imported gdb"
 RUN = T.Runner("core", ())
@@ -361,5 +362,83 @@ def hostile_lists():
 
 
 RUN.test(hostile_lists)
+
+
+# -- verify's frame checks beyond x86-64 --
+
+
+def elf_section(path, want):
+    """The bytes of section `want` of an ELF64 file of either byte order."""
+    data = open(path, "rb").read()
+    e = ">" if data[5] == 2 else "<"
+    shoff, = struct.unpack_from(e + "Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from(e + "HHH", data, 0x3a)
+
+    def sh(i):
+        name, _t, _f, _a, off, size = struct.unpack_from(e + "IIQQQQ", data, shoff + i * shentsize)
+        return name, off, size
+    stroff = sh(shstrndx)[1]
+    for i in range(shnum):
+        name, off, size = sh(i)
+        if data[stroff + name:data.index(b"\0", stroff + name)].decode() == want:
+            return data[off:off + size]
+    raise KeyError(want)
+
+
+class CrossFrame:
+    """A frame of verify's: registers by DWARF number, in the target's byte order."""
+
+    def __init__(self, regs, big, level=1):
+        self.regs, self.big, self.level = regs, big, level
+
+    def read_register(self, regno, name, size):
+        if regno not in self.regs:
+            raise model.NotSaved()
+        return model.Recovered(struct.pack(">Q" if self.big else "<Q", self.regs[regno]))
+
+    def read_memory(self, addr, size):
+        raise model.Unavailable("no memory")
+
+
+def verify_cross():
+    """verify's frame-size and stack-slot checks on AArch64 and s390x (tests/fixtures/cross):
+    the caller's SP at record 200 of cx_saves is SP + its stack size (no pushed return
+    address; s390x's CFA is 160 above it). A frame whose unwound caller SP is 8 bytes off, and
+    one whose frame pointer puts a stack slot outside the frame, must each be a problem."""
+    from jitmap import report
+    fixtures = os.path.join(os.path.dirname(HERE), "fixtures", "cross")
+    lib = native.lib()
+    for arch, name, big, base_reg, size in ((native.ARCH_AARCH64, "aarch64", False, 29, 64),
+                                            (native.ARCH_S390X, "s390x", True, 15, 176)):
+        blob = elf_section(os.path.join(fixtures, "cross-%s.elf" % name), ".llvm_stackmaps")
+        opts = native.ParseOpts(sz=ctypes.sizeof(native.ParseOpts), order=native.ORDER_AUTO, arch=arch)
+        err = native.Error()
+        h = lib.jitmap_stackmap_parse(blob, len(blob), ctypes.byref(opts), ctypes.byref(err))
+        check(h, "%s: stackmap not parsed" % name)
+        sm = stackmaps.Stackmap(h, True, "cross-%s.elf" % name)
+        rec = sm.find_id(200)[0]
+        check(sm.record_function(rec).stack_size == size, "%s: stack size" % name)
+        SP = 0x7ff000
+        sp_reg = lib.jitmap_reg_sp(arch)
+
+        def run(caller_sp, base):
+            regs = {sp_reg: SP, base_reg: base}
+            frame = CrossFrame(regs, big)
+            vf = report.VerifyFrame(frame, model.Match([(sm, rec)], "exact"), lambda: (SP, caller_sp))
+            got = []
+            n = report._verify_frames([vf], lambda _sm, _rec, c, d: got.append((c, d)))
+            check(n == 1, "%s: %d records checked" % (name, n))
+            return got
+        good_base = SP + 16 if base_reg == 29 else SP  # AArch64: x29 = SP + 16 in cx_saves
+        got = run(SP + size, good_base)
+        check(got == [], "%s: a true frame has problems: %s" % (name, got))
+        got = run(SP + size + 8, good_base)
+        check([c for c, _ in got] == ["frame-size"], "%s: a wrong caller SP: %s" % (name, got))
+        got = run(SP + size, SP + 0x1000)
+        check([c for c, _ in got] == ["stack-slot"], "%s: a slot outside the frame: %s" % (name, got))
+        sm.close()
+
+
+RUN.test(verify_cross)
 
 sys.exit(RUN.run(ENV))

@@ -253,6 +253,21 @@ static void test_frames(void **state)
 	assert_int_equal(jitmap_arch_stackmap_cfa(JITMAP_ARCH_AARCH64, 0x7000, 32, &cfa, &ra),
 			 -ENOTSUP);
 	assert_int_equal(jitmap_arch_stackmap_cfa(JITMAP_ARCH_UNKNOWN, 0, 0, &cfa, &ra), -ENOTSUP);
+	/* The caller's SP at a record (verify's frame-size check): x86-64 adds the pushed
+	 * return address; AArch64 and s390x (whose CFA is 160 above it) add nothing. */
+	uint64_t csp = 0;
+	assert_int_equal(jitmap_arch_stackmap_caller_sp(JITMAP_ARCH_X86_64, 0x7000, 40, &csp), 0);
+	assert_int_equal(csp, 0x7030);
+	assert_int_equal(jitmap_arch_stackmap_caller_sp(JITMAP_ARCH_AARCH64, 0x7000, 64, &csp), 0);
+	assert_int_equal(csp, 0x7040);
+	assert_int_equal(jitmap_arch_stackmap_caller_sp(JITMAP_ARCH_S390X, 0x7000, 176, &csp), 0);
+	assert_int_equal(csp, 0x70b0);
+	assert_int_equal(jitmap_arch_stackmap_caller_sp(JITMAP_ARCH_PPC64, 0x7000, 64, &csp),
+			 -ENOTSUP);
+	assert_int_equal(jitmap_arch_stackmap_caller_sp(JITMAP_ARCH_X86_64, UINT64_MAX - 8, 8, &csp),
+			 -EOVERFLOW);
+	assert_int_equal(jitmap_arch_stackmap_caller_sp(JITMAP_ARCH_AARCH64, 16, UINT64_MAX, &csp),
+			 -EOVERFLOW);
 	int fp_at = -1, ra_at = -1, cfa_at = -1;
 	assert_int_equal(jitmap_arch_frame_record(JITMAP_ARCH_X86_64, &fp_at, &ra_at, &cfa_at), 0);
 	assert_true(fp_at == 0 && ra_at == 8 && cfa_at == 16);
