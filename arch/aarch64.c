@@ -200,14 +200,14 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 }
 
 /* add/sub sp, sp, #imm. */
-static bool moves_sp(const uint8_t b[8])
+static bool moves_sp(const uint8_t *b, size_t n)
 {
 	int64_t imm;
-	return sp_arith(word(b), 31, &imm);
+	return n >= 4 && sp_arith(word(b), 31, &imm);
 }
 
 /* ret, retaa, retab. */
-static bool is_return(const uint8_t b[4], size_t n)
+static bool is_return(const uint8_t *b, size_t n)
 {
 	if (n < 4)
 		return false;
@@ -216,9 +216,11 @@ static bool is_return(const uint8_t b[4], size_t n)
 }
 
 /* stp x29, x30, [sp, #-N]!, or mov x29, sp. */
-static bool looks_like_prologue(const uint8_t b[4])
+static bool looks_like_prologue(const uint8_t *b, size_t n)
 {
 	int64_t off;
+	if (n < 4)
+		return false;
 	const uint32_t x = word(b);
 	return stp_fp_lr(x, &off) == 1 || x == 0x910003fdu;
 }
@@ -245,6 +247,7 @@ const struct jitmap__arch jitmap__aarch64 = {
 	.ra_at = 8,
 	.cfa_at = 16,
 	.call_window = 4,
+	.insn_window = 4,
 	.reg_name = reg_name,
 	.callee_saved = callee_saved,
 	.call_before = call_before,

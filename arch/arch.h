@@ -97,13 +97,16 @@ struct jitmap__arch {
 	 * where the frame record's place in the frame varies (AArch64), only the prologue
 	 * says, and a function whose start is unknown is not unwound by its frame pointer. */
 	bool fixed_cfa_at;
-	/* `b` (8 bytes at a PC): whether the instruction moves the stack pointer (after a call
-	 * whose arguments were pushed: SP is then not the body's SP). */
-	bool (*moves_sp)(const uint8_t b[8]);
-	/* `b` (4 bytes at a PC, fewer readable: `n`): whether it is a return instruction. */
-	bool (*is_return)(const uint8_t b[4], size_t n);
-	/* `b` (4 bytes at a PC): whether it looks like the start of a frame-pointer prologue. */
-	bool (*looks_like_prologue)(const uint8_t b[4]);
+	/* The three hooks below decode the instruction at a PC from `b`, the `n` bytes there
+	 * (insn_window of them, fewer where the memory ends sooner; each hook checks `n`). */
+	size_t insn_window; /* x86-64 8, AArch64 4 (one word), s390x 6 (the longest form) */
+	/* Whether the instruction moves the stack pointer (after a call whose arguments were
+	 * pushed: SP is then not the body's SP). Given the whole window. */
+	bool (*moves_sp)(const uint8_t *b, size_t n);
+	/* Whether it is a return instruction. */
+	bool (*is_return)(const uint8_t *b, size_t n);
+	/* Whether it looks like the start of a frame-pointer prologue. */
+	bool (*looks_like_prologue)(const uint8_t *b, size_t n);
 };
 
 /* Bytes of a function's start the shape hook reads. */

@@ -77,9 +77,11 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 }
 
 /* aghi %r15,I; agfi %r15,I; la %r15,D(...); lay %r15,D(...); lgr %r15,R: the stack pointer
- * moves (a window of 8 bytes, the longest of these being 6). */
-static bool moves_sp(const uint8_t b[8])
+ * moves. */
+static bool moves_sp(const uint8_t *b, size_t n)
 {
+	if (n < 6)
+		return false;
 	if (b[0] == 0xa7 && b[1] == 0xfb) /* aghi */
 		return true;
 	if (b[0] == 0xc2 && b[1] == 0xf8) /* agfi */
@@ -92,7 +94,7 @@ static bool moves_sp(const uint8_t b[8])
 }
 
 /* br %r14 (bcr 15,%r14). */
-static bool is_return(const uint8_t b[4], size_t n)
+static bool is_return(const uint8_t *b, size_t n)
 {
 	return n >= 2 && b[0] == 0x07 && b[1] == 0xfe;
 }
@@ -115,6 +117,7 @@ const struct jitmap__arch jitmap__s390x = {
 	.stackmap_rule = true,
 	.cfa_sp_offset = 160,
 	.call_window = 6,
+	.insn_window = 6,
 	.call_before = call_before,
 	.reg_name = reg_name,
 	.callee_saved = callee_saved,

@@ -92,8 +92,10 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 }
 
 /* add/sub $imm,%rsp; lea disp(%rsp),%rsp; pop (LLVM's 8-byte adjustment at minsize). */
-static bool moves_sp(const uint8_t b[8])
+static bool moves_sp(const uint8_t *b, size_t n)
 {
+	if (n < 4)
+		return false;
 	if (b[0] == 0x48 && (b[1] == 0x83 || b[1] == 0x81) && (b[2] == 0xc4 || b[2] == 0xec))
 		return true;
 	if (b[0] == 0x48 && b[1] == 0x8d && (b[2] == 0x64 || b[2] == 0xa4) && b[3] == 0x24)
@@ -102,14 +104,16 @@ static bool moves_sp(const uint8_t b[8])
 }
 
 /* ret, rep ret. */
-static bool is_return(const uint8_t b[4], size_t n)
+static bool is_return(const uint8_t *b, size_t n)
 {
 	return (n >= 1 && b[0] == 0xc3) || (n >= 2 && b[0] == 0xf3 && b[1] == 0xc3);
 }
 
 /* push %rbp, or mov %rsp,%rbp. */
-static bool looks_like_prologue(const uint8_t b[4])
+static bool looks_like_prologue(const uint8_t *b, size_t n)
 {
+	if (n < 3)
+		return false;
 	return b[0] == 0x55 || (b[0] == 0x48 && b[1] == 0x89 && b[2] == 0xe5);
 }
 
@@ -135,6 +139,7 @@ const struct jitmap__arch jitmap__x86_64 = {
 	.ra_at = 8,
 	.cfa_at = 16,
 	.call_window = 7,
+	.insn_window = 8,
 	.reg_name = reg_name,
 	.callee_saved = callee_saved,
 	.call_before = call_before,

@@ -175,6 +175,20 @@ static int ra_from_register(const struct step *s, uint64_t *ra)
 	return 0;
 }
 
+/* The instruction at `pc` for the table's decoders: up to insn_window bytes (fewer where the
+ * memory ends sooner: a PC near the end of a mapping), the rest of `b` zero. Returns how
+ * many bytes were read, 0 when none. */
+#define INSN_MAX 16
+static size_t read_insn(const struct step *s, uint64_t pc, uint8_t b[INSN_MAX])
+{
+	memset(b, 0, INSN_MAX);
+	size_t n = s->a->insn_window < INSN_MAX ? s->a->insn_window : INSN_MAX;
+	for (; n > 0; n--)
+		if (read_mem(s, pc, b, n) == 0)
+			return n;
+	return 0;
+}
+
 /* -- CFI -- */
 
 static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
@@ -413,13 +427,14 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		if (!s->a->ra_slot)
 			ra_addr = fp + (uint64_t)(int64_t)s->a->ra_at;
 	} else {
-		uint8_t insn[8];
-		if (read_mem(s, s->pc, insn, sizeof(insn))) {
+		uint8_t insn[INSN_MAX];
+		const size_t n = read_insn(s, s->pc, insn);
+		if (n < s->a->insn_window) {
 			say(s->why, M, "cannot read the code at 0x%llx to check the stack pointer",
 			    U(s->pc));
 			return STEP_FAULT;
 		}
-		if (s->a->moves_sp(insn)) {
+		if (s->a->moves_sp(insn, n)) {
 			say(s->why, M, "the instruction at 0x%llx moves the stack pointer, so SP may "
 			    "not be the body's SP here (arguments pushed for a call)", U(s->pc));
 			return STEP_DECLINE;
@@ -468,11 +483,8 @@ static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r
 					 bool *handled)
 {
 	const char *const M = "frame-pointer";
-	uint8_t b[4] = {0, 0, 0, 0};
-	size_t have = 0;
-	for (size_t n = sizeof(b); n > 0 && !have; n--)
-		if (read_mem(s, s->pc, b, n) == 0) /* the PC may be near the end of a mapping */
-			have = n;
+	uint8_t b[INSN_MAX];
+	const size_t have = read_insn(s, s->pc, b);
 	uint64_t ra;
 	*handled = false;
 	/* At a return, and at a function's entry, every callee-saved register is the caller's,
@@ -563,9 +575,9 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 			    "says where the frame record is", s->a->name);
 			return STEP_DECLINE;
 		}
-		uint8_t b[4];
-		if (s->code->is_innermost && read_mem(s, s->pc, b, 3) == 0 &&
-		    (b[3] = 0, s->a->looks_like_prologue(b))) {
+		uint8_t b[INSN_MAX];
+		const size_t n = s->code->is_innermost ? read_insn(s, s->pc, b) : 0;
+		if (n && s->a->looks_like_prologue(b, n)) {
 			say(s->why, M, "at a frame pointer prologue of a function whose start is "
 			    "unknown");
 			return STEP_DECLINE;
