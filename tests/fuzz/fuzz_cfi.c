@@ -9,7 +9,7 @@
  * A section that opens is probed at PCs across the addresses its FDEs can take, in frame 0
  * and as an outer frame, against a fake target whose memory holds bytes derived from the
  * address (some pages unreadable). The answers are checked: a caller above the frame, a CFA
- * that is the caller's SP, a reason when there is no caller, FDE ranges that hold the PC.
+ * that is the caller's SP (s390x: 160 bytes above it), a reason when there is no caller, FDE ranges that hold the PC.
  * A section that does not open must say why.
  */
 #include <errno.h>
@@ -65,12 +65,16 @@ static void probe(const jitmap_cfi *cfi, jitmap_arch arch, uint64_t pc)
 		if (rc == 0) {
 			CHECK(res.method >= JITMAP_UNWIND_CFI && res.method <= JITMAP_UNWIND_FRAME_POINTER);
 			CHECK(jitmap_frame_reg_known(&res.caller, sp));
-			CHECK(res.caller.reg[sp] == res.cfa);
-			/* Above this frame's SP; only frame 0 with its return address still in the
-			 * link register (a leaf that allocated nothing) may have it there. */
-			CHECK(res.cfa > regs.reg[sp] ||
-			      (innermost && res.cfa == regs.reg[sp] && ra != sp &&
-			       res.caller.pc == regs.reg[ra]));
+			/* The caller's SP is the CFA, or on s390x 160 bytes below it (the register
+			 * save area), and above this frame's SP; only frame 0 with its return
+			 * address still in the link register (a leaf that allocated nothing) may
+			 * share its SP. */
+			const uint64_t off = arch == JITMAP_ARCH_S390X ? 160 : 0;
+			const bool leaf = innermost && ra != sp && res.caller.pc == regs.reg[ra];
+			CHECK(res.caller.reg[sp] == res.cfa - off);
+			CHECK(res.caller.reg[sp] > regs.reg[sp] ||
+			      (leaf && res.caller.reg[sp] == regs.reg[sp]));
+			CHECK(res.cfa > regs.reg[sp] || (leaf && res.cfa == regs.reg[sp]));
 			/* Caller-saved registers are never known in the caller. */
 			for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++)
 				if (jitmap_frame_reg_known(&res.caller, r))

@@ -62,6 +62,15 @@ compile aarch64_be-unknown-linux-gnu $AARCH64 $BIG stackmaps patchpoints statepo
 # Statepoints crash llc-14 on ppc64 and s390x.
 compile powerpc64-unknown-linux-gnu $PPC64 $AUTO stackmaps
 compile s390x-unknown-linux-gnu $S390X $BIG patchpoints
+# The unit tests' cross-architecture code (tests/fixtures/cross/cross.ll): AArch64 frame
+# records in both prologue forms, s390x register save areas and a frame pointer (r11).
+for t in aarch64:$AARCH64 s390x:$S390X; do
+  a=${t%%:*}
+  "$llc" -O2 -filetype=obj -mtriple="$a-linux-gnu" "$here/../fixtures/cross/cross.ll" \
+    -o "$work/cross_$a.o"
+  "$objcopy" -O binary --only-section=.eh_frame "$work/cross_$a.o" "$work/cross_$a.eh"
+  { ctl $((${t##*:} << 2)); cat "$work/cross_$a.eh"; } >"$out/cfi/cross_$a"
+done
 
 # Two blobs in one section, 8 zero bytes between them (as a linker may pad).
 { ctl $(((X86_64 << 2) | AUTO)); cat "$work/stackmaps_x86_64.bin"; printf '\0\0\0\0\0\0\0\0'
