@@ -1,5 +1,6 @@
 /* s390x: the s390x ELF ABI (big-endian), LLVM's DWARF numbering: r0-r15 0-15, the FP registers
- * 16-31 interleaved (f0 f2 f4 f6 f1 f3 ...), control 32-47, access 48-63, vector 68-83. The
+ * 16-31 interleaved (f0 f2 f4 f6 f1 f3 ...), control 32-47, access 48-63, the PSW 64-65
+ * (GDB's numbers; LLVM has none), vector 68-83. The
  * return address arrives in r14; the back chain is optional, so there is no frame record.
  * Every caller allocates a 160-byte register save area for its callee at the bottom of its
  * frame, so the CFA (the caller's SP + 160) lies above the caller's SP, and a function that
@@ -21,6 +22,10 @@ static const char *reg_name(unsigned r)
 		return jitmap__numbered(a, r, "c", r - 32);
 	if (r <= 63)
 		return jitmap__numbered(a, r, "a", r - 48);
+	if (r == 64)
+		return "pswm";
+	if (r == 65)
+		return "pswa";
 	if (r >= 68 && r <= 83)
 		return jitmap__numbered(a, r, "v", 16 + fpr[r - 68]);
 	return NULL;
@@ -59,9 +64,10 @@ static bool stmg_r15(const uint8_t *b, unsigned *first, unsigned *last, int64_t 
 	return true;
 }
 
-/* The save of r14 by a stmg at the function's start, into the register save area the caller
- * allocated: rN at SP_entry + disp + 8 * (N - first), SP_entry being CFA - 160. No stmg that
- * covers r14: a leaf, whose return address stays in r14. */
+/* The saves of a stmg at the function's start, into the register save area the caller
+ * allocated: rN at SP_entry + disp + 8 * (N - first), SP_entry being CFA - 160; r14 among
+ * them is the return address, r6-r13 are callee-saved. No stmg that covers r14: a leaf,
+ * whose return address stays in r14. */
 static void shape(const uint8_t *b, struct jitmap__shape *out)
 {
 	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE};
@@ -70,10 +76,16 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 	if (stmg_r15(b, &first, &last, &disp) && first <= 14 && last >= 14 && last <= 15) {
 		out->saves_ra = out->ra_known = true;
 		out->ra_from_cfa = disp + 8 * (14 - (int64_t)first) - 160;
+		for (unsigned r = first < 6 ? 6 : first; r <= 13; r++) {
+			out->saved[out->nsaved].reg = (uint16_t)r;
+			out->saved[out->nsaved].at = 0;
+			out->saved[out->nsaved].cfa_off = (int32_t)(disp + 8 * (int64_t)(r - first) - 160);
+			out->nsaved++;
+		}
 	}
 	/* Which other stores a leaf makes is not decoded: never carry its callee-saved
 	 * registers over as unchanged. */
-	out->stores = true;
+	out->saves_callee_saved = true;
 }
 
 /* aghi %r15,I; agfi %r15,I; la %r15,D(...); lay %r15,D(...); lgr %r15,R: the stack pointer
@@ -109,7 +121,10 @@ const struct jitmap__arch jitmap__s390x = {
 	.sp = 15,
 	.fp = 11,
 	.ra = 14,
-	.pc = -1,
+	/* The PSW address: LLVM numbers no PC, but GDB's s390 DWARF map (s390-tdep.c,
+	 * s390_dwarf_regmap: 64 PSWM, 65 PSWA), and so its jit-reader API, and jitmap's core
+	 * reader (reader/core.c) do. */
+	.pc = 65,
 	.num_core_regs = 16,
 	.ra_in_register = true,
 	/* LLVM's SystemZ stack size is what the prologue subtracts from r15 (llc-14: aghi

@@ -91,7 +91,10 @@ static struct {
 static bool set_roles(jitmap_arch arch, bool big_endian)
 {
 	const int sp = jitmap_reg_sp(arch), fp = jitmap_reg_fp(arch), pc = jitmap_reg_pc(arch);
-	const int ngpr = (int)jitmap_arch_num_core_regs(arch) - (pc >= 0 ? 1 : 0);
+	/* The PC is the last of the core registers where it is numbered among them (x86-64's
+	 * rip, AArch64's pc), apart from them elsewhere (s390x's PSW address, 65). */
+	const int ncore = (int)jitmap_arch_num_core_regs(arch);
+	const int ngpr = ncore - (pc >= 0 && pc == ncore - 1 ? 1 : 0);
 	int first_clobber = -1;
 	for (int n = 0; n < ngpr && first_clobber < 0; n++)
 		if (!jitmap_reg_is_callee_saved(arch, (unsigned)n))

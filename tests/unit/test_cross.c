@@ -290,6 +290,8 @@ static void test_aarch64_real(void **state)
 	const jitmap_frame_regs f1 = res.caller;
 	res = step(&fx, &f0, true, ONLY(STACKMAP), 0, 0, SP1, SP1, pc300, JITMAP_UNWIND_STACKMAP);
 	expect_reg(&res.caller, X29, SP1);
+	expect_reg(&res.caller, X19, X19_1); /* from the prologue's stores */
+	expect_reg(&res.caller, X21, X21_E);
 	res = step(&fx, &f0, true, ONLY(FRAME_POINTER), saves, fp_fn, SP1, SP1, pc300,
 		   JITMAP_UNWIND_FRAME_POINTER);
 	expect_reg(&res.caller, X29, SP1);
@@ -309,6 +311,7 @@ static void test_aarch64_real(void **state)
 	expect_reg(&res.caller, X20, X20_E);
 	res = step(&fx, &f1, false, ONLY(STACKMAP), 0, 0, E, E, RA_E, JITMAP_UNWIND_STACKMAP);
 	expect_reg(&res.caller, X29, X29_E);
+	expect_reg(&res.caller, X20, X20_E);
 	res = step(&fx, &f1, false, ONLY(FRAME_POINTER), fp_fn, fp_fn + 0x30, E, E, RA_E,
 		   JITMAP_UNWIND_FRAME_POINTER);
 	expect_reg(&res.caller, X29, X29_E);
@@ -384,8 +387,12 @@ static void test_s390x_real(void **state)
 	expect_reg(&res.caller, R12, R12_1);
 	expect_reg(&res.caller, R13, R13_1);
 	const jitmap_frame_regs f1 = res.caller;
-	/* By the stackmap: CFA = SP + stack size + 160, r14 where the stmg put it. */
-	step(&fx, &f0, true, ONLY(STACKMAP), 0, 0, SP1 + 160, SP1, pc300, JITMAP_UNWIND_STACKMAP);
+	/* By the stackmap: CFA = SP + stack size + 160, r14 and r11-r13 where the stmg put them. */
+	res = step(&fx, &f0, true, ONLY(STACKMAP), 0, 0, SP1 + 160, SP1, pc300,
+		   JITMAP_UNWIND_STACKMAP);
+	expect_reg(&res.caller, R11, SP1);
+	expect_reg(&res.caller, R12, R12_1);
+	expect_reg(&res.caller, R13, R13_1);
 
 	/* Record 200's values: r11-r13, and the buffer at r15 + 164. */
 	assert_int_equal(eval(&fx, r200, 0, &f0, 0).u, 0xa0a0a0a0a0);
@@ -397,7 +404,9 @@ static void test_s390x_real(void **state)
 	expect_reg(&res.caller, R11, R11_E);
 	expect_reg(&res.caller, R12, R12_E);
 	expect_reg(&res.caller, R13, R13_E);
-	step(&fx, &f1, false, ONLY(STACKMAP), 0, 0, E + 160, E, RA_E, JITMAP_UNWIND_STACKMAP);
+	res = step(&fx, &f1, false, ONLY(STACKMAP), 0, 0, E + 160, E, RA_E, JITMAP_UNWIND_STACKMAP);
+	expect_reg(&res.caller, R11, R11_E);
+	expect_reg(&res.caller, R13, R13_E);
 	assert_int_equal(eval(&fx, r300, 0, &f1, 1).u, R12_1);
 	assert_int_equal(eval(&fx, r300, 1, &f1, 1).u, R13_1);
 

@@ -38,7 +38,8 @@ static const struct {
 	{S390, 0, "r0"}, {S390, 15, "r15"}, {S390, 16, "f0"}, {S390, 17, "f2"}, {S390, 19, "f6"},
 	{S390, 20, "f1"}, {S390, 23, "f7"}, {S390, 24, "f8"}, {S390, 27, "f14"},
 	{S390, 28, "f9"}, {S390, 31, "f15"}, {S390, 32, "c0"}, {S390, 47, "c15"},
-	{S390, 48, "a0"}, {S390, 63, "a15"}, {S390, 64, NULL}, {S390, 67, NULL},
+	{S390, 48, "a0"}, {S390, 63, "a15"}, {S390, 64, "pswm"}, {S390, 65, "pswa"},
+	{S390, 66, NULL}, {S390, 67, NULL},
 	{S390, 68, "v16"}, {S390, 69, "v18"}, {S390, 71, "v22"}, {S390, 72, "v17"},
 	{S390, 75, "v23"}, {S390, 76, "v24"}, {S390, 79, "v30"}, {S390, 80, "v25"},
 	{S390, 83, "v31"}, {S390, 84, NULL},
@@ -225,6 +226,9 @@ static void test_roles(void **state)
 	assert_int_equal(jitmap_reg_ra(JITMAP_ARCH_AARCH64), 30);
 	assert_int_equal(jitmap_reg_pc(JITMAP_ARCH_AARCH64), 32);
 	assert_int_equal(jitmap_reg_ra(JITMAP_ARCH_S390X), 14);
+	assert_int_equal(jitmap_reg_pc(JITMAP_ARCH_S390X), 65); /* GDB's PSW address */
+	assert_string_equal(jitmap_reg_name(JITMAP_ARCH_S390X, 65), "pswa");
+	assert_int_equal(jitmap_arch_num_core_regs(JITMAP_ARCH_S390X), 16);
 	assert_int_equal(jitmap_reg_ra(JITMAP_ARCH_RISCV64), 1);
 	assert_int_equal(jitmap_reg_ra(JITMAP_ARCH_UNKNOWN), -1);
 	assert_int_equal(jitmap_reg_pc((jitmap_arch)99), -1);
