@@ -7,7 +7,8 @@ record 11: ten 64-bit values (callee-saved registers and stack slots), two 32-bi
 low halves of 64-bit registers, a pool constant and a negative constant, each with every byte
 distinct, so that a value read in the host's byte order, or the wrong half of a big-endian
 register, fails. GDB alone (negative control) has no `info stackmap`. GDB unwinds the frames
-(LLVM's s390x CFI); jitmap's own unwinder has no s390x rules yet (docs/architectures.md).
+(LLVM's s390x CFI), and with `reader-claim auto` jitmap's own unwinder does (its CFI step:
+the caller's SP 160 below the CFA), with the same values.
 
 Usage: test_s390x.py BUILD_DIR. Exits 77 (skipped) without qemu-s390x, gdb-multiarch or the
 s390x lli.
@@ -30,7 +31,7 @@ def main():
         X.skip("qemu-s390x or gdb-multiarch is missing (scripts/setup.sh installs them)")
     if not os.access(LLI, os.X_OK):
         X.skip("no s390x lli at %s (scripts/setup-s390x.sh)" % LLI)
-    X.lli_after_call("s390x lli", QEMU, LLI, ["-L", ROOT], ROOT, own_unwinder=False)
+    X.lli_after_call("s390x lli", QEMU, LLI, ["-L", ROOT], ROOT, own_unwinder=True)
     return X.summary()
 
 
