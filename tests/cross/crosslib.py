@@ -178,7 +178,8 @@ def lli_after_call(what, qemu, lli, qemu_args, sysroot, own_unwinder, statepoint
     for mode in ("default", "auto") if own_unwinder else ("default",):
         pre = ["set jitmap reader-claim auto"] if mode == "auto" else []
         out, _, a = gdb_session("%s-%s" % (what, mode), lli, pre + base + [
-            "json f1 info stackmap -json 1", STATS_CMD], qemu, args, qemu_args, sysroot=sysroot)
+            "json f1 info stackmap -json 1", "json verify jitmap verify -json", STATS_CMD], qemu,
+            args, qemu_args, sysroot=sysroot)
         w = "%s, claim %s" % (what, mode)
         check(bt.search(out), "%s: bt:\n%s" % (w, out))
         o = a.get("f1", {})
@@ -189,6 +190,11 @@ def lli_after_call(what, qemu, lli, qemu_args, sysroot, own_unwinder, statepoint
               "%s: frame 1 at record %d, values %s, the IR's %s (%s)" % (
                   w, rid, [hex(v) if isinstance(v, int) else v for v in got],
                   [hex(v) for v in AFTER_CALL_VALUES], o.get("error")))
+        # verify's frame checks from the architecture's table (the caller's SP = SP + stack
+        # size on AArch64 and s390x): frame 1 at its record agrees with the unwinder.
+        v = a.get("verify", {})
+        check(v.get("frames_checked", 0) >= 1 and v.get("problems") == [],
+              "%s: jitmap verify: %s" % (w, v))
         m = STATS.search(out)
         if mode == "auto":
             check(m and int(m.group(1)) == 1 and int(m.group(2)) >= 2 and int(m.group(3)) == 0,
