@@ -51,8 +51,9 @@ extern "C" {
  * 2: JITMAP_READER_CLAIM_UNNAMED (the new default), jitmap_reader_get_claim,
  *    JITMAP_READER_ENTRY_GDB_NAMES, jitmap_reader_stats.outermost.
  * 3: jitmap_reader_process.
+ * 4: jitmap_reader_set_arch.
  */
-#define JITMAP_READER_API_VERSION 3
+#define JITMAP_READER_API_VERSION 4
 JITMAP_READER_EXPORT int jitmap_reader_api_version(void);
 
 /* Whether the reader is loaded: 1 between GDB's gdb_init_reader and destroy calls, else 0.
@@ -67,6 +68,16 @@ enum {
 };
 /* Returns 0, -EINVAL for an unknown `how`, -ENODEV when the reader is not loaded. */
 JITMAP_READER_EXPORT int jitmap_reader_invalidate(int how);
+
+/* -- Architecture -- */
+
+/* Which architecture GDB debugs (a jitmap_arch; big_endian: its register bytes' order), as
+ * the debugger's Python knows it (gdb.Architecture.name, jitmap_arch_from_name). GDB's
+ * jit-reader API says neither: without this call the reader takes the first image's
+ * architecture. Once told, images of another architecture are left to GDB (not claimed, not
+ * unwound). Returns 0, -ENOTSUP for an architecture whose register roles jitmap lacks (the
+ * reader keeps the previous ones), -ENODEV when no reader is loaded. */
+JITMAP_READER_EXPORT int jitmap_reader_set_arch(int arch, int big_endian);
 
 /* -- Claiming -- */
 

@@ -193,6 +193,7 @@ struct reader {
 	int claim_mode;
 	bool debug;
 	bool saw_image; /* an image was read: R is its architecture's */
+	bool arch_told; /* the debugger said which architecture it debugs: R is that one's */
 	uint64_t gen;   /* bumped by jitmap_reader_invalidate(RECHECK) */
 	uint64_t epoch; /* bumped whenever an entry or what it caches changes */
 	uint64_t next_serial;
@@ -921,13 +922,20 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 		entry_free(e);
 		return GDB_FAIL;
 	}
-	/* The first image of another architecture than the one assumed says which GDB debugs
-	 * (the images of a process share it). */
-	if (e->arch != R.arch && !r->saw_image && !set_roles(e->arch, e->big_endian))
+	/* Which architecture GDB debugs: what the debugger said (jitmap_reader_set_arch), else
+	 * the first image's (the images of a process share it). An image of another one is
+	 * neither claimed nor unwound: its DWARF numbers may be ones the debugged architecture
+	 * does not map, and GDB aborts when a reader asks for such a register (an x86-64 process
+	 * registering an image whose e_machine says s390x or AArch64: tests/fuzz/fuzz_plugin). */
+	const bool may_switch = !r->saw_image && !r->arch_told;
+	if (e->arch != R.arch && may_switch && !set_roles(e->arch, e->big_endian))
 		note(r, e, "entry %" PRIu64 ": architecture %s is not one the reader unwinds",
 		     serial, jitmap_arch_name(e->arch));
+	else if (e->arch != R.arch)
+		note(r, e, "entry %" PRIu64 ": architecture %s, but GDB debugs %s: left to GDB",
+		     serial, jitmap_arch_name(e->arch), jitmap_arch_name(R.arch));
 	r->saw_image = true;
-	e->claimed = want_claim(r->claim_mode, e);
+	e->claimed = e->arch == R.arch && want_claim(r->claim_mode, e);
 	if (add_entry(r, e)) {
 		r->stats.rejected++;
 		note(r, NULL, "entry %" PRIu64 ": out of memory", serial);
@@ -1108,6 +1116,21 @@ int jitmap_reader_invalidate(int how)
 	default:
 		return -EINVAL;
 	}
+}
+
+int jitmap_reader_set_arch(int arch, int big_endian)
+{
+	struct reader *r = g_reader;
+	if (!r)
+		return -ENODEV;
+	const jitmap_arch was = R.arch;
+	const bool was_big = R.big_endian;
+	if (!set_roles((jitmap_arch)arch, big_endian != 0))
+		return -ENOTSUP;
+	r->arch_told = true;
+	if (R.arch != was || R.big_endian != was_big)
+		r->epoch++; /* cached frames hold registers read with the old roles */
+	return 0;
 }
 
 int jitmap_reader_set_claim(int mode)

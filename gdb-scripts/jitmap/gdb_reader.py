@@ -116,6 +116,9 @@ def _open(path, mode=0):
     lib.jitmap_reader_index.argtypes = []
     lib.jitmap_reader_set_claim.restype = ctypes.c_int
     lib.jitmap_reader_set_claim.argtypes = [ctypes.c_int]
+    if hasattr(lib, "jitmap_reader_set_arch"):  # API version 4
+        lib.jitmap_reader_set_arch.restype = ctypes.c_int
+        lib.jitmap_reader_set_arch.argtypes = [ctypes.c_int, ctypes.c_int]
     lib.jitmap_reader_get_claim.restype = ctypes.c_int
     lib.jitmap_reader_get_claim.argtypes = []
     lib.jitmap_reader_find_function.restype = ctypes.c_size_t
@@ -220,6 +223,27 @@ def _on_exited(_event=None):
     _invalidate(FORGET)
 
 
+def _tell_arch(_event=None):
+    """Tell the reader which architecture GDB debugs (jitmap_reader_set_arch): its register
+    numbers are that architecture's, whatever a registered image says (gdb-multiarch debugs an
+    AArch64 or s390x program with this host-built reader; an image with a wrong e_machine in
+    an x86-64 process must not make the reader ask GDB for registers it does not map)."""
+    objfile = getattr(_event, "new_objfile", None)
+    if objfile is not None and (objfile.filename or "<").startswith("<"):
+        return  # JIT code (GDB is inside its JIT event): the program's files say the arch
+    lib = library()
+    if lib is None or not hasattr(lib, "jitmap_reader_set_arch"):
+        return
+    try:
+        name = gdb.selected_inferior().architecture().name()
+        big = "big endian" in gdb.execute("show endian", to_string=True)
+    except (gdb.error, RuntimeError, AttributeError):
+        return
+    arch = N.lib().jitmap_arch_from_name(name.encode())
+    if arch:
+        lib.jitmap_reader_set_arch(arch, int(big))
+
+
 def load(plugin_path):
     """Load the plugin at PLUGIN_PATH as GDB's JIT reader (once) and hook GDB's events."""
     global _lib, _path, _connected
@@ -250,8 +274,10 @@ def load(plugin_path):
     _lib = _open(plugin_path)
     if _claim_wanted is not None:
         _lib.jitmap_reader_set_claim(CLAIM_MODES[_claim_wanted])
+    _tell_arch()
     if not _connected:
         gdb.events.stop.connect(_on_change)
+        gdb.events.new_objfile.connect(_tell_arch)
         gdb.events.new_objfile.connect(_on_change)
         gdb.events.memory_changed.connect(_on_change)
         gdb.events.inferior_call.connect(_on_change)
