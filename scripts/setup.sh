@@ -25,6 +25,9 @@ if command -v apt-get >/dev/null && [ "$(dpkg --print-architecture 2>/dev/null)"
     echo "setup: the arm64 LLVM pieces are not set up; tests that need them are skipped" >&2
   "$(dirname "$0")/setup-s390x.sh" >/dev/null ||
     echo "setup: the s390x LLVM pieces are not set up; tests that need them are skipped" >&2
+  # Debian 13's GDB 16 beside the system's, for the DAP test (tests/dap).
+  "$(dirname "$0")/setup-gdb16.sh" >/dev/null ||
+    echo "setup: GDB 16 is not set up; the DAP test is skipped" >&2
 fi
 
 missing=()

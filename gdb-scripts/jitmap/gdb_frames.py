@@ -15,6 +15,8 @@ as a number (a printer recognises the marker that stands for it).
 `disable frame-filter global jitmap` turns it off; GDB's own locals of a frame (DWARF) come
 first and are kept.
 """
+import sys
+
 import gdb
 from gdb.FrameDecorator import FrameDecorator
 
@@ -144,6 +146,18 @@ def _images_have_layouts():
         return False
 
 
+def _asked_by_dap():
+    """Whether GDB's DAP server is the caller (its modules are gdb.dap.*)."""
+    f = sys._getframe(2)
+    for _ in range(3):
+        if f is None:
+            return False
+        if (f.f_globals.get("__name__") or "").startswith("gdb.dap"):
+            return True
+        f = f.f_back
+    return False
+
+
 class VirtualFrame(FrameDecorator):
     """An interpreter frame a JIT frame stands for (names.deopt_frames), shown under it."""
 
@@ -155,6 +169,11 @@ class VirtualFrame(FrameDecorator):
         return "[%s]" % F.virtual_frame_title(self.vf)
 
     def address(self):
+        # `bt` prints no address for a frame without one. GDB's DAP (14+) formats every
+        # frame's (hex(pc) in gdb/dap/bt.py) and lists elided frames with includeAll: give
+        # it the JIT frame's PC, where the interpreter frame is.
+        if _asked_by_dap():
+            return self.inferior_frame().pc()
         return None
 
     def filename(self):
