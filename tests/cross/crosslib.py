@@ -177,9 +177,10 @@ def lli_after_call(what, qemu, lli, qemu_args, sysroot, own_unwinder, statepoint
           "%s, GDB alone: bt, and no info stackmap:\n%s" % (what, out))
     for mode in ("default", "auto") if own_unwinder else ("default",):
         pre = ["set jitmap reader-claim auto"] if mode == "auto" else []
+        roots = ["json roots info gc-roots -all -json"] if statepoint else []
         out, _, a = gdb_session("%s-%s" % (what, mode), lli, pre + base + [
-            "json f1 info stackmap -json 1", "json verify jitmap verify -json", STATS_CMD], qemu,
-            args, qemu_args, sysroot=sysroot)
+            "json f1 info stackmap -json 1", "json verify jitmap verify -json", STATS_CMD] +
+            roots, qemu, args, qemu_args, sysroot=sysroot)
         w = "%s, claim %s" % (what, mode)
         check(bt.search(out), "%s: bt:\n%s" % (w, out))
         o = a.get("f1", {})
@@ -195,6 +196,19 @@ def lli_after_call(what, qemu, lli, qemu_args, sysroot, own_unwinder, statepoint
         v = a.get("verify", {})
         check(v.get("frames_checked", 0) >= 1 and v.get("problems") == [],
               "%s: jitmap verify: %s" % (w, v))
+        if statepoint:
+            # gc-live (obj, obj + 16), both relocated: the pairs (obj, obj + 16) and
+            # (obj, obj), obj malloc's block, in the statepoint and in info gc-roots.
+            def pairs(roots):
+                return sorted((r.get("offset"), r["base"].get("value"), r["derived"].get("value"))
+                              for r in roots)
+            sp_roots = pairs((o.get("statepoint") or {}).get("gc_roots", []))
+            obj = sp_roots[0][1] if sp_roots else None
+            check(obj and sp_roots == [(0, obj, obj), (16, obj, obj + 16)],
+                  "%s: statepoint 12's GC roots (obj, obj) and (obj, obj + 16): %s" % (
+                      w, sp_roots))
+            listed = pairs(a.get("roots", {}).get("roots", []))
+            check(listed == sp_roots, "%s: info gc-roots -all lists them: %s" % (w, listed))
         m = STATS.search(out)
         if mode == "auto":
             check(m and int(m.group(1)) == 1 and int(m.group(2)) >= 2 and int(m.group(3)) == 0,
