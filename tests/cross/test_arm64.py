@@ -174,9 +174,14 @@ def core():
                      for b in e["blobs"] for rec in b["records"])
     check(ids == [1001, 1002, 1003], "core, jitmap-dump --exe: records %s" % ids)
     r = run([X.STACK, "--json", "--values", "--exe", PROG, c])
-    frames = []
+    frames = names = []
     if r.returncode == 0:
-        frames = [f for th in json.loads(r.stdout)["threads"] for f in th["frames"] if f.get("jit")]
+        every = [f for th in json.loads(r.stdout)["threads"] for f in th["frames"]]
+        frames = [f for f in every if f.get("jit")]
+        names = [f["function"] for f in every]
+    check(names[2:4] == ["main", "__libc_start_call_main"],
+          "core, jitmap-stack --exe: the native frames named and unwound below the JIT frames "
+          "(the executable placed by AT_ENTRY for libdwfl): %s" % names)
     check([f["function"] for f in frames] == ["handjit_arm64_inner", "handjit_arm64_outer"],
           "core, jitmap-stack --exe: the two JIT frames (%d: %s)" % (r.returncode, r.stdout[:300]))
     if len(frames) == 2:
