@@ -37,7 +37,8 @@ finish() {
     exit $?
 }
 
-command -v gdb >/dev/null || skip "gdb not found"
+GDB=${GDB_EXEC:-gdb}  # another GDB: GDB_EXEC=PATH (as tests/debugger/harness.py)
+command -v "$GDB" >/dev/null || skip "$GDB not found"
 [ -f "$JITMAP_GDB" ] && [ -f "$PLUGIN" ] || skip "the plugin was not built ($PLUGIN)"
 
 WORK=$(mktemp -d)
@@ -65,7 +66,7 @@ session() {
     # (braces: bash's "Aborted" notice for a GDB that crashes goes to /dev/null too; `env -u _`:
     # bash sometimes exports `_`, the last command run, and the inferior's stack addresses,
     # which tests compare across sessions, move with the size of its environment)
-    { (cd "$WORK" && exec env -u _ timeout "${GDB_TIMEOUT:-300}" gdb -batch -nx "${args[@]}" "$@") \
+    { (cd "$WORK" && exec env -u _ timeout "${GDB_TIMEOUT:-300}" "$GDB" -batch -nx "${args[@]}" "$@") \
         >"$out" 2>&1; } 2>/dev/null
     echo $? >"$out.rc"
 }

@@ -47,7 +47,7 @@ if grep -q "ptrace: Operation not permitted" "$c"; then
 fi
 symc=$(part "$c" sym)
 expect "control: GDB alone names handjit_inner" \
-    grep -Eq "^handjit_inner \+ [0-9]+ in section \.text of <in-memory@$HEX>" <<<"$symc"
+    grep -Eq "^handjit_inner \+ [0-9]+ in section \.text of <in-memory@$HEX(-$HEX)?>" <<<"$symc"
 expect "control: GDB alone breaks on handjit_outer by name" grep -Eq "^Breakpoint 2 at $HEX" <<<"$symc"
 
 # The same session in each claim mode: unnamed (the default), auto (set before `run`), and
