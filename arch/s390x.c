@@ -64,10 +64,111 @@ static bool stmg_r15(const uint8_t *b, unsigned *first, unsigned *last, int64_t 
 	return true;
 }
 
+/* The length of the instruction whose first byte is `op`: its two top bits (00: 2 bytes,
+ * 01 and 10: 4, 11: 6). */
+static size_t insn_len(uint8_t op)
+{
+	return op < 0x40 ? 2 : op < 0xc0 ? 4 : 6;
+}
+
+static bool gpr_kept(unsigned r)
+{
+	return r >= 6 && r <= 13;
+}
+
+/* f8-f15, by their numbers in the instructions */
+static bool fpr_kept(unsigned r)
+{
+	return r >= 8;
+}
+
+/* Whether the registers first..last of a store multiple (wrapping after r15) take in one
+ * of r6-r13, and whether r14. */
+static void range_hits(unsigned first, unsigned last, bool *kept, bool *r14)
+{
+	for (unsigned r = first;; r = (r + 1) & 15) {
+		*kept |= gpr_kept(r);
+		*r14 |= r == 14;
+		if (r == last)
+			return;
+	}
+}
+
+/* What a function that does not begin with the stmg of a non-leaf does with the registers
+ * the ABI makes it preserve, in its first `n` bytes: whether an instruction stores or copies
+ * one of r6-r13 or f8-f15 (to memory, or to another register: a leaf may keep its caller's
+ * value anywhere before it reuses the register), and whether one stores or copies r14. The
+ * stores and copies decoded are the ABI's ways to save a register (st/sty/stg, stm/stmy/stmg/
+ * stmh, std/stdy/ste/stey, lr/lgr, ldr, ldgr/lgdr); a vector instruction (v8-v15 hold f8-f15)
+ * counts as one. The walk follows the instruction lengths from the function's start. */
+static void leaf_saves(const uint8_t *b, size_t n, bool *kept, bool *r14)
+{
+	*kept = *r14 = false;
+	for (size_t i = 0; i + 2 <= n;) {
+		const uint8_t *p = b + i;
+		const size_t len = insn_len(p[0]);
+		if (i + len > n)
+			return;
+		const unsigned r1 = p[1] >> 4, r2 = p[1] & 15;
+		const unsigned rre2 = len == 4 ? (p[3] & 15) : 0;
+		unsigned gpr = 16; /* the GPR stored or copied, 16 for none */
+		switch (p[0]) {
+		case 0x18: /* lr R1,R2 */
+			gpr = r2;
+			break;
+		case 0x28: /* ldr */
+			*kept |= fpr_kept(r2);
+			break;
+		case 0x50: /* st */
+			gpr = r1;
+			break;
+		case 0x60: /* std */
+		case 0x70: /* ste */
+			*kept |= fpr_kept(r1);
+			break;
+		case 0x90: /* stm R1,R3 */
+			range_hits(r1, r2, kept, r14);
+			break;
+		case 0xb9:
+			if (p[1] == 0x04 || p[1] == 0x14 || p[1] == 0x16) /* lgr, lgfr, llgfr */
+				gpr = rre2;
+			break;
+		case 0xb3:
+			if (p[1] == 0xc1) /* ldgr F1,R2 */
+				gpr = rre2;
+			else if (p[1] == 0xcd) /* lgdr R1,F2 */
+				*kept |= fpr_kept(rre2);
+			break;
+		case 0xe3:
+			if (p[5] == 0x24 || p[5] == 0x50) /* stg, sty */
+				gpr = r1;
+			break;
+		case 0xeb:
+			if (p[5] == 0x24 || p[5] == 0x90 || p[5] == 0x26) /* stmg, stmy, stmh */
+				range_hits(r1, r2, kept, r14);
+			break;
+		case 0xed:
+			if (p[5] == 0x67 || p[5] == 0x66) /* stdy, stey */
+				*kept |= fpr_kept(r1);
+			break;
+		case 0xe6:
+		case 0xe7: /* vector instructions */
+			*kept = true;
+			break;
+		default:
+			break;
+		}
+		*kept |= gpr < 16 && gpr_kept(gpr);
+		*r14 |= gpr == 14;
+		i += len;
+	}
+}
+
 /* The saves of a stmg at the function's start, into the register save area the caller
  * allocated: rN at SP_entry + disp + 8 * (N - first), SP_entry being CFA - 160; r14 among
  * them is the return address, r6-r13 are callee-saved. No stmg that covers r14: a leaf,
- * whose return address stays in r14. */
+ * whose return address stays in r14 and whose callee-saved registers are its caller's
+ * unless its first instructions save one (leaf_saves). */
 static void shape(const uint8_t *b, struct jitmap__shape *out)
 {
 	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE};
@@ -82,10 +183,14 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 			out->saved[out->nsaved].cfa_off = (int32_t)(disp + 8 * (int64_t)(r - first) - 160);
 			out->nsaved++;
 		}
+		/* Which other registers it saves later (f8-f15) is not decoded: never carry
+		 * its callee-saved registers over as unchanged. */
+		out->saves_callee_saved = true;
+		return;
 	}
-	/* Which other stores a leaf makes is not decoded: never carry its callee-saved
-	 * registers over as unchanged. */
-	out->saves_callee_saved = true;
+	/* A leaf that stores or copies r14 has put its return address somewhere not known
+	 * here: say it saves it, so that no method takes r14 as its return address. */
+	leaf_saves(b, JITMAP__SHAPE_WINDOW, &out->saves_callee_saved, &out->saves_ra);
 }
 
 /* aghi %r15,I; agfi %r15,I; la %r15,D(...); lay %r15,D(...); lgr %r15,R: the stack pointer

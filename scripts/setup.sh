@@ -11,10 +11,11 @@ required=(
   binutils
 )
 # A second LLVM producer for the differential test, LLDB for the debugger tests, and for the
-# AArch64 tests (tests/cross) qemu-user, gdb-multiarch and the cross compiler; the tests skip
-# their cases without them.
+# AArch64 and s390x tests (tests/cross) qemu-user, gdb-multiarch and the cross compilers; the
+# tests skip their cases without them.
 optional=(llvm-19 lldb-16 python3-lldb-16
-          qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+          qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+          gcc-s390x-linux-gnu libc6-dev-s390x-cross)
 # The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
 [ "${1:-}" = "--bench" ] && required+=(hyperfine)
 

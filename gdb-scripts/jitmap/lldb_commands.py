@@ -126,6 +126,13 @@ class LldbFrame:
         raw = data.ReadRawData(derr, 0, n)
         if derr.Fail() or raw is None:
             raise M.Unavailable(derr.GetCString() or "LLDB cannot read register %s" % name)
+        # The library reads register bytes in the target's order. LLDB 16 gives an s390x
+        # core's registers in the host's (SBData's byte order little on an x86-64 host,
+        # the process's big: checked on qemu-s390x's guest core), so follow SBData's word.
+        order = data.GetByteOrder()
+        if order in (lldb.eByteOrderBig, lldb.eByteOrderLittle) and \
+                (order == lldb.eByteOrderBig) != self.dbg.big_endian:
+            raw = bytes(raw)[::-1]
         # In an outer frame LLDB gives a register only when its unwinder recovered it.
         return M.Recovered(raw) if self.level > 0 else bytes(raw)
 

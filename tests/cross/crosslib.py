@@ -59,6 +59,29 @@ def summary():
     return 1 if failed else 0
 
 
+def truth(output, prefix):
+    """{record id: {"local0": value, ..., "stack_size": ...}} from a hand-written JIT's truth
+    lines ("PREFIX record id=N pc=0x... local0=V ... stack_size=S")."""
+    out = {}
+    for line in output.splitlines():
+        if line.startswith(prefix + " record "):
+            kv = dict(x.split("=", 1) for x in line.split()[2:] if "=" in x)
+            out[int(kv["id"])] = kv
+    return out
+
+
+def check_record(obj, rid, t, what):
+    """obj: info stackmap -json of a frame at record `rid`; its values equal the truth's."""
+    rec = obj.get("record") or {}
+    check(rec.get("id") == rid, "%s: record %s at the frame (%s)" % (what, rid, obj.get("error")))
+    got = [loc.get("value") for loc in obj.get("locations", [])]
+    want = [int(t.get(rid, {}).get("local%d" % i, -1)) for i in range(len(got))]
+    check(got == want and len(got) == len([k for k in t.get(rid, {}) if k.startswith("local")]),
+          "%s: record %d values %s, truth %s" % (what, rid, got, want))
+    check(rec.get("stack_size") == int(t.get(rid, {}).get("stack_size", -1)),
+          "%s: stack size" % what)
+
+
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, **kw)
 

@@ -42,24 +42,10 @@ TRUTH_PREFIX = "jitmap-handjit-arm64:"
 
 
 def truth(output):
-    """{record id: {"local0": value, ..., "stack_size": ...}} from the truth lines."""
-    out = {}
-    for line in output.splitlines():
-        if line.startswith(TRUTH_PREFIX + " record "):
-            kv = dict(x.split("=", 1) for x in line.split()[2:] if "=" in x)
-            out[int(kv["id"])] = kv
-    return out
+    return X.truth(output, TRUTH_PREFIX)
 
 
-def check_record(obj, rid, t, what):
-    """obj: info stackmap -json of a frame at record `rid`; its values equal the truth's."""
-    rec = obj.get("record") or {}
-    check(rec.get("id") == rid, "%s: record %s at the frame (%s)" % (what, rid, obj.get("error")))
-    got = [loc.get("value") for loc in obj.get("locations", [])]
-    want = [int(t[rid]["local%d" % i]) for i in range(len(got))]
-    check(got == want and len(got) == len([k for k in t[rid] if k.startswith("local")]),
-          "%s: record %d values %s, truth %s" % (what, rid, got, want))
-    check(rec.get("stack_size") == int(t[rid]["stack_size"]), "%s: stack size" % what)
+check_record = X.check_record
 
 
 BT = re.compile(r"#0 .* in handjit_arm64_inner \(\)\n#1 .* in handjit_arm64_outer \(\)\n"

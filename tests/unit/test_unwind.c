@@ -1219,6 +1219,158 @@ static void test_aarch64(void **state)
 	jitmap_stackmap_free(sm);
 	}
 
+/* -- s390x: the stmg prologue, leaves -- */
+
+#define S390 JITMAP_ARCH_S390X
+#define S390_R14 14
+#define S390_R15 15
+#define S390_F8 24 /* DWARF */
+
+static void fake_put_be64(struct fake_mem *m, uint64_t addr, uint64_t v)
+{
+	uint8_t b[8];
+	sm_put(b, v, 8, JITMAP_ORDER_BIG);
+	fake_put(m, addr, b, 8);
+}
+
+/* The frames of examples/handjit-s390x at a stop in its leaf (the bytes are what
+ * s390x-linux-gnu-objdump shows of that program's code), and leaves that save a register
+ * their caller keeps, each a function of its own with a record after its first
+ * instructions:
+ *   outer 0x10000: stmg %r6,%r15,48(%r15); aghi %r15,-200; brasl %r14,inner;
+ *                  (0x10010, record 2001) lghi %r2,0; lmg ...; br %r14
+ *   inner 0x10080: aghi %r15,-32; stg %r1,8(%r15); .insn e,0x0001;
+ *                  (0x1008c, record 2002) lghi %r2,0; aghi %r15,32; br %r14
+ *   B 0x10100: aghi %r15,-32; stg %r6,8(%r15); nopr         (record at +12)
+ *   C 0x10140: lgr %r1,%r7; nopr                            (+6, stack size 0)
+ *   D 0x10180: aghi %r15,-32; std %f8,8(%r15); nopr         (+10)
+ *   E 0x101c0: aghi %r15,-32; stg %r14,8(%r15); nopr        (+12)
+ *   F 0x10200: stmg %r6,%r7,48(%r15); nopr                  (+8, stack size 0)
+ * The outer function's caller has SP 0x8000; its stmg saved r6-r15 at 0x8030-0x8078 (the
+ * caller's register save area), the return address 0x20010 among them. */
+static void test_s390x(void **state)
+{
+	(void)state;
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7e00, 0x300);
+	fake_region(&m, 0x10000, 0x280);
+	static const uint8_t outer[] = {0xeb, 0x6f, 0xf0, 0x30, 0x00, 0x24, 0xa7, 0xfb, 0xff, 0x38,
+					0xc0, 0xe5, 0x00, 0x00, 0x00, 0x3b, 0xa7, 0x29, 0x00, 0x00,
+					0xeb, 0x6f, 0xf0, 0xf8, 0x00, 0x04, 0x07, 0xfe};
+	static const uint8_t inner[] = {0xa7, 0xfb, 0xff, 0xe0, 0xe3, 0x10, 0xf0, 0x08, 0x00, 0x24,
+					0x00, 0x01, 0xa7, 0x29, 0x00, 0x00, 0xa7, 0xfb, 0x00, 0x20,
+					0x07, 0xfe};
+	static const uint8_t leaf_b[] = {0xa7, 0xfb, 0xff, 0xe0, 0xe3, 0x60, 0xf0, 0x08, 0x00, 0x24,
+					 0x07, 0x00, 0x07, 0xfe};
+	static const uint8_t leaf_c[] = {0xb9, 0x04, 0x00, 0x17, 0x07, 0x00, 0x07, 0xfe};
+	static const uint8_t leaf_d[] = {0xa7, 0xfb, 0xff, 0xe0, 0x60, 0x80, 0xf0, 0x08, 0x07, 0x00,
+					 0x07, 0xfe};
+	static const uint8_t leaf_e[] = {0xa7, 0xfb, 0xff, 0xe0, 0xe3, 0xe0, 0xf0, 0x08, 0x00, 0x24,
+					 0x07, 0x00, 0x07, 0xfe};
+	static const uint8_t leaf_f[] = {0xeb, 0x67, 0xf0, 0x30, 0x00, 0x24, 0x07, 0x00, 0x07, 0xfe};
+	/* What follows each function in the window is zero (2-byte instructions, none a store). */
+	fake_put(&m, 0x10000, outer, sizeof(outer));
+	fake_put(&m, 0x10080, inner, sizeof(inner));
+	fake_put(&m, 0x10100, leaf_b, sizeof(leaf_b));
+	fake_put(&m, 0x10140, leaf_c, sizeof(leaf_c));
+	fake_put(&m, 0x10180, leaf_d, sizeof(leaf_d));
+	fake_put(&m, 0x101c0, leaf_e, sizeof(leaf_e));
+	fake_put(&m, 0x10200, leaf_f, sizeof(leaf_f));
+	const uint64_t C = 0x8000, SP1 = C - 200, SP0 = SP1 - 32;
+	for (unsigned r = 6; r <= 13; r++)
+		fake_put_be64(&m, C + 48 + 8 * (r - 6), 0x0600 + r); /* the caller's r6-r13 */
+	fake_put_be64(&m, C + 112, 0x20010);                       /* r14 */
+	fake_put_be64(&m, C + 120, C);                             /* r15 */
+
+	sm_builder b;
+	smb_init(&b, 3, JITMAP_ORDER_BIG);
+	smb_function(&b, 0x10000, 200);
+	smb_record(&b, 2001, 0x10);
+	smb_function(&b, 0x10080, 32);
+	smb_record(&b, 2002, 0xc);
+	smb_function(&b, 0x10100, 32);
+	smb_record(&b, 2003, 0xc);
+	smb_function(&b, 0x10140, 0);
+	smb_record(&b, 2004, 0x6);
+	smb_function(&b, 0x10180, 32);
+	smb_record(&b, 2005, 0xa);
+	smb_function(&b, 0x101c0, 32);
+	smb_record(&b, 2006, 0xc);
+	smb_function(&b, 0x10200, 0);
+	smb_record(&b, 2007, 0x8);
+	sm_bytes bytes = smb_emit(&b);
+	jitmap_stackmap *sm = parse_bytes_ok(&bytes, JITMAP_ORDER_BIG, S390);
+	sm_bytes_free(&bytes);
+
+	jitmap_unwind_code code = {.arch = S390, .order = JITMAP_ORDER_BIG, .sm = sm,
+				   .is_innermost = true, .methods = ONLY(STACKMAP)};
+	jitmap_unwind_result res;
+	char why[512];
+	jitmap_frame_regs r;
+	/* Frame 0's registers: the outer function's r6-r13 (0x1606 ...), f8. */
+#define S390_REGS(pc_, sp_, ra_)                                                           \
+	do {                                                                               \
+		memset(&r, 0, sizeof(r));                                                  \
+		r.pc = (pc_);                                                              \
+		regs_set(&r, S390_R15, (sp_));                                             \
+		regs_set(&r, S390_R14, (ra_));                                             \
+		for (unsigned k = 6; k <= 13; k++)                                         \
+			regs_set(&r, k, 0x1600 + k);                                       \
+		regs_set(&r, S390_F8, 0xf8f8);                                             \
+		regs_set(&r, 1, 0x1111);                                                   \
+	} while (0)
+
+	/* Frame 0, the leaf at record 2002: CFA = SP + 32 + 160, the return address still in
+	 * r14, and every register its caller keeps is the caller's (it stored only r1). */
+	S390_REGS(0x1008c, SP0, 0x10010);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_STACKMAP);
+	assert_int_equal(res.cfa, SP1 + 160);
+	assert_int_equal(res.caller.pc, 0x10010);
+	expect_reg(&res.caller, S390_R15, SP1);
+	for (unsigned k = 6; k <= 13; k++)
+		expect_reg(&res.caller, k, 0x1600 + k);
+	expect_reg(&res.caller, S390_F8, 0xf8f8);
+	expect_unknown(&res.caller, 1);
+
+	/* Frame 1, outer at record 2001: CFA = SP + 200 + 160; r14 and r6-r13 from its stmg,
+	 * in its caller's save area (big-endian words). */
+	jitmap_frame_regs f1 = res.caller;
+	code.is_innermost = false;
+	assert_int_equal(step(&code, &f1, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, C + 160);
+	assert_int_equal(res.caller.pc, 0x20010);
+	expect_reg(&res.caller, S390_R15, C);
+	for (unsigned k = 6; k <= 13; k++)
+		expect_reg(&res.caller, k, 0x0600 + k);
+	/* The leaf as an outer frame: its return address's place is not known. */
+	S390_REGS(0x1008c, SP0, 0x10010);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "where the function at 0x10080 saved the return address is not known");
+
+	/* Leaves that save a register their caller keeps (stg %r6; lgr %r1,%r7; std %f8; stmg
+	 * %r6,%r7): unwound, the return address in r14, but none of r6-r13 and f8 passed on. */
+	code.is_innermost = true;
+	static const struct {
+		uint64_t pc, stack_size;
+	} saves[] = {{0x1010c, 32}, {0x10146, 0}, {0x1018a, 32}, {0x10208, 0}};
+	for (size_t i = 0; i < ARRAY_LEN(saves); i++) {
+		S390_REGS(saves[i].pc, SP0, 0x10010);
+		assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+		assert_int_equal(res.cfa, SP0 + saves[i].stack_size + 160);
+		assert_int_equal(res.caller.pc, 0x10010);
+		for (unsigned k = 6; k <= 13; k++)
+			expect_unknown(&res.caller, k);
+		expect_unknown(&res.caller, S390_F8);
+	}
+	/* A leaf that stores r14 (E): r14 may no longer be its return address. */
+	S390_REGS(0x101cc, SP0, 0x10010);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "where the function at 0x101c0 saved the return address is not known");
+#undef S390_REGS
+	jitmap_stackmap_free(sm);
+}
+
 /* -- The API's edges -- */
 
 static void test_api(void **state)
@@ -1977,6 +2129,7 @@ int main(void)
 		cmocka_unit_test(test_frame_pointer),
 		cmocka_unit_test(test_stackmap_rule),
 		cmocka_unit_test(test_aarch64),
+		cmocka_unit_test(test_s390x),
 		cmocka_unit_test(test_api),
 	};
 	int failed = cmocka_run_group_tests_name("unwind", tests, NULL, NULL);
