@@ -96,7 +96,6 @@ static void note_saved(struct jitmap__shape *out, unsigned reg, unsigned at, int
 	out->saved[out->nsaved].at = (uint16_t)at;
 	out->saved[out->nsaved].cfa_off = (int32_t)cfa_off;
 	out->nsaved++;
-	out->saves_callee_saved = true;
 }
 
 /* Where the prologue stores x19-x28: walk its stores to [sp, ...] and its SP moves, the SP's
@@ -135,7 +134,8 @@ static void saved_registers(const uint32_t *w, unsigned i, unsigned n, struct ji
  *   B  sub sp, sp, #X; stp x29, x30, [sp, #Y]; add x29, sp, #Y      CFA = x29 + X - Y
  *   C  str x30, [sp, #-N]!                              (no frame record) RA at CFA - N
  * each after an optional landing pad, with other callee-saved stores allowed between A's
- * two instructions. None of x30's stores in the window: a leaf (saves_ra false). */
+ * two instructions. Anything else is a frame the table does not know (a leaf, or a body
+ * that saves later: `stores` says what ran before a PC). */
 static void shape(const uint8_t *b, struct jitmap__shape *out)
 {
 	uint32_t w[JITMAP__SHAPE_WINDOW / 4];
@@ -149,7 +149,6 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 	saved_registers(w, i, n, out);
 	int64_t off, sub, add;
 	if (i < n && stp_fp_lr(w[i], &off) == 1 && off < 0) { /* A */
-		out->saves_ra = true;
 		for (unsigned k = i + 1; k < n && k <= i + 2; k++) {
 			if (sp_arith(w[k], 29, &add) && add == 0) {
 				out->kind = JITMAP_PROLOGUE_FP;
@@ -166,7 +165,6 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 	if (i + 2 < n && sp_arith(w[i], 31, &sub) && sub < 0 && stp_fp_lr(w[i + 1], &off) == 2 &&
 	    off >= 0 && sp_arith(w[i + 2], 29, &add) && add == off && off < -sub) { /* B */
 		out->kind = JITMAP_PROLOGUE_FP;
-		out->saves_ra = true;
 		out->fp_set_at = 4 * (i + 3);
 		out->cfa_from_fp = -sub - off;
 		/* no single "after the save" state: SP moved first */
@@ -175,27 +173,36 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 		return;
 	}
 	if (i < n && (w[i] & 0xffe00fffu) == 0xf8000ffeu && field(w[i], 12, 9) < 0) { /* C */
-		out->saves_ra = out->ra_known = true;
+		out->ra_known = true;
 		out->ra_from_cfa = field(w[i], 12, 9);
-		return;
 	}
-	/* Anything else that stores x30 in the window (str/stp with x30 as either register),
-	 * and whether a callee-saved register is stored (x19-x28; d8-d15 by any SIMD&FP
-	 * store, conservatively). */
-	for (unsigned k = i; k < n; k++) {
-		const uint32_t x = w[k];
+}
+
+static bool kept(unsigned r)
+{
+	return r >= 19 && r <= 28;
+}
+
+/* What the words of `b` store or copy: x19-x28 and x30 by str/stp (any addressing) or by
+ * mov (orr Xd, xzr, Xm), d8-d15 by any SIMD&FP store (conservatively). */
+static void stores(const uint8_t *b, size_t n, bool *callee_saved, bool *ra)
+{
+	*callee_saved = *ra = false;
+	for (size_t k = 0; k + 4 <= n; k += 4) {
+		const uint32_t x = word(b + k);
 		const bool stp64 = (x & 0xfc400000u) == 0xa8000000u; /* store pair, 64-bit */
 		const bool str64 = (x & 0xffc00000u) == 0xf9000000u || /* str (unsigned offset) */
 				   (x & 0xffe00400u) == 0xf8000400u;   /* str (pre/post-index) */
 		const bool vstp = (x & 0x3e400000u) == 0x2c000000u;   /* SIMD&FP store pair */
 		const bool vstr = (x & 0x3f400000u) == 0x3d000000u ||  /* SIMD&FP str */
 				  (x & 0x3f600400u) == 0x3c000400u;
-		const unsigned rt = x & 31, rt2 = (x >> 10) & 31;
-		if ((stp64 && ((rt >= 19 && rt <= 28) || (rt2 >= 19 && rt2 <= 28))) ||
-		    (str64 && rt >= 19 && rt <= 28) || vstp || vstr)
-			out->saves_callee_saved = true;
-		if ((stp64 && (rt == 30 || rt2 == 30)) || (str64 && rt == 30))
-			out->saves_ra = true;
+		const bool mov = (x & 0xffe0ffe0u) == 0xaa0003e0u;   /* mov Xd, Xm */
+		const unsigned rt = x & 31, rt2 = (x >> 10) & 31, rm = (x >> 16) & 31;
+		if ((stp64 && (kept(rt) || kept(rt2))) || (str64 && kept(rt)) || (mov && kept(rm)) ||
+		    vstp || vstr)
+			*callee_saved = true;
+		if ((stp64 && (rt == 30 || rt2 == 30)) || (str64 && rt == 30) || (mov && rm == 30))
+			*ra = true;
 	}
 }
 
@@ -252,6 +259,7 @@ const struct jitmap__arch jitmap__aarch64 = {
 	.callee_saved = callee_saved,
 	.call_before = call_before,
 	.shape = shape,
+	.stores = stores,
 	.prologue_text = "stp x29, x30, [sp, #-N]!; mov x29, sp",
 	.fixed_cfa_at = false,
 	.moves_sp = moves_sp,

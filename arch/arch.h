@@ -33,14 +33,10 @@ struct jitmap__shape {
 	 * SP + cfa_after_save between the save and setting FP. */
 	unsigned save_at, after_save, fp_set_at;
 	int64_t cfa_from_fp, cfa_after_save;
-	/* Link-register architectures: whether the return address register is stored by these
-	 * instructions (false: a leaf, whose return address stays in the register), and where,
+	/* Link-register architectures: where the prologue stores the return address register,
 	 * when known without a frame pointer: the word at CFA + ra_from_cfa (ra_known). */
-	bool saves_ra, ra_known;
+	bool ra_known;
 	int64_t ra_from_cfa;
-	/* Whether these instructions save a callee-saved register (other than FP and the return
-	 * address): a leaf that saves none has left them all as its caller had them. */
-	bool saves_callee_saved;
 	/* The callee-saved registers (other than FP) the prologue stores, and where: the word
 	 * at CFA + cfa_off, stored by the instruction at offset `at`. */
 	unsigned nsaved;
@@ -93,6 +89,13 @@ struct jitmap__arch {
 	const char *prologue_text;
 	/* The first JITMAP__SHAPE_WINDOW bytes of a function: the frame its prologue builds. */
 	void (*shape)(const uint8_t *b, struct jitmap__shape *out);
+	/* Link-register architectures: what the `n` bytes from a function's start up to a PC
+	 * (the instructions that have run in frame 0 of a function whose prologue builds no
+	 * frame the table knows, such as a leaf) store or copy: a callee-saved register other
+	 * than SP (`callee_saved`), the return address register (`ra`). For code that keeps the
+	 * ABI, none of the first means every callee-saved register is still the caller's, none
+	 * of the second that the return address is still in its register. */
+	void (*stores)(const uint8_t *b, size_t n, bool *callee_saved, bool *ra);
 	/* Whether FP + cfa_at is the CFA in every function that keeps a frame pointer (x86-64);
 	 * where the frame record's place in the frame varies (AArch64), only the prologue
 	 * says, and a function whose start is unknown is not unwound by its frame pointer. */

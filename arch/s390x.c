@@ -94,8 +94,9 @@ static void range_hits(unsigned first, unsigned last, bool *kept, bool *r14)
 	}
 }
 
-/* What a function that does not begin with the stmg of a non-leaf does with the registers
- * the ABI makes it preserve, in its first `n` bytes: whether an instruction stores or copies
+/* The `stores` hook: what a function that does not begin with the stmg of a non-leaf does
+ * with the registers the ABI makes it preserve, in its first `n` bytes (those that ran before
+ * the PC): whether an instruction stores or copies
  * one of r6-r13 or f8-f15 (to memory, or to another register: a leaf may keep its caller's
  * value anywhere before it reuses the register), and whether one stores or copies r14. The
  * stores and copies decoded are the ABI's ways to save a register (st/sty/stg, stm/stmy/stmg/
@@ -168,14 +169,14 @@ static void leaf_saves(const uint8_t *b, size_t n, bool *kept, bool *r14)
  * allocated: rN at SP_entry + disp + 8 * (N - first), SP_entry being CFA - 160; r14 among
  * them is the return address, r6-r13 are callee-saved. No stmg that covers r14: a leaf,
  * whose return address stays in r14 and whose callee-saved registers are its caller's
- * unless its first instructions save one (leaf_saves). */
+ * unless the instructions before the PC save one (leaf_saves). */
 static void shape(const uint8_t *b, struct jitmap__shape *out)
 {
 	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE};
 	unsigned first, last;
 	int64_t disp;
 	if (stmg_r15(b, &first, &last, &disp) && first <= 14 && last >= 14 && last <= 15) {
-		out->saves_ra = out->ra_known = true;
+		out->ra_known = true;
 		out->ra_from_cfa = disp + 8 * (14 - (int64_t)first) - 160;
 		for (unsigned r = first < 6 ? 6 : first; r <= 13; r++) {
 			out->saved[out->nsaved].reg = (uint16_t)r;
@@ -183,14 +184,7 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 			out->saved[out->nsaved].cfa_off = (int32_t)(disp + 8 * (int64_t)(r - first) - 160);
 			out->nsaved++;
 		}
-		/* Which other registers it saves later (f8-f15) is not decoded: never carry
-		 * its callee-saved registers over as unchanged. */
-		out->saves_callee_saved = true;
-		return;
 	}
-	/* A leaf that stores or copies r14 has put its return address somewhere not known
-	 * here: say it saves it, so that no method takes r14 as its return address. */
-	leaf_saves(b, JITMAP__SHAPE_WINDOW, &out->saves_callee_saved, &out->saves_ra);
 }
 
 /* aghi %r15,I; agfi %r15,I; la %r15,D(...); lay %r15,D(...); lgr %r15,R: the stack pointer
@@ -242,6 +236,7 @@ const struct jitmap__arch jitmap__s390x = {
 	.reg_name = reg_name,
 	.callee_saved = callee_saved,
 	.shape = shape,
+	.stores = leaf_saves,
 	.moves_sp = moves_sp,
 	.is_return = is_return,
 };

@@ -79,7 +79,7 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 	unsigned i = 0;
 	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
 		i = 4;
-	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE, .save_at = i, .saves_ra = true,
+	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE, .save_at = i,
 				      .ra_known = true, .ra_from_cfa = -8};
 	if (b[i] == 0x55 && b[i + 1] == 0x48 &&
 	    ((b[i + 2] == 0x89 && b[i + 3] == 0xe5) || (b[i + 2] == 0x8b && b[i + 3] == 0xec))) {

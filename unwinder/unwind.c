@@ -329,6 +329,24 @@ static enum prologue fp_shape(const struct step *s, uint64_t func, struct jitmap
 	return sh->kind == JITMAP_PROLOGUE_FP ? PROLOGUE_FP : PROLOGUE_NONE;
 }
 
+/* Frame 0 of a function whose prologue builds no frame the table knows (a leaf, or a body
+ * before its saves): what the instructions from its start to the PC stored or copied (the
+ * table's `stores`). Longer spans than this are not read (JIT leaves with a record are
+ * short); such a function's return address and callee-saved registers are not known. */
+#define STORES_SPAN_MAX 1024
+
+static int stores_before_pc(const struct step *s, uint64_t func, bool *callee_saved, bool *ra)
+{
+	uint8_t b[STORES_SPAN_MAX];
+	if (!s->a->stores || s->pc < func || s->pc - func > sizeof(b))
+		return -ERANGE;
+	const size_t n = (size_t)(s->pc - func);
+	if (n && read_mem(s, func, b, n))
+		return -EFAULT;
+	s->a->stores(b, n, callee_saved, ra);
+	return 0;
+}
+
 /* The callee-saved registers the prologue of the function at `func` stored, read back from
  * their slots below the CFA (in frame 0, only those whose store has run). */
 static void restore_saved(const struct step *s, const struct jitmap__shape *sh, uint64_t func,
@@ -411,7 +429,7 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 	 * record that moves SP makes the rule unprovable. */
 	struct jitmap__shape sh;
 	const enum prologue p = fp_shape(s, f->address, &sh);
-	bool ra_in_reg = false;
+	bool ra_in_reg = false, callee_saved_stored = true;
 	if (p == PROLOGUE_FP && s->a->has_frame_record && known(s->regs, (unsigned)s->a->fp)) {
 		const uint64_t fp = s->regs->reg[s->a->fp];
 		const uint64_t fp_cfa = fp + (uint64_t)sh.cfa_from_fp;
@@ -442,7 +460,28 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		if (!s->a->ra_slot) {
 			if (p == PROLOGUE_NONE && sh.ra_known) {
 				ra_addr = cfa + (uint64_t)sh.ra_from_cfa;
-			} else if (p == PROLOGUE_NONE && !sh.saves_ra && s->code->is_innermost) {
+			} else if (p == PROLOGUE_NONE && s->code->is_innermost) {
+				bool ra_stored;
+				const int rc = stores_before_pc(s, f->address, &callee_saved_stored,
+								&ra_stored);
+				if (rc == -EFAULT) {
+					say(s->why, M, "cannot read the code of the function at 0x%llx "
+					    "up to 0x%llx", U(f->address), U(s->pc));
+					return STEP_FAULT;
+				}
+				if (rc) {
+					say(s->why, M, "the function at 0x%llx starts %llu bytes before "
+					    "the PC (more than %d): where its return address is was not "
+					    "looked for", U(f->address), U(s->pc - f->address),
+					    STORES_SPAN_MAX);
+					return STEP_DECLINE;
+				}
+				if (ra_stored) {
+					say(s->why, M, "the function at 0x%llx stores or copies its "
+					    "return address register before 0x%llx, not in a frame its "
+					    "prologue says", U(f->address), U(s->pc));
+					return STEP_DECLINE;
+				}
 				ra_in_reg = true;
 			} else {
 				say(s->why, M, "where the function at 0x%llx saved the return address "
@@ -457,7 +496,7 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 			say(s->why, M, "the return address register is not known in this frame");
 			return STEP_DECLINE;
 		}
-		if (!sh.saves_callee_saved) /* so it changed none of them */
+		if (!callee_saved_stored) /* so, under the ABI, it changed none of them */
 			carry_callee_saved(s, &r->caller);
 		restore_saved(s, &sh, f->address, cfa, &r->caller);
 		return accept_at(s, M, r, cfa, ra, true);

@@ -14,7 +14,7 @@
 
 #include "jitmap/jitmap.h"
 
-#define SMB_MAX_FUNCTIONS 8
+#define SMB_MAX_FUNCTIONS 16
 #define SMB_MAX_CONSTANTS 8
 #define SMB_MAX_RECORDS 32
 #define SMB_MAX_LOCATIONS 16

@@ -1057,13 +1057,16 @@ static void put_words(struct fake_mem *m, uint64_t at, const uint32_t *w, size_t
  *   B     0x10100: sub sp, sp, #32; stp x29, x30, [sp, #16]; add x29, sp, #16
  *   C     0x10180: str x30, [sp, #-16]!
  *   D     0x10200: stp x19, x20, [sp, #-16]! (a leaf that saves callee-saved registers)
+ *   E     0x10240: sub sp, sp, #32; eight nops; str x19, [sp, #8] (at +36); (record 1006)
+ *   F     0x10280: sub sp, sp, #32; (record 1007) mov x9, x19
+ *   G     0x102c0: sub sp, sp, #32; mov x9, x19; (record 1008)
  * The caller's SP is 0x8000, its x29 0x8100, its return address 0x20010. */
 static void test_aarch64(void **state)
 {
 	(void)state;
 	struct fake_mem m = {0};
 	fake_region(&m, 0x7f00, 0x200);
-	fake_region(&m, 0x10000, 0x280);
+	fake_region(&m, 0x10000, 0x300);
 	static const uint32_t outer[] = {0xa9bd7bfd, 0x910003fd, 0xa90153f3, A64_NOP, A64_NOP,
 					 0x94000000, A64_NOP, A64_NOP};
 	static const uint32_t inner[] = {0xd10083ff, 0xf90007e9, A64_NOP, 0x910083ff, 0xd65f03c0};
@@ -1075,6 +1078,12 @@ static void test_aarch64(void **state)
 	put_words(&m, 0x10100, form_b, ARRAY_LEN(form_b));
 	put_words(&m, 0x10180, form_c, ARRAY_LEN(form_c));
 	put_words(&m, 0x10200, form_d, ARRAY_LEN(form_d));
+	static const uint32_t form_e[] = {0xd10083ff, A64_NOP, A64_NOP, A64_NOP, A64_NOP, A64_NOP,
+					  A64_NOP, A64_NOP, A64_NOP, 0xf90007f3, A64_NOP};
+	static const uint32_t form_f[] = {0xd10083ff, 0xaa1303e9, A64_NOP};
+	put_words(&m, 0x10240, form_e, ARRAY_LEN(form_e));
+	put_words(&m, 0x10280, form_f, ARRAY_LEN(form_f));
+	put_words(&m, 0x102c0, form_f, ARRAY_LEN(form_f));
 	fake_put64(&m, 0x7fd0, 0x8100);  /* outer's frame record: the caller's x29 */
 	fake_put64(&m, 0x7fd8, 0x20010); /* and its return address */
 	fake_put64(&m, 0x7fe0, 0x1919);  /* the caller's x19, x20 */
@@ -1092,6 +1101,12 @@ static void test_aarch64(void **state)
 	smb_record(&b, 1004, 0x8);
 	smb_function(&b, 0x10200, 16);
 	smb_record(&b, 1005, 0x8);
+	smb_function(&b, 0x10240, 32);
+	smb_record(&b, 1006, 0x28);
+	smb_function(&b, 0x10280, 32);
+	smb_record(&b, 1007, 0x4);
+	smb_function(&b, 0x102c0, 32);
+	smb_record(&b, 1008, 0x8);
 	sm_bytes bytes = smb_emit(&b);
 	jitmap_stackmap *sm = parse_bytes_ok(&bytes, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
 	sm_bytes_free(&bytes);
@@ -1215,6 +1230,28 @@ static void test_aarch64(void **state)
 	code.is_innermost = false;
 	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
 	assert_contains(why, "where the function at 0x10200 saved the return address is not known");
+
+	/* What ran before the PC decides, however far from the start: E stored x19 at +36 and
+	 * G copied it (neither passes x19 or x20 on); F copies it only after the PC (both still
+	 * the caller's). */
+	code.is_innermost = true;
+	static const struct {
+		uint64_t pc;
+		bool carried;
+	} leaves[] = {{0x10268, false}, {0x10284, true}, {0x102c8, false}};
+	for (size_t i = 0; i < ARRAY_LEN(leaves); i++) {
+		A64_REGS(leaves[i].pc, 0x7fc0, 0x8100, 0x10018);
+		assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+		assert_int_equal(res.cfa, 0x7fe0);
+		assert_int_equal(res.caller.pc, 0x10018);
+		if (leaves[i].carried) {
+			expect_reg(&res.caller, 19, 1234);
+			expect_reg(&res.caller, 20, 5678);
+		} else {
+			expect_unknown(&res.caller, 19);
+			expect_unknown(&res.caller, 20);
+		}
+	}
 #undef A64_REGS
 	jitmap_stackmap_free(sm);
 	}
@@ -1268,6 +1305,16 @@ static void test_s390x(void **state)
 	static const uint8_t leaf_e[] = {0xa7, 0xfb, 0xff, 0xe0, 0xe3, 0xe0, 0xf0, 0x08, 0x00, 0x24,
 					 0x07, 0x00, 0x07, 0xfe};
 	static const uint8_t leaf_f[] = {0xeb, 0x67, 0xf0, 0x30, 0x00, 0x24, 0x07, 0x00, 0x07, 0xfe};
+	/* G: aghi; fifteen nopr; stg %r6,8(%r15) at +34, past the first 32 bytes; record 2008
+	 * after it. H: aghi; record 2009; stg %r6,8(%r15) not yet run. */
+	uint8_t leaf_g[44] = {0xa7, 0xfb, 0xff, 0xe0};
+	for (size_t k = 4; k < 34; k += 2)
+		leaf_g[k] = 0x07;
+	static const uint8_t stg_r6[] = {0xe3, 0x60, 0xf0, 0x08, 0x00, 0x24};
+	memcpy(leaf_g + 34, stg_r6, sizeof(stg_r6));
+	leaf_g[40] = 0x07, leaf_g[42] = 0x07, leaf_g[43] = 0xfe;
+	static const uint8_t leaf_h[] = {0xa7, 0xfb, 0xff, 0xe0, 0xe3, 0x60, 0xf0, 0x08, 0x00, 0x24,
+					 0x07, 0x00, 0x07, 0xfe};
 	/* What follows each function in the window is zero (2-byte instructions, none a store). */
 	fake_put(&m, 0x10000, outer, sizeof(outer));
 	fake_put(&m, 0x10080, inner, sizeof(inner));
@@ -1276,6 +1323,8 @@ static void test_s390x(void **state)
 	fake_put(&m, 0x10180, leaf_d, sizeof(leaf_d));
 	fake_put(&m, 0x101c0, leaf_e, sizeof(leaf_e));
 	fake_put(&m, 0x10200, leaf_f, sizeof(leaf_f));
+	fake_put(&m, 0x10230, leaf_g, sizeof(leaf_g));
+	fake_put(&m, 0x10260, leaf_h, sizeof(leaf_h));
 	const uint64_t C = 0x8000, SP1 = C - 200, SP0 = SP1 - 32;
 	for (unsigned r = 6; r <= 13; r++)
 		fake_put_be64(&m, C + 48 + 8 * (r - 6), 0x0600 + r); /* the caller's r6-r13 */
@@ -1298,6 +1347,10 @@ static void test_s390x(void **state)
 	smb_record(&b, 2006, 0xc);
 	smb_function(&b, 0x10200, 0);
 	smb_record(&b, 2007, 0x8);
+	smb_function(&b, 0x10230, 32);
+	smb_record(&b, 2008, 0x28);
+	smb_function(&b, 0x10260, 32);
+	smb_record(&b, 2009, 0x4);
 	sm_bytes bytes = smb_emit(&b);
 	jitmap_stackmap *sm = parse_bytes_ok(&bytes, JITMAP_ORDER_BIG, S390);
 	sm_bytes_free(&bytes);
@@ -1366,7 +1419,20 @@ static void test_s390x(void **state)
 	/* A leaf that stores r14 (E): r14 may no longer be its return address. */
 	S390_REGS(0x101cc, SP0, 0x10010);
 	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
-	assert_contains(why, "where the function at 0x101c0 saved the return address is not known");
+	assert_contains(why, "the function at 0x101c0 stores or copies its return address "
+			     "register before 0x101cc");
+	/* What ran before the PC decides, however far from the start: G saved r6 at +34 (none
+	 * of r6-r13 passed on), H saves it only after the PC (all of them still the caller's). */
+	S390_REGS(0x10258, SP0, 0x10010);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x10010);
+	for (unsigned k = 6; k <= 13; k++)
+		expect_unknown(&res.caller, k);
+	S390_REGS(0x10264, SP0, 0x10010);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x10010);
+	for (unsigned k = 6; k <= 13; k++)
+		expect_reg(&res.caller, k, 0x1600 + k);
 #undef S390_REGS
 	jitmap_stackmap_free(sm);
 }
