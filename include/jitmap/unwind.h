@@ -119,16 +119,23 @@ typedef struct jitmap_unwind_result {
  * rule for a callee-saved register); caller-saved registers are never known in the caller.
  * The methods, in order (docs/unwinding.md has the details):
  *   CFI            the row at the PC (PC - 1 for outer frames, whose PC is a return address);
- *   stackmap       only at a record's exact PC, x86-64, when the function's stack size is
- *                  known: CFA = SP + stack size + 8, return address at CFA - 8. When the
- *                  function's code begins with push %rbp; mov %rsp,%rbp, rbp must equal
- *                  CFA - 16 and is restored from there; otherwise the instruction at the PC
- *                  must not move rsp (add/lea/pop: stack arguments of the call just made
- *                  may still be pushed) and rbp stays unknown;
- *   frame pointer  x86-64: caller's rbp = [rbp], return address = [rbp + 8], CFA = rbp + 16,
- *                  with sanity checks, and never inside a known function that does not set up
- *                  rbp; in frame 0, at the function's first two instructions or at a ret.
- * A method that does not apply, or whose answer fails a check, passes to the next.
+ *   stackmap       only at a record's exact PC, when the function's stack size is known and
+ *                  the architecture's table has the frame-size rule (x86-64, AArch64,
+ *                  s390x). x86-64: CFA = SP + stack size + 8, return address at CFA - 8;
+ *                  AArch64: the caller's SP = SP + stack size, the return address in the
+ *                  frame record, at the slot of the prologue's store, or (frame 0 of a leaf)
+ *                  still in x30; s390x: the same with the CFA 160 above the caller's SP and
+ *                  r14 and r6-r13 where the function's first stmg put them. When the
+ *                  function's prologue sets a frame pointer, it must agree and the caller's
+ *                  is restored; otherwise the instruction at the PC must not move SP (stack
+ *                  arguments of the call just made may still be pushed);
+ *   frame pointer  the frame-pointer chain (x86-64: caller's rbp = [rbp], return address =
+ *                  [rbp + 8], CFA = rbp + 16; AArch64: the frame record, at a place only the
+ *                  function's prologue says), with sanity checks, never inside a known
+ *                  function that does not set it up; in frame 0 also at the function's first
+ *                  instructions and at a return.
+ * docs/unwinding.md has each rule and how it was measured. A method that does not apply, or
+ * whose answer fails a check, passes to the next.
  * Returns:
  *   0        `out` filled: the caller's registers, this frame's CFA, the method;
  *   -ESRCH   this is the outermost frame: its CFI row leaves the return address undefined
@@ -142,7 +149,8 @@ typedef struct jitmap_unwind_result {
  *   -ENOTSUP an unsupported architecture; -EINVAL NULL arguments.
  * On every nonzero return `why` (`why_len` bytes, when not NULL) holds each method's reason,
  * "cfi: ...; stackmap: ...; frame-pointer: ...". Never returns a caller whose SP is not
- * strictly above this frame's SP. */
+ * strictly above this frame's SP, but for frame 0 of a link-register architecture whose
+ * return address is still in the register (a leaf that allocated no stack). */
 JITMAP_API int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
 				  const jitmap_unwind_target *target, jitmap_unwind_result *out,
 				  char *why, size_t why_len);

@@ -13,6 +13,8 @@
 #                  (bits 0-1 0: .eh_frame, bits 2-4 architecture), plus one given as
 #                  .debug_frame (control bits 0-1 1) to exercise that reader too.
 #   OUTDIR/core/   synthetic core files (core_seeds.c): inputs of fuzz_core.
+#   OUTDIR/unwind/ AArch64, s390x and x86-64 functions with a stack, stopped at a record
+#                  (unwind_seeds.py): inputs of fuzz_unwind.
 #   OUTDIR/process/ the relocatable ELF seeds laid out in a fake process's memory as LLVM's
 #                  JIT registers them, behind a JIT descriptor (process_seeds.py): inputs of
 #                  fuzz_process and fuzz_plugin.
@@ -111,6 +113,8 @@ ${CC:-cc} -O1 -Wl,--build-id -I"$here/../unit" -I"$here/../../include" -o "$work
 "$work/core_seeds" "$out/core" >/dev/null
 # Processes (fuzz_process, fuzz_plugin): the relocatable seeds behind a JIT descriptor.
 python3 "$here/process_seeds.py" "$out/process" "$out/plugin" "$out"/elf/*.o
+# Code and stacks (fuzz_unwind): the unit tests' hand-laid functions at their records.
+python3 "$here/unwind_seeds.py" "$out/unwind"
 # Inputs that once stopped a fuzzer (tests/fuzz/regressions/TARGET/): seeds for ever after.
 for d in "$here"/regressions/*/; do
   [ -d "$d" ] && mkdir -p "$out/$(basename "$d")" && cp "$d"* "$out/$(basename "$d")/"

@@ -69,5 +69,6 @@ run_target fuzz_core core
 run_target fuzz_process process
 run_target fuzz_plugin plugin
 run_target fuzz_layout layout
+run_target fuzz_unwind unwind
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]
