@@ -73,10 +73,14 @@ JITMAP_READER_EXPORT int jitmap_reader_invalidate(int how);
 
 /* Which architecture GDB debugs (a jitmap_arch; big_endian: its register bytes' order), as
  * the debugger's Python knows it (gdb.Architecture.name, jitmap_arch_from_name). GDB's
- * jit-reader API says neither: without this call the reader takes the first image's
- * architecture. Once told, images of another architecture are left to GDB (not claimed, not
- * unwound). Returns 0, -ENOTSUP for an architecture whose register roles jitmap lacks (the
- * reader keeps the previous ones), -ENODEV when no reader is loaded. */
+ * jit-reader API says neither: without this call the reader takes the host's, the one it
+ * was built for (never an image's e_machine, which a JIT may get wrong: asking GDB for a
+ * register its architecture does not map aborts GDB). Images of another architecture than
+ * the reader's are left to GDB (not claimed, not unwound). Tell it before GDB reads the
+ * first image: an image read earlier keeps the claim it got, since GDB cannot be given one
+ * back (one of another architecture is then neither unwound nor evaluated by the reader).
+ * Returns 0, -ENOTSUP for an architecture whose register roles jitmap lacks (the reader
+ * keeps the previous ones), -ENODEV when no reader is loaded. */
 JITMAP_READER_EXPORT int jitmap_reader_set_arch(int arch, int big_endian);
 
 /* -- Claiming -- */

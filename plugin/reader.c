@@ -192,7 +192,6 @@ struct reader {
 	unsigned line_next;
 	int claim_mode;
 	bool debug;
-	bool saw_image; /* an image was read: R is its architecture's */
 	bool arch_told; /* the debugger said which architecture it debugs: R is that one's */
 	uint64_t gen;   /* bumped by jitmap_reader_invalidate(RECHECK) */
 	uint64_t epoch; /* bumped whenever an entry or what it caches changes */
@@ -923,18 +922,15 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 		return GDB_FAIL;
 	}
 	/* Which architecture GDB debugs: what the debugger said (jitmap_reader_set_arch), else
-	 * the first image's (the images of a process share it). An image of another one is
-	 * neither claimed nor unwound: its DWARF numbers may be ones the debugged architecture
-	 * does not map, and GDB aborts when a reader asks for such a register (an x86-64 process
-	 * registering an image whose e_machine says s390x or AArch64: tests/fuzz/fuzz_plugin). */
-	const bool may_switch = !r->saw_image && !r->arch_told;
-	if (e->arch != R.arch && may_switch && !set_roles(e->arch, e->big_endian))
-		note(r, e, "entry %" PRIu64 ": architecture %s is not one the reader unwinds",
-		     serial, jitmap_arch_name(e->arch));
-	else if (e->arch != R.arch)
-		note(r, e, "entry %" PRIu64 ": architecture %s, but GDB debugs %s: left to GDB",
-		     serial, jitmap_arch_name(e->arch), jitmap_arch_name(R.arch));
-	r->saw_image = true;
+	 * the host's. Never an image's: its e_machine is only the JIT's word, and an image of
+	 * another architecture is neither claimed nor unwound, since its DWARF numbers may be
+	 * ones the debugged architecture does not map and GDB aborts when a reader asks for such
+	 * a register (an x86-64 process registering an image whose e_machine says s390x or
+	 * AArch64: tests/fuzz/fuzz_plugin, told and untold). */
+	if (e->arch != R.arch)
+		note(r, e, "entry %" PRIu64 ": architecture %s, but GDB debugs %s%s: left to GDB",
+		     serial, jitmap_arch_name(e->arch), jitmap_arch_name(R.arch),
+		     r->arch_told ? "" : " (the reader was not told otherwise: jitmap.gdb tells it)");
 	e->claimed = e->arch == R.arch && want_claim(r->claim_mode, e);
 	if (add_entry(r, e)) {
 		r->stats.rejected++;

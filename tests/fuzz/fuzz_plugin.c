@@ -8,8 +8,9 @@
  * as GDB hands a registered object; then unwind() and get_frame_id() are asked about frames at
  * the fuzzed registers' PC and at PCs across the memory, the entries are re-checked, the
  * exported API is walked, and the reader is destroyed. Control bit 0 sets the claim mode to
- * auto (else the default), bits 1-7 say which registers read as undefined. The reader is told
- * it serves x86-64 (jitmap_reader_set_arch), as jitmap.gdb tells it from GDB's architecture. The callbacks check
+ * auto (else the default), bits 1-6 say which registers read as undefined, bit 7 leaves the
+ * reader untold (else it is told it serves x86-64, jitmap_reader_set_arch, as jitmap.gdb tells
+ * it from GDB's architecture; untold it must serve the host's, x86-64 too). The callbacks check
  * what GDB 13 needs and does not check itself (tests/gdb/reader_stress.c has the same rules):
  * a named block inside [begin, end), only x86-64 DWARF registers 0-16, a free function on
  * every value the reader sets.
@@ -154,16 +155,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	for (int i = 0; i < NREGS; i++)
 		regs[i] = load64(data + 1 + 8 * i);
-	undefined_mask = data[0] >> 1;
+	undefined_mask = (data[0] >> 1) & 0x3f;
 	mem = data + 1 + 8 * NREGS;
 	mem_len = size - 1 - 8 * NREGS;
 
 	struct gdb_reader_funcs *f = gdb_init_reader();
 	CHECK(f && f->reader_version == GDB_READER_INTERFACE_VERSION);
 	jitmap_reader_set_claim(data[0] & 1 ? JITMAP_READER_CLAIM_AUTO : JITMAP_READER_CLAIM_UNNAMED);
-	/* GDB debugs x86-64 here, as jitmap.gdb tells the reader: an image whose e_machine says
-	 * otherwise must not make it ask for another architecture's registers. */
-	CHECK(jitmap_reader_set_arch(JITMAP_ARCH_X86_64, 0) == 0);
+	/* GDB debugs x86-64 here, as jitmap.gdb tells the reader (or, untold, the reader takes
+	 * the host's): an image whose e_machine says otherwise must not make it ask for another
+	 * architecture's registers. */
+	if (!(data[0] & 0x80))
+		CHECK(jitmap_reader_set_arch(JITMAP_ARCH_X86_64, 0) == 0);
 	/* The registered images, as GDB reads them from the descriptor's list. */
 	uint64_t at = load64(mem + 8), images = 0;
 	while (at && images < 8) {
