@@ -81,6 +81,20 @@ static int stp_fp_lr(uint32_t insn, int64_t *off)
 	return 0;
 }
 
+/* A store to [sp, #imm] that moves neither SP nor x29/x30: stp/str of X registers or of D
+ * registers, signed or unsigned offset form (no writeback). The one instruction form A
+ * allows between its stp and its mov. */
+static bool plain_sp_store(uint32_t x)
+{
+	const unsigned rt = x & 31, rt2 = (x >> 10) & 31;
+	const uint32_t op = x & 0xffc003e0u; /* the opcode with rn = sp */
+	if (op == 0xa90003e0u) /* stp Xt, Xt2, [sp, #imm] */
+		return rt != 29 && rt != 30 && rt2 != 29 && rt2 != 30;
+	if (op == 0xf90003e0u) /* str Xt, [sp, #imm] */
+		return rt != 29 && rt != 30;
+	return op == 0x6d0003e0u || op == 0xfd0003e0u; /* stp Dt, Dt2 / str Dt, [sp, #imm] */
+}
+
 /* paciasp, pacibsp, bti c, bti jc: a landing pad or signing before the prologue. */
 static bool pad(uint32_t insn)
 {
@@ -133,9 +147,9 @@ static void saved_registers(const uint32_t *w, unsigned i, unsigned n, struct ji
  *   A  stp x29, x30, [sp, #-N]!; mov x29, sp           CFA = x29 + N
  *   B  sub sp, sp, #X; stp x29, x30, [sp, #Y]; add x29, sp, #Y      CFA = x29 + X - Y
  *   C  str x30, [sp, #-N]!                              (no frame record) RA at CFA - N
- * each after an optional landing pad, with other callee-saved stores allowed between A's
- * two instructions. Anything else is a frame the table does not know (a leaf, or a body
- * that saves later: `stores` says what ran before a PC). */
+ * each after an optional landing pad, with one store to [sp, #imm] that moves neither SP nor
+ * x29/x30 allowed between A's two instructions. Anything else is a frame the table does not
+ * know (a leaf, or a body that saves later: `stores` says what ran before a PC). */
 static void shape(const uint8_t *b, struct jitmap__shape *out)
 {
 	uint32_t w[JITMAP__SHAPE_WINDOW / 4];
@@ -150,13 +164,15 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
 	int64_t off, sub, add;
 	if (i < n && stp_fp_lr(w[i], &off) == 1 && off < 0) { /* A */
 		for (unsigned k = i + 1; k < n && k <= i + 2; k++) {
+			/* one instruction between, a store that keeps SP and the pair */
+			if (k == i + 2 && !plain_sp_store(w[i + 1]))
+				break;
 			if (sp_arith(w[k], 29, &add) && add == 0) {
 				out->kind = JITMAP_PROLOGUE_FP;
 				out->after_save = 4 * (i + 1);
 				out->fp_set_at = 4 * (k + 1);
 				out->cfa_from_fp = -off;
 				out->cfa_after_save = -off;
-				/* the stores between are of other registers, not x29/sp */
 				return;
 			}
 		}
@@ -245,6 +261,11 @@ const struct jitmap__arch jitmap__aarch64 = {
 	.pc = 32,
 	.num_core_regs = 33,
 	.ra_in_register = true,
+	/* paciasp/pacibsp sign x30 before the prologue saves it (and a leaf may keep it signed
+	 * in x30): the signature takes the bits above the virtual address. Linux gives user space
+	 * 48-bit addresses (52 only to mappings asked for above 2^48, which this mask would
+	 * cut); GDB strips the same bits with the mask the kernel reports (pauth_dmask). */
+	.code_address_mask = (UINT64_C(1) << 48) - 1,
 	/* LLVM's AArch64 stack size is the whole frame, frame record and callee-saved area
 	 * included (llc-14: sub sp, sp, #64 for stack size 64; stp x29, x30, [sp, #-32]! for 32):
 	 * at a record the caller's SP is SP + stack size. */

@@ -61,6 +61,9 @@ struct jitmap__arch {
 	int pc;                    /* the PC's own DWARF number, -1 when it has none */
 	unsigned num_core_regs;    /* DWARF 0..n-1: the registers an unwinder tracks */
 	bool ra_in_register;       /* at entry the return address is in register `ra` */
+	/* The bits of a return address that are the address, 0 for all of them: where a signed
+	 * return address (AArch64 pointer authentication) carries its signature above them. */
+	uint64_t code_address_mask;
 	/* The stackmap frame-size rule: at a record, CFA = SP + stack size + ra_slot, and the
 	 * return address is the word at CFA - ra_slot. Only where ra_slot > 0 (the call pushes
 	 * it): elsewhere the return address's save slot is not in the stackmap. */

@@ -154,7 +154,7 @@ static enum outcome accept_at(const struct step *s, const char *method,
 		return STEP_DECLINE;
 	}
 	r->cfa = cfa;
-	r->caller.pc = ra;
+	r->caller.pc = s->a->code_address_mask ? ra & s->a->code_address_mask : ra;
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->sp, caller_sp);
 	return STEP_OK;
 }
@@ -494,6 +494,13 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 	if (ra_in_reg) {
 		if (ra_from_register(s, &ra)) {
 			say(s->why, M, "the return address register is not known in this frame");
+			return STEP_DECLINE;
+		}
+		/* A call has just returned here (a record after a call): the register holds
+		 * this PC, and the function's own return address is elsewhere. */
+		if ((s->a->code_address_mask ? ra & s->a->code_address_mask : ra) == s->pc) {
+			say(s->why, M, "the return address register holds the PC itself (a call "
+			    "returned here): the function's own return address is not in it");
 			return STEP_DECLINE;
 		}
 		if (!callee_saved_stored) /* so, under the ABI, it changed none of them */

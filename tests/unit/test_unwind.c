@@ -1256,6 +1256,115 @@ static void test_aarch64(void **state)
 	jitmap_stackmap_free(sm);
 	}
 
+/* AArch64 code that looks like what the rules take but is not (found in review): each is
+ * unwound right or declined, never given a wrong caller.
+ *   U1 0x10000: eight movs; stp x29, x30, [sp, #-16]!; mov x29, sp; bl; (record 2001):
+ *               x30 holds the record's PC, the return address is in the frame record;
+ *   U3 0x10100: stp x29, x30, [sp, #-16]!; sub sp, sp, #32; mov x29, sp; bl: not form A
+ *               (the frame record is 32 bytes above x29, not at it);
+ *   U5 0x10200: paciasp; stp x29, x30, [sp, #-16]!; mov x29, sp; bl: the saved x30 is
+ *               signed, its top bits the signature.
+ * The frame records hold the caller's x29 0x8100 and the return address 0x20010. */
+static void test_aarch64_lookalikes(void **state)
+{
+	(void)state;
+	struct fake_mem m = {0};
+	fake_region(&m, 0x7e00, 0x300);
+	fake_region(&m, 0x10000, 0x280);
+	static const uint32_t late[] = {0xaa0003e9, 0xaa0003e9, 0xaa0003e9, 0xaa0003e9,
+					0xaa0003e9, 0xaa0003e9, 0xaa0003e9, 0xaa0003e9,
+					0xa9bf7bfd, 0x910003fd, 0x94000000, A64_NOP};
+	static const uint32_t subbed[] = {0xa9bf7bfd, 0xd10083ff, 0x910003fd, 0x94000000, A64_NOP};
+	static const uint32_t pac[] = {0xd503233f, 0xa9bf7bfd, 0x910003fd, 0x94000000, A64_NOP};
+	put_words(&m, 0x10000, late, ARRAY_LEN(late));
+	put_words(&m, 0x10100, subbed, ARRAY_LEN(subbed));
+	put_words(&m, 0x10200, pac, ARRAY_LEN(pac));
+	fake_put64(&m, 0x7fc0, 0x8100); /* U1's and U3's frame record */
+	fake_put64(&m, 0x7fc8, 0x20010);
+	fake_put64(&m, 0x7fa0, 0x1111); /* U3's locals, where form A would see a record */
+	fake_put64(&m, 0x7fa8, 0x2222);
+	fake_put64(&m, 0x7f00, 0x8100); /* U5's frame record, x30 signed */
+	fake_put64(&m, 0x7f08, UINT64_C(0x005a000000020010));
+
+	sm_builder b;
+	smb_init(&b, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&b, 0x10000, 16);
+	smb_record(&b, 2001, 0x2c);
+	jitmap_stackmap *sm;
+	{
+		sm_bytes bytes = smb_emit(&b);
+		sm = parse_bytes_ok(&bytes, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
+		sm_bytes_free(&bytes);
+	}
+	jitmap_unwind_code code = {.arch = JITMAP_ARCH_AARCH64, .sm = sm, .is_innermost = true};
+	jitmap_unwind_result res;
+	char why[512];
+	jitmap_frame_regs r;
+
+	/* U1, frame 0 at the record: the stackmap method sees the stp before the PC; by the
+	 * frame record (its prologue is not at the start: declined) or not at all. */
+	memset(&r, 0, sizeof(r));
+	r.pc = 0x1002c;
+	regs_set(&r, A64_SP, 0x7fc0);
+	regs_set(&r, X29, 0x7fc0);
+	regs_set(&r, X30, 0x1002c);
+	int rc = step(&code, &r, &m, &res, why, sizeof(why));
+	if (rc == 0) {
+		assert_int_equal(res.caller.pc, 0x20010);
+		assert_int_equal(res.cfa, 0x7fd0);
+	} else {
+		assert_contains(why, "stores or copies its return address register before 0x1002c");
+	}
+	/* The same with x30 what the bl left and no stp seen (a copy elsewhere): the PC
+	 * itself is never its own return address. */
+	code.methods = ONLY(STACKMAP);
+	static const uint32_t hidden[] = {0xd10043ff, 0x94000000, A64_NOP}; /* sub; bl */
+	put_words(&m, 0x10240, hidden, ARRAY_LEN(hidden));
+	jitmap_stackmap_free(sm);
+	smb_init(&b, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&b, 0x10240, 16);
+	smb_record(&b, 2002, 0x8);
+	{
+		sm_bytes bytes = smb_emit(&b);
+		sm = parse_bytes_ok(&bytes, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
+		sm_bytes_free(&bytes);
+	}
+	code.sm = sm;
+	memset(&r, 0, sizeof(r));
+	r.pc = 0x10248;
+	regs_set(&r, A64_SP, 0x7fc0);
+	regs_set(&r, X30, 0x10248);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "holds the PC itself");
+
+	/* U3, an outer frame by the frame-pointer chain: not form A, so declined. */
+	code.methods = ONLY(FRAME_POINTER);
+	code.is_innermost = false;
+	code.func_lo = 0x10100;
+	code.func_hi = 0x10114;
+	memset(&r, 0, sizeof(r));
+	r.pc = 0x10110;
+	regs_set(&r, A64_SP, 0x7fa0);
+	regs_set(&r, X29, 0x7fa0);
+	rc = step(&code, &r, &m, &res, why, sizeof(why));
+	if (rc == 0) {
+		assert_int_equal(res.caller.pc, 0x20010);
+		assert_int_equal(res.cfa, 0x7fd0);
+	}
+
+	/* U5: the signed return address comes back as the address. */
+	code.func_lo = 0x10200;
+	code.func_hi = 0x10214;
+	memset(&r, 0, sizeof(r));
+	r.pc = 0x10210;
+	regs_set(&r, A64_SP, 0x7f00);
+	regs_set(&r, X29, 0x7f00);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x20010);
+	assert_int_equal(res.cfa, 0x7f10);
+	jitmap_stackmap_free(sm);
+}
+
 /* -- s390x: the stmg prologue, leaves -- */
 
 #define S390 JITMAP_ARCH_S390X
@@ -2195,6 +2304,7 @@ int main(void)
 		cmocka_unit_test(test_frame_pointer),
 		cmocka_unit_test(test_stackmap_rule),
 		cmocka_unit_test(test_aarch64),
+		cmocka_unit_test(test_aarch64_lookalikes),
 		cmocka_unit_test(test_s390x),
 		cmocka_unit_test(test_api),
 	};
