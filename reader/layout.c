@@ -197,10 +197,21 @@ jitmap_layouts *jitmap_layouts_parse(const void *bytes, size_t len, jitmap_byte_
 	qsort(l->layouts, nl, sizeof(*l->layouts), cmp_layout);
 	for (uint32_t i = 1; i < nl; i++) {
 		if (!cmp_layout(&l->layouts[i - 1], &l->layouts[i])) {
-			jitmap__fail(err, rc, hsize,
-				     "two layouts for record %" PRIu64 " in %s%s",
-				     l->layouts[i].record_id, l->layouts[i].function ? "function " : "",
-				     l->layouts[i].function ? l->layouts[i].function : "any function");
+			/* Name the second of the two in the section's order (sorting lost it). */
+			const jitmap_deopt_layout *d = &l->layouts[i];
+			uint32_t seen = 0, k = 0;
+			for (; k < nl; k++) {
+				const uint64_t at = (uint64_t)hsize + (uint64_t)k * JITMAP__DL_LAYOUT;
+				const char *fn = NULL;
+				if (U64(at + JITMAP__DL_L_ID) == d->record_id &&
+				    string_at(l, nstr, U32(at + JITMAP__DL_L_FUNCTION), &fn) &&
+				    !cmp_function(fn, d->function) && ++seen == 2)
+					break;
+			}
+			jitmap__fail(err, rc, (uint64_t)hsize + (uint64_t)k * JITMAP__DL_LAYOUT,
+				     "layout %u: a second layout for record %" PRIu64 " in %s%s", k,
+				     d->record_id, d->function ? "function " : "",
+				     d->function ? d->function : "any function");
 			goto out;
 		}
 	}

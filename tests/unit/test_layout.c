@@ -292,7 +292,7 @@ static void test_parse_refuses(void **state)
 	/* Two layouts for record 300 in any function. */
 	FRESH();
 	put32(b + 24 + 24 + 8, 0);
-	parse_refuses(b, len, 24, "two layouts for record 300 in any function");
+	parse_refuses(b, len, 24 + 24, "layout 1: a second layout for record 300 in any function");
 #undef FRESH
 	free(b);
 	free(bytes);
