@@ -1225,6 +1225,20 @@ int jitmap_core_auxv(const jitmap_core *c, uint64_t type, uint64_t *value)
 	return -ENOENT;
 }
 
+int jitmap_core_placed_file(const jitmap_core *c, size_t i, const char **path, uint64_t *bias)
+{
+	for (size_t k = 0; k < c->nfiles; k++) {
+		if (!c->files[k].has_bias || i--)
+			continue;
+		if (path)
+			*path = c->files[k].path;
+		if (bias)
+			*bias = c->files[k].bias;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 const char *jitmap_core_warning(const jitmap_core *c, size_t i)
 {
 	return i < c->nwarnings ? c->warnings[i] : NULL;

@@ -539,26 +539,14 @@ static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 }
 
 /* A core libdwfl finds no module in (no NT_FILE note: qemu-user's guest cores) names no
- * native frame. With --exe, report the executable where the auxiliary vector's AT_ENTRY puts
- * it (the library places it the same way to find the JIT descriptor). */
-static void report_placed_exe(struct target *t, const char *exe)
+ * native frame. With --exe, the library placed the executable and the libraries it loaded
+ * (to find the JIT descriptor): report each to libdwfl where the library put it. */
+static void report_placed_files(struct target *t)
 {
-	uint64_t at_entry;
-	if (!t->core || jitmap_core_auxv(t->core, 9 /* AT_ENTRY */, &at_entry))
-		return;
-	int fd = open(exe, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	GElf_Ehdr eh;
-	if (elf && gelf_getehdr(elf, &eh)) {
-		const uint64_t bias = eh.e_type == ET_DYN ? at_entry - eh.e_entry : 0;
-		if (eh.e_type == ET_EXEC || eh.e_type == ET_DYN)
-			(void)dwfl_report_elf(t->dwfl, exe, exe, -1, bias, false);
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	const char *path;
+	uint64_t bias;
+	for (size_t i = 0; t->core && jitmap_core_placed_file(t->core, i, &path, &bias) == 0; i++)
+		(void)dwfl_report_elf(t->dwfl, path, path, -1, bias, false);
 }
 
 static int open_dwfl(struct target *t, const char *exe)
@@ -575,7 +563,7 @@ static int open_dwfl(struct target *t, const char *exe)
 	else
 		rc = t->core_elf ? dwfl_core_file_report(t->dwfl, t->core_elf, exe) : -1;
 	if (!t->live && exe && rc == 0) /* dwfl_core_file_report: the modules it reported */
-		report_placed_exe(t, exe);
+		report_placed_files(t);
 	dwfl_report_end(t->dwfl, NULL, NULL);
 	if (rc < 0)
 		problem("the process's modules cannot be read (%s): native frames are unnamed",

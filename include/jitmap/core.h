@@ -120,6 +120,16 @@ JITMAP_API const jitmap_core_mapping_info *jitmap_core_mapping(const jitmap_core
 /* The value of the first auxv entry of `type` (AT_PHDR, AT_ENTRY, ...): 0, or -ENOENT. */
 JITMAP_API int jitmap_core_auxv(const jitmap_core *core, uint64_t type, uint64_t *value);
 
+/* The files the library placed itself, in a core with no NT_FILE note (qemu-user's guest
+ * cores): the executable given as `exe` (jitmap_core_opts), where the auxiliary vector's
+ * AT_PHDR (else AT_ENTRY) puts it, and the libraries the dynamic linker's list names. The
+ * i-th: 0, with its path and load bias (a file address + bias is the process's; 0 for an
+ * executable at its linked addresses); -ENOENT past the last. Placed files' segments are
+ * among the mappings too. For a tool that reports them to another reader (jitmap-stack to
+ * libdwfl, which finds no module in such a core). */
+JITMAP_API int jitmap_core_placed_file(const jitmap_core *core, size_t i, const char **path,
+				       uint64_t *bias);
+
 /* -- Symbols -- */
 
 /* Every definition of data symbol `name` (STT_OBJECT) in the mapped files, moved by where

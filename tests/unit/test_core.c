@@ -13,6 +13,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -741,6 +742,21 @@ static void test_hostile_reads(void **state)
 uint64_t jitmap_test_core_marker = 1;
 
 #if defined(__x86_64__)
+static int first_object(struct dl_phdr_info *info, size_t size, void *out)
+{
+	(void)size;
+	*(uint64_t *)out = info->dlpi_addr;
+	return 1; /* the main program is listed first */
+}
+
+/* This executable's load bias. */
+static uint64_t main_bias(void)
+{
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_object, &bias);
+	return bias;
+}
+
 #define REAL_R12 UINT64_C(0x1234567890abcdef)
 #define REAL_R14 UINT64_C(0xa5a5a5a55a5a5a5a)
 
@@ -978,6 +994,19 @@ static void test_real_core(void **state)
 		}
 		assert_true(exe);
 		assert_int_equal(libc, !k); /* libraries are not opened with NO_FILES */
+		/* The placed files, for a tool to report elsewhere: this executable first, at
+		 * this process's bias (the core's child was forked from it); the libraries after
+		 * it (with NO_FILES too: placing needs only the core's memory). */
+		const char *placed;
+		uint64_t bias = 0;
+		assert_int_equal(jitmap_core_placed_file(c, 0, &placed, &bias), 0);
+		assert_string_equal(placed, self);
+		assert_int_equal(bias, main_bias());
+		size_t nplaced = 1;
+		while (jitmap_core_placed_file(c, nplaced, &placed, NULL) == 0)
+			nplaced++;
+		assert_true(nplaced > 1);
+		assert_int_equal(jitmap_core_placed_file(c, nplaced, NULL, NULL), -ENOENT);
 		assert_int_equal(jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr, &file,
 							 1), 1);
 		assert_int_equal(addr, (uint64_t)(uintptr_t)&jitmap_test_core_marker);
