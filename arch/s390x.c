@@ -191,7 +191,7 @@ static void shape(const uint8_t *b, struct jitmap__shape *out)
  * moves. */
 static bool moves_sp(const uint8_t *b, size_t n)
 {
-	if (n < 6)
+	if (n < 4) /* the 4-byte forms; agfi and lay are 6 */
 		return false;
 	if (b[0] == 0xa7 && b[1] == 0xfb) /* aghi */
 		return true;
@@ -199,7 +199,7 @@ static bool moves_sp(const uint8_t *b, size_t n)
 		return true;
 	if (b[0] == 0x41 && b[1] >> 4 == 15) /* la */
 		return true;
-	if (b[0] == 0xe3 && b[1] >> 4 == 15 && b[5] == 0x71) /* lay */
+	if (n >= 6 && b[0] == 0xe3 && b[1] >> 4 == 15 && b[5] == 0x71) /* lay */
 		return true;
 	return b[0] == 0xb9 && b[1] == 0x04 && b[3] >> 4 == 15; /* lgr */
 }
