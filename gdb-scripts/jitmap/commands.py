@@ -573,7 +573,12 @@ def _run_load_images(ctx, opts, args):
         except D.ReadError as e:
             lines.append("cannot add %s: %s" % (src.describe(), e))
             continue
-        got = dbg.add_image(src, bytes(data), fns)
+        # The debugger reads a read-only section from the file, not from the process (and
+        # LLDB 19 reads an empty code section as zeros): the file carries the code.
+        data, why = D.image_with_code(dbg, bytes(data))
+        got = dbg.add_image(src, data, fns)
+        if why and not got.startswith("cannot"):
+            got += " (its code is not in the file: %s)" % why
         lines.append(got)
         if not got.startswith("cannot"):
             added += 1
@@ -723,14 +728,15 @@ TABLE = {c.key: c for c in (
         "load-images", None, "load-images",
         "Give LLDB the JIT images that its JIT loader did not load.",
         "LLDB's JIT loader (plugin.jit-loader.gdb) reads the registered JIT images itself,\n"
-        "live and (LLDB 16) when a core is opened, and then names and unwinds JIT frames.\n"
-        "Where it did not run (it is turned off, as it must be for a core whose entry list\n"
-        "loops, since LLDB walks it without a cycle check), LLDB shows JIT frames without\n"
+        "live and (LLDB 16 and 19) when a core is opened, and then names and unwinds JIT\n"
+        "frames. Where it did not run (it is turned off, as it must be for a core whose entry\n"
+        "list loops, since LLDB walks it without a cycle check), LLDB shows JIT frames without\n"
         "names and may not unwind through them. This command adds each JIT image jitmap found\n"
         "(by walking __jit_debug_descriptor itself) that no module covers yet as a module\n"
-        "(written to a temporary file), and places the sections that hold its stackmap\n"
-        "functions at the functions' addresses. LLDB then names and unwinds those frames as\n"
-        "if its loader had run.",
+        "(written to a temporary file, with the code that an image leaves in the process\n"
+        "copied into it), and places the sections that hold its stackmap functions at the\n"
+        "functions' addresses. LLDB then names and unwinds those frames as if its loader had\n"
+        "run.",
         max_args=0, run=_run_load_images),
 )}
 
