@@ -36,6 +36,9 @@ The Debugger protocol: what only the debugger knows.
 ``watch_registrations()``
     from now on, call :meth:`Session.registered` when the JIT registers code.
 
+``unwind_note() -> str or None`` (optional)
+    after ``frames()``: why the debugger's own frames may be wrong (LLDB 19 and functions split
+    into parts); the commands that walk the stack print it as a warning.
 ``shared_process() -> (process, serial) or None`` (optional)
     a libjitmap process model the debugger's own side of jitmap already holds (GDB: the
     reader plugin's), to scan into instead of one of our own.
@@ -375,9 +378,11 @@ def _run_info(ctx, opts, args):
     obj = s.frame_object(dbg, catalog, frame, "raw" in opts, sp)
     if "json" in opts:
         return [F.to_json(obj)]
+    note = getattr(dbg, "unwind_note", None)
+    note = note() if note and frame.level > 0 else None
     if obj["record"] is None:
-        raise CommandError(obj["error"])
-    return [F.frame_text(obj, "raw" in opts)]
+        raise CommandError(obj["error"] + ("; " + note if note else ""))
+    return Output([F.frame_text(obj, "raw" in opts)], ["warning: jitmap: " + note] if note else [])
 
 
 # -- list (info stackmaps / stackmap list) --
@@ -401,6 +406,13 @@ def _run_list(ctx, opts, args):
     return Output(R.listing_text(listing), R.warnings(problems, ctx.name_of("status")))
 
 
+def _noted(dbg, lines):
+    """`lines` with the debugger's note on the frames it walked, if any."""
+    note = getattr(dbg, "unwind_note", None)
+    note = note() if note else None
+    return Output(lines, ["warning: jitmap: " + note] if note else [])
+
+
 # -- gc-roots --
 
 
@@ -412,7 +424,7 @@ def _run_gc_roots(ctx, opts, args):
     answer = R.gc_roots([s.frame_object(dbg, catalog, f) for f in frames], every)
     if "json" in opts:
         return [F.to_json(answer)]
-    return R.gc_roots_text(answer, every)
+    return _noted(dbg, R.gc_roots_text(answer, every))
 
 
 # -- bt (LLDB: GDB's own bt shows the same through the frame filter, gdb_frames.py) --
@@ -438,7 +450,7 @@ def _run_bt(ctx, opts, args):
         })
     if "json" in opts:
         return [F.to_json({"frames": frames})]
-    return F.bt_text(frames)
+    return _noted(dbg, F.bt_text(frames))
 
 
 # -- verify --
@@ -461,7 +473,7 @@ def _run_verify(ctx, opts, args):
     obj = R.verify(catalog, dbg.function_at, dbg.disassemble, _verify_frames(dbg, s, catalog))
     if "json" in opts:
         return [F.to_json(obj)]
-    return R.verify_text(obj)
+    return _noted(dbg, R.verify_text(obj))
 
 
 # -- status, refresh --
