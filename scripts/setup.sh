@@ -35,24 +35,32 @@ missing=()
 for p in "${required[@]}" "${optional[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-SUDO=
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-echo "setup: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-# Required packages must install; optional ones may be absent from the archive.
-req_missing=()
-for p in "${missing[@]}"; do
-  [[ " ${optional[*]} " == *" $p "* ]] || req_missing+=("$p")
-done
-if [ ${#req_missing[@]} -gt 0 ]; then
-  $SUDO apt-get install -y -qq --no-install-recommends "${req_missing[@]}" >/dev/null
-fi
-for p in "${optional[@]}"; do
-  if [[ " ${missing[*]} " == *" $p "* ]]; then
-    $SUDO apt-get install -y -qq --no-install-recommends "$p" >/dev/null ||
-      echo "setup: optional package $p not installed; tests that need it are skipped" >&2
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  # Required packages must install; optional ones may be absent from the archive.
+  req_missing=()
+  for p in "${missing[@]}"; do
+    [[ " ${optional[*]} " == *" $p "* ]] || req_missing+=("$p")
+  done
+  if [ ${#req_missing[@]} -gt 0 ]; then
+    $SUDO apt-get install -y -qq --no-install-recommends "${req_missing[@]}" >/dev/null
   fi
-done
+  for p in "${optional[@]}"; do
+    if [[ " ${missing[*]} " == *" $p "* ]]; then
+      $SUDO apt-get install -y -qq --no-install-recommends "$p" >/dev/null ||
+        echo "setup: optional package $p not installed; tests that need it are skipped" >&2
+    fi
+  done
+fi
+
+# Debian 12's LLDB 19 unpacked beside LLDB 16 (python3-lldb-19 conflicts with
+# python3-lldb-16), for the lldb19.* tests; after the installs, so that it fetches only what
+# LLDB 16 and llvm-19 did not bring, with the package lists apt-get update read.
+if command -v apt-get >/dev/null && [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+  "$(dirname "$0")/setup-lldb19.sh" >/dev/null ||
+    echo "setup: LLDB 19 is not set up; the lldb19.* tests are skipped" >&2
+fi

@@ -36,6 +36,9 @@ The Debugger protocol: what only the debugger knows.
 ``watch_registrations()``
     from now on, call :meth:`Session.registered` when the JIT registers code.
 
+``unwind_note() -> str or None`` (optional)
+    after ``frames()``: why the debugger's own frames may be wrong (LLDB 19 and functions split
+    into parts); the commands that walk the stack print it as a warning.
 ``shared_process() -> (process, serial) or None`` (optional)
     a libjitmap process model the debugger's own side of jitmap already holds (GDB: the
     reader plugin's), to scan into instead of one of our own.
@@ -375,9 +378,11 @@ def _run_info(ctx, opts, args):
     obj = s.frame_object(dbg, catalog, frame, "raw" in opts, sp)
     if "json" in opts:
         return [F.to_json(obj)]
+    note = getattr(dbg, "unwind_note", None)
+    note = note() if note and frame.level > 0 else None
     if obj["record"] is None:
-        raise CommandError(obj["error"])
-    return [F.frame_text(obj, "raw" in opts)]
+        raise CommandError(obj["error"] + ("; " + note if note else ""))
+    return Output([F.frame_text(obj, "raw" in opts)], ["warning: jitmap: " + note] if note else [])
 
 
 # -- list (info stackmaps / stackmap list) --
@@ -401,6 +406,13 @@ def _run_list(ctx, opts, args):
     return Output(R.listing_text(listing), R.warnings(problems, ctx.name_of("status")))
 
 
+def _noted(dbg, lines):
+    """`lines` with the debugger's note on the frames it walked, if any."""
+    note = getattr(dbg, "unwind_note", None)
+    note = note() if note else None
+    return Output(lines, ["warning: jitmap: " + note] if note else [])
+
+
 # -- gc-roots --
 
 
@@ -412,7 +424,7 @@ def _run_gc_roots(ctx, opts, args):
     answer = R.gc_roots([s.frame_object(dbg, catalog, f) for f in frames], every)
     if "json" in opts:
         return [F.to_json(answer)]
-    return R.gc_roots_text(answer, every)
+    return _noted(dbg, R.gc_roots_text(answer, every))
 
 
 # -- bt (LLDB: GDB's own bt shows the same through the frame filter, gdb_frames.py) --
@@ -438,7 +450,7 @@ def _run_bt(ctx, opts, args):
         })
     if "json" in opts:
         return [F.to_json({"frames": frames})]
-    return F.bt_text(frames)
+    return _noted(dbg, F.bt_text(frames))
 
 
 # -- verify --
@@ -461,7 +473,7 @@ def _run_verify(ctx, opts, args):
     obj = R.verify(catalog, dbg.function_at, dbg.disassemble, _verify_frames(dbg, s, catalog))
     if "json" in opts:
         return [F.to_json(obj)]
-    return R.verify_text(obj)
+    return _noted(dbg, R.verify_text(obj))
 
 
 # -- status, refresh --
@@ -573,7 +585,12 @@ def _run_load_images(ctx, opts, args):
         except D.ReadError as e:
             lines.append("cannot add %s: %s" % (src.describe(), e))
             continue
-        got = dbg.add_image(src, bytes(data), fns)
+        # The debugger reads a read-only section from the file, not from the process (and
+        # LLDB 19 reads an empty code section as zeros): the file carries the code.
+        data, why = D.image_with_code(dbg, bytes(data))
+        got = dbg.add_image(src, data, fns)
+        if why and not got.startswith("cannot"):
+            got += " (its code is not in the file: %s)" % why
         lines.append(got)
         if not got.startswith("cannot"):
             added += 1
@@ -723,14 +740,15 @@ TABLE = {c.key: c for c in (
         "load-images", None, "load-images",
         "Give LLDB the JIT images that its JIT loader did not load.",
         "LLDB's JIT loader (plugin.jit-loader.gdb) reads the registered JIT images itself,\n"
-        "live and (LLDB 16) when a core is opened, and then names and unwinds JIT frames.\n"
-        "Where it did not run (it is turned off, as it must be for a core whose entry list\n"
-        "loops, since LLDB walks it without a cycle check), LLDB shows JIT frames without\n"
+        "live and (LLDB 16 and 19) when a core is opened, and then names and unwinds JIT\n"
+        "frames. Where it did not run (it is turned off, as it must be for a core whose entry\n"
+        "list loops, since LLDB walks it without a cycle check), LLDB shows JIT frames without\n"
         "names and may not unwind through them. This command adds each JIT image jitmap found\n"
         "(by walking __jit_debug_descriptor itself) that no module covers yet as a module\n"
-        "(written to a temporary file), and places the sections that hold its stackmap\n"
-        "functions at the functions' addresses. LLDB then names and unwinds those frames as\n"
-        "if its loader had run.",
+        "(written to a temporary file, with the code that an image leaves in the process\n"
+        "copied into it), and places the sections that hold its stackmap functions at the\n"
+        "functions' addresses. LLDB then names and unwinds those frames as if its loader had\n"
+        "run.",
         max_args=0, run=_run_load_images),
 )}
 

@@ -102,6 +102,28 @@ class Source:
         return (N.text(name), off.value) if name else None
 
 
+def image_with_code(access, data):
+    """The registered image `data` as a file a debugger can be given: its empty code sections
+    (SHT_NOBITS, the code left in the process) filled with the code read through `access`
+    (jitmap_image_with_code). (bytes, None), or (`data` unchanged, the reason) when the code
+    could not be copied."""
+    lib = N.lib()
+    target = _MemTarget(access)
+    err = N.Error()
+    need = N.c_size(0)
+    rc = lib.jitmap_image_with_code(cbuf(data), len(data), ctypes.byref(target.struct), None,
+                                    ctypes.byref(need), ctypes.byref(err))
+    target.check()
+    if rc == -28:  # -ENOSPC: the length of the copy
+        out = ctypes.create_string_buffer(need.value or 1)
+        rc = lib.jitmap_image_with_code(cbuf(data), len(data), ctypes.byref(target.struct), out,
+                                        ctypes.byref(need), ctypes.byref(err))
+        target.check()
+        if rc >= 0:
+            return out.raw[:need.value], None
+    return data, N.error_text(err)
+
+
 # -- Discovery --
 
 

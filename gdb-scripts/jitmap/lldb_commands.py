@@ -21,7 +21,7 @@ registers through ``SBFrame.FindRegister``, memory through ``SBProcess.ReadMemor
 sections and breakpoints through ``SBTarget``). Every failure is one sentence through
 ``result.SetError``, never a traceback.
 
-Written against the SB API of LLDB 14 (nothing newer is used); tested with LLDB 16.
+Written against the SB API of LLDB 14 (nothing newer is used); tested with LLDB 16 and 19.
 """
 import os
 import re
@@ -88,6 +88,53 @@ def _find_section(section_iterable, name, depth=0):
 
 
 # -- Frames --
+
+
+_major = None
+
+
+def _lldb_major():
+    """LLDB's major version (0 when it does not say)."""
+    global _major
+    if _major is None:
+        m = re.search(r"lldb version (\d+)", lldb.SBDebugger.GetVersionString() or "")
+        _major = int(m.group(1)) if m else 0
+    return _major
+
+
+def _split_caveat(frame):
+    """Why LLDB 19 may have lost the callers of `frame` (an SBFrame), or None.
+
+    GCC at -O2 splits a function with an unlikely path into a hot part and a .cold part below
+    it (DW_AT_ranges, the hot range first). LLDB 19 makes it one Function starting at its
+    lowest address (it sorts the ranges since llvm-project #91343; LLDB 16 dropped such a
+    function and used the ELF symbols) and unwinds a PC in a higher part with the CFI and the
+    instructions found from that start: the frame's caller is wrong or missing. LLDB 20 and
+    21 rework this (#115836, #122440, #133072, #137006); untested there, so LLDB 19 only."""
+    if _lldb_major() != 19:
+        return None
+    fn = frame.GetFunction()
+    if not fn.IsValid():
+        return None
+    block = fn.GetBlock()
+    n = block.GetNumRanges()
+    if n < 2:
+        return None
+    target = frame.GetThread().GetProcess().GetTarget()
+    ranges = sorted((block.GetRangeStartAddress(i).GetLoadAddress(target),
+                     block.GetRangeEndAddress(i).GetLoadAddress(target)) for i in range(n))
+    start = fn.GetStartAddress().GetLoadAddress(target)
+    pc = frame.GetPC()
+    if start != ranges[0][0] or ranges[0][0] <= pc < ranges[0][1]:
+        return None  # the PC is in the part LLDB 19 unwinds right
+    part = next(((lo, hi) for lo, hi in ranges if lo <= pc < hi), None)
+    if part is None:
+        return None
+    return ("LLDB 19 may have lost the callers of frame %d: %s is split into parts (the PC is "
+            "in the part at 0x%x, another starts lower, at 0x%x) and LLDB 19 unwinds it with "
+            "the lowest part's CFI; built with -fno-reorder-blocks-and-partition, GCC does not "
+            "split it (docs/lldb.md, \"LLDB 19\")" % (frame.GetFrameID(), fn.GetName(), part[0],
+                                                       ranges[0][0]))
 
 
 class LldbFrame:
@@ -173,6 +220,7 @@ class Lldb:
         self.target = exe_ctx.GetTarget()
         self.process = exe_ctx.GetProcess()
         self._files = None  # (descriptors, objects), found once per command
+        self.caveat = None  # the first _split_caveat of the frames walked
 
     def check_process(self):
         target, process = self.target, self.process
@@ -257,9 +305,16 @@ class Lldb:
         return LldbFrame(self, frame)
 
     def frame(self, level):
-        frame = self._thread().GetFrameAtIndex(level) if level >= 0 else lldb.SBFrame()
+        thread = self._thread()
+        frame = thread.GetFrameAtIndex(level) if level >= 0 else lldb.SBFrame()
+        # The frames below it made it (or failed to): the first caveat among them.
+        below = min(level, thread.GetNumFrames()) if level > 0 else 0
+        for i in range(below):
+            if self.caveat is None:
+                self.caveat = _split_caveat(thread.GetFrameAtIndex(i))
         if not frame.IsValid():
-            raise Error("jitmap: there is no frame %d" % level)
+            raise Error("jitmap: there is no frame %d%s" % (
+                level, "; " + self.caveat if self.caveat else ""))
         return LldbFrame(self, frame)
 
     def frames(self, limit):
@@ -268,7 +323,13 @@ class Lldb:
             f = thread.GetFrameAtIndex(i)
             if not f.IsValid():
                 break
+            if self.caveat is None:
+                self.caveat = _split_caveat(f)
             yield LldbFrame(self, f)
+
+    def unwind_note(self):
+        """commands.Debugger: what may be wrong with the frames walked so far."""
+        return self.caveat
 
     # -- Code and symbols --
 

@@ -267,6 +267,7 @@ _SIGNATURES = {
     "jitmap_process_index": (c_void_p, [c_void_p]),
     "jitmap_process_num_layout_images": (c_size, [c_void_p]),
     "jitmap_image_open_target": (c_void_p, [P(Target), c_u64, c_u64, ctypes.c_uint, P(Error)]),
+    "jitmap_image_with_code": (c_int, [c_void_p, c_size, P(Target), c_void_p, P(c_size), P(Error)]),
     "jitmap_image_name_functions": (c_int, [c_void_p, c_void_p]),
     "jitmap_stackmap_merge": (c_int, [c_void_p, c_void_p]),
     "jitmap_jit_list_read": (c_void_p, [P(Target), c_u64, c_int, c_size, P(Error)]),

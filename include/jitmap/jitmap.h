@@ -464,6 +464,25 @@ JITMAP_API const void *jitmap_image_debug_frame(const jitmap_image *img, size_t 
  * memory (NULL, *len 0 otherwise). Owned by the image. */
 JITMAP_API const void *jitmap_image_stackmap_copy(const jitmap_image *img, size_t *len);
 
+/* -- An image as a file for a debugger -- */
+
+/* Copy the ELF64 image `buf` (`len` bytes, as a JIT registered it) with its code: each
+ * section placed in memory as code (SHF_ALLOC | SHF_EXECINSTR, sh_addr != 0) that the image
+ * leaves empty (SHT_NOBITS: the code stays in the process, as in libjitmap-producer's and
+ * LuaJIT's images) becomes SHT_PROGBITS holding the sh_size bytes read through
+ * `target->read_mem` at its sh_addr, appended after the image's bytes; nothing else changes.
+ * For a debugger given the image as a file: LLDB reads read-only sections from a module's
+ * file, and since LLDB 19 an allocated SHT_NOBITS section reads as zeros there.
+ *
+ * `*out_len` is the room at `out` on entry and the copy's length on return. Returns the
+ * number of sections filled (0: the copy is the image as it was); -ENOSPC when `out` is NULL
+ * or `*out_len` too small: nothing is written, `*out_len` is the length needed (the code is
+ * not read then); -EINVAL for bad arguments or an image whose section headers are not
+ * ELF64's inside it; -EFBIG past 256 MiB of code; the target's error when code cannot be
+ * read. Failures other than -ENOSPC fill `*err` (err->offset: the section header's offset). */
+JITMAP_API int jitmap_image_with_code(const void *buf, size_t len, const jitmap_target *target,
+				      void *out, size_t *out_len, jitmap_error *err);
+
 /* -- Deopt layouts (jitmap_deopt_layout: types.h) -- */
 
 /* The deopt layouts of one image or section, parsed and checked. */

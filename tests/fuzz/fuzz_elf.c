@@ -1,8 +1,9 @@
 /* fuzz_elf: libFuzzer target for jitmap_image_open_memory (ELF through libelf, relocations of
- * the stackmap section, symbols).
+ * the stackmap section, symbols) and jitmap_image_with_code (the image's copy with its code).
  *
  * An image that opens has its stackmap walked like fuzz_parse's, its symbols looked up at
- * and around every function and record, and the same again under a load bias.
+ * and around every function and record, and the same again under a load bias. Every input
+ * is also copied with its code, from a target whose memory is a byte pattern.
  */
 #include "fuzz_common.h"
 
@@ -45,8 +46,45 @@ static void walk_image(jitmap_image *img)
 		symbolize_around(img, jitmap_record_pc(sm, jitmap_stackmap_record(sm, i)));
 }
 
+static int pattern_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	(void)ctx;
+	(void)why;
+	(void)why_len;
+	for (size_t i = 0; i < len; i++)
+		((uint8_t *)buf)[i] = (uint8_t)(addr + i);
+	return 0;
+}
+
+static void with_code(const uint8_t *data, size_t size)
+{
+	const jitmap_target t = {.read_mem = pattern_read};
+	jitmap_error err;
+	size_t need = 0;
+	int rc = jitmap_image_with_code(data, size, &t, NULL, &need, &err);
+	if (rc != -ENOSPC) {
+		CHECK(rc < 0 && err.code == rc);
+		check_string(err.reason, sizeof(err.reason));
+		return;
+	}
+	CHECK(need >= size);
+	if (need > (1u << 20))
+		return;
+	uint8_t *out = malloc(need ? need : 1);
+	if (!out)
+		return;
+	size_t got = need;
+	rc = jitmap_image_with_code(data, size, &t, out, &got, &err);
+	CHECK(rc >= 0 && got == need);
+	CHECK(rc > 0 || got == size);
+	if (rc == 0)
+		CHECK(!memcmp(out, data, size));
+	free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	with_code(data, size);
 	jitmap_error err;
 	jitmap_image *img = jitmap_image_open_memory(data, size, &err);
 	if (!img) {

@@ -1,8 +1,11 @@
 /* test_image_target.c: jitmap_image_open_target (an ELF image read from target memory, with
  * and without its stackmap copy), jitmap_image_name_functions and jitmap_stackmap_merge, on
- * the in-memory images the producer API builds (as a JIT registers them). */
+ * the in-memory images the producer API builds (as a JIT registers them); jitmap_image_with_code
+ * (the image with its code, as a file for a debugger). */
 #define _GNU_SOURCE /* memmem */
 #include "unit.h"
+
+#include <gelf.h>
 
 #include "jitmap/producer.h"
 
@@ -203,6 +206,117 @@ static void test_open_target_hostile(void **state)
 	unbuild(&b);
 }
 
+/* -- with_code: the image as a file, its code filled in -- */
+
+/* A target with the image's code at CODE (0x800 bytes of a pattern) and nothing else. */
+static uint8_t code_bytes[0x800];
+
+static int code_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	(void)ctx;
+	if (addr < CODE || addr - CODE > sizeof(code_bytes) || len > sizeof(code_bytes) - (addr - CODE)) {
+		snprintf(why, why_len, "not code");
+		return -EFAULT;
+	}
+	memcpy(buf, code_bytes + (addr - CODE), len);
+	return 0;
+}
+
+/* Section `name` of the ELF image `bytes`, through libelf. */
+static bool section_of(const void *bytes, size_t len, const char *name, GElf_Shdr *out)
+{
+	Elf *elf = elf_memory((char *)bytes, len);
+	assert_non_null(elf);
+	size_t shstrndx;
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	bool found = false;
+	for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn(elf, scn));) {
+		const char *n;
+		found = gelf_getshdr(scn, out) && (n = elf_strptr(elf, shstrndx, out->sh_name)) &&
+			!strcmp(n, name);
+	}
+	elf_end(elf);
+	return found;
+}
+
+static void test_with_code(void **state)
+{
+	(void)state;
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	for (size_t i = 0; i < sizeof(code_bytes); i++)
+		code_bytes[i] = (uint8_t)(i * 7 + 1);
+	struct built b;
+	build(&b);
+	const jitmap_target t = {.read_mem = code_read};
+	jitmap_error err;
+	GElf_Shdr sh;
+	assert_true(section_of(b.image, b.image_size, ".text", &sh));
+	assert_int_equal(sh.sh_type, SHT_NOBITS); /* the producer leaves the code in the process */
+
+	/* Asked for its length: nothing read, nothing written. */
+	size_t need = 0;
+	assert_int_equal(jitmap_image_with_code(b.image, b.image_size, &t, NULL, &need, &err), -ENOSPC);
+	assert_true(need >= b.image_size + sizeof(code_bytes));
+	size_t small = need - 1;
+	uint8_t *out = malloc(need);
+	assert_non_null(out);
+	memset(out, 0xee, need);
+	assert_int_equal(jitmap_image_with_code(b.image, b.image_size, &t, out, &small, &err), -ENOSPC);
+	assert_int_equal(small, need);
+	assert_int_equal(out[0], 0xee);
+
+	/* Filled: .text holds the code, at an offset of its alignment; the rest is unchanged. */
+	size_t got = need;
+	assert_int_equal(jitmap_image_with_code(b.image, b.image_size, &t, out, &got, &err), 1);
+	assert_int_equal(got, need);
+	assert_true(section_of(out, got, ".text", &sh));
+	assert_int_equal(sh.sh_type, SHT_PROGBITS);
+	assert_int_equal(sh.sh_addr, CODE);
+	assert_int_equal(sh.sh_size, sizeof(code_bytes));
+	assert_true(sh.sh_offset >= b.image_size);
+	assert_int_equal(sh.sh_offset % (sh.sh_addralign ? sh.sh_addralign : 1), 0);
+	assert_memory_equal(out + sh.sh_offset, code_bytes, sizeof(code_bytes));
+	GElf_Shdr before, after;
+	assert_true(section_of(b.image, b.image_size, ".llvm_stackmaps", &before));
+	assert_true(section_of(out, got, ".llvm_stackmaps", &after));
+	assert_memory_equal(&before, &after, sizeof(before));
+	/* libjitmap reads the copy as the image: same symbols, same stackmap. */
+	jitmap_image *img = jitmap_image_open_memory(out, got, &err);
+	if (!img)
+		fail_msg("open the copy: %s", err.reason);
+	assert_string_equal(jitmap_image_symbolize(img, CODE + 0x410, &(uint64_t){0}), "second");
+	assert_int_equal(jitmap_stackmap_num_records(jitmap_image_stackmap(img)), 201);
+	jitmap_image_free(img);
+
+	/* Again on the copy: nothing left to fill, the copy copied as it is. */
+	uint8_t *again = malloc(got);
+	size_t again_len = got;
+	assert_int_equal(jitmap_image_with_code(out, got, &t, again, &again_len, &err), 0);
+	assert_int_equal(again_len, got);
+	assert_memory_equal(again, out, got);
+	free(again);
+
+	/* Code that cannot be read: the target's reason, at the section's header. */
+	const jitmap_target elsewhere = {.read_mem = served_read, .ctx = &(struct served){0}};
+	got = need;
+	assert_int_equal(jitmap_image_with_code(b.image, b.image_size, &elsewhere, out, &got, &err),
+			 -EFAULT);
+	assert_contains(err.reason, "code at 0x7f0000001000 (2048 bytes) is not readable");
+	assert_true(err.offset > 0);
+
+	/* Not an image, one cut before its section headers, bad arguments. */
+	uint8_t junk[300];
+	memset(junk, 0x5a, sizeof(junk));
+	got = need;
+	assert_int_equal(jitmap_image_with_code(junk, sizeof(junk), &t, out, &got, &err), -EINVAL);
+	assert_int_equal(jitmap_image_with_code(b.image, 100, &t, out, &got, &err), -EINVAL);
+	assert_contains(err.reason, "section header table");
+	assert_int_equal(jitmap_image_with_code(b.image, b.image_size, NULL, out, &got, &err), -EINVAL);
+	assert_int_equal(jitmap_image_with_code(b.image, b.image_size, &t, out, NULL, &err), -EINVAL);
+	free(out);
+	unbuild(&b);
+}
+
 /* -- merge -- */
 
 static void test_merge(void **state)
@@ -257,6 +371,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_target),
 		cmocka_unit_test(test_open_target_hostile),
+		cmocka_unit_test(test_with_code),
 		cmocka_unit_test(test_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
