@@ -8,6 +8,7 @@ A test module sets BUILD (argv[1]) through init() and calls check(); summary() p
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -131,6 +132,22 @@ class Qemu:
         if self.p.poll() is None:
             self.p.kill()
         self.p.wait()
+
+
+def guest_core(qemu, program, args):
+    """Run `program` under qemu-user (no stub) in a folder of its own with cores allowed:
+    (the guest core qemu wrote on the program's fatal signal, or None; its stdout)."""
+    d = tempfile.mkdtemp(prefix="core-", dir=WORK)
+
+    def limits():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+    r = subprocess.run([qemu, program] + list(args), capture_output=True, text=True, cwd=d,
+                       preexec_fn=limits, timeout=TIMEOUT)
+    cores = [os.path.join(d, c) for c in os.listdir(d) if c.endswith(".core")]
+    if not cores:
+        print("%s: SKIP core: qemu wrote no core (exit %d)" % (NAME, r.returncode))
+    return (cores[0] if cores else None), r.stdout
 
 
 def gdb_session(name, program, commands, qemu=None, args=(), qemu_args=(), jitmap=True,

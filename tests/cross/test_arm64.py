@@ -26,9 +26,7 @@ cross-built program (scripts/setup.sh installs what it needs).
 import json
 import os
 import re
-import resource
 import shutil
-import subprocess
 import sys
 
 import crosslib as X
@@ -143,19 +141,10 @@ def lldb_check(gdb):
 
 def core():
     """qemu's guest core of the trapping program, and what each tool makes of it."""
-    d = os.path.join(X.WORK, "core")
-    os.makedirs(d)
-
-    def limits():
-        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-
-    r = subprocess.run([QEMU, PROG, "--trap"], capture_output=True, text=True, cwd=d,
-                       preexec_fn=limits, timeout=X.TIMEOUT)
-    cores = [os.path.join(d, c) for c in os.listdir(d) if c.endswith(".core")]
-    if not cores:
-        print("test-arm64: SKIP core: qemu wrote no core (exit %d)" % r.returncode)
+    c, out = X.guest_core(QEMU, PROG, ["--trap"])
+    if not c:
         return
-    c, t = cores[0], truth(r.stdout)
+    t = truth(out)
     r = run([X.DUMP, c])
     check(r.returncode == 1 and "no __jit_debug_descriptor" in r.stderr and "--exe" in r.stderr,
           "core, jitmap-dump without --exe: says why and what to give (%d: %s)" % (

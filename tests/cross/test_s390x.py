@@ -34,9 +34,7 @@ the cross-built program and the s390x lli; runs the part it can otherwise.
 import json
 import os
 import re
-import resource
 import shutil
-import subprocess
 import sys
 
 import crosslib as X
@@ -194,22 +192,13 @@ def lldb_live():
 
 def core():
     """qemu's guest core of the trapping program, and what each tool makes of it."""
-    d = os.path.join(X.WORK, "core")
-    os.makedirs(d)
-
-    def limits():
-        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-
-    r = subprocess.run([QEMU, PROG, "--trap"], capture_output=True, text=True, cwd=d,
-                       preexec_fn=limits, timeout=X.TIMEOUT)
-    cores = [os.path.join(d, c) for c in os.listdir(d) if c.endswith(".core")]
-    if not cores:
-        print("test-s390x: SKIP core: qemu wrote no core (exit %d)" % r.returncode)
+    c, out = X.guest_core(QEMU, PROG, ["--trap"])
+    if not c:
         return
-    c, t = cores[0], truth(r.stdout)
+    t = truth(out)
     # The producer wrote the stackmap in the host's order: NumFunctions (2) big-endian.
-    check(re.search(r"stackmap=00000002\b", r.stdout), "the stackmap's header is big-endian: " +
-          r.stdout[:200])
+    check(re.search(r"stackmap=00000002\b", out), "the stackmap's header is big-endian: " +
+          out[:200])
     r = run([X.DUMP, c])
     check(r.returncode == 1 and "no __jit_debug_descriptor" in r.stderr and "--exe" in r.stderr,
           "core, jitmap-dump without --exe: says why and what to give (%d: %s)" % (

@@ -19,22 +19,9 @@
  * above the caller's SP on s390x, no caller-saved register in the caller, a reason when
  * there is no caller.
  */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "jitmap/jitmap.h"
+#include "fuzz_common.h"
 #include "jitmap/producer.h"
 #include "jitmap/unwind.h"
-
-#define CHECK(cond)                                                                         \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                            \
-		}                                                                           \
-	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
