@@ -131,6 +131,13 @@ static void carry_callee_saved(const struct step *s, jitmap_frame_regs *caller)
 	}
 }
 
+/* A return address as the address it returns to: without the signature a signed one carries
+ * above the address bits (the table's code_address_mask). */
+static uint64_t code_address(const struct step *s, uint64_t ra)
+{
+	return s->a->code_address_mask ? ra & s->a->code_address_mask : ra;
+}
+
 /* The last check of every method: the caller's SP (the CFA) must be above this frame's.
  * Only the innermost frame of a link-register architecture, whose return address is still
  * in the register, may have its CFA at its SP (a leaf that allocated nothing): the frame
@@ -154,7 +161,7 @@ static enum outcome accept_at(const struct step *s, const char *method,
 		return STEP_DECLINE;
 	}
 	r->cfa = cfa;
-	r->caller.pc = s->a->code_address_mask ? ra & s->a->code_address_mask : ra;
+	r->caller.pc = code_address(s, ra);
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->sp, caller_sp);
 	return STEP_OK;
 }
@@ -498,7 +505,7 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		}
 		/* A call has just returned here (a record after a call): the register holds
 		 * this PC, and the function's own return address is elsewhere. */
-		if ((s->a->code_address_mask ? ra & s->a->code_address_mask : ra) == s->pc) {
+		if (code_address(s, ra) == s->pc) {
 			say(s->why, M, "the return address register holds the PC itself (a call "
 			    "returned here): the function's own return address is not in it");
 			return STEP_DECLINE;

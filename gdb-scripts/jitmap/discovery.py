@@ -17,6 +17,7 @@ addresses, staleness, the PC index), is libjitmap's process model (``jitmap/proc
 the front ends. Each stackmap is parsed once, and kept while the process keeps it.
 """
 import ctypes
+import errno
 
 from . import native as N
 from .stackmaps import Catalog, Stackmap
@@ -114,7 +115,7 @@ def image_with_code(access, data):
     rc = lib.jitmap_image_with_code(cbuf(data), len(data), ctypes.byref(target.struct), None,
                                     ctypes.byref(need), ctypes.byref(err))
     target.check()
-    if rc == -28:  # -ENOSPC: the length of the copy
+    if rc == -errno.ENOSPC:  # the length of the copy
         out = ctypes.create_string_buffer(need.value or 1)
         rc = lib.jitmap_image_with_code(cbuf(data), len(data), ctypes.byref(target.struct), out,
                                         ctypes.byref(need), ctypes.byref(err))
