@@ -58,24 +58,9 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 #define MEM_LINE 128                        /* target memory read at once while unwinding */
 
 /* GDB's jit-reader API numbers registers as the DWARF numbering of the architecture GDB
- * debugs, and gives their bytes in its byte order, but says neither. The reader takes both from
- * the JIT images GDB hands it (a process's JIT code is of the process's architecture): the
- * host's until an image says otherwise (gdb-multiarch debugging an AArch64 program under
- * qemu-user, with this reader built for the host). Every register role comes from libjitmap's
- * table (jitmap/arch.h). */
-#if defined(__x86_64__)
-#define HOST_ARCH JITMAP_ARCH_X86_64
-#elif defined(__aarch64__)
-#define HOST_ARCH JITMAP_ARCH_AARCH64
-#elif defined(__s390x__)
-#define HOST_ARCH JITMAP_ARCH_S390X
-#elif defined(__powerpc64__)
-#define HOST_ARCH JITMAP_ARCH_PPC64
-#elif defined(__riscv) && __riscv_xlen == 64
-#define HOST_ARCH JITMAP_ARCH_RISCV64
-#else
-#define HOST_ARCH JITMAP_ARCH_UNKNOWN
-#endif
+ * debugs, and gives their bytes in its byte order, but says neither: jitmap.gdb tells the
+ * reader (jitmap_reader_set_arch); until then it takes the host's (jitmap_arch_host), never an
+ * image's. Every register role comes from libjitmap's table (jitmap/arch.h). */
 #define MAX_GPR 64 /* registers kept per cached frame */
 
 /* The register roles of the architecture being debugged, from its table. */
@@ -1041,7 +1026,9 @@ __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(
 {
 	if (g_reader)
 		return &refused;
-	if (!set_roles(HOST_ARCH, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+	jitmap_byte_order host_order;
+	const jitmap_arch host = jitmap_arch_host(&host_order);
+	if (!set_roles(host, host_order == JITMAP_ORDER_BIG))
 		return &refused;
 	struct reader *r = calloc(1, sizeof(*r));
 	if (!r)

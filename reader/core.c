@@ -17,12 +17,12 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../arch/arch.h"
 #include "internal.h"
 #include "jitmap/core.h"
 
@@ -39,7 +39,6 @@
 #define MAX_BUILD_ID 64
 #define PRSTATUS_REG 112    /* offset of pr_reg in the 64-bit elf_prstatus */
 #define FIRST_PAGE 4096     /* bytes of a mapping's first page searched for a build ID */
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct seg {
 	uint64_t vaddr, memsz, filesz, offset;
@@ -129,35 +128,7 @@ static int core_bytes(const jitmap_core *c, uint64_t off, void *buf, size_t n)
 	return 0;
 }
 
-/* -- Registers: where NT_PRSTATUS's pr_reg holds each DWARF register -- */
-
-struct reg_slot {
-	uint16_t regno;
-	uint8_t offset; /* bytes into pr_reg */
-	uint8_t size;   /* bytes */
-};
-
-/* x86-64 user_regs_struct: r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax
- * rip cs eflags rsp ss fs_base gs_base ds es fs gs. */
-static const struct reg_slot x86_64_regs[] = {
-	{15, 0, 8},  {14, 8, 8},   {13, 16, 8},  {12, 24, 8},  {6, 32, 8},   {3, 40, 8},
-	{11, 48, 8}, {10, 56, 8},  {9, 64, 8},   {8, 72, 8},   {0, 80, 8},   {2, 88, 8},
-	{1, 96, 8},  {4, 104, 8},  {5, 112, 8},  /* orig_rax at 120 */ {16, 128, 8},
-	{51, 136, 8}, {49, 144, 8}, {7, 152, 8}, {52, 160, 8}, {58, 168, 8}, {59, 176, 8},
-	{53, 184, 8}, {50, 192, 8}, {54, 200, 8}, {55, 208, 8},
-};
-
-/* s390x s390_regs: psw mask, psw addr, gprs[16], acrs[16] (4 bytes each), orig_gpr2. */
-static const struct reg_slot s390x_regs[] = {
-	{64, 0, 8},   {65, 8, 8},   {0, 16, 8},   {1, 24, 8},   {2, 32, 8},   {3, 40, 8},
-	{4, 48, 8},   {5, 56, 8},   {6, 64, 8},   {7, 72, 8},   {8, 80, 8},   {9, 88, 8},
-	{10, 96, 8},  {11, 104, 8}, {12, 112, 8}, {13, 120, 8}, {14, 128, 8}, {15, 136, 8},
-	{48, 144, 4}, {49, 148, 4}, {50, 152, 4}, {51, 156, 4}, {52, 160, 4}, {53, 164, 4},
-	{54, 168, 4}, {55, 172, 4}, {56, 176, 4}, {57, 180, 4}, {58, 184, 4}, {59, 188, 4},
-	{60, 192, 4}, {61, 196, 4}, {62, 200, 4}, {63, 204, 4},
-};
-
-#define AARCH64_NREGS 33 /* user_pt_regs: regs[31], sp, pc (then pstate, not a DWARF register) */
+/* -- Registers: NT_PRSTATUS's pr_reg, laid out per architecture (arch/<arch>.c, gregs) -- */
 
 static int cmp_reg(const void *a, const void *b)
 {
@@ -169,29 +140,16 @@ static int cmp_reg(const void *a, const void *b)
  * fit in `len` are left out. */
 static int read_regs(jitmap_core *c, struct thread *t, const uint8_t *p, size_t len)
 {
-	jitmap_core_reg tmp[64];
-	size_t n = 0;
-	const struct reg_slot *slots = NULL;
-	size_t nslots = 0;
-	switch (c->machine) {
-	case EM_X86_64:
-		slots = x86_64_regs, nslots = ARRAY_SIZE(x86_64_regs);
-		break;
-	case EM_S390:
-		slots = s390x_regs, nslots = ARRAY_SIZE(s390x_regs);
-		break;
-	case EM_AARCH64:
-		for (unsigned i = 0; i < AARCH64_NREGS && 8 * (i + 1) <= len; i++)
-			tmp[n++] = (jitmap_core_reg){(uint16_t)i, jitmap__load(p + 8 * i, 8, c->order)};
-		break;
-	default:
-		break;
-	}
-	for (size_t i = 0; i < nslots; i++)
-		if ((size_t)slots[i].offset + slots[i].size <= len)
-			tmp[n++] = (jitmap_core_reg){slots[i].regno,
-						     jitmap__load(p + slots[i].offset, slots[i].size,
-								  c->order)};
+	enum { MAX = 64 };
+	jitmap_core_reg tmp[MAX];
+	uint16_t regno[MAX];
+	uint64_t value[MAX];
+	size_t n = jitmap__linux_gregs(jitmap_arch_from_elf_machine(c->machine), c->order, p, len,
+				       regno, value, MAX);
+	if (n > MAX)
+		n = MAX;
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = (jitmap_core_reg){regno[i], value[i]};
 	if (!n)
 		return 0;
 	qsort(tmp, n, sizeof(tmp[0]), cmp_reg);
@@ -1316,33 +1274,14 @@ size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
 				elf_end(elf);
 			continue;
 		}
-		int found = 0;
-		Elf_Scn *scn = NULL;
-		while (!found && (scn = elf_nextscn(elf, scn))) {
-			GElf_Shdr sh;
-			if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-				continue;
-			Elf_Data *d = elf_getdata(scn, NULL);
-			if (!d || !sh.sh_entsize)
-				continue;
-			const size_t count = d->d_size / sh.sh_entsize;
-			for (size_t i = 0; i < count && i <= INT_MAX; i++) {
-				GElf_Sym s;
-				if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
-				    GELF_ST_TYPE(s.st_info) != STT_OBJECT)
-					continue;
-				const char *sn = elf_strptr(elf, sh.sh_link, s.st_name);
-				if (!sn || strcmp(sn, name))
-					continue;
-				if (n < max) {
-					out[n] = s.st_value + bias;
-					if (files)
-						files[n] = c->files[fi].path;
-				}
-				n++;
-				found = 1;
-				break;
+		uint64_t value;
+		if (jitmap__elf_data_symbol(elf, name, &value) == 0) {
+			if (n < max) {
+				out[n] = value + bias;
+				if (files)
+					files[n] = c->files[fi].path;
 			}
+			n++;
 		}
 		elf_end(elf);
 	}

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -539,7 +540,7 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 			rc = -EINVAL;
 		}
 		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!sm_scn && name && !strcmp(name, ".llvm_stackmaps")) {
+		if (!sm_scn && name && !strcmp(name, JITMAP__STACKMAP_SECTION)) {
 			sm_scn = scn;
 			sm_sh = sh;
 		}
@@ -770,7 +771,7 @@ jitmap_image *jitmap_image_open_target(const jitmap_target *t, uint64_t addr, ui
 		if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
 			continue; /* open_elf reports what it needs and cannot have */
 		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if ((flags & JITMAP_IMAGE_SKIP_STACKMAP) && name && !strcmp(name, ".llvm_stackmaps"))
+		if ((flags & JITMAP_IMAGE_SKIP_STACKMAP) && name && !strcmp(name, JITMAP__STACKMAP_SECTION))
 			continue;
 		rc = target_read(t, addr, sh.sh_offset, buf + sh.sh_offset, (size_t)sh.sh_size,
 				 name ? name : "a section", err);
@@ -1111,4 +1112,50 @@ out:
 		elf_end(elf);
 	free(copy);
 	return rc;
+}
+
+/* -- Symbols and sections of a loaded file, for the core and process modules -- */
+
+int jitmap__elf_data_symbol(Elf *elf, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !sh.sh_entsize)
+			continue;
+		const size_t count = d->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < count && i <= INT_MAX; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(s.st_info) != STT_OBJECT)
+				continue;
+			const char *sn = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (sn && !strcmp(sn, name)) {
+				*value = s.st_value;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int jitmap__elf_section_address(Elf *elf, const char *name, uint64_t *addr)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOENT;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sn;
+		if (gelf_getshdr(scn, &sh) && sh.sh_addr &&
+		    (sn = elf_strptr(elf, shstrndx, sh.sh_name)) && !strcmp(sn, name)) {
+			*addr = sh.sh_addr;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }

@@ -41,6 +41,17 @@ struct jitmap_stackmap {
 	size_t *functions_by_address; /* function indexes sorted by address */
 };
 
+/* -- ELF files for other modules (elf.c) -- */
+
+struct Elf;
+/* The name of the stackmap section LLVM writes. */
+#define JITMAP__STACKMAP_SECTION ".llvm_stackmaps"
+/* The value of the first defined data symbol (STT_OBJECT) `name` in the symbol tables of
+ * `elf`, in section order: 0, or -ENOENT. */
+int jitmap__elf_data_symbol(struct Elf *elf, const char *name, uint64_t *value);
+/* The address of the first section `name` placed in memory (sh_addr != 0): 0, or -ENOENT. */
+int jitmap__elf_section_address(struct Elf *elf, const char *name, uint64_t *addr);
+
 /* Fill `err` (may be NULL) and return `code` (a negative errno). */
 int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

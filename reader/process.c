@@ -10,11 +10,14 @@
  * debugger (GDB's plugin and the Python commands use one process) is parsed and indexed once.
  * It is buried when the last source lets go of it and the index no longer holds it.
  */
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "jitmap/process.h"
@@ -930,6 +933,33 @@ int jitmap_process_scan_object(jitmap_process *p, const char *path, uint64_t sec
 	if (s->image && !s->complete)
 		object_live(p, s);
 	return list_source(p, s);
+}
+
+int jitmap_process_scan_file(jitmap_process *p, const char *path, uint64_t bias,
+			     const char *where)
+{
+	if (!p || !path)
+		return -EINVAL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	uint64_t desc = 0, sm = 0;
+	bool has_desc = false, has_sm = false;
+	if (elf_version(EV_CURRENT) != EV_NONE) {
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (elf && elf_kind(elf) == ELF_K_ELF) {
+			has_desc = jitmap__elf_data_symbol(elf, JITMAP_JIT_DESCRIPTOR_SYMBOL, &desc) == 0;
+			has_sm = jitmap__elf_section_address(elf, JITMAP__STACKMAP_SECTION, &sm) == 0;
+		}
+		elf_end(elf);
+	}
+	close(fd);
+	int rc = 0;
+	if (has_desc)
+		rc = jitmap_process_scan_descriptor(p, desc + bias, where ? where : path);
+	if (!rc && has_sm)
+		rc = jitmap_process_scan_object(p, path, sm + bias);
+	return rc ? rc : has_desc;
 }
 
 /* -- Scanning -- */

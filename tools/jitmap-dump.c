@@ -689,7 +689,8 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 	const jitmap_target t = jitmap_core_target(c);
 	uint64_t descs[MAX_DESCRIPTORS];
 	const char *files[MAX_DESCRIPTORS];
-	size_t nd = jitmap_core_find_symbol(c, "__jit_debug_descriptor", descs, files, MAX_DESCRIPTORS);
+	size_t nd = jitmap_core_find_symbol(c, JITMAP_JIT_DESCRIPTOR_SYMBOL, descs, files,
+					    MAX_DESCRIPTORS);
 	if (nd > MAX_DESCRIPTORS)
 		nd = MAX_DESCRIPTORS;
 	for (size_t i = 0; jitmap_core_warning(c, i); i++)

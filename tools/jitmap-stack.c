@@ -25,10 +25,11 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/user.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <elf.h> /* NT_PRSTATUS: the regset PTRACE_GETREGSET names */
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
@@ -226,33 +227,16 @@ static void read_comm(pid_t pid, pid_t tid, char *out, size_t len)
 	fclose(f);
 }
 
-#if defined(__x86_64__)
-/* x86-64 user_regs_struct in DWARF numbering. */
-static void regs_from_user(const struct user_regs_struct *u, jitmap_frame_regs *r)
+/* A stopped thread's registers in DWARF numbering: 0, or an errno. The kernel gives its
+ * general registers as a core's NT_PRSTATUS holds them; the library knows their layout. */
+static int read_regs(const struct target *t, pid_t tid, jitmap_frame_regs *r)
 {
-	const uint64_t v[16] = {u->rax, u->rdx, u->rcx, u->rbx, u->rsi, u->rdi, u->rbp, u->rsp,
-				u->r8,  u->r9,  u->r10, u->r11, u->r12, u->r13, u->r14, u->r15};
-	memset(r, 0, sizeof(*r));
-	for (unsigned i = 0; i < 16; i++)
-		jitmap_frame_reg_set(r, i, v[i]);
-	r->pc = u->rip;
-}
-#endif
-
-/* A stopped thread's registers in DWARF numbering: 0, or an errno. */
-static int read_regs(pid_t tid, jitmap_frame_regs *r)
-{
-#if defined(__x86_64__)
-	struct user_regs_struct u;
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &u) != 0)
+	uint64_t gregs[64];
+	struct iovec iov = {gregs, sizeof(gregs)};
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) != 0)
 		return errno;
-	regs_from_user(&u, r);
-	return 0;
-#else
-	(void)tid;
-	(void)r;
-	return ENOTSUP; /* live threads are read on x86-64 only (issue #11): use a core */
-#endif
+	const int rc = jitmap_frame_regs_from_linux(t->arch, t->order, gregs, iov.iov_len, r);
+	return rc < 0 ? -rc : 0;
 }
 
 /* Stop every thread (PTRACE_SEIZE + PTRACE_INTERRUPT: no signal reaches the process) and
@@ -306,7 +290,7 @@ static int attach_all(struct target *t)
 					th->attached = false;
 				continue;
 			}
-			const int e = read_regs(tid, &th->regs);
+			const int e = read_regs(t, tid, &th->regs);
 			if (e == 0) {
 				th->have_regs = true;
 			} else {
@@ -339,8 +323,7 @@ static int open_live(struct target *t, pid_t pid)
 	char path[64];
 	t->live = true;
 	t->pid = pid;
-	t->arch = JITMAP_ARCH_X86_64;
-	t->order = JITMAP_ORDER_LITTLE;
+	t->arch = jitmap_arch_host(&t->order); /* a process this tool can trace runs its code */
 	read_comm(pid, pid, t->comm, sizeof(t->comm));
 	struct stat st;
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
@@ -348,10 +331,6 @@ static int open_live(struct target *t, pid_t pid)
 		fprintf(stderr, "jitmap-stack: no process %d\n", (int)pid);
 		return -1;
 	}
-#if !defined(__x86_64__)
-	fprintf(stderr, "jitmap-stack: live processes are read on x86-64 only; use a core\n");
-	return -1;
-#endif
 	if (attach_all(t) != 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
@@ -623,73 +602,11 @@ static const struct native_name *native_name(struct target *t, uint64_t pc)
 
 struct discovery {
 	struct target *t;
-	uint64_t descriptors[MAX_DESCRIPTORS];
-	const char *where[MAX_DESCRIPTORS];
-	size_t n;
+	size_t descriptors;
 };
 
-/* Where a module defines __jit_debug_descriptor: its symbol tables read raw through libelf
- * (a JIT linked with LLVM statically has a hundred thousand symbols; libdwfl's per-symbol
- * calls take milliseconds for them). */
-static void look_at_symbols(Dwfl_Module *m, struct discovery *d)
-{
-	static const char want[] = "__jit_debug_descriptor";
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(m, &bias);
-	if (!elf)
-		return;
-	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && d->n < MAX_DESCRIPTORS;
-	     scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize)
-			continue;
-		Elf_Scn *strscn = elf_getscn(elf, sh.sh_link);
-		Elf_Data *syms = elf_getdata(scn, NULL), *strs = strscn ? elf_getdata(strscn, NULL) : NULL;
-		if (!syms || !strs || !strs->d_buf)
-			continue;
-		const size_t n = syms->d_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(syms, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT ||
-			    sym.st_shndx == SHN_UNDEF || sym.st_name >= strs->d_size ||
-			    strs->d_size - sym.st_name < sizeof(want) ||
-			    memcmp((const char *)strs->d_buf + sym.st_name, want, sizeof(want)))
-				continue;
-			const uint64_t addr = sym.st_value + bias;
-			bool seen = false;
-			for (size_t k = 0; k < d->n; k++)
-				seen |= d->descriptors[k] == addr;
-			if (!seen && d->n < MAX_DESCRIPTORS) {
-				d->descriptors[d->n] = addr;
-				d->where[d->n] = module_name(m);
-				d->n++;
-			}
-		}
-	}
-}
-
-static void look_at_sections(Dwfl_Module *m, struct discovery *d)
-{
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(m, &bias);
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return;
-	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_addr)
-			continue;
-		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".llvm_stackmaps"))
-			continue;
-		const char *file = NULL;
-		dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &file, NULL);
-		if (file)
-			jitmap_process_scan_object(d->t->proc, file, sh.sh_addr + bias);
-	}
-}
-
+/* Each module's file: the JIT descriptor it defines and its .llvm_stackmaps (the library
+ * reads both, moved by the module's bias). */
 static int each_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr start,
 		       void *arg)
 {
@@ -697,17 +614,15 @@ static int each_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_
 	(void)name;
 	(void)start;
 	struct discovery *d = arg;
-	look_at_symbols(m, d);
-	return DWARF_CB_OK;
-}
-
-static int each_module_sections(Dwfl_Module *m, void **userdata, const char *name,
-				Dwarf_Addr start, void *arg)
-{
-	(void)userdata;
-	(void)name;
-	(void)start;
-	look_at_sections(m, arg);
+	GElf_Addr bias;
+	const char *file = NULL;
+	if (!dwfl_module_getelf(m, &bias))
+		return DWARF_CB_OK;
+	dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+	const int n = file ? jitmap_process_scan_file(d->t->proc, file, bias, module_name(m)) : 0;
+	if (n < 0)
+		return DWARF_CB_ABORT;
+	d->descriptors += (size_t)n;
 	return DWARF_CB_OK;
 }
 
@@ -721,27 +636,27 @@ static int scan_process(struct target *t)
 		return -1;
 	}
 	struct discovery d = {.t = t};
-	dwfl_getmodules(t->dwfl, each_module, &d, 0);
-	if (!d.n && t->core) {
+	jitmap_process_scan_begin(t->proc);
+	if (dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0) {
+		fprintf(stderr, "jitmap-stack: out of memory\n");
+		return -1;
+	}
+	if (!d.descriptors && t->core) {
 		/* A core libdwfl finds no module in (qemu-user's guest cores have no NT_FILE
 		 * note): the library places the executable by the auxiliary vector (--exe). */
 		uint64_t found[MAX_DESCRIPTORS];
-		const size_t n = jitmap_core_find_symbol(t->core, "__jit_debug_descriptor", found,
-							 NULL, MAX_DESCRIPTORS);
-		for (size_t i = 0; i < n && i < MAX_DESCRIPTORS; i++) {
-			d.descriptors[d.n] = found[i];
-			d.where[d.n++] = "the executable";
-		}
+		const char *files[MAX_DESCRIPTORS];
+		const size_t n = jitmap_core_find_symbol(t->core, JITMAP_JIT_DESCRIPTOR_SYMBOL, found,
+							 files, MAX_DESCRIPTORS);
+		for (size_t i = 0; i < n && i < MAX_DESCRIPTORS; i++)
+			jitmap_process_scan_descriptor(t->proc, found[i], files[i]);
+		d.descriptors = n < MAX_DESCRIPTORS ? n : MAX_DESCRIPTORS;
 	}
-	jitmap_process_scan_begin(t->proc);
-	for (size_t i = 0; i < d.n; i++)
-		jitmap_process_scan_descriptor(t->proc, d.descriptors[i], d.where[i]);
-	dwfl_getmodules(t->dwfl, each_module_sections, &d, 0);
 	if (jitmap_process_scan_end(t->proc)) {
 		fprintf(stderr, "jitmap-stack: out of memory\n");
 		return -1;
 	}
-	t->ndescriptors = d.n;
+	t->ndescriptors = d.descriptors;
 	return 0;
 }
 

@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 	const jitmap_process_opts popts = {.sz = sizeof(popts), .flags = JITMAP_PROCESS_LAZY};
 	jitmap_process *p = jitmap_process_new(&w.memory, &popts);
 	uint64_t desc[8];
-	const size_t nd = jitmap_core_find_symbol(w.core, "__jit_debug_descriptor", desc, NULL, 8);
+	const size_t nd = jitmap_core_find_symbol(w.core, JITMAP_JIT_DESCRIPTOR_SYMBOL, desc, NULL, 8);
 	jitmap_process_scan_begin(p);
 	for (size_t i = 0; i < nd && i < 8; i++)
 		jitmap_process_scan_descriptor(p, desc[i], "the program");

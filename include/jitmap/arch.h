@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jitmap/types.h"
+
 #ifndef JITMAP_API
 #define JITMAP_API __attribute__((visibility("default")))
 #endif
@@ -34,6 +36,9 @@ typedef enum jitmap_arch {
  * the PC itself (-1 where the PC has none). -1 for an unknown architecture. */
 JITMAP_API int jitmap_reg_ra(jitmap_arch arch);
 JITMAP_API int jitmap_reg_pc(jitmap_arch arch);
+/* The architecture this library was built for, and its byte order in *order (when not
+ * NULL): the one of a live process a tool built with it traces. */
+JITMAP_API jitmap_arch jitmap_arch_host(jitmap_byte_order *order);
 /* How many DWARF registers, from 0, an unwinder tracks (x86-64: 17, rax..r15 and rip). */
 JITMAP_API unsigned jitmap_arch_num_core_regs(jitmap_arch arch);
 /* Pointer size in bytes (0 for an unknown architecture). */

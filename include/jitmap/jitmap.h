@@ -511,7 +511,12 @@ JITMAP_API const char *jitmap_image_layouts_problem(const jitmap_image *img);
 
 /* -- The GDB JIT interface, read from a target -- */
 
-/* The list head a JIT publishes as `__jit_debug_descriptor` (GDB manual, "JIT Interface"). */
+/* The data symbol under which a JIT publishes its list head (GDB manual, "JIT Interface"):
+ * what a tool looks up in a process's files (jitmap_core_find_symbol,
+ * jitmap_process_scan_file). */
+#define JITMAP_JIT_DESCRIPTOR_SYMBOL "__jit_debug_descriptor"
+
+/* The list head a JIT publishes as `__jit_debug_descriptor`. */
 typedef struct jitmap_jit_descriptor {
 	uint64_t address;     /* where it was read */
 	uint32_t version;     /* 1 */

@@ -86,6 +86,16 @@ JITMAP_API int jitmap_process_scan_descriptor(jitmap_process *p, uint64_t addr,
 /* A loaded file whose .llvm_stackmaps the debugger placed at `section_address`. */
 JITMAP_API int jitmap_process_scan_object(jitmap_process *p, const char *path,
 					  uint64_t section_address);
+/* A file the process has loaded, its addresses moved by `bias` (0 for an executable at its
+ * linked addresses): the JIT descriptor it defines, if any (the data symbol
+ * JITMAP_JIT_DESCRIPTOR_SYMBOL of .symtab or .dynsym), is walked as
+ * jitmap_process_scan_descriptor walks one, `where` (NULL: `path`) naming it; its
+ * .llvm_stackmaps, if it has one, is read as jitmap_process_scan_object reads one. A file that
+ * cannot be opened or is not ELF adds nothing. For a tool that lists a process's modules
+ * itself (jitmap-stack with libdwfl). Returns how many descriptors the file defines (0 or 1),
+ * or -ENOMEM. */
+JITMAP_API int jitmap_process_scan_file(jitmap_process *p, const char *path, uint64_t bias,
+					const char *where);
 /* Drop the sources not seen since scan_begin and update the index. Returns 0 or -ENOMEM. */
 JITMAP_API int jitmap_process_scan_end(jitmap_process *p);
 

@@ -45,6 +45,17 @@ static inline void jitmap_frame_reg_set(jitmap_frame_regs *r, unsigned n, uint64
 	}
 }
 
+/* A thread's registers from Linux's general registers: NT_PRSTATUS's pr_reg, which
+ * PTRACE_GETREGSET reads as NT_PRSTATUS (x86-64 user_regs_struct, AArch64 user_pt_regs, s390x
+ * s390_regs), `len` bytes at `gregs` in byte order `order`. `*out` is cleared, then holds the
+ * PC in out->pc and, by DWARF number, every register an unwinder tracks
+ * (jitmap_arch_num_core_regs) that the layout has within `len`.
+ * Returns 0; -ENOTSUP for an architecture whose layout jitmap does not know (ppc64, RISC-V);
+ * -EINVAL for NULL arguments or when `len` does not reach the PC. A core's threads are read
+ * with the same layouts (jitmap_core_thread). */
+JITMAP_API int jitmap_frame_regs_from_linux(jitmap_arch arch, jitmap_byte_order order,
+					    const void *gregs, size_t len, jitmap_frame_regs *out);
+
 /* Target memory. Returns 0, or a negative errno when the bytes cannot be read. */
 typedef struct jitmap_unwind_target {
 	void *ctx;

@@ -4,9 +4,11 @@
  * Covers the MCJIT case (the live section not relocated yet: addresses from the registered
  * copy), relocation between two scans, reuse without re-parsing, unregistering, an unreadable
  * live section, hostile sizes, a descriptor that cannot be read, and a loaded file. */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "unit.h"
 
 #include <elf.h>
+#include <link.h>
 
 #include "jitmap/process.h"
 
@@ -362,6 +364,75 @@ static void test_loaded_file(void **state)
 	world_free(&w);
 }
 
+/* The JIT descriptor this executable defines for test_scan_file (an object named as GDB's
+ * interface names it), its list's first entry where nothing is mapped. */
+struct {
+	uint32_t version, action_flag;
+	uint64_t relevant_entry, first_entry;
+} __jit_debug_descriptor = {1, 0, 0, 0x10};
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *out)
+{
+	(void)size;
+	*(uint64_t *)out = info->dlpi_addr;
+	return 1; /* the main program is listed first */
+}
+
+/* A loaded file as a tool that lists modules hands it in (jitmap-stack with libdwfl): this
+ * executable, whose descriptor is walked at its load bias (the walk stops at the entry that
+ * is not mapped, and says so under the name given), and a linked s390x executable whose
+ * .llvm_stackmaps is listed where the bias puts it. */
+static void test_scan_file(void **state)
+{
+	(void)state;
+	uint64_t bias = 0;
+	dl_iterate_phdr(first_object, &bias);
+	struct fake f = {.n = 1};
+	f.r[0] = (struct region){(uint64_t)(uintptr_t)&__jit_debug_descriptor,
+				 (uint8_t *)&__jit_debug_descriptor,
+				 sizeof(__jit_debug_descriptor)};
+	const jitmap_target t = {.ctx = &f, .read_mem = fake_read};
+	jitmap_process *p = jitmap_process_new(&t, NULL);
+	assert_non_null(p);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_file(p, "/proc/self/exe", bias, "this test"), 1);
+	assert_int_equal(jitmap_process_scan_file(p, "/nonexistent/file", 0, NULL), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	assert_true(f.reads > 0);
+	bool named = false;
+	for (size_t k = 0; k < jitmap_process_num_problems(p); k++)
+		named |= strstr(jitmap_process_problem(p, k), "this test") &&
+			 strstr(jitmap_process_problem(p, k), "0x10");
+	if (!named)
+		fail_msg("no problem names the descriptor's walk (%zu problems: %s)",
+			 jitmap_process_num_problems(p),
+			 jitmap_process_num_problems(p) ? jitmap_process_problem(p, 0) : "");
+	jitmap_process_free(p);
+
+	const char *dir = getenv("JITMAP_FIXTURES");
+	if (!dir)
+		skip();
+	char s390x[4096];
+	snprintf(s390x, sizeof(s390x), "%s/cross/cross-s390x.elf", dir);
+	jitmap_error err;
+	jitmap_image *img = jitmap_image_open_file(s390x, &err);
+	assert_non_null(img);
+	uint64_t sh_addr = 0, sh_size = 0;
+	assert_int_equal(jitmap_image_stackmap_section(img, &sh_addr, &sh_size), 0);
+	jitmap_image_free(img);
+	p = jitmap_process_new(&t, NULL);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_file(p, s390x, 0x100000, NULL), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	assert_int_equal(jitmap_process_num_sources(p), 1);
+	jitmap_source_info si;
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_int_equal(si.kind, JITMAP_SOURCE_OBJECT);
+	assert_string_equal(si.name, s390x);
+	assert_int_equal(si.section_address, sh_addr + 0x100000);
+	jitmap_process_free(p);
+}
+
 static bool image_problem(const jitmap_process *p, uint64_t id, const char *needle)
 {
 	for (size_t k = 0; jitmap_process_image_problem(p, id, k); k++)
@@ -648,6 +719,7 @@ int main(void)
 		cmocka_unit_test(test_no_stackmap_anywhere),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_loaded_file),
+		cmocka_unit_test(test_scan_file),
 		cmocka_unit_test(test_handed_image),
 		cmocka_unit_test(test_shared_parse),
 		cmocka_unit_test(test_code_at),

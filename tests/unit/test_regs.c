@@ -3,6 +3,10 @@
  * ELF machine numbers. */
 #include "unit.h"
 
+#include <sys/user.h>
+
+#include "jitmap/unwind.h"
+
 #define X86 JITMAP_ARCH_X86_64
 #define A64 JITMAP_ARCH_AARCH64
 #define PPC JITMAP_ARCH_PPC64
@@ -329,6 +333,56 @@ static void test_call_before(void **state)
 }
 
 /* The ABI calls bindings check themselves against. */
+/* Linux's general registers (what a core's NT_PRSTATUS and PTRACE_GETREGSET hold): x86-64
+ * from the C library's own user_regs_struct, s390x laid out by hand from s390_regs (psw
+ * mask, psw addr, gprs[16], big-endian), the architecture's host, and the refusals. */
+static void test_linux_gregs(void **state)
+{
+	(void)state;
+	jitmap_frame_regs r;
+#if defined(__x86_64__)
+	struct user_regs_struct u;
+	memset(&u, 0, sizeof(u));
+	u.rax = 0xa0, u.rdx = 0xd0, u.rbx = 0xb0, u.rbp = 0xbb, u.rsp = 0x5500, u.r15 = 0xf15;
+	u.rip = 0x401000, u.orig_rax = 0xdead;
+	assert_int_equal(jitmap_frame_regs_from_linux(JITMAP_ARCH_X86_64, JITMAP_ORDER_LITTLE, &u,
+						      sizeof(u), &r), 0);
+	assert_int_equal(r.pc, 0x401000);
+	static const struct {
+		unsigned regno;
+		uint64_t v;
+	} want[] = {{0, 0xa0}, {1, 0xd0}, {3, 0xb0}, {6, 0xbb}, {7, 0x5500}, {15, 0xf15}};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_true(jitmap_frame_reg_known(&r, want[i].regno));
+		assert_int_equal(r.reg[want[i].regno], want[i].v);
+	}
+	assert_false(jitmap_frame_reg_known(&r, 16)); /* the PC is in r.pc */
+	assert_false(jitmap_frame_reg_known(&r, 49)); /* eflags: not an unwinder's register */
+	jitmap_byte_order order;
+	assert_int_equal(jitmap_arch_host(&order), JITMAP_ARCH_X86_64);
+	assert_int_equal(order, JITMAP_ORDER_LITTLE);
+	/* Cut before rip: no PC. */
+	assert_int_equal(jitmap_frame_regs_from_linux(JITMAP_ARCH_X86_64, JITMAP_ORDER_LITTLE, &u,
+						      120, &r), -EINVAL);
+#endif
+	uint8_t s390[208] = {0};
+	for (unsigned k = 0; k < 8; k++) {
+		s390[8 + k] = (uint8_t)(0x10 + k);           /* psw addr 0x1011121314151617 */
+		s390[16 + 8 * 6 + k] = (uint8_t)(0x60 + k);  /* r6 */
+		s390[16 + 8 * 15 + k] = (uint8_t)(0xf0 + k); /* r15 */
+	}
+	assert_int_equal(jitmap_frame_regs_from_linux(JITMAP_ARCH_S390X, JITMAP_ORDER_BIG, s390,
+						      sizeof(s390), &r), 0);
+	assert_int_equal(r.pc, UINT64_C(0x1011121314151617));
+	assert_int_equal(r.reg[6], UINT64_C(0x6061626364656667));
+	assert_int_equal(r.reg[15], UINT64_C(0xf0f1f2f3f4f5f6f7));
+	assert_false(jitmap_frame_reg_known(&r, 48)); /* access registers: not tracked */
+	assert_int_equal(jitmap_frame_regs_from_linux(JITMAP_ARCH_PPC64, JITMAP_ORDER_BIG, s390,
+						      sizeof(s390), &r), -ENOTSUP);
+	assert_int_equal(jitmap_frame_regs_from_linux(JITMAP_ARCH_S390X, JITMAP_ORDER_BIG, NULL, 0,
+						      &r), -EINVAL);
+}
+
 static void test_abi(void **state)
 {
 	(void)state;
@@ -352,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_roles),
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_call_before),
+		cmocka_unit_test(test_linux_gregs),
 		cmocka_unit_test(test_abi),
 	};
 	return cmocka_run_group_tests_name("regs", tests, NULL, NULL);
