@@ -12,20 +12,7 @@
  * that is the caller's SP (s390x: 160 bytes above it), a reason when there is no caller, FDE ranges that hold the PC.
  * A section that does not open must say why.
  */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "jitmap/unwind.h"
-
-#define CHECK(cond)                                                                         \
-	do {                                                                                \
-		if (!(cond)) {                                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			abort();                                                            \
-		}                                                                           \
-	} while (0)
+#include "fuzz_step.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -61,31 +48,7 @@ static void probe(const jitmap_cfi *cfi, jitmap_arch arch, uint64_t pc)
 		jitmap_unwind_result res;
 		char why[256];
 		const int rc = jitmap_unwind_step(&code, &regs, &target, &res, why, sizeof(why));
-		CHECK(memchr(why, '\0', sizeof(why)) != NULL);
-		if (rc == 0) {
-			CHECK(res.method >= JITMAP_UNWIND_CFI && res.method <= JITMAP_UNWIND_FRAME_POINTER);
-			CHECK(jitmap_frame_reg_known(&res.caller, sp));
-			/* The caller's SP is the CFA, or on s390x 160 bytes below it (the register
-			 * save area), and above this frame's SP; only frame 0 with its return
-			 * address still in the link register (a leaf that allocated nothing) may
-			 * share its SP. */
-			const uint64_t off = arch == JITMAP_ARCH_S390X ? 160 : 0;
-			const bool leaf = innermost && ra != sp && res.caller.pc == regs.reg[ra];
-			CHECK(res.caller.reg[sp] == res.cfa - off);
-			CHECK(res.caller.reg[sp] > regs.reg[sp] ||
-			      (leaf && res.caller.reg[sp] == regs.reg[sp]));
-			CHECK(res.cfa > regs.reg[sp] || (leaf && res.cfa == regs.reg[sp]));
-			/* Caller-saved registers are never known in the caller. */
-			for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++)
-				if (jitmap_frame_reg_known(&res.caller, r))
-					CHECK(r == sp || jitmap_unwind_callee_saved(arch, r));
-		} else {
-			CHECK(rc == -ENOENT || rc == -EFAULT || rc == -ESRCH);
-			CHECK(why[0] != '\0');
-			/* The outermost frame (unwind.h): found by CFI, and no caller. */
-			if (rc == -ESRCH)
-				CHECK(res.method == JITMAP_UNWIND_CFI && !res.caller.known[0]);
-		}
+		check_step(arch, innermost, &regs, rc, &res, why, sizeof(why), false);
 	}
 }
 

@@ -19,9 +19,8 @@
  * above the caller's SP on s390x, no caller-saved register in the caller, a reason when
  * there is no caller.
  */
-#include "fuzz_common.h"
+#include "fuzz_step.h"
 #include "jitmap/producer.h"
-#include "jitmap/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -112,22 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	jitmap_unwind_result res;
 	char why[512];
 	const int rc = jitmap_unwind_step(&code, &regs, &target, &res, why, sizeof(why));
-	CHECK(memchr(why, '\0', sizeof(why)) != NULL);
-	if (rc == 0) {
-		CHECK(res.method == JITMAP_UNWIND_STACKMAP || res.method == JITMAP_UNWIND_FRAME_POINTER);
-		CHECK(jitmap_frame_reg_known(&res.caller, sp));
-		const uint64_t off = arch == JITMAP_ARCH_S390X ? 160 : 0;
-		const bool leaf = innermost && ra != sp && res.caller.pc == regs.reg[ra];
-		CHECK(res.caller.reg[sp] == res.cfa - off);
-		CHECK(res.caller.reg[sp] > regs.reg[sp] ||
-		      (leaf && res.caller.reg[sp] == regs.reg[sp]));
-		for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++)
-			if (jitmap_frame_reg_known(&res.caller, r))
-				CHECK(r == sp || jitmap_unwind_callee_saved(arch, r));
-	} else {
-		CHECK(rc == -ENOENT || rc == -EFAULT || rc == -ENOTSUP);
-		CHECK(rc == -ENOTSUP || why[0] != '\0');
-	}
+	check_step(arch, innermost, &regs, rc, &res, why, sizeof(why), true);
+	CHECK(rc != -ESRCH && (rc != 0 || res.method != JITMAP_UNWIND_CFI)); /* no CFI given */
 	jitmap_stackmap_free(sm);
 	free(bytes);
 	return 0;
