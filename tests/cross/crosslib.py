@@ -199,6 +199,22 @@ STATEPOINT_AFTER_CALL = os.path.join(SOURCE, "tests", "fixtures", "ir",
                                      "statepoint_after_call.ll")
 
 
+def deep_recursion(program, qemu, prefix, inner, outer, outer_id, recurse_id):
+    """The hand-written JIT run with --depth 3 (--trap), the reader claiming it: bt shows the
+    leaf `inner` and four `outer` frames above it, then main, all unwound by jitmap; frame 1
+    is at record `outer_id`, frames 2-4 at `recurse_id`, each with the truth's values."""
+    out, prog, a = gdb_session("deep", program, [
+        "set jitmap reader-claim auto", "continue", "bt"] +
+        ["json f%d info stackmap -json %d" % (k, k) for k in range(1, 5)], qemu,
+        ["--trap", "--depth", "3"])
+    t = truth(prog, prefix)
+    check(re.search(r"#0 .* %s \(\)\n(#[1-4] .* %s \(\)\n){4}#5 .* in main " % (inner, outer),
+                    out), "depth 3: bt:\n" + out)
+    check_record(a.get("f1", {}), outer_id, t, "depth 3, frame 1")
+    for k in range(2, 5):
+        check_record(a.get("f%d" % k, {}), recurse_id, t, "depth 3, frame %d" % k)
+
+
 def lli_after_call(what, qemu, lli, qemu_args, sysroot, own_unwinder, statepoint=False):
     """The target's lli runs stackmap_after_call.ll (or, with `statepoint`, the same values as
     statepoint 12's deopt state: where LLVM reloads a spilled value between a call and a

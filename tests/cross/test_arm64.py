@@ -82,16 +82,8 @@ def gdb_live():
               m.group(0) if m else out))
 
     # Recursion (--depth 3): jitmap's unwinder through four frame records above the leaf.
-    out, prog, a = gdb_session("deep", PROG, [
-        "set jitmap reader-claim auto", "continue", "bt"] +
-        ["json f%d info stackmap -json %d" % (k, k) for k in range(1, 5)], QEMU,
-        ["--trap", "--depth", "3"])
-    t = truth(prog)
-    check(re.search(r"#0 .* handjit_arm64_inner \(\)\n(#[1-4] .* handjit_arm64_outer \(\)\n){4}"
-                    r"#5 .* in main ", out), "depth 3: bt:\n" + out)
-    check_record(a.get("f1", {}), 1001, t, "depth 3, frame 1")
-    for k in range(2, 5):
-        check_record(a.get("f%d" % k, {}), 1003, t, "depth 3, frame %d" % k)
+    X.deep_recursion(PROG, QEMU, TRUTH_PREFIX, "handjit_arm64_inner", "handjit_arm64_outer",
+                     1001, 1003)
 
     # jitmap break before the code exists; the program runs without trapping.
     out, prog, a = gdb_session("break", PROG, [

@@ -143,16 +143,8 @@ def gdb_live():
               "%s: jitmap's unwinder unwound the JIT frames: %s" % (w, m.group(0) if m else out))
 
     # Recursion (--depth 3): four stmg frames above the leaf, each by the stackmap rule.
-    out, prog, a = gdb_session("deep", PROG, [
-        "set jitmap reader-claim auto", "continue", "bt"] +
-        ["json f%d info stackmap -json %d" % (k, k) for k in range(1, 5)], QEMU,
-        ["--trap", "--depth", "3"])
-    t = truth(prog)
-    check(re.search(r"#0 .* handjit_s390x_inner \(\)\n(#[1-4] .* handjit_s390x_outer \(\)\n){4}"
-                    r"#5 .* in main ", out), "depth 3: bt:\n" + out)
-    check_record(a.get("f1", {}), OUTER, t, "depth 3, frame 1")
-    for k in range(2, 5):
-        check_record(a.get("f%d" % k, {}), RECURSE, t, "depth 3, frame %d" % k)
+    X.deep_recursion(PROG, QEMU, TRUTH_PREFIX, "handjit_s390x_inner", "handjit_s390x_outer",
+                     OUTER, RECURSE)
 
     # jitmap break before the code exists; the program runs without trapping.
     out, prog, a = gdb_session("break", PROG, [
