@@ -907,6 +907,15 @@ static void test_frame_pointer(void **state)
 
 /* -- The stackmap's frame size -- */
 
+/* The stackmap `b` describes, parsed. */
+static jitmap_stackmap *built(sm_builder *b, jitmap_byte_order order, jitmap_arch arch)
+{
+	sm_bytes bytes = smb_emit(b);
+	jitmap_stackmap *sm = parse_bytes_ok(&bytes, order, arch);
+	sm_bytes_free(&bytes);
+	return sm;
+}
+
 static jitmap_stackmap *one_function_stackmap(uint64_t stack_size, jitmap_arch arch)
 {
 	sm_builder b;
@@ -915,10 +924,7 @@ static jitmap_stackmap *one_function_stackmap(uint64_t stack_size, jitmap_arch a
 	smb_record(&b, 7, 0x10);
 	smb_loc(&b, REG, 8, 3, 0);
 	smb_record(&b, 8, 0x30);
-	sm_bytes s = smb_emit(&b);
-	jitmap_stackmap *sm = parse_bytes_ok(&s, JITMAP_ORDER_LITTLE, arch);
-	sm_bytes_free(&s);
-	return sm;
+	return built(&b, JITMAP_ORDER_LITTLE, arch);
 }
 
 static void test_stackmap_rule(void **state)
@@ -1107,9 +1113,7 @@ static void test_aarch64(void **state)
 	smb_record(&b, 1007, 0x4);
 	smb_function(&b, 0x102c0, 32);
 	smb_record(&b, 1008, 0x8);
-	sm_bytes bytes = smb_emit(&b);
-	jitmap_stackmap *sm = parse_bytes_ok(&bytes, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
-	sm_bytes_free(&bytes);
+	jitmap_stackmap *sm = built(&b, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
 
 	jitmap_unwind_code code = {.arch = JITMAP_ARCH_AARCH64, .sm = sm, .is_innermost = true,
 				   .methods = ONLY(STACKMAP)};
@@ -1290,12 +1294,7 @@ static void test_aarch64_lookalikes(void **state)
 	smb_init(&b, 3, JITMAP_ORDER_LITTLE);
 	smb_function(&b, 0x10000, 16);
 	smb_record(&b, 2001, 0x2c);
-	jitmap_stackmap *sm;
-	{
-		sm_bytes bytes = smb_emit(&b);
-		sm = parse_bytes_ok(&bytes, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
-		sm_bytes_free(&bytes);
-	}
+	jitmap_stackmap *sm = built(&b, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
 	jitmap_unwind_code code = {.arch = JITMAP_ARCH_AARCH64, .sm = sm, .is_innermost = true};
 	jitmap_unwind_result res;
 	char why[512];
@@ -1324,11 +1323,7 @@ static void test_aarch64_lookalikes(void **state)
 	smb_init(&b, 3, JITMAP_ORDER_LITTLE);
 	smb_function(&b, 0x10240, 16);
 	smb_record(&b, 2002, 0x8);
-	{
-		sm_bytes bytes = smb_emit(&b);
-		sm = parse_bytes_ok(&bytes, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
-		sm_bytes_free(&bytes);
-	}
+	sm = built(&b, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
 	code.sm = sm;
 	memset(&r, 0, sizeof(r));
 	r.pc = 0x10248;
@@ -1460,9 +1455,7 @@ static void test_s390x(void **state)
 	smb_record(&b, 2008, 0x28);
 	smb_function(&b, 0x10260, 32);
 	smb_record(&b, 2009, 0x4);
-	sm_bytes bytes = smb_emit(&b);
-	jitmap_stackmap *sm = parse_bytes_ok(&bytes, JITMAP_ORDER_BIG, S390);
-	sm_bytes_free(&bytes);
+	jitmap_stackmap *sm = built(&b, JITMAP_ORDER_BIG, S390);
 
 	jitmap_unwind_code code = {.arch = S390, .order = JITMAP_ORDER_BIG, .sm = sm,
 				   .is_innermost = true, .methods = ONLY(STACKMAP)};
