@@ -150,6 +150,34 @@ def guest_core(qemu, program, args):
     return (cores[0] if cores else None), r.stdout
 
 
+def dump_entries(core, program):
+    """jitmap-dump on qemu's guest `core`: without --exe it says why it finds nothing and what
+    to give; with --exe `program`, exit 0. The JIT entries of its JSON ([] when it failed)."""
+    r = run([DUMP, core])
+    check(r.returncode == 1 and "no __jit_debug_descriptor" in r.stderr and "--exe" in r.stderr,
+          "core, jitmap-dump without --exe: says why and what to give (%d: %s)" % (
+              r.returncode, r.stderr))
+    r = run([DUMP, "--format=json", "--exe", program, core])
+    check(r.returncode == 0, "core, jitmap-dump --exe: exit 0 (%s)" % r.stderr)
+    if r.returncode:
+        return []
+    return [e for ds in json.loads(r.stdout)["descriptors"] for e in ds["entries"]]
+
+
+def record_ids(entries):
+    return sorted(rec["id"] for e in entries for b in e["blobs"] for rec in b["records"])
+
+
+def stack_frames(core, program, options=()):
+    """jitmap-stack --json --values [options] --exe `program` on `core`: (every frame of every
+    thread, its JIT frames, what it printed), empty lists when it failed."""
+    r = run([STACK, "--json", "--values"] + list(options) + ["--exe", program, core])
+    every = []
+    if r.returncode == 0:
+        every = [f for th in json.loads(r.stdout)["threads"] for f in th["frames"]]
+    return every, [f for f in every if f.get("jit")], "%d: %s" % (r.returncode, r.stdout[:300])
+
+
 def gdb_session(name, program, commands, qemu=None, args=(), qemu_args=(), jitmap=True,
                 core=None, sysroot="/"):
     """gdb-multiarch over a fresh qemu (or on `core`): (its output, the program's output, the

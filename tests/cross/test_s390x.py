@@ -191,28 +191,16 @@ def core():
     # The producer wrote the stackmap in the host's order: NumFunctions (2) big-endian.
     check(re.search(r"stackmap=00000002\b", out), "the stackmap's header is big-endian: " +
           out[:200])
-    r = run([X.DUMP, c])
-    check(r.returncode == 1 and "no __jit_debug_descriptor" in r.stderr and "--exe" in r.stderr,
-          "core, jitmap-dump without --exe: says why and what to give (%d: %s)" % (
-              r.returncode, r.stderr))
-    r = run([X.DUMP, "--format=json", "--exe", PROG, c])
-    check(r.returncode == 0, "core, jitmap-dump --exe: exit 0 (%s)" % r.stderr)
-    ids, entries = [], []
-    if r.returncode == 0:
-        entries = [e for ds in json.loads(r.stdout)["descriptors"] for e in ds["entries"]]
-        ids = sorted(rec["id"] for e in entries for b in e["blobs"] for rec in b["records"])
+    entries = X.dump_entries(c, PROG)
+    ids = X.record_ids(entries)
     check(ids == [OUTER, INNER, RECURSE], "core, jitmap-dump --exe: records %s" % ids)
     check([(e.get("arch"), e.get("byte_order")) for e in entries] == [("s390x", "big")],
           "core, jitmap-dump --exe: one s390x big-endian entry: %s" % entries)
 
-    r = run([X.STACK, "--json", "--values", "--exe", PROG, c])
-    frames = names = []
-    if r.returncode == 0:
-        every = [f for th in json.loads(r.stdout)["threads"] for f in th["frames"]]
-        frames = [f for f in every if f.get("jit")]
-        names = [f["function"] for f in every]
+    every, frames, said = X.stack_frames(c, PROG)
+    names = [f["function"] for f in every]
     check([f["function"] for f in frames] == ["handjit_s390x_inner", "handjit_s390x_outer"],
-          "core, jitmap-stack --exe: the two JIT frames (%d: %s)" % (r.returncode, r.stdout[:300]))
+          "core, jitmap-stack --exe: the two JIT frames (%s)" % said)
     check(names[2:4] == ["main", "__libc_start_call_main"],
           "core, jitmap-stack --exe: main and libc's frames below the JIT frames: %s" % names)
     check([f.get("unwound_by") for f in frames[1:]] == ["stackmap"],
