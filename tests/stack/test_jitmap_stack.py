@@ -21,6 +21,7 @@
 Exits 77 (skipped) when the demo, jitmap-stack, gdb or eu-stack is missing, or cores cannot be
 made here.
 """
+import glob
 import json
 import os
 import re
@@ -332,9 +333,16 @@ def bad_input(core):
           "a process that does not exist: exit 1, named (%d: %s)" % (r.returncode, r.stderr))
     # A process it may not trace (another user's): exit 1, why, and the process untouched.
     if os.geteuid() == 0 and shutil.which("setpriv"):
+        # The build tree may be in a folder only its owner enters (a clone in mktemp -d): the
+        # other user runs a copy of jitmap-stack and libjitmap it can read.
+        mine = tempfile.mkdtemp(prefix="jitmap-stack-other-user-")
+        os.chmod(mine, 0o755)
+        for f in [STACK] + glob.glob(os.path.join(BUILD, "libjitmap.so*")):
+            shutil.copy2(f, mine)
         victim = subprocess.Popen(["sleep", "60"])
         try:
-            r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", STACK,
+            r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+                     "LD_LIBRARY_PATH=" + mine, os.path.join(mine, "jitmap-stack"),
                      str(victim.pid)])
             check(r.returncode == 1 and "cannot trace process %d" % victim.pid in r.stderr and
                   "Operation not permitted" in r.stderr,
@@ -344,6 +352,7 @@ def bad_input(core):
         finally:
             victim.kill()
             victim.wait()
+            shutil.rmtree(mine, ignore_errors=True)
     r = run([STACK, DEMO])
     check(r.returncode == 1 and DEMO in r.stderr and "core" in r.stderr,
           "not a core: exit 1, the file named (%d: %s)" % (r.returncode, r.stderr))
