@@ -3,6 +3,7 @@
  * each public struct a binding may mirror (gdb-scripts/jitmap/native.py checks its ctypes
  * structures against these when it loads the library). */
 #include "internal.h"
+#include "jitmap/frame.h"
 #include "jitmap/process.h"
 #include "jitmap/unwind.h"
 
@@ -27,7 +28,7 @@ static const struct {
 	STRUCT(jitmap_jit_descriptor), STRUCT(jitmap_jit_code),      STRUCT(jitmap_process_opts),
 	STRUCT(jitmap_source_info),   STRUCT(jitmap_image_opts),     STRUCT(jitmap_image_range),
 	STRUCT(jitmap_image_symbol_info), STRUCT(jitmap_vref),            STRUCT(jitmap_vslot),
-	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout),
+	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout), STRUCT(jitmap_frame_desc),
 };
 
 size_t jitmap_sizeof(const char *type_name)

@@ -52,6 +52,24 @@ int jitmap__elf_data_symbol(struct Elf *elf, const char *name, uint64_t *value);
 /* The address of the first section `name` placed in memory (sh_addr != 0): 0, or -ENOENT. */
 int jitmap__elf_section_address(struct Elf *elf, const char *name, uint64_t *addr);
 
+/* -- The process model for the frame model (process.c) -- */
+
+struct jitmap_process;
+/* Where a stackmap of the process came from: the name the user sees ("JIT entry 0x...", a
+ * file's path, the name an image was handed in with), its image, its notes. */
+struct jitmap__stackmap_source {
+	const char *name;
+	const jitmap_image *image;
+	const char *const *notes;
+	size_t num_notes;
+};
+/* The process's stackmaps: the last scan's sources in their order, then the images handed
+ * in. Element `i` (NULL when it has no stackmap, or past the end) and, when `out` is not NULL,
+ * where it came from. */
+size_t jitmap__process_num_stackmaps(const struct jitmap_process *p);
+const jitmap_stackmap *jitmap__process_stackmap(const struct jitmap_process *p, size_t i,
+						struct jitmap__stackmap_source *out);
+
 /* Fill `err` (may be NULL) and return `code` (a negative errno). */
 int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

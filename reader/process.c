@@ -1305,3 +1305,36 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 	}
 	return -ENOENT;
 }
+
+/* -- For the frame model (reader/frame.c) -- */
+
+static const struct source *source_of(const jitmap_process *p, size_t i)
+{
+	/* The last scan's list first (the names the user sees in `info stackmaps`), then the
+	 * images a debugger handed in. */
+	if (i < p->norder)
+		return p->order[i];
+	i -= p->norder;
+	return i < p->nhanded ? p->handed[i] : NULL;
+}
+
+size_t jitmap__process_num_stackmaps(const jitmap_process *p)
+{
+	return p ? p->norder + p->nhanded : 0;
+}
+
+const jitmap_stackmap *jitmap__process_stackmap(const jitmap_process *p, size_t i,
+						struct jitmap__stackmap_source *out)
+{
+	const struct source *s = source_of(p, i);
+	if (!s)
+		return NULL;
+	if (out)
+		*out = (struct jitmap__stackmap_source){
+			.name = s->kind == JITMAP_SOURCE_JIT ? s->name : s->path,
+			.image = s->image,
+			.notes = (const char *const *)s->notes.items,
+			.num_notes = s->notes.n,
+		};
+	return s->sm;
+}

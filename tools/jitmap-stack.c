@@ -34,6 +34,7 @@
 #include <gelf.h>
 
 #include <jitmap/arch.h>
+#include <jitmap/frame.h>
 #include <jitmap/core.h>
 #include <jitmap/jitmap.h>
 #include <jitmap/process.h>
@@ -674,8 +675,10 @@ static void process_problems(struct target *t)
 	}
 }
 
-/* -- Values: a record evaluated in a frame -- */
+/* -- Values: a frame described by the library -- */
 
+/* A frame's registers as the unwinders left them, and the target's memory: the frame target
+ * of jitmap_frame_describe. */
 struct frame_regs_target {
 	const jitmap_frame_regs *regs;
 	const struct target *t;
@@ -693,8 +696,9 @@ static int frame_read_reg(void *ctx, unsigned regno, void *buf, size_t size, cha
 	uint8_t *b = buf;
 	for (size_t i = 0; i < size; i++)
 		b[f->t->order == JITMAP_ORDER_BIG ? size - 1 - i : i] = (uint8_t)(v >> (8 * i));
-	/* What the unwinders know of an outer frame was restored from where it was saved (a
-	 * caller-saved register is never carried over into a caller): believed. */
+	/* What the unwinders know of an outer frame was restored from where it was saved, or
+	 * carried over by the ABI's rule (a caller-saved register is never carried into a
+	 * caller): believed. */
 	return JITMAP_REG_RECOVERED;
 }
 
@@ -705,448 +709,66 @@ static int frame_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char 
 	return f->t->memory.read_mem(f->t->memory.ctx, addr, buf, len, why, why_len);
 }
 
-struct evaluated {
-	jitmap_value v;
-	int rc;
-};
-
-/* A frame's description, written as JSON and as text side by side. */
-struct described {
-	FILE *j, *x;
-	char *json, *text;
-	size_t jlen, tlen;
-};
-
-static bool describe_begin(struct described *d)
+static char *dup_text(const char *s)
 {
-	memset(d, 0, sizeof(*d));
-	d->j = open_memstream(&d->json, &d->jlen);
-	d->x = open_memstream(&d->text, &d->tlen);
-	if (d->j && d->x)
-		return true;
-	if (d->j)
-		fclose(d->j);
-	if (d->x)
-		fclose(d->x);
-	free(d->json);
-	free(d->text);
-	return false;
+	return s ? strdup(s) : NULL;
 }
 
-/* Close both streams: the strings are then complete. */
-static void describe_end(struct described *d)
+/* What the output shows of frame `f` at a record (or a JIT frame at none): the library's
+ * answer, as `info stackmap -json` gives it (less "frame") and as its text. */
+static void describe_frame(struct target *t, const struct options *o, const jitmap_stack_frame *f,
+			   struct frame_out *fo)
 {
-	fclose(d->j);
-	fclose(d->x);
-}
-
-static void json_location_named(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
-				size_t i, const struct evaluated *e, const char *name);
-
-static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
-			  size_t i, const struct evaluated *e)
-{
-	json_location_named(out, sm, rec, i, e, NULL);
-}
-
-/* A location object of `info stackmap -json`, with "name" when `name` is not NULL. */
-static void json_location_named(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
-				size_t i, const struct evaluated *e, const char *name)
-{
-	const jitmap_location *loc = &rec->locations[i];
-	char where[96];
-	jitmap_location_format(sm, rec, loc, where, sizeof(where));
-	fprintf(out, "{\"index\": %zu, \"kind\": ", i);
-	json_string(out, jitmap_loc_kind_name(loc->kind));
-	fprintf(out, ", \"where\": ");
-	json_string(out, where);
-	fprintf(out, ", \"size\": %u, \"value\": ", loc->size);
-	if (e->rc == 0 && e->v.available) {
-		if (loc->size > 8 && !e->v.is_address &&
-		    (loc->kind == JITMAP_LOC_REGISTER || loc->kind == JITMAP_LOC_INDIRECT)) {
-			fputc('"', out);
-			for (unsigned k = 0; k < loc->size && k < JITMAP_VALUE_MAX; k++)
-				fprintf(out, "%02x", e->v.bytes[k]);
-			fputc('"', out);
-		} else {
-			fprintf(out, "%" PRIu64, e->v.u);
-		}
-	} else {
-		fprintf(out, "null, \"error\": ");
-		json_string(out, e->v.why[0] ? e->v.why : jitmap_strerror(e->rc));
-	}
-	if (loc->kind == JITMAP_LOC_INDIRECT && (e->rc == 0 || e->v.address))
-		fprintf(out, ", \"address\": \"0x%" PRIx64 "\"", e->v.address);
-	if (name) {
-		fprintf(out, ", \"name\": ");
-		json_string(out, name);
-	}
-	fputc('}', out);
-}
-
-static void text_value(FILE *out, const jitmap_location *loc, const struct evaluated *e)
-{
-	if (e->rc || !e->v.available) {
-		fprintf(out, "<unavailable: %s>", e->v.why[0] ? e->v.why : jitmap_strerror(e->rc));
-	} else if (loc->size > 8 && !e->v.is_address) {
-		fprintf(out, "0x");
-		for (unsigned k = 0; k < loc->size && k < JITMAP_VALUE_MAX; k++)
-			fprintf(out, "%02x", e->v.bytes[k]);
-	} else {
-		int64_t s = (int64_t)e->v.u;
-		if (loc->size && loc->size < 8 && (e->v.u >> (8 * loc->size - 1)) & 1)
-			s = (int64_t)(e->v.u | ~((UINT64_C(1) << (8 * loc->size)) - 1));
-		fprintf(out, "%" PRId64, e->v.is_address ? (int64_t)e->v.u : s);
-		if (s < 0 || e->v.u > 9)
-			fprintf(out, " (0x%" PRIx64 ")", e->v.u);
-	}
-}
-
-static void json_locations(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
-			   const struct evaluated *ev, const jitmap_location *first, size_t n)
-{
-	fputc('[', out);
-	for (size_t k = 0; k < n; k++) {
-		const size_t i = (size_t)(first - rec->locations) + k;
-		if (k)
-			fprintf(out, ", ");
-		json_location(out, sm, rec, i, &ev[i]);
-	}
-	fputc(']', out);
-}
-
-/* -- Virtual frames: a runtime's deopt layout over a record's values -- */
-
-/* The value a layout's method or bci refers to, written as JSON into `j`; the first problem
- * goes into `err`. `vals` are the indexes of the values the layout counts (a statepoint's
- * deopt values, else every location). */
-static void vref_json(FILE *j, const jitmap_vref *r, const char *what, const size_t *vals,
-		      size_t n, const struct evaluated *ev, char *err, size_t err_len)
-{
-	if (r->kind == JITMAP_VREF_NAME) {
-		json_string(j, r->name);
-		return;
-	}
-	if (r->kind == JITMAP_VREF_NUMBER) {
-		fprintf(j, "%" PRIu64, r->number);
-		return;
-	}
-	if (r->kind != JITMAP_VREF_DEOPT) {
-		fprintf(j, "null");
-		return;
-	}
-	if (r->number >= n) {
-		if (!err[0])
-			snprintf(err, err_len, "%s: deopt index %" PRIu64 " past the %zu values", what,
-				 r->number, n);
-		fprintf(j, "null");
-		return;
-	}
-	const struct evaluated *e = &ev[vals[r->number]];
-	if (e->rc || !e->v.available) {
-		if (!err[0])
-			snprintf(err, err_len, "%s: value %" PRIu64 " is unavailable (%s)", what,
-				 r->number, e->v.why[0] ? e->v.why : jitmap_strerror(e->rc));
-		fprintf(j, "null");
-		return;
-	}
-	fprintf(j, "%" PRIu64, e->v.u);
-}
-
-/* "virtual_frames" of `info stackmap -json` (model.virtual_frames), and their text: under
- * the JIT frame, one line per interpreter frame as LLDB's `stackmap bt` writes it. */
-static void describe_virtual_frames(FILE *j, FILE *x, const jitmap_stackmap *sm,
-				    const jitmap_record *rec, const struct evaluated *ev,
-				    const jitmap_deopt_layout *layout, const jitmap_statepoint_info *sp)
-{
-	const size_t n = sp ? sp->num_deopt : rec->num_locations;
-	size_t *vals = malloc((n ? n : 1) * sizeof(*vals));
-	if (!vals)
-		return;
-	for (size_t i = 0; i < n; i++)
-		vals[i] = sp ? (size_t)(sp->deopt - rec->locations) + i : i;
-	fprintf(j, ", \"virtual_frames\": [");
-	for (uint32_t k = 0; k < layout->num_frames; k++) {
-		const jitmap_vframe_layout *f = &layout->frames[k];
-		char err[320] = "";
-		char *mtext = NULL, *btext = NULL;
-		size_t mlen, blen;
-		FILE *m = open_memstream(&mtext, &mlen), *b = open_memstream(&btext, &blen);
-		if (!m || !b) {
-			if (m)
-				fclose(m);
-			if (b)
-				fclose(b);
-			free(mtext);
-			free(btext);
-			break;
-		}
-		vref_json(m, &f->method, "method", vals, n, ev, err, sizeof(err));
-		vref_json(b, &f->bci, "bci", vals, n, ev, err, sizeof(err));
-		fclose(m);
-		fclose(b);
-		fprintf(j, "%s{\"method\": %s, \"bci\": %s", k ? ", " : "", mtext, btext);
-		/* The title: "Demo.square, bci 4", "method 7", "?" (a value unavailable). */
-		fprintf(x, "    [");
-		if (f->method.kind == JITMAP_VREF_NAME)
-			fputs(f->method.name, x);
-		else if (!strcmp(mtext, "null"))
-			fputc('?', x);
-		else
-			fprintf(x, "method %s", mtext);
-		if (strcmp(btext, "null"))
-			fprintf(x, ", bci %s", btext);
-		fputc(']', x);
-		free(mtext);
-		free(btext);
-		int items = 0;
-		for (int part = 0; part < 2; part++) {
-			const jitmap_vslot *slots = part ? f->stack : f->locals;
-			const unsigned count = part ? f->num_stack : f->num_locals;
-			const char *key = part ? "stack" : "locals";
-			fprintf(j, ", \"%s\": [", key);
-			for (unsigned i = 0, shown = 0; i < count; i++) {
-				if (slots[i].index >= n) {
-					if (!err[0])
-						snprintf(err, sizeof(err),
-							 "%s: deopt index %u past the %zu values", key,
-							 slots[i].index, n);
-					continue;
-				}
-				const size_t at = vals[slots[i].index];
-				fprintf(j, "%s", shown++ ? ", " : "");
-				json_location_named(j, sm, rec, at, &ev[at], slots[i].name);
-				fprintf(x, "%s", items++ ? ", " : "  ");
-				if (part)
-					fprintf(x, "stack #%u = ", i);
-				else if (slots[i].name)
-					fprintf(x, "%s = ", slots[i].name);
-				else
-					fprintf(x, "local #%u = ", i);
-				text_value(x, &rec->locations[at], &ev[at]);
-			}
-			fputc(']', j);
-		}
-		if (err[0]) {
-			fprintf(j, ", \"error\": ");
-			json_string(j, err);
-			fprintf(x, "%s(%s)", items ? ", " : "  ", err);
-		}
-		fputc('}', j);
-		fputc('\n', x);
-	}
-	fputc(']', j);
-	free(vals);
-}
-
-static bool image_holds(const jitmap_image *img, uint64_t pc)
-{
-	for (size_t i = 0; i < jitmap_image_num_code_ranges(img); i++) {
-		const jitmap_image_range *r = jitmap_image_code_range(img, i);
-		if (pc >= r->lo && pc < r->hi)
-			return true;
-	}
-	return false;
-}
-
-/* The layout a runtime registered for record `rec` of frame `f`: in the image holding the code,
- * else in any other image whose code holds the frame's PC (a runtime's own image beside the
- * entry LLVM registers for the same code; jitmap_process_code_at gives one of them). */
-static const jitmap_deopt_layout *layout_for(const struct target *t, const jitmap_stack_frame *f)
-{
-	const jitmap_function *fn = jitmap_record_function(f->stackmap, f->record);
-	const char *name = fn ? fn->name : NULL;
-	const jitmap_deopt_layout *d = NULL;
-	if (f->code.image)
-		d = jitmap_layouts_find(jitmap_image_layouts(f->code.image), f->record->id, name);
-	for (size_t i = 0; !d && i < jitmap_process_num_sources(t->proc); i++) {
-		jitmap_source_info si;
-		if (jitmap_process_source(t->proc, i, &si) == 0 && si.image &&
-		    jitmap_image_layouts(si.image) && image_holds(si.image, f->pc))
-			d = jitmap_layouts_find(jitmap_image_layouts(si.image), f->record->id, name);
-	}
-	return d;
-}
-
-/* The record object of `info stackmap -json` (less its "frame"), for frame `f` (at an exact
- * record match: jitmap-stack does not disassemble to match a patchpoint's call sequence), and
- * its text. */
-static void describe_record(const struct target *t, const struct options *o,
-			    const jitmap_stack_frame *f, const char *source, struct frame_out *fo)
-{
-	const jitmap_stackmap *sm = f->stackmap;
-	const jitmap_record *rec = f->record;
-	const jitmap_function *fn = jitmap_record_function(sm, rec);
 	struct frame_regs_target ft = {f->regs, t};
 	const jitmap_target target = {&ft, frame_read_reg, frame_read_mem};
-	const jitmap_eval_opts eopts = {.sz = sizeof(eopts), .frame_level = f->level};
-	struct evaluated *ev = calloc(rec->num_locations ? rec->num_locations : 1, sizeof(*ev));
-	if (!ev)
+	const jitmap_frame_desc d = {
+		.sz = sizeof(d),
+		.level = fo->level,
+		.pc = f->pc,
+		.return_address = !f->exact,
+		.arch = t->arch,
+		.function = fo->function,
+		.target = &target,
+		.statepoints = JITMAP_STATEPOINT_AUTO,
+	};
+	jitmap_frame_report *r = jitmap_frame_describe(t->proc, &d);
+	if (!r) {
+		problem("frame %u: %s", fo->level, strerror(errno));
 		return;
-	for (size_t i = 0; i < rec->num_locations; i++)
-		ev[i].rc = jitmap_location_eval_frame(sm, rec, &rec->locations[i], &target, &eopts,
-						      &ev[i].v);
-	jitmap_statepoint_info sp;
-	const bool is_sp = jitmap_statepoint_wanted(sm, rec, JITMAP_STATEPOINT_AUTO, NULL, 0) &&
-			   jitmap_statepoint_decode(sm, rec, &sp, NULL, 0) == 0;
-
-	struct described d;
-	if (!describe_begin(&d)) {
-		free(ev);
+	}
+	const bool at_record = jitmap_frame_report_num_records(r) > 0;
+	if (!at_record && !f->jit) {
+		jitmap_frame_report_free(r);
 		return;
 	}
-	FILE *j = d.j, *x = d.x;
-	const char *fname = fn && fn->name ? fn->name : fo->function;
-	fprintf(j, "{\"pc\": \"0x%" PRIx64 "\", \"function\": ", f->pc);
-	json_string(j, fname);
-	fprintf(j, ", \"record\": {\"id\": %" PRIu64 ", \"offset\": %" PRIu32
-		   ", \"function_address\": \"0x%" PRIx64 "\", \"stack_size\": ",
-		rec->id, rec->instruction_offset, fn ? fn->address : 0);
-	if (!fn || fn->stack_size == UINT64_MAX)
-		fprintf(j, "null");
-	else
-		fprintf(j, "%" PRIu64, fn->stack_size);
-	fprintf(j, ", \"pc\": \"0x%" PRIx64 "\", \"match\": \"exact\", \"source\": ",
-		jitmap_record_pc(sm, rec));
-	json_string(j, source);
-	fprintf(j, "}, \"locations\": ");
-	json_locations(j, sm, rec, ev, rec->locations, rec->num_locations);
-	fprintf(j, ", \"live_outs\": [");
-	for (size_t i = 0; i < rec->num_live_outs; i++) {
-		const char *r = jitmap_reg_name(jitmap_stackmap_arch(sm), rec->live_outs[i].dwarf_reg);
-		char label[16];
-		snprintf(label, sizeof(label), "R#%u", rec->live_outs[i].dwarf_reg);
-		fprintf(j, "%s{\"register\": ", i ? ", " : "");
-		json_string(j, r ? r : label);
-		fprintf(j, ", \"size\": %u}", rec->live_outs[i].size);
-	}
-	fprintf(j, "], \"statepoint\": ");
-	fprintf(x, "    record %" PRIu64 " at 0x%" PRIx64 ", %u location%s, %u live-out%s%s\n",
-		rec->id, jitmap_record_pc(sm, rec), rec->num_locations,
-		rec->num_locations == 1 ? "" : "s", rec->num_live_outs,
-		rec->num_live_outs == 1 ? "" : "s", is_sp ? " (statepoint)" : "");
-	if (o->values) {
-		for (size_t i = 0; i < rec->num_locations; i++) {
-			const jitmap_location *loc = &rec->locations[i];
-			char where[96];
-			jitmap_location_format(sm, rec, loc, where, sizeof(where));
-			fprintf(x, "      #%-3zu %-14s %-22s size %-3u ", i,
-				jitmap_loc_kind_name(loc->kind), where, loc->size);
-			text_value(x, loc, &ev[i]);
-			fputc('\n', x);
-		}
-	}
-	if (!is_sp) {
-		fprintf(j, "null");
-	} else {
-		fprintf(j, "{\"calling_convention\": %" PRIu64 ", \"flags\": %" PRIu64
-			   ", \"deopt\": ", sp.calling_convention, sp.flags);
-		json_locations(j, sm, rec, ev, sp.deopt, sp.num_deopt);
-		fprintf(j, ", \"gc_roots\": [");
-		for (size_t k = 0; k < sp.num_gc_pairs; k++) {
-			const size_t b = (size_t)(sp.gc_pairs - rec->locations) + 2 * k, d = b + 1;
-			fprintf(j, "%s{\"base\": ", k ? ", " : "");
-			json_location(j, sm, rec, b, &ev[b]);
-			fprintf(j, ", \"derived\": ");
-			json_location(j, sm, rec, d, &ev[d]);
-			const bool both = ev[b].rc == 0 && ev[b].v.available && ev[d].rc == 0 &&
-					  ev[d].v.available && rec->locations[b].size <= 8 &&
-					  rec->locations[d].size <= 8;
-			if (both)
-				fprintf(j, ", \"offset\": %" PRId64 "}",
-					(int64_t)(ev[d].v.u - ev[b].v.u));
+	if (o->values || o->gc_roots)
+		fo->stackmap_json = dup_text(jitmap_frame_report_json(r, JITMAP_JSON_NO_FRAME));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *x = open_memstream(&text, &len);
+	if (x) {
+		if (!at_record) {
+			if (o->values || o->gc_roots)
+				fprintf(x, "    (%s)\n",
+					jitmap_frame_report_text(r, JITMAP_TEXT_NO_RECORD, 0));
+		} else {
+			if (o->values)
+				fputs(jitmap_frame_report_text(r, JITMAP_TEXT_RECORDS, 4), x);
 			else
-				fprintf(j, ", \"offset\": null}");
-			if (o->gc_roots) {
-				char wb[96], wd[96];
-				jitmap_location_format(sm, rec, &rec->locations[b], wb, sizeof(wb));
-				jitmap_location_format(sm, rec, &rec->locations[d], wd, sizeof(wd));
-				fprintf(x, "      gc root: base %s = ", wb);
-				text_value(x, &rec->locations[b], &ev[b]);
-				fprintf(x, ", derived %s = ", wd);
-				text_value(x, &rec->locations[d], &ev[d]);
-				if (both)
-					fprintf(x, " (offset %" PRId64 ")",
-						(int64_t)(ev[d].v.u - ev[b].v.u));
-				fputc('\n', x);
+				fputs(jitmap_frame_report_text(r, JITMAP_TEXT_VFRAMES, 4), x);
+			const char *rows = o->gc_roots
+				? jitmap_frame_report_text(r, JITMAP_TEXT_GC_ROOTS, 4) : "";
+			if (rows && rows[0]) {
+				char *copy = strdup(rows);
+				fputs(jitmap_frame_report_text(r, JITMAP_TEXT_GC_HEADER, 4), x);
+				fputs(copy ? copy : "", x);
+				free(copy);
 			}
 		}
-		fprintf(j, "], \"gc_allocas\": ");
-		json_locations(j, sm, rec, ev, sp.gc_allocas, sp.num_gc_allocas);
-		fprintf(j, ", \"decoded\": \"shape\"}");
+		fclose(x);
+		fo->text = text;
 	}
-	const jitmap_deopt_layout *layout = layout_for(t, f);
-	if (layout)
-		describe_virtual_frames(j, x, sm, rec, ev, layout, is_sp ? &sp : NULL);
-	fputc('}', j);
-	describe_end(&d);
-	fo->stackmap_json = d.json;
-	fo->text = d.text;
-	free(ev);
-}
-
-/* The object of `info stackmap -json` (less its "frame") for a JIT frame at no record: the
- * nearest records of its function, and why none is shown. */
-static void describe_nearest(const jitmap_stack_frame *f, struct frame_out *fo)
-{
-	const jitmap_stackmap *sm = f->code.stackmap;
-	const jitmap_record *near[2] = {NULL, NULL};
-	const char *fname = NULL;
-	if (sm && jitmap_stackmap_nearest(sm, f->pc, &near[0], &near[1]) == 0) {
-		const jitmap_function *fn = jitmap_record_function(sm, near[0] ? near[0] : near[1]);
-		fname = fn ? fn->name : NULL;
-	} else {
-		near[0] = near[1] = NULL;
-	}
-	const char *shown = fname ? fname : fo->function;
-	struct described d;
-	if (!describe_begin(&d))
-		return;
-	FILE *j = d.j, *x = d.x;
-	fprintf(x, "frame %u (pc 0x%" PRIx64 "%s%s)", f->level, f->pc, shown ? ", in " : "",
-		shown ? shown : "");
-	if (!near[0] && !near[1]) {
-		fprintf(x, " is not at a stackmap record (no stackmap describes the code there)");
-	} else {
-		fprintf(x, " is not at a stackmap record; nearest%s%s: ", fname ? " in " : "",
-			fname ? fname : "");
-		for (int k = 0, n = 0; k < 2; k++) {
-			if (!near[k])
-				continue;
-			const int64_t dist = (int64_t)(jitmap_record_pc(sm, near[k]) - f->pc);
-			fprintf(x, "%srecord %" PRIu64 " at 0x%" PRIx64 " (%" PRId64 " bytes %s)",
-				n++ ? ", " : "", near[k]->id, jitmap_record_pc(sm, near[k]),
-				dist < 0 ? -dist : dist, dist > 0 ? "after" : "before");
-		}
-		if (f->level > 0)
-			fprintf(x, ". A record is only shown at the PC it describes");
-	}
-	fflush(x); /* the error, complete, goes into the JSON too */
-	fprintf(j, "{\"pc\": \"0x%" PRIx64 "\", \"function\": ", f->pc);
-	json_string_or_null(j, shown);
-	fprintf(j, ", \"record\": null, \"locations\": [], \"live_outs\": [], \"statepoint\": null, "
-		   "\"nearest\": [");
-	for (int k = 0, n = 0; k < 2; k++) {
-		if (!near[k])
-			continue;
-		const jitmap_function *fn = jitmap_record_function(sm, near[k]);
-		fprintf(j, "%s{\"id\": %" PRIu64 ", \"pc\": \"0x%" PRIx64 "\", \"function\": ",
-			n++ ? ", " : "", near[k]->id, jitmap_record_pc(sm, near[k]));
-		json_string_or_null(j, fn ? fn->name : NULL);
-		fprintf(j, ", \"distance\": %" PRId64 "}",
-			(int64_t)(jitmap_record_pc(sm, near[k]) - f->pc));
-	}
-	fprintf(j, "], \"error\": ");
-	json_string(j, d.text);
-	fputc('}', j);
-	describe_end(&d);
-	fo->stackmap_json = d.json;
-	/* The text output says it in one line under the frame. */
-	char *line = NULL;
-	if (asprintf(&line, "    (%s)\n", d.text) < 0)
-		line = NULL;
-	free(d.text);
-	fo->text = line;
+	jitmap_frame_report_free(r);
 }
 
 /* -- Walking every thread -- */
@@ -1177,12 +799,10 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	fo->jit = f->jit;
 	fo->method = jitmap_unwind_method_name(f->method);
 	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
-	const char *source = NULL;
 	if (f->jit) {
 		if (f->code.function)
 			fo->function = strdup(f->code.function);
 		fo->entry = f->code.entry;
-		source = f->code.source;
 	} else {
 		const struct native_name *nn = native_name(w->t, at);
 		if (nn && nn->function)
@@ -1190,16 +810,11 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		if (nn && nn->module)
 			fo->module = strdup(nn->module);
 	}
-	if (f->record && (w->o->values || w->o->gc_roots)) {
-		jitmap_source_info si;
-		const char *src = source;
-		for (size_t i = 0; !src && i < jitmap_process_num_sources(w->t->proc); i++)
-			if (jitmap_process_source(w->t->proc, i, &si) == 0 && si.stackmap == f->stackmap)
-				src = si.name;
-		describe_record(w->t, w->o, f, src ? src : "", fo);
-	} else if (f->jit && (w->o->values || w->o->gc_roots)) {
-		describe_nearest(f, fo);
-	}
+	/* The library describes a frame at a record, and a JIT frame at none, when the output
+	 * shows values or roots; the interpreter frames a runtime's layouts give always. */
+	const bool asked = w->o->values || w->o->gc_roots;
+	if ((asked || jitmap_process_num_layout_images(w->t->proc)) && (f->record || f->jit))
+		describe_frame(w->t, w->o, f, fo);
 	if (f->stop && f->stop != -ESRCH)
 		fo->why = strdup(f->why);
 	return g_interrupted ? -EINTR : 0;
@@ -1237,6 +852,7 @@ static void walk_threads(struct target *t, const struct options *o)
 
 static void print_text(const struct target *t, const struct options *o)
 {
+	(void)o;
 	size_t njit = 0;
 	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
 		jitmap_source_info si;
@@ -1268,7 +884,7 @@ static void print_text(const struct target *t, const struct options *o)
 				printf(" (%s)", f->module);
 			}
 			printf("\n");
-			if (f->text && (o->values || o->gc_roots))
+			if (f->text)
 				fputs(f->text, stdout);
 			if (f->why)
 				printf("  (unwinding stops here: %s)\n", f->why);

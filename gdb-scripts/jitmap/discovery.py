@@ -252,4 +252,4 @@ class Discovery:
         self._wrappers = wrappers
         problems = [N.text(lib.jitmap_process_problem(p, k))
                     for k in range(lib.jitmap_process_num_problems(p))]
-        return Catalog(sources, problems, lib.jitmap_process_index(p))
+        return Catalog(sources, problems, lib.jitmap_process_index(p), p)

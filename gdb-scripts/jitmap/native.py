@@ -160,6 +160,17 @@ class DeoptLayout(ctypes.Structure):
                 ("frames", ctypes.POINTER(VFrameLayout)), ("num_frames", ctypes.c_uint32)]
 
 
+class FrameDesc(ctypes.Structure):
+    """jitmap_frame_desc (frame.h): sized."""
+    _fields_ = [("sz", c_size), ("level", ctypes.c_uint), ("pc", c_u64),
+                ("return_address", c_bool), ("arch", c_int), ("function", c_char_p),
+                ("target", ctypes.POINTER(Target)), ("statepoints", c_int),
+                ("statepoint_ids", ctypes.POINTER(c_u64)), ("num_statepoint_ids", c_size),
+                ("flags", ctypes.c_uint)]
+
+
+DESCRIBE_RAW = 1
+
 SOURCE_JIT, SOURCE_OBJECT = 1, 2
 VREF_NONE, VREF_NUMBER, VREF_DEOPT, VREF_NAME = 0, 1, 2, 3
 
@@ -185,6 +196,7 @@ _MIRRORED = {
     "jitmap_jit_code": JitCode, "jitmap_process_opts": ProcessOpts,
     "jitmap_source_info": SourceInfo, "jitmap_vref": VRef, "jitmap_vslot": VSlot,
     "jitmap_vframe_layout": VFrameLayout, "jitmap_deopt_layout": DeoptLayout,
+    "jitmap_frame_desc": FrameDesc,
 }
 
 _SIGNATURES = {
@@ -276,6 +288,16 @@ _SIGNATURES = {
     "jitmap_jit_list_count": (c_size, [c_void_p]),
     "jitmap_jit_list_code": (P(JitCode), [c_void_p, c_size]),
     "jitmap_jit_list_status": (P(Error), [c_void_p]),
+    "jitmap_frame_describe": (c_void_p, [c_void_p, P(FrameDesc)]),
+    "jitmap_frame_report_free": (None, [c_void_p]),
+    "jitmap_frame_report_num_records": (c_size, [c_void_p]),
+    "jitmap_frame_report_name": (c_int, [c_void_p, c_size, c_size, c_char_p]),
+    "jitmap_frame_report_add_vframe": (c_int, [c_void_p, c_size, c_int, c_u64, c_char_p, c_int,
+                                               c_u64]),
+    "jitmap_frame_report_add_vslot": (c_int, [c_void_p, c_size, c_bool, ctypes.c_uint32,
+                                              c_char_p]),
+    "jitmap_frame_report_json": (c_char_p, [c_void_p, ctypes.c_uint]),
+    "jitmap_frame_report_text": (c_char_p, [c_void_p, c_int, ctypes.c_uint]),
 }
 
 

@@ -180,14 +180,21 @@ def gc_roots(objs, all_frames):
     return {"roots": rows, "frames": frames_out, "notes": notes}
 
 
-def gc_roots_text(answer, all_frames):
+def gc_roots_text(answer, all_frames, reports):
+    """The text of `info gc-roots`: the library's rows of each frame (model.Report), under its
+    header line."""
     lines = []
     if not answer["roots"]:
         sps = [f for f in answer["frames"] if f["statepoint"]]
         lines.append("No GC roots: %s." % (
             "the statepoints here hold none" if sps else
             "no frame %s at a statepoint" % ("on the stack is" if all_frames else "here is")))
-    lines += F.gc_roots_text(answer["roots"])
+    else:
+        lines.append(reports[0].text(M.TEXT_GC_HEADER))
+        for r in reports:
+            rows = r.text(M.TEXT_GC_ROOTS)
+            if rows:
+                lines += rows.split("\n")
     lines += ["note: %s" % n for n in answer["notes"]]
     return lines
 
@@ -196,13 +203,14 @@ def gc_roots_text(answer, all_frames):
 
 
 class VerifyFrame:
-    """A frame on the stack for verify: `frame` is model's frame object, `match` its
-    model.Match, `stack()` -> (SP, CFA) of the frame as the debugger unwound it (CFA: the
-    caller's SP), or None when unknown. Only frames that have a caller are given."""
+    """A frame on the stack for verify: `frame` is model's frame object, `report` the
+    library's model.Report of it (with the raw fields), `stack()` -> (SP, CFA) of the frame
+    as the debugger unwound it (CFA: the caller's SP), or None when unknown. Only frames
+    that have a caller are given."""
 
-    def __init__(self, frame, match, stack):
+    def __init__(self, frame, report, stack):
         self.frame = frame
-        self.match = match
+        self.report = report
         self.stack = stack
 
 
@@ -212,6 +220,10 @@ def verify(catalog, function_at, disassemble, frames):
     checked = 0
 
     def problem(sm, rec, check, detail):
+        if isinstance(sm, dict):  # a record object of a frame's model.Report
+            problems_out.append({"function": sm.get("function"), "record": sm["record"]["id"],
+                                 "pc": sm["record"]["pc"], "check": check, "detail": detail})
+            return
         problems_out.append({"function": sm.function_name(rec) if rec else None,
                              "record": rec.contents.id if rec else None,
                              "pc": "0x%x" % sm.record_pc(rec) if rec else None,
@@ -294,17 +306,13 @@ def _shadow(sm, prev, ppc, rec, pc, problem, disassemble):
 
 def _verify_frames(frames, problem):
     n = 0
+    lib = N.lib()
     for vf in frames:
-        match = vf.match
-        if not match.hits:
-            continue
-        for sm, rec in match.hits:
+        arch = getattr(vf.frame, "arch", None) or N.ARCH_UNKNOWN
+        rule = N.c_u64()
+        for o in vf.report.records():
             n += 1
-            fn = sm.record_function(rec)
-            lib = sm.lib
-            rule = N.c_u64()
-            if fn is None or lib.jitmap_arch_stackmap_caller_sp(sm.arch, 0, 0,
-                                                               ctypes.byref(rule)) != 0:
+            if lib.jitmap_arch_stackmap_caller_sp(arch, 0, 0, ctypes.byref(rule)) != 0:
                 continue  # the library knows no frame-size rule for this architecture
             ra_slot = rule.value  # the bytes the call pushed (caller's SP - SP for size 0)
             try:
@@ -315,28 +323,26 @@ def _verify_frames(frames, problem):
                 continue
             sp, cfa = got
             level = vf.frame.level
-            if fn.stack_size != N.STACK_SIZE_DYNAMIC and cfa - sp != fn.stack_size + ra_slot:
-                problem(sm, rec, "frame-size",
+            size = o["record"]["stack_size"]
+            if size is not None and cfa - sp != size + ra_slot:
+                problem(o, None, "frame-size",
                         "frame #%d: the stackmap's frame is %d bytes + %d (return address) = "
                         "%d, the unwinder's CFA - SP is %d: one of them is wrong" %
-                        (level, fn.stack_size, ra_slot, fn.stack_size + ra_slot, cfa - sp))
-            target = M._FrameTarget(sm, vf.frame)
-            r = rec.contents
-            frame_regs = (lib.jitmap_reg_fp(sm.arch), lib.jitmap_reg_sp(sm.arch))
-            for li in range(r.num_locations):
-                loc = r.locations[li]
-                if loc.kind not in (N.LOC_DIRECT, N.LOC_INDIRECT) or loc.dwarf_reg not in frame_regs:
+                        (level, size, ra_slot, size + ra_slot, cfa - sp))
+            frame_regs = (lib.jitmap_reg_fp(arch), lib.jitmap_reg_sp(arch))
+            for loc in o["locations"]:
+                if loc["kind"] not in ("direct", "indirect") or \
+                        loc["raw"]["dwarf_reg"] not in frame_regs:
                     continue
-                obj = M.location(sm, rec, li, target)
-                addr = obj["value"] if loc.kind == N.LOC_DIRECT else (
-                    int(obj["address"], 16) if obj.get("address") else None)
+                addr = loc["value"] if loc["kind"] == "direct" else (
+                    int(loc["address"], 16) if loc.get("address") else None)
                 if not isinstance(addr, int):
                     continue
-                if addr < sp or addr + loc.size > cfa:
-                    problem(sm, rec, "stack-slot",
+                if addr < sp or addr + loc["size"] > cfa:
+                    problem(o, None, "stack-slot",
                             "frame #%d: location %d (%s) spans 0x%x-0x%x, outside the frame "
-                            "[0x%x, 0x%x)" % (level, li, obj["where"], addr,
-                                              addr + loc.size, sp, cfa))
+                            "[0x%x, 0x%x)" % (level, loc["index"], loc["where"], addr,
+                                              addr + loc["size"], sp, cfa))
     return n
 
 

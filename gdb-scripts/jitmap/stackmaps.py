@@ -204,7 +204,7 @@ class Catalog(_Closed):
     :meth:`build`; :meth:`close` frees the index (the stackmaps belong to the sources).
     """
 
-    def __init__(self, sources, problems, index):
+    def __init__(self, sources, problems, index, process=None):
         """`index` is a jitmap_index holding the sources' stackmaps (the discovery keeps it
         from one catalog to the next, so that an unchanged set is not re-sorted), and maybe
         others' (which :meth:`lookup` leaves out)."""
@@ -213,6 +213,9 @@ class Catalog(_Closed):
         self.problems = list(problems)
         self.stackmaps = [s.stackmap for s in sources if s.stackmap is not None]
         self.index = index
+        self.process = process  # the jitmap_process the sources are from
+        # The target's byte order, as its stackmaps say (registers are read in it).
+        self.big_endian = any(sm.big_endian for sm in self.stackmaps)
         self._by_handle = {sm.handle: sm for sm in self.stackmaps}
         # Whether any image carries deopt layouts (GDB's bt looks virtual frames up only then).
         self.has_layouts = any(sm.layouts for sm in self.stackmaps)
