@@ -22,6 +22,7 @@
 
 #include "jitmap/jitmap.h"
 #include "jitmap/core.h"
+#include "jitmap/frame.h"
 #include "jitmap/process.h"
 #include "json.h"
 
@@ -232,79 +233,14 @@ static const char *elf_type_name(unsigned t)
 	}
 }
 
-static void print_text_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
-				unsigned idx, const char *note)
-{
-	const jitmap_location *loc = &r->locations[idx];
-	char where[64];
-	jitmap_location_format(sm, r, loc, where, sizeof(where));
-	fprintf(out, "        #%-3u %-14s %-22s size %u", idx, jitmap_loc_kind_name(loc->kind),
-		where, loc->size);
-	if (note)
-		fprintf(out, "  %s", note);
-	fputc('\n', out);
-}
-
+/* A record as info stackmap writes it, less the values (the library's renderer). */
 static void print_text_record(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
 			      const struct options *o)
 {
-	const jitmap_function *f = jitmap_record_function(sm, r);
-	jitmap_statepoint_info sp;
-	char why[128] = "";
-	int is_sp = 0;
-
-	if (jitmap_statepoint_wanted(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids)) {
-		is_sp = jitmap_statepoint_decode(sm, r, &sp, why, sizeof(why)) == 0;
-		if (!is_sp && o->sp_mode != JITMAP_STATEPOINT_AUTO)
-			fprintf(out, "      (record %" PRIu64 " does not have a statepoint's shape: %s)\n",
-				r->id, why);
-	}
-	fprintf(out, "    record %" PRIu64 " at ", r->id);
-	if (f)
-		fprintf(out, "0x%" PRIx64 " (%s+%" PRIu32 ")", jitmap_record_pc(sm, r),
-			f->name ? f->name : "?", r->instruction_offset);
-	else
-		fprintf(out, "offset %" PRIu32 " of an unknown function (version 1 section)",
-			r->instruction_offset);
-	fprintf(out, ", %u location%s, %u live-out%s%s\n", r->num_locations,
-		r->num_locations == 1 ? "" : "s", r->num_live_outs, r->num_live_outs == 1 ? "" : "s",
-		is_sp ? ", statepoint" : "");
-	if (!is_sp) {
-		for (unsigned l = 0; l < r->num_locations; l++)
-			print_text_location(out, sm, r, l, NULL);
-	} else {
-		fprintf(out, "      calling convention %" PRIu64 ", flags %" PRIu64 "%s%s, %zu deopt value%s\n",
-			sp.calling_convention, sp.flags, sp.flags & 1 ? " GCTransition" : "",
-			sp.flags & 2 ? " DeoptLiveIn" : "", sp.num_deopt, sp.num_deopt == 1 ? "" : "s");
-		const unsigned first_deopt = 3;
-		for (size_t i = 0; i < sp.num_deopt; i++)
-			print_text_location(out, sm, r, first_deopt + (unsigned)i, "deopt");
-		for (size_t i = 0; i < sp.num_gc_pairs; i++) {
-			unsigned bi = (unsigned)(sp.gc_pairs - r->locations + 2 * i);
-			char note[64];
-			uint16_t size = r->locations[bi].size;
-			if (size > 8 && size % 8 == 0)
-				snprintf(note, sizeof(note), "gc base (vector of %u pointers)", size / 8);
-			else
-				snprintf(note, sizeof(note), "gc base");
-			print_text_location(out, sm, r, bi, note);
-			print_text_location(out, sm, r, bi + 1, "gc derived");
-		}
-		for (size_t i = 0; i < sp.num_gc_allocas; i++)
-			print_text_location(out, sm, r,
-					    (unsigned)(sp.gc_allocas - r->locations + i), "gc alloca");
-	}
-	if (r->num_live_outs) {
-		fprintf(out, "      live-outs:");
-		for (unsigned l = 0; l < r->num_live_outs; l++) {
-			const char *n = jitmap_reg_name(jitmap_stackmap_arch(sm), r->live_outs[l].dwarf_reg);
-			if (n)
-				fprintf(out, " %s(%u)", n, r->live_outs[l].size);
-			else
-				fprintf(out, " R#%u(%u)", r->live_outs[l].dwarf_reg, r->live_outs[l].size);
-		}
-		fputc('\n', out);
-	}
+	char *t = jitmap_record_text(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids, 4);
+	if (t)
+		fputs(t, out);
+	free(t);
 }
 
 static void print_text(FILE *out, const jitmap_stackmap *sm, const struct options *o)
@@ -366,88 +302,12 @@ static void json_function_fields(FILE *out, const char *lead, const jitmap_funct
 		fprintf(out, "%" PRIu64, f->stack_size);
 }
 
-static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
-			  unsigned idx)
-{
-	const jitmap_location *loc = &r->locations[idx];
-	char where[64];
-	jitmap_location_format(sm, r, loc, where, sizeof(where));
-	fprintf(out, "{\"index\": %u, \"kind\": \"%s\", \"where\": ", idx,
-		jitmap_loc_kind_name(loc->kind));
-	json_string(out, where);
-	fprintf(out, ", \"size\": %u", loc->size);
-	if (loc->kind == JITMAP_LOC_CONSTANT || loc->kind == JITMAP_LOC_CONSTANT_INDEX) {
-		uint64_t v = 0;
-		jitmap_location_constant(sm, r, loc, &v);
-		fprintf(out, ", \"value\": %" PRIu64, v);
-	} else {
-		fprintf(out, ", \"dwarf_reg\": %u, \"offset\": %" PRId32, loc->dwarf_reg, loc->offset);
-	}
-	fputc('}', out);
-}
-
-static void json_locations(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
-			   size_t first, size_t n)
-{
-	fputc('[', out);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputs(", ", out);
-		json_location(out, sm, r, (unsigned)(first + i));
-	}
-	fputc(']', out);
-}
-
 static void json_record(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
 			const struct options *o)
 {
-	const jitmap_function *f = jitmap_record_function(sm, r);
-	fprintf(out, "{\"id\": %" PRIu64 ", \"offset\": %" PRIu32 ", \"section_offset\": %" PRIu64,
-		r->id, r->instruction_offset, r->section_offset);
-	if (f) {
-		fprintf(out, ", \"pc\": \"0x%" PRIx64 "\"", jitmap_record_pc(sm, r));
-		json_function_fields(out, ", ", f, "function", "function_address");
-	} else {
-		fprintf(out, ", \"pc\": null, \"function\": null");
-	}
-	fputs(", \"locations\": ", out);
-	json_locations(out, sm, r, 0, r->num_locations);
-	fputs(", \"live_outs\": [", out);
-	for (unsigned l = 0; l < r->num_live_outs; l++) {
-		const char *n = jitmap_reg_name(jitmap_stackmap_arch(sm), r->live_outs[l].dwarf_reg);
-		char tmp[16];
-		if (!n) {
-			snprintf(tmp, sizeof(tmp), "R#%u", r->live_outs[l].dwarf_reg);
-			n = tmp;
-		}
-		fprintf(out, "%s{\"register\": ", l ? ", " : "");
-		json_string(out, n);
-		fprintf(out, ", \"dwarf_reg\": %u, \"size\": %u}", r->live_outs[l].dwarf_reg,
-			r->live_outs[l].size);
-	}
-	fputs("], \"statepoint\": ", out);
-	jitmap_statepoint_info sp;
-	if (jitmap_statepoint_wanted(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids) &&
-	    jitmap_statepoint_decode(sm, r, &sp, NULL, 0) == 0) {
-		const size_t pairs_at = (size_t)(sp.gc_pairs - r->locations);
-		fprintf(out, "{\"calling_convention\": %" PRIu64 ", \"flags\": %" PRIu64
-			", \"deopt\": ", sp.calling_convention, sp.flags);
-		json_locations(out, sm, r, 3, sp.num_deopt);
-		fputs(", \"gc_roots\": [", out);
-		for (size_t i = 0; i < sp.num_gc_pairs; i++) {
-			fprintf(out, "%s{\"base\": ", i ? ", " : "");
-			json_location(out, sm, r, (unsigned)(pairs_at + 2 * i));
-			fputs(", \"derived\": ", out);
-			json_location(out, sm, r, (unsigned)(pairs_at + 2 * i + 1));
-			fputc('}', out);
-		}
-		fputs("], \"gc_allocas\": ", out);
-		json_locations(out, sm, r, (size_t)(sp.gc_allocas - r->locations), sp.num_gc_allocas);
-		fputc('}', out);
-	} else {
-		fputs("null", out);
-	}
-	fputc('}', out);
+	char *j = jitmap_record_json(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids);
+	fputs(j ? j : "null", out);
+	free(j);
 }
 
 static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const struct options *o);

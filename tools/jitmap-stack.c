@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include <elf.h> /* NT_PRSTATUS: the regset PTRACE_GETREGSET names */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
@@ -83,9 +85,10 @@ static void problem(const char *fmt, ...)
 /* -- The target: threads, registers, memory -- */
 
 struct frame_out {
-	unsigned level;
+	unsigned level;      /* as GDB numbers it: inlined functions are frames of their own */
 	uint64_t pc;
 	bool exact, jit;
+	bool inlined;        /* a function inlined at this PC into the next frame's */
 	char *function, *module;
 	uint64_t entry;
 	char *stackmap_json; /* the record object (JSON), when asked for and at a record */
@@ -102,6 +105,7 @@ struct thread {
 	jitmap_frame_regs regs;
 	struct frame_out *frames;
 	size_t nframes, cap_frames;
+	unsigned next_level;
 	char *problem;
 };
 
@@ -566,11 +570,50 @@ static const char *module_name(Dwfl_Module *m)
 /* A native PC's function and module. libdwfl looks a symbol up by scanning the module's
  * table (a JIT linked with LLVM has a hundred thousand symbols), and every thread of a JIT
  * runtime stands at the same few PCs: the answers are kept. */
+#define MAX_INLINED 16
+
 struct native_name {
 	uint64_t pc;
 	const char *function, *module; /* libdwfl's strings, valid while the Dwfl is */
+	/* The functions inlined at pc, innermost first (libdw's strings): each is a frame of
+	 * its own in GDB's and LLDB's backtraces, and so here, so that frame numbers agree. */
+	const char *inlined[MAX_INLINED];
+	unsigned ninlined;
 	bool used;
 };
+
+/* The name of an inlined subroutine's DIE: its own, or its abstract origin's. */
+static const char *inlined_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die origin;
+	const char *n = dwarf_diename(die);
+	if (n)
+		return n;
+	if (dwarf_attr_integrate(die, DW_AT_name, &a))
+		return dwarf_formstring(&a);
+	if (dwarf_attr(die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &origin))
+		return dwarf_diename(&origin);
+	return NULL;
+}
+
+/* The functions inlined at `pc` in module `m`, innermost first, as GDB counts them. */
+static void find_inlined(Dwfl_Module *m, uint64_t pc, struct native_name *n)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
+	Dwarf_Die *scopes = NULL;
+	const int k = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	for (int i = 0; i < k && n->ninlined < MAX_INLINED; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			break; /* the function that holds them: the frame itself */
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			const char *name = inlined_name(&scopes[i]);
+			n->inlined[n->ninlined++] = name ? name : "??";
+		}
+	}
+	free(scopes);
+}
 
 #define NAME_SLOTS 4096
 
@@ -593,6 +636,7 @@ static const struct native_name *native_name(struct target *t, uint64_t pc)
 			GElf_Sym sym;
 			n->function = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
 			n->module = module_name(m);
+			find_inlined(m, pc, n);
 		}
 		return n;
 	}
@@ -779,32 +823,52 @@ struct walk {
 	struct thread *th;
 };
 
-static int on_frame(void *ctx, const jitmap_stack_frame *f)
+static struct frame_out *new_frame(struct thread *th)
 {
-	struct walk *w = ctx;
-	struct thread *th = w->th;
 	if (th->nframes == th->cap_frames) {
 		const size_t cap = th->cap_frames ? 2 * th->cap_frames : 32;
 		struct frame_out *a = realloc(th->frames, cap * sizeof(*a));
 		if (!a)
-			return -ENOMEM;
+			return NULL;
 		th->frames = a;
 		th->cap_frames = cap;
 	}
 	struct frame_out *fo = &th->frames[th->nframes++];
 	memset(fo, 0, sizeof(*fo));
-	fo->level = f->level;
+	fo->level = th->next_level++;
+	return fo;
+}
+
+static int on_frame(void *ctx, const jitmap_stack_frame *f)
+{
+	struct walk *w = ctx;
+	struct thread *th = w->th;
+	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
+	const struct native_name *nn = f->jit ? NULL : native_name(w->t, at);
+	for (unsigned i = 0; nn && i < nn->ninlined; i++) {
+		struct frame_out *in = new_frame(th);
+		if (!in)
+			return -ENOMEM;
+		in->pc = f->pc;
+		in->exact = f->exact;
+		in->inlined = true;
+		in->function = strdup(nn->inlined[i]);
+		if (nn->module)
+			in->module = strdup(nn->module);
+		in->method = "inline";
+	}
+	struct frame_out *fo = new_frame(th);
+	if (!fo)
+		return -ENOMEM;
 	fo->pc = f->pc;
 	fo->exact = f->exact;
 	fo->jit = f->jit;
 	fo->method = jitmap_unwind_method_name(f->method);
-	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
 	if (f->jit) {
 		if (f->code.function)
 			fo->function = strdup(f->code.function);
 		fo->entry = f->code.entry;
 	} else {
-		const struct native_name *nn = native_name(w->t, at);
 		if (nn && nn->function)
 			fo->function = strdup(nn->function);
 		if (nn && nn->module)
@@ -875,6 +939,8 @@ static void print_text(const struct target *t, const struct options *o)
 			const struct frame_out *f = &th->frames[k];
 			printf("  #%-3u 0x%016" PRIx64 " in %s", f->level, f->pc,
 			       f->function ? f->function : "??");
+			if (f->inlined)
+				printf(" [inlined]");
 			if (f->jit) {
 				printf(" [JIT");
 				if (f->entry)
@@ -925,7 +991,10 @@ static void print_json(const struct target *t, const struct options *o, const ch
 				printf("\"0x%" PRIx64 "\"", f->entry);
 			else
 				printf("null");
-			printf(", \"jit\": %s, \"unwound_by\": ", f->jit ? "true" : "false");
+			printf(", \"jit\": %s, ", f->jit ? "true" : "false");
+			if (f->inlined)
+				printf("\"inlined\": true, ");
+			printf("\"unwound_by\": ");
 			json_string(stdout, f->method);
 			printf(", \"stackmap\": %s", f->stackmap_json ? f->stackmap_json : "null");
 			if (f->why) {
