@@ -83,11 +83,14 @@ names() { frames "$1" | tr '\n' ' ' | sed 's/ $//'; }
 # reg TEXT NAME: the value `info registers` shows for NAME in TEXT ("<not saved>" too).
 reg() { grep -E "^$2 " <<<"$1" | head -n 1 | sed -E "s/^$2 +//; s/ +.*//; s/^<not$/<not saved>/"; }
 
-# gdb_fine OUT: GDB ended by itself (no timeout, no crash, no internal error).
+# gdb_fine OUT: GDB ended by itself (no timeout, no crash, no internal error), and no Python
+# exception of jitmap's reached GDB (a frame filter or printer that raises loses what GDB
+# shows: bt typed at the prompt lost the interpreter frames that way).
 gdb_fine() {
     local rc
     rc=$(cat "$1.rc")
-    [ "$rc" -ne 124 ] && [ "$rc" -lt 128 ] && ! grep -qE 'internal-error|Fatal signal|A problem internal to GDB' "$1"
+    [ "$rc" -ne 124 ] && [ "$rc" -lt 128 ] &&
+        ! grep -qE 'internal-error|Fatal signal|A problem internal to GDB|Python Exception|Traceback \(most recent' "$1"
 }
 
 # wait_for FILE REGEX [SECONDS]: until FILE has a line matching REGEX.
