@@ -219,7 +219,7 @@ static size_t operands(const struct decoder *d, const cs_insn *in, struct operan
 
 /* What the instruction writes, stores to the stack and loads from it (operand_access only). */
 static void reg_access(const struct decoder *d, const struct jitmap__arch *a, const cs_insn *in,
-		   struct jitmap__insn *out)
+		       struct jitmap__insn *out)
 {
 	cs_regs rd, wr;
 	uint8_t nrd = 0, nwr = 0;
