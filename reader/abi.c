@@ -29,6 +29,7 @@ static const struct {
 	STRUCT(jitmap_source_info),   STRUCT(jitmap_image_opts),     STRUCT(jitmap_image_range),
 	STRUCT(jitmap_image_symbol_info), STRUCT(jitmap_vref),            STRUCT(jitmap_vslot),
 	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout), STRUCT(jitmap_frame_desc),
+	STRUCT(jitmap_callee_saved_write),
 };
 
 size_t jitmap_sizeof(const char *type_name)

@@ -10,7 +10,7 @@
 
 /* How far before a return address a patchpoint's call sequence may start (LLVM's x86-64
  * sequence is 13 bytes, AArch64's 16, s390x's up to 14; the patch region may be padded). */
-#define CALL_WINDOW 64
+#define CALL_WINDOW JITMAP_CALL_SEQUENCE_MAX
 /* Records LLVM may put at one PC, as far as a report goes. */
 #define MAX_RECORDS 64
 
@@ -147,15 +147,7 @@ static bool call_sequence(const jitmap_frame_desc *d, jitmap_arch arch, uint64_t
 	const size_t len = (size_t)(ret - rpc);
 	if (d->target->read_mem(d->target->ctx, rpc, code, len, why, sizeof(why)))
 		return false;
-	/* TODO(merge): jitmap_arch_call_sequence decodes every instruction; until then, the
-	 * bytes must end with a call. */
-	(void)rpc;
-	const size_t w = jitmap_arch_call_window(arch);
-	if (!w || jitmap_arch_call_before(arch, code + (len > w ? len - w : 0), len > w ? w : len) != 1)
-		return false;
-	snprintf(note, note_len, "the call sequence that starts at the record returns here: a "
-		 "patchpoint");
-	return true;
+	return jitmap_arch_call_sequence(arch, code, len, rpc, note, note_len) == 1;
 }
 
 /* -- Records -- */

@@ -26,9 +26,6 @@ The Debugger protocol: what only the debugger knows.
     libjitmap maps it (``jitmap_arch_from_name``) when no stackmap says.
 ``selected_frame()``, ``frame(level)``, ``frames(limit)``
     frame objects (below); ``frame`` raises CommandError when there is no such frame.
-``instructions(start, end) -> [(address, length, text, bytes)]``
-    the code in [start, end) as the debugger disassembles it; raises or returns [] when that
-    is not readable code.
 ``disassemble(addr, count)``, ``function_at(addr)``
     as :func:`report.verify` wants them.
 ``break_at(pc) -> number``

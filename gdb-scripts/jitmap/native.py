@@ -171,6 +171,18 @@ class FrameDesc(ctypes.Structure):
 
 DESCRIBE_RAW = 1
 
+
+class ImageSymbol(ctypes.Structure):
+    """jitmap_image_symbol_info: a function symbol of an image."""
+    _fields_ = [("address", c_u64), ("size", c_u64), ("name", c_char_p), ("flags", ctypes.c_uint)]
+
+
+class CalleeSavedWrite(ctypes.Structure):
+    """jitmap_callee_saved_write (arch.h): an instruction that changes a callee-saved
+    register its function did not save."""
+    _fields_ = [("address", c_u64), ("regno", ctypes.c_uint), ("insn", ctypes.c_char * 96)]
+
+
 SOURCE_JIT, SOURCE_OBJECT = 1, 2
 VREF_NONE, VREF_NUMBER, VREF_DEOPT, VREF_NAME = 0, 1, 2, 3
 
@@ -197,6 +209,7 @@ _MIRRORED = {
     "jitmap_source_info": SourceInfo, "jitmap_vref": VRef, "jitmap_vslot": VSlot,
     "jitmap_vframe_layout": VFrameLayout, "jitmap_deopt_layout": DeoptLayout,
     "jitmap_frame_desc": FrameDesc,
+    "jitmap_image_symbol_info": ImageSymbol, "jitmap_callee_saved_write": CalleeSavedWrite,
 }
 
 _SIGNATURES = {
@@ -210,6 +223,8 @@ _SIGNATURES = {
     "jitmap_reg_sp": (c_int, [c_int]),
     "jitmap_reg_fp": (c_int, [c_int]),
     "jitmap_arch_call_before": (c_bool, [c_int, c_char_p, c_size]),
+    "jitmap_arch_callee_saved_writes": (c_int, [c_int, c_char_p, c_size, c_u64,
+                                                P(CalleeSavedWrite), c_size]),
     "jitmap_arch_stackmap_cfa": (c_int, [c_int, c_u64, c_u64, P(c_u64), P(c_u64)]),
     "jitmap_arch_stackmap_caller_sp": (c_int, [c_int, c_u64, c_u64, P(c_u64)]),
     "jitmap_reg_is_callee_saved": (c_bool, [c_int, ctypes.c_uint]),
@@ -259,6 +274,8 @@ _SIGNATURES = {
     "jitmap_image_set_load_bias": (None, [c_void_p, c_u64]),
     "jitmap_image_symbolize": (c_char_p, [c_void_p, c_u64, P(c_u64)]),
     "jitmap_image_symbol_values_are_addresses": (c_bool, [c_void_p]),
+    "jitmap_image_num_symbols": (c_size, [c_void_p]),
+    "jitmap_image_symbol": (c_int, [c_void_p, c_size, P(ImageSymbol)]),
     "jitmap_image_layouts": (c_void_p, [c_void_p]),
     "jitmap_layouts_count": (c_size, [c_void_p]),
     "jitmap_layouts_find": (P(DeoptLayout), [c_void_p, c_u64, c_char_p]),

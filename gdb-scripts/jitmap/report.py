@@ -26,6 +26,8 @@ from . import native as N
 DESCRIPTOR = "__jit_debug_descriptor"
 HOOK = "__jit_debug_register_code"
 CALL_WINDOW = 64  # how far before a return address a call sequence may start
+FUNCTION_BYTES_MAX = 1 << 16  # code read per function for verify's callee-saved check
+CALLEE_SAVED_MAX = 64  # its findings shown per function
 
 
 class CommandError(Exception):
@@ -77,28 +79,6 @@ def is_call(arch, code):
     """Whether `code`, one instruction's bytes, is a call: libjitmap's decoder for `arch`
     (jitmap_arch_call_before), not the debugger's mnemonics."""
     return bool(code) and bool(N.lib().jitmap_arch_call_before(arch, bytes(code), len(code)))
-
-
-def call_sequence(insns, record_pc, ret, arch):
-    """(True, note) when `insns`, disassembled from record_pc as (address, length, text,
-    bytes), are one call sequence whose call returns to `ret` (a patchpoint's record starts
-    its call sequence); else (False, None). Only the last instruction may be a call, and it
-    must be one."""
-    if not 0 < ret - record_pc <= CALL_WINDOW:
-        return False, None
-    end = record_pc
-    asm = []
-    for i, (addr, length, text, code) in enumerate(insns):
-        if addr != end:
-            return False, None
-        end += length
-        asm.append(" ".join(text.split()))
-        if is_call(arch, code) != (i == len(insns) - 1):
-            return False, None
-    if end != ret:
-        return False, None
-    return True, ("the call sequence that starts at the record returns here (%s): a patchpoint"
-                  % "; ".join(asm))
 
 
 # -- list (info stackmaps, stackmap list) --
@@ -218,6 +198,7 @@ def verify(catalog, function_at, disassemble, frames):
     """The JSON answer of verify: static checks of every record, then the frames at a record."""
     problems_out = []
     checked = 0
+    seen = set()  # functions checked for callee-saved writes (sources may share code)
 
     def problem(sm, rec, check, detail):
         if isinstance(sm, dict):  # a record object of a frame's model.Report
@@ -283,6 +264,8 @@ def verify(catalog, function_at, disassemble, frames):
                 if 0 < pc - ppc < CALL_WINDOW:
                     _shadow(sm, prev, ppc, rec, pc, problem, disassemble)
             prev = rec
+        for _i, fn in sm.functions():
+            problems_out += _callee_saved(sm, src, fn, disassemble, seen)
     checked_frames = _verify_frames(frames, problem)
     return {"records_checked": checked, "frames_checked": checked_frames, "problems": problems_out}
 
@@ -302,6 +285,103 @@ def _shadow(sm, prev, ppc, rec, pc, problem, disassemble):
                         "the call sequence of record %d at 0x%x runs to 0x%x, over this record" %
                         (prev.contents.id, ppc, end))
             return
+
+
+def _function_size(src, start):
+    """The size of the function symbol of `src`'s image that starts at `start` (the largest
+    there; a zero-sized one runs to the next symbol), or None."""
+    img = src.image if src is not None else None
+    if not img:
+        return None
+    lib = N.lib()
+    info = N.ImageSymbol()
+    n = lib.jitmap_image_num_symbols(img)
+    lo, hi = 0, n
+    while lo < hi:  # the first symbol at or above start (they are sorted by address)
+        mid = (lo + hi) // 2
+        if lib.jitmap_image_symbol(img, mid, ctypes.byref(info)) != 0:
+            return None
+        if info.address < start:
+            lo = mid + 1
+        else:
+            hi = mid
+    for k in range(lo, n):
+        if lib.jitmap_image_symbol(img, k, ctypes.byref(info)) != 0:
+            return None
+        if info.address != start:
+            return info.address - start if k > lo else None
+        if info.size:
+            return info.size
+    return None
+
+
+def _read_code(disassemble, start, size):
+    """The bytes of [start, start + size) as the debugger reads them for its disassembly
+    (verify reads code only through `disassemble`), as far as they can be read."""
+    out = bytearray()
+    addr, end = start, start + size
+    while addr < end:
+        count = max(1, min((end - addr) // 4, 256))
+        insns = []
+        for n in ((count, 1) if count > 1 else (1,)):  # one at a time near unreadable memory
+            try:
+                insns = disassemble(addr, n)
+            except Exception:
+                insns = []
+            if insns:
+                break
+        if not insns:
+            break
+        for a, length, _text, code in insns:
+            if a != addr or length <= 0 or len(code) != length:
+                return bytes(out[:size])
+            out += code
+            addr += length
+            if addr >= end:
+                break
+    return bytes(out[:size])
+
+
+def _callee_saved(sm, src, fn, disassemble, seen):
+    """The "callee-saved" problems of stackmap function `fn`: instructions that change a
+    callee-saved register the function did not save (libjitmap decides:
+    jitmap_arch_callee_saved_writes). Functions whose end is unknown (no sized symbol) or
+    whose architecture the library does not check are not read."""
+    lib = N.lib()
+    if fn.address == 0 or lib.jitmap_arch_callee_saved_writes(sm.arch, None, 0, 0, None, 0) != 0:
+        return []
+    size = _function_size(src, fn.address)
+    if not size:
+        return []
+    key = (sm.arch, fn.address, size)
+    if key in seen:
+        return []
+    seen.add(key)
+    code = _read_code(disassemble, fn.address, min(size, FUNCTION_BYTES_MAX))
+    if not code:
+        return []
+    out = (N.CalleeSavedWrite * CALLEE_SAVED_MAX)()
+    n = lib.jitmap_arch_callee_saved_writes(sm.arch, code, len(code), fn.address, out,
+                                            CALLEE_SAVED_MAX)
+    if n <= 0:
+        return []
+    name = N.text(fn.name) if fn.name else None
+    found = []
+    for w in out[:min(n, CALLEE_SAVED_MAX)]:
+        reg = sm.reg_name(w.regno) or "DWARF register %d" % w.regno
+        insn = N.text(w.insn)
+        found.append({
+            "function": name, "record": None, "pc": None, "check": "callee-saved",
+            "address": "0x%x" % w.address, "register": reg, "instruction": insn,
+            "detail": "%s+%d at 0x%x (%s) writes %s, a callee-saved register the function "
+                      "did not save first: the ABI keeps the caller's value there, and jitmap's "
+                      "unwinder relies on it" % (name or "?", w.address - fn.address, w.address,
+                                                 insn, reg)})
+    if n > CALLEE_SAVED_MAX:
+        found.append({"function": name, "record": None, "pc": None, "check": "callee-saved",
+                      "address": None, "register": None, "instruction": None,
+                      "detail": "%s: %d more such writes" % (name or "?", n - CALLEE_SAVED_MAX)})
+    return found
 
 
 def _verify_frames(frames, problem):

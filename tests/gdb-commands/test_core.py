@@ -243,9 +243,6 @@ class FakeDebugger:
     def frames(self, limit):
         return iter([Frame()])
 
-    def instructions(self, start, end):
-        return []
-
     def disassemble(self, addr, count):
         return []
 

@@ -1,0 +1,465 @@
+/* insn.c: instructions decoded with Capstone (insn.h), and the two public calls that walk
+ * runs of them: whether bytes are a patchpoint's call sequence, and which instructions of a
+ * function change a callee-saved register it did not save (include/jitmap/arch.h). */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <capstone/capstone.h>
+
+#include "arch.h"
+#include "insn.h"
+
+/* -- Decoders -- */
+
+/* Capstone's register numbers are below this on every architecture here (X86_REG_ENDING is
+ * the largest, about 240). */
+#define CS_REGS 512
+_Static_assert(X86_REG_ENDING <= CS_REGS && ARM64_REG_ENDING <= CS_REGS &&
+		       SYSZ_REG_ENDING <= CS_REGS,
+	       "a Capstone register number past the map");
+
+/* The longest instruction of any architecture here (x86-64: 15 bytes). */
+#define INSN_MAX 16
+
+struct decoder {
+	jitmap_arch arch;
+	cs_arch cs;
+	cs_mode mode;
+	/* Whether Capstone's operands carry access flags (what is read, what written). */
+	bool operand_access;
+	pthread_mutex_t lock; /* a handle keeps state while it decodes and prints */
+	csh handle;
+	cs_insn *insn; /* one instruction's room, with its detail (cs_malloc) */
+	int err;       /* 0, or why the handle could not be opened */
+	/* Capstone register -> DWARF number (-1: not a general register). */
+	int8_t dwarf[CS_REGS];
+};
+
+static struct decoder decoders[] = {
+	{.arch = JITMAP_ARCH_X86_64, .cs = CS_ARCH_X86, .mode = CS_MODE_64,
+	 .operand_access = true, .lock = PTHREAD_MUTEX_INITIALIZER},
+	/* AArch64 instructions are little-endian words whatever the data byte order. */
+	{.arch = JITMAP_ARCH_AARCH64, .cs = CS_ARCH_ARM64, .mode = CS_MODE_LITTLE_ENDIAN,
+	 .operand_access = true, .lock = PTHREAD_MUTEX_INITIALIZER},
+	/* s390x is big-endian only. */
+	{.arch = JITMAP_ARCH_S390X, .cs = CS_ARCH_SYSZ, .mode = CS_MODE_BIG_ENDIAN,
+	 .operand_access = false, .lock = PTHREAD_MUTEX_INITIALIZER},
+};
+#define NUM_DECODERS (sizeof(decoders) / sizeof(decoders[0]))
+
+static pthread_once_t opened = PTHREAD_ONCE_INIT;
+
+static struct decoder *decoder_of(jitmap_arch arch)
+{
+	for (size_t i = 0; i < NUM_DECODERS; i++)
+		if (decoders[i].arch == arch)
+			return &decoders[i];
+	return NULL;
+}
+
+/* The table's name of the whole register that Capstone's `name` is (a part of): "ebx",
+ * "bl" -> "rbx"; "r12d" -> "r12"; "w19" -> "x19"; s390x "6" -> "r6". Written into `out`. */
+static const char *whole_name(jitmap_arch arch, const char *name, char *out, size_t len)
+{
+	static const char *const x86[][5] = {
+		{"rax", "eax", "ax", "al", "ah"}, {"rbx", "ebx", "bx", "bl", "bh"},
+		{"rcx", "ecx", "cx", "cl", "ch"}, {"rdx", "edx", "dx", "dl", "dh"},
+		{"rsi", "esi", "si", "sil", NULL}, {"rdi", "edi", "di", "dil", NULL},
+		{"rbp", "ebp", "bp", "bpl", NULL}, {"rsp", "esp", "sp", "spl", NULL},
+	};
+	switch (arch) {
+	case JITMAP_ARCH_X86_64:
+		for (size_t i = 0; i < sizeof(x86) / sizeof(x86[0]); i++)
+			for (size_t k = 0; k < 5 && x86[i][k]; k++)
+				if (!strcmp(name, x86[i][k]))
+					return x86[i][0];
+		/* r8-r15 and their parts r8d, r8w, r8b */
+		if (name[0] == 'r' && name[1] >= '0' && name[1] <= '9') {
+			snprintf(out, len, "%s", name);
+			const size_t n = strlen(out);
+			if (out[n - 1] == 'd' || out[n - 1] == 'w' || out[n - 1] == 'b')
+				out[n - 1] = 0;
+			return out;
+		}
+		return name;
+	case JITMAP_ARCH_AARCH64:
+		if (!strcmp(name, "wsp"))
+			return "sp";
+		if (name[0] == 'w' && name[1] >= '0' && name[1] <= '9') {
+			snprintf(out, len, "x%s", name + 1);
+			return out;
+		}
+		return name;
+	case JITMAP_ARCH_S390X:
+		if (name[0] >= '0' && name[0] <= '9') {
+			snprintf(out, len, "r%s", name);
+			return out;
+		}
+		return name;
+	default:
+		return name;
+	}
+}
+
+/* Capstone's registers to DWARF numbers, through the architecture table's names of its
+ * general registers. */
+static void map_registers(struct decoder *d)
+{
+	const struct jitmap__arch *a = jitmap__arch(d->arch);
+	memset(d->dwarf, -1, sizeof(d->dwarf));
+	for (unsigned id = 1; id < CS_REGS; id++) {
+		const char *name = cs_reg_name(d->handle, id);
+		if (!name || !name[0])
+			continue;
+		char buf[16];
+		const char *whole = whole_name(d->arch, name, buf, sizeof(buf));
+		for (unsigned r = 0; r < a->num_core_regs && r < 64; r++) {
+			const char *t = a->reg_name(r);
+			if ((int)r != a->pc && t && !strcmp(t, whole)) {
+				d->dwarf[id] = (int8_t)r;
+				break;
+			}
+		}
+	}
+}
+
+static void open_decoders(void)
+{
+	for (size_t i = 0; i < NUM_DECODERS; i++) {
+		struct decoder *d = &decoders[i];
+		const cs_err e = cs_open(d->cs, d->mode, &d->handle);
+		if (e != CS_ERR_OK) {
+			d->err = e == CS_ERR_MEM ? -ENOMEM : -ENOTSUP;
+			continue;
+		}
+		cs_option(d->handle, CS_OPT_DETAIL, CS_OPT_ON);
+		if (d->cs == CS_ARCH_X86) /* GDB's default syntax (Capstone's is Intel's) */
+			cs_option(d->handle, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+		d->insn = cs_malloc(d->handle);
+		if (!d->insn) {
+			cs_close(&d->handle);
+			d->err = -ENOMEM;
+			continue;
+		}
+		map_registers(d);
+	}
+}
+
+/* At unload (the GDB plugin can be unloaded and loaded again). */
+__attribute__((destructor)) static void close_decoders(void)
+{
+	for (size_t i = 0; i < NUM_DECODERS; i++) {
+		struct decoder *d = &decoders[i];
+		pthread_mutex_lock(&d->lock);
+		if (d->insn) {
+			cs_free(d->insn, 1);
+			d->insn = NULL;
+			cs_close(&d->handle);
+			d->err = -ENOTSUP;
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+}
+
+int jitmap__insn_ready(jitmap_arch arch)
+{
+	struct decoder *d = decoder_of(arch);
+	if (!d || !jitmap__arch(arch))
+		return -ENOTSUP;
+	pthread_once(&opened, open_decoders);
+	return d->err;
+}
+
+/* Whether Capstone says what instructions write and store on `arch`. */
+static bool access_known(jitmap_arch arch)
+{
+	const struct decoder *d = decoder_of(arch);
+	return d && d->operand_access;
+}
+
+static uint64_t bit(const struct decoder *d, unsigned cs_reg)
+{
+	return cs_reg < CS_REGS && d->dwarf[cs_reg] >= 0 ? UINT64_C(1) << d->dwarf[cs_reg] : 0;
+}
+
+/* A register operand: its Capstone number and access; a memory operand: its base and access. */
+struct operand {
+	bool mem;
+	unsigned reg; /* the register, or the memory operand's base */
+	uint8_t access;
+};
+
+static size_t operands(const struct decoder *d, const cs_insn *in, struct operand *op, size_t max)
+{
+	size_t n = 0;
+	if (d->cs == CS_ARCH_X86) {
+		const cs_x86 *x = &in->detail->x86;
+		for (unsigned k = 0; k < x->op_count && n < max; k++) {
+			if (x->operands[k].type == X86_OP_REG)
+				op[n++] = (struct operand){false, x->operands[k].reg, x->operands[k].access};
+			else if (x->operands[k].type == X86_OP_MEM)
+				op[n++] = (struct operand){true, x->operands[k].mem.base,
+							   x->operands[k].access};
+		}
+	} else if (d->cs == CS_ARCH_ARM64) {
+		const cs_arm64 *x = &in->detail->arm64;
+		for (unsigned k = 0; k < x->op_count && n < max; k++) {
+			if (x->operands[k].type == ARM64_OP_REG)
+				op[n++] = (struct operand){false, x->operands[k].reg, x->operands[k].access};
+			else if (x->operands[k].type == ARM64_OP_MEM)
+				op[n++] = (struct operand){true, x->operands[k].mem.base,
+							   x->operands[k].access};
+		}
+	}
+	return n;
+}
+
+/* What the instruction writes, stores to the stack and loads from it (operand_access only). */
+static void reg_access(const struct decoder *d, const struct jitmap__arch *a, const cs_insn *in,
+		       struct jitmap__insn *out)
+{
+	cs_regs rd, wr;
+	uint8_t nrd = 0, nwr = 0;
+	if (cs_regs_access(d->handle, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		return;
+	out->access_known = true;
+	for (unsigned k = 0; k < nwr; k++)
+		out->writes |= bit(d, wr[k]);
+
+	const uint64_t stack = (a->sp >= 0 ? UINT64_C(1) << a->sp : 0) |
+			       (a->fp >= 0 ? UINT64_C(1) << a->fp : 0);
+	struct operand op[8];
+	const size_t n = operands(d, in, op, sizeof(op) / sizeof(op[0]));
+	bool mem_write = false, mem_read = false;
+	for (size_t k = 0; k < n; k++) {
+		if (op[k].mem && (bit(d, op[k].reg) & stack)) {
+			mem_write |= op[k].access & CS_AC_WRITE;
+			mem_read |= op[k].access & CS_AC_READ;
+		}
+	}
+	if (d->cs == CS_ARCH_X86 && in->id == X86_INS_PUSH)
+		mem_write = true; /* the store to the stack is implicit */
+	if (d->cs == CS_ARCH_X86 && in->id == X86_INS_POP)
+		mem_read = true;
+	if (d->cs == CS_ARCH_X86 && in->id == X86_INS_LEAVE && a->fp >= 0)
+		out->loads |= UINT64_C(1) << a->fp; /* mov %rbp,%rsp; pop %rbp */
+	for (size_t k = 0; k < n; k++) {
+		if (op[k].mem)
+			continue;
+		if (mem_write && (op[k].access & CS_AC_READ))
+			out->stores |= bit(d, op[k].reg);
+		if (mem_read && (op[k].access & CS_AC_WRITE))
+			out->loads |= bit(d, op[k].reg);
+	}
+}
+
+/* Append `s` to the text of `cap` bytes at `dst`, `*used` of them used, as far as it fits. */
+static void append(char *dst, size_t cap, size_t *used, const char *s)
+{
+	while (*s && *used + 1 < cap)
+		dst[(*used)++] = *s++;
+	if (*used < cap)
+		dst[*used] = 0;
+}
+
+static bool is_call(const struct decoder *d, const cs_insn *in)
+{
+	if (cs_insn_group(d->handle, in, CS_GRP_CALL))
+		return true;
+	/* Capstone 4 files these under CS_GRP_JUMP alone. */
+	if (d->cs == CS_ARCH_ARM64)
+		return in->id == ARM64_INS_BL || in->id == ARM64_INS_BLR;
+	if (d->cs == CS_ARCH_SYSZ)
+		return in->id == SYSZ_INS_BRASL || in->id == SYSZ_INS_BRAS ||
+		       in->id == SYSZ_INS_BASR;
+	return false;
+}
+
+int jitmap__insn_decode(jitmap_arch arch, const uint8_t *b, size_t n, uint64_t address,
+			struct jitmap__insn *out)
+{
+	if ((!b && n) || !out)
+		return -EINVAL;
+	const int ready = jitmap__insn_ready(arch);
+	if (ready)
+		return ready;
+	if (!n)
+		return -EILSEQ;
+	struct decoder *d = decoder_of(arch);
+	const struct jitmap__arch *a = jitmap__arch(arch);
+	/* Capstone is given at most one instruction's worth, copied: were one of its decoders
+	 * ever to look past the size it is told, it would read this buffer, never past the
+	 * caller's bytes. */
+	uint8_t buf[2 * INSN_MAX] = {0};
+	const size_t m = n < INSN_MAX ? n : INSN_MAX;
+	memcpy(buf, b, m);
+
+	int rc = -EILSEQ;
+	pthread_mutex_lock(&d->lock);
+	const uint8_t *p = buf;
+	size_t left = m;
+	uint64_t at = address;
+	if (d->insn && cs_disasm_iter(d->handle, &p, &left, &at, d->insn) && d->insn->size > 0 &&
+	    d->insn->size <= m) {
+		const cs_insn *in = d->insn;
+		*out = (struct jitmap__insn){.len = in->size};
+		size_t used = 0; /* a longer text is cut: Capstone's operands run to 160 bytes */
+		append(out->text, sizeof(out->text), &used, in->mnemonic);
+		if (in->op_str[0]) {
+			append(out->text, sizeof(out->text), &used, " ");
+			append(out->text, sizeof(out->text), &used, in->op_str);
+		}
+		out->call = is_call(d, in);
+		out->ret = cs_insn_group(d->handle, in, CS_GRP_RET) ||
+			   (a->is_return && a->is_return(buf, in->size));
+		out->branch = !out->call && !out->ret && cs_insn_group(d->handle, in, CS_GRP_JUMP);
+		if (d->operand_access)
+			reg_access(d, a, in, out);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+/* -- Call sequences -- */
+
+int jitmap_arch_call_sequence(jitmap_arch arch, const uint8_t *code, size_t len,
+			      uint64_t address, char *note, size_t note_len)
+{
+	if ((!code && len) || (!note && note_len))
+		return -EINVAL;
+	if (note_len)
+		note[0] = 0;
+	const int ready = jitmap__insn_ready(arch);
+	if (ready)
+		return ready;
+	if (!len || len > JITMAP_CALL_SEQUENCE_MAX)
+		return 0;
+	const struct jitmap__arch *a = jitmap__arch(arch);
+	/* At most one instruction per byte, each text at most JITMAP__INSN_TEXT. */
+	char list[JITMAP_CALL_SEQUENCE_MAX * 24];
+	size_t used = 0;
+	list[0] = 0;
+	for (size_t off = 0; off < len;) {
+		struct jitmap__insn in;
+		const int rc = jitmap__insn_decode(arch, code + off, len - off, address + off, &in);
+		if (rc == -EILSEQ)
+			return 0; /* not code, or an instruction that runs past the return address */
+		if (rc)
+			return rc;
+		off += in.len;
+		const bool last = off == len;
+		if (in.call != last)
+			return 0; /* a call inside, or a last instruction that is no call */
+		/* The unwinder asks the table whether a call ends at a return address: a yes
+		 * here must be a yes there. */
+		if (last && !(a->call_before && a->call_before(code, len)))
+			return 0;
+		if (used)
+			append(list, sizeof(list), &used, "; ");
+		append(list, sizeof(list), &used, in.text);
+	}
+	if (note_len)
+		snprintf(note, note_len,
+			 "the call sequence that starts at the record returns here (%s): a patchpoint",
+			 list);
+	return 1;
+}
+
+/* -- Callee-saved registers -- */
+
+/* How far past an epilogue's reload the walk looks for its return. */
+#define EPILOGUE_MAX 16
+
+/* Whether a return comes after the instruction that ends at `off`, before any call or jump
+ * (and within EPILOGUE_MAX instructions): the reload there is an epilogue's restore. */
+static bool returns_after(jitmap_arch arch, const uint8_t *code, size_t len, uint64_t address,
+			  size_t off)
+{
+	for (unsigned k = 0; k < EPILOGUE_MAX && off < len; k++) {
+		struct jitmap__insn in;
+		if (jitmap__insn_decode(arch, code + off, len - off, address + off, &in))
+			return false;
+		if (in.ret)
+			return true;
+		if (in.call || in.branch)
+			return false;
+		off += in.len;
+	}
+	return false;
+}
+
+int jitmap_arch_callee_saved_writes(jitmap_arch arch, const uint8_t *code, size_t len,
+				    uint64_t address, jitmap_callee_saved_write *out, size_t max)
+{
+	if ((!code && len) || (!out && max))
+		return -EINVAL;
+	const int ready = jitmap__insn_ready(arch);
+	if (ready)
+		return ready;
+	if (!access_known(arch))
+		return -ENOTSUP;
+	const struct jitmap__arch *a = jitmap__arch(arch);
+
+	/* The callee-saved general registers, SP aside. */
+	uint64_t kept = 0;
+	for (unsigned r = 0; r < a->num_core_regs && r < 64; r++)
+		if (a->callee_saved(r) && (int)r != a->sp && (int)r != a->pc)
+			kept |= UINT64_C(1) << r;
+
+	/* saved[r]: the offset of the instruction that saved register r (SIZE_MAX: none yet). */
+	size_t saved[64];
+	for (unsigned r = 0; r < 64; r++)
+		saved[r] = SIZE_MAX;
+	if (a->shape && len) {
+		/* The shape reads a whole window: a shorter function is padded with zeros (which
+		 * decode as no prologue), as the unwinder pads a function at a mapping's end. */
+		uint8_t head[JITMAP__SHAPE_WINDOW] = {0};
+		memcpy(head, code, len < sizeof(head) ? len : sizeof(head));
+		struct jitmap__shape sh;
+		memset(&sh, 0, sizeof(sh));
+		a->shape(head, &sh);
+		const unsigned ns = sh.nsaved < sizeof(sh.saved) / sizeof(sh.saved[0])
+					    ? sh.nsaved
+					    : sizeof(sh.saved) / sizeof(sh.saved[0]);
+		for (unsigned i = 0; i < ns; i++)
+			if (sh.saved[i].reg < 64 && sh.saved[i].at < saved[sh.saved[i].reg])
+				saved[sh.saved[i].reg] = sh.saved[i].at;
+		if (sh.kind == JITMAP_PROLOGUE_FP && a->fp >= 0 && a->fp < 64 &&
+		    sh.save_at < saved[a->fp])
+			saved[a->fp] = sh.save_at;
+	}
+
+	size_t found = 0;
+	for (size_t off = 0; off < len;) {
+		struct jitmap__insn in;
+		const int rc = jitmap__insn_decode(arch, code + off, len - off, address + off, &in);
+		if (rc == -EILSEQ)
+			break; /* what follows may be data, not code */
+		if (rc)
+			return rc;
+		const uint64_t bad = in.writes & kept;
+		for (unsigned r = 0; bad && r < 64; r++) {
+			if (!(bad >> r & 1) || (saved[r] != SIZE_MAX && saved[r] < off))
+				continue;
+			if ((in.loads >> r & 1) && returns_after(arch, code, len, address, off + in.len))
+				continue;
+			if (found < max) {
+				out[found] = (jitmap_callee_saved_write){.address = address + off,
+									 .regno = r};
+				size_t used = 0;
+				append(out[found].insn, sizeof(out[found].insn), &used, in.text);
+			}
+			if (found < INT_MAX)
+				found++;
+		}
+		for (unsigned r = 0; in.stores && r < 64; r++)
+			if ((in.stores >> r & 1) && off < saved[r])
+				saved[r] = off;
+		off += in.len;
+	}
+	return (int)found;
+}
