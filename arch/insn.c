@@ -228,12 +228,20 @@ static void reg_access(const struct decoder *d, const struct jitmap__arch *a, co
 	out->access_known = true;
 	for (unsigned k = 0; k < nwr; k++)
 		out->writes |= bit(d, wr[k]);
+	for (unsigned k = 0; k < nrd; k++)
+		out->reads |= bit(d, rd[k]);
 
 	const uint64_t stack = (a->sp >= 0 ? UINT64_C(1) << a->sp : 0) |
 			       (a->fp >= 0 ? UINT64_C(1) << a->fp : 0);
 	struct operand op[8];
 	const size_t n = operands(d, in, op, sizeof(op) / sizeof(op[0]));
 	bool mem_write = false, mem_read = false;
+	for (size_t k = 0; k < n; k++)
+		out->writes_memory |= op[k].mem && (op[k].access & CS_AC_WRITE);
+	if (d->cs == CS_ARCH_X86 && in->id == X86_INS_PUSH)
+		out->writes_memory = true;
+	if (out->call && n && !op[0].mem && bit(d, op[0].reg))
+		out->call_reg = d->dwarf[op[0].reg]; /* call *%r11, blr x16 */
 	for (size_t k = 0; k < n; k++) {
 		if (op[k].mem && (bit(d, op[k].reg) & stack)) {
 			mem_write |= op[k].access & CS_AC_WRITE;
@@ -253,6 +261,34 @@ static void reg_access(const struct decoder *d, const struct jitmap__arch *a, co
 			out->stores |= bit(d, op[k].reg);
 		if (mem_read && (op[k].access & CS_AC_WRITE))
 			out->loads |= bit(d, op[k].reg);
+	}
+}
+
+/* Capstone 4.0 says nothing of what a SystemZ instruction reads or writes: what a call
+ * sequence is made of is known here by name. An s390x patchpoint (llc: llilf/iilf/iihf into
+ * %r1, then basr %r14, %r1) loads the call's target with instructions that set a register
+ * from an immediate and nothing else, and calls through it. */
+static void sysz_setup(const struct decoder *d, const cs_insn *in, struct jitmap__insn *out)
+{
+	const cs_sysz *x = &in->detail->sysz;
+	switch (in->id) {
+	case SYSZ_INS_IILF: case SYSZ_INS_IIHF: case SYSZ_INS_LLILF: case SYSZ_INS_LLIHF:
+	case SYSZ_INS_LGFI: case SYSZ_INS_LGHI: case SYSZ_INS_LLILL: case SYSZ_INS_LLILH:
+	case SYSZ_INS_LLIHL: case SYSZ_INS_LLIHH: case SYSZ_INS_IILL: case SYSZ_INS_IILH:
+	case SYSZ_INS_IIHL: case SYSZ_INS_IIHH:
+		if (x->op_count >= 1 && x->operands[0].type == SYSZ_OP_REG &&
+		    bit(d, x->operands[0].reg)) {
+			out->access_known = true;
+			out->writes = bit(d, x->operands[0].reg);
+		}
+		break;
+	case SYSZ_INS_BASR: /* basr %r14, %rN: a call through %rN */
+		if (x->op_count >= 2 && x->operands[1].type == SYSZ_OP_REG &&
+		    bit(d, x->operands[1].reg))
+			out->call_reg = d->dwarf[x->operands[1].reg];
+		break;
+	default:
+		break;
 	}
 }
 
@@ -305,7 +341,7 @@ int jitmap__insn_decode(jitmap_arch arch, const uint8_t *b, size_t n, uint64_t a
 	if (d->insn && cs_disasm_iter(d->handle, &p, &left, &at, d->insn) && d->insn->size > 0 &&
 	    d->insn->size <= m) {
 		const cs_insn *in = d->insn;
-		*out = (struct jitmap__insn){.len = in->size};
+		*out = (struct jitmap__insn){.len = in->size, .call_reg = -1};
 		size_t used = 0; /* a longer text is cut: Capstone's operands run to 160 bytes */
 		append(out->text, sizeof(out->text), &used, in->mnemonic);
 		if (in->op_str[0]) {
@@ -318,6 +354,8 @@ int jitmap__insn_decode(jitmap_arch arch, const uint8_t *b, size_t n, uint64_t a
 		out->branch = !out->call && !out->ret && cs_insn_group(d->handle, in, CS_GRP_JUMP);
 		if (d->operand_access)
 			reg_access(d, a, in, out);
+		else if (d->cs == CS_ARCH_SYSZ)
+			sysz_setup(d, in, out);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&d->lock);
@@ -343,6 +381,15 @@ int jitmap_arch_call_sequence(jitmap_arch arch, const uint8_t *code, size_t len,
 	char list[JITMAP_CALL_SEQUENCE_MAX * 24];
 	size_t used = 0;
 	list[0] = 0;
+	/* What the instructions before the call write: a patchpoint's sequence only loads the
+	 * call's target into the register it calls through (x86-64: movabs $target, %r11;
+	 * AArch64: movz/movk x16). Anything else (a value moved, a store) means the code after the
+	 * record changed the frame, and the record no longer describes the return address: the
+	 * record of a stackmap that a call follows, a few instructions later, is not a patchpoint's
+	 * (its values read at the return address would be wrong: a register overwritten since). */
+	uint64_t written = 0;
+	bool setup_unknown = false, stored = false;
+	unsigned count = 0;
 	for (size_t off = 0; off < len;) {
 		struct jitmap__insn in;
 		const int rc = jitmap__insn_decode(arch, code + off, len - off, address + off, &in);
@@ -351,13 +398,24 @@ int jitmap_arch_call_sequence(jitmap_arch arch, const uint8_t *code, size_t len,
 		if (rc)
 			return rc;
 		off += in.len;
+		count++;
 		const bool last = off == len;
-		if (in.call != last)
-			return 0; /* a call inside, or a last instruction that is no call */
+		if (in.call != last || (!last && (in.branch || in.ret)))
+			return 0; /* a call or a jump inside, or a last instruction that is no call */
 		/* The unwinder asks the table whether a call ends at a return address: a yes
 		 * here must be a yes there. */
 		if (last && !(a->call_before && a->call_before(code, len)))
 			return 0;
+		if (!last) {
+			setup_unknown |= !in.access_known;
+			written |= in.writes;
+			stored |= in.writes_memory;
+		} else if (count > 1) {
+			/* Only the register the call goes through may have been set up. */
+			if (setup_unknown || stored || in.call_reg < 0 ||
+			    (written & ~(UINT64_C(1) << in.call_reg)))
+				return 0;
+		}
 		if (used)
 			append(list, sizeof(list), &used, "; ");
 		append(list, sizeof(list), &used, in.text);

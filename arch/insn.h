@@ -32,6 +32,9 @@ struct jitmap__insn {
 	bool ret;
 	/* Any other transfer of control: a jump, conditional or not, direct or not. */
 	bool branch;
+	/* A call through a register: its DWARF number; -1 for a direct call, for anything else,
+	 * or where Capstone does not say (s390x). */
+	int call_reg;
 	/* Whether Capstone says which registers the instruction writes, reads and stores
 	 * (cs_regs_access and the operands' access flags: x86-64 and AArch64). Capstone 4.0 has
 	 * neither for s390x (cs_regs_access answers CS_ERR_ARCH, SystemZ operands carry no
@@ -41,6 +44,8 @@ struct jitmap__insn {
 	 * out), bit r for register r, mapped from Capstone's registers by name through the
 	 * architecture table (a 32-, 16- or 8-bit part counts as its whole register). */
 	uint64_t writes; /* written, implicitly too (cpuid writes rbx) */
+	uint64_t reads;  /* read, implicitly too */
+	bool writes_memory; /* a memory operand written, or an implicit store (push) */
 	uint64_t stores; /* whose value goes to the stack: push, a store based on SP or FP */
 	uint64_t loads;  /* loaded from the stack: pop, leave (FP), a load based on SP or FP */
 	/* "mnemonic operands", as Capstone prints them: x86-64 in AT&T syntax, the syntax GDB

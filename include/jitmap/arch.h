@@ -94,9 +94,14 @@ JITMAP_API size_t jitmap_arch_call_window(jitmap_arch arch);
  * is after the call; an exact PC match misses it.
  *
  * 1: the bytes are exactly one call sequence. They decode as whole instructions that end
- * exactly at the return address, none but the last is a call, and the last is a call both to
- * Capstone and to the table's jitmap_arch_call_before (on the bytes that end at the return
- * address, as the unwinder asks it). `note` (when `note_len` > 0) gets "the call sequence that
+ * exactly at the return address, none but the last is a call (or any jump), the last is a call
+ * both to Capstone and to the table's jitmap_arch_call_before (on the bytes that end at the
+ * return address, as the unwinder asks it), and the instructions before it (when there are
+ * any) do nothing but load the register the call goes through: they write no other register
+ * and no memory (x86-64 and AArch64 from Capstone's register access; s390x, where Capstone 4
+ * has none, only the instructions that set a register from an immediate). Code that moves a
+ * value or stores one between the record and the call is not a patchpoint's: the record
+ * would not describe the return address. `note` (when `note_len` > 0) gets "the call sequence that
  * starts at the record returns here (INSN; INSN): a patchpoint", cut to note_len - 1 bytes
  * and always terminated; INSN as Capstone prints it (x86-64: AT&T syntax).
  * 0: they are not: len is 0 or above JITMAP_CALL_SEQUENCE_MAX, some bytes are no instruction

@@ -240,6 +240,20 @@ static void test_call_sequence_no(void **state)
 		{A64, {W(0xd2824690), W(0xd65f03c0)}, 8, "AArch64: the last is a return"},
 		{S390, {0x0d, 0xe1, 0x0d, 0xe1}, 4, "s390x: a second call inside"},
 		{S390, {0xc0, 0x19, 0x12, 0x34, 0x56, 0x78}, 6, "s390x: no call"},
+		/* A stackmap's record that a call follows a few instructions later is no
+		 * patchpoint's: its values do not hold at the return address (lli-14 on
+		 * tests/consistency/between_records.ll: r14 overwritten after record 21). */
+		{X86, {0x4c, 0x8d, 0x70, 0x07, 0x48, 0xb8, 0xef, 0xbe, 0xad, 0xde, 0, 0, 0, 0, 0xff,
+		       0xd0}, 16, "lea 7(%rax), %r14 before movabs/call *%rax: a value moved"},
+		{X86, {0x49, 0xbb, 0xef, 0xbe, 0xad, 0xde, 0xff, 0xff, 0xff, 0xff, 0xff, 0xd0}, 12,
+		 "the target loaded into r11, the call through rax"},
+		{X86, {0x48, 0x89, 0x04, 0x24, 0x41, 0xff, 0xd3}, 7, "a store before the call"},
+		{X86, {0x53, 0x41, 0xff, 0xd3}, 4, "a push before the call"},
+		{X86, {0x90, 0xe8, 0, 0, 0, 0}, 6, "an instruction before a direct call"},
+		{A64, {W(0xd2824691), W(0xd63f0200)}, 8, "AArch64: x17 set, the call through x16"},
+		{A64, {W(0xf90003e0), W(0xd63f0200)}, 8, "AArch64: a store before the call"},
+		{S390, {0xa7, 0x29, 0x00, 0x05, 0x0d, 0xe1}, 6, "s390x: lghi %r2 before basr via %r1"},
+		{S390, {0xb9, 0x04, 0x00, 0x12, 0x0d, 0xe1}, 6, "s390x: lgr (not known) before basr"},
 	};
 	for (size_t i = 0; i < ARRAY_LEN(no); i++) {
 		strcpy(note, "untouched");
