@@ -71,12 +71,18 @@ class Mismatch:
 
     def line(self):
         """One line: the frame, what differs, both values."""
+        if self.ref.key == "truth":
+            return "frame %s: %s: %s: %s" % (self.frame.label() if self.frame else "-", self.what,
+                                              self.other.label, short(self.b, 400))
         return "frame %s: %s: %s %s / %s %s" % (
             self.frame.label() if self.frame else "?", self.what, self.ref.label, short(self.a, 120),
             self.other.label, short(self.b, 120))
 
     def render(self):
-        lines = ["%s: frame %s: %s" % (self.case, self.frame.label() if self.frame else "?", self.what)]
+        if self.ref.key == "truth":
+            return "TRUTH %s: %s" % (self.case, self.line())
+        lines = ["MISMATCH %s: frame %s: %s" % (self.case, self.frame.label() if self.frame else "?",
+                                                 self.what)]
         width = max(len(self.ref.label), len(self.other.label)) + 1
         lines.append("    %-*s %s" % (width, self.ref.label + ":", short(self.a)))
         lines.append("    %-*s %s" % (width, self.other.label + ":", short(self.b)))
@@ -91,14 +97,16 @@ class Expected:
     function, with the reason. The test reports each one it sees as expected, and each one it
     no longer sees, so that the list is kept honest."""
 
-    def __init__(self, case, view, what, reason, function=".*"):
+    def __init__(self, case, view, what, reason, function=".*", status="pending"):
         self.case, self.view, self.what, self.function = case, view, what, function
         self.reason = reason
+        self.status = status    # "pending" (another branch changes it) or "accepted"
         self.seen = 0
 
     def matches(self, m):
         fn = (m.frame.function if m.frame else "") or ""
-        return (re.fullmatch(self.case, m.case) and re.fullmatch(self.view, m.other.key) and
+        return (re.fullmatch(self.case, m.case) and
+                all(re.fullmatch(self.view, k) for k in m.other.key.split(",")) and
                 re.fullmatch(self.what, m.what) and re.fullmatch(self.function, fn))
 
     def describe(self):

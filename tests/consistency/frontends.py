@@ -129,12 +129,14 @@ def debugger_frame(n, obj, text, label):
 # -- LLDB --
 
 
-def lldb_view(lldb, where_name, key, label, nframes, exe=None, core=None, pre=(), post=()):
-    """LLDB with jitmap: `stackmap info --json N` and `stackmap info N` for N = 0, 1, ..."""
+def lldb_view(lldb, where_name, key, label, nframes, exe=None, core=None, pid=None, pre=(),
+              post=()):
+    """LLDB with jitmap: `stackmap info --json N` and `stackmap info N` for N = 0, 1, ...; on
+    a core, attached to `pid` (and detached), or over `pre`'s gdb-remote."""
     cmds = list(pre) + [lldb.dump("bt", "bt")]
     for n in range(nframes):
         cmds += [lldb.ask("j%d" % n, "info", ["json"], [n]), lldb.ask("t%d" % n, "info", [], [n])]
-    s = lldb.session(where_name, cmds + list(post), exe, core=core)
+    s = lldb.session(where_name, cmds + list(post), exe, core=core, pid=pid)
     frames = []
     for n in range(nframes):
         r = s.get("j%d" % n)

@@ -14,7 +14,8 @@ Programs (cases), each stopped once:
 - the bytecode VM (examples/bytecode-vm): the compiled method at statepoint 1000 with the
   interpreter frames its JIT registered (vm_jit_stop's abort() held by pause.c);
 - LLVM's lli-14 running the project's IR fixtures (tests/fixtures/ir: stackmap_after_call.ll,
-  statepoint_after_call.ll, record_less_caller.ll; held in getppid by pause.c);
+  statepoint_after_call.ll, record_less_caller.ll; and between_records.ll here, whose `work`
+  frame stands between two records and at neither; held in getppid by pause.c);
 - the hostile inferior's good JIT function (tests/hostile, --pause wrap): record 5 at a
   return address with rdi, a caller-saved register, which no front end may show as a number;
 - the hand-written JITs: x86-64 (examples/handjit, --pause), AArch64 and s390x
@@ -22,7 +23,9 @@ Programs (cases), each stopped once:
 
 Front ends (views):
 - x86-64, held programs: jitmap-stack live on the held process (`--json --values` and the
-  `--values` text) and GDB attached to it (typed commands); then the process gets SIGABRT
+  `--values` text) and GDB attached to it (typed commands), and for four of them (patchpoint,
+  vm, hostile, handjit: each LLDB session costs seconds) LLDB attached too; then the process
+  gets SIGABRT
   where it stands and the kernel's core is read by GDB (typed), LLDB 16 (`stackmap info`),
   jitmap-stack and jitmap-dump. Cores of abort(): the same without the live views.
 - AArch64 and s390x (as tests/cross does): gdb-multiarch and LLDB over qemu's GDB stub, and
@@ -52,8 +55,10 @@ is reported.
 Exits 0 when every case ran clean, 1 on any unexpected difference or truth failure, 77 when
 nothing could run (gdb or the programs missing); a case whose tools are missing (LLDB, qemu,
 gdb-multiarch, a cross-built program, lli-14) is skipped, saying which.
-JITMAP_TEST_KEEP=1 keeps the sessions' files.
+Cases run two at a time (JITMAP_CONSISTENCY_JOBS); JITMAP_TEST_KEEP=1 keeps the sessions'
+files.
 """
+import concurrent.futures
 import copy
 import os
 import re
@@ -93,6 +98,8 @@ GDB = T.find_gdb()
 LLDB = T.debugger(ENV, "lldb")
 GDB_MULTIARCH = shutil.which("gdb-multiarch")
 TIMEOUT = 120
+JOBS = int(os.environ.get("JITMAP_CONSISTENCY_JOBS") or 2)
+X.WORK, X.NAME = ENV.work, "consistency"  # crosslib's qemu output and guest cores go here
 
 
 def skip_all(why):
@@ -126,9 +133,19 @@ EXPECTED = [
     C.Expected(r"demo-abort-.*", "lldb-core", "frame missing",
                TAIL_CALL % "LLDB 16 makes no tail-call frame there (docs/lldb.md, 'Same output "
                "as GDB', accepts the numbering difference, though it puts it down to an "
-               "inlined frame)", function="__pthread_kill_internal"),
-    C.Expected(r"demo-abort-.*", "lldb-core", "frame number", "the tail-call frame above"),
-    C.Expected(r"handjit-x86-64", "lldb-core",
+               "inlined frame)", function="__pthread_kill_internal", status="accepted"),
+    C.Expected(r"demo-abort-.*", "lldb-core", "frame number", "the tail-call frame above",
+               status="accepted"),
+    C.Expected(r"lli-mcjit-between-records", ".*", "truth|records",
+               "the call-sequence match takes the code from record 21 to work's return address "
+               "(leaq 7(%rax), %r14; movabsq $getppid, %rax; callq *%rax) for a patchpoint's "
+               "call sequence, because only its last instruction is a call, and shows record 21 "
+               "there with r14's 4667 as %a (4660): a wrong number, in every front end alike "
+               "(reader/frame.c: call_sequence, the placeholder; the instruction decoder's "
+               "jitmap_arch_call_sequence, on the insn branch, states the same rule: 'none but "
+               "the last is a call'). Pending: a rule that also refuses instructions that write "
+               "a register the record's locations name (or anything but the call's target)"),
+    C.Expected(r"handjit-x86-64", "lldb-(core|live)",
                r"locations\[[0-3]\]\.(value|error|address)|text",
                "handjit_outer's rbx, r12 and rbp, above the frameless handjit_inner, which has no "
                "CFI: LLDB's assembly profiling proves handjit_inner leaves them alone and gives "
@@ -172,6 +189,8 @@ def demo_keys(word, rid, out):
 
 def truth_demo(word):
     def check(frame, obj, out, state):
+        if obj["record"] is None:
+            return []
         rid = obj["record"]["id"]
         if rid in KEYS:
             return want_values(obj, demo_keys(word, rid, out), "record %d" % rid)
@@ -199,6 +218,8 @@ def truth_demo(word):
 def truth_locals(prefix):
     """The hand-written JITs: "PREFIX record id=N local0=V ... stack_size=S"."""
     def check(frame, obj, out, state):
+        if obj["record"] is None:
+            return []
         t = (T.handjit_truth(out) if prefix == "jitmap-handjit:" else X.truth(out, prefix))
         rid = obj["record"]["id"]
         if rid not in t:
@@ -213,6 +234,8 @@ def truth_locals(prefix):
 
 
 def truth_vm(frame, obj, out, state):
+    if obj["record"] is None:
+        return []
     import scenarios
     want = scenarios.vm_want(out, "vframe")
     got = scenarios.vm_got(obj.get("virtual_frames", []))
@@ -225,6 +248,8 @@ def truth_vm(frame, obj, out, state):
 def truth_hostile(frame, obj, out, state):
     """good_fn's record 5: rbx (callee-saved) is 4242; rdi is caller-saved and hostile_stop,
     the frame below, may have changed it: unavailable, never a number."""
+    if obj["record"] is None:
+        return []
     import modes
     rid = obj["record"]["id"]
     if rid != modes.GOOD["record"]:
@@ -240,7 +265,26 @@ def truth_hostile(frame, obj, out, state):
     return fails
 
 
+def truth_between(frame, obj, out, state):
+    """between_records.ll: `work` stands between records 21 and 22 and at neither (%a = 4660
+    is record 21's location #0; the register it names holds 4667 at the frame)."""
+    if frame.function != "work":
+        return []
+    near = [n["id"] for n in obj.get("nearest") or []]
+    rec = obj["record"]
+    if rec is None and near == [21, 22]:
+        return []
+    shown = "no record, nearest %s" % near
+    if rec is not None:
+        loc = obj["locations"][0] if obj["locations"] else {}
+        shown = "record %s (match %s), location #0 (%s %s) = %s where the truth (%%a) is 4660" % (
+            rec["id"], rec.get("match"), loc.get("kind"), loc.get("where"), loc.get("value"))
+    return ["no record describes work's frame (nearest: 21 before, 22 after); shown: " + shown]
+
+
 def truth_lli(frame, obj, out, state):
+    if obj["record"] is None:
+        return []
     rid = obj["record"]["id"]
     if rid == 11:
         return want_values(obj, X.AFTER_CALL_VALUES, "record 11")
@@ -265,7 +309,7 @@ def truth_lli(frame, obj, out, state):
 
 class Case:
     def __init__(self, name, kind, exe, args, want, truth, pause=None, env=None, arch="x86-64",
-                 qemu=None, prefix=None, needs=()):
+                 qemu=None, prefix=None, needs=(), lldb_live=False):
         self.name, self.kind, self.exe, self.args = name, kind, exe, args
         self.want = want        # the record IDs of the frames at records, innermost first
         self.truth = truth      # (frame, obj, program output, state) -> [failures]
@@ -273,6 +317,7 @@ class Case:
         self.env = env or {}
         self.arch, self.qemu, self.prefix = arch, qemu, prefix
         self.needs = needs      # [(path or command, what)] to skip without
+        self.lldb_live = lldb_live  # LLDB attached too (a few cases: each costs seconds)
 
 
 DEMO = ENV.demo
@@ -289,7 +334,7 @@ CASES = [
     Case("demo-abort-stackmaps", "abort", DEMO, ["--abort-at", "2", "--program", "stackmaps"],
          [101, 102], truth_demo("stackmap"), needs=DEMO_NEEDS),
     Case("demo-orc-patchpoint", "held", DEMO, ["--pause", "--program", "patchpoint"], [200],
-         truth_demo("patchpoint"), PAUSED_DEMO, needs=DEMO_NEEDS),
+         truth_demo("patchpoint"), PAUSED_DEMO, lldb_live=True, needs=DEMO_NEEDS),
     Case("demo-abort-patchpoint-anyreg", "abort", DEMO,
          ["--mcjit", "--abort-at", "2", "--program", "patchpoint"], [201],
          truth_demo("patchpoint"), needs=DEMO_NEEDS),
@@ -300,7 +345,7 @@ CASES = [
          truth_demo("recursion"), PAUSED_DEMO, needs=DEMO_NEEDS),
     Case("vm", "held", ENV.vm, ["--n", "6", "--stop-at", "4", "--abort"], [1000], truth_vm,
          PAUSED_SHIM, env={"JITMAP_PAUSE_IN": "abort", "LD_PRELOAD": PAUSE_SO},
-         needs=[(ENV.vm, "jitmap-vm (needs llvm-config-14)"),
+         lldb_live=True, needs=[(ENV.vm, "jitmap-vm (needs llvm-config-14)"),
                 (PAUSE_SO, "tests/jitmap-consistency-pause.so")]),
     Case("lli-mcjit-stackmap-after-call", "held", LLI,
          ["-jit-kind=mcjit", os.path.join(IR, "stackmap_after_call.ll")], [11], truth_lli,
@@ -311,11 +356,15 @@ CASES = [
     Case("lli-mcjit-record-less-caller", "held", LLI,
          ["-jit-kind=mcjit", os.path.join(IR, "record_less_caller.ll")], [7], truth_lli,
          PAUSED_SHIM, env={"JITMAP_PAUSE_IN": "getppid", "LD_PRELOAD": PAUSE_SO}, needs=LLI_NEEDS),
+    Case("lli-mcjit-between-records", "held", LLI,
+         ["-jit-kind=mcjit", os.path.join(HERE, "between_records.ll")], [], truth_between,
+         PAUSED_SHIM, env={"JITMAP_PAUSE_IN": "getppid", "LD_PRELOAD": PAUSE_SO}, needs=LLI_NEEDS),
     Case("handjit-x86-64", "held", ENV.handjit, ["--pause"], [1002, 1001],
          truth_locals("jitmap-handjit:"), r"jitmap-handjit: paused pid=(\d+)",
-         needs=[(ENV.handjit, "jitmap-handjit")]),
+         lldb_live=True, needs=[(ENV.handjit, "jitmap-handjit")]),
     Case("hostile-good-fn", "held", ENV.hostile, ["--pause", "wrap"], [5], truth_hostile,
-         r"jitmap-hostile: paused pid=(\d+)", needs=[(ENV.hostile, "jitmap-hostile")]),
+         r"jitmap-hostile: paused pid=(\d+)", lldb_live=True,
+         needs=[(ENV.hostile, "jitmap-hostile")]),
     Case("handjit-arm64", "qemu", ARM64, ["--trap"], [1002, 1001],
          truth_locals("jitmap-handjit-arm64:"), arch="aarch64", qemu="qemu-aarch64",
          needs=[(ARM64, "jitmap-handjit-arm64 (needs aarch64-linux-gnu-gcc)")]),
@@ -365,8 +414,11 @@ def run_host(case, d):
             views.append(live)
             views.append(FE.gdb_view(GDB, JITMAP_GDB, d, "gdb-live", "GDB (attached)",
                                      ["-p", str(pid)], len(live.frames) + 8))
+            if LLDB and case.lldb_live:
+                views.append(FE.lldb_view(LLDB, case.name + "-lldb-live", "lldb-live",
+                                          "LLDB (attached)", len(live.frames) + 8, pid=pid))
             if p.poll() is not None:
-                raise T.Fail("%s: the program did not survive GDB's detach" % case.name)
+                raise T.Fail("%s: the program did not survive the debuggers' detach" % case.name)
             os.kill(pid, signal.SIGABRT)
         try:
             p.wait(timeout=TIMEOUT)
@@ -398,7 +450,6 @@ def run_qemu(case, d):
     qemu = shutil.which(case.qemu)
     if not qemu or not GDB_MULTIARCH:
         raise CaseSkip("%s or gdb-multiarch is missing" % case.qemu)
-    X.WORK, X.NAME = d, case.name
     core, out = X.guest_core(qemu, case.exe, case.args)
     if not core:
         raise CaseSkip("qemu wrote no guest core")
@@ -407,7 +458,7 @@ def run_qemu(case, d):
     gdb = FE.gdb_view(GDB_MULTIARCH, JITMAP_GDB, d, "gdb-core", "GDB (core)", [case.exe, core], n,
                       sysroot="/")
     views = [gdb]
-    q = X.Qemu("stub-gdb", qemu, case.exe, case.args)
+    q = X.Qemu(case.name + "-stub-gdb", qemu, case.exe, case.args)
     try:
         views.append(FE.gdb_view(GDB_MULTIARCH, JITMAP_GDB, d, "gdb-live", "GDB (qemu stub)",
                                  [case.exe], n, pre=["target remote :%d" % q.port, "continue"],
@@ -418,7 +469,7 @@ def run_qemu(case, d):
     if LLDB:
         views.append(FE.lldb_view(LLDB, case.name + "-lldb-core", "lldb-core", "LLDB (core)", n,
                                   exe=case.exe, core=core))
-        q = X.Qemu("stub-lldb", qemu, case.exe, case.args)
+        q = X.Qemu(case.name + "-stub-lldb", qemu, case.exe, case.args)
         try:
             views.append(FE.lldb_view(LLDB, case.name + "-lldb-live", "lldb-live",
                                       "LLDB (qemu stub)", n,
@@ -432,14 +483,30 @@ def run_qemu(case, d):
 # -- Checking a case --
 
 
+class Truth:
+    """The program's own truth lines, standing in a Mismatch as the reference."""
+    key = "truth"
+    label = "the program's truth"
+
+
 def check_truth(case, views, output):
-    fails = []
+    """Mismatches (what "truth") of every frame of every view against the program's truth,
+    and (what "records") of the frames at records against the case's."""
+    out = []
     for v in views:
         state = {}
-        for f in v.at_records():
+        for f in v.frames:
+            if f.obj is None:
+                continue
             for msg in case.truth(f, f.obj, output, state):
-                fails.append("%s, frame #%d %s: %s" % (v.label, f.level, f.function, msg))
-    return fails
+                out.append(C.Mismatch(case.name, Truth, v, f, "truth", "", msg))
+        ids = [f.record_id() for f in v.at_records()]
+        # LLDB 16's s390x view has frame 0 only (see comparisons()).
+        want = case.want[:len(ids)] if v.key.startswith("lldb") and case.arch == "s390x" else case.want
+        if ids != want:
+            out.append(C.Mismatch(case.name, Truth, v, None, "records",
+                                  "records at frames %s" % case.want, "records at frames %s" % ids))
+    return out
 
 
 def comparisons(case, views, records):
@@ -478,55 +545,86 @@ def classify(mismatches, count=True):
     return unexpected, expected
 
 
+class Views:
+    """Several views that said the same, standing in a Mismatch as one."""
+    def __init__(self, views):
+        self.key = ",".join(v.key for v in views)
+        self.label = ", ".join(v.label for v in views)
+
+
+def grouped(mismatches):
+    """The truth's mismatches that every view shares, as one (their views named together)."""
+    out, seen = [], {}
+    for m in mismatches:
+        if m.ref is not Truth:
+            out.append(m)
+            continue
+        k = (m.what, m.frame.label() if m.frame else None, C.short(m.a), C.short(m.b))
+        if k in seen:
+            seen[k][1].append(m.other)
+            continue
+        seen[k] = (m, [m.other])
+        out.append(k)
+    res = []
+    for m in out:
+        if isinstance(m, tuple):
+            first, views = seen[m]
+            first = copy.copy(first)
+            first.other = Views(views)
+            m = first
+        res.append(m)
+    return res
+
+
 RESULTS = []  # (case, status, detail)
 SAMPLE = {}   # the first clean case's views and records, for the self-check
 
 
-def run_case(case):
+def collect(case):
+    """Run a case's program and every front end on it (in a worker thread): (views,
+    jitmap-dump's records, the program's output, seconds)."""
     for path, what in case.needs:
         if not os.path.exists(path):
             raise CaseSkip("%s not found (%s)" % (what, path))
-    d = ENV.dir(case.name)
     t0 = time.time()
-    views, records, output = (run_qemu if case.kind == "qemu" else run_host)(case, d)
+    got = (run_qemu if case.kind == "qemu" else run_host)(case, ENV.dir(case.name))
+    return got + (time.time() - t0,)
+
+
+def report(case, views, records, output, seconds):
+    """Compare and print one case's answers (in the main thread); its status."""
     ref = views[0]
-    ids = [f.record_id() for f in ref.at_records()]
     fails = []
-    if ids != case.want:
-        fails.append("GDB (core): frames at records %s, want %s" % (ids, case.want))
-    fails += check_truth(case, views, output)
     for v in views:
         for p in v.problems:
             # qemu-user writes no NT_FILE note: jitmap-stack says how it placed the files.
             if "has no NT_FILE note" not in p:
                 fails.append("%s: problem: %s" % (v.label, p))
     mismatches, aside = comparisons(case, views, records)
-    unexpected, expected = classify(mismatches)
-    frames = len(ref.frames)
-    at = len(ref.at_records())
+    unexpected, expected = classify(check_truth(case, views, output) + mismatches)
     names = ", ".join(v.label for v in views) + ", jitmap-dump (core)"
     status = "FAIL" if fails or unexpected else "PASS"
-    print("%s %s: %d frames, %d at records; %s (%.1f s)" % (status, case.name, frames, at, names,
-                                                          time.time() - t0))
+    print("%s %s: %d frames, %d at records; %s (%.1f s)" % (
+        status, case.name, len(ref.frames), len(ref.at_records()), names, seconds))
     for msg in fails:
-        print("  TRUTH: " + msg)
-    for m in unexpected:
-        print("  MISMATCH " + m.render().replace("\n", "\n  "))
+        print("  PROBLEM: " + msg)
+    for m in grouped(unexpected):
+        print("  " + m.render().replace("\n", "\n  "))
     for e in EXPECTED:
         mine = [m for m in expected if m.expected is e]
         if mine:
-            print("  EXPECTED, %d difference%s: %s" % (len(mine), "" if len(mine) == 1 else "s",
-                                                       e.reason))
-            for m in mine:
+            print("  EXPECTED (%s), %d difference%s: %s" % (
+                e.status, len(mine), "" if len(mine) == 1 else "s", e.reason))
+            for m in grouped(mine):
                 print("    " + m.line())
     for note in sorted(set(aside)):
         print("  set aside: " + note)
     sys.stdout.flush()
     RESULTS.append((case, status, views))
-    if not SAMPLE and case.kind == "held" and not mismatches:
+    if not SAMPLE and case.kind == "held" and status == "PASS" and not mismatches:
         SAMPLE.update(case=case, views=views, records=records)
     if not os.environ.get("JITMAP_TEST_KEEP") and status == "PASS":
-        T.drop_cores(d)
+        T.drop_cores(ENV.dir(case.name))
     return status
 
 
@@ -584,7 +682,8 @@ def self_check():
     v.frames[k].text = v.frames[k].text.replace("size 8", "size 9", 1)
     run("jitmap-stack's text with one size changed", v, "text")
     v = copy.deepcopy(stack)
-    v.frames[k].obj["record"]["match"] = "call"
+    rec = v.frames[k].obj["record"]
+    rec["match"] = "exact" if rec["match"] == "call" else "call"
     run("jitmap-stack's match kind", v, r"record\.match")
     recs = copy.deepcopy(records)
     rid, pc = stack.frames[k].record_id(), int(stack.frames[k].obj["record"]["pc"], 16)
@@ -602,23 +701,28 @@ def main():
         T.version(GDB), T.version(LLDB.path) if LLDB else "no LLDB (its views are skipped)",
         "gdb-multiarch" if GDB_MULTIARCH else "no gdb-multiarch"))
     statuses = []
-    for case in CASES:
-        if ONLY and case.name not in ONLY:
-            continue
-        try:
-            statuses.append(run_case(case))
-        except CaseSkip as e:
-            print("SKIP %s: %s" % (case.name, e))
-            RESULTS.append((case, "SKIP", []))
-        except (T.Fail, FE.ToolFailed) as e:
-            print("FAIL %s: %s" % (case.name, e))
-            RESULTS.append((case, "FAIL", []))
-            statuses.append("FAIL")
-        sys.stdout.flush()
+    cases = [c for c in CASES if not ONLY or c.name in ONLY]
+    # Cases run JOBS at a time (each waits on its debuggers and programs most of its time);
+    # their answers are compared and printed in order, in this thread.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
+        futures = [pool.submit(collect, c) for c in cases]
+        for case, fut in zip(cases, futures):
+            try:
+                statuses.append(report(case, *fut.result()))
+            except CaseSkip as e:
+                print("SKIP %s: %s" % (case.name, e))
+                RESULTS.append((case, "SKIP", []))
+            except (T.Fail, FE.ToolFailed) as e:
+                print("FAIL %s: %s" % (case.name, e))
+                RESULTS.append((case, "FAIL", []))
+                statuses.append("FAIL")
+            sys.stdout.flush()
     fails = self_check() if statuses else []
     for f in fails:
         print("FAIL " + f)
-    unseen = [e for e in EXPECTED if not e.seen and (not ONLY)]
+    ran_names = [c.name for c, st, _ in RESULTS if st != "SKIP"]
+    unseen = [e for e in EXPECTED
+              if not e.seen and any(re.fullmatch(e.case, n) for n in ran_names)]
     for e in unseen:
         print("NO LONGER SEEN (remove it from EXPECTED): %s: %s" % (e.describe(), e.reason))
     print("consistency: front ends per case:")
