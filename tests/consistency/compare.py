@@ -97,8 +97,9 @@ class Expected:
     function, with the reason. The test reports each one it sees as expected, and each one it
     no longer sees, so that the list is kept honest."""
 
-    def __init__(self, case, view, what, reason, function=".*", status="pending"):
+    def __init__(self, case, view, what, reason, function=".*", status="pending", detail=None):
         self.case, self.view, self.what, self.function = case, view, what, function
+        self.detail = detail    # a regular expression the Mismatch's detail must contain
         self.reason = reason
         self.status = status    # "pending" (another branch changes it) or "accepted"
         self.seen = 0
@@ -107,7 +108,8 @@ class Expected:
         fn = (m.frame.function if m.frame else "") or ""
         return (re.fullmatch(self.case, m.case) and
                 all(re.fullmatch(self.view, k) for k in m.other.key.split(",")) and
-                re.fullmatch(self.what, m.what) and re.fullmatch(self.function, fn))
+                re.fullmatch(self.what, m.what) and re.fullmatch(self.function, fn) and
+                (self.detail is None or re.search(self.detail, m.detail or "")))
 
     def describe(self):
         return "case /%s/, %s, %s%s" % (self.case, self.view, self.what,
