@@ -392,6 +392,33 @@ static int thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, ch
 
 /* -- Opening and letting go -- */
 
+/* /proc/PID/mem; when the main thread has exited (a zombie: its mem has no memory to give,
+ * ESRCH), a thread's that runs. 0, or a negative errno with `err` filled. */
+static int open_mem(jitmap_live *l, jitmap_error *err)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)l->pid);
+	l->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	int e = l->mem_fd < 0 ? errno : 0;
+	for (size_t i = 0; e == ESRCH && i < l->nthreads; i++) {
+		const struct thread *t = l->threads[i];
+		if (t->pub.error == -ESRCH)
+			continue;
+		char task[96];
+		snprintf(task, sizeof(task), "/proc/%d/task/%d/mem", (int)l->pid, (int)t->pub.tid);
+		l->mem_fd = open(task, O_RDONLY | O_CLOEXEC);
+		e = l->mem_fd < 0 ? errno : 0;
+	}
+	if (!e)
+		return 0;
+	if (e == ENOENT || e == ESRCH)
+		return jitmap__fail(err, -ESRCH, 0, "process %d exited while being read",
+				    (int)l->pid);
+	return jitmap__fail(err, -e, 0, "%s: %s%s", path, strerror(e),
+			    e == EACCES || e == EPERM ? " (another user, or "
+							"/proc/sys/kernel/yama/ptrace_scope)" : "");
+}
+
 static jitmap_live *open_fail(jitmap_live *l, int code)
 {
 	jitmap_live_free(l);
@@ -450,19 +477,9 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 	int rc = read_threads(l, err);
 	if (rc)
 		return open_fail(l, rc);
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	l->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (l->mem_fd < 0) {
-		const int e = errno;
-		if (e == ENOENT)
-			return open_fail(l, jitmap__fail(err, -ESRCH, 0, "process %d exited while "
-							 "being read", (int)pid));
-		return open_fail(l, jitmap__fail(err, -e, 0, "%s: %s%s", path, strerror(e),
-						 e == EACCES || e == EPERM
-							 ? " (another user, or "
-							   "/proc/sys/kernel/yama/ptrace_scope)"
-							 : ""));
-	}
+	rc = open_mem(l, err);
+	if (rc)
+		return open_fail(l, rc);
 	rc = jitmap__pagecache_init(&l->cache, mem_pread, l, !(l->flags & JITMAP_LIVE_NO_STOP));
 	if (rc)
 		return open_fail(l, jitmap__fail(err, rc, 0, "out of memory"));
