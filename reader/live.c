@@ -480,9 +480,7 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 	rc = open_mem(l, err);
 	if (rc)
 		return open_fail(l, rc);
-	rc = jitmap__pagecache_init(&l->cache, mem_pread, l, !(l->flags & JITMAP_LIVE_NO_STOP));
-	if (rc)
-		return open_fail(l, jitmap__fail(err, rc, 0, "out of memory"));
+	jitmap__pagecache_init(&l->cache, mem_pread, l, !(l->flags & JITMAP_LIVE_NO_STOP));
 	return l;
 }
 

@@ -18,15 +18,17 @@ int jitmap__pagecache_init(struct jitmap__pagecache *c, jitmap__pread_fn fn, voi
 	memset(c, 0, sizeof(*c));
 	c->pread = fn;
 	c->ctx = ctx;
-	if (keep && !(c->pages = calloc(JITMAP__PAGE_SLOTS, sizeof(*c->pages))))
-		return -ENOMEM;
+	c->keep = keep;
 	return 0;
 }
 
 void jitmap__pagecache_stop_keeping(struct jitmap__pagecache *c)
 {
-	free(c->pages);
-	c->pages = NULL;
+	c->keep = false;
+	for (size_t i = 0; i < JITMAP__PAGE_SLOTS; i++) {
+		free(c->slots[i]);
+		c->slots[i] = NULL;
+	}
 }
 
 void jitmap__pagecache_fini(struct jitmap__pagecache *c)
@@ -68,13 +70,16 @@ static int read_direct(struct jitmap__pagecache *c, uint64_t addr, void *buf, si
 int jitmap__pagecache_read(struct jitmap__pagecache *c, uint64_t addr, void *buf, size_t len,
 			   char *why, size_t why_len)
 {
-	if (!c->pages || !len || len > JITMAP__PAGE_MAX_KEPT_READ || addr > UINT64_MAX - len)
+	if (!c->keep || !len || len > JITMAP__PAGE_MAX_KEPT_READ || addr > UINT64_MAX - len)
 		return read_direct(c, addr, buf, len, why, why_len);
 	uint8_t *out = buf;
 	while (len) {
 		const uint64_t number = addr / JITMAP__PAGE, off = addr % JITMAP__PAGE;
 		const size_t n = len < JITMAP__PAGE - off ? len : (size_t)(JITMAP__PAGE - off);
-		struct jitmap__page *p = &c->pages[number % JITMAP__PAGE_SLOTS];
+		struct jitmap__page **slot = &c->slots[number % JITMAP__PAGE_SLOTS];
+		if (!*slot && !(*slot = calloc(1, sizeof(**slot))))
+			return read_direct(c, addr, out, len, why, why_len);
+		struct jitmap__page *p = *slot;
 		if (!p->valid || p->number != number) {
 			p->valid = false;
 			if (read_direct(c, number * JITMAP__PAGE, p->bytes, JITMAP__PAGE, why, why_len))

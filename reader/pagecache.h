@@ -30,11 +30,14 @@ struct jitmap__page {
 struct jitmap__pagecache {
 	jitmap__pread_fn pread;
 	void *ctx;
-	struct jitmap__page *pages; /* JITMAP__PAGE_SLOTS of them, or NULL: nothing is kept */
-	uint64_t calls;             /* of pread: for tests */
+	bool keep;
+	/* Allocated at first use: a walk of a few stacks touches tens of pages, not 256. */
+	struct jitmap__page *slots[JITMAP__PAGE_SLOTS];
+	uint64_t calls; /* of pread: for tests */
 };
 
-/* Read through `fn` (with `ctx`), keeping pages when `keep`. 0, or -ENOMEM. */
+/* Read through `fn` (with `ctx`), keeping pages when `keep`. 0 (a page that cannot be
+ * allocated later is read without being kept). */
 int jitmap__pagecache_init(struct jitmap__pagecache *c, jitmap__pread_fn fn, void *ctx,
 			   bool keep);
 /* Forget every page and keep none from now on (the process runs again). */

@@ -70,5 +70,6 @@ run_target fuzz_process process
 run_target fuzz_plugin plugin
 run_target fuzz_layout layout
 run_target fuzz_unwind unwind
+run_target fuzz_live live
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]
