@@ -4,9 +4,9 @@
  * signal frames); JIT frames from libjitmap (the JIT entries registered through
  * __jit_debug_descriptor, named from their images and unwound by jitmap's unwinder: CFI,
  * stackmap frame sizes, the frame pointer), the two joined by a jitmap_stacker
- * (include/jitmap/stack.h). A live process is stopped with ptrace (PTRACE_SEIZE and
- * PTRACE_INTERRUPT: no signal is sent, and the kernel lets the threads go if this tool dies),
- * read, and let go before the output is printed. docs/jitmap-stack.md has the details and the
+ * (include/jitmap/stack.h). A live process is stopped by libjitmap (include/jitmap/live.h:
+ * PTRACE_SEIZE and PTRACE_INTERRUPT, no signal is sent, and the kernel lets the threads go if
+ * this tool dies), read, and let go before the output is printed. docs/jitmap-stack.md has the details and the
  * contract is in DESIGN.md ("jitmap-stack").
  */
 #define _GNU_SOURCE
