@@ -411,9 +411,14 @@ static int open_mem(jitmap_live *l, jitmap_error *err)
 	}
 	if (!e)
 		return 0;
-	if (e == ENOENT || e == ESRCH)
-		return jitmap__fail(err, -ESRCH, 0, "process %d exited while being read",
+	if (e == ENOENT || e == ESRCH) {
+		bool any = false; /* a thread that was there to stop: it exited meanwhile */
+		for (size_t i = 0; i < l->nthreads; i++)
+			any |= l->threads[i]->pub.error != -ESRCH;
+		return jitmap__fail(err, -ESRCH, 0, any ? "process %d exited while being read"
+							: "process %d has exited (a zombie)",
 				    (int)l->pid);
+	}
 	return jitmap__fail(err, -e, 0, "%s: %s%s", path, strerror(e),
 			    e == EACCES || e == EPERM ? " (another user, or "
 							"/proc/sys/kernel/yama/ptrace_scope)" : "");

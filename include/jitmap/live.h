@@ -58,7 +58,8 @@ typedef struct jitmap_live_opts {
 /* Stop every thread of process `pid` (unless JITMAP_LIVE_NO_STOP) and read its threads. `opts`
  * may be NULL. Returns the process, or NULL with errno set, `*err` filled (its reason a
  * sentence naming the process) and every thread let go:
- *   ESRCH  there is no process `pid` ("no process N"), or it exited while being attached;
+ *   ESRCH  there is no process `pid` ("no process N"), it has exited (a zombie), or it
+ *          exited while being attached;
  *   EPERM  it may not be traced: "cannot trace process N (thread T): Operation not permitted
  *          (another tracer, another user, or /proc/sys/kernel/yama/ptrace_scope)"; also for
  *          the calling process itself (its threads cannot be stopped from within);
@@ -72,11 +73,13 @@ JITMAP_API jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts
 					 jitmap_error *err);
 /* Let every stopped thread go (PTRACE_DETACH, with the signal its stop held back, if any).
  * What was read stays: threads, registers, names. Memory is still readable, as the process
- * runs: pages are no longer kept. Returns 0 (also when called again, or after NO_STOP), or
+ * runs: pages are no longer kept. Returns 0 (also when called again, or after NO_STOP);
+ * -EPERM, doing nothing, when called on another thread than jitmap_live_open's (Linux lets
+ * only the tracer detach: the threads stay stopped until that thread detaches or exits); or
  * the negative errno of the first thread that could not be let go for another reason than
- * having exited (-ESRCH: called from another thread than jitmap_live_open's). */
+ * having exited (the others are let go all the same). */
 JITMAP_API int jitmap_live_detach(jitmap_live *live);
-/* Detach (if not done) and free. */
+/* Detach (if not done: on the thread that opened it, see jitmap_live_detach) and free. */
 JITMAP_API void jitmap_live_free(jitmap_live *live);
 
 /* The process ID; its name (/proc/PID/comm as it was at open, "" when unknown); the host's

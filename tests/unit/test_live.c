@@ -425,6 +425,11 @@ static void test_no_stop(void **state)
 
 /* -- Failures -- */
 
+static void *detach_elsewhere(void *arg)
+{
+	return (void *)(intptr_t)jitmap_live_detach(arg);
+}
+
 static void expect_fail(pid_t pid, const jitmap_live_opts *o, int code, const char *reason)
 {
 	jitmap_error err;
@@ -462,6 +467,21 @@ static void test_errors(void **state)
 	char want[64];
 	snprintf(want, sizeof(want), "no process %d", (int)gone);
 	expect_fail(gone, NULL, ESRCH, want);
+	/* A process that exited and was not reaped (a zombie). */
+	const pid_t zombie = fork();
+	assert_true(zombie >= 0);
+	if (zombie == 0)
+		_exit(0);
+	int tracer;
+	char st = '?';
+	for (int i = 0; i < 2000 && st != 'Z'; i++) {
+		proc_status(zombie, &tracer, &st);
+		if (st != 'Z')
+			sleep_ms(1);
+	}
+	snprintf(want, sizeof(want), "process %d has exited (a zombie)", (int)zombie);
+	expect_fail(zombie, NULL, ESRCH, want);
+	waitpid(zombie, NULL, 0);
 
 	/* Already traced (by this thread, through another object). */
 	const pid_t pid = spawn(1, TICK);
@@ -474,6 +494,14 @@ static void test_errors(void **state)
 		    "/proc/sys/kernel/yama/ptrace_scope)");
 	/* The failed open left the first one's stop alone. */
 	assert_false(ticking());
+	/* Only the thread that attached may let go (Linux's tracer is a thread). */
+	pthread_t other;
+	void *other_rc;
+	assert_int_equal(pthread_create(&other, NULL, detach_elsewhere, first), 0);
+	assert_int_equal(pthread_join(other, &other_rc), 0);
+	assert_int_equal((intptr_t)other_rc, -EPERM);
+	assert_true(jitmap_live_stopped(first));
+	assert_false(ticking());
 	jitmap_live_free(first);
 	assert_true(ticking());
 
@@ -482,8 +510,6 @@ static void test_errors(void **state)
 	jitmap_live_opts o = opts_of(0);
 	o.interrupt = &flag;
 	expect_fail(pid, &o, EINTR, "interrupted");
-	int tracer;
-	char st;
 	proc_status(pid, &tracer, &st);
 	assert_int_equal(tracer, 0);
 	assert_true(ticking());
