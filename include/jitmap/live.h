@@ -15,7 +15,8 @@
  * Linux makes the *thread* that attached the tracer, not the process: jitmap_live_open,
  * jitmap_live_detach and jitmap_live_free must be called on one thread. The library installs
  * no signal handler; a caller that wants SIGINT to let the process go early passes the flag
- * its handler sets (jitmap_live_opts.interrupt) and frees the object when told EINTR.
+ * its handler sets (jitmap_live_opts.interrupt): an open under way then fails with EINTR,
+ * every thread let go; once open, the caller checks its flag and detaches.
  * Conventions as in jitmap.h; a jitmap_live is used by one thread at a time.
  */
 #ifndef JITMAP_LIVE_H
@@ -56,15 +57,15 @@ typedef struct jitmap_live_opts {
 } jitmap_live_opts;
 
 /* Stop every thread of process `pid` (unless JITMAP_LIVE_NO_STOP) and read its threads. `opts`
- * may be NULL. Returns the process, or NULL with errno set, `*err` filled (its reason a
- * sentence naming the process) and every thread let go:
+ * and `err` may be NULL. Returns the process, or NULL with errno set, `*err` filled (its
+ * reason one sentence, with the process ID) and every thread let go:
  *   ESRCH  there is no process `pid` ("no process N"), it has exited (a zombie), or it
  *          exited while being attached;
  *   EPERM  it may not be traced: "cannot trace process N (thread T): Operation not permitted
  *          (another tracer, another user, or /proc/sys/kernel/yama/ptrace_scope)"; also for
  *          the calling process itself (its threads cannot be stopped from within);
  *   EACCES /proc/N/mem cannot be opened (the same reasons);
- *   EINTR  *opts->interrupt was set;
+ *   EINTR  *opts->interrupt was set ("interrupted");
  *   EINVAL pid <= 0, or bad options; ENOMEM; another errno of /proc or ptrace.
  * A thread that exited, or whose registers could not be read, is not a failure: see its
  * `error`. A process none of whose threads could be read is returned too (the caller says
