@@ -4,14 +4,12 @@
  * signal frames); JIT frames from libjitmap (the JIT entries registered through
  * __jit_debug_descriptor, named from their images and unwound by jitmap's unwinder: CFI,
  * stackmap frame sizes, the frame pointer), the two joined by a jitmap_stacker
- * (include/jitmap/stack.h). A live process is stopped with ptrace (PTRACE_SEIZE and
- * PTRACE_INTERRUPT: no signal is sent, and the kernel lets the threads go if this tool dies),
- * read, and let go before the output is printed. docs/jitmap-stack.md has the details and the
+ * (include/jitmap/stack.h). A live process is stopped by libjitmap (include/jitmap/live.h:
+ * PTRACE_SEIZE and PTRACE_INTERRUPT, no signal is sent, and the kernel lets the threads go if
+ * this tool dies), read, and let go before the output is printed. docs/jitmap-stack.md has the details and the
  * contract is in DESIGN.md ("jitmap-stack").
  */
 #define _GNU_SOURCE
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,13 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <elf.h> /* NT_PRSTATUS: the regset PTRACE_GETREGSET names */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -39,14 +32,13 @@
 #include <jitmap/frame.h>
 #include <jitmap/core.h>
 #include <jitmap/jitmap.h>
+#include <jitmap/live.h>
 #include <jitmap/process.h>
 #include <jitmap/stack.h>
 
 #include "json.h"
 
-#define MAX_THREADS 65536
 #define MAX_DESCRIPTORS 64
-#define MAX_ROUNDS 16 /* attach rounds while the process keeps starting threads */
 
 struct options {
 	bool json, values, gc_roots;
@@ -100,7 +92,6 @@ struct frame_out {
 struct thread {
 	pid_t tid;
 	char name[64];
-	bool attached;
 	bool have_regs;
 	jitmap_frame_regs regs;
 	struct frame_out *frames;
@@ -109,20 +100,10 @@ struct thread {
 	char *problem;
 };
 
-#define CHUNK 4096
-#define CHUNK_SLOTS 256
-
-struct cached_chunk {
-	uint64_t chunk;
-	bool valid;
-	uint8_t bytes[CHUNK];
-};
-
 struct target {
-	struct cached_chunk *chunks; /* live: CHUNK_SLOTS pages (1 MiB), direct-mapped */
 	bool live;
 	pid_t pid;
-	int mem_fd;
+	jitmap_live *process; /* live: its threads stopped until jitmap_live_detach */
 	jitmap_core *core;
 	int core_fd;
 	Elf *core_elf;
@@ -146,55 +127,6 @@ static void on_signal(int sig)
 	g_interrupted = 1;
 }
 
-static int read_direct(const struct target *t, uint64_t addr, void *buf, size_t len, char *why,
-		       size_t why_len)
-{
-	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr) {
-		snprintf(why, why_len, "0x%" PRIx64 " is not a user address", addr);
-		return -EFAULT;
-	}
-	size_t done = 0;
-	while (done < len) {
-		const ssize_t n = pread(t->mem_fd, (char *)buf + done, len - done, (off_t)(addr + done));
-		if (n <= 0) {
-			snprintf(why, why_len, "cannot read 0x%" PRIx64 ": %s", addr + done,
-				 n < 0 ? strerror(errno) : "not mapped");
-			return -EFAULT;
-		}
-		done += (size_t)n;
-	}
-	return 0;
-}
-
-/* The threads are stopped while they are read: memory is read in whole pages and kept, so
- * that the many small reads of a JIT's entry list, its images (allocated near each other) and
- * the stacks cost one system call per page. A page that cannot be read is not kept: what
- * was asked is read alone. */
-static int live_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
-{
-	struct target *t = ctx;
-	if (!len || len > 4 * CHUNK || addr > UINT64_MAX - len)
-		return read_direct(t, addr, buf, len, why, why_len);
-	uint8_t *out = buf;
-	while (len) {
-		const uint64_t chunk = addr / CHUNK, off = addr % CHUNK;
-		const size_t n = len < CHUNK - off ? len : (size_t)(CHUNK - off);
-		struct cached_chunk *c = &t->chunks[chunk % CHUNK_SLOTS];
-		if (!c->valid || c->chunk != chunk) {
-			c->valid = false;
-			if (read_direct(t, chunk * CHUNK, c->bytes, CHUNK, why, why_len))
-				return read_direct(t, addr, out, len, why, why_len);
-			c->chunk = chunk;
-			c->valid = true;
-		}
-		memcpy(out, c->bytes + off, n);
-		out += n;
-		addr += n;
-		len -= n;
-	}
-	return 0;
-}
-
 static struct thread *add_thread(struct target *t, pid_t tid)
 {
 	if (t->nthreads == t->cap_threads) {
@@ -211,145 +143,31 @@ static struct thread *add_thread(struct target *t, pid_t tid)
 	return th;
 }
 
-static bool has_thread(const struct target *t, pid_t tid)
+/* The threads libjitmap stopped and read (jitmap/live.h), as the output lists them. 0, or -1
+ * with the reason said. */
+static int live_threads(struct target *t)
 {
-	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == tid)
-			return true;
-	return false;
-}
-
-static void read_comm(pid_t pid, pid_t tid, char *out, size_t len)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	out[0] = 0;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(out, (int)len, f))
-		out[strcspn(out, "\n")] = 0;
-	fclose(f);
-}
-
-/* A stopped thread's registers in DWARF numbering: 0, or an errno. The kernel gives its
- * general registers as a core's NT_PRSTATUS holds them; the library knows their layout. */
-static int read_regs(const struct target *t, pid_t tid, jitmap_frame_regs *r)
-{
-	uint64_t gregs[64];
-	struct iovec iov = {gregs, sizeof(gregs)};
-	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) != 0)
-		return errno;
-	const int rc = jitmap_frame_regs_from_linux(t->arch, t->order, gregs, iov.iov_len, r);
-	return rc < 0 ? -rc : 0;
-}
-
-/* Stop every thread (PTRACE_SEIZE + PTRACE_INTERRUPT: no signal reaches the process) and
- * read its registers. Threads started meanwhile are picked up in the next round. Returns 0,
- * or -1 with the reason said. */
-static int attach_all(struct target *t)
-{
-	char path[64];
-	for (int round = 0; round < MAX_ROUNDS && !g_interrupted; round++) {
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
-		DIR *d = opendir(path);
-		if (!d) {
-			fprintf(stderr, "jitmap-stack: process %d: %s\n", (int)t->pid, strerror(errno));
+	t->live = true;
+	t->pid = jitmap_live_pid(t->process);
+	t->arch = jitmap_live_arch(t->process);
+	t->order = jitmap_live_byte_order(t->process);
+	snprintf(t->comm, sizeof(t->comm), "%s", jitmap_live_name(t->process));
+	t->memory = jitmap_live_target(t->process);
+	for (size_t i = 0; jitmap_live_warning(t->process, i); i++)
+		problem("%s", jitmap_live_warning(t->process, i));
+	for (size_t i = 0; i < jitmap_live_num_threads(t->process); i++) {
+		const jitmap_live_thread_info *ti = jitmap_live_thread(t->process, i);
+		struct thread *th = add_thread(t, ti->tid);
+		if (!th || (ti->error && !(th->problem = strdup(ti->why)))) {
+			fprintf(stderr, "jitmap-stack: out of memory\n");
 			return -1;
 		}
-		bool added = false;
-		struct dirent *de;
-		while ((de = readdir(d)) && !g_interrupted) {
-			if (!isdigit((unsigned char)de->d_name[0]))
-				continue;
-			const pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
-			if (has_thread(t, tid) || t->nthreads >= MAX_THREADS)
-				continue;
-			struct thread *th = add_thread(t, tid);
-			if (!th) {
-				closedir(d);
-				fprintf(stderr, "jitmap-stack: out of memory\n");
-				return -1;
-			}
-			added = true;
-			read_comm(t->pid, tid, th->name, sizeof(th->name));
-			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
-				const int e = errno;
-				if (e == ESRCH) {
-					th->problem = strdup("the thread exited while being read");
-					continue;
-				}
-				closedir(d);
-				fprintf(stderr, "jitmap-stack: cannot trace process %d (thread %d): %s%s\n",
-					(int)t->pid, (int)tid, strerror(e),
-					e == EPERM ? " (another tracer, another user, or "
-						     "/proc/sys/kernel/yama/ptrace_scope)" : "");
-				return -1;
-			}
-			th->attached = true;
-			int status;
-			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 ||
-			    waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status)) {
-				th->problem = strdup("the thread exited while being read");
-				if (waitpid(tid, &status, __WALL | WNOHANG) == tid && !WIFSTOPPED(status))
-					th->attached = false;
-				continue;
-			}
-			const int e = read_regs(t, tid, &th->regs);
-			if (e == 0) {
-				th->have_regs = true;
-			} else {
-				char buf[96];
-				snprintf(buf, sizeof(buf), "its registers cannot be read: %s", strerror(e));
-				th->problem = strdup(buf);
-			}
+		snprintf(th->name, sizeof(th->name), "%s", ti->name);
+		if (!ti->error) {
+			th->regs = *ti->regs;
+			th->have_regs = true;
 		}
-		closedir(d);
-		if (!added)
-			return 0;
 	}
-	if (g_interrupted)
-		return -1;
-	problem("the process kept starting threads: %zu read", t->nthreads);
-	return 0;
-}
-
-static void detach_all(struct target *t)
-{
-	for (size_t i = 0; i < t->nthreads; i++) {
-		if (t->threads[i].attached)
-			ptrace(PTRACE_DETACH, t->threads[i].tid, NULL, NULL);
-		t->threads[i].attached = false;
-	}
-}
-
-static int open_live(struct target *t, pid_t pid)
-{
-	char path[64];
-	t->live = true;
-	t->pid = pid;
-	t->arch = jitmap_arch_host(&t->order); /* a process this tool can trace runs its code */
-	read_comm(pid, pid, t->comm, sizeof(t->comm));
-	struct stat st;
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (stat(path, &st) != 0) {
-		fprintf(stderr, "jitmap-stack: no process %d\n", (int)pid);
-		return -1;
-	}
-	if (attach_all(t) != 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (t->mem_fd < 0) {
-		fprintf(stderr, "jitmap-stack: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	t->chunks = calloc(CHUNK_SLOTS, sizeof(*t->chunks));
-	if (!t->chunks) {
-		fprintf(stderr, "jitmap-stack: out of memory\n");
-		return -1;
-	}
-	t->memory = (jitmap_target){t, NULL, live_read};
 	return 0;
 }
 
@@ -1090,7 +908,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	elf_version(EV_CURRENT);
-	struct target t = {.mem_fd = -1, .core_fd = -1};
+	struct target t = {.core_fd = -1};
 	pid_t pid;
 	/* While threads are stopped, a signal only asks us to stop early: they are let go. */
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -1102,7 +920,13 @@ int main(int argc, char **argv)
 	if (live) {
 		if (o.exe)
 			fprintf(stderr, "jitmap-stack: --exe is for core files; ignored\n");
-		rc = open_live(&t, pid);
+		/* libjitmap stops every thread; a signal meanwhile makes it let them go. */
+		jitmap_error err;
+		const jitmap_live_opts lo = {.sz = sizeof(lo), .interrupt = &g_interrupted};
+		t.process = jitmap_live_open(pid, &lo, &err);
+		if (!t.process && err.code != -EINTR)
+			fprintf(stderr, "jitmap-stack: %s\n", err.reason);
+		rc = t.process ? live_threads(&t) : -1;
 	} else {
 		rc = open_core(&t, o.target, o.exe);
 	}
@@ -1124,7 +948,7 @@ int main(int argc, char **argv)
 		rc = scan_process(&t);
 	if (rc == 0)
 		walk_threads(&t, &o);
-	detach_all(&t); /* before printing: the process runs again as soon as possible */
+	jitmap_live_detach(t.process); /* before printing: the process runs again as soon as possible */
 	if (t.proc)
 		process_problems(&t);
 	if (g_interrupted) {
@@ -1150,7 +974,6 @@ int main(int argc, char **argv)
 		free(t.threads[i].problem);
 	}
 	free(t.threads);
-	free(t.chunks);
 	free(t.names);
 	jitmap_process_free(t.proc);
 	if (t.dwfl)
@@ -1159,8 +982,7 @@ int main(int argc, char **argv)
 		elf_end(t.core_elf);
 	if (t.core_fd >= 0)
 		close(t.core_fd);
-	if (t.mem_fd >= 0)
-		close(t.mem_fd);
+	jitmap_live_free(t.process);
 	jitmap_core_free(t.core);
 	for (size_t i = 0; i < g_problems.n; i++)
 		free(g_problems.v[i]);

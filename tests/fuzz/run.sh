@@ -71,5 +71,6 @@ run_target fuzz_plugin plugin
 run_target fuzz_layout layout
 run_target fuzz_unwind unwind
 run_target fuzz_insn insn
+run_target fuzz_live live
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]
