@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jitmap/jitmap.h"
+#include "../common/bytes.h"
 
 #define JITMAP_NO_FUNCTION ((size_t)-1)
 
@@ -77,19 +78,6 @@ int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, 
 /* Rebuild the PC index if addresses changed; returns 0 or -ENOMEM. */
 int jitmap__stackmap_reindex(jitmap_stackmap *sm);
 
-/* Read an unsigned integer of `size` (1..8) bytes in byte order `order`. */
-static inline uint64_t jitmap__load(const uint8_t *p, size_t size, jitmap_byte_order order)
-{
-	uint64_t v = 0;
-	if (order == JITMAP_ORDER_BIG) {
-		for (size_t i = 0; i < size; i++)
-			v = (v << 8) | p[i];
-	} else {
-		for (size_t i = size; i-- > 0;)
-			v = (v << 8) | p[i];
-	}
-	return v;
-}
 
 /* libbpf's OPTS_VALID: an options struct that carries its size `sz` first is valid when sz
  * covers at least that field and every byte past what this library knows (`known` bytes) is

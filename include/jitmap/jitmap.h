@@ -115,11 +115,7 @@ typedef struct jitmap_blob {
 
 typedef struct jitmap_stackmap jitmap_stackmap;
 
-/* Options carry their size (libbpf's convention), so that fields can be added: set `sz` to
- * sizeof the struct (JITMAP_OPTS does), leave unknown fields zero. A call given options whose
- * sz is smaller than the field itself, or with non-zero bytes past what the library knows,
- * fails with -EINVAL. */
-#define JITMAP_OPTS(TYPE, NAME, ...) TYPE NAME = {.sz = sizeof(TYPE), __VA_ARGS__}
+/* Options structs carry their size: JITMAP_OPTS (types.h). */
 
 typedef struct jitmap_parse_opts {
 	size_t sz;            /* sizeof(jitmap_parse_opts) */
