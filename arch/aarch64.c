@@ -179,8 +179,9 @@ static bool touches_unsaved(const uint32_t *w, unsigned i, unsigned n,
 		const unsigned op0 = (x >> 25) & 15, rd = x & 31, rt2 = (x >> 10) & 31,
 			       rm = (x >> 16) & 31;
 		bool hit[32] = {false};
+		/* branches and system, SIMD&FP data processing, SVE, unallocated */
 		if ((op0 & 14) == 10 || (op0 & 7) == 7 || op0 < 4)
-			continue; /* branches and system, SIMD&FP data processing, SVE, unallocated */
+			continue;
 		if ((op0 & 5) == 4) { /* loads and stores */
 			if (x & (1u << 26))
 				continue; /* SIMD&FP registers */

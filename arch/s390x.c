@@ -177,7 +177,8 @@ static void shape(const uint8_t *b, size_t n, struct jitmap__shape *out)
 	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE};
 	unsigned first, last;
 	int64_t disp;
-	if (n >= 6 && stmg_r15(b, &first, &last, &disp) && first <= 14 && last >= 14 && last <= 15) {
+	if (n >= 6 && stmg_r15(b, &first, &last, &disp) && first <= 14 && last >= 14 &&
+	    last <= 15) {
 		out->ra_known = true;
 		out->ra_from_cfa = disp + 8 * (14 - (int64_t)first) - 160;
 		for (unsigned r = first < 6 ? 6 : first; r <= 13; r++) {

@@ -142,10 +142,11 @@ static bool note_saved(struct jitmap__shape *out, unsigned dw, size_t after, int
  * `push %rax` for alignment) and `sub` move SP only; a register-to-register mov between
  * registers that are caller-saved or already saved (GCC moves arguments into them between
  * its pushes) changes nothing the frame says, but a `sub` after one is the body's (LLVM's
- * room for a call's stack arguments follows its moves). The first other instruction ends
- * the prologue:
- * the saves are complete when it lies in the window and writes no unsaved callee-saved
- * register in the forms writes_unsaved knows (the rest of the body is not decoded). */
+ * room for a call's stack arguments follows its moves); a mov to or from an unsaved
+ * callee-saved register means the saves are not all seen. The first other instruction ends
+ * the prologue: the saves are complete when it lies in the window and writes no unsaved
+ * callee-saved register in the forms writes_unsaved knows (the rest of the body is not
+ * decoded). */
 static void shape(const uint8_t *b, size_t n, struct jitmap__shape *out)
 {
 	size_t i = 0;
@@ -202,8 +203,11 @@ static void shape(const uint8_t *b, size_t n, struct jitmap__shape *out)
 			   (p[1] == 0x89 || p[1] == 0x8b) && p[2] >> 6 == 3) {
 			const unsigned a = dwarf_of[((p[2] >> 3) & 7) | (p[0] & 4) << 1];
 			const unsigned c = dwarf_of[(p[2] & 7) | (p[0] & 1) << 3];
-			if (a == 7 || c == 7 || unsaved(a, saved) || unsaved(c, saved))
-				break;
+			/* to or from an unsaved one: changed, or kept elsewhere (a leaf's way) */
+			if (unsaved(a, saved) || unsaved(c, saved))
+				return;
+			if (a == 7 || c == 7)
+				break; /* mov %rsp,%reg: the body's (a dynamic frame's base) */
 			moved = true;
 			i += 3;
 			continue;
@@ -216,7 +220,8 @@ static void shape(const uint8_t *b, size_t n, struct jitmap__shape *out)
 		pushed += 8;
 		if (callee_saved(dw)) {
 			/* pushed twice: not a prologue this decoder knows */
-			if (saved >> dw & 1 || !note_saved(out, dw, i + len, -(int64_t)(8 + pushed)))
+			if (saved >> dw & 1 ||
+			    !note_saved(out, dw, i + len, -(int64_t)(8 + pushed)))
 				return;
 			saved |= 1u << dw;
 		}
