@@ -548,7 +548,9 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		if (!callee_saved_stored) /* so, under the ABI, it changed none of them */
 			carry_callee_saved(s, &r->caller);
 		restore_saved(s, &sh, f->address, cfa, &r->caller);
-		if (sh.frame_size == f->stack_size)
+		/* Stores that ran past the decoded window are ones the shape did not see. */
+		if (sh.frame_size == f->stack_size &&
+		    (!callee_saved_stored || s->pc - f->address <= JITMAP__SHAPE_WINDOW))
 			carry_unsaved(s, &sh, f->address, &r->caller);
 		return accept_at(s, M, r, cfa, ra, true);
 	}

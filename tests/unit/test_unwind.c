@@ -1607,6 +1607,45 @@ static void test_carry_rule(void **state)
 		}
 		jitmap_stackmap_free(asm_);
 	}
+
+	/* An AArch64 leaf (frame 0) that saves x19 and x20 in its prologue and x21 past the
+	 * decoded window, before the PC: the stores that ran say a callee-saved register was
+	 * stored where the shape did not look, so only the slots it saw are believed. */
+	struct fake_mem lm = {0};
+	fake_region(&lm, 0x7f00, 0x200);
+	fake_region(&lm, 0x10000, 0x100);
+	uint32_t leaf[16];
+	leaf[0] = 0xa9be53f3; /* stp x19, x20, [sp, #-32]! */
+	for (unsigned k = 1; k < 14; k++)
+		leaf[k] = A64_NOP;
+	leaf[14] = 0xf9000bf5; /* str x21, [sp, #16] */
+	leaf[15] = A64_NOP;
+	put_words(&lm, 0x10000, leaf, 16);
+	fake_put64(&lm, 0x7fe0, 0x1919);
+	fake_put64(&lm, 0x7fe8, 0x2020);
+	sm_builder lb;
+	smb_init(&lb, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&lb, 0x10000, 32);
+	smb_record(&lb, 1009, 0x3c);
+	jitmap_stackmap *lsm = built(&lb, JITMAP_ORDER_LITTLE, JITMAP_ARCH_AARCH64);
+	jitmap_frame_regs lf;
+	memset(&lf, 0, sizeof(lf));
+	lf.pc = 0x1003c;
+	regs_set(&lf, A64_SP, 0x7fe0);
+	regs_set(&lf, X29, 0x8100);
+	regs_set(&lf, X30, 0x20010);
+	for (unsigned x = 19; x <= 28; x++)
+		regs_set(&lf, x, 0x4400 + x);
+	const jitmap_unwind_code lc = {.arch = JITMAP_ARCH_AARCH64, .sm = lsm, .is_innermost = true,
+				       .methods = ONLY(STACKMAP)};
+	assert_int_equal(step(&lc, &lf, &lm, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x20010);
+	assert_int_equal(res.cfa, 0x8000);
+	expect_reg(&res.caller, 19, 0x1919);
+	expect_reg(&res.caller, 20, 0x2020);
+	for (unsigned x = 21; x <= 29; x++)
+		expect_unknown(&res.caller, x);
+	jitmap_stackmap_free(lsm);
 }
 
 /* -- s390x: the stmg prologue, leaves -- */
