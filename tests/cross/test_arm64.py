@@ -141,7 +141,7 @@ def registers():
     alone = RC.parse_frames(out, A64_REGS, "pc")
     t = truth(prog)
     check(len(alone) >= 6, "registers, GDB alone: frames %s" % [RC.function_of(f) for f in alone])
-    lr = RC.Exception_(
+    lr = RC.Listed(
         "x30-return-address",
         "x30 of an outer frame: GDB alone shows the return address the callee saved (the "
         "frame's PC: what x30 holds after the callee's ret); AAPCS64 does not preserve x30, "

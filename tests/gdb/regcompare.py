@@ -83,7 +83,7 @@ def function_of(frame):
     return m.group(1) if m else "??"
 
 
-class Exception_:
+class Listed:
     """A listed case where GDB with jitmap may differ from GDB alone: `reason` says why,
     `applies(ctx)` decides for one register of one matched frame pair (ctx: a Case), `prove`
     (optional) checks the reason against the truth once, returning an error or None."""
@@ -110,7 +110,7 @@ def abi_caller_saved(callee_saved):
     def applies(c):
         return (c.reg not in callee_saved and c.j is None and c.ai > 0 and
                 c.alone[c.ai - 1]["regs"].get(c.reg) == c.a)
-    return Exception_("abi-caller-saved",
+    return Listed("abi-caller-saved",
                       "not preserved across a call by the ABI: GDB alone repeats the inner "
                       "frame's value, which is not the caller's", applies)
 

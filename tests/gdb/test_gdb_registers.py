@@ -180,14 +180,14 @@ def handjit():
 
         exceptions = [
             R.abi_caller_saved(CALLEE_SAVED),
-            R.Exception_("gdb-frameless",
+            R.Listed("gdb-frameless",
                          "GDB alone's frames between handjit_inner and handjit_outer: its amd64 "
                          "prologue analyzer found no push %rbp in handjit_inner (sub rsp,24 "
                          "only) and took its CFA as SP + 8, so it read a return address from "
                          "the function's stack slots; the truth line of record 1002 puts the "
                          "CFA at SP + 24 + 8, where jitmap's handjit_outer stands",
                          lambda c: False, prove_frameless),
-            R.Exception_("gdb-pushes",
+            R.Listed("gdb-pushes",
                          "main's rbx and r12: GDB's amd64 prologue analyzer follows only "
                          "%rbp's save, so GDB alone repeats handjit_outer's rbx and r12 (its VM "
                          "values, record 1001's truth); handjit_outer pushed main's at its "
