@@ -169,18 +169,21 @@ static void leaf_saves(const uint8_t *b, size_t n, bool *kept, bool *r14)
  * allocated: rN at SP_entry + disp + 8 * (N - first), SP_entry being CFA - 160; r14 among
  * them is the return address, r6-r13 are callee-saved. No stmg that covers r14: a leaf,
  * whose return address stays in r14 and whose callee-saved registers are its caller's
- * unless the instructions before the PC save one (leaf_saves). */
-static void shape(const uint8_t *b, struct jitmap__shape *out)
+ * unless the instructions before the PC save one (leaf_saves). saves_complete stays false:
+ * f8-f15, callee-saved too, are stored (std) after the stack is allocated, which this
+ * decoder does not follow, so no register the stmg leaves out is known to be unchanged. */
+static void shape(const uint8_t *b, size_t n, struct jitmap__shape *out)
 {
 	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE};
 	unsigned first, last;
 	int64_t disp;
-	if (stmg_r15(b, &first, &last, &disp) && first <= 14 && last >= 14 && last <= 15) {
+	if (n >= 6 && stmg_r15(b, &first, &last, &disp) && first <= 14 && last >= 14 &&
+	    last <= 15) {
 		out->ra_known = true;
 		out->ra_from_cfa = disp + 8 * (14 - (int64_t)first) - 160;
 		for (unsigned r = first < 6 ? 6 : first; r <= 13; r++) {
 			out->saved[out->nsaved].reg = (uint16_t)r;
-			out->saved[out->nsaved].at = 0;
+			out->saved[out->nsaved].after = 6;
 			out->saved[out->nsaved].cfa_off = (int32_t)(disp + 8 * (int64_t)(r - first) - 160);
 			out->nsaved++;
 		}

@@ -312,6 +312,24 @@ static int native_frame(Dwfl_Frame *frame, void *arg)
 	return DWARF_CB_ABORT;
 }
 
+/* Whether CFI rows of module `m` cover `pc` (its .eh_frame, then its .debug_frame, the order
+ * libdwfl tries them in): libdwfl then unwound by them, not by its backend's frame-pointer
+ * fallback, and a callee-saved register it did not recover had no rule ("same value" under
+ * the ABI; the library carries it, stack.h). */
+static bool cfi_covers(Dwfl_Module *m, Dwarf_Addr pc)
+{
+	for (int k = 0; k < 2; k++) {
+		Dwarf_Addr bias = 0;
+		Dwarf_CFI *cfi = k == 0 ? dwfl_module_eh_cfi(m, &bias) : dwfl_module_dwarf_cfi(m, &bias);
+		Dwarf_Frame *frame = NULL;
+		if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+			free(frame);
+			return true;
+		}
+	}
+	return false;
+}
+
 static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 		       jitmap_unwind_result *out, bool *caller_exact, char *why, size_t why_len)
 {
@@ -321,7 +339,8 @@ static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 	n->initial = *regs;
 	if (!exact && regs->pc)
 		n->initial.pc = regs->pc - 1;
-	if (!dwfl_addrmodule(n->t->dwfl, n->initial.pc))
+	Dwfl_Module *m = dwfl_addrmodule(n->t->dwfl, n->initial.pc);
+	if (!m)
 		return -ENOENT;
 	n->seen = 0;
 	n->got = false;
@@ -329,8 +348,11 @@ static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 	const unsigned sp = (unsigned)jitmap_reg_sp(n->t->arch);
 	if (n->got && jitmap_frame_reg_known(&n->caller, sp)) {
 		memset(out, 0, sizeof(*out));
+		/* Every register libdwfl gives goes in; the library drops the caller-saved ones
+		 * (elfutils marks x86-64's rax "same value": docs/jitmap-stack.md). */
 		out->caller = n->caller;
 		out->cfa = n->caller.reg[sp];
+		out->method = cfi_covers(m, n->initial.pc) ? JITMAP_UNWIND_CFI : JITMAP_UNWIND_NONE;
 		*caller_exact = n->caller_exact;
 		return 0;
 	}

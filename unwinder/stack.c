@@ -135,6 +135,29 @@ static void record_at(jitmap_stacker *st, uint64_t pc, jitmap_stack_frame *f)
 	}
 }
 
+/* The ABI applied to a native step's answer (stack.h, jitmap_stack_native_fn): caller-saved
+ * registers are not the caller's, except where a signal frame's saved context restored them
+ * (the caller's PC is exact); callee-saved ones the native unwinder left unknown are this
+ * frame's when it unwound by CFI rows for this PC (no rule: "same value"). */
+static void native_registers(const jitmap_stacker *st, const jitmap_frame_regs *regs,
+			     jitmap_unwind_result *res, bool caller_exact, bool by_cfi)
+{
+	unsigned sp;
+	if (jitmap_unwind_arch_regs(st->arch, &sp, NULL, NULL))
+		return;
+	for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++) {
+		if (r == sp)
+			continue;
+		if (!jitmap_unwind_callee_saved(st->arch, r)) {
+			if (!caller_exact)
+				res->caller.known[r / 64] &= ~(UINT64_C(1) << (r % 64));
+		} else if (by_cfi && !jitmap_frame_reg_known(&res->caller, r) &&
+			   jitmap_frame_reg_known(regs, r)) {
+			jitmap_frame_reg_set(&res->caller, r, regs->reg[r]);
+		}
+	}
+}
+
 static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_result *res,
 		bool *caller_exact, char *why, size_t why_len)
 {
@@ -149,9 +172,13 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 		return jitmap_unwind_step(&code, f->regs, &mem, res, why, why_len);
 	}
 	if (st->native) {
+		res->method = JITMAP_UNWIND_NONE;
 		const int rc = st->native(st->native_ctx, f->regs, f->exact, res, caller_exact, why,
 					  why_len);
 		if (rc != -ENOENT) {
+			if (rc == 0)
+				native_registers(st, f->regs, res, *caller_exact,
+						 res->method == JITMAP_UNWIND_CFI);
 			if (rc == 0 || rc == -ESRCH)
 				res->method = JITMAP_UNWIND_NATIVE;
 			return rc;

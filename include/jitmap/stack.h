@@ -54,9 +54,20 @@ typedef struct jitmap_stack_frame {
 /* A native frame's caller: fill `out->caller` (PC, SP and the registers the native unwinder
  * recovered) and `out->cfa`, and say in *caller_exact whether the caller's PC is exact (the
  * frame was a signal handler's trampoline) rather than a return address. `exact` says the
- * same of this frame. Return 0, -ESRCH at the outermost frame, -ENOENT when the native
- * unwinder knows nothing of this PC (the frame pointer is tried), or another negative errno
- * with the reason in `why`. */
+ * same of this frame. Set `out->method` to JITMAP_UNWIND_CFI when the native unwinder found
+ * the caller by CFI rows that cover this frame's PC (an FDE of its module's .eh_frame or
+ * .debug_frame), anything else (leave it 0) when it did not (a frame-pointer fallback, a
+ * guess). Return 0, -ESRCH at the outermost frame, -ENOENT when the native unwinder knows
+ * nothing of this PC (the frame pointer is tried), or another negative errno with the
+ * reason in `why`.
+ *
+ * The library applies the ABI to the answer (docs/jitmap-stack.md, "The ABI and native
+ * unwinders"): a caller-saved register in `out->caller` is dropped unless *caller_exact
+ * (a signal frame's saved context restored it; elsewhere no unwinder can know it, and
+ * elfutils' libdwfl reports x86-64's rax as "same value"); with JITMAP_UNWIND_CFI, a
+ * callee-saved register the native unwinder did not recover is carried over from this
+ * frame, since under the ABI no rule for a callee-saved register means "same value" (libdwfl
+ * loses x86-64's rbx so). The frame's `method` is JITMAP_UNWIND_NATIVE either way. */
 typedef int (*jitmap_stack_native_fn)(void *ctx, const jitmap_frame_regs *regs, bool exact,
 				      jitmap_unwind_result *out, bool *caller_exact, char *why,
 				      size_t why_len);

@@ -126,8 +126,13 @@ typedef struct jitmap_unwind_result {
 
 /* Unwind one frame. `regs` must hold the frame's PC and stack pointer; the other registers
  * are used when known. Callee-saved registers that the method does not restore are carried
- * over unchanged only when the method proves they were not touched (CFI "same value" or no
- * rule for a callee-saved register); caller-saved registers are never known in the caller.
+ * over unchanged only when the method proves they were not touched: CFI "same value" or no
+ * rule for a callee-saved register; in the stackmap and frame-pointer methods, a prologue
+ * decoded whole (its saves all seen, and for the stackmap method the frame it builds the
+ * record's stack size) that does not save them, since the ABI says a function that does
+ * not save a callee-saved register does not change it (GDB's and LLDB's unwinders rely on
+ * the same rule); in frame 0, also those whose save has not run yet. Caller-saved
+ * registers are never known in the caller.
  * The methods, in order (docs/unwinding.md has the details):
  *   CFI            the row at the PC (PC - 1 for outer frames, whose PC is a return address);
  *   stackmap       only at a record's exact PC, when the function's stack size is known and

@@ -8,6 +8,8 @@
   their JIT entry), unwinds through them to each thread's start, and leaves the process
   running (never stopped, never traced); eu-stack on the same process is the negative control
   (no name for the JIT frames, and its walk ends at the first of them);
+- a record that holds a call's result (rax) and a value in rbx, stopped inside the call, live
+  and on a core: rax unavailable (caller-saved), rbx its value, as in GDB;
 - cores: the statepoint and recursion programs in two threads, aborted once both hold: for
   every JIT frame, jitmap-stack's "stackmap" object equals GDB's `info stackmap -json` (less
   "frame") at the same thread and frame, with jitmap.gdb loaded; the GC roots' text;
@@ -316,6 +318,72 @@ def crash_reporter(core, d):
           "frames with libjitmap's CFI:\n" + r.stdout)
 
 
+# -- A record that holds a call's result --
+
+# The demo's recursion entry, replaced (--ir): a call into the runtime whose record, at the
+# return address, holds the call's result in rax (llc-14 -O2: register 0) and a value live
+# across the call in rbx (register 3). Stopped inside that call, rax has no value yet.
+CALL_RESULT_IR = r"""
+declare i64 @jitmap_demo_safepoint(i64)
+declare i32 @printf(i8*, ...)
+declare void @llvm.experimental.stackmap(i64, i32, ...)
+
+@fmt = private unnamed_addr constant [42 x i8] c"jitmap-demo: call-result id=402 keep=%ld\0A\00"
+
+define i64 @recursion_main(i64 %depth) noinline {
+entry:
+  %keep = mul i64 %depth, 1000003
+  %f = getelementptr [42 x i8], [42 x i8]* @fmt, i64 0, i64 0
+  call i32 (i8*, ...) @printf(i8* %f, i64 %keep)
+  %r = call i64 @jitmap_demo_safepoint(i64 402)
+  call void (i64, i32, ...) @llvm.experimental.stackmap(i64 402, i32 0, i64 %r, i64 %keep)
+  %s = add i64 %r, %keep
+  ret i64 %s
+}
+"""
+
+
+def call_result_frames(what, doc, out):
+    """Every JIT frame of jitmap-stack's JSON `doc` is recursion_main at record 402: rax (the
+    call's result) unavailable as caller-saved, as GDB and LLDB say, never the innermost
+    frame's rax (elfutils reports it "same value"); rbx the program's keep= value."""
+    keep = [int(k) for k in re.findall(r"call-result id=402 keep=(\d+)", out)]
+    frames = [f for t in doc["threads"] for f in jit_frames(t)]
+    check(frames and keep and len(set(keep)) == 1,
+          "%s: JIT frames (%d) and the truth line (%s)" % (what, len(frames), keep))
+    for f in frames:
+        sm = f.get("stackmap") or {}
+        locs = sm.get("locations") or []
+        ok = ((sm.get("record") or {}).get("id") == 402 and len(locs) == 2 and
+              locs[0]["where"] == "rax" and locs[0]["value"] is None and
+              "caller-saved" in locs[0].get("error", "") and
+              locs[1]["where"] == "rbx" and keep and locs[1]["value"] == keep[0])
+        check(ok, "%s: record 402: rax unavailable (caller-saved), rbx %s (%s)" % (
+            what, keep, json.dumps(locs)))
+
+
+def call_result():
+    ir = os.path.join(WORK, "call_result.ll")
+    with open(ir, "w") as f:
+        f.write(CALL_RESULT_IR)
+    args = ["--program", "recursion", "--depth", "7", "--ir", ir]
+    p, pid, held = hold(args, 1)
+    try:
+        r = run([STACK, "--json", "--values", str(pid)])
+        check(r.returncode == 0, "call result, live: exit 0 (%d: %s)" % (r.returncode, r.stderr))
+        with open(os.path.join(WORK, "live.out")) as f:
+            out = f.read()
+        if r.returncode == 0:
+            call_result_frames("call result, live", json.loads(r.stdout), out)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    # On a core (two threads held in the call), and equal to GDB's info stackmap -json.
+    core, d = core_parity("call-result", args, ["recursion_main"])
+    with open(os.path.join(os.path.dirname(core), "out")) as f:
+        call_result_frames("call result, core", d, f.read())
+
+
 # -- Bad input --
 
 
@@ -537,6 +605,7 @@ def vm_core():
 def main():
     try:
         live()
+        call_result()
         core = cores()
         vm_core()
         bad_input(core)
