@@ -468,7 +468,8 @@ int jitmap_arch_callee_saved_writes(jitmap_arch arch, const uint8_t *code, size_
 		if (a->callee_saved(r) && (int)r != a->sp && (int)r != a->pc)
 			kept |= UINT64_C(1) << r;
 
-	/* saved[r]: the offset of the instruction that saved register r (SIZE_MAX: none yet). */
+	/* saved[r]: where the instruction that saved register r ends (SIZE_MAX: none yet): a
+	 * write from there on comes after the save. */
 	size_t saved[64];
 	for (unsigned r = 0; r < 64; r++)
 		saved[r] = SIZE_MAX;
@@ -479,16 +480,16 @@ int jitmap_arch_callee_saved_writes(jitmap_arch arch, const uint8_t *code, size_
 		memcpy(head, code, len < sizeof(head) ? len : sizeof(head));
 		struct jitmap__shape sh;
 		memset(&sh, 0, sizeof(sh));
-		a->shape(head, &sh);
+		a->shape(head, len < sizeof(head) ? len : sizeof(head), &sh);
 		const unsigned ns = sh.nsaved < sizeof(sh.saved) / sizeof(sh.saved[0])
 					    ? sh.nsaved
 					    : sizeof(sh.saved) / sizeof(sh.saved[0]);
 		for (unsigned i = 0; i < ns; i++)
-			if (sh.saved[i].reg < 64 && sh.saved[i].at < saved[sh.saved[i].reg])
-				saved[sh.saved[i].reg] = sh.saved[i].at;
+			if (sh.saved[i].reg < 64 && sh.saved[i].after < saved[sh.saved[i].reg])
+				saved[sh.saved[i].reg] = sh.saved[i].after;
 		if (sh.kind == JITMAP_PROLOGUE_FP && a->fp >= 0 && a->fp < 64 &&
-		    sh.save_at < saved[a->fp])
-			saved[a->fp] = sh.save_at;
+		    sh.after_save < saved[a->fp])
+			saved[a->fp] = sh.after_save;
 	}
 
 	size_t found = 0;
@@ -501,7 +502,7 @@ int jitmap_arch_callee_saved_writes(jitmap_arch arch, const uint8_t *code, size_
 			return rc;
 		const uint64_t bad = in.writes & kept;
 		for (unsigned r = 0; bad && r < 64; r++) {
-			if (!(bad >> r & 1) || (saved[r] != SIZE_MAX && saved[r] < off))
+			if (!(bad >> r & 1) || (saved[r] != SIZE_MAX && saved[r] <= off))
 				continue;
 			if ((in.loads >> r & 1) && returns_after(arch, code, len, address, off + in.len))
 				continue;
@@ -515,8 +516,8 @@ int jitmap_arch_callee_saved_writes(jitmap_arch arch, const uint8_t *code, size_
 				found++;
 		}
 		for (unsigned r = 0; in.stores && r < 64; r++)
-			if ((in.stores >> r & 1) && off < saved[r])
-				saved[r] = off;
+			if ((in.stores >> r & 1) && off + in.len < saved[r])
+				saved[r] = off + in.len;
 		off += in.len;
 	}
 	return (int)found;
