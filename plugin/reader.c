@@ -236,9 +236,12 @@ static int target_read(struct reader *r, uint64_t addr, void *buf, size_t len)
 
 /* The unwinder's reads: through a small line cache (struct mem_line), falling back to the
  * exact read when a whole line cannot be read (the end of a mapping). */
-static int unwind_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+static int unwind_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			   size_t why_len)
 {
 	struct reader *r = ctx;
+	(void)why;
+	(void)why_len;
 	if (len > MEM_LINE / 2 || addr > UINT64_MAX - MEM_LINE)
 		return target_read(r, addr, buf, len);
 	for (unsigned i = 0; i < 2; i++) {
@@ -837,7 +840,7 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 		.is_innermost = innermost,
 		.order = e->big_endian ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE,
 	};
-	const jitmap_unwind_target target = {r, unwind_read_mem};
+	const jitmap_target target = {r, NULL, unwind_read_mem};
 	r->lines[0].valid = r->lines[1].valid = false;
 	char why[160] = "";
 	int rc = jitmap_unwind_step(&code, &regs, &target, &fc->res, why, sizeof(why));

@@ -161,7 +161,6 @@ static void native_registers(const jitmap_stacker *st, const jitmap_frame_regs *
 static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_result *res,
 		bool *caller_exact, char *why, size_t why_len)
 {
-	const jitmap_unwind_target mem = {&st->memory, memory_read};
 	jitmap_unwind_code code = {.arch = st->arch, .is_innermost = f->exact, .order = st->order};
 	*caller_exact = false;
 	if (f->jit) {
@@ -169,7 +168,7 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 		code.sm = f->code.stackmap;
 		code.func_lo = f->code.function_lo;
 		code.func_hi = f->code.function_hi;
-		return jitmap_unwind_step(&code, f->regs, &mem, res, why, why_len);
+		return jitmap_unwind_step(&code, f->regs, &st->memory, res, why, why_len);
 	}
 	if (st->native) {
 		res->method = JITMAP_UNWIND_NONE;
@@ -187,7 +186,7 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	*caller_exact = false;
 	code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
 	char fp_why[256];
-	const int rc = jitmap_unwind_step(&code, f->regs, &mem, res, fp_why, sizeof(fp_why));
+	const int rc = jitmap_unwind_step(&code, f->regs, &st->memory, res, fp_why, sizeof(fp_why));
 	if (rc && why_len) {
 		const size_t n = strlen(why);
 		snprintf(why + n, why_len - n, "%s%s", n ? "; " : "", fp_why);

@@ -89,7 +89,7 @@ enum outcome {
 struct step {
 	const jitmap_unwind_code *code;
 	const jitmap_frame_regs *regs;
-	const jitmap_unwind_target *target;
+	const jitmap_target *target;
 	jitmap_byte_order order;
 	const struct jitmap__arch *a; /* the code's architecture */
 	uint64_t pc, sp;
@@ -108,7 +108,8 @@ static int read_mem(const struct step *s, uint64_t addr, void *buf, size_t len)
 {
 	if (!s->target || !s->target->read_mem)
 		return -EFAULT;
-	return s->target->read_mem(s->target->ctx, addr, buf, len) ? -EFAULT : 0;
+	char why[8]; /* the unwinder says which address it could not read, not why */
+	return s->target->read_mem(s->target->ctx, addr, buf, len, why, sizeof(why)) ? -EFAULT : 0;
 }
 
 static int read_word(const struct step *s, uint64_t addr, uint64_t *v)
@@ -711,7 +712,7 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 /* -- One step -- */
 
 int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
-		       const jitmap_unwind_target *target, jitmap_unwind_result *out, char *why,
+		       const jitmap_target *target, jitmap_unwind_result *out, char *why,
 		       size_t why_len)
 {
 	struct reasons reasons = {why, why_len, 0};

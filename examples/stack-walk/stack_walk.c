@@ -47,9 +47,8 @@ struct walker {
 	size_t nmods;
 };
 
-static int read_memory(void *ctx, uint64_t addr, void *buf, size_t len)
+static int read_memory(const struct walker *w, uint64_t addr, void *buf, size_t len)
 {
-	const struct walker *w = ctx;
 	char why[8];
 	return w->memory.read_mem(w->memory.ctx, addr, buf, len, why, sizeof(why)) ? -EFAULT : 0;
 }
@@ -150,8 +149,7 @@ static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 	if (!m || !m->cfi)
 		return -ENOENT;
 	const jitmap_unwind_code code = {.arch = w->arch, .cfi = m->cfi, .is_innermost = exact};
-	const jitmap_unwind_target mem = {w, read_memory};
-	return jitmap_unwind_step(&code, regs, &mem, out, why, why_len);
+	return jitmap_unwind_step(&code, regs, &w->memory, out, why, why_len);
 }
 
 /* -- Each frame -- */

@@ -56,12 +56,6 @@ static inline void jitmap_frame_reg_set(jitmap_frame_regs *r, unsigned n, uint64
 JITMAP_API int jitmap_frame_regs_from_linux(jitmap_arch arch, jitmap_byte_order order,
 					    const void *gregs, size_t len, jitmap_frame_regs *out);
 
-/* Target memory. Returns 0, or a negative errno when the bytes cannot be read. */
-typedef struct jitmap_unwind_target {
-	void *ctx;
-	int (*read_mem)(void *ctx, uint64_t addr, void *buf, size_t len);
-} jitmap_unwind_target;
-
 /* -- CFI of one code object -- */
 
 typedef struct jitmap_cfi jitmap_cfi;
@@ -168,7 +162,7 @@ typedef struct jitmap_unwind_result {
  * strictly above this frame's SP, but for frame 0 of a link-register architecture whose
  * return address is still in the register (a leaf that allocated no stack). */
 JITMAP_API int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
-				  const jitmap_unwind_target *target, jitmap_unwind_result *out,
+				  const jitmap_target *target, jitmap_unwind_result *out,
 				  char *why, size_t why_len);
 
 /* The DWARF numbers of the architecture's stack pointer, frame pointer and return address

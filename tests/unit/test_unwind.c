@@ -76,8 +76,10 @@ static void fake_put64(struct fake_mem *m, uint64_t addr, uint64_t v)
 	fake_put(m, addr, b, 8);
 }
 
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
 {
+	(void)why;
+	(void)why_len;
 	struct fake_mem *m = ctx;
 	m->reads++;
 	for (unsigned i = 0; i < m->n; i++) {
@@ -220,7 +222,7 @@ static void expect_reg(const jitmap_frame_regs *r, unsigned n, uint64_t v)
 static int step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
 		struct fake_mem *mem, jitmap_unwind_result *out, char *why, size_t why_len)
 {
-	const jitmap_unwind_target t = {mem, fake_read};
+	const jitmap_target t = {mem, NULL, fake_read};
 	return jitmap_unwind_step(code, regs, &t, out, why, why_len);
 }
 
@@ -2011,8 +2013,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 }
 
 /* Memory as it was at one breakpoint: the saved stack, and the fixture's code (restored). */
-static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len)
+static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
 {
+	(void)why;
+	(void)why_len;
 	const struct snapshot *s = ctx;
 	if (addr >= s->stack_lo && addr - s->stack_lo <= s->stack_len &&
 	    len <= s->stack_len - (addr - s->stack_lo)) {
@@ -2220,7 +2224,7 @@ static const struct bp *entry_bp(void)
 static uint64_t snap_word(const struct snapshot *s, uint64_t addr)
 {
 	uint8_t b[8];
-	if (snap_read((void *)s, addr, b, 8))
+	if (snap_read((void *)s, addr, b, 8, NULL, 0))
 		fail_msg("0x%" PRIx64 " is not in the snapshot", addr);
 	return sm_get(b, 8, JITMAP_ORDER_LITTLE);
 }
@@ -2291,7 +2295,7 @@ static void chain_to_entry(uint32_t methods, const char *label)
 	size_t frames = 0;
 	for (size_t i = 0; i < live.num_bps; i++) {
 		const struct snapshot *s = &live.bps[i].snap;
-		const jitmap_unwind_target t = {(void *)s, snap_read};
+		const jitmap_target t = {(void *)s, NULL, snap_read};
 		jitmap_frame_regs r = snap_regs(s);
 		bool innermost = true, reached = false;
 		for (int depth = 0; depth < 64 && !reached; depth++, frames++) {
@@ -2369,7 +2373,7 @@ static void test_live_stackmap_rule(void **state)
 	size_t num_mismatch = 0;
 	for (size_t i = 0; i < live.num_bps; i++) {
 		const struct snapshot *s = &live.bps[i].snap;
-		const jitmap_unwind_target t = {(void *)s, snap_read};
+		const jitmap_target t = {(void *)s, NULL, snap_read};
 		jitmap_frame_regs r = snap_regs(s);
 		bool innermost = true;
 		for (int depth = 0; depth < 64; depth++) {
@@ -2462,7 +2466,7 @@ static void test_live_frame_pointer(void **state)
 	for (size_t i = 0; i < live.num_bps; i++) {
 		const struct bp *bp = &live.bps[i];
 		const struct snapshot *s = &bp->snap;
-		const jitmap_unwind_target t = {(void *)s, snap_read};
+		const jitmap_target t = {(void *)s, NULL, snap_read};
 		jitmap_frame_regs r = snap_regs(s);
 		bool innermost = true;
 		for (int depth = 0; depth < 64; depth++) {
@@ -2520,7 +2524,7 @@ static void test_live_cfi_against_machine(void **state)
 		if (bp->kind != BP_ENTRY && bp->kind != BP_RET && bp->kind != BP_AFTER_PUSH)
 			continue;
 		const struct snapshot *s = &bp->snap;
-		const jitmap_unwind_target t = {(void *)s, snap_read};
+		const jitmap_target t = {(void *)s, NULL, snap_read};
 		const jitmap_frame_regs r = snap_regs(s);
 		const jitmap_unwind_code code = live_code(s->pc, true, ONLY(CFI), false);
 		jitmap_unwind_result res;
