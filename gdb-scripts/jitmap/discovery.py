@@ -240,11 +240,6 @@ class Discovery:
                                   info.section_size)
                 sm.notes = [N.text(lib.jitmap_process_source_note(p, i, k))
                             for k in range(info.num_notes)]
-                # Two entries may register the same stackmap (a runtime's image beside
-                # LLVM's own): the layouts are whichever image carries them.
-                layouts = lib.jitmap_image_layouts(info.image) if info.image else None
-                if info.stackmap not in wrappers or layouts:
-                    sm.layouts = layouts
                 wrappers[info.stackmap] = sm
             problems = [N.text(lib.jitmap_process_source_problem(p, i, k))
                         for k in range(info.num_problems)]

@@ -27,7 +27,8 @@ from . import native as N
 MASK64 = (1 << 64) - 1
 
 # What jitmap_frame_report_text writes (jitmap_text_part).
-TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS, TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_RECORD = range(6)
+TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS = N.TEXT_FRAME, N.TEXT_RECORDS, N.TEXT_GC_ROOTS
+TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_RECORD = N.TEXT_GC_HEADER, N.TEXT_VFRAMES, N.TEXT_NO_RECORD
 
 
 class Unavailable(Exception):

@@ -40,6 +40,12 @@ extern "C" {
  * to check that they match this build. */
 JITMAP_API const char *jitmap_version(void);
 JITMAP_API size_t jitmap_sizeof(const char *type_name);
+/* The offset of `field` in the public struct `type_name` (SIZE_MAX for a struct or field it
+ * does not list), and the value of the public constant or enumerator `name`
+ * ("JITMAP_LOC_REGISTER", ...; 0, or -ENOENT): for bindings that mirror a struct or copy a
+ * constant, to check each field and each value against this build, not only the sizes. */
+JITMAP_API size_t jitmap_offsetof(const char *type_name, const char *field);
+JITMAP_API int jitmap_constant(const char *name, int64_t *value);
 
 /* Words for a negative errno value returned by this library (never NULL; static storage). */
 JITMAP_API const char *jitmap_strerror(int code);

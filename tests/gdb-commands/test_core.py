@@ -465,4 +465,34 @@ def verify_cross():
 
 RUN.test(verify_cross)
 
+def abi_checked():
+    """native.py's mirrors and constants are checked field by field against the library
+    (jitmap_offsetof, jitmap_constant), not only by size: two fields swapped, or a changed
+    enumerator, make the library refused."""
+    import ctypes as C
+    lib = native.lib()
+    check(native._mismatches(lib) == [], "the mirrors match: %s" % native._mismatches(lib))
+    saved_rec, saved_loc = native._MIRRORED["jitmap_record"], native._CONSTANTS["JITMAP_LOC_DIRECT"]
+
+    class Swapped(C.Structure):
+        _fields_ = [("instruction_offset", native.c_u32), ("id", native.c_u64)] + [
+            f for f in native.Record._fields_ if f[0] not in ("id", "instruction_offset")]
+    try:
+        native._MIRRORED["jitmap_record"] = Swapped
+        native._CONSTANTS["JITMAP_LOC_DIRECT"] = 9
+        got = native._mismatches(lib)
+    finally:
+        native._MIRRORED["jitmap_record"] = saved_rec
+        native._CONSTANTS["JITMAP_LOC_DIRECT"] = saved_loc
+    check(any("jitmap_record.id is at 0 there, 8 here" in w for w in got) and
+          any("JITMAP_LOC_DIRECT is 2 there, 9 here" in w for w in got), "mismatches: %s" % got)
+    v = C.c_int64()
+    check(lib.jitmap_constant(b"JITMAP_NO_SUCH", C.byref(v)) == -2 and
+          lib.jitmap_offsetof(b"jitmap_record", b"no_such") == C.c_size_t(-1).value,
+          "unknown names")
+
+
+RUN.test(abi_checked)
+
+
 sys.exit(RUN.run(ENV))
