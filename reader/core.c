@@ -695,8 +695,10 @@ int jitmap_core_memory(jitmap_core *c, uint64_t addr, jitmap_core_memory_info *o
 		out->segment_end = sp.seg->vaddr + sp.seg->memsz;
 		out->segment_flags = sp.seg->flags;
 	}
-	if (sp.source == JITMAP_CORE_MEM_NONE)
+	if (sp.source == JITMAP_CORE_MEM_NONE) {
+		out->file_unusable = sp.miss == MISS_CUT || sp.miss == MISS_WRITABLE;
 		miss_text(c, addr, &sp, 0, out->why, sizeof(out->why));
+	}
 	return 0;
 }
 
@@ -1113,11 +1115,12 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	if (opts && JITMAP_OPTS_HAS(opts, flags))
 		c->flags = opts->flags;
 
-	if (!c->elf)
-		return open_fail(c, err, -EINVAL, 0, "not an ELF file: %s", elf_errmsg(-1));
 	GElf_Ehdr eh;
-	if (elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh))
-		return open_fail(c, err, -EINVAL, 0, "not an ELF file: %s", elf_errmsg(-1));
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh)) {
+		const int e = elf_errno(); /* libelf says "no error" of a file too short for one */
+		return open_fail(c, err, -EINVAL, 0, "not an ELF file (%" PRIu64 " bytes)%s%s",
+				 c->size, e ? ": " : "", e ? elf_errmsg(e) : "");
+	}
 	if (eh.e_type != ET_CORE || eh.e_ident[EI_CLASS] != ELFCLASS64)
 		return open_fail(c, err, -EINVAL, 0, "not a 64-bit core file");
 	if (eh.e_ident[EI_DATA] != ELFDATA2LSB && eh.e_ident[EI_DATA] != ELFDATA2MSB)
@@ -1138,9 +1141,13 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	if (eh.e_phnum != PN_XNUM && nph < eh.e_phnum)
 		warn(c, "the core is truncated: %zu of its %u program headers are there", nph,
 		     (unsigned)eh.e_phnum);
+	/* libelf reads 56-byte headers whatever e_phentsize says. */
+	if (nph && eh.e_phentsize != sizeof(Elf64_Phdr))
+		warn(c, "e_phentsize is %u, not %zu: the program headers are read as %zu-byte "
+		     "headers", (unsigned)eh.e_phentsize, sizeof(Elf64_Phdr), sizeof(Elf64_Phdr));
 	c->segs = calloc(nph ? nph : 1, sizeof(*c->segs));
 	struct seg *notes = calloc(nph ? nph : 1, sizeof(*notes));
-	size_t nnotes = 0, bad = 0, truncated = 0;
+	size_t nnotes = 0, bad = 0, truncated = 0, oversized = 0;
 	if (!c->segs || !notes) {
 		free(notes);
 		return open_fail(c, err, -ENOMEM, 0, "out of memory");
@@ -1153,8 +1160,17 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 		}
 		if (ph.p_type == PT_LOAD) {
 			uint64_t memsz = ph.p_memsz, filesz = ph.p_filesz;
-			if (memsz > UINT64_MAX - ph.p_vaddr)
+			if (memsz > UINT64_MAX - ph.p_vaddr) {
 				memsz = UINT64_MAX - ph.p_vaddr;
+				warn(c, "segment at 0x%" PRIx64 " of %" PRIu64 " bytes wraps around the "
+				     "address space: its bytes from 2^64 - 1 on are left out",
+				     (uint64_t)ph.p_vaddr, (uint64_t)ph.p_memsz);
+			}
+			if (ph.p_filesz > ph.p_memsz && oversized++ < 3)
+				warn(c, "segment at 0x%" PRIx64 " says the core holds %" PRIu64 " bytes "
+				     "of it, more than its %" PRIu64 " in memory: %" PRIu64 " are read",
+				     (uint64_t)ph.p_vaddr, (uint64_t)ph.p_filesz,
+				     (uint64_t)ph.p_memsz, (uint64_t)ph.p_memsz);
 			if (filesz > memsz)
 				filesz = memsz;
 			/* Contents past the end of a truncated core are treated as not dumped. */
@@ -1179,7 +1195,8 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	if (bad)
 		warn(c, "%zu program header%s cannot be read", bad, bad == 1 ? "" : "s");
 	if (truncated > 3)
-		warn(c, "the core is truncated: %zu segments in all lack bytes", truncated);
+		warn(c, "the core is truncated (it ends at offset 0x%" PRIx64 "): %zu segments in "
+		     "all lack bytes", c->size, truncated);
 	sort_segs(c);
 	for (size_t i = 0; i < nnotes; i++) {
 		int rc = read_notes(c, notes[i].offset, notes[i].filesz);

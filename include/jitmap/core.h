@@ -121,6 +121,10 @@ typedef struct jitmap_core_memory_info {
 	const char *path; /* the file mapped at the address (NT_FILE, or placed), or NULL */
 	uint64_t segment_start, segment_end; /* the PT_LOAD segment holding it (0, 0: none) */
 	unsigned segment_flags; /* its p_flags (PF_X 1, PF_W 2, PF_R 4) */
+	/* NONE: no file stands for these bytes: the core lost them (truncated) or does not hold
+	 * a writable segment's. A debugger that reads mapped files itself must not use them
+	 * either (GDB 13 reads a truncated segment's bytes from the file). */
+	bool file_unusable;
 	char why[192];   /* NONE: one sentence naming the address and what is missing */
 } jitmap_core_memory_info;
 

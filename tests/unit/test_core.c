@@ -393,6 +393,7 @@ static void test_mapped_files(void **state)
 		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
 		assert_int_equal(mi.size, SEG_C - (MAP_LIB + 0x2000)); /* up to segment C */
 		assert_contains(mi.why, "address 0x13000 is not in the core or its files");
+		assert_false(mi.file_unusable);
 		assert_int_equal(jitmap_core_memory(c, MAP_OTHER, &mi), 0);
 		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
 		assert_contains(mi.why, "address 0x30000 is not in the core, and other (mapped there) "
@@ -413,6 +414,7 @@ static void test_mapped_files(void **state)
 		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
 		assert_int_equal(mi.size, 0x700);
 		assert_int_equal(mi.segment_flags, PF_R | PF_W);
+		assert_true(mi.file_unusable);
 		assert_string_equal(mi.path, path);
 		/* past B, the mapping alone (no segment): the file's */
 		assert_int_equal(t.read_mem(t.ctx, MAP_LIB + 0x1000, buf, 8, why, sizeof(why)), 0);
@@ -435,6 +437,7 @@ static void test_mapped_files(void **state)
 			assert_int_equal(jitmap_core_memory(c, SEG_B + 0x100, &mi), 0);
 			assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
 			assert_int_equal(mi.size, 0x700); /* up to what B says it holds */
+			assert_true(mi.file_unusable);
 			/* past what B says it holds, a read-only segment's bytes are the file's */
 			assert_int_equal(jitmap_core_memory(c, SEG_B + 0x800, &mi), 0);
 			assert_int_equal(mi.source, writable ? JITMAP_CORE_MEM_NONE : JITMAP_CORE_MEM_FILE);
@@ -654,7 +657,8 @@ static const struct hostile hostiles[] = {
 	{"segment offset past the file", NULL, load_past_file, 0,
 	 "segment at 0x10000 has 0 of its 4096 bytes", 1, 2},
 	{"segment size past the file", NULL, load_filesz_past_file, 0, "the core is truncated", 1, 2},
-	{"segment wrapping the address space", NULL, load_wraps, 0, NULL, 1, 2},
+	{"segment wrapping the address space", NULL, load_wraps, 0, "wraps around the address space",
+	 1, 2},
 	{"truncated in a segment", NULL, truncated_in_segment, 0,
 	 "segment at 0x11000 has 256 of its 2048 bytes", 1, 2},
 	{"truncated in the notes", NULL, truncated_in_notes, 0, "bytes of notes at offset", 0, 0},
