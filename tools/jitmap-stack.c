@@ -380,6 +380,14 @@ static int open_core(struct target *t, const char *path, const char *exe)
 			if ((int)r != pc && jitmap_core_thread_reg(ti, r, &v) == 0)
 				jitmap_frame_reg_set(&th->regs, r, v);
 		th->have_regs = true;
+		/* A stack the core does not hold (truncated, damaged): the unwinders stop at the
+		 * first frame, and libdwfl would not say why. */
+		jitmap_core_memory_info mi;
+		const int sp = jitmap_reg_sp(t->arch);
+		if (sp >= 0 && jitmap_core_thread_reg(ti, (unsigned)sp, &v) == 0 &&
+		    jitmap_core_memory(t->core, v, &mi) == 0 && mi.source == JITMAP_CORE_MEM_NONE)
+			problem("thread %d: its stack pointer 0x%" PRIx64 " is not readable (%s): its "
+				"callers are unknown", (int)ti->tid, v, mi.why);
 	}
 	t->core_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->core_fd >= 0)
