@@ -101,4 +101,17 @@ static inline uint64_t jitmap__align8(uint64_t x)
 	return (x + 7) & ~(uint64_t)7;
 }
 
+/* -- A core's files, for the process model (core.c) -- */
+
+struct jitmap_core;
+/* One file a core maps (NT_FILE's, or one the library placed without it), opened as `elf`
+ * with its load bias (`bias_known` false when no mapping of its first page says where it is
+ * loaded); or, for one that cannot be opened, `elf` NULL and `why` (strerror's words). A
+ * nonzero return stops the walk. */
+typedef int (*jitmap__core_file_fn)(void *ctx, const char *path, struct Elf *elf,
+				    bool bias_known, uint64_t bias, const char *why);
+/* Call `fn` for each file of the core that is ELF or cannot be opened (files the caller said
+ * not to open, JITMAP_CORE_NO_FILES, are left out): 0, or what `fn` returned. */
+int jitmap__core_each_file(struct jitmap_core *c, jitmap__core_file_fn fn, void *ctx);
+
 #endif /* JITMAP_INTERNAL_H */

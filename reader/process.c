@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "jitmap/core.h"
 #include "jitmap/process.h"
 
 #define DEFAULT_MAX_IMAGE (UINT64_C(256) << 20)
@@ -40,6 +42,15 @@ struct parse {
 	int filled;                /* addresses complete_live took from a registered copy */
 	unsigned refs;             /* sources whose stackmap it is */
 	unsigned indexed;          /* sources that put it in the index */
+};
+
+/* A JIT descriptor a scan walked, and how far. */
+struct descriptor {
+	uint64_t addr;
+	char *where;
+	bool readable, complete;
+	size_t entries;
+	char *problem; /* why the list was not read to its end */
 };
 
 struct code_range {
@@ -108,6 +119,8 @@ struct jitmap_process {
 	struct source **order; /* the last scan's list */
 	size_t norder, cap_order;
 	struct text_list problems;
+	struct descriptor *descs; /* the last scan's, in the order walked */
+	size_t ndescs, cap_descs;
 	/* Freed at scan_end, after the index lets go of them. */
 	struct source **dropped;
 	size_t ndropped, cap_dropped;
@@ -962,7 +975,60 @@ int jitmap_process_scan_file(jitmap_process *p, const char *path, uint64_t bias,
 	return rc ? rc : has_desc;
 }
 
+/* -- Core files -- */
+
+struct core_scan {
+	jitmap_process *p;
+	jitmap_byte_order order;
+};
+
+static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
+		     jitmap_byte_order order);
+
+/* One file of the core: its JIT descriptor and .llvm_stackmaps, moved by its bias. */
+static int scan_core_file(void *ctx, const char *path, Elf *elf, bool bias_known, uint64_t bias,
+			  const char *why)
+{
+	struct core_scan *cs = ctx;
+	jitmap_process *p = cs->p;
+	if (!elf)
+		return add_text(&p->problems, "%s (mapped by the core) cannot be opened (%s): a JIT "
+			       "descriptor or stackmaps in it are not found", path, why);
+	uint64_t desc = 0, sm = 0;
+	const bool has_desc = jitmap__elf_data_symbol(elf, JITMAP_JIT_DESCRIPTOR_SYMBOL, &desc) == 0;
+	const bool has_sm = jitmap__elf_section_address(elf, JITMAP__STACKMAP_SECTION, &sm) == 0;
+	if ((has_desc || has_sm) && !bias_known)
+		return add_text(&p->problems, "%s defines %s, but the core does not say where it is "
+			       "loaded (no mapping of its first page)", path,
+			       has_desc ? JITMAP_JIT_DESCRIPTOR_SYMBOL : JITMAP__STACKMAP_SECTION);
+	int rc = 0;
+	if (has_desc)
+		rc = scan_list(p, desc + bias, path, cs->order);
+	if (!rc && has_sm)
+		rc = jitmap_process_scan_object(p, path, sm + bias);
+	return rc;
+}
+
+int jitmap_process_scan_core(jitmap_process *p, jitmap_core *core)
+{
+	if (!p || !core)
+		return -EINVAL;
+	struct core_scan cs = {.p = p, .order = jitmap_core_byte_order(core)};
+	const size_t before = p->ndescs;
+	const int rc = jitmap__core_each_file(core, scan_core_file, &cs);
+	return rc ? rc : (int)(p->ndescs - before < INT_MAX ? p->ndescs - before : INT_MAX);
+}
+
 /* -- Scanning -- */
+
+static void free_descriptors(jitmap_process *p)
+{
+	for (size_t i = 0; i < p->ndescs; i++) {
+		free(p->descs[i].where);
+		free(p->descs[i].problem);
+	}
+	p->ndescs = 0;
+}
 
 int jitmap_process_scan_begin(jitmap_process *p)
 {
@@ -973,28 +1039,54 @@ int jitmap_process_scan_begin(jitmap_process *p)
 		p->objects[i]->seen = p->objects[i]->listed = false;
 	p->norder = 0;
 	truncate_texts(&p->problems, 0);
+	free_descriptors(p);
 	return 0;
 }
 
-int jitmap_process_scan_descriptor(jitmap_process *p, uint64_t addr, const char *where)
+/* Walk the list of the descriptor at `addr` (once per scan), recording how far it was read. */
+static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
+		     jitmap_byte_order order)
 {
 	jitmap_error err;
 	if (!where)
 		where = "the program";
-	jitmap_jit_list *lst = jitmap_jit_list_read(&p->target, addr, JITMAP_ORDER_AUTO,
-						    p->max_entries, &err);
-	if (!lst)
+	for (size_t i = 0; i < p->ndescs; i++)
+		if (p->descs[i].addr == addr)
+			return 0; /* one descriptor, named twice (a file mapped under two names) */
+	if (grow(&p->descs, &p->cap_descs, p->ndescs + 1, sizeof(*p->descs)))
+		return -ENOMEM;
+	struct descriptor *d = &p->descs[p->ndescs];
+	*d = (struct descriptor){.addr = addr, .where = strdup(where)};
+	if (!d->where)
+		return -ENOMEM;
+	p->ndescs++;
+	jitmap_jit_list *lst = jitmap_jit_list_read(&p->target, addr, order, p->max_entries, &err);
+	if (!lst) {
+		if (!(d->problem = strdup(err_text(&err))))
+			return -ENOMEM;
 		return add_text(&p->problems, "the JIT descriptor in %s: %s", where, err_text(&err));
+	}
 	int rc = 0;
 	const jitmap_error *status = jitmap_jit_list_status(lst);
-	if (status->code)
+	const size_t n = jitmap_jit_list_count(lst);
+	d->readable = true;
+	d->complete = !status->code;
+	d->entries = n;
+	if (status->code) {
 		rc = add_text(&p->problems, "the JIT entry list of the descriptor in %s: %s", where,
 			      err_text(status));
-	const size_t n = jitmap_jit_list_count(lst);
+		if (!rc && !(d->problem = strdup(err_text(status))))
+			rc = -ENOMEM;
+	}
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = scan_entry(p, addr, jitmap_jit_list_code(lst, i));
 	jitmap_jit_list_free(lst);
 	return rc;
+}
+
+int jitmap_process_scan_descriptor(jitmap_process *p, uint64_t addr, const char *where)
+{
+	return scan_list(p, addr, where, JITMAP_ORDER_AUTO);
 }
 
 int jitmap_process_scan_end(jitmap_process *p)
@@ -1110,6 +1202,7 @@ void jitmap_process_flush(jitmap_process *p)
 	jitmap_index_free(p->index);
 	p->index = jitmap_index_new(); /* NULL on ENOMEM: scan_end then fails politely */
 	truncate_texts(&p->problems, 0);
+	free_descriptors(p);
 }
 
 void jitmap_process_free(jitmap_process *p)
@@ -1126,6 +1219,7 @@ void jitmap_process_free(jitmap_process *p)
 	free(p->graveyard);
 	free(p->parses);
 	free(p->code);
+	free(p->descs);
 	free_texts(&p->problems);
 	free(p);
 }
@@ -1180,6 +1274,24 @@ const char *jitmap_process_problem(const jitmap_process *p, size_t k)
 }
 
 jitmap_index *jitmap_process_index(const jitmap_process *p) { return p->index; }
+
+size_t jitmap_process_num_descriptors(const jitmap_process *p) { return p ? p->ndescs : 0; }
+
+int jitmap_process_descriptor(const jitmap_process *p, size_t i, jitmap_descriptor_info *out)
+{
+	if (!p || !out || i >= p->ndescs)
+		return -ERANGE;
+	const struct descriptor *d = &p->descs[i];
+	*out = (jitmap_descriptor_info){
+		.address = d->addr,
+		.where = d->where,
+		.readable = d->readable,
+		.complete = d->complete,
+		.num_entries = d->entries,
+		.problem = d->problem,
+	};
+	return 0;
+}
 
 size_t jitmap_process_num_layout_images(const jitmap_process *p)
 {

@@ -517,8 +517,6 @@ static void report(const char *file, const jitmap_error *e)
 
 /* -- Core files -- */
 
-#define MAX_DESCRIPTORS 16
-
 /* The notes of source `i` of `p`, joined with "; " into `buf` (empty when none). */
 static const char *source_notes(const jitmap_process *p, size_t i, char *buf, size_t len)
 {
@@ -536,6 +534,93 @@ static const char *machine_name(unsigned m)
 	return strcmp(n, "unknown") ? n : "unknown machine";
 }
 
+/* A descriptor's line: its count only where the list was read to its end. */
+static void print_text_descriptor(FILE *out, const jitmap_descriptor_info *d)
+{
+	fprintf(out, "JIT descriptor at 0x%" PRIx64 " in %s: ", d->address, d->where);
+	if (d->complete)
+		fprintf(out, "%zu entr%s\n", d->num_entries, d->num_entries == 1 ? "y" : "ies");
+	else if (!d->readable)
+		fprintf(out, "entries unknown (%s)\n", d->problem);
+	else
+		fprintf(out, "%zu entr%s read, the rest unknown (%s)\n", d->num_entries,
+			d->num_entries == 1 ? "y" : "ies", d->problem);
+}
+
+/* One JIT entry (source `i` of `p`) in the chosen format; 1 when it is an error. */
+static int print_entry(FILE *out, const char *path, const jitmap_process *p, size_t i,
+		       bool first, const struct options *o)
+{
+	jitmap_source_info si;
+	char notes[640];
+	int status = 0;
+	jitmap_process_source(p, i, &si);
+	const jitmap_stackmap *sm = si.stackmap;
+	/* Without a stackmap, a problem is an error; with one (the registered copy stood in for
+	 * the live section), the notes say what happened. */
+	const char *problem = !sm && si.num_problems ? jitmap_process_source_problem(p, i, 0) : NULL;
+	source_notes(p, i, notes, sizeof(notes));
+	if (problem) {
+		fprintf(stderr, "jitmap-dump: %s: %s\n", path, problem);
+		status = 1;
+	}
+	const jitmap_layouts *layouts = si.image ? jitmap_image_layouts(si.image) : NULL;
+	if (si.image && jitmap_image_layouts_problem(si.image)) {
+		fprintf(stderr, "jitmap-dump: %s: JIT entry 0x%" PRIx64 ": %s\n", path, si.entry,
+			jitmap_image_layouts_problem(si.image));
+		status = 1;
+	}
+	switch (o->format) {
+	case FMT_READOBJ:
+		for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
+			print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
+		break;
+	case FMT_JSON:
+		fprintf(out, "%s{\"entry\": \"0x%" PRIx64 "\", \"symfile_addr\": \"0x%" PRIx64
+			"\", \"symfile_size\": %" PRIu64 ", \"problem\": ", first ? "" : ", ", si.entry,
+			si.symfile_addr, si.symfile_size);
+		json_string_or_null(out, problem);
+		fputs(", \"note\": ", out);
+		json_string_or_null(out, notes[0] ? notes : NULL);
+		if (sm) {
+			fprintf(out, ", \"stackmap_address\": \"0x%" PRIx64 "\"", si.section_address);
+			print_json_stackmap(out, sm, o);
+		} else {
+			fputs(", \"stackmap_address\": null", out);
+		}
+		if (layouts)
+			print_json_layouts(out, layouts);
+		fputc('}', out);
+		break;
+	case FMT_TEXT:
+		fprintf(out, "JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64 ", %" PRIu64 " bytes",
+			si.entry, si.symfile_addr, si.symfile_size);
+		if (problem) {
+			fprintf(out, ", unreadable\n");
+			break;
+		}
+		if (!sm) {
+			fprintf(out, ", no .llvm_stackmaps section\n");
+			break;
+		}
+		fprintf(out, "; .llvm_stackmaps at 0x%" PRIx64 ", %s-endian, %zu blob%s, %zu record%s\n",
+			si.section_address,
+			jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little",
+			jitmap_stackmap_num_blobs(sm), jitmap_stackmap_num_blobs(sm) == 1 ? "" : "s",
+			jitmap_stackmap_num_records(sm), jitmap_stackmap_num_records(sm) == 1 ? "" : "s");
+		if (notes[0])
+			fprintf(out, "  note: %s\n", notes);
+		print_text(out, sm, o);
+		if (layouts)
+			print_text_layouts(out, layouts);
+		break;
+	}
+	return status;
+}
+
+/* A core: the JIT descriptors and entries the library finds in it (jitmap_process_scan_core:
+ * the same scan as jitmap-stack's), each entry's stackmap by the process model (the live
+ * section or the registered copy, MCJIT's unrelocated addresses, names). */
 static int dump_core(FILE *out, const char *path, const struct options *o)
 {
 	jitmap_error e;
@@ -546,18 +631,32 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 		return 1;
 	}
 	int status = 0;
-	const jitmap_target t = jitmap_core_target(c);
-	uint64_t descs[MAX_DESCRIPTORS];
-	const char *files[MAX_DESCRIPTORS];
-	size_t nd = jitmap_core_find_symbol(c, JITMAP_JIT_DESCRIPTOR_SYMBOL, descs, files,
-					    MAX_DESCRIPTORS);
-	if (nd > MAX_DESCRIPTORS)
-		nd = MAX_DESCRIPTORS;
 	for (size_t i = 0; jitmap_core_warning(c, i); i++)
 		fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, jitmap_core_warning(c, i));
+	const jitmap_target t = jitmap_core_target(c);
+	jitmap_process *p = jitmap_process_new(&t, NULL);
+	if (!p || jitmap_process_scan_begin(p) || jitmap_process_scan_core(p, c) < 0 ||
+	    jitmap_process_scan_end(p)) {
+		fprintf(stderr, "jitmap-dump: %s: out of memory\n", path);
+		jitmap_process_free(p);
+		jitmap_core_free(c);
+		return 1;
+	}
+	/* What the scan could not read: files the core maps, descriptors, lists (an entry's
+	 * problems are said with the entry). A damaged list is an error of the core; a file that
+	 * is not there is not. */
+	for (size_t k = 0; k < jitmap_process_num_problems(p); k++)
+		fprintf(stderr, "jitmap-dump: %s: %s\n", path, jitmap_process_problem(p, k));
+	const size_t nd = jitmap_process_num_descriptors(p);
+	for (size_t d = 0; d < nd; d++) {
+		jitmap_descriptor_info di;
+		if (jitmap_process_descriptor(p, d, &di) == 0 && !di.complete)
+			status = 1;
+	}
 	if (!nd) {
 		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s\n",
 			path, o->exe ? "" : " (if the executable has moved, give it with --exe)");
+		jitmap_process_free(p);
 		jitmap_core_free(c);
 		return 1;
 	}
@@ -570,125 +669,40 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 		fprintf(out, ", \"kind\": \"ELF core file, %s\", \"descriptors\": [",
 			machine_name(jitmap_core_elf_machine(c)));
 	}
+	const size_t ns = jitmap_process_num_sources(p);
 	for (size_t d = 0; d < nd; d++) {
-		jitmap_jit_list *l = jitmap_jit_list_read(&t, descs[d], jitmap_core_byte_order(c), 0, &e);
-		const jitmap_error *st = l ? jitmap_jit_list_status(l) : &e;
-		const size_t n = l ? jitmap_jit_list_count(l) : 0;
-		if (st->code) {
-			fprintf(stderr, "jitmap-dump: %s: the JIT descriptor at 0x%" PRIx64 " in %s: %s\n",
-				path, descs[d], files[d], st->reason);
-			status = 1;
-		}
+		jitmap_descriptor_info di;
+		jitmap_process_descriptor(p, d, &di);
 		if (o->format == FMT_TEXT)
-			fprintf(out, "JIT descriptor at 0x%" PRIx64 " in %s: %zu entr%s%s\n", descs[d],
-				files[d], n, n == 1 ? "y" : "ies", st->code ? " (the list is damaged)" : "");
+			print_text_descriptor(out, &di);
 		if (o->format == FMT_JSON) {
 			fprintf(out, "%s{\"address\": \"0x%" PRIx64 "\", \"file\": ", d ? ", " : "",
-				descs[d]);
-			json_string(out, files[d]);
+				di.address);
+			json_string(out, di.where);
 			fputs(", \"problem\": ", out);
-			if (st->code)
-				json_string(out, st->reason);
+			json_string_or_null(out, di.problem);
+			/* null: the list was not read to its end, and how long it is is unknown */
+			if (di.complete)
+				fprintf(out, ", \"entry_count\": %zu", di.num_entries);
 			else
-				fputs("null", out);
-			fputs(", \"entries\": [", out);
+				fputs(", \"entry_count\": null", out);
+			fprintf(out, ", \"entries_read\": %zu, \"entries\": [", di.num_entries);
 		}
-		/* The entries' stackmaps: libjitmap's process model over this one descriptor (the
-		 * live section or the registered copy, MCJIT's unrelocated addresses, names). */
-		jitmap_process *p = jitmap_process_new(&t, NULL);
-		if (!p || jitmap_process_scan_begin(p) ||
-		    jitmap_process_scan_descriptor(p, descs[d], files[d]) ||
-		    jitmap_process_scan_end(p)) {
-			fprintf(stderr, "jitmap-dump: %s: out of memory\n", path);
-			jitmap_process_free(p);
-			jitmap_jit_list_free(l);
-			jitmap_core_free(c);
-			return 1;
-		}
-		const size_t ns = jitmap_process_num_sources(p);
+		bool first = true;
 		for (size_t i = 0; i < ns; i++) {
 			jitmap_source_info si;
-			char notes[640];
-			jitmap_process_source(p, i, &si);
-			const jitmap_stackmap *sm = si.stackmap;
-			/* Without a stackmap, a problem is an error; with one (the registered copy
-			 * stood in for the live section), the notes say what happened. */
-			const char *problem = !sm && si.num_problems
-						      ? jitmap_process_source_problem(p, i, 0)
-						      : NULL;
-			source_notes(p, i, notes, sizeof(notes));
-			if (problem) {
-				fprintf(stderr, "jitmap-dump: %s: %s\n", path, problem);
-				status = 1;
-			}
-			const jitmap_layouts *layouts = si.image ? jitmap_image_layouts(si.image) : NULL;
-			if (si.image && jitmap_image_layouts_problem(si.image)) {
-				fprintf(stderr, "jitmap-dump: %s: JIT entry 0x%" PRIx64 ": %s\n", path,
-					si.entry, jitmap_image_layouts_problem(si.image));
-				status = 1;
-			}
-			switch (o->format) {
-			case FMT_READOBJ:
-				for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
-					print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
-				break;
-			case FMT_JSON:
-				fprintf(out, "%s{\"entry\": \"0x%" PRIx64 "\", \"symfile_addr\": \"0x%" PRIx64
-					"\", \"symfile_size\": %" PRIu64 ", \"problem\": ", i ? ", " : "",
-					si.entry, si.symfile_addr, si.symfile_size);
-				if (problem)
-					json_string(out, problem);
-				else
-					fputs("null", out);
-				fputs(", \"note\": ", out);
-				if (notes[0])
-					json_string(out, notes);
-				else
-					fputs("null", out);
-				if (sm) {
-					fprintf(out, ", \"stackmap_address\": \"0x%" PRIx64 "\"",
-						si.section_address);
-					print_json_stackmap(out, sm, o);
-				} else {
-					fputs(", \"stackmap_address\": null", out);
-				}
-				if (layouts)
-					print_json_layouts(out, layouts);
-				fputc('}', out);
-				break;
-			case FMT_TEXT:
-				fprintf(out, "JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64 ", %" PRIu64 " bytes",
-					si.entry, si.symfile_addr, si.symfile_size);
-				if (problem) {
-					fprintf(out, ", unreadable\n");
-					break;
-				}
-				if (!sm) {
-					fprintf(out, ", no .llvm_stackmaps section\n");
-					break;
-				}
-				fprintf(out, "; .llvm_stackmaps at 0x%" PRIx64 ", %s-endian, %zu blob%s, %zu record%s\n",
-					si.section_address,
-					jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little",
-					jitmap_stackmap_num_blobs(sm),
-					jitmap_stackmap_num_blobs(sm) == 1 ? "" : "s",
-					jitmap_stackmap_num_records(sm),
-					jitmap_stackmap_num_records(sm) == 1 ? "" : "s");
-				if (notes[0])
-					fprintf(out, "  note: %s\n", notes);
-				print_text(out, sm, o);
-				if (layouts)
-					print_text_layouts(out, layouts);
-				break;
-			}
+			if (jitmap_process_source(p, i, &si) || si.kind != JITMAP_SOURCE_JIT ||
+			    si.descriptor != di.address)
+				continue;
+			status |= print_entry(out, path, p, i, first, o);
+			first = false;
 		}
-		jitmap_process_free(p);
 		if (o->format == FMT_JSON)
 			fputs("]}", out);
-		jitmap_jit_list_free(l);
 	}
 	if (o->format == FMT_JSON)
 		fputs("]}\n", out);
+	jitmap_process_free(p);
 	jitmap_core_free(c);
 	return status;
 }

@@ -38,7 +38,6 @@
 
 #include "json.h"
 
-#define MAX_DESCRIPTORS 64
 
 struct options {
 	bool json, values, gc_roots;
@@ -116,7 +115,6 @@ struct target {
 	Dwfl *dwfl;
 	struct native_name *names;
 	jitmap_process *proc;
-	size_t ndescriptors;
 };
 
 static volatile sig_atomic_t g_interrupted;
@@ -205,6 +203,14 @@ static int open_core(struct target *t, const char *path, const char *exe)
 			if ((int)r != pc && jitmap_core_thread_reg(ti, r, &v) == 0)
 				jitmap_frame_reg_set(&th->regs, r, v);
 		th->have_regs = true;
+		/* A stack the core does not hold (truncated, damaged): the unwinders stop at the
+		 * first frame, and libdwfl would not say why. */
+		jitmap_core_memory_info mi;
+		const int sp = jitmap_reg_sp(t->arch);
+		if (sp >= 0 && jitmap_core_thread_reg(ti, (unsigned)sp, &v) == 0 &&
+		    jitmap_core_memory(t->core, v, &mi) == 0 && mi.source == JITMAP_CORE_MEM_NONE)
+			problem("thread %d: its stack pointer 0x%" PRIx64 " is not readable (%s): its "
+				"callers are unknown", (int)ti->tid, v, mi.why);
 	}
 	t->core_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->core_fd >= 0)
@@ -487,7 +493,6 @@ static const struct native_name *native_name(struct target *t, uint64_t pc)
 
 struct discovery {
 	struct target *t;
-	size_t descriptors;
 };
 
 /* Each module's file: the JIT descriptor it defines and its .llvm_stackmaps (the library
@@ -505,10 +510,7 @@ static int each_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_
 		return DWARF_CB_OK;
 	dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &file, NULL);
 	const int n = file ? jitmap_process_scan_file(d->t->proc, file, bias, module_name(m)) : 0;
-	if (n < 0)
-		return DWARF_CB_ABORT;
-	d->descriptors += (size_t)n;
-	return DWARF_CB_OK;
+	return n < 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 static int scan_process(struct target *t)
@@ -522,26 +524,14 @@ static int scan_process(struct target *t)
 	}
 	struct discovery d = {.t = t};
 	jitmap_process_scan_begin(t->proc);
-	if (dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0) {
+	/* A core: the library's one scan (jitmap-dump's too), NT_FILE's files and those it
+	 * placed without NT_FILE. A live process: the modules libdwfl lists. */
+	const int rc = t->core ? jitmap_process_scan_core(t->proc, t->core)
+			       : dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0 ? -ENOMEM : 0;
+	if (rc < 0 || jitmap_process_scan_end(t->proc)) {
 		fprintf(stderr, "jitmap-stack: out of memory\n");
 		return -1;
 	}
-	if (!d.descriptors && t->core) {
-		/* A core libdwfl finds no module in (qemu-user's guest cores have no NT_FILE
-		 * note): the library places the executable by the auxiliary vector (--exe). */
-		uint64_t found[MAX_DESCRIPTORS];
-		const char *files[MAX_DESCRIPTORS];
-		const size_t n = jitmap_core_find_symbol(t->core, JITMAP_JIT_DESCRIPTOR_SYMBOL, found,
-							 files, MAX_DESCRIPTORS);
-		for (size_t i = 0; i < n && i < MAX_DESCRIPTORS; i++)
-			jitmap_process_scan_descriptor(t->proc, found[i], files[i]);
-		d.descriptors = n < MAX_DESCRIPTORS ? n : MAX_DESCRIPTORS;
-	}
-	if (jitmap_process_scan_end(t->proc)) {
-		fprintf(stderr, "jitmap-stack: out of memory\n");
-		return -1;
-	}
-	t->ndescriptors = d.descriptors;
 	return 0;
 }
 
@@ -754,19 +744,52 @@ static void walk_threads(struct target *t, const struct options *o)
 
 /* -- Output -- */
 
-static void print_text(const struct target *t, const struct options *o)
+/* How many JIT entries the process has: a count only when every descriptor's list was read
+ * to its end. `unknown`: some descriptor could not be read at all; `partial`: some list was
+ * read only in part (the count is of the entries read); `why`: the first such problem. */
+struct jit_count {
+	size_t entries;
+	bool unknown, partial;
+	char why[512];
+};
+
+static void count_jit_entries(const struct target *t, struct jit_count *n)
 {
-	(void)o;
-	size_t njit = 0;
+	memset(n, 0, sizeof(*n));
 	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
 		jitmap_source_info si;
 		if (jitmap_process_source(t->proc, i, &si) == 0 && si.kind == JITMAP_SOURCE_JIT)
-			njit++;
+			n->entries++;
 	}
-	printf("%s %d%s%s%s, %s, %zu thread%s; %zu JIT entr%s\n", t->live ? "process" : "core of process",
+	for (size_t i = 0; i < jitmap_process_num_descriptors(t->proc); i++) {
+		jitmap_descriptor_info d;
+		if (jitmap_process_descriptor(t->proc, i, &d) || d.complete)
+			continue;
+		/* (the words of the process's problem for it) */
+		if (!n->unknown && !n->partial)
+			snprintf(n->why, sizeof(n->why), "the %s in %s: %s",
+				 d.readable ? "JIT entry list of the descriptor" : "JIT descriptor",
+				 d.where, d.problem ? d.problem : "not read");
+		n->unknown |= !d.readable;
+		n->partial |= d.readable;
+	}
+}
+
+static void print_text(const struct target *t, const struct options *o)
+{
+	(void)o;
+	struct jit_count n;
+	count_jit_entries(t, &n);
+	printf("%s %d%s%s%s, %s, %zu thread%s; ", t->live ? "process" : "core of process",
 	       (int)t->pid, t->comm[0] ? " (" : "", t->comm, t->comm[0] ? ")" : "",
-	       jitmap_arch_name(t->arch), t->nthreads, t->nthreads == 1 ? "" : "s", njit,
-	       njit == 1 ? "y" : "ies");
+	       jitmap_arch_name(t->arch), t->nthreads, t->nthreads == 1 ? "" : "s");
+	if (n.unknown)
+		printf("JIT entries unknown (a JIT descriptor could not be read: see problems)\n");
+	else if (n.partial)
+		printf("%zu JIT entr%s read, the rest unknown (a JIT entry list is damaged: see "
+		       "problems)\n", n.entries, n.entries == 1 ? "y" : "ies");
+	else
+		printf("%zu JIT entr%s\n", n.entries, n.entries == 1 ? "y" : "ies");
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct thread *th = &t->threads[i];
 		printf("\nthread %d", (int)th->tid);
@@ -813,7 +836,17 @@ static void print_json(const struct target *t, const struct options *o, const ch
 	json_string_or_null(stdout, t->comm[0] ? t->comm : NULL);
 	printf(", \"arch\": ");
 	json_string(stdout, jitmap_arch_name(t->arch));
-	printf(", \"jit_descriptors\": %zu}, \"threads\": [", t->ndescriptors);
+	struct jit_count n;
+	count_jit_entries(t, &n);
+	printf(", \"jit_descriptors\": %zu, \"jit_entries\": ",
+	       jitmap_process_num_descriptors(t->proc));
+	/* null where not every list was read to its end: the error says which and why */
+	if (n.unknown || n.partial)
+		printf("null, \"jit_entries_read\": %zu, \"error\": ", n.entries);
+	else
+		printf("%zu, \"jit_entries_read\": %zu, \"error\": ", n.entries, n.entries);
+	json_string_or_null(stdout, n.unknown || n.partial ? n.why : NULL);
+	printf("}, \"threads\": [");
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct thread *th = &t->threads[i];
 		printf("%s{\"tid\": %d, \"name\": ", i ? ", " : "", (int)th->tid);

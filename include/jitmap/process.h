@@ -28,7 +28,8 @@
  * address with the same bytes by two sources (the same JIT entry found by a descriptor walk
  * and handed in as an image: GDB's JIT reader and jitmap's commands share one process) is one
  * parse. A scan is: jitmap_process_scan_begin, then
- * jitmap_process_scan_descriptor / jitmap_process_scan_object for each place to look, then
+ * jitmap_process_scan_descriptor / jitmap_process_scan_object / jitmap_process_scan_file for
+ * each place to look (or jitmap_process_scan_core for every place a core names), then
  * jitmap_process_scan_end, which drops what was not seen again and updates the index.
  * Pointers returned by accessors (stackmaps, images, the index, strings) stay valid until the
  * next jitmap_process_scan_end or jitmap_process_flush.
@@ -38,6 +39,7 @@
 #ifndef JITMAP_PROCESS_H
 #define JITMAP_PROCESS_H
 
+#include "jitmap/core.h"
 #include "jitmap/jitmap.h"
 
 #ifdef __cplusplus
@@ -96,6 +98,21 @@ JITMAP_API int jitmap_process_scan_object(jitmap_process *p, const char *path,
  * or -ENOMEM. */
 JITMAP_API int jitmap_process_scan_file(jitmap_process *p, const char *path, uint64_t bias,
 					const char *where);
+/* Every place a core says stackmaps may be: each file it maps (NT_FILE) or the library placed
+ * without NT_FILE (jitmap_core_placed_file: --exe and the dynamic linker's libraries), moved
+ * by its load bias, as jitmap_process_scan_file reads one: the JIT descriptor it defines is
+ * walked in the core's byte order, named by the file's path, and its .llvm_stackmaps read.
+ * `p` must read the core's memory (a target from jitmap_core_target or
+ * jitmap_core_thread_target of `core`); call it between scan_begin and scan_end. What it
+ * cannot do is recorded as a problem of the process, not returned: a file the core maps that
+ * cannot be opened ("PATH (mapped by the core) cannot be opened (No such file or directory):
+ * ..."; files the core was opened not to read, JITMAP_CORE_NO_FILES, are not), a file that
+ * defines a descriptor or a stackmap section at no known place (no mapping of its first
+ * page), and each descriptor's problems (jitmap_process_descriptor). Files that are not ELF,
+ * or define neither, add nothing. Returns how many JIT descriptors it found (walked or not: an
+ * unreadable one counts; one named by two files once), -EINVAL when `p` or `core` is NULL, or
+ * -ENOMEM (what was found so far stays). */
+JITMAP_API int jitmap_process_scan_core(jitmap_process *p, jitmap_core *core);
 /* Drop the sources not seen since scan_begin and update the index. Returns 0 or -ENOMEM. */
 JITMAP_API int jitmap_process_scan_end(jitmap_process *p);
 
@@ -131,6 +148,27 @@ JITMAP_API int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_s
 JITMAP_API const char *jitmap_process_source_problem(const jitmap_process *p, size_t i,
 						     size_t k);
 JITMAP_API const char *jitmap_process_source_note(const jitmap_process *p, size_t i, size_t k);
+/* The JIT descriptors of the last scan, in the order they were walked (each address once),
+ * and how far each list was read: a count is stated only where the list was read to its end.
+ *   readable false: the descriptor itself could not be read (or is not version 1): how
+ *                   many entries its list has is unknown; `problem` says why (naming the
+ *                   address that could not be read and, in a core, what is missing there);
+ *   complete false: `num_entries` entries were read, then the walk stopped (a cycle, an
+ *                   unreadable entry, more than max_entries): the list's length is unknown;
+ *   complete true:  the list has exactly `num_entries` entries; `problem` is NULL.
+ * Strings as the sources' (valid until the next scan_begin or flush). */
+typedef struct jitmap_descriptor_info {
+	uint64_t address;
+	const char *where;   /* as given to scan_descriptor; a file's path for scan_file/core */
+	bool readable, complete;
+	size_t num_entries;
+	const char *problem;
+} jitmap_descriptor_info;
+
+JITMAP_API size_t jitmap_process_num_descriptors(const jitmap_process *p);
+/* Fill `*out` for descriptor `i`: 0, or -ERANGE. */
+JITMAP_API int jitmap_process_descriptor(const jitmap_process *p, size_t i,
+					 jitmap_descriptor_info *out);
 /* Problems of the process as a whole (a descriptor or its list). */
 JITMAP_API size_t jitmap_process_num_problems(const jitmap_process *p);
 JITMAP_API const char *jitmap_process_problem(const jitmap_process *p, size_t k);

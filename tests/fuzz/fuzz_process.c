@@ -1,5 +1,6 @@
 /* fuzz_process: libFuzzer target for the process model over target memory the fuzzer writes:
- * the JIT descriptor walk (jitmap_jit_list_read: cycles, wild pointers, huge sizes), the
+ * the JIT descriptor walk (jitmap_jit_list_read: cycles, wild pointers, huge sizes; how far
+ * each list was read, jitmap_process_descriptor), the
  * images opened from target memory (jitmap_image_open_target), their live stackmap sections,
  * the registered copies MCJIT's case falls back to, and the staleness rules across scans.
  *
@@ -73,6 +74,19 @@ static void check_scan(jitmap_process *p, const uint64_t *ids, size_t nids)
 	for (size_t k = 0; k < jitmap_process_num_problems(p); k++)
 		CHECK(jitmap_process_problem(p, k) && jitmap_process_problem(p, k)[0]);
 	CHECK(jitmap_process_problem(p, jitmap_process_num_problems(p)) == NULL);
+	/* Each descriptor walked once; a count only for a list read to its end, else why; every
+	 * source came from an entry read. */
+	size_t entries = 0;
+	jitmap_descriptor_info d;
+	const size_t nd = jitmap_process_num_descriptors(p);
+	CHECK(nd <= 2 && jitmap_process_descriptor(p, nd, &d) == -ERANGE);
+	for (size_t i = 0; i < nd; i++) {
+		CHECK(jitmap_process_descriptor(p, i, &d) == 0 && d.where && d.where[0]);
+		CHECK(d.complete ? d.readable && !d.problem : d.problem && d.problem[0]);
+		CHECK(d.readable || d.num_entries == 0);
+		entries += d.num_entries;
+	}
+	CHECK(n <= entries);
 	for (size_t i = 0; i < n; i++) {
 		CHECK(jitmap_process_source(p, i, &si) == 0);
 		CHECK(si.kind == JITMAP_SOURCE_JIT && si.name && si.name[0]);
