@@ -408,7 +408,7 @@ static int add_symbols(struct entry *e, const jitmap_image *img)
 		return -ENOMEM;
 	e->funcs = funcs;
 	for (size_t i = 0; i < n; i++) {
-		jitmap_image_symbol_info s;
+		jitmap_image_symbol_info s = {.sz = sizeof(s)};
 		if (jitmap_image_symbol(img, i, &s) || !code_at(e, s.address))
 			continue;
 		/* GDB's ELF reader (elfread.c) makes an absolute symbol mst_abs, which its PC
@@ -438,7 +438,7 @@ static int entry_from_image(struct reader *r, struct entry *e, const void *image
 	char where[48];
 	snprintf(where, sizeof(where), "JIT entry %" PRIu64, e->serial);
 	int rc = jitmap_process_add_image(r->proc, image, size, where, &e->image_id);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	if (rc || jitmap_process_image(r->proc, e->image_id, &si) || !si.image) {
 		const char *p = rc ? NULL : jitmap_process_image_problem(r->proc, e->image_id, 0);
 		snprintf(why, why_len, "%.150s", p ? p : jitmap_strerror(rc ? rc : -EINVAL));

@@ -684,22 +684,23 @@ int jitmap_core_memory(jitmap_core *c, uint64_t addr, jitmap_core_memory_info *o
 		return -EINVAL;
 	struct span sp;
 	span_at(c, addr, 0, &sp);
-	*out = (jitmap_core_memory_info){
+	jitmap_core_memory_info full = {
+		.sz = sizeof(full),
 		.source = sp.source,
 		.size = sp.left,
 		.offset = sp.offset,
 		.path = sp.map != SIZE_MAX ? c->files[c->map_file[sp.map]].path : NULL,
 	};
 	if (sp.seg) {
-		out->segment_start = sp.seg->vaddr;
-		out->segment_end = sp.seg->vaddr + sp.seg->memsz;
-		out->segment_flags = sp.seg->flags;
+		full.segment_start = sp.seg->vaddr;
+		full.segment_end = sp.seg->vaddr + sp.seg->memsz;
+		full.segment_flags = sp.seg->flags;
 	}
 	if (sp.source == JITMAP_CORE_MEM_NONE) {
-		out->file_unusable = sp.miss == MISS_CUT || sp.miss == MISS_WRITABLE;
-		miss_text(c, addr, &sp, 0, out->why, sizeof(out->why));
+		full.file_unusable = sp.miss == MISS_CUT || sp.miss == MISS_WRITABLE;
+		miss_text(c, addr, &sp, 0, full.why, sizeof(full.why));
 	}
-	return 0;
+	return jitmap__give(out, &full, sizeof(full));
 }
 
 static int core_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *why,

@@ -942,8 +942,8 @@ int jitmap_image_symbol(const jitmap_image *img, size_t i, jitmap_image_symbol_i
 	if (i >= img->num_syms)
 		return -ERANGE;
 	const struct symbol *s = &img->syms[i];
-	*out = (jitmap_image_symbol_info){s->address, s->size, s->name, s->flags};
-	return 0;
+	const jitmap_image_symbol_info full = {sizeof(full), s->address, s->size, s->name, s->flags};
+	return jitmap__give(out, &full, sizeof(full));
 }
 
 const char *jitmap_image_file_name(const jitmap_image *img) { return img->file_name; }

@@ -92,6 +92,23 @@ static inline bool jitmap__opts_valid(const void *opts, size_t sz, size_t known)
 	return true;
 }
 
+/* Give the caller a struct the library fills (its first field `size_t sz`, set by the caller
+ * to the size it knows): the fields of `full` (`size` bytes) as far as the caller's sz goes,
+ * none past it (a program built against an older, shorter struct gets its fields). 0, or
+ * -EINVAL when out is NULL or its sz does not even cover the sz. */
+static inline int jitmap__give(void *out, const void *full, size_t size)
+{
+	size_t sz;
+	if (!out)
+		return -EINVAL;
+	memcpy(&sz, out, sizeof(sz));
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	memcpy((char *)out + sizeof(size_t), (const char *)full + sizeof(size_t),
+	       (sz < size ? sz : size) - sizeof(size_t));
+	return 0;
+}
+
 /* Whether `field` of the options at `opts` lies inside the caller's sz. */
 #define JITMAP_OPTS_HAS(opts, field) \
 	((opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))

@@ -835,15 +835,14 @@ const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p, uint64_t
 	return s->sm;
 }
 
-static void fill_info(const struct source *s, jitmap_source_info *out);
+static int fill_info(const struct source *s, jitmap_source_info *out);
 
 int jitmap_process_image(const jitmap_process *p, uint64_t id, jitmap_source_info *out)
 {
 	const struct source *s = p ? handed(p, id) : NULL;
 	if (!s)
 		return -ENOENT;
-	fill_info(s, out);
-	return 0;
+	return fill_info(s, out);
 }
 
 const char *jitmap_process_image_problem(const jitmap_process *p, uint64_t id, size_t k)
@@ -1232,13 +1231,13 @@ int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_source_info 
 {
 	if (i >= p->norder)
 		return -ERANGE;
-	fill_info(p->order[i], out);
-	return 0;
+	return fill_info(p->order[i], out);
 }
 
-static void fill_info(const struct source *s, jitmap_source_info *out)
+static int fill_info(const struct source *s, jitmap_source_info *out)
 {
-	*out = (jitmap_source_info){
+	const jitmap_source_info full = {
+		.sz = sizeof(full),
 		.kind = s->kind,
 		.name = s->kind == JITMAP_SOURCE_JIT ? s->name : s->path,
 		.descriptor = s->descriptor,
@@ -1254,6 +1253,7 @@ static void fill_info(const struct source *s, jitmap_source_info *out)
 		.num_problems = s->problems.n,
 		.num_notes = s->notes.n,
 	};
+	return jitmap__give(out, &full, sizeof(full));
 }
 
 const char *jitmap_process_source_problem(const jitmap_process *p, size_t i, size_t k)
@@ -1282,7 +1282,8 @@ int jitmap_process_descriptor(const jitmap_process *p, size_t i, jitmap_descript
 	if (!p || !out || i >= p->ndescs)
 		return -ERANGE;
 	const struct descriptor *d = &p->descs[i];
-	*out = (jitmap_descriptor_info){
+	const jitmap_descriptor_info full = {
+		.sz = sizeof(full),
 		.address = d->addr,
 		.where = d->where,
 		.readable = d->readable,
@@ -1290,7 +1291,7 @@ int jitmap_process_descriptor(const jitmap_process *p, size_t i, jitmap_descript
 		.num_entries = d->entries,
 		.problem = d->problem,
 	};
-	return 0;
+	return jitmap__give(out, &full, sizeof(full));
 }
 
 size_t jitmap_process_num_layout_images(const jitmap_process *p)
@@ -1361,7 +1362,7 @@ static const char *function_at(const jitmap_image *img, uint64_t addr, uint64_t 
 	 * address, the larger first at one address). A zero-sized one covers up to the next
 	 * symbol: its range is not known. */
 	size_t a = 0, b = jitmap_image_num_symbols(img);
-	jitmap_image_symbol_info si;
+	jitmap_image_symbol_info si = {.sz = sizeof(si)};
 	while (a < b) {
 		const size_t mid = a + (b - a) / 2;
 		if (jitmap_image_symbol(img, mid, &si) == 0 && si.address <= start)

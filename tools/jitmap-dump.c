@@ -551,7 +551,7 @@ static void print_text_descriptor(FILE *out, const jitmap_descriptor_info *d)
 static int print_entry(FILE *out, const char *path, const jitmap_process *p, size_t i,
 		       bool first, const struct options *o)
 {
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	char notes[640];
 	int status = 0;
 	jitmap_process_source(p, i, &si);
@@ -649,7 +649,7 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 		fprintf(stderr, "jitmap-dump: %s: %s\n", path, jitmap_process_problem(p, k));
 	const size_t nd = jitmap_process_num_descriptors(p);
 	for (size_t d = 0; d < nd; d++) {
-		jitmap_descriptor_info di;
+		jitmap_descriptor_info di = {.sz = sizeof(di)};
 		if (jitmap_process_descriptor(p, d, &di) == 0 && !di.complete)
 			status = 1;
 	}
@@ -671,7 +671,7 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 	}
 	const size_t ns = jitmap_process_num_sources(p);
 	for (size_t d = 0; d < nd; d++) {
-		jitmap_descriptor_info di;
+		jitmap_descriptor_info di = {.sz = sizeof(di)};
 		jitmap_process_descriptor(p, d, &di);
 		if (o->format == FMT_TEXT)
 			print_text_descriptor(out, &di);
@@ -690,7 +690,7 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 		}
 		bool first = true;
 		for (size_t i = 0; i < ns; i++) {
-			jitmap_source_info si;
+			jitmap_source_info si = {.sz = sizeof(si)};
 			if (jitmap_process_source(p, i, &si) || si.kind != JITMAP_SOURCE_JIT ||
 			    si.descriptor != di.address)
 				continue;

@@ -205,7 +205,7 @@ static int open_core(struct target *t, const char *path, const char *exe)
 		th->have_regs = true;
 		/* A stack the core does not hold (truncated, damaged): the unwinders stop at the
 		 * first frame, and libdwfl would not say why. */
-		jitmap_core_memory_info mi;
+		jitmap_core_memory_info mi = {.sz = sizeof(mi)};
 		const int sp = jitmap_reg_sp(t->arch);
 		if (sp >= 0 && jitmap_core_thread_reg(ti, (unsigned)sp, &v) == 0 &&
 		    jitmap_core_memory(t->core, v, &mi) == 0 && mi.source == JITMAP_CORE_MEM_NONE)
@@ -541,7 +541,7 @@ static void process_problems(struct target *t)
 {
 	for (size_t k = 0; k < jitmap_process_num_problems(t->proc); k++)
 		problem("%s", jitmap_process_problem(t->proc, k));
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
 		jitmap_process_source(t->proc, i, &si);
 		for (size_t k = 0; k < si.num_problems; k++)
@@ -757,12 +757,12 @@ static void count_jit_entries(const struct target *t, struct jit_count *n)
 {
 	memset(n, 0, sizeof(*n));
 	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
-		jitmap_source_info si;
+		jitmap_source_info si = {.sz = sizeof(si)};
 		if (jitmap_process_source(t->proc, i, &si) == 0 && si.kind == JITMAP_SOURCE_JIT)
 			n->entries++;
 	}
 	for (size_t i = 0; i < jitmap_process_num_descriptors(t->proc); i++) {
-		jitmap_descriptor_info d;
+		jitmap_descriptor_info d = {.sz = sizeof(d)};
 		if (jitmap_process_descriptor(t->proc, i, &d) || d.complete)
 			continue;
 		/* (the words of the process's problem for it) */

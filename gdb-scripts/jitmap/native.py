@@ -13,7 +13,7 @@ Which libjitmap.so is loaded, first match wins:
 3. The install tree: this package lives in ``P/share/jitmap/python/jitmap``; the library in
    ``P/lib*/`` (``lib``, ``lib64``, ``lib/<multiarch>``).
 4. A build tree under the source tree: ``<source>/build*/libjitmap.so``, the newest one.
-5. ``libjitmap.so.0`` through the dynamic linker (``/usr`` installs, ``LD_LIBRARY_PATH``).
+5. ``libjitmap.so.1`` (:data:`SONAME`) through the dynamic linker (``/usr`` installs, ``LD_LIBRARY_PATH``).
 
 ``jit-reader-unload`` does not unmap the plugin while this module holds it (ctypes opens it
 once more, and never closes it): only the reader's own state goes, which discovery.py
@@ -26,7 +26,7 @@ import ctypes
 import glob
 import os
 
-SONAME = "libjitmap.so.0"
+SONAME = "libjitmap.so.1"  # CMakeLists.txt JITMAP_SOVERSION; test_core checks it
 
 # -- Structures (jitmap.h) --
 
@@ -100,11 +100,15 @@ class ProcessOpts(ctypes.Structure):
 
 class SourceInfo(ctypes.Structure):
     """jitmap_source_info (process.h)."""
-    _fields_ = [("kind", c_int), ("name", c_char_p), ("descriptor", c_u64), ("entry", c_u64),
+    _fields_ = [("sz", c_size), ("kind", c_int), ("name", c_char_p), ("descriptor", c_u64),
+                ("entry", c_u64),
                 ("symfile_addr", c_u64), ("symfile_size", c_u64), ("section_address", c_u64),
                 ("section_size", c_u64), ("bias", c_u64), ("stackmap", c_void_p),
                 ("live", c_bool), ("image", c_void_p), ("num_problems", c_size),
                 ("num_notes", c_size)]
+
+    def __init__(self):
+        super().__init__(ctypes.sizeof(SourceInfo))
 
 
 class FrameDesc(ctypes.Structure):
@@ -121,7 +125,11 @@ DESCRIBE_RAW = 1
 
 class ImageSymbol(ctypes.Structure):
     """jitmap_image_symbol_info: a function symbol of an image."""
-    _fields_ = [("address", c_u64), ("size", c_u64), ("name", c_char_p), ("flags", ctypes.c_uint)]
+    _fields_ = [("sz", c_size), ("address", c_u64), ("size", c_u64), ("name", c_char_p),
+                ("flags", ctypes.c_uint)]
+
+    def __init__(self):
+        super().__init__(ctypes.sizeof(ImageSymbol))
 
 
 class CalleeSavedWrite(ctypes.Structure):

@@ -114,6 +114,8 @@ typedef enum jitmap_core_source {
 } jitmap_core_source;
 
 typedef struct jitmap_core_memory_info {
+	size_t sz;       /* set by the caller: sizeof(jitmap_core_memory_info) (process.h's
+			  * jitmap_source_info says why) */
 	jitmap_core_source source;
 	uint64_t size;   /* bytes from the address on that come from the same place (>= 1;
 			  * UINT64_MAX when they reach the top of the address space) */
@@ -129,7 +131,7 @@ typedef struct jitmap_core_memory_info {
 } jitmap_core_memory_info;
 
 /* What jitmap_core_target reads at `addr`, and from where: 0 (NONE is an answer, not an
- * error), or -EINVAL (a NULL argument). For a tool that says which bytes came from the core
+ * error), or -EINVAL (a NULL argument, or out->sz too small). For a tool that says which bytes came from the core
  * and which from files, or a debugger front end that checks its own memory reads against the
  * core (GDB reads a truncated segment's bytes from the file). */
 JITMAP_API int jitmap_core_memory(jitmap_core *core, uint64_t addr, jitmap_core_memory_info *out);

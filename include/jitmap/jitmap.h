@@ -439,12 +439,13 @@ JITMAP_API const jitmap_image_range *jitmap_image_code_range(const jitmap_image 
 					   * an offset and inside it read as an address (some
 					   * hand-written JITs); debuggers place it wrongly */
 typedef struct jitmap_image_symbol_info {
+	size_t sz; /* set by the caller: sizeof(jitmap_image_symbol_info), as jitmap_source_info's */
 	uint64_t address, size;
 	const char *name; /* owned by the image */
 	unsigned flags;
 } jitmap_image_symbol_info;
 JITMAP_API size_t jitmap_image_num_symbols(const jitmap_image *img);
-/* Fill `*out` with symbol `i`; -ERANGE past the end. */
+/* Fill `*out` (its sz set) with symbol `i`: 0, -ERANGE past the end, -EINVAL for a bad sz. */
 JITMAP_API int jitmap_image_symbol(const jitmap_image *img, size_t i,
 				   jitmap_image_symbol_info *out);
 /* What was read around while opening, one sentence each: a relocation of the stackmap

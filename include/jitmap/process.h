@@ -123,7 +123,11 @@ typedef enum jitmap_source_kind {
 	JITMAP_SOURCE_OBJECT = 2, /* a loaded file */
 } jitmap_source_kind;
 
+/* Filled by the library: set `sz` to sizeof(jitmap_source_info) before the call (libbpf's
+ * convention for structs a library fills: a program built against an older, shorter struct
+ * gets the fields it knows, none past them). */
 typedef struct jitmap_source_info {
+	size_t sz;
 	jitmap_source_kind kind;
 	const char *name;         /* "JIT entry 0x...", or the file's path */
 	uint64_t descriptor;      /* JIT: the descriptor whose list holds the entry */
@@ -141,7 +145,7 @@ typedef struct jitmap_source_info {
 /* The sources of the last scan, in the order they were seen (JIT entries, then objects; a
  * file without a stackmap section is not listed). */
 JITMAP_API size_t jitmap_process_num_sources(const jitmap_process *p);
-/* Fill `*out` for source `i`: 0, or -ERANGE. */
+/* Fill `*out` (its sz set) for source `i`: 0, -ERANGE, or -EINVAL for a bad sz. */
 JITMAP_API int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_source_info *out);
 /* Problem `k` of source `i` (why something could not be read), note `k` (what the user should
  * know: "read from the registered copy: ..."); NULL past the end. */
@@ -158,6 +162,7 @@ JITMAP_API const char *jitmap_process_source_note(const jitmap_process *p, size_
  *   complete true:  the list has exactly `num_entries` entries; `problem` is NULL.
  * Strings as the sources' (valid until the next scan_begin or flush). */
 typedef struct jitmap_descriptor_info {
+	size_t sz;           /* set by the caller: sizeof(jitmap_descriptor_info), as above */
 	uint64_t address;
 	const char *where;   /* as given to scan_descriptor; a file's path for scan_file/core */
 	bool readable, complete;
@@ -166,7 +171,7 @@ typedef struct jitmap_descriptor_info {
 } jitmap_descriptor_info;
 
 JITMAP_API size_t jitmap_process_num_descriptors(const jitmap_process *p);
-/* Fill `*out` for descriptor `i`: 0, or -ERANGE. */
+/* Fill `*out` (its sz set) for descriptor `i`: 0, -ERANGE, or -EINVAL for a bad sz. */
 JITMAP_API int jitmap_process_descriptor(const jitmap_process *p, size_t i,
 					 jitmap_descriptor_info *out);
 /* Problems of the process as a whole (a descriptor or its list). */

@@ -39,7 +39,7 @@ static uint64_t load8(const uint8_t *p, jitmap_byte_order order)
 /* What jitmap_core_memory says of `addr` agrees with what a read finds there. */
 static void check_origin(jitmap_core *c, const jitmap_target *t, uint64_t addr)
 {
-	jitmap_core_memory_info mi;
+	jitmap_core_memory_info mi = {.sz = sizeof(mi)};
 	char why[192];
 	CHECK(jitmap_core_memory(c, addr, &mi) == 0);
 	CHECK(mi.size >= 1);
@@ -99,7 +99,7 @@ static void scan_core(jitmap_core *c)
 		CHECK(n >= 0);
 		CHECK(jitmap_process_scan_end(p) == 0);
 		CHECK((size_t)n == jitmap_process_num_descriptors(p));
-		jitmap_descriptor_info d;
+		jitmap_descriptor_info d = {.sz = sizeof(d)};
 		CHECK(jitmap_process_descriptor(p, (size_t)n, &d) == -ERANGE);
 		for (size_t i = 0; i < (size_t)n; i++) {
 			CHECK(jitmap_process_descriptor(p, i, &d) == 0);
@@ -112,13 +112,13 @@ static void scan_core(jitmap_core *c)
 			if (!d.readable)
 				CHECK(d.num_entries == 0);
 			for (size_t k = 0; k < i; k++) { /* each address once */
-				jitmap_descriptor_info e;
+				jitmap_descriptor_info e = {.sz = sizeof(e)};
 				CHECK(jitmap_process_descriptor(p, k, &e) == 0 && e.address != d.address);
 			}
 		}
 		for (size_t k = 0; jitmap_process_problem(p, k); k++)
 			CHECK(jitmap_process_problem(p, k)[0]);
-		jitmap_source_info si;
+		jitmap_source_info si = {.sz = sizeof(si)};
 		for (size_t i = 0; i < jitmap_process_num_sources(p); i++) {
 			CHECK(jitmap_process_source(p, i, &si) == 0);
 			for (size_t k = 0; k < si.num_problems; k++)

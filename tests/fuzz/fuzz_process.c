@@ -68,7 +68,7 @@ static void check_scan(jitmap_process *p, const uint64_t *ids, size_t nids)
 	const size_t n = jitmap_process_num_sources(p);
 	const jitmap_stackmap *seen[2 * 64 + MAX_IMAGES];
 	size_t nseen = 0, records = 0;
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	CHECK(jitmap_process_source(p, n, &si) == -ERANGE);
 	CHECK(jitmap_process_source_problem(p, n, 0) == NULL);
 	for (size_t k = 0; k < jitmap_process_num_problems(p); k++)
@@ -77,7 +77,7 @@ static void check_scan(jitmap_process *p, const uint64_t *ids, size_t nids)
 	/* Each descriptor walked once; a count only for a list read to its end, else why; every
 	 * source came from an entry read. */
 	size_t entries = 0;
-	jitmap_descriptor_info d;
+	jitmap_descriptor_info d = {.sz = sizeof(d)};
 	const size_t nd = jitmap_process_num_descriptors(p);
 	CHECK(nd <= 2 && jitmap_process_descriptor(p, nd, &d) == -ERANGE);
 	for (size_t i = 0; i < nd; i++) {
@@ -126,7 +126,7 @@ static void check_scan(jitmap_process *p, const uint64_t *ids, size_t nids)
  * the function (if any) inside its own range. */
 static void check_code(jitmap_process *p)
 {
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	for (size_t i = 0; i < jitmap_process_num_sources(p) && i < 16; i++) {
 		if (jitmap_process_source(p, i, &si) || !si.image)
 			continue;
@@ -172,7 +172,7 @@ static void hand_in(jitmap_process *p, struct mem *m, bool second)
 {
 	uint64_t ids[MAX_IMAGES];
 	size_t n = 0;
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	for (size_t i = 0; i < jitmap_process_num_sources(p) && n < MAX_IMAGES; i++) {
 		CHECK(jitmap_process_source(p, i, &si) == 0);
 		if (si.symfile_addr < BASE || si.symfile_addr - BASE > m->len ||

@@ -373,7 +373,7 @@ static void test_mapped_files(void **state)
 		assert_true(has_warning(c, "/jitmap-test/other (mapped by the core) cannot be opened"));
 		assert_null(jitmap_core_warning(c, 1));
 		/* Where each byte comes from. */
-		jitmap_core_memory_info mi;
+		jitmap_core_memory_info mi = {.sz = sizeof(mi)};
 		assert_int_equal(jitmap_core_memory(c, SEG_B + 0x7f0, &mi), 0);
 		assert_int_equal(mi.source, JITMAP_CORE_MEM_CORE);
 		assert_int_equal(mi.size, 0x10);
@@ -896,7 +896,7 @@ static jitmap_descriptor_info scan_one(jitmap_core *c, jitmap_process **pp)
 	assert_int_equal(jitmap_process_scan_core(p, c), 1);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	assert_int_equal(jitmap_process_num_descriptors(p), 1);
-	jitmap_descriptor_info d;
+	jitmap_descriptor_info d = {.sz = sizeof(d)};
 	assert_int_equal(jitmap_process_descriptor(p, 0, &d), 0);
 	assert_int_equal(jitmap_process_descriptor(p, 1, &d), -ERANGE);
 	assert_int_equal(jitmap_process_descriptor(p, 0, &d), 0);
@@ -1198,7 +1198,7 @@ static void test_real_core(void **state)
 	assert_int_equal(d.num_entries, 2);
 	jitmap_process_free(p);
 	/* Cut where the descriptor's segment starts: no count, and why (the file says 0). */
-	jitmap_core_memory_info mi;
+	jitmap_core_memory_info mi = {.sz = sizeof(mi)};
 	assert_int_equal(jitmap_core_memory(c, d.address, &mi), 0);
 	assert_int_equal(mi.source, JITMAP_CORE_MEM_CORE);
 	assert_true(mi.segment_flags & PF_W);

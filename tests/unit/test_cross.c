@@ -409,7 +409,7 @@ static void test_s390x_real(void **state)
 	 * SP is r15 itself and the return address still in r14. */
 	uint64_t cb = 0;
 	for (size_t i = 0; i < jitmap_image_num_symbols(fx.img); i++) {
-		jitmap_image_symbol_info s;
+		jitmap_image_symbol_info s = {.sz = sizeof(s)};
 		if (jitmap_image_symbol(fx.img, i, &s) == 0 && s.name && !strcmp(s.name, "cx_cb"))
 			cb = s.address;
 	}

@@ -446,6 +446,30 @@ static void test_arguments(void **state)
 	world_free(&w);
 }
 
+/* -- Structs the library fills carry the caller's size -- */
+
+static void test_sized_info(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "f");
+	/* A caller that knows only the first fields gets those, and nothing past them. */
+	jitmap_source_info si;
+	memset(&si, 0xee, sizeof(si));
+	si.sz = offsetof(jitmap_source_info, descriptor);
+	assert_int_equal(jitmap_process_image(w.p, 1, &si), 0);
+	assert_int_equal(si.kind, JITMAP_SOURCE_JIT);
+	assert_string_equal(si.name, "JIT image 1");
+	assert_int_equal(si.descriptor, UINT64_C(0xeeeeeeeeeeeeeeee));
+	assert_int_equal(si.sz, offsetof(jitmap_source_info, descriptor));
+	si.sz = sizeof(si);
+	assert_int_equal(jitmap_process_image(w.p, 1, &si), 0);
+	assert_int_equal(si.descriptor, 0);
+	si.sz = 0;
+	assert_int_equal(jitmap_process_image(w.p, 1, &si), -EINVAL);
+	world_free(&w);
+}
+
 /* -- Records without a frame (jitmap-dump) -- */
 
 static void test_static_record(void **state)
@@ -489,7 +513,7 @@ int main(void)
 		cmocka_unit_test(test_statepoint),      cmocka_unit_test(test_nearest),
 		cmocka_unit_test(test_call_sequence),   cmocka_unit_test(test_names_and_vframes),
 		cmocka_unit_test(test_json_strings),    cmocka_unit_test(test_arguments),
-		cmocka_unit_test(test_static_record),
+		cmocka_unit_test(test_static_record),   cmocka_unit_test(test_sized_info),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -148,7 +148,7 @@ static void test_jit_entry_lifecycle(void **state)
 	scan(p, true);
 	assert_int_equal(jitmap_process_num_problems(p), 0);
 	assert_int_equal(jitmap_process_num_sources(p), 1);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_int_equal(jitmap_process_source(p, 1, &si), -ERANGE);
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
@@ -242,7 +242,7 @@ static void test_unreadable_live_section(void **state)
 	w.fake.n = 3; /* nothing at LIVE */
 	jitmap_process *p = jitmap_process_new(&w.target, NULL);
 	scan(p, true);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_non_null(si.stackmap);
 	assert_false(si.live);
@@ -278,7 +278,7 @@ static void test_no_stackmap_anywhere(void **state)
 	jitmap_process *p = jitmap_process_new(&w.target, NULL);
 	for (int round = 0; round < 3; round++) {
 		scan(p, true);
-		jitmap_source_info si;
+		jitmap_source_info si = {.sz = sizeof(si)};
 		assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 		assert_null(si.stackmap);
 		assert_true(source_problem(p, 0, "unknown stackmap version 9"));
@@ -304,7 +304,7 @@ static void test_hostile(void **state)
 	scan(p, true);
 	assert_int_equal(jitmap_process_num_sources(p), 1);
 	assert_true(source_problem(p, 0, "is larger than the 1 MiB limit; not read"));
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_null(si.stackmap);
 
@@ -349,7 +349,7 @@ static void test_loaded_file(void **state)
 	assert_int_equal(jitmap_process_scan_object(p, "/nonexistent/jitmap.o", where), 0);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	assert_int_equal(jitmap_process_num_sources(p), 2);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_int_equal(si.kind, JITMAP_SOURCE_OBJECT);
 	assert_string_equal(si.name, fixture_path);
@@ -425,7 +425,7 @@ static void test_scan_file(void **state)
 	assert_int_equal(jitmap_process_scan_file(p, s390x, 0x100000, NULL), 0);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	assert_int_equal(jitmap_process_num_sources(p), 1);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_int_equal(si.kind, JITMAP_SOURCE_OBJECT);
 	assert_string_equal(si.name, s390x);
@@ -472,7 +472,7 @@ static void test_handed_image(void **state)
 	memset(given.data, 0xa5, given.len);
 	sm_bytes_free(&given);
 	assert_true(id > 0);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_image(p, id, &si), 0);
 	assert_int_equal(si.kind, JITMAP_SOURCE_JIT);
 	assert_string_equal(si.name, "JIT image 1");
@@ -590,7 +590,7 @@ static void test_shared_parse(void **state)
 	jitmap_process *p = jitmap_process_new(&w.target, NULL);
 	assert_non_null(p);
 	jitmap_index *index = jitmap_process_index(p);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 
 	/* Handed in first, then found by the scan: one parse. */
 	uint64_t id;
