@@ -317,15 +317,6 @@ static bool looks_like_prologue(const uint8_t *b, size_t n)
 	return stp_fp_lr(x, &off) == 1 || x == 0x910003fdu;
 }
 
-/* user_pt_regs: regs[31] (x0-x30), sp, pc, then pstate (no DWARF number)
- * (<asm/ptrace.h>). */
-#define W(n) {n, 8 * (n), 8}
-static const struct jitmap__greg gregs[] = {
-	W(0),  W(1),  W(2),  W(3),  W(4),  W(5),  W(6),  W(7),  W(8),  W(9),  W(10),
-	W(11), W(12), W(13), W(14), W(15), W(16), W(17), W(18), W(19), W(20), W(21),
-	W(22), W(23), W(24), W(25), W(26), W(27), W(28), W(29), W(30), W(31), W(32),
-};
-#undef W
 
 const struct jitmap__arch jitmap__aarch64 = {
 	.id = JITMAP_ARCH_AARCH64,
@@ -339,8 +330,6 @@ const struct jitmap__arch jitmap__aarch64 = {
 	.ra = 30,
 	.pc = 32,
 	.num_core_regs = 33,
-	.gregs = gregs,
-	.num_gregs = sizeof(gregs) / sizeof(gregs[0]),
 	.ra_in_register = true,
 	/* paciasp/pacibsp sign x30 before the prologue saves it (and a leaf may keep it signed
 	 * in x30): the signature takes the bits above the virtual address. Linux gives user space

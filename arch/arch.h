@@ -22,12 +22,6 @@ enum jitmap__prologue {
 	JITMAP_PROLOGUE_FP,   /* saves the caller's FP, then makes FP point at the save */
 };
 
-/* A register in Linux's pr_reg: its DWARF number, its offset and size in bytes. */
-struct jitmap__greg {
-	uint16_t regno, offset;
-	uint8_t size;
-};
-
 /* A function's frame as its first instructions build it (the `shape` hook). Offsets are
  * from the function's start; the CFA is the SP at its entry (x86-64: above the return
  * address the call pushed). */
@@ -84,10 +78,6 @@ struct jitmap__arch {
 	int pc;                    /* the PC's own DWARF number, -1 when it has none */
 	unsigned num_core_regs;    /* DWARF 0..n-1: the registers an unwinder tracks */
 	bool ra_in_register;       /* at entry the return address is in register `ra` */
-	/* Linux's general registers of a thread (NT_PRSTATUS's pr_reg, which PTRACE_GETREGSET
-	 * reads as NT_PRSTATUS): where each DWARF register sits, `num_gregs` of them. */
-	const struct jitmap__greg *gregs;
-	size_t num_gregs;
 	/* The bits of a return address that are the address, 0 for all of them: where a signed
 	 * return address (AArch64 pointer authentication) carries its signature above them. */
 	uint64_t code_address_mask;
@@ -149,11 +139,6 @@ struct jitmap__arch {
  * 26 bytes, and the instruction after it must be seen too. */
 #define JITMAP__SHAPE_WINDOW 48
 
-/* Linux's general registers (`len` bytes at `p`, byte order `order`) as DWARF-numbered
- * values, in the table's order: stores up to `max` (regno[i], value[i]) pairs and returns how
- * many the layout holds within `len` (0 where the table has no layout). */
-size_t jitmap__linux_gregs(jitmap_arch arch, jitmap_byte_order order, const uint8_t *p,
-			   size_t len, uint16_t *regno, uint64_t *value, size_t max);
 
 /* The table of `arch`, or NULL for JITMAP_ARCH_UNKNOWN and values out of range. */
 const struct jitmap__arch *jitmap__arch(jitmap_arch arch);

@@ -213,16 +213,6 @@ static bool is_return(const uint8_t *b, size_t n)
 	return n >= 2 && b[0] == 0x07 && b[1] == 0xfe;
 }
 
-/* s390_regs: psw mask, psw addr, gprs[16], acrs[16] (4 bytes each), orig_gpr2
- * (<asm/ptrace.h>). */
-static const struct jitmap__greg gregs[] = {
-	{64, 0, 8},   {65, 8, 8},   {0, 16, 8},   {1, 24, 8},   {2, 32, 8},   {3, 40, 8},
-	{4, 48, 8},   {5, 56, 8},   {6, 64, 8},   {7, 72, 8},   {8, 80, 8},   {9, 88, 8},
-	{10, 96, 8},  {11, 104, 8}, {12, 112, 8}, {13, 120, 8}, {14, 128, 8}, {15, 136, 8},
-	{48, 144, 4}, {49, 148, 4}, {50, 152, 4}, {51, 156, 4}, {52, 160, 4}, {53, 164, 4},
-	{54, 168, 4}, {55, 172, 4}, {56, 176, 4}, {57, 180, 4}, {58, 184, 4}, {59, 188, 4},
-	{60, 192, 4}, {61, 196, 4}, {62, 200, 4}, {63, 204, 4},
-};
 
 const struct jitmap__arch jitmap__s390x = {
 	.id = JITMAP_ARCH_S390X,
@@ -239,8 +229,6 @@ const struct jitmap__arch jitmap__s390x = {
 	 * reader (reader/core.c) do. */
 	.pc = 65,
 	.num_core_regs = 16,
-	.gregs = gregs,
-	.num_gregs = sizeof(gregs) / sizeof(gregs[0]),
 	.ra_in_register = true,
 	/* LLVM's SystemZ stack size is what the prologue subtracts from r15 (llc-14: aghi
 	 * %r15,-176 for stack size 176), the caller's save area not included. */

@@ -259,15 +259,6 @@ static bool looks_like_prologue(const uint8_t *b, size_t n)
 	return b[0] == 0x55 || (b[0] == 0x48 && b[1] == 0x89 && b[2] == 0xe5);
 }
 
-/* user_regs_struct: r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax rip cs
- * eflags rsp ss fs_base gs_base ds es fs gs (<sys/user.h>). */
-static const struct jitmap__greg gregs[] = {
-	{15, 0, 8},  {14, 8, 8},   {13, 16, 8},  {12, 24, 8},  {6, 32, 8},   {3, 40, 8},
-	{11, 48, 8}, {10, 56, 8},  {9, 64, 8},   {8, 72, 8},   {0, 80, 8},   {2, 88, 8},
-	{1, 96, 8},  {4, 104, 8},  {5, 112, 8},  /* orig_rax at 120 */ {16, 128, 8},
-	{51, 136, 8}, {49, 144, 8}, {7, 152, 8}, {52, 160, 8}, {58, 168, 8}, {59, 176, 8},
-	{53, 184, 8}, {50, 192, 8}, {54, 200, 8}, {55, 208, 8},
-};
 
 const struct jitmap__arch jitmap__x86_64 = {
 	.id = JITMAP_ARCH_X86_64,
@@ -281,8 +272,6 @@ const struct jitmap__arch jitmap__x86_64 = {
 	.ra = 16,
 	.pc = 16,
 	.num_core_regs = 17,
-	.gregs = gregs,
-	.num_gregs = sizeof(gregs) / sizeof(gregs[0]),
 	.ra_in_register = false,
 	/* LLVM's x86-64 MachineFrameInfo stack size covers the callee-saved pushes and the rbp
 	 * push but not the return address the call pushed (measured: docs/unwinding.md). */

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "../unwinder/linux_regs.h"
 #include "internal.h"
 #include "jitmap/live.h"
 #include "pagecache.h"
