@@ -211,6 +211,11 @@ static void test_values(void **state)
 			   "\"statepoint\": null}");
 	assert_null(strstr(j, "\"frame\": 0, \"frame\""));
 	assert_null(strstr(jitmap_frame_report_json(r, JITMAP_JSON_NO_FRAME), "\"frame\""));
+	const jitmap_stackmap *sm = NULL;
+	const jitmap_record *rec = NULL;
+	assert_int_equal(jitmap_frame_report_record(r, 0, &sm, &rec), 0);
+	assert_true(sm && rec && rec->id == 1 && jitmap_record_pc(sm, rec) == at(FN_A + 16));
+	assert_int_equal(jitmap_frame_report_record(r, 1, &sm, &rec), -ERANGE);
 	jitmap_value v;
 	assert_int_equal(jitmap_frame_report_value(r, 0, 1, &v), 0);
 	assert_true(v.available && v.u == (uint64_t)-1200);
