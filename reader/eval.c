@@ -85,15 +85,15 @@ static const char *n_bytes(unsigned n)
 /* Read register `regno` of the frame at `level`, applying the outer-frame rule (see
  * jitmap_location_eval_frame in jitmap.h): the one place that decides which registers of an
  * outer frame can be believed. */
-static int read_reg(const jitmap_stackmap *sm, const jitmap_target *t, unsigned level,
-		    unsigned regno, void *buf, size_t size, char *why, size_t why_len)
+static int read_reg(jitmap_arch arch, const jitmap_target *t, unsigned level, unsigned regno,
+		    void *buf, size_t size, char *why, size_t why_len)
 {
 	int rc = t->read_reg(t->ctx, regno, buf, size, why, why_len);
 	if (rc == JITMAP_REG_RECOVERED)
 		return 0;
 	if (rc && rc != -ENOENT)
 		return rc;
-	bool callee_saved = jitmap_reg_is_callee_saved(sm->arch, regno);
+	bool callee_saved = jitmap_reg_is_callee_saved(arch, regno);
 	if (rc == 0 && (level == 0 || callee_saved))
 		return 0;
 	snprintf(why, why_len, "%snot saved in frame %u", callee_saved ? "" : "caller-saved, and ",
@@ -101,16 +101,27 @@ static int read_reg(const jitmap_stackmap *sm, const jitmap_target *t, unsigned 
 	return -ENOENT;
 }
 
+int jitmap__frame_reg(jitmap_arch arch, jitmap_byte_order order, const jitmap_target *t,
+		      unsigned level, unsigned regno, uint64_t *v, char *why, size_t why_len)
+{
+	uint8_t raw[8];
+	if (!t || !t->read_reg) {
+		snprintf(why, why_len, "no registers to read");
+		return -ENOTSUP;
+	}
+	why[0] = 0;
+	int rc = read_reg(arch, t, level, regno, raw, sizeof(raw), why, why_len);
+	if (rc)
+		return rc;
+	*v = jitmap__load(raw, 8, order);
+	return 0;
+}
+
 /* Read register `regno` as a 64-bit integer (for bases of Direct/Indirect and small values). */
 static int read_reg_u64(const jitmap_stackmap *sm, const jitmap_target *t, unsigned level,
 			unsigned regno, uint64_t *v, char *why, size_t why_len)
 {
-	uint8_t raw[8];
-	int rc = read_reg(sm, t, level, regno, raw, sizeof(raw), why, why_len);
-	if (rc)
-		return rc;
-	*v = jitmap__load(raw, 8, sm->order);
-	return 0;
+	return jitmap__frame_reg(sm->arch, sm->order, t, level, regno, v, why, why_len);
 }
 
 static uint64_t truncate_to(uint64_t v, uint16_t size)
@@ -151,7 +162,7 @@ static int eval(const jitmap_stackmap *sm, const jitmap_record *rec, const jitma
 				return unavailable(out, -ENOTSUP,
 						   "register %s holds %s bytes; registers over 64 bytes "
 						   "are not read", reg, n_bytes(loc->size));
-			rc = read_reg(sm, t, level, loc->dwarf_reg, out->bytes, loc->size, why,
+			rc = read_reg(sm->arch, t, level, loc->dwarf_reg, out->bytes, loc->size, why,
 				      sizeof(why));
 			if (rc)
 				return unavailable(out, rc, "register %s not available: %s", reg,

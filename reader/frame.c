@@ -7,6 +7,7 @@
 
 #include "report.h"
 #include "jitmap/arch.h"
+#include "../arch/arch.h"
 
 /* How far before a return address a patchpoint's call sequence may start (LLVM's x86-64
  * sequence is 13 bytes, AArch64's 16, s390x's up to 14; the patch region may be padded). */
@@ -48,6 +49,7 @@ void jitmap_frame_report_free(jitmap_frame_report *r)
 	for (size_t i = 0; i < r->nrecs; i++)
 		free_rrec(&r->recs[i]);
 	free(r->recs);
+	free(r->regs);
 	free(r->function);
 	free(r->out);
 	free(r);
@@ -194,6 +196,37 @@ static int add_record(jitmap_frame_report *r, const jitmap_frame_desc *d, jitmap
 	return fill_source(p, x, r->pc);
 }
 
+/* The frame's general registers, each with its value or why it is not known here (the same
+ * rule, and words, as a location's register). */
+static int read_registers(jitmap_frame_report *r, const jitmap_frame_desc *d)
+{
+	const jitmap_stackmap *sm = r->nrecs ? r->recs[0].sm : r->near_sm;
+	jitmap_arch arch = d->arch != JITMAP_ARCH_UNKNOWN ? d->arch
+			   : sm ? jitmap_stackmap_arch(sm) : JITMAP_ARCH_UNKNOWN;
+	const struct jitmap__arch *a = jitmap__arch(arch);
+	if (!a)
+		return 0; /* no register is known of an architecture jitmap does not know */
+	jitmap_byte_order order = d->order != JITMAP_ORDER_AUTO ? d->order
+				  : sm ? jitmap_stackmap_byte_order(sm) : a->default_order;
+	r->arch = arch;
+	r->regs = calloc(a->num_core_regs ? a->num_core_regs : 1, sizeof(*r->regs));
+	if (!r->regs)
+		return -ENOMEM;
+	for (unsigned regno = 0; regno < a->num_core_regs; regno++) {
+		if (!jitmap_reg_name(arch, regno))
+			continue;
+		struct jitmap__rreg *x = &r->regs[r->nregs++];
+		x->regno = regno;
+		x->v.size = 8;
+		if (jitmap__frame_reg(arch, order, d->target, r->level, regno, &x->v.u, x->v.why,
+				      sizeof(x->v.why)) == 0)
+			x->v.available = true;
+		else if (!x->v.why[0])
+			snprintf(x->v.why, sizeof(x->v.why), "not known");
+	}
+	return 0;
+}
+
 jitmap_frame_report *jitmap_frame_describe(jitmap_process *p, const jitmap_frame_desc *desc)
 {
 	if (!p || !desc || !jitmap__opts_valid(desc, desc->sz, sizeof(*desc))) {
@@ -246,6 +279,8 @@ jitmap_frame_report *jitmap_frame_describe(jitmap_process *p, const jitmap_frame
 			}
 		}
 	}
+	if (!rc && (d.flags & JITMAP_DESCRIBE_REGISTERS))
+		rc = read_registers(r, &d);
 	if (rc) {
 		jitmap_frame_report_free(r);
 		errno = -rc;
@@ -270,6 +305,25 @@ int jitmap_frame_report_record(const jitmap_frame_report *r, size_t i, const jit
 		*sm = r->recs[i].sm;
 	if (rec)
 		*rec = r->recs[i].rec;
+	return 0;
+}
+
+size_t jitmap_frame_report_num_registers(const jitmap_frame_report *r)
+{
+	return r ? r->nregs : 0;
+}
+
+int jitmap_frame_report_register(const jitmap_frame_report *r, size_t i, unsigned *regno,
+				 const char **name, jitmap_value *out)
+{
+	if (!r || i >= r->nregs)
+		return -ERANGE;
+	if (regno)
+		*regno = r->regs[i].regno;
+	if (name)
+		*name = jitmap_reg_name(r->arch, r->regs[i].regno);
+	if (out)
+		*out = r->regs[i].v;
 	return 0;
 }
 

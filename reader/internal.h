@@ -71,6 +71,11 @@ size_t jitmap__process_num_stackmaps(const struct jitmap_process *p);
 const jitmap_stackmap *jitmap__process_stackmap(const struct jitmap_process *p, size_t i,
 						struct jitmap__stackmap_source *out);
 
+/* Register `regno` of the frame at `level` through `t` as an 8-byte integer in `order`, with
+ * the outer-frame rule (jitmap_location_eval_frame's): 0, or a negative errno with `why`. */
+int jitmap__frame_reg(jitmap_arch arch, jitmap_byte_order order, const jitmap_target *t,
+		      unsigned level, unsigned regno, uint64_t *v, char *why, size_t why_len);
+
 /* Fill `err` (may be NULL) and return `code` (a negative errno). */
 int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

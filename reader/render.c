@@ -524,6 +524,47 @@ static void no_record_text(struct jitmap__buf *b, const jitmap_frame_report *r)
 		jitmap__buf_puts(b, ". A record is only shown at the PC it describes");
 }
 
+/* ", \"registers\": [...]" of a report that has them (`bare`: the array alone). */
+static void registers_json(struct jitmap__buf *b, const jitmap_frame_report *r, bool bare)
+{
+	if (!(r->flags & JITMAP_DESCRIBE_REGISTERS)) {
+		if (bare)
+			jitmap__buf_puts(b, "[]");
+		return;
+	}
+	jitmap__buf_puts(b, bare ? "[" : ", \"registers\": [");
+	for (size_t i = 0; i < r->nregs; i++) {
+		const struct jitmap__rreg *x = &r->regs[i];
+		jitmap__buf_puts(b, i ? ", {\"register\": " : "{\"register\": ");
+		jitmap__buf_json(b, jitmap_reg_name(r->arch, x->regno));
+		jitmap__buf_printf(b, ", \"dwarf_reg\": %u, \"value\": ", x->regno);
+		if (x->v.available) {
+			jitmap__buf_printf(b, "\"0x%" PRIx64 "\"}", x->v.u);
+		} else {
+			jitmap__buf_puts(b, "null, \"error\": ");
+			jitmap__buf_json(b, why_of(&x->v));
+			jitmap__buf_puts(b, "}");
+		}
+	}
+	jitmap__buf_puts(b, "]");
+}
+
+static void registers_text(struct jitmap__buf *b, const jitmap_frame_report *r, unsigned indent)
+{
+	for (size_t i = 0; i < r->nregs; i++) {
+		const struct jitmap__rreg *x = &r->regs[i];
+		jitmap__buf_indent(b, indent);
+		jitmap__buf_printf(b, "%-8s ", jitmap_reg_name(r->arch, x->regno));
+		if (x->v.available) {
+			jitmap__buf_printf(b, "0x%016" PRIx64 "\n", x->v.u);
+		} else {
+			jitmap__buf_puts(b, "<unavailable: ");
+			jitmap__buf_text(b, why_of(&x->v), "");
+			jitmap__buf_puts(b, ">\n");
+		}
+	}
+}
+
 static void report_json(struct jitmap__buf *b, const jitmap_frame_report *r, unsigned flags)
 {
 	const bool with_frame = !(flags & JITMAP_JSON_NO_FRAME);
@@ -550,6 +591,7 @@ static void report_json(struct jitmap__buf *b, const jitmap_frame_report *r, uns
 		jitmap__buf_puts(b, "], \"error\": ");
 		jitmap__buf_json(b, t.p ? t.p : "");
 		jitmap__buf_free(&t);
+		registers_json(b, r, false);
 		jitmap__buf_puts(b, "}");
 		return;
 	}
@@ -564,6 +606,7 @@ static void report_json(struct jitmap__buf *b, const jitmap_frame_report *r, uns
 		}
 		jitmap__buf_puts(b, "]");
 	}
+	registers_json(b, r, false);
 	jitmap__buf_puts(b, "}");
 }
 
@@ -865,7 +908,10 @@ const char *jitmap_frame_report_json(jitmap_frame_report *r, unsigned flags)
 		return NULL;
 	}
 	struct jitmap__buf b = {0};
-	report_json(&b, r, flags);
+	if (flags & JITMAP_JSON_REGISTERS)
+		registers_json(&b, r, true);
+	else
+		report_json(&b, r, flags);
 	return keep(r, &b);
 }
 
@@ -918,6 +964,9 @@ const char *jitmap_frame_report_text(jitmap_frame_report *r, jitmap_text_part pa
 	case JITMAP_TEXT_NO_RECORD:
 		if (!r->nrecs)
 			no_record_text(&b, r);
+		break;
+	case JITMAP_TEXT_REGISTERS:
+		registers_text(&b, r, indent);
 		break;
 	default:
 		jitmap__buf_free(&b);

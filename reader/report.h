@@ -47,6 +47,13 @@ struct jitmap_frame_report {
 	unsigned flags;           /* JITMAP_DESCRIBE_* */
 	struct jitmap__rrec *recs;
 	size_t nrecs;
+	/* JITMAP_DESCRIBE_REGISTERS: the frame's general registers. */
+	jitmap_arch arch;
+	size_t nregs;
+	struct jitmap__rreg {
+		unsigned regno;
+		jitmap_value v;
+	} *regs;
 	/* No record: the nearest ones in the function around the PC, and its name. */
 	const jitmap_stackmap *near_sm;
 	const jitmap_record *near[2];

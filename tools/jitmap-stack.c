@@ -40,7 +40,7 @@
 
 
 struct options {
-	bool json, values, gc_roots;
+	bool json, values, gc_roots, registers;
 	const char *target, *exe;
 };
 
@@ -84,6 +84,7 @@ struct frame_out {
 	uint64_t entry;
 	char *stackmap_json; /* the record object (JSON), when asked for and at a record */
 	char *text;          /* the same for the text output */
+	char *registers_json, *registers_text; /* --registers */
 	char *why;           /* how the walk ended here, when it did not end well */
 	const char *method;
 };
@@ -564,9 +565,10 @@ static int frame_read_reg(void *ctx, unsigned regno, void *buf, size_t size, cha
 	const struct frame_regs_target *f = ctx;
 	(void)why;
 	(void)why_len;
-	if (!jitmap_frame_reg_known(f->regs, regno) || size > 8)
+	const bool pc = jitmap_reg_pc(f->t->arch) == (int)regno; /* kept apart from the others */
+	if ((!pc && !jitmap_frame_reg_known(f->regs, regno)) || size > 8)
 		return -ENOENT; /* the library words it from the register's class */
-	const uint64_t v = f->regs->reg[regno];
+	const uint64_t v = pc ? f->regs->pc : f->regs->reg[regno];
 	uint8_t *b = buf;
 	for (size_t i = 0; i < size; i++)
 		b[f->t->order == JITMAP_ORDER_BIG ? size - 1 - i : i] = (uint8_t)(v >> (8 * i));
@@ -604,11 +606,17 @@ static void describe_frame(struct target *t, const struct options *o, const jitm
 		.function = fo->function,
 		.target = &target,
 		.statepoints = JITMAP_STATEPOINT_AUTO,
+		.flags = o->registers ? JITMAP_DESCRIBE_REGISTERS : 0,
+		.order = t->order,
 	};
 	jitmap_frame_report *r = jitmap_frame_describe(t->proc, &d);
 	if (!r) {
 		problem("frame %u: %s", fo->level, strerror(errno));
 		return;
+	}
+	if (o->registers) {
+		fo->registers_json = dup_text(jitmap_frame_report_json(r, JITMAP_JSON_REGISTERS));
+		fo->registers_text = dup_text(jitmap_frame_report_text(r, JITMAP_TEXT_REGISTERS, 6));
 	}
 	const bool at_record = jitmap_frame_report_num_records(r) > 0;
 	if (!at_record && !f->jit) {
@@ -707,7 +715,8 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	/* The library describes a frame at a record, and a JIT frame at none, when the output
 	 * shows values or roots; the interpreter frames a runtime's layouts give always. */
 	const bool asked = w->o->values || w->o->gc_roots;
-	if ((asked || jitmap_process_num_layout_images(w->t->proc)) && (f->record || f->jit))
+	if (((asked || jitmap_process_num_layout_images(w->t->proc)) && (f->record || f->jit)) ||
+	    w->o->registers)
 		describe_frame(w->t, w->o, f, fo);
 	if (f->stop && f->stop != -ESRCH)
 		fo->why = strdup(f->why);
@@ -813,6 +822,8 @@ static void print_text(const struct target *t, const struct options *o)
 				printf(" (%s)", f->module);
 			}
 			printf("\n");
+			if (f->registers_text && f->registers_text[0])
+				printf("    registers:\n%s", f->registers_text);
 			if (f->text)
 				fputs(f->text, stdout);
 			if (f->why)
@@ -870,6 +881,8 @@ static void print_json(const struct target *t, const struct options *o, const ch
 			printf("\"unwound_by\": ");
 			json_string(stdout, f->method);
 			printf(", \"stackmap\": %s", f->stackmap_json ? f->stackmap_json : "null");
+			if (f->registers_json)
+				printf(", \"registers\": %s", f->registers_json);
 			if (f->why) {
 				printf(", \"error\": ");
 				json_string(stdout, f->why);
@@ -896,12 +909,14 @@ static void print_json(const struct target *t, const struct options *o, const ch
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: jitmap-stack [--json] [--values] [--gc-roots] PID | CORE [--exe FILE]\n"
+		"usage: jitmap-stack [--json] [--values] [--gc-roots] [--registers] PID | CORE\n"
+		"                    [--exe FILE]\n"
 		"Every thread's stack of a live process (PID) or a core file, JIT frames named and\n"
 		"unwound by jitmap, native frames from the process's modules.\n"
 		"  --json       one JSON object (docs/jitmap-stack.md)\n"
 		"  --values     each frame at a stackmap record shows its locations and values\n"
 		"  --gc-roots   each frame at a statepoint shows its GC roots (base, derived)\n"
+		"  --registers  each frame's registers as unwound, or why one is not known there\n"
 		"  --exe FILE   the core's executable, when it is not where the core says\n"
 		"  --help, --version\n"
 		"A live process is stopped while it is read (ptrace) and let go before anything is\n"
@@ -911,11 +926,12 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_EXE, OPT_VERSION };
+	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_VERSION };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"values", no_argument, NULL, OPT_VALUES},
 		{"gc-roots", no_argument, NULL, OPT_GC},
+		{"registers", no_argument, NULL, OPT_REGS},
 		{"exe", required_argument, NULL, OPT_EXE},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"help", no_argument, NULL, 'h'},
@@ -927,6 +943,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_JSON: o->json = true; break;
 		case OPT_VALUES: o->values = true; break;
 		case OPT_GC: o->gc_roots = true; break;
+		case OPT_REGS: o->registers = true; break;
 		case OPT_EXE: o->exe = optarg; break;
 		case OPT_VERSION:
 			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
@@ -1023,6 +1040,8 @@ int main(int argc, char **argv)
 			free(t.threads[i].frames[k].module);
 			free(t.threads[i].frames[k].stackmap_json);
 			free(t.threads[i].frames[k].text);
+			free(t.threads[i].frames[k].registers_json);
+			free(t.threads[i].frames[k].registers_text);
 			free(t.threads[i].frames[k].why);
 		}
 		free(t.threads[i].frames);

@@ -196,7 +196,8 @@ def describe(catalog, frame, raw=False, statepoints=(N.STATEPOINT_AUTO, ())):
     desc = N.FrameDesc(ctypes.sizeof(N.FrameDesc), frame.level, frame.pc, bool(outer),
                        getattr(frame, "arch", None) or N.ARCH_UNKNOWN, fn,
                        ctypes.pointer(target.struct), mode, arr, len(ids),
-                       N.DESCRIBE_RAW if raw else 0)
+                       N.DESCRIBE_RAW if raw else 0,
+                       N.ORDER_BIG if catalog.big_endian else N.ORDER_AUTO)
     handle = lib.jitmap_frame_describe(catalog.process, ctypes.byref(desc))
     if target.interrupt:
         if handle:

@@ -117,10 +117,10 @@ class FrameDesc(ctypes.Structure):
                 ("return_address", c_bool), ("arch", c_int), ("function", c_char_p),
                 ("target", ctypes.POINTER(Target)), ("statepoints", c_int),
                 ("statepoint_ids", ctypes.POINTER(c_u64)), ("num_statepoint_ids", c_size),
-                ("flags", ctypes.c_uint)]
+                ("flags", ctypes.c_uint), ("order", c_int)]
 
 
-DESCRIBE_RAW = 1
+DESCRIBE_RAW, DESCRIBE_REGISTERS = 1, 2
 
 
 class ImageSymbol(ctypes.Structure):
@@ -149,6 +149,7 @@ STATEPOINT_AUTO, STATEPOINT_ALL, STATEPOINT_NONE = 0, 1, 2
 IMAGE_SKIP_STACKMAP = 1
 # What jitmap_frame_report_text writes (jitmap_text_part), and jitmap_frame_report_json's flag.
 TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS, TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_RECORD = range(6)
+TEXT_REGISTERS = 6
 JSON_NO_FRAME = 1
 STACK_SIZE_DYNAMIC = (1 << 64) - 1  # a function's stack_size when it is not known
 
@@ -166,6 +167,7 @@ _CONSTANTS = {
     "JITMAP_STATEPOINT_AUTO": STATEPOINT_AUTO, "JITMAP_STATEPOINT_ALL": STATEPOINT_ALL,
     "JITMAP_STATEPOINT_NONE": STATEPOINT_NONE, "JITMAP_IMAGE_SKIP_STACKMAP": IMAGE_SKIP_STACKMAP,
     "JITMAP_REG_RECOVERED": REG_RECOVERED, "JITMAP_DESCRIBE_RAW": DESCRIBE_RAW,
+    "JITMAP_DESCRIBE_REGISTERS": DESCRIBE_REGISTERS, "JITMAP_TEXT_REGISTERS": TEXT_REGISTERS,
     "JITMAP_TEXT_FRAME": TEXT_FRAME, "JITMAP_TEXT_RECORDS": TEXT_RECORDS,
     "JITMAP_TEXT_GC_ROOTS": TEXT_GC_ROOTS, "JITMAP_TEXT_GC_HEADER": TEXT_GC_HEADER,
     "JITMAP_TEXT_VFRAMES": TEXT_VFRAMES, "JITMAP_TEXT_NO_RECORD": TEXT_NO_RECORD,

@@ -38,6 +38,9 @@ extern "C" {
 /* Flags of jitmap_frame_desc. */
 #define JITMAP_DESCRIBE_RAW 1u /* also the stored fields: each location's kind, size, DWARF
 				* register and offset; each record's flags and section offset */
+#define JITMAP_DESCRIBE_REGISTERS 2u /* also the frame's registers (the architecture's general
+				      * ones, jitmap_arch_num_core_regs): each value, or why it
+				      * is not known in this frame (the outer-frame rule's words) */
 
 /* Where a frame stands and how to read it. `sz` = sizeof(jitmap_frame_desc) (libbpf's
  * convention: fields added later must be zero when unknown). */
@@ -60,6 +63,8 @@ typedef struct jitmap_frame_desc {
 	const uint64_t *statepoint_ids;     /* that flip the mode (jitmap_statepoint_wanted) */
 	size_t num_statepoint_ids;
 	unsigned flags;           /* JITMAP_DESCRIBE_* */
+	jitmap_byte_order order;  /* of the target's registers; AUTO: the stackmap's, else the
+				   * architecture's (s390x big-endian) */
 } jitmap_frame_desc;
 
 typedef struct jitmap_frame_report jitmap_frame_report;
@@ -84,6 +89,14 @@ JITMAP_API bool jitmap_frame_report_is_statepoint(const jitmap_frame_report *r, 
  * value says why in out->why), or -ERANGE. */
 JITMAP_API int jitmap_frame_report_value(const jitmap_frame_report *r, size_t i, size_t loc,
 					 jitmap_value *out);
+
+/* The frame's register `i` (JITMAP_DESCRIBE_REGISTERS; i < jitmap_frame_report_num_registers):
+ * its DWARF number and name, and its value as a jitmap_value (8 bytes; unavailable with the
+ * reason: "caller-saved, and not saved in frame 2", "not saved in frame 1", the target's).
+ * 0, or -ERANGE. */
+JITMAP_API size_t jitmap_frame_report_num_registers(const jitmap_frame_report *r);
+JITMAP_API int jitmap_frame_report_register(const jitmap_frame_report *r, size_t i,
+					    unsigned *regno, const char **name, jitmap_value *out);
 
 /* -- What a front end adds: names and interpreter frames --
  *
@@ -120,10 +133,15 @@ typedef enum jitmap_text_part {
 	JITMAP_TEXT_GC_HEADER,   /* the header line of those rows */
 	JITMAP_TEXT_VFRAMES,     /* one line per interpreter frame, as under a frame in `bt` */
 	JITMAP_TEXT_NO_RECORD,   /* why no record describes the frame ("" when one does) */
+	JITMAP_TEXT_REGISTERS,   /* one line per register: name and value, or why not known
+				  * (JITMAP_DESCRIBE_REGISTERS) */
 } jitmap_text_part;
 
 /* Flags of jitmap_frame_report_json. */
 #define JITMAP_JSON_NO_FRAME 1u /* leave out the "frame" field (jitmap-stack's "stackmap") */
+#define JITMAP_JSON_REGISTERS 2u /* only the "registers" array (JITMAP_DESCRIBE_REGISTERS) */
+/* With JITMAP_DESCRIBE_REGISTERS the object has "registers": [{"register": "rbx", "dwarf_reg":
+ * 3, "value": "0x..."}, {"register": "rax", ..., "value": null, "error": "..."}]. */
 
 /* The report as the JSON contract's frame object (`info stackmap -json`: one line, no newline,
  * ASCII only: every string is escaped, bytes that are not UTF-8 become U+FFFD), or as text

@@ -451,6 +451,52 @@ static void test_arguments(void **state)
 	world_free(&w);
 }
 
+/* -- The frame's registers, each known or why not -- */
+
+static void test_registers(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "f");
+	struct frame f = a_frame();
+	const jitmap_target t = {&f, frame_reg, self_read};
+	const jitmap_frame_desc d = {.sz = sizeof(d), .level = 2, .pc = at(FN_A + 16),
+				     .return_address = true, .arch = JITMAP_ARCH_X86_64,
+				     .target = &t, .flags = JITMAP_DESCRIBE_REGISTERS};
+	jitmap_frame_report *r = jitmap_frame_describe(w.p, &d);
+	assert_non_null(r);
+	assert_int_equal(jitmap_frame_report_num_registers(r), 17); /* rax..r15, rip */
+	unsigned regno;
+	const char *name;
+	jitmap_value v;
+	assert_int_equal(jitmap_frame_report_register(r, 3, &regno, &name, &v), 0);
+	assert_true(regno == R_RBX && !strcmp(name, "rbx") && v.available && v.u == 10);
+	assert_int_equal(jitmap_frame_report_register(r, 0, &regno, &name, &v), 0);
+	assert_true(regno == R_RAX && !v.available);
+	assert_string_equal(v.why, "caller-saved, and not saved in frame 2");
+	assert_int_equal(jitmap_frame_report_register(r, 13, &regno, &name, &v), 0);
+	assert_string_equal(v.why, "not saved in frame 2"); /* r13: callee-saved, not known */
+	assert_int_equal(jitmap_frame_report_register(r, 17, NULL, NULL, &v), -ERANGE);
+	const char *text = jitmap_frame_report_text(r, JITMAP_TEXT_REGISTERS, 2);
+	assert_contains(text, "  rax      <unavailable: caller-saved, and not saved in frame 2>\n"
+			      "  rdx      <unavailable: caller-saved, and not saved in frame 2>\n");
+	assert_contains(text, "  rbx      0x000000000000000a\n");
+	assert_contains(jitmap_frame_report_json(r, 0), ", \"registers\": [{\"register\": \"rax\", "
+			"\"dwarf_reg\": 0, \"value\": null, \"error\": \"caller-saved, and not saved in "
+			"frame 2\"}, ");
+	const char *regs = jitmap_frame_report_json(r, JITMAP_JSON_REGISTERS);
+	assert_true(regs[0] == '[');
+	assert_contains(regs, "{\"register\": \"rbx\", \"dwarf_reg\": 3, \"value\": \"0xa\"}");
+	jitmap_frame_report_free(r);
+	/* Without the flag: none listed, and none in the object. */
+	r = describe(&w, &f, 2, at(FN_A + 16), true);
+	assert_int_equal(jitmap_frame_report_num_registers(r), 0);
+	assert_null(strstr(jitmap_frame_report_json(r, 0), "registers"));
+	assert_string_equal(jitmap_frame_report_json(r, JITMAP_JSON_REGISTERS), "[]");
+	jitmap_frame_report_free(r);
+	world_free(&w);
+}
+
 /* -- Structs the library fills carry the caller's size -- */
 
 static void test_sized_info(void **state)
@@ -519,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_call_sequence),   cmocka_unit_test(test_names_and_vframes),
 		cmocka_unit_test(test_json_strings),    cmocka_unit_test(test_arguments),
 		cmocka_unit_test(test_static_record),   cmocka_unit_test(test_sized_info),
+		cmocka_unit_test(test_registers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
