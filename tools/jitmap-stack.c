@@ -323,13 +323,23 @@ static int native_frame(Dwfl_Frame *frame, void *arg)
  * libdwfl tries them in): libdwfl then unwound by them, not by its backend's frame-pointer
  * fallback, and a callee-saved register it did not recover had no rule ("same value" under
  * the ABI; the library carries it, stack.h). */
-static bool cfi_covers(Dwfl_Module *m, Dwarf_Addr pc)
+/* Whether the module's CFI has a row for `pc`; when it has, set in `restored` each register
+ * whose rule there reads it back from a save slot or another register (not "same value", not
+ * undefined: libdw gives those no location expression). */
+static bool cfi_covers(Dwfl_Module *m, Dwarf_Addr pc, unsigned nregs, uint64_t *restored)
 {
 	for (int k = 0; k < 2; k++) {
 		Dwarf_Addr bias = 0;
 		Dwarf_CFI *cfi = k == 0 ? dwfl_module_eh_cfi(m, &bias) : dwfl_module_dwarf_cfi(m, &bias);
 		Dwarf_Frame *frame = NULL;
 		if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+			for (unsigned r = 0; r < nregs && r < JITMAP_UNWIND_MAX_REGS; r++) {
+				Dwarf_Op mem[3], *ops = NULL;
+				size_t nops = 0;
+				if (dwarf_frame_register(frame, (int)r, mem, &ops, &nops) == 0 && ops &&
+				    nops > 0)
+					restored[r / 64] |= UINT64_C(1) << (r % 64);
+			}
 			free(frame);
 			return true;
 		}
@@ -359,7 +369,8 @@ static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 		 * (elfutils marks x86-64's rax "same value": docs/jitmap-stack.md). */
 		out->caller = n->caller;
 		out->cfa = n->caller.reg[sp];
-		out->method = cfi_covers(m, n->initial.pc) ? JITMAP_UNWIND_CFI : JITMAP_UNWIND_NONE;
+		out->method = cfi_covers(m, n->initial.pc, jitmap_arch_num_core_regs(n->t->arch),
+					 out->restored) ? JITMAP_UNWIND_CFI : JITMAP_UNWIND_NONE;
 		*caller_exact = n->caller_exact;
 		return 0;
 	}

@@ -149,7 +149,8 @@ static void native_registers(const jitmap_stacker *st, const jitmap_frame_regs *
 		if (r == sp)
 			continue;
 		if (!jitmap_unwind_callee_saved(st->arch, r)) {
-			if (!caller_exact)
+			const bool restored = (res->restored[r / 64] >> (r % 64)) & 1;
+			if (!caller_exact && !restored)
 				res->caller.known[r / 64] &= ~(UINT64_C(1) << (r % 64));
 		} else if (by_cfi && !jitmap_frame_reg_known(&res->caller, r) &&
 			   jitmap_frame_reg_known(regs, r)) {

@@ -61,10 +61,15 @@ typedef struct jitmap_stack_frame {
  * nothing of this PC (the frame pointer is tried), or another negative errno with the
  * reason in `why`.
  *
+ * Set bit n of `out->restored` for a register the native unwinder read back from where this
+ * frame saved it (its CFI rule at this PC names a save slot or a register: a trampoline that
+ * saves every register, as anyregcc's do), and for none it merely carried over.
+ *
  * The library applies the ABI to the answer (docs/jitmap-stack.md, "The ABI and native
  * unwinders"): a caller-saved register in `out->caller` is dropped unless *caller_exact
- * (a signal frame's saved context restored it; elsewhere no unwinder can know it, and
- * elfutils' libdwfl reports x86-64's rax as "same value"); with JITMAP_UNWIND_CFI, a
+ * (a signal frame's saved context restored it) or its `restored` bit is set (elsewhere no
+ * unwinder can know it, and elfutils' libdwfl reports x86-64's rax as "same value"); with
+ * JITMAP_UNWIND_CFI, a
  * callee-saved register the native unwinder did not recover is carried over from this
  * frame, since under the ABI no rule for a callee-saved register means "same value" (libdwfl
  * loses x86-64's rbx so). The frame's `method` is JITMAP_UNWIND_NATIVE either way. */

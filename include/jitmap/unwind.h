@@ -116,6 +116,10 @@ typedef struct jitmap_unwind_result {
 	jitmap_frame_regs caller;      /* the caller's registers: PC, SP, and what was restored */
 	uint64_t cfa;                  /* this frame's CFA (the caller's SP before the call) */
 	jitmap_unwind_method method;
+	/* Bit n: the caller's register n was read back from where this frame saved it (a CFI
+	 * rule that names a save slot or register), not carried over: a native callback says so
+	 * of the caller-saved registers it restored (jitmap_stack_native_fn). */
+	uint64_t restored[JITMAP_UNWIND_MAX_REGS / 64];
 } jitmap_unwind_result;
 
 /* Unwind one frame. `regs` must hold the frame's PC and stack pointer; the other registers

@@ -232,6 +232,11 @@ static int libdwfl_like_step(void *ctx, const jitmap_frame_regs *regs, bool exac
 	else if (jitmap_frame_reg_known(regs, 0))
 		jitmap_frame_reg_set(&out->caller, 0, regs->reg[0]); /* "same value": wrong */
 	jitmap_frame_reg_set(&out->caller, 12, 0x1200 + k);
+	/* rdx read back from this frame's save slot (an anyregcc trampoline's CFI), in every
+	 * frame: said so, so it is kept although caller-saved; rsi carried, said nothing of. */
+	jitmap_frame_reg_set(&out->caller, 1, 0x0100 + k);
+	out->restored[0] |= UINT64_C(1) << 1;
+	jitmap_frame_reg_set(&out->caller, 4, 0x0400 + k);
 	out->cfa = regs->reg[7] + 32;
 	out->method = abi_frames[k].by_cfi ? JITMAP_UNWIND_CFI : JITMAP_UNWIND_NONE;
 	*caller_exact = abi_frames[k].signal;
@@ -283,8 +288,12 @@ static void test_native_registers(void **state)
 	struct kept k = {0};
 	assert_int_equal(jitmap_stacker_walk(st, &r, keep_frame, &k), 0);
 	assert_int_equal(k.n, 4);
-	/* Frame 1, after a step by CFI: rax dropped, rbx and r13 carried, r12 restored. */
+	/* Frame 1, after a step by CFI: rax dropped, rbx and r13 carried, r12 restored, rdx read
+	 * back from a save slot kept, rsi (caller-saved, not said to be restored) dropped. */
 	expect_reg(&k.f[1], 0, false, 0);
+	expect_reg(&k.f[1], 1, true, 0x0100);
+	expect_reg(&k.f[1], 4, false, 0);
+	expect_reg(&k.f[2], 1, true, 0x0101);
 	expect_reg(&k.f[1], 3, true, 0x3030);
 	expect_reg(&k.f[1], 12, true, 0x1200);
 	expect_reg(&k.f[1], 13, true, 0x1313);
