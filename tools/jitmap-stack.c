@@ -80,6 +80,8 @@ struct frame_out {
 	uint64_t pc;
 	bool exact, jit;
 	bool inlined;        /* a function inlined at this PC into the next frame's */
+	bool tail_call;      /* a function that tail-called the frame before (GDB's "tail call
+			      * frame", from DWARF call-site information) */
 	char *function, *module;
 	uint64_t entry;
 	char *stackmap_json; /* the record object (JSON), when asked for and at a record */
@@ -437,6 +439,7 @@ struct native_name {
 	 * its own in GDB's and LLDB's backtraces, and so here, so that frame numbers agree. */
 	const char *inlined[MAX_INLINED];
 	unsigned ninlined;
+	uint64_t entry; /* the function's start (its symbol's), 0 when unknown */
 	bool used;
 };
 
@@ -494,11 +497,174 @@ static const struct native_name *native_name(struct target *t, uint64_t pc)
 			GElf_Sym sym;
 			n->function = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
 			n->module = module_name(m);
+			n->entry = n->function ? pc - off : 0;
 			find_inlined(m, pc, n);
 		}
 		return n;
 	}
 	return NULL; /* full: the caller goes without */
+}
+
+/* -- Tail calls: GDB's frames rebuilt from DWARF call-site information -- */
+
+/* GDB counts a function that tail-called the frame below it as a frame ("tail call frame" in
+ * `info frame`), when the caller's DWARF says which function its call at the return address
+ * went to and a chain of tail calls leads from there to the frame below (in an abort() core:
+ * raise -> __pthread_kill_internal, which tail-calls __pthread_kill_implementation). So that
+ * frame numbers agree with GDB's, the same chain is rebuilt here: only a unique one, from the
+ * call sites' DW_AT_call_origin (DW_AT_abstract_origin for GNU call sites) and the
+ * DW_AT_call_tail_call (DW_AT_GNU_tail_call) flag, within the caller's module. */
+
+#define MAX_TAIL_CALLS 4     /* functions in one chain */
+#define MAX_SITE_DIES 20000  /* DIEs looked at for one function's call sites */
+
+struct tail_frame {
+	uint64_t pc;      /* after the tail call, as GDB shows it */
+	const char *name; /* libdw's string */
+};
+
+/* A call site's return address (module-relative), and whether it is a tail call. */
+static bool site_return(Dwarf_Die *site, Dwarf_Addr *ret, bool *tail)
+{
+	Dwarf_Attribute a;
+	const bool gnu = dwarf_tag(site) == DW_TAG_GNU_call_site;
+	if (!dwarf_attr(site, gnu ? DW_AT_low_pc : DW_AT_call_return_pc, &a) ||
+	    dwarf_formaddr(&a, ret) != 0)
+		return false;
+	*tail = dwarf_hasattr(site, gnu ? DW_AT_GNU_tail_call : DW_AT_call_tail_call);
+	return true;
+}
+
+/* The function a call site calls, as a DIE (a declaration, maybe). */
+static bool site_target(Dwarf_Die *site, Dwarf_Die *target)
+{
+	Dwarf_Attribute a;
+	const bool gnu = dwarf_tag(site) == DW_TAG_GNU_call_site;
+	return dwarf_attr(site, gnu ? DW_AT_abstract_origin : DW_AT_call_origin, &a) &&
+	       dwarf_formref_die(&a, target) != NULL;
+}
+
+/* The address a function DIE's code starts at in the process: its own low_pc, else the
+ * symbol of its (linkage) name in the module. 0 when unknown. */
+static uint64_t die_entry(Dwfl_Module *m, Dwarf_Addr bias, Dwarf_Die *die)
+{
+	Dwarf_Addr lo;
+	if (dwarf_entrypc(die, &lo) == 0 || dwarf_lowpc(die, &lo) == 0)
+		return lo + bias;
+	Dwarf_Attribute a;
+	const char *name = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a))
+		name = dwarf_formstring(&a);
+	if (!name)
+		name = dwarf_diename(die);
+	if (!name)
+		return 0;
+	const int n = dwfl_module_getsymtab(m);
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *s = dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL);
+		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(s, name))
+			return addr;
+	}
+	return 0;
+}
+
+/* Depth first over `die`'s descendants, at most *budget of them: the call site whose return
+ * address is `ret` (ret != 0), or each tail call site (ret == 0, `fn` called on each). */
+static bool find_site(Dwarf_Die *die, Dwarf_Addr ret, Dwarf_Die *out, unsigned *budget)
+{
+	Dwarf_Die child;
+	if (dwarf_child(die, &child) != 0)
+		return false;
+	do {
+		if (!(*budget)--)
+			return false;
+		const int tag = dwarf_tag(&child);
+		Dwarf_Addr r;
+		bool tail;
+		if ((tag == DW_TAG_call_site || tag == DW_TAG_GNU_call_site) &&
+		    site_return(&child, &r, &tail) && (ret ? r == ret : tail)) {
+			*out = child;
+			return true;
+		}
+		if (tag != DW_TAG_subprogram && find_site(&child, ret, out, budget))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* The concrete DIE of the function whose code holds `pc` in module `m`: a subprogram of its
+ * compile unit that holds the PC (dwarf_getscopes gives an inlined subroutine's abstract
+ * scopes, not the function it was inlined into). */
+static bool function_die(Dwfl_Module *m, uint64_t pc, Dwarf_Die *out, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, bias);
+	Dwarf_Die child;
+	if (!cu || dwarf_child(cu, &child) != 0)
+		return false;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, pc - *bias) == 1) {
+			*out = child;
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* The name GDB gives a frame at `pc`: the innermost function there, an inlined one too. */
+static const char *innermost_name(Dwfl_Module *m, uint64_t pc)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
+	Dwarf_Die *scopes = NULL;
+	const int k = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	const char *name = NULL;
+	for (int i = 0; i < k && !name; i++) {
+		const int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+			name = inlined_name(&scopes[i]);
+	}
+	free(scopes);
+	return name;
+}
+
+/* The chain of tail calls from the caller at return address `ret` to the function starting
+ * at `callee`, outermost first, in `out`; how many (0: none, or none GDB would show). */
+static unsigned tail_calls(struct target *t, uint64_t ret, uint64_t callee,
+			   struct tail_frame out[MAX_TAIL_CALLS])
+{
+	Dwfl_Module *m = dwfl_addrmodule(t->dwfl, ret - 1);
+	Dwarf_Addr bias;
+	Dwarf_Die caller, site, target;
+	if (!m || !function_die(m, ret - 1, &caller, &bias))
+		return 0;
+	unsigned budget = MAX_SITE_DIES;
+	if (!find_site(&caller, ret - bias, &site, &budget) || !site_target(&site, &target))
+		return 0;
+	uint64_t entry = die_entry(m, bias, &target);
+	unsigned n = 0;
+	/* Follow the unique tail call of each function until the callee is reached; a function
+	 * with no tail call, or a chain that does not reach it, adds nothing. */
+	while (entry && entry != callee && n < MAX_TAIL_CALLS) {
+		Dwarf_Die fn, tail_site, next;
+		Dwarf_Addr fbias;
+		if (!function_die(m, entry, &fn, &fbias))
+			return 0;
+		budget = MAX_SITE_DIES;
+		Dwarf_Addr r;
+		bool tail;
+		if (!find_site(&fn, 0, &tail_site, &budget) || !site_return(&tail_site, &r, &tail) ||
+		    !site_target(&tail_site, &next))
+			return 0;
+		out[n].pc = r + fbias;
+		out[n].name = innermost_name(m, out[n].pc - 1);
+		if (!out[n].name)
+			out[n].name = dwarf_diename(&fn) ? dwarf_diename(&fn) : "??";
+		n++;
+		entry = die_entry(m, fbias, &next);
+	}
+	return entry == callee ? n : 0;
 }
 
 /* -- Where the stackmaps are: JIT descriptors and loaded files, from the modules -- */
@@ -670,6 +836,7 @@ struct walk {
 	struct target *t;
 	const struct options *o;
 	struct thread *th;
+	uint64_t callee_entry; /* the entry of the frame before this one (0: unknown, JIT) */
 };
 
 static struct frame_out *new_frame(struct thread *th)
@@ -694,6 +861,22 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	struct thread *th = w->th;
 	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
 	const struct native_name *nn = f->jit ? NULL : native_name(w->t, at);
+	/* A caller at a return address whose call went, by tail calls, to the frame before:
+	 * those functions are frames of their own in GDB's numbering. */
+	struct tail_frame tails[MAX_TAIL_CALLS];
+	const unsigned ntails = !f->jit && !f->exact && f->level > 0 && w->callee_entry
+		? tail_calls(w->t, f->pc, w->callee_entry, tails) : 0;
+	for (unsigned i = ntails; i-- > 0;) {
+		struct frame_out *tc = new_frame(th);
+		if (!tc)
+			return -ENOMEM;
+		tc->pc = tails[i].pc;
+		tc->tail_call = true;
+		tc->function = strdup(tails[i].name);
+		tc->module = nn && nn->module ? strdup(nn->module) : NULL;
+		tc->method = "tail-call";
+	}
+	w->callee_entry = nn ? nn->entry : 0;
 	for (unsigned i = 0; nn && i < nn->ninlined; i++) {
 		struct frame_out *in = new_frame(th);
 		if (!in)
@@ -756,7 +939,7 @@ static void walk_threads(struct target *t, const struct options *o)
 		struct thread *th = &t->threads[i];
 		if (!th->have_regs)
 			continue;
-		struct walk w = {t, o, th};
+		struct walk w = {t, o, th, 0};
 		jitmap_stacker_walk(st, &th->regs, on_frame, &w);
 	}
 	jitmap_stacker_free(st);
@@ -824,6 +1007,8 @@ static void print_text(const struct target *t, const struct options *o)
 			       f->function ? f->function : "??");
 			if (f->inlined)
 				printf(" [inlined]");
+			if (f->tail_call)
+				printf(" [tail call]");
 			if (f->jit) {
 				printf(" [JIT");
 				if (f->entry)
@@ -889,6 +1074,8 @@ static void print_json(const struct target *t, const struct options *o, const ch
 			printf(", \"jit\": %s, ", f->jit ? "true" : "false");
 			if (f->inlined)
 				printf("\"inlined\": true, ");
+			if (f->tail_call)
+				printf("\"tail_call\": true, ");
 			printf("\"unwound_by\": ");
 			json_string(stdout, f->method);
 			printf(", \"stackmap\": %s", f->stackmap_json ? f->stackmap_json : "null");
