@@ -213,8 +213,7 @@ def live_recursion():
 @test
 def live_handjit():
     ENV.need(ENV.handjit, "jitmap-handjit")
-    live_parity("live-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002],
-                bool(JITMAP_GDB))
+    live_parity("live-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002])
 
 
 # -- Post-mortem: one core, both debuggers --
@@ -248,8 +247,7 @@ def core_statepoint():
 @test
 def core_handjit():
     ENV.need(ENV.handjit, "jitmap-handjit")
-    core_parity("core-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002],
-                bool(JITMAP_GDB))
+    core_parity("core-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002])
 
 
 status = RUN.run(ENV)
