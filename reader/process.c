@@ -121,6 +121,7 @@ struct jitmap_process {
 	struct text_list problems;
 	struct descriptor *descs; /* the last scan's, in the order walked */
 	size_t ndescs, cap_descs;
+	size_t unread_files; /* files scan_core could not look into */
 	/* Freed at scan_end, after the index lets go of them. */
 	struct source **dropped;
 	size_t ndropped, cap_dropped;
@@ -990,16 +991,20 @@ static int scan_core_file(void *ctx, const char *path, Elf *elf, bool bias_known
 {
 	struct core_scan *cs = ctx;
 	jitmap_process *p = cs->p;
-	if (!elf)
+	if (!elf) {
+		p->unread_files++;
 		return add_text(&p->problems, "%s (mapped by the core) cannot be opened (%s): a JIT "
 			       "descriptor or stackmaps in it are not found", path, why);
+	}
 	uint64_t desc = 0, sm = 0;
 	const bool has_desc = jitmap__elf_data_symbol(elf, JITMAP_JIT_DESCRIPTOR_SYMBOL, &desc) == 0;
 	const bool has_sm = jitmap__elf_section_address(elf, JITMAP__STACKMAP_SECTION, &sm) == 0;
-	if ((has_desc || has_sm) && !bias_known)
+	if ((has_desc || has_sm) && !bias_known) {
+		p->unread_files += has_desc;
 		return add_text(&p->problems, "%s defines %s, but the core does not say where it is "
 			       "loaded (no mapping of its first page)", path,
 			       has_desc ? JITMAP_JIT_DESCRIPTOR_SYMBOL : JITMAP__STACKMAP_SECTION);
+	}
 	int rc = 0;
 	if (has_desc)
 		rc = scan_list(p, desc + bias, path, cs->order);
@@ -1039,6 +1044,7 @@ int jitmap_process_scan_begin(jitmap_process *p)
 	p->norder = 0;
 	truncate_texts(&p->problems, 0);
 	free_descriptors(p);
+	p->unread_files = 0;
 	return 0;
 }
 
@@ -1202,6 +1208,7 @@ void jitmap_process_flush(jitmap_process *p)
 	p->index = jitmap_index_new(); /* NULL on ENOMEM: scan_end then fails politely */
 	truncate_texts(&p->problems, 0);
 	free_descriptors(p);
+	p->unread_files = 0;
 }
 
 void jitmap_process_free(jitmap_process *p)
@@ -1276,6 +1283,8 @@ const char *jitmap_process_problem(const jitmap_process *p, size_t k)
 jitmap_index *jitmap_process_index(const jitmap_process *p) { return p->index; }
 
 size_t jitmap_process_num_descriptors(const jitmap_process *p) { return p ? p->ndescs : 0; }
+
+size_t jitmap_process_num_unread_files(const jitmap_process *p) { return p ? p->unread_files : 0; }
 
 int jitmap_process_descriptor(const jitmap_process *p, size_t i, jitmap_descriptor_info *out)
 {

@@ -653,21 +653,29 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 		if (jitmap_process_descriptor(p, d, &di) == 0 && !di.complete)
 			status = 1;
 	}
+	/* Files that could not be read may define more (said in the problems above). */
+	const size_t unread = jitmap_process_num_unread_files(p);
 	if (!nd) {
-		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s\n",
-			path, o->exe ? "" : " (if the executable has moved, give it with --exe)");
+		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s%s\n",
+			path, unread ? " that could be read" : "",
+			o->exe ? "" : " (if the executable has moved, give it with --exe)");
 		jitmap_process_free(p);
 		jitmap_core_free(c);
 		return 1;
 	}
-	if (o->format == FMT_TEXT)
-		fprintf(out, "%s: ELF core file, %s, %zu JIT descriptor%s\n", path,
+	if (o->format == FMT_TEXT) {
+		fprintf(out, "%s: ELF core file, %s, %zu JIT descriptor%s", path,
 			machine_name(jitmap_core_elf_machine(c)), nd, nd == 1 ? "" : "s");
+		if (unread)
+			fprintf(out, " found, more may be in the %zu file%s the core maps that could "
+				"not be read", unread, unread == 1 ? "" : "s");
+		fputc('\n', out);
+	}
 	if (o->format == FMT_JSON) {
 		fputs("{\"file\": ", out);
 		json_string(out, path);
-		fprintf(out, ", \"kind\": \"ELF core file, %s\", \"descriptors\": [",
-			machine_name(jitmap_core_elf_machine(c)));
+		fprintf(out, ", \"kind\": \"ELF core file, %s\", \"unread_files\": %zu, "
+			"\"descriptors\": [", machine_name(jitmap_core_elf_machine(c)), unread);
 	}
 	const size_t ns = jitmap_process_num_sources(p);
 	for (size_t d = 0; d < nd; d++) {

@@ -948,10 +948,12 @@ static void walk_threads(struct target *t, const struct options *o)
 /* -- Output -- */
 
 /* How many JIT entries the process has: a count only when every descriptor's list was read
- * to its end. `unknown`: some descriptor could not be read at all; `partial`: some list was
- * read only in part (the count is of the entries read); `why`: the first such problem. */
+ * to its end and every file that may define one was looked into. `unknown`: some descriptor
+ * could not be read at all; `partial`: some list was read only in part (the count is of the
+ * entries read); `unread`: files of a core that could not be read; `why`: the first such
+ * problem. */
 struct jit_count {
-	size_t entries;
+	size_t entries, unread;
 	bool unknown, partial;
 	char why[512];
 };
@@ -976,6 +978,11 @@ static void count_jit_entries(const struct target *t, struct jit_count *n)
 		n->unknown |= !d.readable;
 		n->partial |= d.readable;
 	}
+	n->unread = jitmap_process_num_unread_files(t->proc);
+	if (n->unread && !n->unknown && !n->partial)
+		snprintf(n->why, sizeof(n->why), "%zu file%s the core maps could not be read (see "
+			 "problems): a JIT descriptor in one would not be seen", n->unread,
+			 n->unread == 1 ? "" : "s");
 }
 
 static void print_text(const struct target *t, const struct options *o)
@@ -991,6 +998,10 @@ static void print_text(const struct target *t, const struct options *o)
 	else if (n.partial)
 		printf("%zu JIT entr%s read, the rest unknown (a JIT entry list is damaged: see "
 		       "problems)\n", n.entries, n.entries == 1 ? "y" : "ies");
+	else if (n.unread)
+		printf("%zu JIT entr%s found, more may be in the %zu file%s the core maps that could "
+		       "not be read (see problems)\n", n.entries, n.entries == 1 ? "y" : "ies",
+		       n.unread, n.unread == 1 ? "" : "s");
 	else
 		printf("%zu JIT entr%s\n", n.entries, n.entries == 1 ? "y" : "ies");
 	for (size_t i = 0; i < t->nthreads; i++) {
@@ -1047,12 +1058,14 @@ static void print_json(const struct target *t, const struct options *o, const ch
 	count_jit_entries(t, &n);
 	printf(", \"jit_descriptors\": %zu, \"jit_entries\": ",
 	       jitmap_process_num_descriptors(t->proc));
-	/* null where not every list was read to its end: the error says which and why */
-	if (n.unknown || n.partial)
+	/* null where not every list was read to its end, or a file that may define one was not
+	 * read: the error says which and why */
+	const bool counted = !n.unknown && !n.partial && !n.unread;
+	if (!counted)
 		printf("null, \"jit_entries_read\": %zu, \"error\": ", n.entries);
 	else
 		printf("%zu, \"jit_entries_read\": %zu, \"error\": ", n.entries, n.entries);
-	json_string_or_null(stdout, n.unknown || n.partial ? n.why : NULL);
+	json_string_or_null(stdout, counted ? NULL : n.why);
 	printf("}, \"threads\": [");
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct thread *th = &t->threads[i];

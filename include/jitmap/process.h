@@ -171,6 +171,11 @@ typedef struct jitmap_descriptor_info {
 } jitmap_descriptor_info;
 
 JITMAP_API size_t jitmap_process_num_descriptors(const jitmap_process *p);
+/* Files of the last scan's core that could not be looked into (jitmap_process_scan_core: a
+ * mapped file that cannot be opened, or one that defines a descriptor at no known place;
+ * each is a problem of the process too). A JIT descriptor in one of them is not in the list
+ * above: with any, how many descriptors and entries the process has is unknown. */
+JITMAP_API size_t jitmap_process_num_unread_files(const jitmap_process *p);
 /* Fill `*out` (its sz set) for descriptor `i`: 0, -ERANGE, or -EINVAL for a bad sz. */
 JITMAP_API int jitmap_process_descriptor(const jitmap_process *p, size_t i,
 					 jitmap_descriptor_info *out);

@@ -118,6 +118,8 @@ static void scan_core(jitmap_core *c)
 		}
 		for (size_t k = 0; jitmap_process_problem(p, k); k++)
 			CHECK(jitmap_process_problem(p, k)[0]);
+		/* each file not read is a problem too */
+		CHECK(jitmap_process_num_unread_files(p) <= jitmap_process_num_problems(p));
 		jitmap_source_info si = {.sz = sizeof(si)};
 		for (size_t i = 0; i < jitmap_process_num_sources(p); i++) {
 			CHECK(jitmap_process_source(p, i, &si) == 0);

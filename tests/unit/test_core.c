@@ -937,6 +937,7 @@ static void test_scan_core(void **state)
 	assert_int_equal(jitmap_process_num_sources(p), 2);
 	assert_true(process_problem(p, "/nonexistent/jitmap/libgone.so (mapped by the core) cannot "
 				       "be opened (No such file or directory)"));
+	assert_int_equal(jitmap_process_num_unread_files(p), 1); /* it may hold a descriptor */
 	assert_false(process_problem(p, "the JIT descriptor"));
 	jitmap_process_free(p);
 	jitmap_core_free(c);
@@ -998,6 +999,7 @@ static void test_scan_core(void **state)
 	assert_int_equal(jitmap_process_num_descriptors(p), 0);
 	assert_true(process_problem(p, "defines __jit_debug_descriptor, but the core does not say "
 				       "where it is loaded"));
+	assert_int_equal(jitmap_process_num_unread_files(p), 2); /* that, and libgone.so */
 	assert_int_equal(jitmap_process_scan_core(NULL, c), -EINVAL);
 	assert_int_equal(jitmap_process_scan_core(p, NULL), -EINVAL);
 	jitmap_process_free(p);
@@ -1017,6 +1019,7 @@ static void test_scan_core(void **state)
 	assert_int_equal(jitmap_process_scan_core(p, c), 0);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	assert_int_equal(jitmap_process_num_problems(p), 0);
+	assert_int_equal(jitmap_process_num_unread_files(p), 0);
 	jitmap_process_free(p);
 	jitmap_core_free(c);
 	free(bytes);
