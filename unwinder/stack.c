@@ -10,13 +10,6 @@
 #include "../reader/internal.h"
 
 #define DEFAULT_MAX_FRAMES 4096
-#define MAX_EH_FRAME (UINT64_C(64) << 20)
-
-/* The CFI of one JIT image, read at first need (NULL with `tried` when it has none). */
-struct image_cfi {
-	const jitmap_image *image;
-	jitmap_cfi *cfi;
-};
 
 struct jitmap_stacker {
 	jitmap_process *proc;
@@ -26,17 +19,7 @@ struct jitmap_stacker {
 	unsigned max_frames;
 	jitmap_stack_native_fn native;
 	void *native_ctx;
-	struct image_cfi *cfis; /* sorted by image pointer */
-	size_t ncfis, cap_cfis;
 };
-
-static int memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const jitmap_target *t = ctx;
-	char why[8];
-	const int rc = t->read_mem(t->ctx, addr, buf, len, why, sizeof(why));
-	return rc ? (rc < 0 ? rc : -EFAULT) : 0;
-}
 
 jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memory,
 				   jitmap_arch arch, const jitmap_stacker_opts *opts)
@@ -74,55 +57,7 @@ jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memor
 
 void jitmap_stacker_free(jitmap_stacker *st)
 {
-	if (!st)
-		return;
-	for (size_t i = 0; i < st->ncfis; i++)
-		jitmap_cfi_free(st->cfis[i].cfi);
-	free(st->cfis);
 	free(st);
-}
-
-/* The CFI of a JIT image: its .eh_frame as it sits in memory (relocated), and .debug_frame
- * from the image. NULL when it has none or it cannot be read (the step then tries the
- * stackmap and the frame pointer). */
-static const jitmap_cfi *image_cfi(jitmap_stacker *st, const jitmap_image *img)
-{
-	size_t lo = 0, hi = st->ncfis;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if ((uintptr_t)st->cfis[mid].image < (uintptr_t)img)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < st->ncfis && st->cfis[lo].image == img)
-		return st->cfis[lo].cfi;
-	if (st->ncfis == st->cap_cfis) {
-		const size_t cap = st->cap_cfis ? st->cap_cfis * 2 : 16;
-		struct image_cfi *a = realloc(st->cfis, cap * sizeof(*a));
-		if (!a)
-			return NULL;
-		st->cfis = a;
-		st->cap_cfis = cap;
-	}
-	uint64_t eh_addr = 0, eh_len = 0;
-	void *eh = NULL;
-	if (jitmap_image_eh_frame(img, &eh_addr, &eh_len) == 0 && eh_len && eh_len <= MAX_EH_FRAME &&
-	    (eh = malloc((size_t)eh_len)) && memory_read(&st->memory, eh_addr, eh, eh_len)) {
-		free(eh);
-		eh = NULL;
-	}
-	size_t df_len = 0;
-	const void *df = jitmap_image_debug_frame(img, &df_len);
-	jitmap_error err;
-	jitmap_cfi *cfi = (eh || df) ? jitmap_cfi_new(st->arch, eh, eh ? (size_t)eh_len : 0, eh_addr,
-						       df, df ? df_len : 0, &err)
-				     : NULL;
-	free(eh);
-	memmove(&st->cfis[lo + 1], &st->cfis[lo], (st->ncfis - lo) * sizeof(*st->cfis));
-	st->cfis[lo] = (struct image_cfi){img, cfi};
-	st->ncfis++;
-	return cfi;
 }
 
 /* The first record at exactly `pc`, in every stackmap the process indexes. */
@@ -165,7 +100,11 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	jitmap_unwind_code code = {.arch = st->arch, .is_innermost = f->exact, .order = st->order};
 	*caller_exact = false;
 	if (f->jit) {
-		code.cfi = image_cfi(st, f->code.image);
+		/* The image's CFI, read once by the process model (NULL: the step tries the
+		 * stackmap and the frame pointer). An image of another architecture than the
+		 * thread's has none that applies. */
+		if (f->code.image && jitmap_image_arch(f->code.image) == st->arch)
+			code.cfi = jitmap_process_code_cfi(st->proc, &f->code, NULL);
 		code.sm = f->code.stackmap;
 		code.func_lo = f->code.function_lo;
 		code.func_hi = f->code.function_hi;

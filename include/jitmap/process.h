@@ -22,6 +22,26 @@
  *     its first 64 bytes change; a file is reopened when its size or modification time
  *     changes;
  *   - one PC index (jitmap_index) over every stackmap, changed only when stackmaps come or go;
+ *   - JIT code by address (jitmap_process_code_at): an image's code is its executable sections
+ *     placed in memory, merged where they touch (a section over 64 GiB is not code), and its
+ *     functions are its function symbols inside that code, sorted, one per address (the
+ *     largest), each cut at the next and a symbol without a size reaching the next function
+ *     or the end of its code (hand-written code);
+ *   - each JIT image's call frame information is read once, when first asked for
+ *     (jitmap_process_code_cfi): its .eh_frame from target memory at its placed address (the
+ *     live bytes, relocated by the JIT), its .debug_frame from the image; kept with the
+ *     image; a read that failed is tried again after the next recheck or scan;
+ *   - staleness of images handed in (GDB never says when an entry goes away): an image is
+ *     stale when its code changed or became unreadable since it was first used: the first
+ *     16 bytes of its first function (else of its code) are sampled at its first use (MCJIT
+ *     writes relocations into code after registering it; prologues hold none) and compared
+ *     once after each jitmap_process_recheck, at its next use (jitmap_process_code_at,
+ *     jitmap_process_image_code_at, jitmap_process_image_stackmap). A stale image is dropped
+ *     (as jitmap_process_remove_image drops one) and reported with why
+ *     (jitmap_process_take_dropped); one whose code cannot be read at its first use is not
+ *     used until a later stop can read it. With JITMAP_PROCESS_REPLACE_IMAGES, an image handed
+ *     in also replaces the images handed in before it whose code it overlaps (a JIT reusing
+ *     memory, a program run again);
  *   - problems per source (and for the whole process: a corrupt descriptor list), as text.
  *
  * Each stackmap is parsed once per process object, and indexed once: a section read at the same
@@ -41,6 +61,7 @@
 
 #include "jitmap/core.h"
 #include "jitmap/jitmap.h"
+#include "jitmap/unwind.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +84,11 @@ typedef struct jitmap_process_opts {
  * of entries. The index then holds the stackmaps read so far, and a source's `stackmap` is
  * NULL until its code was asked for. */
 #define JITMAP_PROCESS_LAZY 1u
+/* An image handed in (jitmap_process_add_image) replaces every image handed in before it
+ * whose code overlaps its own: for a debugger that is never told when an entry goes away
+ * (GDB's JIT reader), a new image over old code means the old one is gone. Each image
+ * replaced is reported as jitmap_process_take_dropped reports a stale one. */
+#define JITMAP_PROCESS_REPLACE_IMAGES 2u
 
 /* A process read through `target` (copied; its ctx must outlive the process). NULL with errno
  * set (EINVAL for bad options or a target without read_mem, ENOMEM). */
@@ -193,23 +219,44 @@ JITMAP_API jitmap_index *jitmap_process_index(const jitmap_process *p);
 
 /* What the process knows of the JIT code at an address: the source (a scan's JIT entry or an
  * image handed in), the code range of its image that holds the address, and the function
- * symbol there. Pointers as the source's (valid as jitmap_process_source's). */
+ * there (the policy above says how code ranges and functions are made from the image's
+ * sections and symbols). Pointers as the source's (valid as jitmap_process_source's, and for
+ * an image handed in until it is removed or dropped). */
 typedef struct jitmap_code_info {
 	const char *source;       /* "JIT entry 0x...", or the name an image was handed in with */
 	uint64_t entry;           /* its jit_code_entry's address; 0 for an image handed in */
+	uint64_t image_id;        /* an image handed in: its id; 0 for a scan's source */
 	uint64_t lo, hi;          /* the code range [lo, hi) holding the address */
 	const jitmap_image *image;
 	const jitmap_stackmap *stackmap;   /* its stackmap as last read; NULL if none */
-	const char *function;     /* the function symbol holding the address; NULL if none */
-	uint64_t function_lo, function_hi; /* its range; 0, 0 when unknown (or no size) */
+	const char *function;     /* the function holding the address; NULL if none */
+	uint64_t function_lo, function_hi; /* its range; 0, 0 when there is none */
 } jitmap_code_info;
 
-/* The JIT code at `addr` among the last scan's JIT entries and the images handed in: 0, or
- * -ENOENT when no image's code holds it. O(log n) after the first call following a change.
- * Where images of the same code range overlap exactly (a runtime registering its own image
- * beside the one LLVM registers), the first in jitmap_process_source's order answers (the
- * newest registration), then the first image handed in. */
+/* The JIT code at `addr` among the last scan's JIT entries and the images handed in (those
+ * that are not stale: see the policy), its stackmap read if it was not yet (or a recheck
+ * asks for it): 0, or -ENOENT when no image's code holds it, -ENOMEM. O(log n) after the
+ * first call following a scan. Where images of the same code range overlap exactly (a runtime
+ * registering its own image beside the one LLVM registers), the first in
+ * jitmap_process_source's order answers (the newest registration), then the first image
+ * handed in. */
 JITMAP_API int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out);
+/* As jitmap_process_code_at among the images handed in only, and without reading a
+ * stackmap: `stackmap` is what the image had when last read (NULL before its first
+ * jitmap_process_image_stackmap, which gives the current one). For a debugger's JIT reader,
+ * which is asked about every frame of the process, its own and foreign ones alike: O(log n),
+ * and one read of the image's code sample per image used and stop. 0, -ENOENT, -ENOMEM. */
+JITMAP_API int jitmap_process_image_code_at(jitmap_process *p, uint64_t addr,
+					    jitmap_code_info *out);
+/* The call frame information of the image `code` is in (`code` as jitmap_process_code_at or
+ * jitmap_process_image_code_at filled it, its image still kept), read once (see the policy)
+ * and owned by the process (freed with the image). NULL when there is none: with *why NULL
+ * when the image has neither .eh_frame nor .debug_frame, else *why says why (a section that
+ * cannot be read or is malformed; also a problem of the source, tried again after the next
+ * recheck or scan). `why` may be NULL; *why is valid as the source's problems. */
+JITMAP_API const jitmap_cfi *jitmap_process_code_cfi(jitmap_process *p,
+						     const jitmap_code_info *code,
+						     const char **why);
 
 /* -- Images handed in by a debugger --
  *
@@ -233,14 +280,42 @@ JITMAP_API int jitmap_process_add_image(jitmap_process *p, const void *image, si
  * when nothing else holds it, is freed at the next recheck or scan_end. 0 or -ENOENT. */
 JITMAP_API int jitmap_process_remove_image(jitmap_process *p, uint64_t id);
 /* Target memory may have changed (a stop): each image's live section is looked at again at
- * its next jitmap_process_image_stackmap. Stackmaps returned for images before this call
- * must not be used after it (nor after a scan_end). */
+ * its next jitmap_process_image_stackmap, and its code sample at its next use (staleness).
+ * Stackmaps returned for images before this call must not be used after it (nor after a
+ * scan_end). */
 JITMAP_API void jitmap_process_recheck(jitmap_process *p);
-/* Image `id`'s stackmap (NULL when it has none or none could be read: see its problems),
- * after reading its live section again if a recheck asks for it: while MCJIT has not
+/* Image `id`'s stackmap (NULL when it has none or none could be read: see its problems; NULL
+ * too when the image is stale, and then dropped, or its code cannot be read at its first
+ * use), after reading its live section again if a recheck asks for it: while MCJIT has not
  * relocated it, and when its first bytes changed since it was parsed. */
 JITMAP_API const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p,
 								uint64_t id);
+/* Image `id`'s code as jitmap_process_code_at sees it (the policy above): its code ranges,
+ * sorted and disjoint, and its functions, sorted, disjoint and inside them (each with its
+ * range and symbol name), for a debugger that gives its own symbols (GDB's JIT reader's
+ * blocks). Owned by the process, valid while the image is kept. Any pointer may be NULL.
+ * 0, -ENOENT, or -ENOMEM. */
+typedef struct jitmap_code_function {
+	uint64_t lo, hi;
+	const char *name;
+} jitmap_code_function;
+JITMAP_API int jitmap_process_image_code(jitmap_process *p, uint64_t id,
+					 const jitmap_image_range **ranges, size_t *num_ranges,
+					 const jitmap_code_function **functions,
+					 size_t *num_functions);
+/* The images handed in that the process dropped (stale, or replaced: see the policy) since
+ * the last call, in the order dropped: at most `max` of them into `out` (which may be NULL
+ * when max is 0), those forgotten; returns how many it filled. `why` is one sentence ("JIT
+ * entry 3: its code at 0x7f...: the bytes changed since it was first used"), valid until the
+ * next call. A client that keeps state per image (GDB's JIT reader) asks after each call that
+ * may drop one, and forgets theirs. */
+typedef struct jitmap_dropped_image {
+	uint64_t id;
+	bool replaced; /* by a newer image over the same code; else stale */
+	const char *why;
+} jitmap_dropped_image;
+JITMAP_API size_t jitmap_process_take_dropped(jitmap_process *p, jitmap_dropped_image *out,
+					      size_t max);
 /* What is known of image `id` (kind JITMAP_SOURCE_JIT, `entry` and `symfile_addr` 0): 0 or
  * -ENOENT. Its problem `k`, NULL past the end. */
 JITMAP_API int jitmap_process_image(const jitmap_process *p, uint64_t id,

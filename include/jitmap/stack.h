@@ -3,7 +3,8 @@
  * A jitmap_stacker walks a thread from its registers, one frame after the other:
  *   - a frame whose PC is JIT code the process model knows (jitmap_process_code_at) is
  *     unwound by jitmap_unwind_step with that code's CFI (its live .eh_frame, read once per
- *     image), its stackmap and its function's range;
+ *     image by the process model: jitmap_process_code_cfi), its stackmap and its function's
+ *     range;
  *   - any other frame by the caller's native unwinder, a callback (jitmap-stack's uses
  *     elfutils' libdwfl: modules, symbols, CFI, signal frames), or without one, or where it
  *     has nothing to say (-ENOENT), by the frame-pointer chain.
@@ -14,9 +15,9 @@
  * ("For crash reporters") shows the calls, examples/stack-walk/stack_walk.c is a complete
  * program on a core with libjitmap alone, and tools/jitmap-stack.c uses them with libdwfl.
  *
- * A stacker reads JIT code through the process it was made for: make a new one after
- * jitmap_process_scan_end (the CFI it keeps belongs to the images of that scan). Not
- * thread-safe: one thread at a time per stacker.
+ * A stacker reads JIT code through the process it was made for, which keeps each image's CFI:
+ * it keeps nothing of a scan's, and may walk threads across scans. Not thread-safe: one
+ * thread at a time per stacker (and per process).
  */
 #ifndef JITMAP_STACK_H
 #define JITMAP_STACK_H
