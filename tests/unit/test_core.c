@@ -870,7 +870,8 @@ static uint8_t *exe_core(const char *self, unsigned flags, bool dumped, bool loo
 				    {page, page + 0x2000, where[2] / 0x1000}, /* the descriptor's */
 				    {0x70000, 0x71000, 0}};
 	const char *const paths[] = {self, self, "/nonexistent/jitmap/libgone.so"};
-	cb_file(b, 0x1000, 3, first_page ? maps : maps + 1, first_page ? paths : paths + 1);
+	cb_file(b, 0x1000, first_page ? 3 : 2, first_page ? maps : maps + 1,
+		first_page ? paths : paths + 1);
 	static uint8_t d[0x80];
 	memset(d, 0, sizeof(d));
 	cb_put(b, d, 1, 4);
