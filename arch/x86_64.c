@@ -1,4 +1,4 @@
-/* x86-64: System V ABI, LLVM's DWARF numbering (shared/reference/stackmap-format.md §4). The
+/* x86-64: System V ABI, LLVM's DWARF numbering (docs/architectures.md). The
  * instruction decoders recognise what LLVM and common JITs emit, no more: a pattern not
  * recognised makes the asking method decline. */
 #include <string.h>
