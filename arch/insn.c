@@ -8,9 +8,50 @@
 #include <string.h>
 
 #include <capstone/capstone.h>
+#include <dlfcn.h>
 
 #include "arch.h"
 #include "insn.h"
+
+/* -- Capstone, loaded at the first instruction decoded --
+ *
+ * Not linked: loading libcapstone applies its 77,000 relocations, 12 ms for every program
+ * that loads libjitmap (jitmap-dump, jitmap-stack, GDB's and LLDB's Python side, the GDB
+ * plugin), most of which never decode an instruction. The library of the version whose
+ * header this was compiled with (its structs are that version's), by its SONAME. */
+#define CS_STR_(x) #x
+#define CS_STR(x) CS_STR_(x)
+#define CS_SONAME "libcapstone.so." CS_STR(CS_API_MAJOR)
+
+static struct {
+	void *dl;
+	cs_err (*open)(cs_arch, cs_mode, csh *);
+	cs_err (*option)(csh, cs_opt_type, size_t);
+	cs_insn *(*malloc)(csh);
+	void (*free)(cs_insn *, size_t);
+	cs_err (*close)(csh *);
+	bool (*disasm_iter)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *);
+	bool (*insn_group)(csh, const cs_insn *, unsigned int);
+	const char *(*reg_name)(csh, unsigned int);
+	cs_err (*regs_access)(csh, const cs_insn *, cs_regs, uint8_t *, cs_regs, uint8_t *);
+} cs;
+
+static bool load_capstone(void)
+{
+	cs.dl = dlopen(CS_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!cs.dl)
+		return false;
+#define SYM(field, name) (*(void **)&cs.field = dlsym(cs.dl, name)) != NULL
+	if (SYM(open, "cs_open") && SYM(option, "cs_option") && SYM(malloc, "cs_malloc") &&
+	    SYM(free, "cs_free") && SYM(close, "cs_close") && SYM(disasm_iter, "cs_disasm_iter") &&
+	    SYM(insn_group, "cs_insn_group") && SYM(reg_name, "cs_reg_name") &&
+	    SYM(regs_access, "cs_regs_access"))
+		return true;
+#undef SYM
+	dlclose(cs.dl);
+	cs.dl = NULL;
+	return false;
+}
 
 /* -- Decoders -- */
 
@@ -111,7 +152,7 @@ static void map_registers(struct decoder *d)
 	const struct jitmap__arch *a = jitmap__arch(d->arch);
 	memset(d->dwarf, -1, sizeof(d->dwarf));
 	for (unsigned id = 1; id < CS_REGS; id++) {
-		const char *name = cs_reg_name(d->handle, id);
+		const char *name = cs.reg_name(d->handle, id);
 		if (!name || !name[0])
 			continue;
 		char buf[16];
@@ -128,19 +169,24 @@ static void map_registers(struct decoder *d)
 
 static void open_decoders(void)
 {
+	const bool loaded = load_capstone();
 	for (size_t i = 0; i < NUM_DECODERS; i++) {
 		struct decoder *d = &decoders[i];
-		const cs_err e = cs_open(d->cs, d->mode, &d->handle);
+		if (!loaded) {
+			d->err = -ENOTSUP; /* jitmap__insn_problem says why */
+			continue;
+		}
+		const cs_err e = cs.open(d->cs, d->mode, &d->handle);
 		if (e != CS_ERR_OK) {
 			d->err = e == CS_ERR_MEM ? -ENOMEM : -ENOTSUP;
 			continue;
 		}
-		cs_option(d->handle, CS_OPT_DETAIL, CS_OPT_ON);
+		cs.option(d->handle, CS_OPT_DETAIL, CS_OPT_ON);
 		if (d->cs == CS_ARCH_X86) /* GDB's default syntax (Capstone's is Intel's) */
-			cs_option(d->handle, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
-		d->insn = cs_malloc(d->handle);
+			cs.option(d->handle, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+		d->insn = cs.malloc(d->handle);
 		if (!d->insn) {
-			cs_close(&d->handle);
+			cs.close(&d->handle);
 			d->err = -ENOMEM;
 			continue;
 		}
@@ -155,13 +201,16 @@ __attribute__((destructor)) static void close_decoders(void)
 		struct decoder *d = &decoders[i];
 		pthread_mutex_lock(&d->lock);
 		if (d->insn) {
-			cs_free(d->insn, 1);
+			cs.free(d->insn, 1);
 			d->insn = NULL;
-			cs_close(&d->handle);
+			cs.close(&d->handle);
 			d->err = -ENOTSUP;
 		}
 		pthread_mutex_unlock(&d->lock);
 	}
+	if (cs.dl)
+		dlclose(cs.dl);
+	cs.dl = NULL;
 }
 
 int jitmap__insn_ready(jitmap_arch arch)
@@ -223,7 +272,7 @@ static void reg_access(const struct decoder *d, const struct jitmap__arch *a, co
 {
 	cs_regs rd, wr;
 	uint8_t nrd = 0, nwr = 0;
-	if (cs_regs_access(d->handle, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+	if (cs.regs_access(d->handle, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 		return;
 	out->access_known = true;
 	for (unsigned k = 0; k < nwr; k++)
@@ -303,7 +352,7 @@ static void append(char *dst, size_t cap, size_t *used, const char *s)
 
 static bool is_call(const struct decoder *d, const cs_insn *in)
 {
-	if (cs_insn_group(d->handle, in, CS_GRP_CALL))
+	if (cs.insn_group(d->handle, in, CS_GRP_CALL))
 		return true;
 	/* Capstone 4 files these under CS_GRP_JUMP alone. */
 	if (d->cs == CS_ARCH_ARM64)
@@ -338,7 +387,7 @@ int jitmap__insn_decode(jitmap_arch arch, const uint8_t *b, size_t n, uint64_t a
 	const uint8_t *p = buf;
 	size_t left = m;
 	uint64_t at = address;
-	if (d->insn && cs_disasm_iter(d->handle, &p, &left, &at, d->insn) && d->insn->size > 0 &&
+	if (d->insn && cs.disasm_iter(d->handle, &p, &left, &at, d->insn) && d->insn->size > 0 &&
 	    d->insn->size <= m) {
 		const cs_insn *in = d->insn;
 		*out = (struct jitmap__insn){.len = in->size, .call_reg = -1};
@@ -349,9 +398,9 @@ int jitmap__insn_decode(jitmap_arch arch, const uint8_t *b, size_t n, uint64_t a
 			append(out->text, sizeof(out->text), &used, in->op_str);
 		}
 		out->call = is_call(d, in);
-		out->ret = cs_insn_group(d->handle, in, CS_GRP_RET) ||
+		out->ret = cs.insn_group(d->handle, in, CS_GRP_RET) ||
 			   (a->is_return && a->is_return(buf, in->size));
-		out->branch = !out->call && !out->ret && cs_insn_group(d->handle, in, CS_GRP_JUMP);
+		out->branch = !out->call && !out->ret && cs.insn_group(d->handle, in, CS_GRP_JUMP);
 		if (d->operand_access)
 			reg_access(d, a, in, out);
 		else if (d->cs == CS_ARCH_SYSZ)

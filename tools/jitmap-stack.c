@@ -36,6 +36,7 @@
 #include <jitmap/process.h>
 #include <jitmap/stack.h>
 
+#include "debuginfo_cache.h"
 #include "json.h"
 
 
@@ -117,6 +118,7 @@ struct target {
 	char comm[64];
 	Dwfl *dwfl;
 	struct native_name *names;
+	struct tail_memo *tails; /* tail_calls' answers, by return address and callee */
 	jitmap_process *proc;
 };
 
@@ -230,15 +232,17 @@ static int open_core(struct target *t, const char *path, const char *exe)
 
 static char *g_debuginfo_path;
 
+/* Separate debug files found as libdwfl finds them, a compressed one decompressed once into a
+ * cache (debuginfo_cache.c): numbering frames as GDB does reads libc's DWARF. */
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = jitmap_stack_find_debuginfo,
 	.debuginfo_path = &g_debuginfo_path,
 };
 
 static const Dwfl_Callbacks core_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = jitmap_stack_find_debuginfo,
 	.debuginfo_path = &g_debuginfo_path,
 };
 
@@ -672,6 +676,39 @@ static unsigned tail_calls(struct target *t, uint64_t ret, uint64_t callee,
 	return entry == callee ? n : 0;
 }
 
+/* tail_calls, each (return address, callee) asked once: the threads of a process mostly
+ * wait in the same few places, and each answer reads DWARF. */
+#define TAIL_SLOTS 1024
+
+struct tail_memo {
+	uint64_t ret, callee;
+	unsigned n;
+	bool used;
+	struct tail_frame frames[MAX_TAIL_CALLS];
+};
+
+static unsigned tail_calls_memo(struct target *t, uint64_t ret, uint64_t callee,
+				struct tail_frame out[MAX_TAIL_CALLS])
+{
+	if (!t->tails && !(t->tails = calloc(TAIL_SLOTS, sizeof(*t->tails))))
+		return tail_calls(t, ret, callee, out);
+	size_t h = (size_t)(((ret ^ (callee * 31)) * UINT64_C(0x9e3779b97f4a7c15)) >> 54) % TAIL_SLOTS;
+	for (size_t probe = 0; probe < TAIL_SLOTS; probe++, h = (h + 1) % TAIL_SLOTS) {
+		struct tail_memo *m = &t->tails[h];
+		if (m->used && (m->ret != ret || m->callee != callee))
+			continue;
+		if (!m->used) {
+			m->used = true;
+			m->ret = ret;
+			m->callee = callee;
+			m->n = tail_calls(t, ret, callee, m->frames);
+		}
+		memcpy(out, m->frames, m->n * sizeof(*out));
+		return m->n;
+	}
+	return tail_calls(t, ret, callee, out); /* full */
+}
+
 /* -- Where the stackmaps are: JIT descriptors and loaded files, from the modules -- */
 
 struct discovery {
@@ -870,7 +907,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	 * those functions are frames of their own in GDB's numbering. */
 	struct tail_frame tails[MAX_TAIL_CALLS];
 	const unsigned ntails = !f->jit && !f->exact && f->level > 0 && w->callee_entry
-		? tail_calls(w->t, f->pc, w->callee_entry, tails) : 0;
+		? tail_calls_memo(w->t, f->pc, w->callee_entry, tails) : 0;
 	for (unsigned i = ntails; i-- > 0;) {
 		struct frame_out *tc = new_frame(th);
 		if (!tc)
@@ -1290,6 +1327,7 @@ int main(int argc, char **argv)
 	}
 	free(t.threads);
 	free(t.names);
+	free(t.tails);
 	jitmap_process_free(t.proc);
 	if (t.dwfl)
 		dwfl_end(t.dwfl);

@@ -602,11 +602,47 @@ def vm_core():
               "vm core: negative control: eu-stack shows no interpreter frame")
 
 
+def compressed_sections(path):
+    """The names of `path`'s compressed sections (the C flag of readelf -S)."""
+    out = run(["readelf", "-SW", path]).stdout
+    return [m.group(1) for m in re.finditer(
+        r"^\s*\[\s*\d+\]\s+(\S+)\s.*\s[A-Za-z]*C[A-Za-z]*\s+\d+\s+\d+\s+\d+\s*$", out, re.M)]
+
+
+def debuginfo_cache(core):
+    """Separate debug files with compressed DWARF (libc6-dbg) are decompressed once into the
+    cache (tools/debuginfo_cache.c): the same output without the cache, with it made, and with
+    it used; what is cached has no compressed section left."""
+    cache = os.path.join(WORK, "debuginfo-cache")
+    outs = []
+    for env in ({"JITMAP_CACHE_DIR": ""}, {"JITMAP_CACHE_DIR": cache},
+                {"JITMAP_CACHE_DIR": cache}):
+        r = run([STACK, "--json", core], env=dict(os.environ, **env))
+        check(r.returncode == 0, "debuginfo cache %r: exit 0 (%s)" % (env, r.stderr.strip()))
+        outs.append(r.stdout)
+    check(outs[0] == outs[1] == outs[2],
+          "debuginfo cache: the same stacks without the cache, making it and using it")
+    made = glob.glob(os.path.join(cache, "*.debug"))
+    # The C library's separate debug file, which every stack here passes through.
+    libc = run(["readelf", "-n", "/lib/x86_64-linux-gnu/libc.so.6"]).stdout
+    m = re.search(r"Build ID: ([0-9a-f]{2})([0-9a-f]+)", libc)
+    dbg = "/usr/lib/debug/.build-id/%s/%s.debug" % m.groups() if m else ""
+    if not os.path.exists(dbg) or ".debug_info" not in compressed_sections(dbg):
+        print("test-jitmap-stack: (no compressed debug file of libc here: nothing to cache)")
+        return
+    check(os.path.join(cache, m.group(1) + m.group(2) + ".debug") in made,
+          "debuginfo cache: libc's compressed debug file was decompressed into %s" % cache)
+    for f in made:
+        check(".debug_info" in run(["readelf", "-SW", f]).stdout and not compressed_sections(f),
+              "debuginfo cache: %s holds the DWARF uncompressed" % os.path.basename(f))
+
+
 def main():
     try:
         live()
         call_result()
         core = cores()
+        debuginfo_cache(core)
         vm_core()
         bad_input(core)
         hostiles()
