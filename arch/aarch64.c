@@ -102,45 +102,108 @@ static bool pad(uint32_t insn)
 	       insn == 0xd50324dfu;
 }
 
-static void note_saved(struct jitmap__shape *out, unsigned reg, unsigned at, int64_t cfa_off)
+/* x19-x29: the registers a prologue saves that the unwinder tracks (x30 is the return
+ * address, SP is the frame). */
+static bool kept_or_fp(unsigned r)
 {
-	if (reg < 19 || reg > 28 || out->nsaved >= sizeof(out->saved) / sizeof(out->saved[0]))
-		return;
-	out->saved[out->nsaved].reg = (uint16_t)reg;
-	out->saved[out->nsaved].at = (uint16_t)at;
-	out->saved[out->nsaved].cfa_off = (int32_t)cfa_off;
-	out->nsaved++;
+	return r >= 19 && r <= 29;
 }
 
-/* Where the prologue stores x19-x28: walk its stores to [sp, ...] and its SP moves, the SP's
- * distance below the CFA tracked, up to the first other instruction. */
-static void saved_registers(const uint32_t *w, unsigned i, unsigned n, struct jitmap__shape *out)
+/* A save: `reg`'s caller value at CFA + cfa_off once the instruction at word `i` has run.
+ * False when the table is full. */
+static bool note_saved(struct jitmap__shape *out, unsigned reg, unsigned i, int64_t cfa_off)
 {
-	int64_t cur = 0, v; /* SP - CFA */
+	if (!kept_or_fp(reg))
+		return true;
+	if (out->nsaved >= sizeof(out->saved) / sizeof(out->saved[0]))
+		return false;
+	out->saved[out->nsaved].reg = (uint16_t)reg;
+	out->saved[out->nsaved].after = (uint16_t)(4 * i + 4);
+	out->saved[out->nsaved].cfa_off = (int32_t)cfa_off;
+	out->nsaved++;
+	return true;
+}
+
+/* Where the prologue stores x19-x29: walk its stores to [sp, ...] (X registers, and D
+ * registers, which move SP in their pre-index form but are not tracked) and its SP moves,
+ * the SP's distance below the CFA tracked in *cur, up to the first other instruction.
+ * Returns that instruction's index (n when the window ended first), or -1 when the table of
+ * saves filled up. */
+static int saved_registers(const uint32_t *w, unsigned i, unsigned n, struct jitmap__shape *out,
+			   int64_t *cur)
+{
+	int64_t v; /* *cur: SP - CFA */
+	bool ok = true;
 	for (; i < n; i++) {
 		const uint32_t x = w[i];
 		const unsigned rt = x & 31, rn = (x >> 5) & 31, rt2 = (x >> 10) & 31;
 		if (pad(x) || (sp_arith(x, 29, &v) && v >= 0))
 			continue;
 		if (sp_arith(x, 31, &v) && v < 0) {
-			cur += v;
+			*cur += v;
 		} else if ((x & 0xffc00000u) == 0xa9800000u && rn == 31) { /* stp, pre-index */
-			cur += field(x, 15, 7) * 8;
-			note_saved(out, rt, 4 * i, cur);
-			note_saved(out, rt2, 4 * i, cur + 8);
+			*cur += field(x, 15, 7) * 8;
+			ok = note_saved(out, rt, i, *cur) && note_saved(out, rt2, i, *cur + 8);
 		} else if ((x & 0xffc00000u) == 0xa9000000u && rn == 31) { /* stp, offset */
 			const int64_t off = field(x, 15, 7) * 8;
-			note_saved(out, rt, 4 * i, cur + off);
-			note_saved(out, rt2, 4 * i, cur + off + 8);
+			ok = note_saved(out, rt, i, *cur + off) &&
+			     note_saved(out, rt2, i, *cur + off + 8);
 		} else if ((x & 0xffc00000u) == 0xf9000000u && rn == 31) { /* str, unsigned offset */
-			note_saved(out, rt, 4 * i, cur + (int64_t)((x >> 10) & 0xfff) * 8);
+			ok = note_saved(out, rt, i, *cur + (int64_t)((x >> 10) & 0xfff) * 8);
 		} else if ((x & 0xffe00c00u) == 0xf8000c00u && rn == 31) { /* str, pre-index */
-			cur += field(x, 12, 9);
-			note_saved(out, rt, 4 * i, cur);
+			*cur += field(x, 12, 9);
+			ok = note_saved(out, rt, i, *cur);
+		} else if ((x & 0xffc00000u) == 0x6d800000u && rn == 31) { /* stp Dt, pre-index */
+			*cur += field(x, 15, 7) * 8;
+		} else if ((x & 0xffc00000u) == 0x6d000000u && rn == 31) { /* stp Dt, offset */
+		} else if ((x & 0xffc00000u) == 0xfd000000u && rn == 31) { /* str Dt, offset */
 		} else {
-			return;
+			return (int)i;
+		}
+		if (!ok)
+			return -1;
+	}
+	return (int)n;
+}
+
+/* Whether the words [i, n) store, copy or write one of x19-x29 that `out` does not hold as
+ * saved: then the prologue was not all of the saves (or the code does not keep the ABI).
+ * Conservative: any instruction whose Rd/Rt field (bits 0-4) names one, outside the
+ * branch, system and SIMD&FP classes (there it is not an X register, or is only read),
+ * the second register of a load/store pair, and a mov (orr Xd, xzr, Xm) from one. */
+static bool touches_unsaved(const uint32_t *w, unsigned i, unsigned n,
+			    const struct jitmap__shape *out)
+{
+	for (; i < n; i++) {
+		const uint32_t x = w[i];
+		const unsigned op0 = (x >> 25) & 15, rd = x & 31, rt2 = (x >> 10) & 31,
+			       rm = (x >> 16) & 31;
+		bool hit[32] = {false};
+		/* branches and system, SIMD&FP data processing, SVE, unallocated */
+		if ((op0 & 14) == 10 || (op0 & 7) == 7 || op0 < 4)
+			continue;
+		if ((op0 & 5) == 4) { /* loads and stores */
+			if (x & (1u << 26))
+				continue; /* SIMD&FP registers */
+			hit[rd] = true;
+			if ((x & 0x3a000000u) == 0x28000000u) /* pair */
+				hit[rt2] = true;
+		} else {
+			hit[rd] = true;
+			if ((x & 0xffe0ffe0u) == 0xaa0003e0u) /* mov Xd, Xm */
+				hit[rm] = true;
+		}
+		for (unsigned r = 19; r <= 29; r++) {
+			if (!hit[r])
+				continue;
+			bool saved = false;
+			for (unsigned k = 0; k < out->nsaved; k++)
+				saved |= out->saved[k].reg == r;
+			if (!saved)
+				return true;
 		}
 	}
+	return false;
 }
 
 /* The prologues LLVM and GCC write, and a hand-written JIT's:
@@ -150,17 +213,23 @@ static void saved_registers(const uint32_t *w, unsigned i, unsigned n, struct ji
  * each after an optional landing pad, with one store to [sp, #imm] that moves neither SP nor
  * x29/x30 allowed between A's two instructions. Anything else is a frame the table does not
  * know (a leaf, or a body that saves later: `stores` says what ran before a PC). */
-static void shape(const uint8_t *b, struct jitmap__shape *out)
+static void shape(const uint8_t *b, size_t len, struct jitmap__shape *out)
 {
 	uint32_t w[JITMAP__SHAPE_WINDOW / 4];
 	unsigned n = JITMAP__SHAPE_WINDOW / 4, i = 0;
 	for (unsigned k = 0; k < n; k++)
 		w[k] = word(b + 4 * k);
+	const unsigned code = len / 4 < n ? (unsigned)(len / 4) : n; /* whole words of code */
 	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE};
 	while (i < n && pad(w[i]))
 		i++;
 	out->save_at = 4 * i;
-	saved_registers(w, i, n, out);
+	int64_t cur = 0;
+	const int stop = saved_registers(w, i, code, out, &cur);
+	if (stop >= 0 && (unsigned)stop < code && !touches_unsaved(w, (unsigned)stop, code, out)) {
+		out->saves_complete = true;
+		out->frame_size = (uint64_t)-cur;
+	}
 	int64_t off, sub, add;
 	if (i < n && stp_fp_lr(w[i], &off) == 1 && off < 0) { /* A */
 		for (unsigned k = i + 1; k < n && k <= i + 2; k++) {
@@ -248,15 +317,6 @@ static bool looks_like_prologue(const uint8_t *b, size_t n)
 	return stp_fp_lr(x, &off) == 1 || x == 0x910003fdu;
 }
 
-/* user_pt_regs: regs[31] (x0-x30), sp, pc, then pstate (no DWARF number)
- * (<asm/ptrace.h>). */
-#define W(n) {n, 8 * (n), 8}
-static const struct jitmap__greg gregs[] = {
-	W(0),  W(1),  W(2),  W(3),  W(4),  W(5),  W(6),  W(7),  W(8),  W(9),  W(10),
-	W(11), W(12), W(13), W(14), W(15), W(16), W(17), W(18), W(19), W(20), W(21),
-	W(22), W(23), W(24), W(25), W(26), W(27), W(28), W(29), W(30), W(31), W(32),
-};
-#undef W
 
 const struct jitmap__arch jitmap__aarch64 = {
 	.id = JITMAP_ARCH_AARCH64,
@@ -270,8 +330,6 @@ const struct jitmap__arch jitmap__aarch64 = {
 	.ra = 30,
 	.pc = 32,
 	.num_core_regs = 33,
-	.gregs = gregs,
-	.num_gregs = sizeof(gregs) / sizeof(gregs[0]),
 	.ra_in_register = true,
 	/* paciasp/pacibsp sign x30 before the prologue saves it (and a leaf may keep it signed
 	 * in x30): the signature takes the bits above the virtual address. Linux gives user space

@@ -152,51 +152,6 @@ jitmap_arch jitmap_arch_host(jitmap_byte_order *order)
 #endif
 }
 
-/* -- Linux's general registers -- */
-
-size_t jitmap__linux_gregs(jitmap_arch arch, jitmap_byte_order order, const uint8_t *p,
-			   size_t len, uint16_t *regno, uint64_t *value, size_t max)
-{
-	const struct jitmap__arch *a = jitmap__arch(arch);
-	size_t n = 0;
-	for (size_t i = 0; a && i < a->num_gregs; i++) {
-		const struct jitmap__greg *g = &a->gregs[i];
-		if ((size_t)g->offset + g->size > len)
-			continue;
-		if (n < max) {
-			regno[n] = g->regno;
-			value[n] = jitmap__load(p + g->offset, g->size, order);
-		}
-		n++;
-	}
-	return n;
-}
-
-int jitmap_frame_regs_from_linux(jitmap_arch arch, jitmap_byte_order order, const void *gregs,
-				 size_t len, jitmap_frame_regs *out)
-{
-	const struct jitmap__arch *a = jitmap__arch(arch);
-	if (!out || !gregs)
-		return -EINVAL;
-	if (!a || !a->num_gregs || a->pc < 0)
-		return -ENOTSUP;
-	uint16_t regno[JITMAP_UNWIND_MAX_REGS];
-	uint64_t value[JITMAP_UNWIND_MAX_REGS];
-	const size_t n = jitmap__linux_gregs(arch, order, gregs, len, regno, value,
-					     JITMAP_UNWIND_MAX_REGS);
-	memset(out, 0, sizeof(*out));
-	bool pc = false;
-	for (size_t i = 0; i < n && i < JITMAP_UNWIND_MAX_REGS; i++) {
-		if (regno[i] == (unsigned)a->pc) {
-			out->pc = value[i];
-			pc = true;
-		} else if (regno[i] < a->num_core_regs) {
-			jitmap_frame_reg_set(out, regno[i], value[i]);
-		}
-	}
-	return pc ? 0 : -EINVAL;
-}
-
 /* Callee-saved per the standard ELF ABIs (SysV x86-64, AAPCS64, ELFv2, s390x ELF, RISC-V
  * LP64D). The stack pointer counts: an unwinder always recovers it. */
 bool jitmap_reg_is_callee_saved(jitmap_arch arch, unsigned regno)

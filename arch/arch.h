@@ -22,12 +22,6 @@ enum jitmap__prologue {
 	JITMAP_PROLOGUE_FP,   /* saves the caller's FP, then makes FP point at the save */
 };
 
-/* A register in Linux's pr_reg: its DWARF number, its offset and size in bytes. */
-struct jitmap__greg {
-	uint16_t regno, offset;
-	uint8_t size;
-};
-
 /* A function's frame as its first instructions build it (the `shape` hook). Offsets are
  * from the function's start; the CFA is the SP at its entry (x86-64: above the return
  * address the call pushed). */
@@ -43,14 +37,31 @@ struct jitmap__shape {
 	 * when known without a frame pointer: the word at CFA + ra_from_cfa (ra_known). */
 	bool ra_known;
 	int64_t ra_from_cfa;
-	/* The callee-saved registers (other than FP) the prologue stores, and where: the word
-	 * at CFA + cfa_off, stored by the instruction at offset `at`. */
+	/* The callee-saved registers the prologue stores, and where: the word at CFA +
+	 * cfa_off, which holds the caller's value from offset `after` on (the end of the
+	 * instruction that stores it). A frame-pointer prologue's FP may be among them. */
 	unsigned nsaved;
 	struct {
 		uint16_t reg;
-		uint16_t at;
+		uint16_t after;
 		int32_t cfa_off;
 	} saved[12];
+	/* Whether `saved` is every callee-saved register the function stores: the decoder
+	 * walked the prologue to an instruction that is none of the saves and SP moves it
+	 * decodes, inside the window, and saw nothing there (nor, where instructions have one
+	 * length, in the rest of the window) that stores, copies or writes a callee-saved
+	 * register it did not see saved. Then, under the ABI (a function that does not save a
+	 * callee-saved register does not change it), every other callee-saved register (but
+	 * SP, and FP where `kind` is JITMAP_PROLOGUE_FP) is still the caller's: GDB's prologue
+	 * analyzers and LLDB's assembly profiler rely on the same rule. False: nothing is
+	 * known of the others. A function that saves later than its prologue (GCC's separate
+	 * shrink-wrapping) is beyond what a prologue says; where a stack size is known too
+	 * (the stackmap method), it must equal frame_size. */
+	bool saves_complete;
+	/* How far the decoded prologue moves SP, counted as a stackmap's stack size counts it
+	 * (x86-64: its pushes and subtractions, not the return address the call pushed;
+	 * AArch64: the whole frame; s390x: what it subtracts from r15). */
+	uint64_t frame_size;
 };
 
 struct jitmap__arch {
@@ -67,10 +78,6 @@ struct jitmap__arch {
 	int pc;                    /* the PC's own DWARF number, -1 when it has none */
 	unsigned num_core_regs;    /* DWARF 0..n-1: the registers an unwinder tracks */
 	bool ra_in_register;       /* at entry the return address is in register `ra` */
-	/* Linux's general registers of a thread (NT_PRSTATUS's pr_reg, which PTRACE_GETREGSET
-	 * reads as NT_PRSTATUS): where each DWARF register sits, `num_gregs` of them. */
-	const struct jitmap__greg *gregs;
-	size_t num_gregs;
 	/* The bits of a return address that are the address, 0 for all of them: where a signed
 	 * return address (AArch64 pointer authentication) carries its signature above them. */
 	uint64_t code_address_mask;
@@ -100,8 +107,10 @@ struct jitmap__arch {
 	bool (*call_before)(const uint8_t *b, size_t n);
 	/* The frame-pointer prologue as messages name it. */
 	const char *prologue_text;
-	/* The first JITMAP__SHAPE_WINDOW bytes of a function: the frame its prologue builds. */
-	void (*shape)(const uint8_t *b, struct jitmap__shape *out);
+	/* The frame a function's prologue builds, from its first JITMAP__SHAPE_WINDOW bytes
+	 * `b`, of which the first `n` are its code (the rest, where the memory ends sooner,
+	 * zero: decoded as nothing known, and saves_complete never rests on them). */
+	void (*shape)(const uint8_t *b, size_t n, struct jitmap__shape *out);
 	/* Link-register architectures: what the `n` bytes from a function's start up to a PC
 	 * (the instructions that have run in frame 0 of a function whose prologue builds no
 	 * frame the table knows, such as a leaf) store or copy: a callee-saved register other
@@ -125,14 +134,11 @@ struct jitmap__arch {
 	bool (*looks_like_prologue)(const uint8_t *b, size_t n);
 };
 
-/* Bytes of a function's start the shape hook reads. */
-#define JITMAP__SHAPE_WINDOW 32
+/* Bytes of a function's start the shape hook reads: an x86-64 prologue that pushes every
+ * callee-saved register after endbr64 and a frame pointer, then subtracts a 32-bit size, is
+ * 26 bytes, and the instruction after it must be seen too. */
+#define JITMAP__SHAPE_WINDOW 48
 
-/* Linux's general registers (`len` bytes at `p`, byte order `order`) as DWARF-numbered
- * values, in the table's order: stores up to `max` (regno[i], value[i]) pairs and returns how
- * many the layout holds within `len` (0 where the table has no layout). */
-size_t jitmap__linux_gregs(jitmap_arch arch, jitmap_byte_order order, const uint8_t *p,
-			   size_t len, uint16_t *regno, uint64_t *value, size_t max);
 
 /* The table of `arch`, or NULL for JITMAP_ARCH_UNKNOWN and values out of range. */
 const struct jitmap__arch *jitmap__arch(jitmap_arch arch);

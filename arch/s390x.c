@@ -169,18 +169,21 @@ static void leaf_saves(const uint8_t *b, size_t n, bool *kept, bool *r14)
  * allocated: rN at SP_entry + disp + 8 * (N - first), SP_entry being CFA - 160; r14 among
  * them is the return address, r6-r13 are callee-saved. No stmg that covers r14: a leaf,
  * whose return address stays in r14 and whose callee-saved registers are its caller's
- * unless the instructions before the PC save one (leaf_saves). */
-static void shape(const uint8_t *b, struct jitmap__shape *out)
+ * unless the instructions before the PC save one (leaf_saves). saves_complete stays false:
+ * f8-f15, callee-saved too, are stored (std) after the stack is allocated, which this
+ * decoder does not follow, so no register the stmg leaves out is known to be unchanged. */
+static void shape(const uint8_t *b, size_t n, struct jitmap__shape *out)
 {
 	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE};
 	unsigned first, last;
 	int64_t disp;
-	if (stmg_r15(b, &first, &last, &disp) && first <= 14 && last >= 14 && last <= 15) {
+	if (n >= 6 && stmg_r15(b, &first, &last, &disp) && first <= 14 && last >= 14 &&
+	    last <= 15) {
 		out->ra_known = true;
 		out->ra_from_cfa = disp + 8 * (14 - (int64_t)first) - 160;
 		for (unsigned r = first < 6 ? 6 : first; r <= 13; r++) {
 			out->saved[out->nsaved].reg = (uint16_t)r;
-			out->saved[out->nsaved].at = 0;
+			out->saved[out->nsaved].after = 6;
 			out->saved[out->nsaved].cfa_off = (int32_t)(disp + 8 * (int64_t)(r - first) - 160);
 			out->nsaved++;
 		}
@@ -210,16 +213,6 @@ static bool is_return(const uint8_t *b, size_t n)
 	return n >= 2 && b[0] == 0x07 && b[1] == 0xfe;
 }
 
-/* s390_regs: psw mask, psw addr, gprs[16], acrs[16] (4 bytes each), orig_gpr2
- * (<asm/ptrace.h>). */
-static const struct jitmap__greg gregs[] = {
-	{64, 0, 8},   {65, 8, 8},   {0, 16, 8},   {1, 24, 8},   {2, 32, 8},   {3, 40, 8},
-	{4, 48, 8},   {5, 56, 8},   {6, 64, 8},   {7, 72, 8},   {8, 80, 8},   {9, 88, 8},
-	{10, 96, 8},  {11, 104, 8}, {12, 112, 8}, {13, 120, 8}, {14, 128, 8}, {15, 136, 8},
-	{48, 144, 4}, {49, 148, 4}, {50, 152, 4}, {51, 156, 4}, {52, 160, 4}, {53, 164, 4},
-	{54, 168, 4}, {55, 172, 4}, {56, 176, 4}, {57, 180, 4}, {58, 184, 4}, {59, 188, 4},
-	{60, 192, 4}, {61, 196, 4}, {62, 200, 4}, {63, 204, 4},
-};
 
 const struct jitmap__arch jitmap__s390x = {
 	.id = JITMAP_ARCH_S390X,
@@ -236,8 +229,6 @@ const struct jitmap__arch jitmap__s390x = {
 	 * reader (reader/core.c) do. */
 	.pc = 65,
 	.num_core_regs = 16,
-	.gregs = gregs,
-	.num_gregs = sizeof(gregs) / sizeof(gregs[0]),
 	.ra_in_register = true,
 	/* LLVM's SystemZ stack size is what the prologue subtracts from r15 (llc-14: aghi
 	 * %r15,-176 for stack size 176), the caller's save area not included. */

@@ -72,23 +72,165 @@ static bool call_before(const uint8_t *b, size_t n)
 	return false;
 }
 
-/* [endbr64] push %rbp; mov %rsp,%rbp (either encoding of the mov). The call pushed the
- * return address: it is at CFA - 8 in every frame. */
-static void shape(const uint8_t *b, struct jitmap__shape *out)
+/* The DWARF number of the register an instruction names with 4 bits (REX's extension bit
+ * on top of the 3 in the opcode or ModRM byte). */
+static const uint8_t dwarf_of[16] = {0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15};
+
+/* A callee-saved register the prologue has not saved (by DWARF number; `saved`: a bit per
+ * register saved so far). rsp is none: it is the stack the prologue moves. */
+static bool unsaved(unsigned dw, unsigned saved)
 {
-	unsigned i = 0;
-	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+	return dw != 7 && callee_saved(dw) && !(saved >> dw & 1);
+}
+
+/* Whether the instruction at `p` (`n` bytes there) is one of the common forms that write a
+ * register, or store one, and the register is a callee-saved one the prologue did not save:
+ * then the saves were not all in the prologue (or the code does not keep the ABI), and
+ * nothing is known of the unsaved ones. Forms: mov/lea/add/sub/and/or/xor between registers
+ * or from memory (the destination in ModRM.reg, or ModRM.rm when mod = 3), a store
+ * (mov %reg,mem: the stored register), xchg (both), mov $imm,%reg. */
+static bool writes_unsaved(const uint8_t *p, size_t n, unsigned saved)
+{
+	size_t i = 0;
+	unsigned rex = 0;
+	if (n && (p[0] & 0xf0) == 0x40) {
+		rex = p[0];
+		i = 1;
+	}
+	if (i >= n)
+		return false;
+	const uint8_t op = p[i];
+	if (op >= 0xb8 && op <= 0xbf) /* mov $imm,%reg */
+		return unsaved(dwarf_of[(op - 0xb8) | (rex & 1) << 3], saved);
+	if (i + 1 >= n)
+		return false;
+	const unsigned modrm = p[i + 1], mod = modrm >> 6;
+	const unsigned reg = dwarf_of[((modrm >> 3) & 7) | (rex & 4) << 1];
+	const unsigned rm = dwarf_of[(modrm & 7) | (rex & 1) << 3];
+	switch (op) {
+	case 0x89: /* mov %reg,r/m: a store of reg, or a write of rm */
+		return mod == 3 ? unsaved(rm, saved) : unsaved(reg, saved);
+	case 0x01: case 0x09: case 0x21: case 0x29: case 0x31: /* add/or/and/sub/xor %reg,r/m */
+		return mod == 3 && unsaved(rm, saved);
+	case 0x8b: case 0x8d: case 0x03: case 0x0b: case 0x23: case 0x2b: case 0x33:
+		return unsaved(reg, saved); /* mov/lea/add/or/and/sub/xor r/m,%reg */
+	case 0x87: /* xchg */
+		return unsaved(reg, saved) || (mod == 3 && unsaved(rm, saved));
+	default:
+		return false;
+	}
+}
+
+/* A save the prologue makes: `dw`'s caller value at CFA + cfa_off from offset `after` on.
+ * False when the table is full. */
+static bool note_saved(struct jitmap__shape *out, unsigned dw, size_t after, int64_t cfa_off)
+{
+	if (out->nsaved >= sizeof(out->saved) / sizeof(out->saved[0]))
+		return false;
+	out->saved[out->nsaved].reg = (uint16_t)dw;
+	out->saved[out->nsaved].after = (uint16_t)after;
+	out->saved[out->nsaved].cfa_off = (int32_t)cfa_off;
+	out->nsaved++;
+	return true;
+}
+
+/* The prologues LLVM, GCC and hand-written JITs begin with:
+ *   [endbr64] [push %rbp; mov %rsp,%rbp] {push %reg | sub $imm,%rsp | mov %reg,%reg}
+ * The call pushed the return address: it is at CFA - 8 in every frame. With the frame
+ * pointer, the CFA is rbp + 16 once it is set. Each push of a callee-saved register is a
+ * save (the slot CFA - 8 - the bytes pushed so far); a push of another register (LLVM's
+ * `push %rax` for alignment) and `sub` move SP only; a register-to-register mov between
+ * registers that are caller-saved or already saved (GCC moves arguments into them between
+ * its pushes) changes nothing the frame says, but a `sub` after one is the body's (LLVM's
+ * room for a call's stack arguments follows its moves); a mov to or from an unsaved
+ * callee-saved register means the saves are not all seen. The first other instruction ends
+ * the prologue: the saves are complete when it lies in the window and writes no unsaved
+ * callee-saved register in the forms writes_unsaved knows (the rest of the body is not
+ * decoded). */
+static void shape(const uint8_t *b, size_t n, struct jitmap__shape *out)
+{
+	size_t i = 0;
+	if (n >= 4 && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
 		i = 4;
-	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE, .save_at = i,
+	*out = (struct jitmap__shape){.kind = JITMAP_PROLOGUE_NONE, .save_at = (unsigned)i,
 				      .ra_known = true, .ra_from_cfa = -8};
-	if (b[i] == 0x55 && b[i + 1] == 0x48 &&
+	unsigned saved = 0;     /* a bit per DWARF register saved */
+	uint64_t pushed = 0;    /* bytes below the return address */
+	bool moved = false;     /* a mov was passed over: a `sub` now is the body's */
+	if (i + 4 <= n && b[i] == 0x55 && b[i + 1] == 0x48 &&
 	    ((b[i + 2] == 0x89 && b[i + 3] == 0xe5) || (b[i + 2] == 0x8b && b[i + 3] == 0xec))) {
 		out->kind = JITMAP_PROLOGUE_FP;
-		out->after_save = i + 1; /* push %rbp */
-		out->fp_set_at = i + 4;
+		out->after_save = (unsigned)i + 1; /* push %rbp */
+		out->fp_set_at = (unsigned)i + 4;
 		out->cfa_from_fp = 16;
 		out->cfa_after_save = 16;
+		note_saved(out, 6, i + 1, -16);
+		saved |= 1u << 6;
+		pushed = 8;
+		i += 4;
 	}
+	for (;;) {
+		if (i >= n)
+			return; /* the window ends inside the prologue: not all seen */
+		const uint8_t *p = b + i;
+		const size_t left = n - i;
+		unsigned r = 16;
+		size_t len = 0;
+		if (p[0] >= 0x50 && p[0] <= 0x57) {
+			r = p[0] - 0x50u;
+			len = 1;
+		} else if (left >= 2 && p[0] == 0x41 && p[1] >= 0x50 && p[1] <= 0x57) {
+			r = 8 + p[1] - 0x50u;
+			len = 2;
+		} else if (moved && left >= 4 && p[0] == 0x48 && (p[1] == 0x83 || p[1] == 0x81) &&
+			   p[2] == 0xec) {
+			break; /* after a mov: the body's (room for a call's stack arguments) */
+		} else if (left >= 4 && p[0] == 0x48 && p[1] == 0x83 && p[2] == 0xec) {
+			if (p[3] == 0 || p[3] >= 0x80)
+				return; /* sub of 0 or of a negative byte: not a prologue's */
+			pushed += p[3];
+			i += 4;
+			continue;
+		} else if (left >= 7 && p[0] == 0x48 && p[1] == 0x81 && p[2] == 0xec) {
+			const uint32_t imm = (uint32_t)p[3] | (uint32_t)p[4] << 8 |
+					     (uint32_t)p[5] << 16 | (uint32_t)p[6] << 24;
+			if (imm == 0 || imm >= 0x80000000u)
+				return;
+			pushed += imm;
+			i += 7;
+			continue;
+		} else if (left >= 3 && (p[0] & 0xf0) == 0x40 && (p[0] & 8) &&
+			   (p[1] == 0x89 || p[1] == 0x8b) && p[2] >> 6 == 3) {
+			const unsigned a = dwarf_of[((p[2] >> 3) & 7) | (p[0] & 4) << 1];
+			const unsigned c = dwarf_of[(p[2] & 7) | (p[0] & 1) << 3];
+			/* to or from an unsaved one: changed, or kept elsewhere (a leaf's way) */
+			if (unsaved(a, saved) || unsaved(c, saved))
+				return;
+			if (a == 7 || c == 7)
+				break; /* mov %rsp,%reg: the body's (a dynamic frame's base) */
+			moved = true;
+			i += 3;
+			continue;
+		} else {
+			break;
+		}
+		const unsigned dw = dwarf_of[r];
+		if (dw == 7)
+			return; /* push %rsp */
+		pushed += 8;
+		if (callee_saved(dw)) {
+			/* pushed twice: not a prologue this decoder knows */
+			if (saved >> dw & 1 ||
+			    !note_saved(out, dw, i + len, -(int64_t)(8 + pushed)))
+				return;
+			saved |= 1u << dw;
+		}
+		i += len;
+	}
+	if (writes_unsaved(b + i, n - i, saved))
+		return;
+	out->saves_complete = true;
+	out->frame_size = pushed;
 }
 
 /* add/sub $imm,%rsp; lea disp(%rsp),%rsp; pop (LLVM's 8-byte adjustment at minsize). */
@@ -117,15 +259,6 @@ static bool looks_like_prologue(const uint8_t *b, size_t n)
 	return b[0] == 0x55 || (b[0] == 0x48 && b[1] == 0x89 && b[2] == 0xe5);
 }
 
-/* user_regs_struct: r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax rip cs
- * eflags rsp ss fs_base gs_base ds es fs gs (<sys/user.h>). */
-static const struct jitmap__greg gregs[] = {
-	{15, 0, 8},  {14, 8, 8},   {13, 16, 8},  {12, 24, 8},  {6, 32, 8},   {3, 40, 8},
-	{11, 48, 8}, {10, 56, 8},  {9, 64, 8},   {8, 72, 8},   {0, 80, 8},   {2, 88, 8},
-	{1, 96, 8},  {4, 104, 8},  {5, 112, 8},  /* orig_rax at 120 */ {16, 128, 8},
-	{51, 136, 8}, {49, 144, 8}, {7, 152, 8}, {52, 160, 8}, {58, 168, 8}, {59, 176, 8},
-	{53, 184, 8}, {50, 192, 8}, {54, 200, 8}, {55, 208, 8},
-};
 
 const struct jitmap__arch jitmap__x86_64 = {
 	.id = JITMAP_ARCH_X86_64,
@@ -139,8 +272,6 @@ const struct jitmap__arch jitmap__x86_64 = {
 	.ra = 16,
 	.pc = 16,
 	.num_core_regs = 17,
-	.gregs = gregs,
-	.num_gregs = sizeof(gregs) / sizeof(gregs[0]),
 	.ra_in_register = false,
 	/* LLVM's x86-64 MachineFrameInfo stack size covers the callee-saved pushes and the rbp
 	 * push but not the return address the call pushed (measured: docs/unwinding.md). */

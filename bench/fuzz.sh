@@ -13,7 +13,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build-fuzz}
 runs=${BENCH_FUZZ_RUNS:-10000000}
-targets=${BENCH_FUZZ_TARGETS:-fuzz_parse fuzz_elf fuzz_cfi fuzz_core fuzz_process fuzz_plugin fuzz_layout fuzz_unwind}
+targets=${BENCH_FUZZ_TARGETS:-fuzz_parse fuzz_elf fuzz_cfi fuzz_core fuzz_process fuzz_plugin fuzz_layout fuzz_unwind fuzz_insn fuzz_live}
 jobs=${BENCH_FUZZ_JOBS:-1}
 "$top/scripts/setup.sh" >/dev/null
 CC=clang-14 cmake -S "$top" -B "$build" -DJITMAP_BUILD_FUZZ=ON -DJITMAP_BUILD_TESTS=OFF \

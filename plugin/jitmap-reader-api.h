@@ -16,7 +16,8 @@
  * thread while GDB can read memory (a stopped process or a core file), as Python commands do.
  *
  * Staleness: GDB never tells a reader that an entry was unregistered or that the process is
- * gone. The reader guards its entries itself:
+ * gone. The reader's process model guards its entries (jitmap/process.h, the staleness of
+ * images handed in; the reader forgets the entries the model drops):
  *   - an entry whose code overlaps a newer entry's is replaced by it (a JIT that reuses
  *     memory, a program run again);
  *   - jitmap_reader_invalidate(JITMAP_READER_RECHECK) makes every entry re-check, before its

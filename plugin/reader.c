@@ -1,27 +1,30 @@
 /* reader.c: jitmap-reader.so, GDB's JIT reader plugin for jitmap.
  *
  * GDB hands the reader every JIT entry (an in-memory ELF image) and asks it to unwind every
- * frame of the process. The reader:
- *   - hands each entry's image to libjitmap's process model (jitmap_process_add_image),
- *     which owns reading its stackmap (the live section at sh_addr, the registered copy's
- *     addresses while MCJIT has not relocated it, a section rewritten in place) and one
- *     jitmap_index over them; the reader keeps what GDB's slots need: code ranges, function
- *     symbols, the live .eh_frame (gdb-jit-interface.md §4);
- *   - declines every entry whose functions GDB's own ELF reader names (GDB then has their
- *     names, found by name too, their DWARF and CFI), and claims (one symtab, one block per
- *     function symbol) only those it would leave as `?? ()`, or, when asked
- *     (JITMAP_READER_CLAIM_AUTO, for fast registration), every entry without DWARF;
- *   - unwinds frames in JIT code with libjitmap's unwinder (CFI, the stackmap's frame size
+ * frame of the process. The reader is a thin client of libjitmap's process model
+ * (jitmap/process.h): each entry's image is handed in (jitmap_process_add_image), and the model
+ * owns what is known of it: its code and functions, which image holds a PC
+ * (jitmap_process_image_code_at, O(log n): GDB asks about every frame, its own and foreign
+ * ones), its stackmap (the live section at sh_addr, a section rewritten in place, one
+ * jitmap_index over all), its CFI (the live .eh_frame, read once), and when it is stale (GDB
+ * never says when an entry goes away: its code changed or became unreadable, or a newer
+ * image's code overlaps it). The reader keeps what is GDB's:
+ *   - which entries to claim: it declines every entry whose functions GDB's own ELF reader
+ *     names (GDB then has their names, found by name too, their DWARF and CFI), and claims
+ *     (one symtab, one block per function) only those it would leave as `?? ()`, or, when
+ *     asked (JITMAP_READER_CLAIM_AUTO, for fast registration), every entry without DWARF;
+ *   - unwinding frames in JIT code with libjitmap's unwinder (CFI, the stackmap's frame size
  *     at record PCs, the frame-pointer chain), except where GDB's DWARF unwinder already has
- *     the CFI of a declined entry;
- *   - gives the Python commands that index (jitmap-reader-api.h).
+ *     the CFI of a declined entry: GDB's registers, whether a frame is the innermost, and
+ *     per-frame caches;
+ *   - the API for the Python commands (jitmap-reader-api.h), its notes and counters.
  *
  * GDB 13 traps (gdb-jit-interface.md §2, docs/gdb.md): block_open with a NULL name crashes
  * GDB; so does a NULL from gdb_init_reader; reg_get with a DWARF number the architecture does
  * not map aborts it; reg_set frees the value with its `free` member without checking for NULL,
  * and supplies the bytes even when `defined` is 0 (registers we do not set are the ones GDB
- * shows as <not saved>). Nothing read from the inferior is trusted: every size is capped,
- * every address range checked for overflow.
+ * shows as <not saved>). Nothing read from the inferior is trusted: the process model checks
+ * images and sections, and the reader's own reads are bounded.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,11 +52,8 @@ GDB_DECLARE_GPL_COMPATIBLE_READER
 /* -- Limits -- */
 
 #define MAX_IMAGE_SIZE (UINT64_C(1) << 30) /* a JIT image larger than this is declined */
-#define MAX_LIVE_READ (UINT64_C(64) << 20)  /* CFI read from the target */
-#define MAX_CODE_SPAN (UINT64_C(1) << 36)   /* one code section */
-#define MAX_NAME 1024                       /* function names are cut here */
+#define MAX_NAME 1024                       /* names given to GDB are cut here */
 #define READ_CHUNK (1 << 20)                /* target_read takes an int length */
-#define SNAP_LEN 16                         /* bytes sampled to detect stale entries */
 #define CACHE_SLOTS 8
 #define MEM_LINE 128                        /* target memory read at once while unwinding */
 
@@ -98,63 +98,21 @@ static bool set_roles(jitmap_arch arch, bool big_endian)
 
 /* -- State -- */
 
-struct func {
-	uint64_t lo, hi;
-	char *name;
-	bool gdb_named; /* GDB's own ELF reader names it too (not absolute, in a code section) */
-};
-
-struct span {
-	uint64_t lo, hi;
-};
-
+/* What the reader keeps of an image GDB handed it; the rest is the process model's. */
 struct entry {
-	uint64_t serial;
-	size_t pos; /* in reader.entries */
-	jitmap_arch arch;
-	bool big_endian, claimed, debug_info;
-	bool values_are_addresses; /* ET_REL symbols hold addresses (JITMAP_SYMBOL_VALUE_IS_ADDRESS) */
-	struct span *code; /* executable sections, sorted, disjoint */
-	size_t ncode;
-	struct func *funcs; /* sorted, disjoint, inside `code` */
-	size_t nfuncs;
-	size_t ngdb_named; /* how many of them GDB's own reader names */
-	char *file_name; /* STT_FILE, or NULL */
-
-	/* .llvm_stackmaps: the process model's (the image handed in as `image_id`); `sm` is
-	 * what it last gave, valid until the next jitmap_process_recheck. */
-	uint64_t image_id;
-	bool has_sm;
-	uint64_t sm_addr, sm_size;
-	const jitmap_stackmap *sm;
-
-	/* CFI: .eh_frame live at eh_addr, .debug_frame copied from the image. */
-	uint64_t eh_addr, eh_size;
-	void *df;
-	size_t df_len;
-	jitmap_cfi *cfi;
-	uint64_t cfi_tried;
-
-	/* Staleness: the first bytes of the code, sampled at first use. */
-	uint64_t checked; /* generation of the last check */
-	bool usable;      /* the result of that check */
-	bool sampled;
-	uint64_t snap_addr;
-	uint8_t snap[SNAP_LEN];
-
+	uint64_t id;     /* the image's, in the process model */
+	uint64_t serial; /* GDB's reading order: "entry 3" in notes */
+	bool claimed, debug_info;
+	bool gdb_names; /* GDB's own ELF reader names some of its functions */
+	const jitmap_stackmap *sm; /* what the model last gave, valid until the next recheck */
 	char problem[256];
-};
-
-struct slot {
-	uint64_t lo, hi;
-	struct entry *e;
 };
 
 struct cache_slot {
 	uint64_t gen, epoch; /* valid while both match the reader's */
 	uint64_t pc, known;
 	uint64_t reg[MAX_GPR];
-	struct entry *e;
+	uint64_t id; /* the entry's (0: an empty slot) */
 	jitmap_unwind_result res;
 	uint64_t func_lo;
 	bool outermost;
@@ -181,11 +139,9 @@ struct reader {
 	uint64_t gen;   /* bumped by jitmap_reader_invalidate(RECHECK) */
 	uint64_t epoch; /* bumped whenever an entry or what it caches changes */
 	uint64_t next_serial;
-	struct entry **entries;
+	struct entry *entries; /* sorted by id (ids only grow) */
 	size_t nentries, entries_cap;
-	struct slot *slots; /* every entry's code ranges, sorted, disjoint */
-	size_t nslots, slots_cap;
-	jitmap_process *proc; /* the entries' stackmaps, one index over them */
+	jitmap_process *proc; /* the images, their code, stackmaps and CFI */
 	struct cache_slot cache[CACHE_SLOTS];
 	unsigned cache_next;
 	jitmap_reader_stats stats;
@@ -236,9 +192,12 @@ static int target_read(struct reader *r, uint64_t addr, void *buf, size_t len)
 
 /* The unwinder's reads: through a small line cache (struct mem_line), falling back to the
  * exact read when a whole line cannot be read (the end of a mapping). */
-static int unwind_read_mem(void *ctx, uint64_t addr, void *buf, size_t len)
+static int unwind_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			   size_t why_len)
 {
 	struct reader *r = ctx;
+	(void)why;
+	(void)why_len;
 	if (len > MEM_LINE / 2 || addr > UINT64_MAX - MEM_LINE)
 		return target_read(r, addr, buf, len);
 	for (unsigned i = 0; i < 2; i++) {
@@ -268,399 +227,167 @@ static int process_read(void *ctx, uint64_t addr, void *buf, size_t len, char *w
 	return rc;
 }
 
-/* A malloc'd copy of `len` bytes at `addr` in the target, or NULL. */
-static void *target_copy(struct reader *r, uint64_t addr, uint64_t len)
-{
-	if (!len || len > MAX_LIVE_READ)
-		return NULL;
-	void *buf = malloc(len);
-	if (buf && target_read(r, addr, buf, len)) {
-		free(buf);
-		buf = NULL;
-	}
-	return buf;
-}
+/* -- Entries -- */
 
-/* -- Entries: creation from an ELF image -- */
-
-static void entry_free(struct entry *e)
+static struct entry *entry_of(struct reader *r, uint64_t id)
 {
-	if (!e)
-		return;
-	for (size_t i = 0; i < e->nfuncs; i++)
-		free(e->funcs[i].name);
-	free(e->funcs);
-	free(e->code);
-	free(e->file_name);
-	free(e->df);
-	jitmap_cfi_free(e->cfi);
-	free(e);
-}
-
-static int cmp_span(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-	return (x->lo > y->lo) - (x->lo < y->lo);
-}
-
-static int cmp_func(const void *a, const void *b)
-{
-	const struct func *x = a, *y = b;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return (x->hi < y->hi) - (x->hi > y->hi); /* the larger first */
-}
-
-/* The element of a sorted array of non-overlapping [lo, hi) ranges that holds `addr`, or
- * NULL. Serves spans and functions alike: both start with `uint64_t lo, hi` (checked below). */
-static const void *range_at(const void *base, size_t n, size_t stride, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = r->nentries;
 	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (((const struct span *)((const char *)base + mid * stride))->lo <= addr)
+		const size_t mid = lo + (hi - lo) / 2;
+		if (r->entries[mid].id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
-		return NULL;
-	const void *at = (const char *)base + (lo - 1) * stride;
-	return addr < ((const struct span *)at)->hi ? at : NULL;
-}
-_Static_assert(offsetof(struct func, lo) == offsetof(struct span, lo) &&
-		       offsetof(struct func, hi) == offsetof(struct span, hi),
-	       "range_at reads functions as spans");
-
-/* The code span of `e` holding `addr`, or NULL. */
-static const struct span *code_at(const struct entry *e, uint64_t addr)
-{
-	return range_at(e->code, e->ncode, sizeof(*e->code), addr);
+	return lo < r->nentries && r->entries[lo].id == id ? &r->entries[lo] : NULL;
 }
 
-static const struct func *func_at(const struct entry *e, uint64_t addr)
+static void remove_entry(struct reader *r, struct entry *e)
 {
-	return range_at(e->funcs, e->nfuncs, sizeof(*e->funcs), addr);
+	const size_t at = (size_t)(e - r->entries);
+	memmove(e, e + 1, (r->nentries - at - 1) * sizeof(*e));
+	r->nentries--;
+	r->epoch++;
 }
 
-/* Sort and merge the code spans; sort the functions, drop duplicates, cut each at the next
- * one and at the end of its span: GDB wants blocks that do not overlap. */
-static void tidy_entry(struct entry *e)
+/* Forget the entries whose images the process model dropped: stale (their code changed or
+ * cannot be read any more), or replaced by a newer image over the same code. */
+static void forget_dropped(struct reader *r)
 {
-	if (e->ncode) {
-		qsort(e->code, e->ncode, sizeof(*e->code), cmp_span);
-		size_t n = 0;
-		for (size_t i = 0; i < e->ncode; i++) {
-			if (n && e->code[i].lo <= e->code[n - 1].hi) {
-				if (e->code[i].hi > e->code[n - 1].hi)
-					e->code[n - 1].hi = e->code[i].hi;
-			} else {
-				e->code[n++] = e->code[i];
-			}
+	jitmap_dropped_image d[8];
+	size_t n;
+	while ((n = jitmap_process_take_dropped(r->proc, d, 8)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			struct entry *e = entry_of(r, d[i].id);
+			if (!e)
+				continue;
+			if (d[i].replaced)
+				r->stats.replaced++;
+			else
+				r->stats.dropped++;
+			note(r, NULL, "entry %" PRIu64 " %s: dropped (%s)", e->serial,
+			     d[i].replaced ? "was replaced" : "is stale", d[i].why);
+			remove_entry(r, e);
 		}
-		e->ncode = n;
 	}
-	if (!e->nfuncs)
-		return;
-	qsort(e->funcs, e->nfuncs, sizeof(*e->funcs), cmp_func);
-	size_t n = 0;
-	for (size_t i = 0; i < e->nfuncs; i++) {
-		struct func *f = &e->funcs[i];
-		if (n && f->lo == e->funcs[n - 1].lo) { /* an alias: keep the first (largest) */
-			e->funcs[n - 1].gdb_named |= f->gdb_named; /* GDB names the address */
-			free(f->name);
-			continue;
-		}
-		if (n && e->funcs[n - 1].hi > f->lo)
-			e->funcs[n - 1].hi = f->lo;
-		e->funcs[n++] = *f;
-	}
-	e->nfuncs = n;
-	/* Zero-sized symbols (hand-written code) reach the next function or the span's end. */
-	for (size_t i = 0; i < e->nfuncs; i++) {
-		struct func *f = &e->funcs[i];
-		const struct span *s = code_at(e, f->lo);
-		uint64_t limit = s ? s->hi : f->lo;
-		if (i + 1 < e->nfuncs && e->funcs[i + 1].lo < limit)
-			limit = e->funcs[i + 1].lo;
-		if (f->hi == f->lo || f->hi > limit)
-			f->hi = limit;
-	}
-	n = 0;
-	for (size_t i = 0; i < e->nfuncs; i++) {
-		if (e->funcs[i].hi > e->funcs[i].lo)
-			e->funcs[n++] = e->funcs[i];
-		else
-			free(e->funcs[i].name);
-	}
-	e->nfuncs = n;
 }
 
-/* Keep the image's function symbols that lie in its code. */
-static int add_symbols(struct entry *e, const jitmap_image *img)
+static void forget_all(struct reader *r)
+{
+	forget_dropped(r);
+	while (r->nentries) {
+		r->stats.dropped++;
+		jitmap_process_remove_image(r->proc, r->entries[--r->nentries].id);
+	}
+	forget_dropped(r); /* nothing left to say of them */
+	r->epoch++;
+}
+
+/* Whether GDB's own ELF reader names some function of the image's code `code` (sorted,
+ * disjoint). GDB's ELF reader (elfread.c) makes an absolute symbol mst_abs, which its PC
+ * lookups skip, and a symbol of a section without SHF_EXECINSTR (BFD's SEC_CODE) a data
+ * symbol: neither names code, in bt or for break NAME. An ET_REL symbol whose value is an
+ * address GDB places outside its section. [checked: GDB 13] */
+static bool gdb_names(const jitmap_image *img, const jitmap_image_range *code, size_t ncode)
 {
 	const size_t n = jitmap_image_num_symbols(img);
-	struct func *funcs = realloc(e->funcs, (e->nfuncs + n + 1) * sizeof(*funcs));
-	if (!funcs)
-		return -ENOMEM;
-	e->funcs = funcs;
 	for (size_t i = 0; i < n; i++) {
-		jitmap_image_symbol_info s;
-		if (jitmap_image_symbol(img, i, &s) || !code_at(e, s.address))
+		jitmap_image_symbol_info s = {.sz = sizeof(s)};
+		if (jitmap_image_symbol(img, i, &s) || !(s.flags & JITMAP_SYMBOL_IN_CODE) ||
+		    (s.flags & (JITMAP_SYMBOL_ABSOLUTE | JITMAP_SYMBOL_VALUE_IS_ADDRESS)))
 			continue;
-		/* GDB's ELF reader (elfread.c) makes an absolute symbol mst_abs, which its PC
-		 * lookups skip, and a symbol of a section without SHF_EXECINSTR (BFD's SEC_CODE)
-		 * a data symbol: neither names code, in bt or for break NAME. An ET_REL symbol
-		 * whose value is an address GDB places outside its section. [checked: GDB 13] */
-		const bool gdb_named = (s.flags & JITMAP_SYMBOL_IN_CODE) &&
-				       !(s.flags & (JITMAP_SYMBOL_ABSOLUTE |
-						    JITMAP_SYMBOL_VALUE_IS_ADDRESS));
-		char *copy = strndup(s.name, MAX_NAME);
-		if (!copy)
-			return -ENOMEM;
-		e->funcs[e->nfuncs++] = (struct func){s.address, s.address + s.size, copy, gdb_named};
-		if (s.flags & JITMAP_SYMBOL_VALUE_IS_ADDRESS)
-			e->values_are_addresses = true;
+		size_t lo = 0, hi = ncode;
+		while (lo < hi) {
+			const size_t mid = lo + (hi - lo) / 2;
+			if (code[mid].lo <= s.address)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && s.address < code[lo - 1].hi)
+			return true;
 	}
-	return 0;
+	return false;
 }
 
-/* Fill `e` from the ELF image (read by libjitmap). Returns 0, or a negative errno with the
- * reason in `why`. */
-/* Hand the image to the process model (which reads its stackmap) and take from it what GDB's
- * slots need: code spans, function symbols, CFI. */
-static int entry_from_image(struct reader *r, struct entry *e, const void *image, size_t size,
-			    char *why, size_t why_len)
+/* Hand GDB's image to the process model and take what the claim needs: its image, its
+ * functions. Returns 0, or a negative errno with the reason in `why` (e->id is set when the
+ * model kept the image). */
+static int hand_in(struct reader *r, struct entry *e, const void *image, size_t size,
+		   const jitmap_image **img, const jitmap_code_function **fns, size_t *nfns,
+		   char *why, size_t why_len)
 {
 	char where[48];
 	snprintf(where, sizeof(where), "JIT entry %" PRIu64, e->serial);
-	int rc = jitmap_process_add_image(r->proc, image, size, where, &e->image_id);
-	jitmap_source_info si;
-	if (rc || jitmap_process_image(r->proc, e->image_id, &si) || !si.image) {
-		const char *p = rc ? NULL : jitmap_process_image_problem(r->proc, e->image_id, 0);
+	const int rc = jitmap_process_add_image(r->proc, image, size, where, &e->id);
+	jitmap_source_info si = {.sz = sizeof(si)};
+	if (rc || jitmap_process_image(r->proc, e->id, &si) || !si.image) {
+		const char *p = rc ? NULL : jitmap_process_image_problem(r->proc, e->id, 0);
 		snprintf(why, why_len, "%.150s", p ? p : jitmap_strerror(rc ? rc : -EINVAL));
 		return rc ? rc : -EINVAL;
 	}
-	const jitmap_image *img = si.image;
-	rc = -ENOMEM;
-	e->arch = jitmap_image_arch(img);
-	e->big_endian = jitmap_image_byte_order(img) == JITMAP_ORDER_BIG;
-	e->debug_info = jitmap_image_has_debug_info(img);
-	const char *file = jitmap_image_file_name(img);
-	if (file && !(e->file_name = strndup(file, MAX_NAME)))
-		goto out;
-
-	const size_t ncode = jitmap_image_num_code_ranges(img);
-	e->code = calloc(ncode + 1, sizeof(*e->code));
-	if (!e->code)
-		goto out;
-	for (size_t i = 0; i < ncode; i++) {
-		const jitmap_image_range *c = jitmap_image_code_range(img, i);
-		if (c->hi - c->lo <= MAX_CODE_SPAN)
-			e->code[e->ncode++] = (struct span){c->lo, c->hi};
+	const jitmap_image_range *code;
+	size_t ncode;
+	if (jitmap_process_image_code(r->proc, e->id, &code, &ncode, fns, nfns)) {
+		snprintf(why, why_len, "out of memory");
+		return -ENOMEM;
 	}
-
-	uint64_t addr, len;
-	if (!jitmap_image_stackmap_section(img, &addr, &len) && len) {
-		e->has_sm = true;
-		e->sm_addr = addr;
-		e->sm_size = len;
-	}
-	if (!jitmap_image_eh_frame(img, &addr, &len) && len <= MAX_LIVE_READ) {
-		e->eh_addr = addr;
-		e->eh_size = len;
-	}
-	size_t df_len;
-	const void *df = jitmap_image_debug_frame(img, &df_len);
-	if (df && df_len <= MAX_LIVE_READ) {
-		if (!(e->df = malloc(df_len)))
-			goto out;
-		memcpy(e->df, df, df_len);
-		e->df_len = df_len;
-	}
-	rc = -EINVAL;
-	if (!e->ncode) {
+	if (!ncode) {
 		snprintf(why, why_len, "no executable section placed in memory");
-		goto out;
+		return -EINVAL;
 	}
-	/* Code spans first: symbols are kept only inside them. */
-	tidy_entry(e);
-	rc = add_symbols(e, img);
-	if (rc) {
-		snprintf(why, why_len, "out of memory");
-		goto out;
-	}
-	tidy_entry(e);
-	for (size_t i = 0; i < e->nfuncs; i++)
-		e->ngdb_named += e->funcs[i].gdb_named;
-	rc = 0;
-out:
-	if (rc == -ENOMEM)
-		snprintf(why, why_len, "out of memory");
-	return rc;
+	*img = si.image;
+	e->debug_info = jitmap_image_has_debug_info(si.image);
+	e->gdb_names = gdb_names(si.image, code, ncode);
+	return 0;
 }
 
-/* -- Entries: the reader's table -- */
-
-/* The first slot whose range ends after `addr`. */
-static size_t slot_search(const struct reader *r, uint64_t addr)
+static int add_entry(struct reader *r, const struct entry *e)
 {
-	size_t lo = 0, hi = r->nslots;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->slots[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static struct entry *entry_at(const struct reader *r, uint64_t addr)
-{
-	const size_t i = slot_search(r, addr);
-	return i < r->nslots && r->slots[i].lo <= addr ? r->slots[i].e : NULL;
-}
-
-static void drop_entry(struct reader *r, struct entry *e)
-{
-	for (size_t k = 0; k < e->ncode; k++) {
-		size_t i = slot_search(r, e->code[k].lo);
-		if (i < r->nslots && r->slots[i].e == e) {
-			memmove(&r->slots[i], &r->slots[i + 1], (r->nslots - i - 1) * sizeof(*r->slots));
-			r->nslots--;
-		}
-	}
-	r->entries[e->pos] = r->entries[--r->nentries];
-	r->entries[e->pos]->pos = e->pos;
-	jitmap_process_remove_image(r->proc, e->image_id);
-	r->epoch++;
-	entry_free(e);
-}
-
-/* Add `e`, replacing the entries whose code it overlaps. Returns 0 or -ENOMEM. */
-static int add_entry(struct reader *r, struct entry *e)
-{
-	for (size_t k = 0; k < e->ncode; k++) {
-		size_t i;
-		while ((i = slot_search(r, e->code[k].lo)) < r->nslots &&
-		       r->slots[i].lo < e->code[k].hi) {
-			r->stats.replaced++;
-			drop_entry(r, r->slots[i].e);
-		}
-	}
 	if (r->nentries == r->entries_cap) {
-		size_t cap = r->entries_cap ? 2 * r->entries_cap : 64;
-		struct entry **v = realloc(r->entries, cap * sizeof(*v));
+		const size_t cap = r->entries_cap ? 2 * r->entries_cap : 64;
+		struct entry *v = realloc(r->entries, cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		r->entries = v;
 		r->entries_cap = cap;
 	}
-	if (r->nslots + e->ncode > r->slots_cap) {
-		size_t cap = r->slots_cap ? 2 * r->slots_cap : 64;
-		while (cap < r->nslots + e->ncode)
-			cap *= 2;
-		struct slot *v = realloc(r->slots, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->slots = v;
-		r->slots_cap = cap;
-	}
-	for (size_t k = 0; k < e->ncode; k++) {
-		size_t i = slot_search(r, e->code[k].lo);
-		memmove(&r->slots[i + 1], &r->slots[i], (r->nslots - i) * sizeof(*r->slots));
-		r->slots[i] = (struct slot){e->code[k].lo, e->code[k].hi, e};
-		r->nslots++;
-	}
-	e->pos = r->nentries;
-	r->entries[r->nentries++] = e;
+	r->entries[r->nentries++] = *e; /* the newest id: the array stays sorted */
 	r->epoch++;
 	return 0;
 }
 
-static void forget_all(struct reader *r)
-{
-	while (r->nentries) {
-		r->stats.dropped++;
-		drop_entry(r, r->entries[r->nentries - 1]);
-	}
-}
-
-/* -- Staleness -- */
-
-/* Whether `e` may be used now. Checks it once per generation; drops it (and returns false)
- * when its sampled code bytes changed or became unreadable. */
-static bool entry_usable(struct reader *r, struct entry *e)
-{
-	if (e->checked == r->gen)
-		return e->usable;
-	e->checked = r->gen;
-	uint8_t now[SNAP_LEN];
-	if (!e->sampled) {
-		/* The first function's first bytes, else the code's: prologues are the least
-		 * likely bytes to hold relocations (MCJIT relocates after registering). */
-		const uint64_t at = e->nfuncs ? e->funcs[0].lo : e->code[0].lo;
-		const struct span *s = code_at(e, at);
-		const size_t len = s && s->hi - at < SNAP_LEN ? (size_t)(s->hi - at) : SNAP_LEN;
-		e->usable = target_read(r, at, e->snap, len) == 0;
-		if (!e->usable) {
-			note(r, e, "code at 0x%" PRIx64 " cannot be read", at);
-			return false;
-		}
-		e->sampled = true;
-		e->snap_addr = at;
-		return true;
-	}
-	const struct span *s = code_at(e, e->snap_addr);
-	const size_t len = s->hi - e->snap_addr < SNAP_LEN ? (size_t)(s->hi - e->snap_addr) : SNAP_LEN;
-	if (target_read(r, e->snap_addr, now, len) || memcmp(now, e->snap, len)) {
-		note(r, NULL, "entry %" PRIu64 " (code at 0x%" PRIx64 ") is stale: dropped",
-		     e->serial, e->snap_addr);
-		r->stats.dropped++;
-		drop_entry(r, e);
-		return false;
-	}
-	/* A stackmap the JIT rewrote in place is the process model's to notice (recheck). */
-	e->usable = true;
-	return true;
-}
-
-/* -- Lazy parsing -- */
-
 /* The entry's stackmap as the process model has it now (read again after a recheck when the
- * model's rules say so: MCJIT relocating, a section rewritten in place). */
-static void ensure_stackmap(struct reader *r, struct entry *e)
+ * model's rules say so). May drop the entry as stale when its code was not looked at since
+ * the last recheck: forget_dropped after it, and find the entry again. */
+static const jitmap_stackmap *entry_stackmap(struct reader *r, struct entry *e)
 {
-	const jitmap_stackmap *sm = jitmap_process_image_stackmap(r->proc, e->image_id);
+	const jitmap_stackmap *sm = jitmap_process_image_stackmap(r->proc, e->id);
 	if (sm != e->sm) {
 		e->sm = sm;
 		r->epoch++;
 	}
-	const char *problem = jitmap_process_image_problem(r->proc, e->image_id, 0);
+	const char *problem = jitmap_process_image_problem(r->proc, e->id, 0);
 	if (problem && strcmp(problem, e->problem))
 		note(r, e, "%s", problem);
+	return sm;
 }
 
-static void ensure_cfi(struct reader *r, struct entry *e)
+/* The CFI of the entry's image (read once by the process model), saying why there is none. */
+static const jitmap_cfi *entry_cfi(struct reader *r, struct entry *e, const jitmap_code_info *code)
 {
-	if (e->cfi || (!e->eh_size && !e->df) || e->cfi_tried == r->gen)
-		return;
-	void *eh = e->eh_size ? target_copy(r, e->eh_addr, e->eh_size) : NULL;
-	jitmap_error err = {0};
-	if (e->eh_size && !eh && !e->df) {
-		e->cfi_tried = r->gen;
-		note(r, e, ".eh_frame at 0x%" PRIx64 " cannot be read", e->eh_addr);
-		return;
-	}
-	e->cfi = jitmap_cfi_new(e->arch, eh, eh ? e->eh_size : 0, e->eh_addr, e->df, e->df_len, &err);
-	if (!e->cfi) {
-		e->cfi_tried = r->gen;
-		note(r, e, "no usable CFI (%s)", *err.reason ? err.reason : jitmap_strerror(-errno));
-	} else {
-		r->epoch++;
-	}
-	free(eh);
+	const char *why;
+	const jitmap_cfi *cfi = jitmap_process_code_cfi(r->proc, code, &why);
+	if (!cfi && why && strcmp(why, e->problem))
+		note(r, e, "%s", why);
+	return cfi;
+}
+
+/* The entry's code at `addr`, when `addr` is its code. */
+static bool entry_code_at(struct reader *r, const struct entry *e, uint64_t addr,
+			  jitmap_code_info *out)
+{
+	return jitmap_process_image_code_at(r->proc, addr, out) == 0 && out->image_id == e->id;
 }
 
 /* -- Unwinding -- */
@@ -707,20 +434,19 @@ static void set_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t value)
 
 /* Whether the instruction that ends at `pc` is a call: then `pc` is a return address. The
  * decoding is libjitmap's (jitmap_arch_call_before); the code must not be read before its
- * section. */
-/* 1: a call ends at `pc`; 0: the code before `pc` is not a call; -1: it cannot be read. */
-static int call_before(struct reader *r, const struct entry *e, uint64_t pc)
+ * range (`code`, which holds pc - 1 or pc). 1: a call ends at `pc`; 0: the code before `pc` is
+ * not a call; -1: it cannot be read. */
+static int call_before(struct reader *r, const jitmap_code_info *code, uint64_t pc)
 {
-	const struct span *s = code_at(e, pc - 1);
 	uint8_t b[16];
-	size_t n = jitmap_arch_call_window(e->arch);
-	if (!s || !n || n > sizeof(b))
+	size_t n = jitmap_arch_call_window(R.arch);
+	if (pc - 1 < code->lo || pc - 1 >= code->hi || !n || n > sizeof(b))
 		return 0;
-	if (pc - s->lo < n)
-		n = (size_t)(pc - s->lo);
+	if (pc - code->lo < n)
+		n = (size_t)(pc - code->lo);
 	if (!n || target_read(r, pc - n, b, n))
 		return -1;
-	return jitmap_arch_call_before(e->arch, b, n);
+	return jitmap_arch_call_before(R.arch, b, n);
 }
 
 /* Frame 0 or an outer frame? The jit-reader API does not say. An outer frame's PC is a return
@@ -733,25 +459,25 @@ static int call_before(struct reader *r, const struct entry *e, uint64_t pc)
  *   4. the code before it cannot be read: a stackmap record at the PC says a return
  *      address (statepoint records follow calls); else innermost.
  * Treating frame 0 that stopped just after a call as an outer frame changes nothing: the
- * unwind rules at a return address and at the call are the same. */
-static bool looks_innermost(struct reader *r, const struct entry *e,
-			    const jitmap_frame_regs *regs)
+ * unwind rules at a return address and at the call are the same. `code` holds the PC, or
+ * pc - 1 when the PC is just past the end of the code. */
+static bool looks_innermost(struct reader *r, const jitmap_code_info *code,
+			    const jitmap_stackmap *sm, const jitmap_frame_regs *regs)
 {
 	for (int n = 0; n < R.ngpr; n++)
-		if (!jitmap_reg_is_callee_saved(e->arch, (unsigned)n) &&
+		if (!jitmap_reg_is_callee_saved(R.arch, (unsigned)n) &&
 		    !jitmap_frame_reg_known(regs, (unsigned)n))
 			return false;
-	const struct func *f = func_at(e, regs->pc);
-	if (f && f->lo == regs->pc)
+	if (code->function && code->function_lo == regs->pc)
 		return true;
-	const int call = call_before(r, e, regs->pc);
+	const int call = call_before(r, code, regs->pc);
 	if (call >= 0)
 		return !call;
-	return !(e->sm && jitmap_stackmap_lookup(e->sm, regs->pc, NULL, 0));
+	return !(sm && jitmap_stackmap_lookup(sm, regs->pc, NULL, 0));
 }
 
 struct frame_calc {
-	struct entry *e;
+	uint64_t id;       /* the entry's */
 	jitmap_unwind_result res;
 	uint64_t func_lo;  /* the function's start, for the frame ID */
 	bool outermost;    /* the CFI marks it outermost: res.cfa only, no caller */
@@ -764,21 +490,24 @@ struct frame_calc {
 static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct frame_calc *fc)
 {
 	uint64_t pc;
-	if (!r->nslots || R.pc < 0 || get_reg(cb, R.pc, &pc))
-		return -ENOENT;
-	struct entry *e = entry_at(r, pc);
-	if (!e && pc)
-		e = entry_at(r, pc - 1); /* a return address just past the end of the code */
-	if (!e || e->arch != R.arch)
+	if (!r->nentries || R.pc < 0 || get_reg(cb, R.pc, &pc))
 		return -ENOENT;
 	r->target_read = cb->target_read;
-	if (!entry_usable(r, e))
-		return -ESTALE;
+	jitmap_code_info code;
+	uint64_t found_at = pc;
+	int rc = jitmap_process_image_code_at(r->proc, pc, &code);
+	if (rc && pc) /* a return address just past the end of the code */
+		rc = jitmap_process_image_code_at(r->proc, found_at = pc - 1, &code);
+	forget_dropped(r);
+	struct entry *e = rc ? NULL : entry_of(r, code.image_id);
+	if (!e || jitmap_image_arch(code.image) != R.arch)
+		return -ENOENT;
+	const jitmap_cfi *cfi = NULL;
 	if (!e->claimed) {
 		/* GDB read this entry itself and unwinds it from its CFI where it covers. */
-		ensure_cfi(r, e);
-		if (e->cfi && (jitmap_cfi_covers(e->cfi, pc, NULL, NULL) ||
-			       jitmap_cfi_covers(e->cfi, pc - 1, NULL, NULL)))
+		cfi = entry_cfi(r, e, &code);
+		if (cfi && (jitmap_cfi_covers(cfi, pc, NULL, NULL) ||
+			    jitmap_cfi_covers(cfi, pc - 1, NULL, NULL)))
 			return -EAGAIN;
 	}
 
@@ -796,7 +525,7 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 	for (int n = 0; n < R.ngpr; n++) {
 		if (n == R.first_clobber)
 			continue;
-		const bool caller_saved = !jitmap_reg_is_callee_saved(e->arch, (unsigned)n);
+		const bool caller_saved = !jitmap_reg_is_callee_saved(R.arch, (unsigned)n);
 		if ((clobber_known || !caller_saved) && !get_reg(cb, n, &v))
 			jitmap_frame_reg_set(&regs, (unsigned)n, v);
 	}
@@ -805,10 +534,10 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 
 	for (unsigned i = 0; i < CACHE_SLOTS; i++) {
 		const struct cache_slot *c = &r->cache[i];
-		if (c->e == e && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
+		if (c->id == e->id && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
 		    c->known == regs.known[0] &&
 		    !memcmp(c->reg, regs.reg, (size_t)R.ngpr * sizeof(c->reg[0]))) {
-			fc->e = e;
+			fc->id = e->id;
 			fc->res = c->res;
 			fc->func_lo = c->func_lo;
 			fc->outermost = c->outermost;
@@ -816,31 +545,36 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 		}
 	}
 
-	ensure_stackmap(r, e);
-	ensure_cfi(r, e);
-	const bool innermost = looks_innermost(r, e, &regs);
+	/* Its code was looked at (staleness) by the lookup above: this drops nothing. */
+	const jitmap_stackmap *sm = entry_stackmap(r, e);
+	if (!cfi)
+		cfi = entry_cfi(r, e, &code);
+	const bool innermost = looks_innermost(r, &code, sm, &regs);
 	const uint64_t where = innermost ? pc : pc - 1;
-	const struct func *f = func_at(e, where);
+	jitmap_code_info at = code; /* the code at `where` */
+	const bool known = where == found_at ||
+			   (code.function && where >= code.function_lo && where < code.function_hi) ||
+			   entry_code_at(r, e, where, &at);
 	uint64_t lo = 0, hi = 0;
-	if (f) {
-		lo = f->lo;
-		hi = f->hi;
-	} else if (!e->cfi || !jitmap_cfi_covers(e->cfi, where, &lo, &hi)) {
+	if (known && at.function) {
+		lo = at.function_lo;
+		hi = at.function_hi;
+	} else if (!cfi || !jitmap_cfi_covers(cfi, where, &lo, &hi)) {
 		lo = hi = 0;
 	}
-	const jitmap_unwind_code code = {
-		.arch = e->arch,
-		.cfi = e->cfi,
-		.sm = e->sm,
+	const jitmap_unwind_code ucode = {
+		.arch = R.arch,
+		.cfi = cfi,
+		.sm = sm,
 		.func_lo = lo,
 		.func_hi = hi,
 		.is_innermost = innermost,
-		.order = e->big_endian ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE,
+		.order = jitmap_image_byte_order(code.image),
 	};
-	const jitmap_unwind_target target = {r, unwind_read_mem};
+	const jitmap_target target = {r, NULL, unwind_read_mem};
 	r->lines[0].valid = r->lines[1].valid = false;
 	char why[160] = "";
-	int rc = jitmap_unwind_step(&code, &regs, &target, &fc->res, why, sizeof(why));
+	rc = jitmap_unwind_step(&ucode, &regs, &target, &fc->res, why, sizeof(why));
 	fc->outermost = rc == -ESRCH;
 	if (rc && !fc->outermost) {
 		r->stats.unwind_failures++;
@@ -848,12 +582,12 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 		     *why ? why : jitmap_strerror(rc));
 		return rc;
 	}
-	fc->e = e;
-	fc->func_lo = lo ? lo : (code_at(e, where) ? code_at(e, where)->lo : pc);
+	fc->id = e->id;
+	fc->func_lo = lo ? lo : known ? at.lo : pc;
 
 	struct cache_slot *c = &r->cache[r->cache_next++ % CACHE_SLOTS];
 	*c = (struct cache_slot){.gen = r->gen, .epoch = r->epoch, .pc = pc,
-				 .known = regs.known[0], .e = e, .res = fc->res,
+				 .known = regs.known[0], .id = e->id, .res = fc->res,
 				 .func_lo = fc->func_lo, .outermost = fc->outermost};
 	memcpy(c->reg, regs.reg, (size_t)R.ngpr * sizeof(c->reg[0]));
 	return 0;
@@ -866,15 +600,15 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
  * whose functions GDB's own reader would leave unnamed: a claimed image's functions are found
  * by address only, so claiming one that GDB names loses `break NAME`, `info symbol` and
  * `info functions` for it (worse than GDB alone). */
-static bool want_claim(int mode, const struct entry *e)
+static bool want_claim(int mode, const struct entry *e, size_t nfns)
 {
-	if (e->debug_info || !e->nfuncs)
+	if (e->debug_info || !nfns)
 		return false;
 	switch (mode) {
 	case JITMAP_READER_CLAIM_AUTO:
 		return true;
 	case JITMAP_READER_CLAIM_UNNAMED:
-		return e->ngdb_named == 0;
+		return !e->gdb_names;
 	default:
 		return false;
 	}
@@ -894,45 +628,53 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 		     memory_sz);
 		return GDB_FAIL;
 	}
-	struct entry *e = calloc(1, sizeof(*e));
-	if (!e)
-		return GDB_FAIL;
-	e->serial = serial;
+	struct entry e = {.serial = serial};
+	const jitmap_image *img = NULL;
+	const jitmap_code_function *fns = NULL;
+	size_t nfns = 0;
 	char why[160] = "";
-	if (entry_from_image(r, e, memory, (size_t)memory_sz, why, sizeof(why))) {
+	if (hand_in(r, &e, memory, (size_t)memory_sz, &img, &fns, &nfns, why, sizeof(why))) {
 		r->stats.rejected++;
 		note(r, NULL, "entry %" PRIu64 " (%ld bytes) left to GDB: %s", serial, memory_sz, why);
-		jitmap_process_remove_image(r->proc, e->image_id);
-		entry_free(e);
+		jitmap_process_remove_image(r->proc, e.id);
+		forget_dropped(r);
 		return GDB_FAIL;
 	}
+	forget_dropped(r); /* the entries its code replaced */
 	/* Which architecture GDB debugs: what the debugger said (jitmap_reader_set_arch), else
 	 * the host's. Never an image's: its e_machine is only the JIT's word, and an image of
 	 * another architecture is neither claimed nor unwound, since its DWARF numbers may be
 	 * ones the debugged architecture does not map and GDB aborts when a reader asks for such
 	 * a register (an x86-64 process registering an image whose e_machine says s390x or
 	 * AArch64: tests/fuzz/fuzz_plugin, told and untold). */
-	if (e->arch != R.arch)
-		note(r, e, "entry %" PRIu64 ": architecture %s, but GDB debugs %s%s: left to GDB",
-		     serial, jitmap_arch_name(e->arch), jitmap_arch_name(R.arch),
-		     r->arch_told ? "" : " (the reader was not told otherwise: jitmap.gdb tells it)");
-	e->claimed = e->arch == R.arch && want_claim(r->claim_mode, e);
-	if (add_entry(r, e)) {
+	const jitmap_arch arch = jitmap_image_arch(img);
+	e.claimed = arch == R.arch && want_claim(r->claim_mode, &e, nfns);
+	if (add_entry(r, &e)) {
 		r->stats.rejected++;
 		note(r, NULL, "entry %" PRIu64 ": out of memory", serial);
-		jitmap_process_remove_image(r->proc, e->image_id);
-		entry_free(e);
+		jitmap_process_remove_image(r->proc, e.id);
 		return GDB_FAIL;
 	}
-	if (!e->claimed) {
+	if (arch != R.arch)
+		note(r, entry_of(r, e.id), "entry %" PRIu64 ": architecture %s, but GDB debugs %s%s: "
+		     "left to GDB", serial, jitmap_arch_name(arch), jitmap_arch_name(R.arch),
+		     r->arch_told ? "" : " (the reader was not told otherwise: jitmap.gdb tells it)");
+	if (!e.claimed) {
 		r->stats.declined++;
 		return GDB_FAIL;
 	}
 	r->stats.claimed++;
+	/* GDB copies the names; the process model keeps the functions while the image is. */
+	char name[MAX_NAME + 1];
+	const char *file = jitmap_image_file_name(img);
+	if (file)
+		snprintf(name, sizeof(name), "%s", file);
 	struct gdb_object *obj = cb->object_open(cb);
-	struct gdb_symtab *st = cb->symtab_open(cb, obj, e->file_name);
-	for (size_t i = 0; i < e->nfuncs; i++)
-		cb->block_open(cb, st, NULL, e->funcs[i].lo, e->funcs[i].hi, e->funcs[i].name);
+	struct gdb_symtab *st = cb->symtab_open(cb, obj, file ? name : NULL);
+	for (size_t i = 0; i < nfns; i++) {
+		snprintf(name, sizeof(name), "%s", fns[i].name);
+		cb->block_open(cb, st, NULL, fns[i].lo, fns[i].hi, name);
+	}
 	cb->symtab_close(cb, st);
 	cb->object_close(cb, obj);
 	return GDB_SUCCESS;
@@ -982,7 +724,7 @@ static struct gdb_frame_id get_frame_id(struct gdb_reader_funcs *self, struct gd
 	    !get_reg(cb, R.fp, &fp)) {
 		for (unsigned i = 0; i < CACHE_SLOTS; i++) {
 			const struct cache_slot *c = &r->cache[i];
-			if (c->e && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
+			if (c->id && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
 			    c->reg[R.sp] == sp && c->reg[R.fp] == fp &&
 			    (c->known >> R.fp & 1)) {
 				id.code_address = c->func_lo;
@@ -1010,7 +752,6 @@ static void destroy(struct gdb_reader_funcs *self)
 	struct reader *r = self->priv_data;
 	forget_all(r);
 	free(r->entries);
-	free(r->slots);
 	jitmap_process_free(r->proc);
 	if (g_reader == r)
 		g_reader = NULL;
@@ -1034,8 +775,11 @@ __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(
 	if (!r)
 		return &refused;
 	const jitmap_target target = {.ctx = r, .read_mem = process_read};
-	/* The library's limits: the Python commands share this process. */
-	r->proc = jitmap_process_new(&target, NULL);
+	/* The library's limits: the Python commands share this process. GDB never says when
+	 * an entry goes: a new image over old code replaces it. */
+	const jitmap_process_opts opts = {.sz = sizeof(opts),
+					  .flags = JITMAP_PROCESS_REPLACE_IMAGES};
+	r->proc = jitmap_process_new(&target, &opts);
 	if (!r->proc) {
 		free(r);
 		return &refused;
@@ -1146,27 +890,37 @@ int jitmap_reader_entry_info(size_t i, int parse, jitmap_reader_entry *out)
 		return -ENODEV;
 	if (i >= r->nentries)
 		return -ENOENT;
-	struct entry *e = r->entries[i];
-	const uint64_t serial = e->serial;
-	if (parse && entry_usable(r, e))
-		ensure_stackmap(r, e);
-	if (i >= r->nentries || r->entries[i]->serial != serial) /* dropped as stale */
-		return -ENOENT;
-	e = r->entries[i];
+	const uint64_t id = r->entries[i].id;
+	if (parse) {
+		entry_stackmap(r, &r->entries[i]);
+		forget_dropped(r);
+	}
+	const struct entry *e = entry_of(r, id);
+	jitmap_source_info si = {.sz = sizeof(si)};
+	const jitmap_image_range *code;
+	size_t ncode, nfns;
+	if (!e || jitmap_process_image(r->proc, id, &si) || !si.image ||
+	    jitmap_process_image_code(r->proc, id, &code, &ncode, NULL, &nfns) || !ncode)
+		return -ENOENT; /* dropped as stale */
+	uint64_t sm_addr = 0, sm_size = 0, eh_addr = 0, eh_size = 0;
+	size_t df_len;
+	const bool has_sm = !jitmap_image_stackmap_section(si.image, &sm_addr, &sm_size) && sm_size;
+	const bool has_eh = !jitmap_image_eh_frame(si.image, &eh_addr, &eh_size) && eh_size;
+	const bool has_df = jitmap_image_debug_frame(si.image, &df_len) != NULL;
 	*out = (jitmap_reader_entry){
 		.serial = e->serial,
-		.code_start = e->code[0].lo,
-		.code_end = e->code[e->ncode - 1].hi,
-		.stackmap_address = e->sm_addr,
-		.stackmap_size = e->has_sm ? e->sm_size : 0,
-		.eh_frame_address = e->eh_addr,
-		.eh_frame_size = e->eh_size,
-		.num_functions = e->nfuncs > UINT32_MAX ? UINT32_MAX : (uint32_t)e->nfuncs,
+		.code_start = code[0].lo,
+		.code_end = code[ncode - 1].hi,
+		.stackmap_address = has_sm ? sm_addr : 0,
+		.stackmap_size = has_sm ? sm_size : 0,
+		.eh_frame_address = has_eh ? eh_addr : 0,
+		.eh_frame_size = has_eh ? eh_size : 0,
+		.num_functions = nfns > UINT32_MAX ? UINT32_MAX : (uint32_t)nfns,
 		.flags = (e->claimed ? JITMAP_READER_ENTRY_CLAIMED : 0) |
 			 (e->debug_info ? JITMAP_READER_ENTRY_DEBUG_INFO : 0) |
-			 (e->has_sm ? JITMAP_READER_ENTRY_STACKMAP : 0) |
-			 (e->eh_size || e->df ? JITMAP_READER_ENTRY_CFI : 0) |
-			 (e->ngdb_named ? JITMAP_READER_ENTRY_GDB_NAMES : 0),
+			 (has_sm ? JITMAP_READER_ENTRY_STACKMAP : 0) |
+			 (has_eh || has_df ? JITMAP_READER_ENTRY_CFI : 0) |
+			 (e->gdb_names ? JITMAP_READER_ENTRY_GDB_NAMES : 0),
 		.stackmap = e->sm,
 		.problem = e->problem,
 	};
@@ -1185,13 +939,12 @@ jitmap_index *jitmap_reader_index(void)
 	struct reader *r = g_reader;
 	if (!r)
 		return NULL;
-	/* Walk backwards: a stale entry is dropped by swapping the last one into its place. */
-	for (size_t i = r->nentries; i-- > 0;) {
-		if (i >= r->nentries)
-			continue;
-		struct entry *e = r->entries[i];
-		if (entry_usable(r, e))
-			ensure_stackmap(r, e);
+	for (size_t i = 0; i < r->nentries;) {
+		const uint64_t id = r->entries[i].id;
+		entry_stackmap(r, &r->entries[i]);
+		forget_dropped(r); /* it alone, if stale: the next one takes its place */
+		if (i < r->nentries && r->entries[i].id == id)
+			i++;
 	}
 	return jitmap_process_index(r->proc);
 }
@@ -1202,19 +955,21 @@ int jitmap_reader_lookup(uint64_t pc, const jitmap_stackmap **stackmap, const ch
 	struct reader *r = g_reader;
 	if (!r)
 		return -ENODEV;
-	struct entry *e = entry_at(r, pc);
-	if (!e || !entry_usable(r, e))
+	jitmap_code_info code;
+	const int rc = jitmap_process_image_code_at(r->proc, pc, &code);
+	forget_dropped(r);
+	struct entry *e = rc ? NULL : entry_of(r, code.image_id);
+	if (!e)
 		return -ENOENT;
-	ensure_stackmap(r, e);
+	const jitmap_stackmap *sm = entry_stackmap(r, e); /* looked at: drops nothing */
 	if (stackmap)
-		*stackmap = e->sm;
-	const struct func *f = func_at(e, pc);
+		*stackmap = sm;
 	if (name)
-		*name = f ? f->name : NULL;
+		*name = code.function;
 	if (start)
-		*start = f ? f->lo : 0;
+		*start = code.function_lo;
 	if (end)
-		*end = f ? f->hi : 0;
+		*end = code.function_hi;
 	return 0;
 }
 
@@ -1225,12 +980,15 @@ size_t jitmap_reader_find_function(const char *name, uint64_t *starts, size_t ma
 	if (!r || !name)
 		return 0;
 	for (size_t i = 0; i < r->nentries; i++) {
-		const struct entry *e = r->entries[i];
-		for (size_t k = 0; k < e->nfuncs; k++) {
-			if (strcmp(e->funcs[k].name, name))
+		const jitmap_code_function *fns;
+		size_t nfns;
+		if (jitmap_process_image_code(r->proc, r->entries[i].id, NULL, NULL, &fns, &nfns))
+			continue;
+		for (size_t k = 0; k < nfns; k++) {
+			if (strcmp(fns[k].name, name))
 				continue;
 			if (n < max)
-				starts[n] = e->funcs[k].lo;
+				starts[n] = fns[k].lo;
 			n++;
 		}
 	}

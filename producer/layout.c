@@ -4,16 +4,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "../common/bytes.h"
 #include "../common/deopt_layout.h"
 #include "internal.h"
 
-static void put(uint8_t *p, uint64_t v, size_t size, jitmap_byte_order order)
-{
-	for (size_t i = 0; i < size; i++) {
-		const size_t shift = 8 * (order == JITMAP_ORDER_BIG ? size - 1 - i : i);
-		p[i] = (uint8_t)(v >> shift);
-	}
-}
 
 /* Strings, each stored once: an open-addressing table of offsets into `buf`. */
 struct strings {
@@ -230,39 +224,39 @@ int jitmap_jit_encode_layouts(const jitmap_deopt_layout *layouts, size_t n,
 		goto out;
 
 	memcpy(out, JITMAP__DL_MAGIC, 4);
-	put(out + JITMAP__DL_H_VERSION, JITMAP__DL_VERSION, 2, order);
-	put(out + JITMAP__DL_H_HEADER_SIZE, JITMAP__DL_HEADER, 2, order);
-	put(out + JITMAP__DL_H_LAYOUTS, n, 4, order);
-	put(out + JITMAP__DL_H_FRAMES, nf, 4, order);
-	put(out + JITMAP__DL_H_SLOTS, ns, 4, order);
-	put(out + JITMAP__DL_H_STRINGS, t.len, 4, order);
+	jitmap__store(out + JITMAP__DL_H_VERSION, JITMAP__DL_VERSION, 2, order);
+	jitmap__store(out + JITMAP__DL_H_HEADER_SIZE, JITMAP__DL_HEADER, 2, order);
+	jitmap__store(out + JITMAP__DL_H_LAYOUTS, n, 4, order);
+	jitmap__store(out + JITMAP__DL_H_FRAMES, nf, 4, order);
+	jitmap__store(out + JITMAP__DL_H_SLOTS, ns, 4, order);
+	jitmap__store(out + JITMAP__DL_H_STRINGS, t.len, 4, order);
 	fi = 0;
 	si = 0;
 	for (size_t i = 0; i < n; i++) {
 		const jitmap_deopt_layout *d = &layouts[i];
 		uint8_t *lp = out + JITMAP__DL_HEADER + i * JITMAP__DL_LAYOUT;
-		put(lp + JITMAP__DL_L_ID, d->record_id, 8, order);
-		put(lp + JITMAP__DL_L_FUNCTION, fn_ref[i], 4, order);
-		put(lp + JITMAP__DL_L_FIRST, fi, 4, order);
-		put(lp + JITMAP__DL_L_COUNT, d->num_frames, 4, order);
+		jitmap__store(lp + JITMAP__DL_L_ID, d->record_id, 8, order);
+		jitmap__store(lp + JITMAP__DL_L_FUNCTION, fn_ref[i], 4, order);
+		jitmap__store(lp + JITMAP__DL_L_FIRST, fi, 4, order);
+		jitmap__store(lp + JITMAP__DL_L_COUNT, d->num_frames, 4, order);
 		for (size_t k = 0; k < d->num_frames; k++, fi++) {
 			const jitmap_vframe_layout *f = &d->frames[k];
 			uint8_t *fp = out + at_frames + fi * JITMAP__DL_FRAME;
-			put(fp + JITMAP__DL_F_METHOD,
+			jitmap__store(fp + JITMAP__DL_F_METHOD,
 			    f->method.kind == JITMAP_VREF_NAME ? name_ref[fi] : f->method.number, 8,
 			    order);
-			put(fp + JITMAP__DL_F_BCI, f->bci.kind ? f->bci.number : 0, 8, order);
+			jitmap__store(fp + JITMAP__DL_F_BCI, f->bci.kind ? f->bci.number : 0, 8, order);
 			fp[JITMAP__DL_F_METHOD_KIND] = (uint8_t)f->method.kind;
 			fp[JITMAP__DL_F_BCI_KIND] = (uint8_t)f->bci.kind;
-			put(fp + JITMAP__DL_F_FIRST_SLOT, si, 4, order);
-			put(fp + JITMAP__DL_F_LOCALS, f->num_locals, 2, order);
-			put(fp + JITMAP__DL_F_STACK, f->num_stack, 2, order);
+			jitmap__store(fp + JITMAP__DL_F_FIRST_SLOT, si, 4, order);
+			jitmap__store(fp + JITMAP__DL_F_LOCALS, f->num_locals, 2, order);
+			jitmap__store(fp + JITMAP__DL_F_STACK, f->num_stack, 2, order);
 			for (size_t j = 0; j < (size_t)f->num_locals + f->num_stack; j++, si++) {
 				const jitmap_vslot *s =
 					j < f->num_locals ? &f->locals[j] : &f->stack[j - f->num_locals];
 				uint8_t *sp = out + at_slots + si * JITMAP__DL_SLOT;
-				put(sp + JITMAP__DL_S_INDEX, s->index, 4, order);
-				put(sp + JITMAP__DL_S_NAME, name_ref[nf + si], 4, order);
+				jitmap__store(sp + JITMAP__DL_S_INDEX, s->index, 4, order);
+				jitmap__store(sp + JITMAP__DL_S_NAME, name_ref[nf + si], 4, order);
 			}
 		}
 	}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/bytes.h"
 #include "../common/fail.h"
 #include "internal.h"
 
@@ -226,10 +227,7 @@ struct out {
 
 static void put(struct out *o, uint64_t v, size_t size)
 {
-	for (size_t i = 0; i < size; i++) {
-		const size_t shift = 8 * (o->order == JITMAP_ORDER_BIG ? size - 1 - i : i);
-		o->p[i] = (uint8_t)(v >> shift);
-	}
+	jitmap__store(o->p, v, size, o->order);
 	o->p += size;
 }
 
@@ -310,13 +308,6 @@ int jitmap_producer__fail(jitmap_error *err, int code, uint64_t offset, const ch
 	return code;
 }
 
-static uint64_t get(const uint8_t *p, size_t size, jitmap_byte_order order)
-{
-	uint64_t v = 0;
-	for (size_t i = 0; i < size; i++)
-		v |= (uint64_t)p[i] << (8 * (order == JITMAP_ORDER_BIG ? size - 1 - i : i));
-	return v;
-}
 
 int jitmap_producer__check_stackmap(const uint8_t *p, size_t len, jitmap_byte_order order,
 				    const struct jitmap_producer__sm_visit *v, jitmap_error *err)
@@ -331,8 +322,8 @@ int jitmap_producer__check_stackmap(const uint8_t *p, size_t len, jitmap_byte_or
 		return jitmap_producer__fail(err, -EINVAL, 0, "unknown stackmap version %u", version);
 	if (version < 3)
 		return 0; /* older layouts: passed on as they are, the reader validates them */
-	const uint64_t nf = get(p + 4, 4, order), nc = get(p + 8, 4, order),
-		       nr = get(p + 12, 4, order);
+	const uint64_t nf = jitmap__load(p + 4, 4, order), nc = jitmap__load(p + 8, 4, order),
+		       nr = jitmap__load(p + 12, 4, order);
 	uint64_t at = 16;
 	if (nf > (len - at) / 24)
 		return jitmap_producer__fail(err, -EINVAL, 4,
@@ -343,9 +334,9 @@ int jitmap_producer__check_stackmap(const uint8_t *p, size_t len, jitmap_byte_or
 		return jitmap_producer__fail(err, -EINVAL, 8,
 					     "constant count %" PRIu64 " overruns the section", nc);
 	at += 8 * nc;
-	uint64_t fn = 0, left = nf ? get(p + functions + 16, 8, order) : 0;
+	uint64_t fn = 0, left = nf ? jitmap__load(p + functions + 16, 8, order) : 0;
 	for (uint64_t i = 0; i < nf; i++) {
-		int rc = !v->function ? 0 : v->function(v->ctx, (uint32_t)i, get(p + functions + 24 * i, 8, order),
+		int rc = !v->function ? 0 : v->function(v->ctx, (uint32_t)i, jitmap__load(p + functions + 24 * i, 8, order),
 				     functions + 24 * i, err);
 		if (rc)
 			return rc;
@@ -355,13 +346,13 @@ int jitmap_producer__check_stackmap(const uint8_t *p, size_t len, jitmap_byte_or
 			return jitmap_producer__fail(err, -EINVAL, 12,
 						     "record count %" PRIu64 " overruns the section",
 						     nr);
-		const uint64_t nloc = get(p + at + 14, 2, order);
+		const uint64_t nloc = jitmap__load(p + at + 14, 2, order);
 		const uint64_t live_at = jitmap_producer__align8(16 + 12 * nloc);
 		if (live_at + 4 > len - at)
 			return jitmap_producer__fail(err, -EINVAL, 12,
 						     "record count %" PRIu64 " overruns the section",
 						     nr);
-		const uint64_t nlive = get(p + at + live_at + 2, 2, order);
+		const uint64_t nlive = jitmap__load(p + at + live_at + 2, 2, order);
 		const uint64_t size = jitmap_producer__align8(live_at + 4 + 4 * nlive);
 		if (size > len - at)
 			return jitmap_producer__fail(err, -EINVAL, 12,
@@ -369,11 +360,11 @@ int jitmap_producer__check_stackmap(const uint8_t *p, size_t len, jitmap_byte_or
 						     nr);
 		/* Records belong to the functions in order, each function's count of them. */
 		while (fn < nf && left == 0 && ++fn < nf)
-			left = get(p + functions + 24 * fn + 16, 8, order);
+			left = jitmap__load(p + functions + 24 * fn + 16, 8, order);
 		if (fn < nf) {
-			const uint64_t pc = get(p + functions + 24 * fn, 8, order) +
-					    get(p + at + 8, 4, order);
-			int rc = v->record(v->ctx, (uint32_t)r, get(p + at, 8, order), pc, at, err);
+			const uint64_t pc = jitmap__load(p + functions + 24 * fn, 8, order) +
+					    jitmap__load(p + at + 8, 4, order);
+			int rc = v->record(v->ctx, (uint32_t)r, jitmap__load(p + at, 8, order), pc, at, err);
 			if (rc)
 				return rc;
 			left--;

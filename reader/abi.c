@@ -3,6 +3,8 @@
  * each public struct a binding may mirror (gdb-scripts/jitmap/native.py checks its ctypes
  * structures against these when it loads the library). */
 #include "internal.h"
+#include "jitmap/arch.h"
+#include "jitmap/frame.h"
 #include "jitmap/process.h"
 #include "jitmap/unwind.h"
 
@@ -27,8 +29,100 @@ static const struct {
 	STRUCT(jitmap_jit_descriptor), STRUCT(jitmap_jit_code),      STRUCT(jitmap_process_opts),
 	STRUCT(jitmap_source_info),   STRUCT(jitmap_image_opts),     STRUCT(jitmap_image_range),
 	STRUCT(jitmap_image_symbol_info), STRUCT(jitmap_vref),            STRUCT(jitmap_vslot),
-	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout),
+	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout), STRUCT(jitmap_frame_desc),
+	STRUCT(jitmap_callee_saved_write),
 };
+
+/* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
+ * not only the struct's size (two fields swapped keep the size). */
+#define FIELD(t, f) {#t, #f, offsetof(t, f)}
+static const struct {
+	const char *type, *field;
+	size_t offset;
+} fields[] = {
+	FIELD(jitmap_error, code), FIELD(jitmap_error, offset), FIELD(jitmap_error, reason),
+	FIELD(jitmap_location, kind), FIELD(jitmap_location, size),
+	FIELD(jitmap_location, dwarf_reg), FIELD(jitmap_location, offset),
+	FIELD(jitmap_live_out, dwarf_reg), FIELD(jitmap_live_out, size),
+	FIELD(jitmap_function, address), FIELD(jitmap_function, raw_address),
+	FIELD(jitmap_function, stack_size), FIELD(jitmap_function, record_count),
+	FIELD(jitmap_function, first_record), FIELD(jitmap_function, blob),
+	FIELD(jitmap_function, section_offset), FIELD(jitmap_function, name),
+	FIELD(jitmap_record, id), FIELD(jitmap_record, instruction_offset),
+	FIELD(jitmap_record, flags), FIELD(jitmap_record, num_locations),
+	FIELD(jitmap_record, num_live_outs), FIELD(jitmap_record, locations),
+	FIELD(jitmap_record, live_outs), FIELD(jitmap_record, function),
+	FIELD(jitmap_record, blob), FIELD(jitmap_record, section_offset),
+	FIELD(jitmap_record, raw_instruction_offset),
+	FIELD(jitmap_statepoint_info, calling_convention), FIELD(jitmap_statepoint_info, flags),
+	FIELD(jitmap_statepoint_info, num_deopt), FIELD(jitmap_statepoint_info, deopt),
+	FIELD(jitmap_statepoint_info, num_gc_pairs), FIELD(jitmap_statepoint_info, gc_pairs),
+	FIELD(jitmap_statepoint_info, num_gc_allocas), FIELD(jitmap_statepoint_info, gc_allocas),
+	FIELD(jitmap_hit, stackmap), FIELD(jitmap_hit, record),
+	FIELD(jitmap_target, ctx), FIELD(jitmap_target, read_reg), FIELD(jitmap_target, read_mem),
+	FIELD(jitmap_process_opts, sz), FIELD(jitmap_process_opts, max_entries),
+	FIELD(jitmap_process_opts, max_image), FIELD(jitmap_process_opts, max_section),
+	FIELD(jitmap_process_opts, flags),
+	FIELD(jitmap_source_info, sz), FIELD(jitmap_source_info, kind), FIELD(jitmap_source_info, name),
+	FIELD(jitmap_source_info, descriptor), FIELD(jitmap_source_info, entry),
+	FIELD(jitmap_source_info, symfile_addr), FIELD(jitmap_source_info, symfile_size),
+	FIELD(jitmap_source_info, section_address), FIELD(jitmap_source_info, section_size),
+	FIELD(jitmap_source_info, bias), FIELD(jitmap_source_info, stackmap),
+	FIELD(jitmap_source_info, live), FIELD(jitmap_source_info, image),
+	FIELD(jitmap_source_info, num_problems), FIELD(jitmap_source_info, num_notes),
+	FIELD(jitmap_frame_desc, sz), FIELD(jitmap_frame_desc, level), FIELD(jitmap_frame_desc, pc),
+	FIELD(jitmap_frame_desc, return_address), FIELD(jitmap_frame_desc, arch),
+	FIELD(jitmap_frame_desc, function), FIELD(jitmap_frame_desc, target),
+	FIELD(jitmap_frame_desc, statepoints), FIELD(jitmap_frame_desc, statepoint_ids),
+	FIELD(jitmap_frame_desc, num_statepoint_ids), FIELD(jitmap_frame_desc, flags),
+	FIELD(jitmap_frame_desc, order),
+	FIELD(jitmap_image_symbol_info, sz), FIELD(jitmap_image_symbol_info, address), FIELD(jitmap_image_symbol_info, size),
+	FIELD(jitmap_image_symbol_info, name), FIELD(jitmap_image_symbol_info, flags),
+	FIELD(jitmap_callee_saved_write, address), FIELD(jitmap_callee_saved_write, regno),
+	FIELD(jitmap_callee_saved_write, insn),
+};
+
+/* The values a binding uses, by their C names. */
+#define CONSTANT(c) {#c, (int64_t)(c)}
+static const struct {
+	const char *name;
+	int64_t value;
+} constants[] = {
+	CONSTANT(JITMAP_ORDER_AUTO), CONSTANT(JITMAP_ORDER_LITTLE), CONSTANT(JITMAP_ORDER_BIG),
+	CONSTANT(JITMAP_LOC_REGISTER), CONSTANT(JITMAP_LOC_DIRECT), CONSTANT(JITMAP_LOC_INDIRECT),
+	CONSTANT(JITMAP_LOC_CONSTANT), CONSTANT(JITMAP_LOC_CONSTANT_INDEX),
+	CONSTANT(JITMAP_ARCH_UNKNOWN), CONSTANT(JITMAP_ARCH_X86_64), CONSTANT(JITMAP_ARCH_AARCH64),
+	CONSTANT(JITMAP_ARCH_PPC64), CONSTANT(JITMAP_ARCH_S390X), CONSTANT(JITMAP_ARCH_RISCV64),
+	CONSTANT(JITMAP_STATEPOINT_AUTO), CONSTANT(JITMAP_STATEPOINT_ALL),
+	CONSTANT(JITMAP_STATEPOINT_NONE), CONSTANT(JITMAP_SOURCE_JIT), CONSTANT(JITMAP_SOURCE_OBJECT),
+	CONSTANT(JITMAP_VREF_NONE), CONSTANT(JITMAP_VREF_NUMBER), CONSTANT(JITMAP_VREF_DEOPT),
+	CONSTANT(JITMAP_VREF_NAME), CONSTANT(JITMAP_REG_RECOVERED), CONSTANT(JITMAP_DESCRIBE_RAW),
+	CONSTANT(JITMAP_TEXT_FRAME), CONSTANT(JITMAP_TEXT_RECORDS), CONSTANT(JITMAP_TEXT_GC_ROOTS),
+	CONSTANT(JITMAP_TEXT_GC_HEADER), CONSTANT(JITMAP_TEXT_VFRAMES),
+	CONSTANT(JITMAP_TEXT_NO_RECORD), CONSTANT(JITMAP_TEXT_REGISTERS),
+	CONSTANT(JITMAP_JSON_NO_FRAME), CONSTANT(JITMAP_JSON_REGISTERS),
+	CONSTANT(JITMAP_DESCRIBE_REGISTERS),
+	CONSTANT(JITMAP_IMAGE_SKIP_STACKMAP), CONSTANT(JITMAP_PROCESS_LAZY),
+};
+
+size_t jitmap_offsetof(const char *type_name, const char *field)
+{
+	for (size_t i = 0; type_name && field && i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (!strcmp(fields[i].type, type_name) && !strcmp(fields[i].field, field))
+			return fields[i].offset;
+	return SIZE_MAX;
+}
+
+int jitmap_constant(const char *name, int64_t *value)
+{
+	for (size_t i = 0; name && value && i < sizeof(constants) / sizeof(constants[0]); i++) {
+		if (!strcmp(constants[i].name, name)) {
+			*value = constants[i].value;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
 
 size_t jitmap_sizeof(const char *type_name)
 {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "../unwinder/linux_regs.h"
 #include "internal.h"
 #include "jitmap/core.h"
 
@@ -41,8 +42,13 @@
 #define FIRST_PAGE 4096     /* bytes of a mapping's first page searched for a build ID */
 
 struct seg {
-	uint64_t vaddr, memsz, filesz, offset;
-	size_t index; /* in the program headers: breaks ties when sorting */
+	uint64_t vaddr, memsz;
+	uint64_t filesz; /* bytes at `offset` in the core */
+	uint64_t want;   /* bytes the program header says the core holds (filesz < want: the core
+			  * ends before them) */
+	uint64_t offset;
+	unsigned flags;  /* p_flags: PF_R, PF_W, PF_X */
+	size_t index;    /* in the program headers: breaks ties when sorting */
 };
 
 struct file {
@@ -54,6 +60,7 @@ struct file {
 	int has_bias;    /* placed by the dynamic linker's list, not by NT_FILE */
 	uint64_t bias;
 	int given;       /* the caller's --exe: opened even with JITMAP_CORE_NO_FILES */
+	int open_errno;  /* why it cannot be opened (0: not a regular file) */
 };
 
 struct thread {
@@ -128,7 +135,7 @@ static int core_bytes(const jitmap_core *c, uint64_t off, void *buf, size_t n)
 	return 0;
 }
 
-/* -- Registers: NT_PRSTATUS's pr_reg, laid out per architecture (arch/<arch>.c, gregs) -- */
+/* -- Registers: NT_PRSTATUS's pr_reg, laid out as Linux does (unwinder/linux_regs.c) -- */
 
 static int cmp_reg(const void *a, const void *b)
 {
@@ -229,7 +236,7 @@ static size_t file_index(jitmap_core *c, const char *path)
 		free(read_path);
 		return SIZE_MAX;
 	}
-	c->files[c->nfiles] = (struct file){read_path, copy, -1, 0, 0, 0, 0, 0};
+	c->files[c->nfiles] = (struct file){.path = read_path, .core_path = copy, .fd = -1};
 	return c->nfiles++;
 }
 
@@ -363,6 +370,7 @@ static void sort_segs(jitmap_core *c)
 			s.memsz -= cut;
 			s.offset += cut < s.filesz ? cut : s.filesz;
 			s.filesz = cut < s.filesz ? s.filesz - cut : 0;
+			s.want = cut < s.want ? s.want - cut : 0;
 		}
 		c->segs[n++] = s;
 		end = s.vaddr + s.memsz;
@@ -473,11 +481,17 @@ static int file_fd(jitmap_core *c, size_t i)
 		return f->fd;
 	/* Regular files only: a path in a core may name a FIFO or a device. */
 	struct stat st;
-	if (stat(f->path, &st) || !S_ISREG(st.st_mode))
+	if (stat(f->path, &st)) {
+		f->open_errno = errno;
+		return f->fd;
+	}
+	if (!S_ISREG(st.st_mode))
 		return f->fd;
 	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	if (fd < 0) {
+		f->open_errno = errno;
 		return f->fd;
+	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) {
 		close(fd);
 		return f->fd;
@@ -487,51 +501,144 @@ static int file_fd(jitmap_core *c, size_t i)
 	return fd;
 }
 
-/* Read what is at `addr` (at most `len` bytes) from the file mapped there; bytes read. */
-static size_t read_mapped(jitmap_core *c, uint64_t addr, uint8_t *buf, size_t len)
+/* Where the bytes at an address come from, and how far that holds: the core's bytes; for a
+ * file mapping the core did not dump, the file; or nothing, for a reason.
+ *
+ * Which file mappings are read from their files: Linux dumps a private file mapping whole
+ * once it has been written (it has anonymous pages), and only the first page of an ELF file's
+ * read-only mapping otherwise (coredump_filter's default); gcore writes every writable mapping
+ * and leaves out unmodified read-only ones altogether (no PT_LOAD). So a read-only segment the
+ * core holds no bytes of, or a mapping no segment covers, is the file's bytes; a writable
+ * segment the core holds no bytes of is not read from the file (its file's bytes need not be
+ * the process's: a coredump_filter without bit 0 leaves written pages out too); and bytes a
+ * program header says are in the core but lie past its end (a truncated core) are never read
+ * from the file: the kernel dumped them because they differ from it (a .data written since,
+ * RELRO after relocation). */
+enum miss {
+	MISS_NONE,       /* readable */
+	MISS_CUT,        /* the segment's bytes lie past the end of the core */
+	MISS_WRITABLE,   /* a writable segment the core holds no bytes of */
+	MISS_NOWHERE,    /* neither the core nor a mapped file */
+	MISS_FILE,       /* the file mapped there cannot be opened */
+	MISS_SHORT,      /* the file mapped there ends before the address */
+};
+
+struct span {
+	jitmap_core_source source;
+	enum miss miss;
+	uint64_t left;          /* bytes from the address on that come from the same place (>0) */
+	uint64_t offset;        /* in the core (CORE) or in the file (FILE) */
+	size_t map;             /* the NT_FILE mapping holding the address, or SIZE_MAX */
+	const struct seg *seg;  /* the PT_LOAD segment holding it, or NULL */
+};
+
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* Bytes up to the top of the address space from `addr` (2^64 - addr, capped). */
+static uint64_t to_top(uint64_t addr) { return addr ? (UINT64_MAX - addr) + 1 : UINT64_MAX; }
+
+/* The file of the mapping at `addr`, if it can be read there: FILE, or MISS_FILE. */
+static void file_span(jitmap_core *c, uint64_t addr, struct span *sp)
 {
-	const size_t mi = find_map(c, addr);
-	if (mi == SIZE_MAX)
-		return 0;
-	const jitmap_core_mapping_info *m = &c->maps[mi];
-	const size_t fi = c->map_file[mi];
-	int fd = file_fd(c, fi);
-	if (fd < 0)
-		return 0;
-	uint64_t n = m->end - addr < len ? m->end - addr : len;
+	const jitmap_core_mapping_info *m = &c->maps[sp->map];
+	const size_t fi = c->map_file[sp->map];
 	const uint64_t in = addr - m->start;
-	if (in > UINT64_MAX - m->offset)
-		return 0;
-	const uint64_t at = m->offset + in;
-	if (at >= c->files[fi].size)
-		return 0;
-	if (n > c->files[fi].size - at)
-		n = c->files[fi].size - at;
-	ssize_t got = pread(fd, buf, (size_t)n, (off_t)at);
-	return got > 0 ? (size_t)got : 0;
+	sp->left = min64(sp->left, m->end - addr);
+	sp->miss = MISS_FILE;
+	if (file_fd(c, fi) < 0)
+		return;
+	sp->miss = MISS_SHORT;
+	if (in > UINT64_MAX - m->offset || m->offset + in >= c->files[fi].size)
+		return;
+	sp->offset = m->offset + in;
+	sp->left = min64(sp->left, c->files[fi].size - sp->offset);
+	sp->source = JITMAP_CORE_MEM_FILE;
+	sp->miss = MISS_NONE;
 }
 
-/* Read what is at `addr` (at most `len` bytes); bytes read (0: nothing there). With
- * `core_only`, the mapped files are not read. */
-static size_t read_some(jitmap_core *c, uint64_t addr, uint8_t *buf, size_t len, int core_only)
+/* What is at `addr`. With `core_only`, mapped files are not read. */
+static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *sp)
 {
 	const struct seg *next, *s = find_seg(c, addr, &next);
+	*sp = (struct span){.source = JITMAP_CORE_MEM_NONE, .miss = MISS_NOWHERE,
+			    .map = find_map(c, addr), .seg = s};
 	if (s) {
 		const uint64_t in = addr - s->vaddr;
 		if (in < s->filesz) {
-			const uint64_t n = s->filesz - in < len ? s->filesz - in : len;
-			return core_bytes(c, s->offset + in, buf, (size_t)n) ? 0 : (size_t)n;
+			sp->source = JITMAP_CORE_MEM_CORE;
+			sp->miss = MISS_NONE;
+			sp->left = s->filesz - in;
+			sp->offset = s->offset + in;
+			return;
 		}
-		/* Not dumped (a read-only file mapping): from the file, if any. */
-		const uint64_t n = s->memsz - in < len ? s->memsz - in : len;
-		return core_only ? 0 : read_mapped(c, addr, buf, (size_t)n);
+		if (in < s->want) {
+			sp->miss = MISS_CUT;
+			sp->left = s->want - in;
+			return;
+		}
+		sp->left = s->memsz - in;
+		if (s->flags & PF_W)
+			sp->miss = MISS_WRITABLE;
+		else if (!core_only && sp->map != SIZE_MAX)
+			file_span(c, addr, sp);
+		return;
 	}
-	if (core_only)
-		return 0;
-	uint64_t n = len;
-	if (next && next->vaddr - addr < n)
-		n = next->vaddr - addr;
-	return read_mapped(c, addr, buf, (size_t)n);
+	sp->left = next ? next->vaddr - addr : to_top(addr);
+	if (!core_only && sp->map != SIZE_MAX) {
+		file_span(c, addr, sp);
+	} else if (sp->map == SIZE_MAX) { /* nothing up to the next mapping either */
+		size_t lo = 0, hi = c->nmaps;
+		while (lo < hi) {
+			const size_t mid = lo + (hi - lo) / 2;
+			if (c->maps[mid].start <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < c->nmaps)
+			sp->left = min64(sp->left, c->maps[lo].start - addr);
+	}
+}
+
+static void perms(unsigned flags, char out[4])
+{
+	out[0] = flags & PF_R ? 'r' : '-';
+	out[1] = flags & PF_W ? 'w' : '-';
+	out[2] = flags & PF_X ? 'x' : '-';
+	out[3] = 0;
+}
+
+/* One sentence: why the bytes at `addr` cannot be read. Short enough to follow "the JIT
+ * descriptor at 0x... is not readable: " in a jitmap_error's reason. */
+static void miss_text(const jitmap_core *c, uint64_t addr, const struct span *sp, int core_only,
+		      char *why, size_t why_len)
+{
+	char p[4] = "";
+	const struct seg *s = sp->seg;
+	if (s)
+		perms(s->flags, p);
+	switch (sp->miss) {
+	case MISS_CUT:
+		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core: the core is "
+			 "truncated in segment [0x%" PRIx64 ", 0x%" PRIx64 ") %s", addr, s->vaddr,
+			 s->vaddr + s->memsz, p);
+		break;
+	case MISS_WRITABLE:
+		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core: writable segment "
+			 "[0x%" PRIx64 ", 0x%" PRIx64 ") was not dumped (a file's bytes are not "
+			 "its)", addr, s->vaddr, s->vaddr + s->memsz);
+		break;
+	case MISS_FILE:
+	case MISS_SHORT:
+		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core, and %s (mapped "
+			 "there) %s", addr, base_name(c->files[c->map_file[sp->map]].path),
+			 sp->miss == MISS_FILE ? "cannot be opened" : "ends before it");
+		break;
+	default:
+		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core%s", addr,
+			 core_only ? "" : " or its files");
+		break;
+	}
 }
 
 static int core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int core_only,
@@ -545,18 +652,56 @@ static int core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int c
 		return -EFAULT;
 	}
 	while (len) {
-		size_t got = read_some(c, addr, buf, len, core_only);
-		if (!got) {
+		struct span sp;
+		span_at(c, addr, core_only, &sp);
+		const size_t n = (size_t)min64(sp.left, len);
+		int rc = sp.source == JITMAP_CORE_MEM_NONE ? -EFAULT : 0;
+		if (!rc && sp.source == JITMAP_CORE_MEM_CORE)
+			rc = core_bytes(c, sp.offset, buf, n);
+		else if (!rc) {
+			const int fd = c->files[c->map_file[sp.map]].fd;
+			const ssize_t got = pread(fd, buf, n, (off_t)sp.offset);
+			rc = got == (ssize_t)n ? 0 : -EIO;
+			if (rc) /* changed since it was opened */
+				sp.miss = MISS_SHORT;
+		}
+		if (rc) {
+			if (sp.miss == MISS_NONE) /* the core's own bytes: pread failed */
+				sp.miss = MISS_NOWHERE;
 			if (why && why_len)
-				snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core%s", addr,
-					 core_only ? "" : " or its files");
+				miss_text(c, addr, &sp, core_only, why, why_len);
 			return -EFAULT;
 		}
-		addr += got;
-		buf += got;
-		len -= got;
+		addr += n;
+		buf += n;
+		len -= n;
 	}
 	return 0;
+}
+
+int jitmap_core_memory(jitmap_core *c, uint64_t addr, jitmap_core_memory_info *out)
+{
+	if (!c || !out)
+		return -EINVAL;
+	struct span sp;
+	span_at(c, addr, 0, &sp);
+	jitmap_core_memory_info full = {
+		.sz = sizeof(full),
+		.source = sp.source,
+		.size = sp.left,
+		.offset = sp.offset,
+		.path = sp.map != SIZE_MAX ? c->files[c->map_file[sp.map]].path : NULL,
+	};
+	if (sp.seg) {
+		full.segment_start = sp.seg->vaddr;
+		full.segment_end = sp.seg->vaddr + sp.seg->memsz;
+		full.segment_flags = sp.seg->flags;
+	}
+	if (sp.source == JITMAP_CORE_MEM_NONE) {
+		full.file_unusable = sp.miss == MISS_CUT || sp.miss == MISS_WRITABLE;
+		miss_text(c, addr, &sp, 0, full.why, sizeof(full.why));
+	}
+	return jitmap__give(out, &full, sizeof(full));
 }
 
 static int core_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *why,
@@ -972,11 +1117,12 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	if (opts && JITMAP_OPTS_HAS(opts, flags))
 		c->flags = opts->flags;
 
-	if (!c->elf)
-		return open_fail(c, err, -EINVAL, 0, "not an ELF file: %s", elf_errmsg(-1));
 	GElf_Ehdr eh;
-	if (elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh))
-		return open_fail(c, err, -EINVAL, 0, "not an ELF file: %s", elf_errmsg(-1));
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh)) {
+		const int e = elf_errno(); /* libelf says "no error" of a file too short for one */
+		return open_fail(c, err, -EINVAL, 0, "not an ELF file (%" PRIu64 " bytes)%s%s",
+				 c->size, e ? ": " : "", e ? elf_errmsg(e) : "");
+	}
 	if (eh.e_type != ET_CORE || eh.e_ident[EI_CLASS] != ELFCLASS64)
 		return open_fail(c, err, -EINVAL, 0, "not a 64-bit core file");
 	if (eh.e_ident[EI_DATA] != ELFDATA2LSB && eh.e_ident[EI_DATA] != ELFDATA2MSB)
@@ -997,9 +1143,13 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	if (eh.e_phnum != PN_XNUM && nph < eh.e_phnum)
 		warn(c, "the core is truncated: %zu of its %u program headers are there", nph,
 		     (unsigned)eh.e_phnum);
+	/* libelf reads 56-byte headers whatever e_phentsize says. */
+	if (nph && eh.e_phentsize != sizeof(Elf64_Phdr))
+		warn(c, "e_phentsize is %u, not %zu: the program headers are read as %zu-byte "
+		     "headers", (unsigned)eh.e_phentsize, sizeof(Elf64_Phdr), sizeof(Elf64_Phdr));
 	c->segs = calloc(nph ? nph : 1, sizeof(*c->segs));
 	struct seg *notes = calloc(nph ? nph : 1, sizeof(*notes));
-	size_t nnotes = 0, bad = 0, truncated = 0;
+	size_t nnotes = 0, bad = 0, truncated = 0, oversized = 0;
 	if (!c->segs || !notes) {
 		free(notes);
 		return open_fail(c, err, -ENOMEM, 0, "out of memory");
@@ -1012,8 +1162,17 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 		}
 		if (ph.p_type == PT_LOAD) {
 			uint64_t memsz = ph.p_memsz, filesz = ph.p_filesz;
-			if (memsz > UINT64_MAX - ph.p_vaddr)
+			if (memsz > UINT64_MAX - ph.p_vaddr) {
 				memsz = UINT64_MAX - ph.p_vaddr;
+				warn(c, "segment at 0x%" PRIx64 " of %" PRIu64 " bytes wraps around the "
+				     "address space: its bytes from 2^64 - 1 on are left out",
+				     (uint64_t)ph.p_vaddr, (uint64_t)ph.p_memsz);
+			}
+			if (ph.p_filesz > ph.p_memsz && oversized++ < 3)
+				warn(c, "segment at 0x%" PRIx64 " says the core holds %" PRIu64 " bytes "
+				     "of it, more than its %" PRIu64 " in memory: %" PRIu64 " are read",
+				     (uint64_t)ph.p_vaddr, (uint64_t)ph.p_filesz,
+				     (uint64_t)ph.p_memsz, (uint64_t)ph.p_memsz);
 			if (filesz > memsz)
 				filesz = memsz;
 			/* Contents past the end of a truncated core are treated as not dumped. */
@@ -1026,15 +1185,20 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 				     " of its %" PRIu64 " bytes", (uint64_t)ph.p_vaddr, filesz,
 				     (uint64_t)ph.p_filesz);
 			if (memsz)
-				c->segs[c->nsegs++] = (struct seg){ph.p_vaddr, memsz, filesz, ph.p_offset, i};
+				c->segs[c->nsegs++] = (struct seg){
+					.vaddr = ph.p_vaddr, .memsz = memsz, .filesz = filesz,
+					.want = ph.p_filesz < memsz ? ph.p_filesz : memsz,
+					.offset = ph.p_offset, .flags = ph.p_flags, .index = i};
 		} else if (ph.p_type == PT_NOTE) {
-			notes[nnotes++] = (struct seg){0, 0, ph.p_filesz, ph.p_offset, i};
+			notes[nnotes++] = (struct seg){.filesz = ph.p_filesz, .offset = ph.p_offset,
+						       .index = i};
 		}
 	}
 	if (bad)
 		warn(c, "%zu program header%s cannot be read", bad, bad == 1 ? "" : "s");
 	if (truncated > 3)
-		warn(c, "the core is truncated: %zu segments in all lack bytes", truncated);
+		warn(c, "the core is truncated (it ends at offset 0x%" PRIx64 "): %zu segments in "
+		     "all lack bytes", c->size, truncated);
 	sort_segs(c);
 	for (size_t i = 0; i < nnotes; i++) {
 		int rc = read_notes(c, notes[i].offset, notes[i].filesz);
@@ -1250,6 +1414,31 @@ static int file_bias(jitmap_core *c, size_t fi, Elf *elf, uint64_t *bias)
 			return 0;
 		}
 	return -1;
+}
+
+int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx)
+{
+	for (size_t fi = 0; fi < c->nfiles; fi++) {
+		const struct file *f = &c->files[fi];
+		int rc = 0;
+		if (file_fd(c, fi) < 0) {
+			/* Not asked to open it, or not a file ("[vdso]"-like names): nothing to say. */
+			if (f->core_path[0] == '/' && (!(c->flags & JITMAP_CORE_NO_FILES) || f->given))
+				rc = fn(ctx, f->path, NULL, false, 0,
+					f->open_errno ? strerror(f->open_errno) : "not a regular file");
+		} else {
+			Elf *elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+			uint64_t bias = 0;
+			if (elf && elf_kind(elf) == ELF_K_ELF) {
+				const bool known = file_bias(c, fi, elf, &bias) == 0;
+				rc = fn(ctx, f->path, elf, known, bias, NULL);
+			}
+			elf_end(elf);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,

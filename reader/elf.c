@@ -942,8 +942,8 @@ int jitmap_image_symbol(const jitmap_image *img, size_t i, jitmap_image_symbol_i
 	if (i >= img->num_syms)
 		return -ERANGE;
 	const struct symbol *s = &img->syms[i];
-	*out = (jitmap_image_symbol_info){s->address, s->size, s->name, s->flags};
-	return 0;
+	const jitmap_image_symbol_info full = {sizeof(full), s->address, s->size, s->name, s->flags};
+	return jitmap__give(out, &full, sizeof(full));
 }
 
 const char *jitmap_image_file_name(const jitmap_image *img) { return img->file_name; }
@@ -1001,12 +1001,6 @@ const char *jitmap_image_warning(const jitmap_image *img, size_t i)
 /* Most bytes of code copied into one image (the front ends cap the image they read too). */
 #define MAX_FILLED_CODE (UINT64_C(256) << 20)
 
-static void store(uint8_t *p, uint64_t v, size_t size, int big)
-{
-	for (size_t i = 0; i < size; i++)
-		p[big ? size - 1 - i : i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Lay out (and with `out`, fill) the copy: each empty code section placed in memory gets
  * its bytes appended, aligned to its sh_addralign (a usual one: 1 to 4096, else 16).
  * Returns the number of sections filled with *need the copy's length, or a negative errno. */
@@ -1042,9 +1036,10 @@ static int with_code(Elf *elf, const GElf_Ehdr *eh, size_t nscn, size_t len,
 						    " bytes) is not readable: %s", i, (uint64_t)sh.sh_addr,
 						    (uint64_t)sh.sh_size,
 						    why[0] ? why : jitmap_strerror(rc < 0 ? rc : -EFAULT));
-			const int big = eh->e_ident[EI_DATA] == ELFDATA2MSB;
-			store(out + hdr + offsetof(Elf64_Shdr, sh_type), SHT_PROGBITS, 4, big);
-			store(out + hdr + offsetof(Elf64_Shdr, sh_offset), at, 8, big);
+			const jitmap_byte_order order = eh->e_ident[EI_DATA] == ELFDATA2MSB
+				? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE;
+			jitmap__store(out + hdr + offsetof(Elf64_Shdr, sh_type), SHT_PROGBITS, 4, order);
+			jitmap__store(out + hdr + offsetof(Elf64_Shdr, sh_offset), at, 8, order);
 		}
 		at += sh.sh_size;
 		code += sh.sh_size;

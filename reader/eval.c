@@ -33,26 +33,68 @@ static const char *reg_or_number(const jitmap_stackmap *sm, unsigned regno, char
 	return tmp;
 }
 
+/* snprintf's contract for the few shapes below, without printf (jitmap-dump formats millions
+ * of locations): what fits is written, NUL-terminated; the full length is counted. */
+struct fmt_out {
+	char *buf;
+	size_t len, n;
+};
+
+static void fmt_str(struct fmt_out *o, const char *s)
+{
+	for (; *s; s++, o->n++)
+		if (o->n + 1 < o->len)
+			o->buf[o->n] = *s;
+}
+
+static void fmt_u32(struct fmt_out *o, uint32_t v)
+{
+	char d[12];
+	size_t k = sizeof(d);
+	d[--k] = 0;
+	do
+		d[--k] = (char)('0' + v % 10);
+	while (v /= 10);
+	fmt_str(o, d + k);
+}
+
+static int fmt_end(struct fmt_out *o)
+{
+	if (o->len)
+		o->buf[o->n < o->len ? o->n : o->len - 1] = 0;
+	return (int)o->n;
+}
+
 int jitmap_location_format(const jitmap_stackmap *sm, const jitmap_record *rec,
 			   const jitmap_location *loc, char *buf, size_t len)
 {
 	char tmp[16];
 	const char *reg = reg_or_number(sm, loc->dwarf_reg, tmp, sizeof(tmp));
-	const char sign = loc->offset < 0 ? '-' : '+';
+	const char sign[2] = {loc->offset < 0 ? '-' : '+', 0};
 	const uint32_t mag = loc->offset < 0 ? 0u - (uint32_t)loc->offset : (uint32_t)loc->offset;
 	uint64_t value;
+	struct fmt_out o = {buf, len, 0};
 
 	switch (loc->kind) {
 	case JITMAP_LOC_REGISTER:
-		return snprintf(buf, len, "%s", reg);
+		fmt_str(&o, reg);
+		return fmt_end(&o);
 	case JITMAP_LOC_DIRECT:
-		if (!loc->offset)
-			return snprintf(buf, len, "%s", reg);
-		return snprintf(buf, len, "%s%c%" PRIu32, reg, sign, mag);
+		fmt_str(&o, reg);
+		if (loc->offset) {
+			fmt_str(&o, sign);
+			fmt_u32(&o, mag);
+		}
+		return fmt_end(&o);
 	case JITMAP_LOC_INDIRECT:
-		if (!loc->offset)
-			return snprintf(buf, len, "[%s]", reg);
-		return snprintf(buf, len, "[%s%c%" PRIu32 "]", reg, sign, mag);
+		fmt_str(&o, "[");
+		fmt_str(&o, reg);
+		if (loc->offset) {
+			fmt_str(&o, sign);
+			fmt_u32(&o, mag);
+		}
+		fmt_str(&o, "]");
+		return fmt_end(&o);
 	case JITMAP_LOC_CONSTANT:
 		return snprintf(buf, len, "const %" PRId32, loc->offset);
 	case JITMAP_LOC_CONSTANT_INDEX:
@@ -85,15 +127,15 @@ static const char *n_bytes(unsigned n)
 /* Read register `regno` of the frame at `level`, applying the outer-frame rule (see
  * jitmap_location_eval_frame in jitmap.h): the one place that decides which registers of an
  * outer frame can be believed. */
-static int read_reg(const jitmap_stackmap *sm, const jitmap_target *t, unsigned level,
-		    unsigned regno, void *buf, size_t size, char *why, size_t why_len)
+static int read_reg(jitmap_arch arch, const jitmap_target *t, unsigned level, unsigned regno,
+		    void *buf, size_t size, char *why, size_t why_len)
 {
 	int rc = t->read_reg(t->ctx, regno, buf, size, why, why_len);
 	if (rc == JITMAP_REG_RECOVERED)
 		return 0;
 	if (rc && rc != -ENOENT)
 		return rc;
-	bool callee_saved = jitmap_reg_is_callee_saved(sm->arch, regno);
+	bool callee_saved = jitmap_reg_is_callee_saved(arch, regno);
 	if (rc == 0 && (level == 0 || callee_saved))
 		return 0;
 	snprintf(why, why_len, "%snot saved in frame %u", callee_saved ? "" : "caller-saved, and ",
@@ -101,16 +143,27 @@ static int read_reg(const jitmap_stackmap *sm, const jitmap_target *t, unsigned 
 	return -ENOENT;
 }
 
+int jitmap__frame_reg(jitmap_arch arch, jitmap_byte_order order, const jitmap_target *t,
+		      unsigned level, unsigned regno, uint64_t *v, char *why, size_t why_len)
+{
+	uint8_t raw[8];
+	if (!t || !t->read_reg) {
+		snprintf(why, why_len, "no registers to read");
+		return -ENOTSUP;
+	}
+	why[0] = 0;
+	int rc = read_reg(arch, t, level, regno, raw, sizeof(raw), why, why_len);
+	if (rc)
+		return rc;
+	*v = jitmap__load(raw, 8, order);
+	return 0;
+}
+
 /* Read register `regno` as a 64-bit integer (for bases of Direct/Indirect and small values). */
 static int read_reg_u64(const jitmap_stackmap *sm, const jitmap_target *t, unsigned level,
 			unsigned regno, uint64_t *v, char *why, size_t why_len)
 {
-	uint8_t raw[8];
-	int rc = read_reg(sm, t, level, regno, raw, sizeof(raw), why, why_len);
-	if (rc)
-		return rc;
-	*v = jitmap__load(raw, 8, sm->order);
-	return 0;
+	return jitmap__frame_reg(sm->arch, sm->order, t, level, regno, v, why, why_len);
 }
 
 static uint64_t truncate_to(uint64_t v, uint16_t size)
@@ -151,7 +204,7 @@ static int eval(const jitmap_stackmap *sm, const jitmap_record *rec, const jitma
 				return unavailable(out, -ENOTSUP,
 						   "register %s holds %s bytes; registers over 64 bytes "
 						   "are not read", reg, n_bytes(loc->size));
-			rc = read_reg(sm, t, level, loc->dwarf_reg, out->bytes, loc->size, why,
+			rc = read_reg(sm->arch, t, level, loc->dwarf_reg, out->bytes, loc->size, why,
 				      sizeof(why));
 			if (rc)
 				return unavailable(out, rc, "register %s not available: %s", reg,

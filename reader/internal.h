@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "jitmap/jitmap.h"
+#include "../common/bytes.h"
 
 #define JITMAP_NO_FUNCTION ((size_t)-1)
 
@@ -52,6 +53,29 @@ int jitmap__elf_data_symbol(struct Elf *elf, const char *name, uint64_t *value);
 /* The address of the first section `name` placed in memory (sh_addr != 0): 0, or -ENOENT. */
 int jitmap__elf_section_address(struct Elf *elf, const char *name, uint64_t *addr);
 
+/* -- The process model for the frame model (process.c) -- */
+
+struct jitmap_process;
+/* Where a stackmap of the process came from: the name the user sees ("JIT entry 0x...", a
+ * file's path, the name an image was handed in with), its image, its notes. */
+struct jitmap__stackmap_source {
+	const char *name;
+	const jitmap_image *image;
+	const char *const *notes;
+	size_t num_notes;
+};
+/* The process's stackmaps: the last scan's sources in their order, then the images handed
+ * in. Element `i` (NULL when it has no stackmap, or past the end) and, when `out` is not NULL,
+ * where it came from. */
+size_t jitmap__process_num_stackmaps(const struct jitmap_process *p);
+const jitmap_stackmap *jitmap__process_stackmap(const struct jitmap_process *p, size_t i,
+						struct jitmap__stackmap_source *out);
+
+/* Register `regno` of the frame at `level` through `t` as an 8-byte integer in `order`, with
+ * the outer-frame rule (jitmap_location_eval_frame's): 0, or a negative errno with `why`. */
+int jitmap__frame_reg(jitmap_arch arch, jitmap_byte_order order, const jitmap_target *t,
+		      unsigned level, unsigned regno, uint64_t *v, char *why, size_t why_len);
+
 /* Fill `err` (may be NULL) and return `code` (a negative errno). */
 int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -59,19 +83,6 @@ int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, 
 /* Rebuild the PC index if addresses changed; returns 0 or -ENOMEM. */
 int jitmap__stackmap_reindex(jitmap_stackmap *sm);
 
-/* Read an unsigned integer of `size` (1..8) bytes in byte order `order`. */
-static inline uint64_t jitmap__load(const uint8_t *p, size_t size, jitmap_byte_order order)
-{
-	uint64_t v = 0;
-	if (order == JITMAP_ORDER_BIG) {
-		for (size_t i = 0; i < size; i++)
-			v = (v << 8) | p[i];
-	} else {
-		for (size_t i = size; i-- > 0;)
-			v = (v << 8) | p[i];
-	}
-	return v;
-}
 
 /* libbpf's OPTS_VALID: an options struct that carries its size `sz` first is valid when sz
  * covers at least that field and every byte past what this library knows (`known` bytes) is
@@ -86,6 +97,23 @@ static inline bool jitmap__opts_valid(const void *opts, size_t sz, size_t known)
 	return true;
 }
 
+/* Give the caller a struct the library fills (its first field `size_t sz`, set by the caller
+ * to the size it knows): the fields of `full` (`size` bytes) as far as the caller's sz goes,
+ * none past it (a program built against an older, shorter struct gets its fields). 0, or
+ * -EINVAL when out is NULL or its sz does not even cover the sz. */
+static inline int jitmap__give(void *out, const void *full, size_t size)
+{
+	size_t sz;
+	if (!out)
+		return -EINVAL;
+	memcpy(&sz, out, sizeof(sz));
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	memcpy((char *)out + sizeof(size_t), (const char *)full + sizeof(size_t),
+	       (sz < size ? sz : size) - sizeof(size_t));
+	return 0;
+}
+
 /* Whether `field` of the options at `opts` lies inside the caller's sz. */
 #define JITMAP_OPTS_HAS(opts, field) \
 	((opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
@@ -94,5 +122,18 @@ static inline uint64_t jitmap__align8(uint64_t x)
 {
 	return (x + 7) & ~(uint64_t)7;
 }
+
+/* -- A core's files, for the process model (core.c) -- */
+
+struct jitmap_core;
+/* One file a core maps (NT_FILE's, or one the library placed without it), opened as `elf`
+ * with its load bias (`bias_known` false when no mapping of its first page says where it is
+ * loaded); or, for one that cannot be opened, `elf` NULL and `why` (strerror's words). A
+ * nonzero return stops the walk. */
+typedef int (*jitmap__core_file_fn)(void *ctx, const char *path, struct Elf *elf,
+				    bool bias_known, uint64_t bias, const char *why);
+/* Call `fn` for each file of the core that is ELF or cannot be opened (files the caller said
+ * not to open, JITMAP_CORE_NO_FILES, are left out): 0, or what `fn` returned. */
+int jitmap__core_each_file(struct jitmap_core *c, jitmap__core_file_fn fn, void *ctx);
 
 #endif /* JITMAP_INTERNAL_H */

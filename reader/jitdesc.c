@@ -76,7 +76,7 @@ static int addr_set_add(struct addr_set *s, uint64_t a)
 static int read_words(const jitmap_target *t, uint64_t addr, uint8_t *buf, size_t len,
 		      jitmap_error *err, const char *what)
 {
-	char why[128] = "";
+	char why[sizeof(err->reason)] = "";
 	int rc = t->read_mem(t->ctx, addr, buf, len, why, sizeof(why));
 	if (rc)
 		return jitmap__fail(err, rc < 0 ? rc : -EFAULT, addr,

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +21,15 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "jitmap/core.h"
 #include "jitmap/process.h"
 
 #define DEFAULT_MAX_IMAGE (UINT64_C(256) << 20)
 #define DEFAULT_MAX_SECTION (UINT64_C(256) << 20)
 #define SAMPLE 64 /* image bytes compared to decide that a kept entry is the same */
+#define CODE_SAMPLE 16 /* code bytes compared to decide that an image handed in is stale */
+#define MAX_CODE_SPAN (UINT64_C(1) << 36) /* a larger "code" section is not code */
+#define MAX_CFI_SECTION (UINT64_C(64) << 20) /* .eh_frame read from the target */
 
 struct text_list {
 	char **items;
@@ -42,11 +47,27 @@ struct parse {
 	unsigned indexed;          /* sources that put it in the index */
 };
 
+/* A JIT descriptor a scan walked, and how far. */
+struct descriptor {
+	uint64_t addr;
+	char *where;
+	bool readable, complete;
+	size_t entries;
+	char *problem; /* why the list was not read to its end */
+};
+
 struct code_range {
 	uint64_t lo, hi;
 	uint64_t max_hi; /* the greatest hi of this range and those before it (by lo) */
 	size_t rank;     /* of the same range, the smaller rank is the answer (sorted last) */
 	struct source *s;
+};
+
+/* An image handed in that was dropped, until jitmap_process_take_dropped. */
+struct drop {
+	uint64_t id;
+	bool replaced;
+	char *why;
 };
 
 struct source {
@@ -90,6 +111,27 @@ struct source {
 	struct text_list problems, notes;
 	size_t open_problems;     /* problems[0..open_problems) are the image's; the rest the
 				   * last live read's */
+	/* JIT images: code and functions as jitmap_process_code_at gives them (the policy in
+	 * process.h), made at first need. */
+	jitmap_image_range *spans; /* sorted, disjoint */
+	size_t nspans;
+	bool spans_made;
+	jitmap_code_function *fns; /* sorted, disjoint, inside spans */
+	size_t nfns;
+	bool fns_made;
+	/* CFI, read at first need (jitmap_process_code_cfi). */
+	jitmap_cfi *cfi;
+	bool cfi_absent;          /* neither .eh_frame nor .debug_frame: nothing to read */
+	uint64_t cfi_failed;      /* the generation whose attempt failed, + 1 (0: none) */
+	char *cfi_problem;
+	/* Handed: whether its code is still what it was at its first use. */
+	bool code_check;          /* compare the sample at the next use */
+	bool usable;              /* the last comparison's answer */
+	bool sampled;
+	uint64_t sample_at;
+	size_t code_sample_len;
+	uint8_t code_sample[CODE_SAMPLE];
+	char *code_problem;       /* why it could not be sampled */
 };
 
 struct jitmap_process {
@@ -108,6 +150,9 @@ struct jitmap_process {
 	struct source **order; /* the last scan's list */
 	size_t norder, cap_order;
 	struct text_list problems;
+	struct descriptor *descs; /* the last scan's, in the order walked */
+	size_t ndescs, cap_descs;
+	size_t unread_files; /* files scan_core could not look into */
 	/* Freed at scan_end, after the index lets go of them. */
 	struct source **dropped;
 	size_t ndropped, cap_dropped;
@@ -120,6 +165,11 @@ struct jitmap_process {
 	size_t ncode, cap_code;
 	bool code_dirty;
 	jitmap_index *index;
+	bool replace_images; /* JITMAP_PROCESS_REPLACE_IMAGES */
+	uint64_t gen;        /* bumped by each recheck and scan: failed CFI reads try again */
+	struct drop *drops;  /* images dropped, until jitmap_process_take_dropped */
+	size_t ndrops, cap_drops;
+	struct text_list taken; /* the `why` of the last take */
 };
 
 /* -- Small helpers -- */
@@ -346,7 +396,41 @@ static void source_free(jitmap_process *p, struct source *s)
 	free(s->path);
 	free_texts(&s->problems);
 	free_texts(&s->notes);
+	free(s->spans);
+	free(s->fns);
+	jitmap_cfi_free(s->cfi);
+	free(s->cfi_problem);
+	free(s->code_problem);
 	free(s);
+}
+
+/* A source's problems: its list, then why its code could not be sampled, then why its CFI
+ * could not be read (kept apart: a live read starts the list's tail again). */
+static size_t num_problems(const struct source *s)
+{
+	return s->problems.n + (s->code_problem != NULL) + (s->cfi_problem != NULL);
+}
+
+static const char *problem_at(const struct source *s, size_t k)
+{
+	if (k < s->problems.n)
+		return s->problems.items[k];
+	k -= s->problems.n;
+	if (s->code_problem && k-- == 0)
+		return s->code_problem;
+	return s->cfi_problem && k == 0 ? s->cfi_problem : NULL;
+}
+
+static void set_problem(char **slot, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_problem(char **slot, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	free(*slot);
+	*slot = strdup(buf); /* NULL on ENOMEM: the problem is not said, nothing else changes */
 }
 
 static int drop_later(jitmap_process *p, struct source *s)
@@ -696,6 +780,245 @@ static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_c
 	return list_source(p, s);
 }
 
+/* -- Code and functions of JIT images -- */
+
+static int cmp_code(const void *a, const void *b)
+{
+	const struct code_range *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return x->rank > y->rank ? -1 : x->rank < y->rank;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const jitmap_image_range *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static int cmp_function(const void *a, const void *b)
+{
+	const jitmap_code_function *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->hi < y->hi) - (x->hi > y->hi); /* the larger first */
+}
+
+/* The element of a sorted array of disjoint [lo, hi) ranges that holds `addr`, or NULL. Serves
+ * code ranges and functions alike: both start with `uint64_t lo, hi` (checked below). */
+static const void *range_at(const void *base, size_t n, size_t stride, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if (((const jitmap_image_range *)((const char *)base + mid * stride))->lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const void *at = (const char *)base + (lo - 1) * stride;
+	return addr < ((const jitmap_image_range *)at)->hi ? at : NULL;
+}
+_Static_assert(offsetof(jitmap_code_function, lo) == offsetof(jitmap_image_range, lo) &&
+		       offsetof(jitmap_code_function, hi) == offsetof(jitmap_image_range, hi),
+	       "range_at reads functions as code ranges");
+
+static const jitmap_image_range *span_at(const struct source *s, uint64_t addr)
+{
+	return range_at(s->spans, s->nspans, sizeof(*s->spans), addr);
+}
+
+static const jitmap_code_function *function_in(const struct source *s, uint64_t addr)
+{
+	return range_at(s->fns, s->nfns, sizeof(*s->fns), addr);
+}
+
+/* The image's code: its executable sections placed in memory, sorted, merged where they
+ * touch; a section over MAX_CODE_SPAN is left out. 0 or -ENOMEM. */
+static int make_spans(struct source *s)
+{
+	if (s->spans_made || !s->image)
+		return 0;
+	const size_t n = jitmap_image_num_code_ranges(s->image);
+	jitmap_image_range *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const jitmap_image_range *r = jitmap_image_code_range(s->image, i);
+		if (r && r->lo < r->hi && r->hi - r->lo <= MAX_CODE_SPAN)
+			v[k++] = *r;
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_range);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m && v[i].lo <= v[m - 1].hi) {
+			if (v[i].hi > v[m - 1].hi)
+				v[m - 1].hi = v[i].hi;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	s->spans = v;
+	s->nspans = m;
+	s->spans_made = true;
+	return 0;
+}
+
+/* The image's functions: its function symbols inside its code, sorted, one per address (the
+ * largest), each cut at the next; one without a size reaches the next function or the end of
+ * its code range (hand-written code). Debuggers want functions that do not overlap (GDB's
+ * blocks), and an unwinder wants a function's start and end. 0 or -ENOMEM. */
+static int make_fns(struct source *s)
+{
+	if (s->fns_made || !s->image)
+		return 0;
+	if (make_spans(s))
+		return -ENOMEM;
+	const size_t n = jitmap_image_num_symbols(s->image);
+	jitmap_code_function *f = malloc((n ? n : 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		jitmap_image_symbol_info si = {.sz = sizeof(si)};
+		if (jitmap_image_symbol(s->image, i, &si) || !si.name || !span_at(s, si.address))
+			continue;
+		const uint64_t hi = si.size <= UINT64_MAX - si.address ? si.address + si.size
+								      : UINT64_MAX;
+		f[k++] = (jitmap_code_function){si.address, hi, si.name};
+	}
+	if (k)
+		qsort(f, k, sizeof(*f), cmp_function);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m && f[i].lo == f[m - 1].lo)
+			continue; /* an alias: the first (largest) stays */
+		if (m && f[m - 1].hi > f[i].lo)
+			f[m - 1].hi = f[i].lo;
+		f[m++] = f[i];
+	}
+	k = 0;
+	for (size_t i = 0; i < m; i++) {
+		uint64_t limit = span_at(s, f[i].lo)->hi;
+		if (i + 1 < m && f[i + 1].lo < limit)
+			limit = f[i + 1].lo;
+		if (f[i].hi == f[i].lo || f[i].hi > limit)
+			f[i].hi = limit;
+		if (f[i].hi > f[i].lo)
+			f[k++] = f[i];
+	}
+	s->fns = f;
+	s->nfns = k;
+	s->fns_made = true;
+	return 0;
+}
+
+/* Of two images of the same code range, the one of the smaller rank answers: a scan's
+ * sources in the order listed (the newest registration first), then images handed in. */
+static size_t code_rank(const struct source *s)
+{
+	return s->handed ? SIZE_MAX / 2 + (size_t)s->id : s->listed ? s->listed_at : SIZE_MAX;
+}
+
+static int add_code(jitmap_process *p, struct source *s)
+{
+	if (!s->image)
+		return 0;
+	if (make_spans(s) || grow(&p->code, &p->cap_code, p->ncode + s->nspans, sizeof(*p->code)))
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nspans; i++)
+		p->code[p->ncode++] = (struct code_range){s->spans[i].lo, s->spans[i].hi, 0,
+							  code_rank(s), s};
+	return 0;
+}
+
+static void code_max_from(jitmap_process *p, size_t from)
+{
+	for (size_t i = from; i < p->ncode; i++)
+		p->code[i].max_hi = i && p->code[i - 1].max_hi > p->code[i].hi ? p->code[i - 1].max_hi
+									      : p->code[i].hi;
+}
+
+static int code_rebuild(jitmap_process *p)
+{
+	p->ncode = 0;
+	for (size_t i = 0; i < p->njit; i++)
+		if (add_code(p, p->jit[i]))
+			return -ENOMEM;
+	for (size_t i = 0; i < p->nhanded; i++)
+		if (add_code(p, p->handed[i]))
+			return -ENOMEM;
+	if (p->ncode) /* qsort wants a pointer */
+		qsort(p->code, p->ncode, sizeof(*p->code), cmp_code);
+	code_max_from(p, 0);
+	p->code_dirty = false;
+	return 0;
+}
+
+/* An image handed in comes or goes: the table is changed in place (GDB's reader hands in
+ * thousands, and may be asked about a frame between two), or rebuilt at the next lookup. */
+static void code_insert(jitmap_process *p, struct source *s)
+{
+	if (p->code_dirty)
+		return;
+	if (make_spans(s) || grow(&p->code, &p->cap_code, p->ncode + s->nspans, sizeof(*p->code))) {
+		p->code_dirty = true;
+		return;
+	}
+	size_t first = SIZE_MAX;
+	for (size_t k = 0; k < s->nspans; k++) {
+		const struct code_range c = {s->spans[k].lo, s->spans[k].hi, 0, code_rank(s), s};
+		size_t lo = 0, hi = p->ncode;
+		while (lo < hi) {
+			const size_t mid = lo + (hi - lo) / 2;
+			if (cmp_code(&p->code[mid], &c) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(&p->code[lo + 1], &p->code[lo], (p->ncode - lo) * sizeof(*p->code));
+		p->code[lo] = c;
+		p->ncode++;
+		first = lo < first ? lo : first;
+	}
+	code_max_from(p, first == SIZE_MAX ? p->ncode : first);
+}
+
+static void code_remove(jitmap_process *p, const struct source *s)
+{
+	if (p->code_dirty)
+		return;
+	size_t k = 0, first = SIZE_MAX;
+	for (size_t i = 0; i < p->ncode; i++) {
+		if (p->code[i].s != s)
+			p->code[k++] = p->code[i];
+		else if (first == SIZE_MAX)
+			first = k;
+	}
+	p->ncode = k;
+	code_max_from(p, first == SIZE_MAX ? p->ncode : first);
+}
+
+/* The first range of the table that starts at or after `addr`. */
+static size_t code_after(const jitmap_process *p, uint64_t addr, bool strictly)
+{
+	size_t a = 0, b = p->ncode;
+	while (a < b) {
+		const size_t mid = a + (b - a) / 2;
+		if (p->code[mid].lo < addr || (strictly && p->code[mid].lo == addr))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
 /* -- Images handed in by a debugger -- */
 
 /* The index holds `s`'s current stackmap (or nothing, when it has none). */
@@ -736,6 +1059,105 @@ static struct source *handed(const jitmap_process *p, uint64_t id)
 	return at == SIZE_MAX ? NULL : p->handed[at];
 }
 
+/* Take the image handed in at `at` out: of the list, the code table and the index. */
+static void remove_handed(jitmap_process *p, size_t at)
+{
+	struct source *s = p->handed[at];
+	memmove(&p->handed[at], &p->handed[at + 1], (p->nhanded - at - 1) * sizeof(*p->handed));
+	p->nhanded--;
+	code_remove(p, s);
+	index_drop(p, s);
+	if (p->scanning && drop_later(p, s) == 0)
+		return;
+	source_free(p, s); /* its stackmap is buried: valid until the next recheck or scan_end */
+}
+
+/* Drop an image handed in (stale or replaced), saying so to jitmap_process_take_dropped. */
+static void drop_image(jitmap_process *p, struct source *s, bool replaced, const char *why)
+{
+	/* Out of memory for the record: the image goes unsaid; a client that asks about its id
+	 * hears that it is unknown. */
+	if (grow(&p->drops, &p->cap_drops, p->ndrops + 1, sizeof(*p->drops)) == 0)
+		p->drops[p->ndrops++] = (struct drop){s->id, replaced, strdup(why)};
+	const size_t at = handed_find(p, s->id);
+	if (at != SIZE_MAX)
+		remove_handed(p, at);
+}
+
+/* Whether the image handed in `s` may be used now (the staleness rule of process.h): 1; 0
+ * when its code could not be read at its first use (used once a later stop can read it); -1
+ * when it is stale, and dropped. Its code is looked at once after each recheck. */
+static int image_check(jitmap_process *p, struct source *s)
+{
+	if (!s->code_check)
+		return s->usable;
+	s->code_check = false;
+	s->usable = true;
+	if (!s->image || make_fns(s) || !s->nspans)
+		return 1; /* no code to look at (or no memory to look with) */
+	const uint64_t at = s->sampled ? s->sample_at : s->nfns ? s->fns[0].lo : s->spans[0].lo;
+	const jitmap_image_range *r = span_at(s, at);
+	const size_t len = s->sampled ? s->code_sample_len
+			   : r->hi - at < CODE_SAMPLE ? (size_t)(r->hi - at) : CODE_SAMPLE;
+	uint8_t now[CODE_SAMPLE];
+	char why[160];
+	const int rc = read_mem(p, at, now, len, why, sizeof(why));
+	if (!s->sampled) {
+		if (rc) {
+			s->usable = false;
+			set_problem(&s->code_problem, "%s: its code at 0x%" PRIx64 " cannot be read: %s",
+				    s->name, at, why);
+			return 0;
+		}
+		free(s->code_problem);
+		s->code_problem = NULL;
+		s->sampled = true;
+		s->sample_at = at;
+		s->code_sample_len = len;
+		memcpy(s->code_sample, now, len);
+		return 1;
+	}
+	if (rc || memcmp(now, s->code_sample, len)) {
+		char text[320];
+		if (rc)
+			snprintf(text, sizeof(text), "%s: its code at 0x%" PRIx64 " cannot be read any "
+				 "more: %s", s->name, at, why);
+		else
+			snprintf(text, sizeof(text), "%s: its code at 0x%" PRIx64 " changed since it "
+				 "was first used", s->name, at);
+		drop_image(p, s, false, text);
+		return -1;
+	}
+	return 1;
+}
+
+/* JITMAP_PROCESS_REPLACE_IMAGES: the images handed in whose code overlaps `s`'s go. */
+static void replace_overlapped(jitmap_process *p, struct source *s)
+{
+	if (make_spans(s))
+		return;
+	for (size_t k = 0; k < s->nspans; k++) {
+		const jitmap_image_range *r = &s->spans[k];
+		for (;;) {
+			if (p->code_dirty && code_rebuild(p))
+				return;
+			struct source *old = NULL;
+			for (size_t i = code_after(p, r->hi, false); i-- > 0 && p->code[i].max_hi > r->lo;) {
+				if (p->code[i].hi > r->lo && p->code[i].s->handed) {
+					old = p->code[i].s;
+					break;
+				}
+			}
+			if (!old)
+				break;
+			char why[320];
+			snprintf(why, sizeof(why), "%s: replaced by %s, whose code [0x%" PRIx64
+				 ", 0x%" PRIx64 ") overlaps its own", old->name, s->name, r->lo, r->hi);
+			drop_image(p, old, true, why);
+		}
+	}
+}
+
 int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, const char *where,
 			     uint64_t *id)
 {
@@ -751,6 +1173,7 @@ int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, 
 	s->id = ++p->next_id;
 	s->bytes = image;
 	s->symfile_size = size;
+	s->code_check = true; /* sampled at its first use */
 	if (where)
 		snprintf(s->name, sizeof(s->name), "%s", where);
 	else
@@ -777,8 +1200,10 @@ int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, 
 		s->recheck = true;
 	}
 	s->bytes = NULL;
+	if (p->replace_images)
+		replace_overlapped(p, s);
 	p->handed[p->nhanded++] = s; /* ids only grow: the array stays sorted */
-	p->code_dirty = true;
+	code_insert(p, s);
 	*id = s->id;
 	return rc;
 }
@@ -788,14 +1213,7 @@ int jitmap_process_remove_image(jitmap_process *p, uint64_t id)
 	const size_t at = p ? handed_find(p, id) : SIZE_MAX;
 	if (at == SIZE_MAX)
 		return -ENOENT;
-	struct source *s = p->handed[at];
-	memmove(&p->handed[at], &p->handed[at + 1], (p->nhanded - at - 1) * sizeof(*p->handed));
-	p->nhanded--;
-	p->code_dirty = true;
-	index_drop(p, s);
-	if (p->scanning && drop_later(p, s) == 0)
-		return 0;
-	source_free(p, s); /* its stackmap is buried: valid until the next recheck or scan_end */
+	remove_handed(p, at);
 	return 0;
 }
 
@@ -803,8 +1221,9 @@ void jitmap_process_recheck(jitmap_process *p)
 {
 	if (!p)
 		return;
+	p->gen++;
 	for (size_t i = 0; i < p->nhanded; i++)
-		p->handed[i]->recheck = true;
+		p->handed[i]->recheck = p->handed[i]->code_check = true;
 	if (!p->scanning)
 		free_buried(p);
 }
@@ -812,7 +1231,7 @@ void jitmap_process_recheck(jitmap_process *p)
 const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p, uint64_t id)
 {
 	struct source *s = p ? handed(p, id) : NULL;
-	if (!s)
+	if (!s || image_check(p, s) <= 0)
 		return NULL;
 	if (s->recheck) {
 		s->recheck = false;
@@ -822,21 +1241,59 @@ const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p, uint64_t
 	return s->sm;
 }
 
-static void fill_info(const struct source *s, jitmap_source_info *out);
+int jitmap_process_image_code(jitmap_process *p, uint64_t id, const jitmap_image_range **ranges,
+			      size_t *num_ranges, const jitmap_code_function **functions,
+			      size_t *num_functions)
+{
+	struct source *s = p ? handed(p, id) : NULL;
+	if (!s)
+		return -ENOENT;
+	if (make_fns(s))
+		return -ENOMEM;
+	if (ranges)
+		*ranges = s->spans;
+	if (num_ranges)
+		*num_ranges = s->nspans;
+	if (functions)
+		*functions = s->fns;
+	if (num_functions)
+		*num_functions = s->nfns;
+	return 0;
+}
+
+size_t jitmap_process_take_dropped(jitmap_process *p, jitmap_dropped_image *out, size_t max)
+{
+	if (!p || !p->ndrops || (!out && max))
+		return 0;
+	const size_t n = max < p->ndrops ? max : p->ndrops;
+	truncate_texts(&p->taken, 0);
+	if (grow(&p->taken.items, &p->taken.cap, n, sizeof(*p->taken.items)))
+		return 0; /* told at a later call */
+	for (size_t i = 0; i < n; i++) {
+		const struct drop *d = &p->drops[i];
+		out[i] = (jitmap_dropped_image){d->id, d->replaced, d->why ? d->why : ""};
+		if (d->why)
+			p->taken.items[p->taken.n++] = d->why;
+	}
+	memmove(p->drops, p->drops + n, (p->ndrops - n) * sizeof(*p->drops));
+	p->ndrops -= n;
+	return n;
+}
+
+static int fill_info(const struct source *s, jitmap_source_info *out);
 
 int jitmap_process_image(const jitmap_process *p, uint64_t id, jitmap_source_info *out)
 {
 	const struct source *s = p ? handed(p, id) : NULL;
 	if (!s)
 		return -ENOENT;
-	fill_info(s, out);
-	return 0;
+	return fill_info(s, out);
 }
 
 const char *jitmap_process_image_problem(const jitmap_process *p, uint64_t id, size_t k)
 {
 	const struct source *s = p ? handed(p, id) : NULL;
-	return s && k < s->problems.n ? s->problems.items[k] : NULL;
+	return s ? problem_at(s, k) : NULL;
 }
 
 /* -- Loaded files -- */
@@ -962,39 +1419,124 @@ int jitmap_process_scan_file(jitmap_process *p, const char *path, uint64_t bias,
 	return rc ? rc : has_desc;
 }
 
+/* -- Core files -- */
+
+struct core_scan {
+	jitmap_process *p;
+	jitmap_byte_order order;
+};
+
+static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
+		     jitmap_byte_order order);
+
+/* One file of the core: its JIT descriptor and .llvm_stackmaps, moved by its bias. */
+static int scan_core_file(void *ctx, const char *path, Elf *elf, bool bias_known, uint64_t bias,
+			  const char *why)
+{
+	struct core_scan *cs = ctx;
+	jitmap_process *p = cs->p;
+	if (!elf) {
+		p->unread_files++;
+		return add_text(&p->problems, "%s (mapped by the core) cannot be opened (%s): a JIT "
+			       "descriptor or stackmaps in it are not found", path, why);
+	}
+	uint64_t desc = 0, sm = 0;
+	const bool has_desc = jitmap__elf_data_symbol(elf, JITMAP_JIT_DESCRIPTOR_SYMBOL, &desc) == 0;
+	const bool has_sm = jitmap__elf_section_address(elf, JITMAP__STACKMAP_SECTION, &sm) == 0;
+	if ((has_desc || has_sm) && !bias_known) {
+		p->unread_files += has_desc;
+		return add_text(&p->problems, "%s defines %s, but the core does not say where it is "
+			       "loaded (no mapping of its first page)", path,
+			       has_desc ? JITMAP_JIT_DESCRIPTOR_SYMBOL : JITMAP__STACKMAP_SECTION);
+	}
+	int rc = 0;
+	if (has_desc)
+		rc = scan_list(p, desc + bias, path, cs->order);
+	if (!rc && has_sm)
+		rc = jitmap_process_scan_object(p, path, sm + bias);
+	return rc;
+}
+
+int jitmap_process_scan_core(jitmap_process *p, jitmap_core *core)
+{
+	if (!p || !core)
+		return -EINVAL;
+	struct core_scan cs = {.p = p, .order = jitmap_core_byte_order(core)};
+	const size_t before = p->ndescs;
+	const int rc = jitmap__core_each_file(core, scan_core_file, &cs);
+	return rc ? rc : (int)(p->ndescs - before < INT_MAX ? p->ndescs - before : INT_MAX);
+}
+
 /* -- Scanning -- */
+
+static void free_descriptors(jitmap_process *p)
+{
+	for (size_t i = 0; i < p->ndescs; i++) {
+		free(p->descs[i].where);
+		free(p->descs[i].problem);
+	}
+	p->ndescs = 0;
+}
 
 int jitmap_process_scan_begin(jitmap_process *p)
 {
 	p->scanning = true;
+	p->gen++;
 	for (size_t i = 0; i < p->njit; i++)
 		p->jit[i]->seen = p->jit[i]->listed = false;
 	for (size_t i = 0; i < p->nobjects; i++)
 		p->objects[i]->seen = p->objects[i]->listed = false;
 	p->norder = 0;
 	truncate_texts(&p->problems, 0);
+	free_descriptors(p);
+	p->unread_files = 0;
 	return 0;
 }
 
-int jitmap_process_scan_descriptor(jitmap_process *p, uint64_t addr, const char *where)
+/* Walk the list of the descriptor at `addr` (once per scan), recording how far it was read. */
+static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
+		     jitmap_byte_order order)
 {
 	jitmap_error err;
 	if (!where)
 		where = "the program";
-	jitmap_jit_list *lst = jitmap_jit_list_read(&p->target, addr, JITMAP_ORDER_AUTO,
-						    p->max_entries, &err);
-	if (!lst)
+	for (size_t i = 0; i < p->ndescs; i++)
+		if (p->descs[i].addr == addr)
+			return 0; /* one descriptor, named twice (a file mapped under two names) */
+	if (grow(&p->descs, &p->cap_descs, p->ndescs + 1, sizeof(*p->descs)))
+		return -ENOMEM;
+	struct descriptor *d = &p->descs[p->ndescs];
+	*d = (struct descriptor){.addr = addr, .where = strdup(where)};
+	if (!d->where)
+		return -ENOMEM;
+	p->ndescs++;
+	jitmap_jit_list *lst = jitmap_jit_list_read(&p->target, addr, order, p->max_entries, &err);
+	if (!lst) {
+		if (!(d->problem = strdup(err_text(&err))))
+			return -ENOMEM;
 		return add_text(&p->problems, "the JIT descriptor in %s: %s", where, err_text(&err));
+	}
 	int rc = 0;
 	const jitmap_error *status = jitmap_jit_list_status(lst);
-	if (status->code)
+	const size_t n = jitmap_jit_list_count(lst);
+	d->readable = true;
+	d->complete = !status->code;
+	d->entries = n;
+	if (status->code) {
 		rc = add_text(&p->problems, "the JIT entry list of the descriptor in %s: %s", where,
 			      err_text(status));
-	const size_t n = jitmap_jit_list_count(lst);
+		if (!rc && !(d->problem = strdup(err_text(status))))
+			rc = -ENOMEM;
+	}
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = scan_entry(p, addr, jitmap_jit_list_code(lst, i));
 	jitmap_jit_list_free(lst);
 	return rc;
+}
+
+int jitmap_process_scan_descriptor(jitmap_process *p, uint64_t addr, const char *where)
+{
+	return scan_list(p, addr, where, JITMAP_ORDER_AUTO);
 }
 
 int jitmap_process_scan_end(jitmap_process *p)
@@ -1067,8 +1609,10 @@ jitmap_process *jitmap_process_new(const jitmap_target *target, const jitmap_pro
 	p->max_entries = o.max_entries;
 	p->max_image = o.max_image ? o.max_image : DEFAULT_MAX_IMAGE;
 	p->max_section = o.max_section ? o.max_section : DEFAULT_MAX_SECTION;
-	p->lazy = JITMAP_OPTS_HAS(&o, flags) && (o.flags & JITMAP_PROCESS_LAZY);
-	if (JITMAP_OPTS_HAS(&o, flags) && (o.flags & ~JITMAP_PROCESS_LAZY)) {
+	const unsigned flags = JITMAP_OPTS_HAS(&o, flags) ? o.flags : 0;
+	p->lazy = flags & JITMAP_PROCESS_LAZY;
+	p->replace_images = flags & JITMAP_PROCESS_REPLACE_IMAGES;
+	if (flags & ~(JITMAP_PROCESS_LAZY | JITMAP_PROCESS_REPLACE_IMAGES)) {
 		jitmap_process_free(p);
 		errno = EINVAL;
 		return NULL;
@@ -1110,6 +1654,12 @@ void jitmap_process_flush(jitmap_process *p)
 	jitmap_index_free(p->index);
 	p->index = jitmap_index_new(); /* NULL on ENOMEM: scan_end then fails politely */
 	truncate_texts(&p->problems, 0);
+	free_descriptors(p);
+	p->unread_files = 0;
+	for (size_t i = 0; i < p->ndrops; i++)
+		free(p->drops[i].why);
+	p->ndrops = 0;
+	truncate_texts(&p->taken, 0);
 }
 
 void jitmap_process_free(jitmap_process *p)
@@ -1126,7 +1676,10 @@ void jitmap_process_free(jitmap_process *p)
 	free(p->graveyard);
 	free(p->parses);
 	free(p->code);
+	free(p->descs);
+	free(p->drops);
 	free_texts(&p->problems);
+	free_texts(&p->taken);
 	free(p);
 }
 
@@ -1138,13 +1691,13 @@ int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_source_info 
 {
 	if (i >= p->norder)
 		return -ERANGE;
-	fill_info(p->order[i], out);
-	return 0;
+	return fill_info(p->order[i], out);
 }
 
-static void fill_info(const struct source *s, jitmap_source_info *out)
+static int fill_info(const struct source *s, jitmap_source_info *out)
 {
-	*out = (jitmap_source_info){
+	const jitmap_source_info full = {
+		.sz = sizeof(full),
 		.kind = s->kind,
 		.name = s->kind == JITMAP_SOURCE_JIT ? s->name : s->path,
 		.descriptor = s->descriptor,
@@ -1157,14 +1710,15 @@ static void fill_info(const struct source *s, jitmap_source_info *out)
 		.stackmap = s->sm,
 		.live = s->live,
 		.image = s->image,
-		.num_problems = s->problems.n,
+		.num_problems = num_problems(s),
 		.num_notes = s->notes.n,
 	};
+	return jitmap__give(out, &full, sizeof(full));
 }
 
 const char *jitmap_process_source_problem(const jitmap_process *p, size_t i, size_t k)
 {
-	return i < p->norder && k < p->order[i]->problems.n ? p->order[i]->problems.items[k] : NULL;
+	return i < p->norder ? problem_at(p->order[i], k) : NULL;
 }
 
 const char *jitmap_process_source_note(const jitmap_process *p, size_t i, size_t k)
@@ -1181,6 +1735,27 @@ const char *jitmap_process_problem(const jitmap_process *p, size_t k)
 
 jitmap_index *jitmap_process_index(const jitmap_process *p) { return p->index; }
 
+size_t jitmap_process_num_descriptors(const jitmap_process *p) { return p ? p->ndescs : 0; }
+
+size_t jitmap_process_num_unread_files(const jitmap_process *p) { return p ? p->unread_files : 0; }
+
+int jitmap_process_descriptor(const jitmap_process *p, size_t i, jitmap_descriptor_info *out)
+{
+	if (!p || !out || i >= p->ndescs)
+		return -ERANGE;
+	const struct descriptor *d = &p->descs[i];
+	const jitmap_descriptor_info full = {
+		.sz = sizeof(full),
+		.address = d->addr,
+		.where = d->where,
+		.readable = d->readable,
+		.complete = d->complete,
+		.num_entries = d->entries,
+		.problem = d->problem,
+	};
+	return jitmap__give(out, &full, sizeof(full));
+}
+
 size_t jitmap_process_num_layout_images(const jitmap_process *p)
 {
 	return p ? p->layout_images : 0;
@@ -1188,120 +1763,198 @@ size_t jitmap_process_num_layout_images(const jitmap_process *p)
 
 /* -- JIT code by address -- */
 
-static int cmp_code(const void *a, const void *b)
+/* The range holding `addr`, of images handed in only when `handed_only`. An image handed in
+ * is checked against the staleness rule first: one not usable now is passed over, and when
+ * one is dropped the table has changed and the search starts again. 0, -ENOENT, -ENOMEM. */
+static int code_find(jitmap_process *p, uint64_t addr, bool handed_only,
+		     const struct code_range **out)
 {
-	const struct code_range *x = a, *y = b;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	if (x->hi != y->hi)
-		return x->hi < y->hi ? -1 : 1;
-	return x->rank > y->rank ? -1 : x->rank < y->rank;
-}
-
-static int add_code(jitmap_process *p, struct source *s)
-{
-	if (!s->image)
-		return 0;
-	const size_t n = jitmap_image_num_code_ranges(s->image);
-	if (grow(&p->code, &p->cap_code, p->ncode + n, sizeof(*p->code)))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const jitmap_image_range *r = jitmap_image_code_range(s->image, i);
-		/* Two images of the same code (a runtime's own beside LLVM's): the first listed
-		 * (the newest registration), then the first handed in, is the answer. */
-		const size_t rank = s->handed ? SIZE_MAX / 2 + (size_t)s->id
-				    : s->listed ? s->listed_at : SIZE_MAX;
-		if (r->lo < r->hi)
-			p->code[p->ncode++] = (struct code_range){r->lo, r->hi, 0, rank, s};
-	}
-	return 0;
-}
-
-static int code_rebuild(jitmap_process *p)
-{
-	p->ncode = 0;
-	for (size_t i = 0; i < p->njit; i++)
-		if (add_code(p, p->jit[i]))
+	for (;;) {
+		if (p->code_dirty && code_rebuild(p))
 			return -ENOMEM;
-	for (size_t i = 0; i < p->nhanded; i++)
-		if (add_code(p, p->handed[i]))
-			return -ENOMEM;
-	if (p->ncode) /* qsort wants a pointer */
-		qsort(p->code, p->ncode, sizeof(*p->code), cmp_code);
-	for (size_t i = 0; i < p->ncode; i++)
-		p->code[i].max_hi = i && p->code[i - 1].max_hi > p->code[i].hi ? p->code[i - 1].max_hi
-									      : p->code[i].hi;
-	p->code_dirty = false;
-	return 0;
+		/* The range starting last at or before addr that holds it: ranges from hostile
+		 * images may overlap, so look back while an earlier range may still reach addr. */
+		bool again = false;
+		for (size_t i = code_after(p, addr, true); i-- > 0 && p->code[i].max_hi > addr;) {
+			const struct code_range *c = &p->code[i];
+			if (addr >= c->hi || (handed_only && !c->s->handed))
+				continue;
+			if (c->s->handed) {
+				const int usable = image_check(p, c->s);
+				if (usable < 0) {
+					again = true;
+					break;
+				}
+				if (!usable)
+					continue;
+			}
+			*out = c;
+			return 0;
+		}
+		if (!again)
+			return -ENOENT;
+	}
 }
 
-/* The function symbol holding `addr` in `img`, with its range when it has a size. */
-static const char *function_at(const jitmap_image *img, uint64_t addr, uint64_t *lo,
-			       uint64_t *hi)
+static void code_fill(const struct code_range *c, uint64_t addr, jitmap_code_info *out)
 {
-	uint64_t off;
-	const char *name = jitmap_image_symbolize(img, addr, &off);
-	*lo = *hi = 0;
-	if (!name)
-		return NULL;
-	const uint64_t start = addr - off;
-	/* The symbol jitmap_image_symbolize chose: the last of those at `start` (sorted by
-	 * address, the larger first at one address). A zero-sized one covers up to the next
-	 * symbol: its range is not known. */
-	size_t a = 0, b = jitmap_image_num_symbols(img);
-	jitmap_image_symbol_info si;
-	while (a < b) {
-		const size_t mid = a + (b - a) / 2;
-		if (jitmap_image_symbol(img, mid, &si) == 0 && si.address <= start)
-			a = mid + 1;
-		else
-			b = mid;
+	struct source *s = c->s;
+	*out = (jitmap_code_info){
+		.source = s->name,
+		.entry = s->handed ? 0 : s->entry,
+		.image_id = s->handed ? s->id : 0,
+		.lo = c->lo,
+		.hi = c->hi,
+		.image = s->image,
+		.stackmap = s->sm,
+	};
+	const jitmap_code_function *f = make_fns(s) ? NULL : function_in(s, addr);
+	if (f) {
+		out->function = f->name;
+		out->function_lo = f->lo;
+		out->function_hi = f->hi;
 	}
-	if (a && jitmap_image_symbol(img, a - 1, &si) == 0 && si.address == start && si.size &&
-	    si.size <= UINT64_MAX - start && addr < start + si.size) {
-		*lo = start;
-		*hi = start + si.size;
-	}
-	return name;
 }
 
 int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
 {
 	if (!p || !out)
 		return -EINVAL;
-	if (p->code_dirty && code_rebuild(p))
-		return -ENOMEM;
-	/* The range starting last at or before addr that holds it: ranges from hostile images
-	 * may overlap, so look back while an earlier range may still reach addr. */
-	size_t a = 0, b = p->ncode;
-	while (a < b) {
-		const size_t mid = a + (b - a) / 2;
-		if (p->code[mid].lo <= addr)
-			a = mid + 1;
-		else
-			b = mid;
+	const struct code_range *c;
+	const int rc = code_find(p, addr, false, &c);
+	if (rc)
+		return rc;
+	struct source *s = c->s;
+	if (s->recheck) { /* a handed-in image, or a lazy scan's entry: read it now */
+		s->recheck = false;
+		if (refresh_live(p, s) && index_now(p, s))
+			add_text(&s->problems, "%s: out of memory indexing its stackmap", s->name);
 	}
-	for (size_t i = a; i-- > 0 && p->code[i].max_hi > addr;) {
-		const struct code_range *c = &p->code[i];
-		if (addr >= c->hi)
-			continue;
-		struct source *s = c->s;
-		if (s->recheck) { /* a handed-in image, or a lazy scan's entry: read it now */
-			s->recheck = false;
-			if (refresh_live(p, s) && index_now(p, s))
-				add_text(&s->problems, "%s: out of memory indexing its stackmap",
-					 s->name);
+	code_fill(c, addr, out);
+	return 0;
+}
+
+int jitmap_process_image_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
+{
+	if (!p || !out)
+		return -EINVAL;
+	const struct code_range *c;
+	const int rc = code_find(p, addr, true, &c);
+	if (!rc)
+		code_fill(c, addr, out);
+	return rc;
+}
+
+/* The source of `code` (as code_at filled it): an image handed in by its id, a scan's
+ * source by its range and image. */
+static struct source *code_source(jitmap_process *p, const jitmap_code_info *code)
+{
+	if (code->image_id) {
+		struct source *s = handed(p, code->image_id);
+		return s && s->image == code->image ? s : NULL;
+	}
+	if (!code->image || (p->code_dirty && code_rebuild(p)))
+		return NULL;
+	for (size_t i = code_after(p, code->lo, false); i < p->ncode && p->code[i].lo == code->lo;
+	     i++)
+		if (p->code[i].s->image == code->image && !p->code[i].s->handed)
+			return p->code[i].s;
+	return NULL;
+}
+
+/* Read the image's CFI (the policy in process.h); what went wrong becomes its cfi_problem. */
+static void read_cfi(jitmap_process *p, struct source *s)
+{
+	uint64_t eh_addr = 0, eh_len = 0;
+	size_t df_len = 0;
+	const void *df = jitmap_image_debug_frame(s->image, &df_len);
+	const bool has_eh = jitmap_image_eh_frame(s->image, &eh_addr, &eh_len) == 0 && eh_len;
+	if (!has_eh && !df) {
+		s->cfi_absent = true;
+		return;
+	}
+	char problem[400] = "", why[160];
+	void *eh = NULL;
+	if (has_eh && (eh_len > MAX_CFI_SECTION || eh_len > SIZE_MAX))
+		snprintf(problem, sizeof(problem), "its .eh_frame at 0x%" PRIx64 " is %" PRIu64
+			 " bytes, over the %" PRIu64 " MiB limit", eh_addr, eh_len,
+			 MAX_CFI_SECTION >> 20);
+	else if (has_eh && !(eh = malloc((size_t)eh_len)))
+		snprintf(problem, sizeof(problem), "out of memory for its .eh_frame");
+	else if (has_eh && read_mem(p, eh_addr, eh, (size_t)eh_len, why, sizeof(why))) {
+		free(eh);
+		eh = NULL;
+		snprintf(problem, sizeof(problem), "its .eh_frame at 0x%" PRIx64 " cannot be read: %s",
+			 eh_addr, why);
+	}
+	if (eh || df) {
+		jitmap_error err = {0};
+		s->cfi = jitmap_cfi_new(s->arch, eh, eh ? (size_t)eh_len : 0, eh_addr, df,
+					df ? df_len : 0, &err);
+		if (!s->cfi) {
+			const size_t n = strlen(problem);
+			snprintf(problem + n, sizeof(problem) - n, "%sno usable CFI: %s", n ? "; " : "",
+				 err_text(&err));
 		}
-		*out = (jitmap_code_info){
-			.source = s->name,
-			.entry = s->handed ? 0 : s->entry,
-			.lo = c->lo,
-			.hi = c->hi,
-			.image = s->image,
-			.stackmap = s->sm,
-		};
-		out->function = function_at(s->image, addr, &out->function_lo, &out->function_hi);
-		return 0;
 	}
-	return -ENOENT;
+	free(eh);
+	if (s->cfi) {
+		free(s->cfi_problem);
+		s->cfi_problem = NULL;
+		s->cfi_failed = 0;
+		return;
+	}
+	s->cfi_failed = p->gen + 1;
+	set_problem(&s->cfi_problem, "%s: %s", s->name, problem);
+}
+
+const jitmap_cfi *jitmap_process_code_cfi(jitmap_process *p, const jitmap_code_info *code,
+					  const char **why)
+{
+	struct source *s = p && code ? code_source(p, code) : NULL;
+	if (why)
+		*why = NULL;
+	if (!s) {
+		if (why)
+			*why = "not JIT code this process holds";
+		return NULL;
+	}
+	if (!s->cfi && !s->cfi_absent && s->cfi_failed != p->gen + 1)
+		read_cfi(p, s);
+	if (!s->cfi && why)
+		*why = s->cfi_absent ? NULL : s->cfi_problem ? s->cfi_problem : "out of memory";
+	return s->cfi;
+}
+
+/* -- For the frame model (reader/frame.c) -- */
+
+static const struct source *source_of(const jitmap_process *p, size_t i)
+{
+	/* The last scan's list first (the names the user sees in `info stackmaps`), then the
+	 * images a debugger handed in. */
+	if (i < p->norder)
+		return p->order[i];
+	i -= p->norder;
+	return i < p->nhanded ? p->handed[i] : NULL;
+}
+
+size_t jitmap__process_num_stackmaps(const jitmap_process *p)
+{
+	return p ? p->norder + p->nhanded : 0;
+}
+
+const jitmap_stackmap *jitmap__process_stackmap(const jitmap_process *p, size_t i,
+						struct jitmap__stackmap_source *out)
+{
+	const struct source *s = source_of(p, i);
+	if (!s)
+		return NULL;
+	if (out)
+		*out = (struct jitmap__stackmap_source){
+			.name = s->kind == JITMAP_SOURCE_JIT ? s->name : s->path,
+			.image = s->image,
+			.notes = (const char *const *)s->notes.items,
+			.num_notes = s->notes.n,
+		};
+	return s->sm;
 }

@@ -6,6 +6,7 @@ set -euo pipefail
 required=(
   build-essential cmake pkg-config git python3
   libelf-dev libdwarf-dev libdw-dev libcmocka-dev elfutils
+  libcapstone-dev libcapstone4
   gdb
   llvm-14 llvm-14-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev
   binutils

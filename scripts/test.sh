@@ -2,7 +2,8 @@
 # Every test: set up, build, run the unit and differential tests (ctest), run the unit tests
 # again under AddressSanitizer + UndefinedBehaviorSanitizer, and fuzz each target briefly.
 # Options: --quick skips the sanitizer build and the fuzzing.
-# JITMAP_FUZZ_SECONDS (default 30) sets how long each fuzz target runs (eight targets; the long
+# JITMAP_FUZZ_SECONDS (default 30) sets how long each fuzz target runs (ten targets, as many at
+# once as there are cores; the long
 # runs, 10^7 executions each, are bench/fuzz.sh).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

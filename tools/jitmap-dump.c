@@ -22,6 +22,7 @@
 
 #include "jitmap/jitmap.h"
 #include "jitmap/core.h"
+#include "jitmap/frame.h"
 #include "jitmap/process.h"
 #include "json.h"
 
@@ -232,79 +233,14 @@ static const char *elf_type_name(unsigned t)
 	}
 }
 
-static void print_text_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
-				unsigned idx, const char *note)
-{
-	const jitmap_location *loc = &r->locations[idx];
-	char where[64];
-	jitmap_location_format(sm, r, loc, where, sizeof(where));
-	fprintf(out, "        #%-3u %-14s %-22s size %u", idx, jitmap_loc_kind_name(loc->kind),
-		where, loc->size);
-	if (note)
-		fprintf(out, "  %s", note);
-	fputc('\n', out);
-}
-
+/* A record as info stackmap writes it, less the values (the library's renderer). */
 static void print_text_record(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
 			      const struct options *o)
 {
-	const jitmap_function *f = jitmap_record_function(sm, r);
-	jitmap_statepoint_info sp;
-	char why[128] = "";
-	int is_sp = 0;
-
-	if (jitmap_statepoint_wanted(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids)) {
-		is_sp = jitmap_statepoint_decode(sm, r, &sp, why, sizeof(why)) == 0;
-		if (!is_sp && o->sp_mode != JITMAP_STATEPOINT_AUTO)
-			fprintf(out, "      (record %" PRIu64 " does not have a statepoint's shape: %s)\n",
-				r->id, why);
-	}
-	fprintf(out, "    record %" PRIu64 " at ", r->id);
-	if (f)
-		fprintf(out, "0x%" PRIx64 " (%s+%" PRIu32 ")", jitmap_record_pc(sm, r),
-			f->name ? f->name : "?", r->instruction_offset);
-	else
-		fprintf(out, "offset %" PRIu32 " of an unknown function (version 1 section)",
-			r->instruction_offset);
-	fprintf(out, ", %u location%s, %u live-out%s%s\n", r->num_locations,
-		r->num_locations == 1 ? "" : "s", r->num_live_outs, r->num_live_outs == 1 ? "" : "s",
-		is_sp ? ", statepoint" : "");
-	if (!is_sp) {
-		for (unsigned l = 0; l < r->num_locations; l++)
-			print_text_location(out, sm, r, l, NULL);
-	} else {
-		fprintf(out, "      calling convention %" PRIu64 ", flags %" PRIu64 "%s%s, %zu deopt value%s\n",
-			sp.calling_convention, sp.flags, sp.flags & 1 ? " GCTransition" : "",
-			sp.flags & 2 ? " DeoptLiveIn" : "", sp.num_deopt, sp.num_deopt == 1 ? "" : "s");
-		const unsigned first_deopt = 3;
-		for (size_t i = 0; i < sp.num_deopt; i++)
-			print_text_location(out, sm, r, first_deopt + (unsigned)i, "deopt");
-		for (size_t i = 0; i < sp.num_gc_pairs; i++) {
-			unsigned bi = (unsigned)(sp.gc_pairs - r->locations + 2 * i);
-			char note[64];
-			uint16_t size = r->locations[bi].size;
-			if (size > 8 && size % 8 == 0)
-				snprintf(note, sizeof(note), "gc base (vector of %u pointers)", size / 8);
-			else
-				snprintf(note, sizeof(note), "gc base");
-			print_text_location(out, sm, r, bi, note);
-			print_text_location(out, sm, r, bi + 1, "gc derived");
-		}
-		for (size_t i = 0; i < sp.num_gc_allocas; i++)
-			print_text_location(out, sm, r,
-					    (unsigned)(sp.gc_allocas - r->locations + i), "gc alloca");
-	}
-	if (r->num_live_outs) {
-		fprintf(out, "      live-outs:");
-		for (unsigned l = 0; l < r->num_live_outs; l++) {
-			const char *n = jitmap_reg_name(jitmap_stackmap_arch(sm), r->live_outs[l].dwarf_reg);
-			if (n)
-				fprintf(out, " %s(%u)", n, r->live_outs[l].size);
-			else
-				fprintf(out, " R#%u(%u)", r->live_outs[l].dwarf_reg, r->live_outs[l].size);
-		}
-		fputc('\n', out);
-	}
+	char *t = jitmap_record_text(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids, 4);
+	if (t)
+		fputs(t, out);
+	free(t);
 }
 
 static void print_text(FILE *out, const jitmap_stackmap *sm, const struct options *o)
@@ -366,88 +302,12 @@ static void json_function_fields(FILE *out, const char *lead, const jitmap_funct
 		fprintf(out, "%" PRIu64, f->stack_size);
 }
 
-static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
-			  unsigned idx)
-{
-	const jitmap_location *loc = &r->locations[idx];
-	char where[64];
-	jitmap_location_format(sm, r, loc, where, sizeof(where));
-	fprintf(out, "{\"index\": %u, \"kind\": \"%s\", \"where\": ", idx,
-		jitmap_loc_kind_name(loc->kind));
-	json_string(out, where);
-	fprintf(out, ", \"size\": %u", loc->size);
-	if (loc->kind == JITMAP_LOC_CONSTANT || loc->kind == JITMAP_LOC_CONSTANT_INDEX) {
-		uint64_t v = 0;
-		jitmap_location_constant(sm, r, loc, &v);
-		fprintf(out, ", \"value\": %" PRIu64, v);
-	} else {
-		fprintf(out, ", \"dwarf_reg\": %u, \"offset\": %" PRId32, loc->dwarf_reg, loc->offset);
-	}
-	fputc('}', out);
-}
-
-static void json_locations(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
-			   size_t first, size_t n)
-{
-	fputc('[', out);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputs(", ", out);
-		json_location(out, sm, r, (unsigned)(first + i));
-	}
-	fputc(']', out);
-}
-
 static void json_record(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
 			const struct options *o)
 {
-	const jitmap_function *f = jitmap_record_function(sm, r);
-	fprintf(out, "{\"id\": %" PRIu64 ", \"offset\": %" PRIu32 ", \"section_offset\": %" PRIu64,
-		r->id, r->instruction_offset, r->section_offset);
-	if (f) {
-		fprintf(out, ", \"pc\": \"0x%" PRIx64 "\"", jitmap_record_pc(sm, r));
-		json_function_fields(out, ", ", f, "function", "function_address");
-	} else {
-		fprintf(out, ", \"pc\": null, \"function\": null");
-	}
-	fputs(", \"locations\": ", out);
-	json_locations(out, sm, r, 0, r->num_locations);
-	fputs(", \"live_outs\": [", out);
-	for (unsigned l = 0; l < r->num_live_outs; l++) {
-		const char *n = jitmap_reg_name(jitmap_stackmap_arch(sm), r->live_outs[l].dwarf_reg);
-		char tmp[16];
-		if (!n) {
-			snprintf(tmp, sizeof(tmp), "R#%u", r->live_outs[l].dwarf_reg);
-			n = tmp;
-		}
-		fprintf(out, "%s{\"register\": ", l ? ", " : "");
-		json_string(out, n);
-		fprintf(out, ", \"dwarf_reg\": %u, \"size\": %u}", r->live_outs[l].dwarf_reg,
-			r->live_outs[l].size);
-	}
-	fputs("], \"statepoint\": ", out);
-	jitmap_statepoint_info sp;
-	if (jitmap_statepoint_wanted(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids) &&
-	    jitmap_statepoint_decode(sm, r, &sp, NULL, 0) == 0) {
-		const size_t pairs_at = (size_t)(sp.gc_pairs - r->locations);
-		fprintf(out, "{\"calling_convention\": %" PRIu64 ", \"flags\": %" PRIu64
-			", \"deopt\": ", sp.calling_convention, sp.flags);
-		json_locations(out, sm, r, 3, sp.num_deopt);
-		fputs(", \"gc_roots\": [", out);
-		for (size_t i = 0; i < sp.num_gc_pairs; i++) {
-			fprintf(out, "%s{\"base\": ", i ? ", " : "");
-			json_location(out, sm, r, (unsigned)(pairs_at + 2 * i));
-			fputs(", \"derived\": ", out);
-			json_location(out, sm, r, (unsigned)(pairs_at + 2 * i + 1));
-			fputc('}', out);
-		}
-		fputs("], \"gc_allocas\": ", out);
-		json_locations(out, sm, r, (size_t)(sp.gc_allocas - r->locations), sp.num_gc_allocas);
-		fputc('}', out);
-	} else {
-		fputs("null", out);
-	}
-	fputc('}', out);
+	char *j = jitmap_record_json(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids);
+	fputs(j ? j : "null", out);
+	free(j);
 }
 
 static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const struct options *o);
@@ -657,8 +517,6 @@ static void report(const char *file, const jitmap_error *e)
 
 /* -- Core files -- */
 
-#define MAX_DESCRIPTORS 16
-
 /* The notes of source `i` of `p`, joined with "; " into `buf` (empty when none). */
 static const char *source_notes(const jitmap_process *p, size_t i, char *buf, size_t len)
 {
@@ -676,6 +534,93 @@ static const char *machine_name(unsigned m)
 	return strcmp(n, "unknown") ? n : "unknown machine";
 }
 
+/* A descriptor's line: its count only where the list was read to its end. */
+static void print_text_descriptor(FILE *out, const jitmap_descriptor_info *d)
+{
+	fprintf(out, "JIT descriptor at 0x%" PRIx64 " in %s: ", d->address, d->where);
+	if (d->complete)
+		fprintf(out, "%zu entr%s\n", d->num_entries, d->num_entries == 1 ? "y" : "ies");
+	else if (!d->readable)
+		fprintf(out, "entries unknown (%s)\n", d->problem);
+	else
+		fprintf(out, "%zu entr%s read, the rest unknown (%s)\n", d->num_entries,
+			d->num_entries == 1 ? "y" : "ies", d->problem);
+}
+
+/* One JIT entry (source `i` of `p`) in the chosen format; 1 when it is an error. */
+static int print_entry(FILE *out, const char *path, const jitmap_process *p, size_t i,
+		       bool first, const struct options *o)
+{
+	jitmap_source_info si = {.sz = sizeof(si)};
+	char notes[640];
+	int status = 0;
+	jitmap_process_source(p, i, &si);
+	const jitmap_stackmap *sm = si.stackmap;
+	/* Without a stackmap, a problem is an error; with one (the registered copy stood in for
+	 * the live section), the notes say what happened. */
+	const char *problem = !sm && si.num_problems ? jitmap_process_source_problem(p, i, 0) : NULL;
+	source_notes(p, i, notes, sizeof(notes));
+	if (problem) {
+		fprintf(stderr, "jitmap-dump: %s: %s\n", path, problem);
+		status = 1;
+	}
+	const jitmap_layouts *layouts = si.image ? jitmap_image_layouts(si.image) : NULL;
+	if (si.image && jitmap_image_layouts_problem(si.image)) {
+		fprintf(stderr, "jitmap-dump: %s: JIT entry 0x%" PRIx64 ": %s\n", path, si.entry,
+			jitmap_image_layouts_problem(si.image));
+		status = 1;
+	}
+	switch (o->format) {
+	case FMT_READOBJ:
+		for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
+			print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
+		break;
+	case FMT_JSON:
+		fprintf(out, "%s{\"entry\": \"0x%" PRIx64 "\", \"symfile_addr\": \"0x%" PRIx64
+			"\", \"symfile_size\": %" PRIu64 ", \"problem\": ", first ? "" : ", ", si.entry,
+			si.symfile_addr, si.symfile_size);
+		json_string_or_null(out, problem);
+		fputs(", \"note\": ", out);
+		json_string_or_null(out, notes[0] ? notes : NULL);
+		if (sm) {
+			fprintf(out, ", \"stackmap_address\": \"0x%" PRIx64 "\"", si.section_address);
+			print_json_stackmap(out, sm, o);
+		} else {
+			fputs(", \"stackmap_address\": null", out);
+		}
+		if (layouts)
+			print_json_layouts(out, layouts);
+		fputc('}', out);
+		break;
+	case FMT_TEXT:
+		fprintf(out, "JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64 ", %" PRIu64 " bytes",
+			si.entry, si.symfile_addr, si.symfile_size);
+		if (problem) {
+			fprintf(out, ", unreadable\n");
+			break;
+		}
+		if (!sm) {
+			fprintf(out, ", no .llvm_stackmaps section\n");
+			break;
+		}
+		fprintf(out, "; .llvm_stackmaps at 0x%" PRIx64 ", %s-endian, %zu blob%s, %zu record%s\n",
+			si.section_address,
+			jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little",
+			jitmap_stackmap_num_blobs(sm), jitmap_stackmap_num_blobs(sm) == 1 ? "" : "s",
+			jitmap_stackmap_num_records(sm), jitmap_stackmap_num_records(sm) == 1 ? "" : "s");
+		if (notes[0])
+			fprintf(out, "  note: %s\n", notes);
+		print_text(out, sm, o);
+		if (layouts)
+			print_text_layouts(out, layouts);
+		break;
+	}
+	return status;
+}
+
+/* A core: the JIT descriptors and entries the library finds in it (jitmap_process_scan_core:
+ * the same scan as jitmap-stack's), each entry's stackmap by the process model (the live
+ * section or the registered copy, MCJIT's unrelocated addresses, names). */
 static int dump_core(FILE *out, const char *path, const struct options *o)
 {
 	jitmap_error e;
@@ -686,149 +631,86 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 		return 1;
 	}
 	int status = 0;
-	const jitmap_target t = jitmap_core_target(c);
-	uint64_t descs[MAX_DESCRIPTORS];
-	const char *files[MAX_DESCRIPTORS];
-	size_t nd = jitmap_core_find_symbol(c, JITMAP_JIT_DESCRIPTOR_SYMBOL, descs, files,
-					    MAX_DESCRIPTORS);
-	if (nd > MAX_DESCRIPTORS)
-		nd = MAX_DESCRIPTORS;
 	for (size_t i = 0; jitmap_core_warning(c, i); i++)
 		fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, jitmap_core_warning(c, i));
-	if (!nd) {
-		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s\n",
-			path, o->exe ? "" : " (if the executable has moved, give it with --exe)");
+	const jitmap_target t = jitmap_core_target(c);
+	jitmap_process *p = jitmap_process_new(&t, NULL);
+	if (!p || jitmap_process_scan_begin(p) || jitmap_process_scan_core(p, c) < 0 ||
+	    jitmap_process_scan_end(p)) {
+		fprintf(stderr, "jitmap-dump: %s: out of memory\n", path);
+		jitmap_process_free(p);
 		jitmap_core_free(c);
 		return 1;
 	}
-	if (o->format == FMT_TEXT)
-		fprintf(out, "%s: ELF core file, %s, %zu JIT descriptor%s\n", path,
+	/* What the scan could not read: files the core maps, descriptors, lists (an entry's
+	 * problems are said with the entry). A damaged list is an error of the core; a file that
+	 * is not there is not. */
+	for (size_t k = 0; k < jitmap_process_num_problems(p); k++)
+		fprintf(stderr, "jitmap-dump: %s: %s\n", path, jitmap_process_problem(p, k));
+	const size_t nd = jitmap_process_num_descriptors(p);
+	for (size_t d = 0; d < nd; d++) {
+		jitmap_descriptor_info di = {.sz = sizeof(di)};
+		if (jitmap_process_descriptor(p, d, &di) == 0 && !di.complete)
+			status = 1;
+	}
+	/* Files that could not be read may define more (said in the problems above). */
+	const size_t unread = jitmap_process_num_unread_files(p);
+	if (!nd) {
+		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s%s\n",
+			path, unread ? " that could be read" : "",
+			o->exe ? "" : " (if the executable has moved, give it with --exe)");
+		jitmap_process_free(p);
+		jitmap_core_free(c);
+		return 1;
+	}
+	if (o->format == FMT_TEXT) {
+		fprintf(out, "%s: ELF core file, %s, %zu JIT descriptor%s", path,
 			machine_name(jitmap_core_elf_machine(c)), nd, nd == 1 ? "" : "s");
+		if (unread)
+			fprintf(out, " found, more may be in the %zu file%s the core maps that could "
+				"not be read", unread, unread == 1 ? "" : "s");
+		fputc('\n', out);
+	}
 	if (o->format == FMT_JSON) {
 		fputs("{\"file\": ", out);
 		json_string(out, path);
-		fprintf(out, ", \"kind\": \"ELF core file, %s\", \"descriptors\": [",
-			machine_name(jitmap_core_elf_machine(c)));
+		fprintf(out, ", \"kind\": \"ELF core file, %s\", \"unread_files\": %zu, "
+			"\"descriptors\": [", machine_name(jitmap_core_elf_machine(c)), unread);
 	}
+	const size_t ns = jitmap_process_num_sources(p);
 	for (size_t d = 0; d < nd; d++) {
-		jitmap_jit_list *l = jitmap_jit_list_read(&t, descs[d], jitmap_core_byte_order(c), 0, &e);
-		const jitmap_error *st = l ? jitmap_jit_list_status(l) : &e;
-		const size_t n = l ? jitmap_jit_list_count(l) : 0;
-		if (st->code) {
-			fprintf(stderr, "jitmap-dump: %s: the JIT descriptor at 0x%" PRIx64 " in %s: %s\n",
-				path, descs[d], files[d], st->reason);
-			status = 1;
-		}
+		jitmap_descriptor_info di = {.sz = sizeof(di)};
+		jitmap_process_descriptor(p, d, &di);
 		if (o->format == FMT_TEXT)
-			fprintf(out, "JIT descriptor at 0x%" PRIx64 " in %s: %zu entr%s%s\n", descs[d],
-				files[d], n, n == 1 ? "y" : "ies", st->code ? " (the list is damaged)" : "");
+			print_text_descriptor(out, &di);
 		if (o->format == FMT_JSON) {
 			fprintf(out, "%s{\"address\": \"0x%" PRIx64 "\", \"file\": ", d ? ", " : "",
-				descs[d]);
-			json_string(out, files[d]);
+				di.address);
+			json_string(out, di.where);
 			fputs(", \"problem\": ", out);
-			if (st->code)
-				json_string(out, st->reason);
+			json_string_or_null(out, di.problem);
+			/* null: the list was not read to its end, and how long it is is unknown */
+			if (di.complete)
+				fprintf(out, ", \"entry_count\": %zu", di.num_entries);
 			else
-				fputs("null", out);
-			fputs(", \"entries\": [", out);
+				fputs(", \"entry_count\": null", out);
+			fprintf(out, ", \"entries_read\": %zu, \"entries\": [", di.num_entries);
 		}
-		/* The entries' stackmaps: libjitmap's process model over this one descriptor (the
-		 * live section or the registered copy, MCJIT's unrelocated addresses, names). */
-		jitmap_process *p = jitmap_process_new(&t, NULL);
-		if (!p || jitmap_process_scan_begin(p) ||
-		    jitmap_process_scan_descriptor(p, descs[d], files[d]) ||
-		    jitmap_process_scan_end(p)) {
-			fprintf(stderr, "jitmap-dump: %s: out of memory\n", path);
-			jitmap_process_free(p);
-			jitmap_jit_list_free(l);
-			jitmap_core_free(c);
-			return 1;
-		}
-		const size_t ns = jitmap_process_num_sources(p);
+		bool first = true;
 		for (size_t i = 0; i < ns; i++) {
-			jitmap_source_info si;
-			char notes[640];
-			jitmap_process_source(p, i, &si);
-			const jitmap_stackmap *sm = si.stackmap;
-			/* Without a stackmap, a problem is an error; with one (the registered copy
-			 * stood in for the live section), the notes say what happened. */
-			const char *problem = !sm && si.num_problems
-						      ? jitmap_process_source_problem(p, i, 0)
-						      : NULL;
-			source_notes(p, i, notes, sizeof(notes));
-			if (problem) {
-				fprintf(stderr, "jitmap-dump: %s: %s\n", path, problem);
-				status = 1;
-			}
-			const jitmap_layouts *layouts = si.image ? jitmap_image_layouts(si.image) : NULL;
-			if (si.image && jitmap_image_layouts_problem(si.image)) {
-				fprintf(stderr, "jitmap-dump: %s: JIT entry 0x%" PRIx64 ": %s\n", path,
-					si.entry, jitmap_image_layouts_problem(si.image));
-				status = 1;
-			}
-			switch (o->format) {
-			case FMT_READOBJ:
-				for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
-					print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
-				break;
-			case FMT_JSON:
-				fprintf(out, "%s{\"entry\": \"0x%" PRIx64 "\", \"symfile_addr\": \"0x%" PRIx64
-					"\", \"symfile_size\": %" PRIu64 ", \"problem\": ", i ? ", " : "",
-					si.entry, si.symfile_addr, si.symfile_size);
-				if (problem)
-					json_string(out, problem);
-				else
-					fputs("null", out);
-				fputs(", \"note\": ", out);
-				if (notes[0])
-					json_string(out, notes);
-				else
-					fputs("null", out);
-				if (sm) {
-					fprintf(out, ", \"stackmap_address\": \"0x%" PRIx64 "\"",
-						si.section_address);
-					print_json_stackmap(out, sm, o);
-				} else {
-					fputs(", \"stackmap_address\": null", out);
-				}
-				if (layouts)
-					print_json_layouts(out, layouts);
-				fputc('}', out);
-				break;
-			case FMT_TEXT:
-				fprintf(out, "JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64 ", %" PRIu64 " bytes",
-					si.entry, si.symfile_addr, si.symfile_size);
-				if (problem) {
-					fprintf(out, ", unreadable\n");
-					break;
-				}
-				if (!sm) {
-					fprintf(out, ", no .llvm_stackmaps section\n");
-					break;
-				}
-				fprintf(out, "; .llvm_stackmaps at 0x%" PRIx64 ", %s-endian, %zu blob%s, %zu record%s\n",
-					si.section_address,
-					jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little",
-					jitmap_stackmap_num_blobs(sm),
-					jitmap_stackmap_num_blobs(sm) == 1 ? "" : "s",
-					jitmap_stackmap_num_records(sm),
-					jitmap_stackmap_num_records(sm) == 1 ? "" : "s");
-				if (notes[0])
-					fprintf(out, "  note: %s\n", notes);
-				print_text(out, sm, o);
-				if (layouts)
-					print_text_layouts(out, layouts);
-				break;
-			}
+			jitmap_source_info si = {.sz = sizeof(si)};
+			if (jitmap_process_source(p, i, &si) || si.kind != JITMAP_SOURCE_JIT ||
+			    si.descriptor != di.address)
+				continue;
+			status |= print_entry(out, path, p, i, first, o);
+			first = false;
 		}
-		jitmap_process_free(p);
 		if (o->format == FMT_JSON)
 			fputs("]}", out);
-		jitmap_jit_list_free(l);
 	}
 	if (o->format == FMT_JSON)
 		fputs("]}\n", out);
+	jitmap_process_free(p);
 	jitmap_core_free(c);
 	return status;
 }

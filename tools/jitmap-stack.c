@@ -4,14 +4,12 @@
  * signal frames); JIT frames from libjitmap (the JIT entries registered through
  * __jit_debug_descriptor, named from their images and unwound by jitmap's unwinder: CFI,
  * stackmap frame sizes, the frame pointer), the two joined by a jitmap_stacker
- * (include/jitmap/stack.h). A live process is stopped with ptrace (PTRACE_SEIZE and
- * PTRACE_INTERRUPT: no signal is sent, and the kernel lets the threads go if this tool dies),
- * read, and let go before the output is printed. docs/jitmap-stack.md has the details and the
+ * (include/jitmap/stack.h). A live process is stopped by libjitmap (include/jitmap/live.h:
+ * PTRACE_SEIZE and PTRACE_INTERRUPT, no signal is sent, and the kernel lets the threads go if
+ * this tool dies), read, and let go before the output is printed. docs/jitmap-stack.md has the details and the
  * contract is in DESIGN.md ("jitmap-stack").
  */
 #define _GNU_SOURCE
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,30 +21,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <elf.h> /* NT_PRSTATUS: the regset PTRACE_GETREGSET names */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
 #include <jitmap/arch.h>
+#include <jitmap/frame.h>
 #include <jitmap/core.h>
 #include <jitmap/jitmap.h>
+#include <jitmap/live.h>
 #include <jitmap/process.h>
 #include <jitmap/stack.h>
 
+#include "debuginfo_cache.h"
 #include "json.h"
 
-#define MAX_THREADS 65536
-#define MAX_DESCRIPTORS 64
-#define MAX_ROUNDS 16 /* attach rounds while the process keeps starting threads */
 
 struct options {
-	bool json, values, gc_roots;
+	bool json, values, gc_roots, registers;
 	const char *target, *exe;
 };
 
@@ -82,13 +77,17 @@ static void problem(const char *fmt, ...)
 /* -- The target: threads, registers, memory -- */
 
 struct frame_out {
-	unsigned level;
+	unsigned level;      /* as GDB numbers it: inlined functions are frames of their own */
 	uint64_t pc;
 	bool exact, jit;
+	bool inlined;        /* a function inlined at this PC into the next frame's */
+	bool tail_call;      /* a function that tail-called the frame before (GDB's "tail call
+			      * frame", from DWARF call-site information) */
 	char *function, *module;
 	uint64_t entry;
 	char *stackmap_json; /* the record object (JSON), when asked for and at a record */
 	char *text;          /* the same for the text output */
+	char *registers_json, *registers_text; /* --registers */
 	char *why;           /* how the walk ended here, when it did not end well */
 	const char *method;
 };
@@ -96,28 +95,18 @@ struct frame_out {
 struct thread {
 	pid_t tid;
 	char name[64];
-	bool attached;
 	bool have_regs;
 	jitmap_frame_regs regs;
 	struct frame_out *frames;
 	size_t nframes, cap_frames;
+	unsigned next_level;
 	char *problem;
 };
 
-#define CHUNK 4096
-#define CHUNK_SLOTS 256
-
-struct cached_chunk {
-	uint64_t chunk;
-	bool valid;
-	uint8_t bytes[CHUNK];
-};
-
 struct target {
-	struct cached_chunk *chunks; /* live: CHUNK_SLOTS pages (1 MiB), direct-mapped */
 	bool live;
 	pid_t pid;
-	int mem_fd;
+	jitmap_live *process; /* live: its threads stopped until jitmap_live_detach */
 	jitmap_core *core;
 	int core_fd;
 	Elf *core_elf;
@@ -129,8 +118,8 @@ struct target {
 	char comm[64];
 	Dwfl *dwfl;
 	struct native_name *names;
+	struct tail_memo *tails; /* tail_calls' answers, by return address and callee */
 	jitmap_process *proc;
-	size_t ndescriptors;
 };
 
 static volatile sig_atomic_t g_interrupted;
@@ -139,55 +128,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	g_interrupted = 1;
-}
-
-static int read_direct(const struct target *t, uint64_t addr, void *buf, size_t len, char *why,
-		       size_t why_len)
-{
-	if (addr > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - addr) {
-		snprintf(why, why_len, "0x%" PRIx64 " is not a user address", addr);
-		return -EFAULT;
-	}
-	size_t done = 0;
-	while (done < len) {
-		const ssize_t n = pread(t->mem_fd, (char *)buf + done, len - done, (off_t)(addr + done));
-		if (n <= 0) {
-			snprintf(why, why_len, "cannot read 0x%" PRIx64 ": %s", addr + done,
-				 n < 0 ? strerror(errno) : "not mapped");
-			return -EFAULT;
-		}
-		done += (size_t)n;
-	}
-	return 0;
-}
-
-/* The threads are stopped while they are read: memory is read in whole pages and kept, so
- * that the many small reads of a JIT's entry list, its images (allocated near each other) and
- * the stacks cost one system call per page. A page that cannot be read is not kept: what
- * was asked is read alone. */
-static int live_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
-{
-	struct target *t = ctx;
-	if (!len || len > 4 * CHUNK || addr > UINT64_MAX - len)
-		return read_direct(t, addr, buf, len, why, why_len);
-	uint8_t *out = buf;
-	while (len) {
-		const uint64_t chunk = addr / CHUNK, off = addr % CHUNK;
-		const size_t n = len < CHUNK - off ? len : (size_t)(CHUNK - off);
-		struct cached_chunk *c = &t->chunks[chunk % CHUNK_SLOTS];
-		if (!c->valid || c->chunk != chunk) {
-			c->valid = false;
-			if (read_direct(t, chunk * CHUNK, c->bytes, CHUNK, why, why_len))
-				return read_direct(t, addr, out, len, why, why_len);
-			c->chunk = chunk;
-			c->valid = true;
-		}
-		memcpy(out, c->bytes + off, n);
-		out += n;
-		addr += n;
-		len -= n;
-	}
-	return 0;
 }
 
 static struct thread *add_thread(struct target *t, pid_t tid)
@@ -206,145 +146,31 @@ static struct thread *add_thread(struct target *t, pid_t tid)
 	return th;
 }
 
-static bool has_thread(const struct target *t, pid_t tid)
+/* The threads libjitmap stopped and read (jitmap/live.h), as the output lists them. 0, or -1
+ * with the reason said. */
+static int live_threads(struct target *t)
 {
-	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == tid)
-			return true;
-	return false;
-}
-
-static void read_comm(pid_t pid, pid_t tid, char *out, size_t len)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	out[0] = 0;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(out, (int)len, f))
-		out[strcspn(out, "\n")] = 0;
-	fclose(f);
-}
-
-/* A stopped thread's registers in DWARF numbering: 0, or an errno. The kernel gives its
- * general registers as a core's NT_PRSTATUS holds them; the library knows their layout. */
-static int read_regs(const struct target *t, pid_t tid, jitmap_frame_regs *r)
-{
-	uint64_t gregs[64];
-	struct iovec iov = {gregs, sizeof(gregs)};
-	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) != 0)
-		return errno;
-	const int rc = jitmap_frame_regs_from_linux(t->arch, t->order, gregs, iov.iov_len, r);
-	return rc < 0 ? -rc : 0;
-}
-
-/* Stop every thread (PTRACE_SEIZE + PTRACE_INTERRUPT: no signal reaches the process) and
- * read its registers. Threads started meanwhile are picked up in the next round. Returns 0,
- * or -1 with the reason said. */
-static int attach_all(struct target *t)
-{
-	char path[64];
-	for (int round = 0; round < MAX_ROUNDS && !g_interrupted; round++) {
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
-		DIR *d = opendir(path);
-		if (!d) {
-			fprintf(stderr, "jitmap-stack: process %d: %s\n", (int)t->pid, strerror(errno));
+	t->live = true;
+	t->pid = jitmap_live_pid(t->process);
+	t->arch = jitmap_live_arch(t->process);
+	t->order = jitmap_live_byte_order(t->process);
+	snprintf(t->comm, sizeof(t->comm), "%s", jitmap_live_name(t->process));
+	t->memory = jitmap_live_target(t->process);
+	for (size_t i = 0; jitmap_live_warning(t->process, i); i++)
+		problem("%s", jitmap_live_warning(t->process, i));
+	for (size_t i = 0; i < jitmap_live_num_threads(t->process); i++) {
+		const jitmap_live_thread_info *ti = jitmap_live_thread(t->process, i);
+		struct thread *th = add_thread(t, ti->tid);
+		if (!th || (ti->error && !(th->problem = strdup(ti->why)))) {
+			fprintf(stderr, "jitmap-stack: out of memory\n");
 			return -1;
 		}
-		bool added = false;
-		struct dirent *de;
-		while ((de = readdir(d)) && !g_interrupted) {
-			if (!isdigit((unsigned char)de->d_name[0]))
-				continue;
-			const pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
-			if (has_thread(t, tid) || t->nthreads >= MAX_THREADS)
-				continue;
-			struct thread *th = add_thread(t, tid);
-			if (!th) {
-				closedir(d);
-				fprintf(stderr, "jitmap-stack: out of memory\n");
-				return -1;
-			}
-			added = true;
-			read_comm(t->pid, tid, th->name, sizeof(th->name));
-			if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
-				const int e = errno;
-				if (e == ESRCH) {
-					th->problem = strdup("the thread exited while being read");
-					continue;
-				}
-				closedir(d);
-				fprintf(stderr, "jitmap-stack: cannot trace process %d (thread %d): %s%s\n",
-					(int)t->pid, (int)tid, strerror(e),
-					e == EPERM ? " (another tracer, another user, or "
-						     "/proc/sys/kernel/yama/ptrace_scope)" : "");
-				return -1;
-			}
-			th->attached = true;
-			int status;
-			if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 ||
-			    waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status)) {
-				th->problem = strdup("the thread exited while being read");
-				if (waitpid(tid, &status, __WALL | WNOHANG) == tid && !WIFSTOPPED(status))
-					th->attached = false;
-				continue;
-			}
-			const int e = read_regs(t, tid, &th->regs);
-			if (e == 0) {
-				th->have_regs = true;
-			} else {
-				char buf[96];
-				snprintf(buf, sizeof(buf), "its registers cannot be read: %s", strerror(e));
-				th->problem = strdup(buf);
-			}
+		snprintf(th->name, sizeof(th->name), "%s", ti->name);
+		if (!ti->error) {
+			th->regs = *ti->regs;
+			th->have_regs = true;
 		}
-		closedir(d);
-		if (!added)
-			return 0;
 	}
-	if (g_interrupted)
-		return -1;
-	problem("the process kept starting threads: %zu read", t->nthreads);
-	return 0;
-}
-
-static void detach_all(struct target *t)
-{
-	for (size_t i = 0; i < t->nthreads; i++) {
-		if (t->threads[i].attached)
-			ptrace(PTRACE_DETACH, t->threads[i].tid, NULL, NULL);
-		t->threads[i].attached = false;
-	}
-}
-
-static int open_live(struct target *t, pid_t pid)
-{
-	char path[64];
-	t->live = true;
-	t->pid = pid;
-	t->arch = jitmap_arch_host(&t->order); /* a process this tool can trace runs its code */
-	read_comm(pid, pid, t->comm, sizeof(t->comm));
-	struct stat st;
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (stat(path, &st) != 0) {
-		fprintf(stderr, "jitmap-stack: no process %d\n", (int)pid);
-		return -1;
-	}
-	if (attach_all(t) != 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	t->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (t->mem_fd < 0) {
-		fprintf(stderr, "jitmap-stack: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	t->chunks = calloc(CHUNK_SLOTS, sizeof(*t->chunks));
-	if (!t->chunks) {
-		fprintf(stderr, "jitmap-stack: out of memory\n");
-		return -1;
-	}
-	t->memory = (jitmap_target){t, NULL, live_read};
 	return 0;
 }
 
@@ -382,6 +208,14 @@ static int open_core(struct target *t, const char *path, const char *exe)
 			if ((int)r != pc && jitmap_core_thread_reg(ti, r, &v) == 0)
 				jitmap_frame_reg_set(&th->regs, r, v);
 		th->have_regs = true;
+		/* A stack the core does not hold (truncated, damaged): the unwinders stop at the
+		 * first frame, and libdwfl would not say why. */
+		jitmap_core_memory_info mi = {.sz = sizeof(mi)};
+		const int sp = jitmap_reg_sp(t->arch);
+		if (sp >= 0 && jitmap_core_thread_reg(ti, (unsigned)sp, &v) == 0 &&
+		    jitmap_core_memory(t->core, v, &mi) == 0 && mi.source == JITMAP_CORE_MEM_NONE)
+			problem("thread %d: its stack pointer 0x%" PRIx64 " is not readable (%s): its "
+				"callers are unknown", (int)ti->tid, v, mi.why);
 	}
 	t->core_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->core_fd >= 0)
@@ -393,15 +227,17 @@ static int open_core(struct target *t, const char *path, const char *exe)
 
 static char *g_debuginfo_path;
 
+/* Separate debug files found as libdwfl finds them, a compressed one decompressed once into a
+ * cache (debuginfo_cache.c): numbering frames as GDB does reads libc's DWARF. */
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = jitmap_stack_find_debuginfo,
 	.debuginfo_path = &g_debuginfo_path,
 };
 
 static const Dwfl_Callbacks core_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = jitmap_stack_find_debuginfo,
 	.debuginfo_path = &g_debuginfo_path,
 };
 
@@ -489,6 +325,34 @@ static int native_frame(Dwfl_Frame *frame, void *arg)
 	return DWARF_CB_ABORT;
 }
 
+/* Whether CFI rows of module `m` cover `pc` (its .eh_frame, then its .debug_frame, the order
+ * libdwfl tries them in): libdwfl then unwound by them, not by its backend's frame-pointer
+ * fallback, and a callee-saved register it did not recover had no rule ("same value" under
+ * the ABI; the library carries it, stack.h). */
+/* Whether the module's CFI has a row for `pc`; when it has, set in `restored` each register
+ * whose rule there reads it back from a save slot or another register (not "same value", not
+ * undefined: libdw gives those no location expression). */
+static bool cfi_covers(Dwfl_Module *m, Dwarf_Addr pc, unsigned nregs, uint64_t *restored)
+{
+	for (int k = 0; k < 2; k++) {
+		Dwarf_Addr bias = 0;
+		Dwarf_CFI *cfi = k == 0 ? dwfl_module_eh_cfi(m, &bias) : dwfl_module_dwarf_cfi(m, &bias);
+		Dwarf_Frame *frame = NULL;
+		if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+			for (unsigned r = 0; r < nregs && r < JITMAP_UNWIND_MAX_REGS; r++) {
+				Dwarf_Op mem[3], *ops = NULL;
+				size_t nops = 0;
+				if (dwarf_frame_register(frame, (int)r, mem, &ops, &nops) == 0 && ops &&
+				    nops > 0)
+					restored[r / 64] |= UINT64_C(1) << (r % 64);
+			}
+			free(frame);
+			return true;
+		}
+	}
+	return false;
+}
+
 static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 		       jitmap_unwind_result *out, bool *caller_exact, char *why, size_t why_len)
 {
@@ -498,7 +362,8 @@ static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 	n->initial = *regs;
 	if (!exact && regs->pc)
 		n->initial.pc = regs->pc - 1;
-	if (!dwfl_addrmodule(n->t->dwfl, n->initial.pc))
+	Dwfl_Module *m = dwfl_addrmodule(n->t->dwfl, n->initial.pc);
+	if (!m)
 		return -ENOENT;
 	n->seen = 0;
 	n->got = false;
@@ -506,8 +371,12 @@ static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 	const unsigned sp = (unsigned)jitmap_reg_sp(n->t->arch);
 	if (n->got && jitmap_frame_reg_known(&n->caller, sp)) {
 		memset(out, 0, sizeof(*out));
+		/* Every register libdwfl gives goes in; the library drops the caller-saved ones
+		 * (elfutils marks x86-64's rax "same value": docs/jitmap-stack.md). */
 		out->caller = n->caller;
 		out->cfa = n->caller.reg[sp];
+		out->method = cfi_covers(m, n->initial.pc, jitmap_arch_num_core_regs(n->t->arch),
+					 out->restored) ? JITMAP_UNWIND_CFI : JITMAP_UNWIND_NONE;
 		*caller_exact = n->caller_exact;
 		return 0;
 	}
@@ -565,11 +434,51 @@ static const char *module_name(Dwfl_Module *m)
 /* A native PC's function and module. libdwfl looks a symbol up by scanning the module's
  * table (a JIT linked with LLVM has a hundred thousand symbols), and every thread of a JIT
  * runtime stands at the same few PCs: the answers are kept. */
+#define MAX_INLINED 16
+
 struct native_name {
 	uint64_t pc;
 	const char *function, *module; /* libdwfl's strings, valid while the Dwfl is */
+	/* The functions inlined at pc, innermost first (libdw's strings): each is a frame of
+	 * its own in GDB's and LLDB's backtraces, and so here, so that frame numbers agree. */
+	const char *inlined[MAX_INLINED];
+	unsigned ninlined;
+	uint64_t entry; /* the function's start (its symbol's), 0 when unknown */
 	bool used;
 };
+
+/* The name of an inlined subroutine's DIE: its own, or its abstract origin's. */
+static const char *inlined_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die origin;
+	const char *n = dwarf_diename(die);
+	if (n)
+		return n;
+	if (dwarf_attr_integrate(die, DW_AT_name, &a))
+		return dwarf_formstring(&a);
+	if (dwarf_attr(die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &origin))
+		return dwarf_diename(&origin);
+	return NULL;
+}
+
+/* The functions inlined at `pc` in module `m`, innermost first, as GDB counts them. */
+static void find_inlined(Dwfl_Module *m, uint64_t pc, struct native_name *n)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
+	Dwarf_Die *scopes = NULL;
+	const int k = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	for (int i = 0; i < k && n->ninlined < MAX_INLINED; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			break; /* the function that holds them: the frame itself */
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			const char *name = inlined_name(&scopes[i]);
+			n->inlined[n->ninlined++] = name ? name : "??";
+		}
+	}
+	free(scopes);
+}
 
 #define NAME_SLOTS 4096
 
@@ -592,17 +501,229 @@ static const struct native_name *native_name(struct target *t, uint64_t pc)
 			GElf_Sym sym;
 			n->function = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
 			n->module = module_name(m);
+			n->entry = n->function ? pc - off : 0;
+			find_inlined(m, pc, n);
 		}
 		return n;
 	}
 	return NULL; /* full: the caller goes without */
 }
 
+/* -- Tail calls: GDB's frames rebuilt from DWARF call-site information -- */
+
+/* GDB counts a function that tail-called the frame below it as a frame ("tail call frame" in
+ * `info frame`), when the caller's DWARF says which function its call at the return address
+ * went to and a chain of tail calls leads from there to the frame below (in an abort() core:
+ * raise -> __pthread_kill_internal, which tail-calls __pthread_kill_implementation). So that
+ * frame numbers agree with GDB's, the same chain is rebuilt here: only a unique one, from the
+ * call sites' DW_AT_call_origin (DW_AT_abstract_origin for GNU call sites) and the
+ * DW_AT_call_tail_call (DW_AT_GNU_tail_call) flag, within the caller's module. */
+
+#define MAX_TAIL_CALLS 4     /* functions in one chain */
+#define MAX_SITE_DIES 20000  /* DIEs looked at for one function's call sites */
+
+struct tail_frame {
+	uint64_t pc;      /* after the tail call, as GDB shows it */
+	const char *name; /* libdw's string */
+};
+
+/* A call site's return address (module-relative), and whether it is a tail call. */
+static bool site_return(Dwarf_Die *site, Dwarf_Addr *ret, bool *tail)
+{
+	Dwarf_Attribute a;
+	const bool gnu = dwarf_tag(site) == DW_TAG_GNU_call_site;
+	if (!dwarf_attr(site, gnu ? DW_AT_low_pc : DW_AT_call_return_pc, &a) ||
+	    dwarf_formaddr(&a, ret) != 0)
+		return false;
+	*tail = dwarf_hasattr(site, gnu ? DW_AT_GNU_tail_call : DW_AT_call_tail_call);
+	return true;
+}
+
+/* The function a call site calls, as a DIE (a declaration, maybe). */
+static bool site_target(Dwarf_Die *site, Dwarf_Die *target)
+{
+	Dwarf_Attribute a;
+	const bool gnu = dwarf_tag(site) == DW_TAG_GNU_call_site;
+	return dwarf_attr(site, gnu ? DW_AT_abstract_origin : DW_AT_call_origin, &a) &&
+	       dwarf_formref_die(&a, target) != NULL;
+}
+
+/* The address a function DIE's code starts at in the process: its own low_pc, else the
+ * symbol of its (linkage) name in the module. 0 when unknown. */
+/* A function symbol `name` defined in module `m` (a versioned one, name@VERSION, too). */
+static uint64_t module_function(Dwfl_Module *m, const char *name)
+{
+	const size_t len = strlen(name);
+	const int n = dwfl_module_getsymtab(m);
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *s = dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL);
+		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
+		    !strncmp(s, name, len) && (!s[len] || s[len] == '@'))
+			return addr;
+	}
+	return 0;
+}
+
+/* The address a function DIE's code starts at in the process: its own low_pc, else the
+ * symbol of its (linkage) name, in module `m` or, for a declaration of a function another
+ * module defines (main's call to pthread_join, defined in libc), in module `also`, the one
+ * the chain must reach. 0 when unknown. */
+static uint64_t die_entry(Dwfl_Module *m, Dwfl_Module *also, Dwarf_Addr bias, Dwarf_Die *die)
+{
+	Dwarf_Addr lo;
+	if (dwarf_entrypc(die, &lo) == 0 || dwarf_lowpc(die, &lo) == 0)
+		return lo + bias;
+	Dwarf_Attribute a;
+	const char *name = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a))
+		name = dwarf_formstring(&a);
+	if (!name)
+		name = dwarf_diename(die);
+	if (!name)
+		return 0;
+	const uint64_t addr = module_function(m, name);
+	return addr || !also || also == m ? addr : module_function(also, name);
+}
+
+/* Depth first over `die`'s descendants, at most *budget of them: the call site whose return
+ * address is `ret` (ret != 0), or each tail call site (ret == 0, `fn` called on each). */
+static bool find_site(Dwarf_Die *die, Dwarf_Addr ret, Dwarf_Die *out, unsigned *budget)
+{
+	Dwarf_Die child;
+	if (dwarf_child(die, &child) != 0)
+		return false;
+	do {
+		if (!(*budget)--)
+			return false;
+		const int tag = dwarf_tag(&child);
+		Dwarf_Addr r;
+		bool tail;
+		if ((tag == DW_TAG_call_site || tag == DW_TAG_GNU_call_site) &&
+		    site_return(&child, &r, &tail) && (ret ? r == ret : tail)) {
+			*out = child;
+			return true;
+		}
+		if (tag != DW_TAG_subprogram && find_site(&child, ret, out, budget))
+			return true;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* The concrete DIE of the function whose code holds `pc` in module `m`: a subprogram of its
+ * compile unit that holds the PC (dwarf_getscopes gives an inlined subroutine's abstract
+ * scopes, not the function it was inlined into). */
+static bool function_die(Dwfl_Module *m, uint64_t pc, Dwarf_Die *out, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, bias);
+	Dwarf_Die child;
+	if (!cu || dwarf_child(cu, &child) != 0)
+		return false;
+	do {
+		if (dwarf_tag(&child) == DW_TAG_subprogram && dwarf_haspc(&child, pc - *bias) == 1) {
+			*out = child;
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* The name GDB gives a frame at `pc`: the innermost function there, an inlined one too. */
+static const char *innermost_name(Dwfl_Module *m, uint64_t pc)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
+	Dwarf_Die *scopes = NULL;
+	const int k = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	const char *name = NULL;
+	for (int i = 0; i < k && !name; i++) {
+		const int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
+			name = inlined_name(&scopes[i]);
+	}
+	free(scopes);
+	return name;
+}
+
+/* The chain of tail calls from the caller at return address `ret` to the function starting
+ * at `callee`, outermost first, in `out`; how many (0: none, or none GDB would show). */
+static unsigned tail_calls(struct target *t, uint64_t ret, uint64_t callee,
+			   struct tail_frame out[MAX_TAIL_CALLS])
+{
+	Dwfl_Module *m = dwfl_addrmodule(t->dwfl, ret - 1);
+	Dwarf_Addr bias;
+	Dwarf_Die caller, site, target;
+	if (!m || !function_die(m, ret - 1, &caller, &bias))
+		return 0;
+	unsigned budget = MAX_SITE_DIES;
+	if (!find_site(&caller, ret - bias, &site, &budget) || !site_target(&site, &target))
+		return 0;
+	Dwfl_Module *callee_module = dwfl_addrmodule(t->dwfl, callee);
+	uint64_t entry = die_entry(m, callee_module, bias, &target);
+	unsigned n = 0;
+	/* Follow the unique tail call of each function until the callee is reached; a function
+	 * with no tail call, or a chain that does not reach it, adds nothing. Each function in
+	 * the module that holds it (the caller's call may go to another library). */
+	while (entry && entry != callee && n < MAX_TAIL_CALLS) {
+		Dwarf_Die fn, tail_site, next;
+		Dwarf_Addr fbias;
+		m = dwfl_addrmodule(t->dwfl, entry);
+		if (!m || !function_die(m, entry, &fn, &fbias))
+			return 0;
+		budget = MAX_SITE_DIES;
+		Dwarf_Addr r;
+		bool tail;
+		if (!find_site(&fn, 0, &tail_site, &budget) || !site_return(&tail_site, &r, &tail) ||
+		    !site_target(&tail_site, &next))
+			return 0;
+		out[n].pc = r + fbias;
+		out[n].name = innermost_name(m, out[n].pc - 1);
+		if (!out[n].name)
+			out[n].name = dwarf_diename(&fn) ? dwarf_diename(&fn) : "??";
+		n++;
+		entry = die_entry(m, callee_module, fbias, &next);
+	}
+	return entry == callee ? n : 0;
+}
+
+/* tail_calls, each (return address, callee) asked once: the threads of a process mostly
+ * wait in the same few places, and each answer reads DWARF. */
+#define TAIL_SLOTS 1024
+
+struct tail_memo {
+	uint64_t ret, callee;
+	unsigned n;
+	bool used;
+	struct tail_frame frames[MAX_TAIL_CALLS];
+};
+
+static unsigned tail_calls_memo(struct target *t, uint64_t ret, uint64_t callee,
+				struct tail_frame out[MAX_TAIL_CALLS])
+{
+	if (!t->tails && !(t->tails = calloc(TAIL_SLOTS, sizeof(*t->tails))))
+		return tail_calls(t, ret, callee, out);
+	size_t h = (size_t)(((ret ^ (callee * 31)) * UINT64_C(0x9e3779b97f4a7c15)) >> 54) % TAIL_SLOTS;
+	for (size_t probe = 0; probe < TAIL_SLOTS; probe++, h = (h + 1) % TAIL_SLOTS) {
+		struct tail_memo *m = &t->tails[h];
+		if (m->used && (m->ret != ret || m->callee != callee))
+			continue;
+		if (!m->used) {
+			m->used = true;
+			m->ret = ret;
+			m->callee = callee;
+			m->n = tail_calls(t, ret, callee, m->frames);
+		}
+		memcpy(out, m->frames, m->n * sizeof(*out));
+		return m->n;
+	}
+	return tail_calls(t, ret, callee, out); /* full */
+}
+
 /* -- Where the stackmaps are: JIT descriptors and loaded files, from the modules -- */
 
 struct discovery {
 	struct target *t;
-	size_t descriptors;
 };
 
 /* Each module's file: the JIT descriptor it defines and its .llvm_stackmaps (the library
@@ -620,10 +741,7 @@ static int each_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_
 		return DWARF_CB_OK;
 	dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &file, NULL);
 	const int n = file ? jitmap_process_scan_file(d->t->proc, file, bias, module_name(m)) : 0;
-	if (n < 0)
-		return DWARF_CB_ABORT;
-	d->descriptors += (size_t)n;
-	return DWARF_CB_OK;
+	return n < 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 static int scan_process(struct target *t)
@@ -637,26 +755,14 @@ static int scan_process(struct target *t)
 	}
 	struct discovery d = {.t = t};
 	jitmap_process_scan_begin(t->proc);
-	if (dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0) {
+	/* A core: the library's one scan (jitmap-dump's too), NT_FILE's files and those it
+	 * placed without NT_FILE. A live process: the modules libdwfl lists. */
+	const int rc = t->core ? jitmap_process_scan_core(t->proc, t->core)
+			       : dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0 ? -ENOMEM : 0;
+	if (rc < 0 || jitmap_process_scan_end(t->proc)) {
 		fprintf(stderr, "jitmap-stack: out of memory\n");
 		return -1;
 	}
-	if (!d.descriptors && t->core) {
-		/* A core libdwfl finds no module in (qemu-user's guest cores have no NT_FILE
-		 * note): the library places the executable by the auxiliary vector (--exe). */
-		uint64_t found[MAX_DESCRIPTORS];
-		const char *files[MAX_DESCRIPTORS];
-		const size_t n = jitmap_core_find_symbol(t->core, JITMAP_JIT_DESCRIPTOR_SYMBOL, found,
-							 files, MAX_DESCRIPTORS);
-		for (size_t i = 0; i < n && i < MAX_DESCRIPTORS; i++)
-			jitmap_process_scan_descriptor(t->proc, found[i], files[i]);
-		d.descriptors = n < MAX_DESCRIPTORS ? n : MAX_DESCRIPTORS;
-	}
-	if (jitmap_process_scan_end(t->proc)) {
-		fprintf(stderr, "jitmap-stack: out of memory\n");
-		return -1;
-	}
-	t->ndescriptors = d.descriptors;
 	return 0;
 }
 
@@ -666,7 +772,7 @@ static void process_problems(struct target *t)
 {
 	for (size_t k = 0; k < jitmap_process_num_problems(t->proc); k++)
 		problem("%s", jitmap_process_problem(t->proc, k));
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
 		jitmap_process_source(t->proc, i, &si);
 		for (size_t k = 0; k < si.num_problems; k++)
@@ -674,8 +780,10 @@ static void process_problems(struct target *t)
 	}
 }
 
-/* -- Values: a record evaluated in a frame -- */
+/* -- Values: a frame described by the library -- */
 
+/* A frame's registers as the unwinders left them, and the target's memory: the frame target
+ * of jitmap_frame_describe. */
 struct frame_regs_target {
 	const jitmap_frame_regs *regs;
 	const struct target *t;
@@ -687,14 +795,16 @@ static int frame_read_reg(void *ctx, unsigned regno, void *buf, size_t size, cha
 	const struct frame_regs_target *f = ctx;
 	(void)why;
 	(void)why_len;
-	if (!jitmap_frame_reg_known(f->regs, regno) || size > 8)
+	const bool pc = jitmap_reg_pc(f->t->arch) == (int)regno; /* kept apart from the others */
+	if ((!pc && !jitmap_frame_reg_known(f->regs, regno)) || size > 8)
 		return -ENOENT; /* the library words it from the register's class */
-	const uint64_t v = f->regs->reg[regno];
+	const uint64_t v = pc ? f->regs->pc : f->regs->reg[regno];
 	uint8_t *b = buf;
 	for (size_t i = 0; i < size; i++)
 		b[f->t->order == JITMAP_ORDER_BIG ? size - 1 - i : i] = (uint8_t)(v >> (8 * i));
-	/* What the unwinders know of an outer frame was restored from where it was saved (a
-	 * caller-saved register is never carried over into a caller): believed. */
+	/* What the unwinders know of an outer frame was restored from where it was saved, or
+	 * carried over by the ABI's rule (a caller-saved register is never carried into a
+	 * caller): believed. */
 	return JITMAP_REG_RECOVERED;
 }
 
@@ -705,448 +815,72 @@ static int frame_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char 
 	return f->t->memory.read_mem(f->t->memory.ctx, addr, buf, len, why, why_len);
 }
 
-struct evaluated {
-	jitmap_value v;
-	int rc;
-};
-
-/* A frame's description, written as JSON and as text side by side. */
-struct described {
-	FILE *j, *x;
-	char *json, *text;
-	size_t jlen, tlen;
-};
-
-static bool describe_begin(struct described *d)
+static char *dup_text(const char *s)
 {
-	memset(d, 0, sizeof(*d));
-	d->j = open_memstream(&d->json, &d->jlen);
-	d->x = open_memstream(&d->text, &d->tlen);
-	if (d->j && d->x)
-		return true;
-	if (d->j)
-		fclose(d->j);
-	if (d->x)
-		fclose(d->x);
-	free(d->json);
-	free(d->text);
-	return false;
+	return s ? strdup(s) : NULL;
 }
 
-/* Close both streams: the strings are then complete. */
-static void describe_end(struct described *d)
+/* What the output shows of frame `f` at a record (or a JIT frame at none): the library's
+ * answer, as `info stackmap -json` gives it (less "frame") and as its text. */
+static void describe_frame(struct target *t, const struct options *o, const jitmap_stack_frame *f,
+			   struct frame_out *fo)
 {
-	fclose(d->j);
-	fclose(d->x);
-}
-
-static void json_location_named(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
-				size_t i, const struct evaluated *e, const char *name);
-
-static void json_location(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
-			  size_t i, const struct evaluated *e)
-{
-	json_location_named(out, sm, rec, i, e, NULL);
-}
-
-/* A location object of `info stackmap -json`, with "name" when `name` is not NULL. */
-static void json_location_named(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
-				size_t i, const struct evaluated *e, const char *name)
-{
-	const jitmap_location *loc = &rec->locations[i];
-	char where[96];
-	jitmap_location_format(sm, rec, loc, where, sizeof(where));
-	fprintf(out, "{\"index\": %zu, \"kind\": ", i);
-	json_string(out, jitmap_loc_kind_name(loc->kind));
-	fprintf(out, ", \"where\": ");
-	json_string(out, where);
-	fprintf(out, ", \"size\": %u, \"value\": ", loc->size);
-	if (e->rc == 0 && e->v.available) {
-		if (loc->size > 8 && !e->v.is_address &&
-		    (loc->kind == JITMAP_LOC_REGISTER || loc->kind == JITMAP_LOC_INDIRECT)) {
-			fputc('"', out);
-			for (unsigned k = 0; k < loc->size && k < JITMAP_VALUE_MAX; k++)
-				fprintf(out, "%02x", e->v.bytes[k]);
-			fputc('"', out);
-		} else {
-			fprintf(out, "%" PRIu64, e->v.u);
-		}
-	} else {
-		fprintf(out, "null, \"error\": ");
-		json_string(out, e->v.why[0] ? e->v.why : jitmap_strerror(e->rc));
-	}
-	if (loc->kind == JITMAP_LOC_INDIRECT && (e->rc == 0 || e->v.address))
-		fprintf(out, ", \"address\": \"0x%" PRIx64 "\"", e->v.address);
-	if (name) {
-		fprintf(out, ", \"name\": ");
-		json_string(out, name);
-	}
-	fputc('}', out);
-}
-
-static void text_value(FILE *out, const jitmap_location *loc, const struct evaluated *e)
-{
-	if (e->rc || !e->v.available) {
-		fprintf(out, "<unavailable: %s>", e->v.why[0] ? e->v.why : jitmap_strerror(e->rc));
-	} else if (loc->size > 8 && !e->v.is_address) {
-		fprintf(out, "0x");
-		for (unsigned k = 0; k < loc->size && k < JITMAP_VALUE_MAX; k++)
-			fprintf(out, "%02x", e->v.bytes[k]);
-	} else {
-		int64_t s = (int64_t)e->v.u;
-		if (loc->size && loc->size < 8 && (e->v.u >> (8 * loc->size - 1)) & 1)
-			s = (int64_t)(e->v.u | ~((UINT64_C(1) << (8 * loc->size)) - 1));
-		fprintf(out, "%" PRId64, e->v.is_address ? (int64_t)e->v.u : s);
-		if (s < 0 || e->v.u > 9)
-			fprintf(out, " (0x%" PRIx64 ")", e->v.u);
-	}
-}
-
-static void json_locations(FILE *out, const jitmap_stackmap *sm, const jitmap_record *rec,
-			   const struct evaluated *ev, const jitmap_location *first, size_t n)
-{
-	fputc('[', out);
-	for (size_t k = 0; k < n; k++) {
-		const size_t i = (size_t)(first - rec->locations) + k;
-		if (k)
-			fprintf(out, ", ");
-		json_location(out, sm, rec, i, &ev[i]);
-	}
-	fputc(']', out);
-}
-
-/* -- Virtual frames: a runtime's deopt layout over a record's values -- */
-
-/* The value a layout's method or bci refers to, written as JSON into `j`; the first problem
- * goes into `err`. `vals` are the indexes of the values the layout counts (a statepoint's
- * deopt values, else every location). */
-static void vref_json(FILE *j, const jitmap_vref *r, const char *what, const size_t *vals,
-		      size_t n, const struct evaluated *ev, char *err, size_t err_len)
-{
-	if (r->kind == JITMAP_VREF_NAME) {
-		json_string(j, r->name);
-		return;
-	}
-	if (r->kind == JITMAP_VREF_NUMBER) {
-		fprintf(j, "%" PRIu64, r->number);
-		return;
-	}
-	if (r->kind != JITMAP_VREF_DEOPT) {
-		fprintf(j, "null");
-		return;
-	}
-	if (r->number >= n) {
-		if (!err[0])
-			snprintf(err, err_len, "%s: deopt index %" PRIu64 " past the %zu values", what,
-				 r->number, n);
-		fprintf(j, "null");
-		return;
-	}
-	const struct evaluated *e = &ev[vals[r->number]];
-	if (e->rc || !e->v.available) {
-		if (!err[0])
-			snprintf(err, err_len, "%s: value %" PRIu64 " is unavailable (%s)", what,
-				 r->number, e->v.why[0] ? e->v.why : jitmap_strerror(e->rc));
-		fprintf(j, "null");
-		return;
-	}
-	fprintf(j, "%" PRIu64, e->v.u);
-}
-
-/* "virtual_frames" of `info stackmap -json` (model.virtual_frames), and their text: under
- * the JIT frame, one line per interpreter frame as LLDB's `stackmap bt` writes it. */
-static void describe_virtual_frames(FILE *j, FILE *x, const jitmap_stackmap *sm,
-				    const jitmap_record *rec, const struct evaluated *ev,
-				    const jitmap_deopt_layout *layout, const jitmap_statepoint_info *sp)
-{
-	const size_t n = sp ? sp->num_deopt : rec->num_locations;
-	size_t *vals = malloc((n ? n : 1) * sizeof(*vals));
-	if (!vals)
-		return;
-	for (size_t i = 0; i < n; i++)
-		vals[i] = sp ? (size_t)(sp->deopt - rec->locations) + i : i;
-	fprintf(j, ", \"virtual_frames\": [");
-	for (uint32_t k = 0; k < layout->num_frames; k++) {
-		const jitmap_vframe_layout *f = &layout->frames[k];
-		char err[320] = "";
-		char *mtext = NULL, *btext = NULL;
-		size_t mlen, blen;
-		FILE *m = open_memstream(&mtext, &mlen), *b = open_memstream(&btext, &blen);
-		if (!m || !b) {
-			if (m)
-				fclose(m);
-			if (b)
-				fclose(b);
-			free(mtext);
-			free(btext);
-			break;
-		}
-		vref_json(m, &f->method, "method", vals, n, ev, err, sizeof(err));
-		vref_json(b, &f->bci, "bci", vals, n, ev, err, sizeof(err));
-		fclose(m);
-		fclose(b);
-		fprintf(j, "%s{\"method\": %s, \"bci\": %s", k ? ", " : "", mtext, btext);
-		/* The title: "Demo.square, bci 4", "method 7", "?" (a value unavailable). */
-		fprintf(x, "    [");
-		if (f->method.kind == JITMAP_VREF_NAME)
-			fputs(f->method.name, x);
-		else if (!strcmp(mtext, "null"))
-			fputc('?', x);
-		else
-			fprintf(x, "method %s", mtext);
-		if (strcmp(btext, "null"))
-			fprintf(x, ", bci %s", btext);
-		fputc(']', x);
-		free(mtext);
-		free(btext);
-		int items = 0;
-		for (int part = 0; part < 2; part++) {
-			const jitmap_vslot *slots = part ? f->stack : f->locals;
-			const unsigned count = part ? f->num_stack : f->num_locals;
-			const char *key = part ? "stack" : "locals";
-			fprintf(j, ", \"%s\": [", key);
-			for (unsigned i = 0, shown = 0; i < count; i++) {
-				if (slots[i].index >= n) {
-					if (!err[0])
-						snprintf(err, sizeof(err),
-							 "%s: deopt index %u past the %zu values", key,
-							 slots[i].index, n);
-					continue;
-				}
-				const size_t at = vals[slots[i].index];
-				fprintf(j, "%s", shown++ ? ", " : "");
-				json_location_named(j, sm, rec, at, &ev[at], slots[i].name);
-				fprintf(x, "%s", items++ ? ", " : "  ");
-				if (part)
-					fprintf(x, "stack #%u = ", i);
-				else if (slots[i].name)
-					fprintf(x, "%s = ", slots[i].name);
-				else
-					fprintf(x, "local #%u = ", i);
-				text_value(x, &rec->locations[at], &ev[at]);
-			}
-			fputc(']', j);
-		}
-		if (err[0]) {
-			fprintf(j, ", \"error\": ");
-			json_string(j, err);
-			fprintf(x, "%s(%s)", items ? ", " : "  ", err);
-		}
-		fputc('}', j);
-		fputc('\n', x);
-	}
-	fputc(']', j);
-	free(vals);
-}
-
-static bool image_holds(const jitmap_image *img, uint64_t pc)
-{
-	for (size_t i = 0; i < jitmap_image_num_code_ranges(img); i++) {
-		const jitmap_image_range *r = jitmap_image_code_range(img, i);
-		if (pc >= r->lo && pc < r->hi)
-			return true;
-	}
-	return false;
-}
-
-/* The layout a runtime registered for record `rec` of frame `f`: in the image holding the code,
- * else in any other image whose code holds the frame's PC (a runtime's own image beside the
- * entry LLVM registers for the same code; jitmap_process_code_at gives one of them). */
-static const jitmap_deopt_layout *layout_for(const struct target *t, const jitmap_stack_frame *f)
-{
-	const jitmap_function *fn = jitmap_record_function(f->stackmap, f->record);
-	const char *name = fn ? fn->name : NULL;
-	const jitmap_deopt_layout *d = NULL;
-	if (f->code.image)
-		d = jitmap_layouts_find(jitmap_image_layouts(f->code.image), f->record->id, name);
-	for (size_t i = 0; !d && i < jitmap_process_num_sources(t->proc); i++) {
-		jitmap_source_info si;
-		if (jitmap_process_source(t->proc, i, &si) == 0 && si.image &&
-		    jitmap_image_layouts(si.image) && image_holds(si.image, f->pc))
-			d = jitmap_layouts_find(jitmap_image_layouts(si.image), f->record->id, name);
-	}
-	return d;
-}
-
-/* The record object of `info stackmap -json` (less its "frame"), for frame `f` (at an exact
- * record match: jitmap-stack does not disassemble to match a patchpoint's call sequence), and
- * its text. */
-static void describe_record(const struct target *t, const struct options *o,
-			    const jitmap_stack_frame *f, const char *source, struct frame_out *fo)
-{
-	const jitmap_stackmap *sm = f->stackmap;
-	const jitmap_record *rec = f->record;
-	const jitmap_function *fn = jitmap_record_function(sm, rec);
 	struct frame_regs_target ft = {f->regs, t};
 	const jitmap_target target = {&ft, frame_read_reg, frame_read_mem};
-	const jitmap_eval_opts eopts = {.sz = sizeof(eopts), .frame_level = f->level};
-	struct evaluated *ev = calloc(rec->num_locations ? rec->num_locations : 1, sizeof(*ev));
-	if (!ev)
+	const jitmap_frame_desc d = {
+		.sz = sizeof(d),
+		.level = fo->level,
+		.pc = f->pc,
+		.return_address = !f->exact,
+		.arch = t->arch,
+		.function = fo->function,
+		.target = &target,
+		.statepoints = JITMAP_STATEPOINT_AUTO,
+		.flags = o->registers ? JITMAP_DESCRIBE_REGISTERS : 0,
+		.order = t->order,
+	};
+	jitmap_frame_report *r = jitmap_frame_describe(t->proc, &d);
+	if (!r) {
+		problem("frame %u: %s", fo->level, strerror(errno));
 		return;
-	for (size_t i = 0; i < rec->num_locations; i++)
-		ev[i].rc = jitmap_location_eval_frame(sm, rec, &rec->locations[i], &target, &eopts,
-						      &ev[i].v);
-	jitmap_statepoint_info sp;
-	const bool is_sp = jitmap_statepoint_wanted(sm, rec, JITMAP_STATEPOINT_AUTO, NULL, 0) &&
-			   jitmap_statepoint_decode(sm, rec, &sp, NULL, 0) == 0;
-
-	struct described d;
-	if (!describe_begin(&d)) {
-		free(ev);
+	}
+	if (o->registers) {
+		fo->registers_json = dup_text(jitmap_frame_report_json(r, JITMAP_JSON_REGISTERS));
+		fo->registers_text = dup_text(jitmap_frame_report_text(r, JITMAP_TEXT_REGISTERS, 6));
+	}
+	const bool at_record = jitmap_frame_report_num_records(r) > 0;
+	if (!at_record && !f->jit) {
+		jitmap_frame_report_free(r);
 		return;
 	}
-	FILE *j = d.j, *x = d.x;
-	const char *fname = fn && fn->name ? fn->name : fo->function;
-	fprintf(j, "{\"pc\": \"0x%" PRIx64 "\", \"function\": ", f->pc);
-	json_string(j, fname);
-	fprintf(j, ", \"record\": {\"id\": %" PRIu64 ", \"offset\": %" PRIu32
-		   ", \"function_address\": \"0x%" PRIx64 "\", \"stack_size\": ",
-		rec->id, rec->instruction_offset, fn ? fn->address : 0);
-	if (!fn || fn->stack_size == UINT64_MAX)
-		fprintf(j, "null");
-	else
-		fprintf(j, "%" PRIu64, fn->stack_size);
-	fprintf(j, ", \"pc\": \"0x%" PRIx64 "\", \"match\": \"exact\", \"source\": ",
-		jitmap_record_pc(sm, rec));
-	json_string(j, source);
-	fprintf(j, "}, \"locations\": ");
-	json_locations(j, sm, rec, ev, rec->locations, rec->num_locations);
-	fprintf(j, ", \"live_outs\": [");
-	for (size_t i = 0; i < rec->num_live_outs; i++) {
-		const char *r = jitmap_reg_name(jitmap_stackmap_arch(sm), rec->live_outs[i].dwarf_reg);
-		char label[16];
-		snprintf(label, sizeof(label), "R#%u", rec->live_outs[i].dwarf_reg);
-		fprintf(j, "%s{\"register\": ", i ? ", " : "");
-		json_string(j, r ? r : label);
-		fprintf(j, ", \"size\": %u}", rec->live_outs[i].size);
-	}
-	fprintf(j, "], \"statepoint\": ");
-	fprintf(x, "    record %" PRIu64 " at 0x%" PRIx64 ", %u location%s, %u live-out%s%s\n",
-		rec->id, jitmap_record_pc(sm, rec), rec->num_locations,
-		rec->num_locations == 1 ? "" : "s", rec->num_live_outs,
-		rec->num_live_outs == 1 ? "" : "s", is_sp ? " (statepoint)" : "");
-	if (o->values) {
-		for (size_t i = 0; i < rec->num_locations; i++) {
-			const jitmap_location *loc = &rec->locations[i];
-			char where[96];
-			jitmap_location_format(sm, rec, loc, where, sizeof(where));
-			fprintf(x, "      #%-3zu %-14s %-22s size %-3u ", i,
-				jitmap_loc_kind_name(loc->kind), where, loc->size);
-			text_value(x, loc, &ev[i]);
-			fputc('\n', x);
-		}
-	}
-	if (!is_sp) {
-		fprintf(j, "null");
-	} else {
-		fprintf(j, "{\"calling_convention\": %" PRIu64 ", \"flags\": %" PRIu64
-			   ", \"deopt\": ", sp.calling_convention, sp.flags);
-		json_locations(j, sm, rec, ev, sp.deopt, sp.num_deopt);
-		fprintf(j, ", \"gc_roots\": [");
-		for (size_t k = 0; k < sp.num_gc_pairs; k++) {
-			const size_t b = (size_t)(sp.gc_pairs - rec->locations) + 2 * k, d = b + 1;
-			fprintf(j, "%s{\"base\": ", k ? ", " : "");
-			json_location(j, sm, rec, b, &ev[b]);
-			fprintf(j, ", \"derived\": ");
-			json_location(j, sm, rec, d, &ev[d]);
-			const bool both = ev[b].rc == 0 && ev[b].v.available && ev[d].rc == 0 &&
-					  ev[d].v.available && rec->locations[b].size <= 8 &&
-					  rec->locations[d].size <= 8;
-			if (both)
-				fprintf(j, ", \"offset\": %" PRId64 "}",
-					(int64_t)(ev[d].v.u - ev[b].v.u));
+	if (o->values || o->gc_roots)
+		fo->stackmap_json = dup_text(jitmap_frame_report_json(r, JITMAP_JSON_NO_FRAME));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *x = open_memstream(&text, &len);
+	if (x) {
+		if (!at_record) {
+			if (o->values || o->gc_roots)
+				fprintf(x, "    (%s)\n",
+					jitmap_frame_report_text(r, JITMAP_TEXT_NO_RECORD, 0));
+		} else {
+			if (o->values)
+				fputs(jitmap_frame_report_text(r, JITMAP_TEXT_RECORDS, 4), x);
 			else
-				fprintf(j, ", \"offset\": null}");
-			if (o->gc_roots) {
-				char wb[96], wd[96];
-				jitmap_location_format(sm, rec, &rec->locations[b], wb, sizeof(wb));
-				jitmap_location_format(sm, rec, &rec->locations[d], wd, sizeof(wd));
-				fprintf(x, "      gc root: base %s = ", wb);
-				text_value(x, &rec->locations[b], &ev[b]);
-				fprintf(x, ", derived %s = ", wd);
-				text_value(x, &rec->locations[d], &ev[d]);
-				if (both)
-					fprintf(x, " (offset %" PRId64 ")",
-						(int64_t)(ev[d].v.u - ev[b].v.u));
-				fputc('\n', x);
+				fputs(jitmap_frame_report_text(r, JITMAP_TEXT_VFRAMES, 4), x);
+			const char *rows = o->gc_roots
+				? jitmap_frame_report_text(r, JITMAP_TEXT_GC_ROOTS, 4) : "";
+			if (rows && rows[0]) {
+				char *copy = strdup(rows);
+				fputs(jitmap_frame_report_text(r, JITMAP_TEXT_GC_HEADER, 4), x);
+				fputs(copy ? copy : "", x);
+				free(copy);
 			}
 		}
-		fprintf(j, "], \"gc_allocas\": ");
-		json_locations(j, sm, rec, ev, sp.gc_allocas, sp.num_gc_allocas);
-		fprintf(j, ", \"decoded\": \"shape\"}");
+		fclose(x);
+		fo->text = text;
 	}
-	const jitmap_deopt_layout *layout = layout_for(t, f);
-	if (layout)
-		describe_virtual_frames(j, x, sm, rec, ev, layout, is_sp ? &sp : NULL);
-	fputc('}', j);
-	describe_end(&d);
-	fo->stackmap_json = d.json;
-	fo->text = d.text;
-	free(ev);
-}
-
-/* The object of `info stackmap -json` (less its "frame") for a JIT frame at no record: the
- * nearest records of its function, and why none is shown. */
-static void describe_nearest(const jitmap_stack_frame *f, struct frame_out *fo)
-{
-	const jitmap_stackmap *sm = f->code.stackmap;
-	const jitmap_record *near[2] = {NULL, NULL};
-	const char *fname = NULL;
-	if (sm && jitmap_stackmap_nearest(sm, f->pc, &near[0], &near[1]) == 0) {
-		const jitmap_function *fn = jitmap_record_function(sm, near[0] ? near[0] : near[1]);
-		fname = fn ? fn->name : NULL;
-	} else {
-		near[0] = near[1] = NULL;
-	}
-	const char *shown = fname ? fname : fo->function;
-	struct described d;
-	if (!describe_begin(&d))
-		return;
-	FILE *j = d.j, *x = d.x;
-	fprintf(x, "frame %u (pc 0x%" PRIx64 "%s%s)", f->level, f->pc, shown ? ", in " : "",
-		shown ? shown : "");
-	if (!near[0] && !near[1]) {
-		fprintf(x, " is not at a stackmap record (no stackmap describes the code there)");
-	} else {
-		fprintf(x, " is not at a stackmap record; nearest%s%s: ", fname ? " in " : "",
-			fname ? fname : "");
-		for (int k = 0, n = 0; k < 2; k++) {
-			if (!near[k])
-				continue;
-			const int64_t dist = (int64_t)(jitmap_record_pc(sm, near[k]) - f->pc);
-			fprintf(x, "%srecord %" PRIu64 " at 0x%" PRIx64 " (%" PRId64 " bytes %s)",
-				n++ ? ", " : "", near[k]->id, jitmap_record_pc(sm, near[k]),
-				dist < 0 ? -dist : dist, dist > 0 ? "after" : "before");
-		}
-		if (f->level > 0)
-			fprintf(x, ". A record is only shown at the PC it describes");
-	}
-	fflush(x); /* the error, complete, goes into the JSON too */
-	fprintf(j, "{\"pc\": \"0x%" PRIx64 "\", \"function\": ", f->pc);
-	json_string_or_null(j, shown);
-	fprintf(j, ", \"record\": null, \"locations\": [], \"live_outs\": [], \"statepoint\": null, "
-		   "\"nearest\": [");
-	for (int k = 0, n = 0; k < 2; k++) {
-		if (!near[k])
-			continue;
-		const jitmap_function *fn = jitmap_record_function(sm, near[k]);
-		fprintf(j, "%s{\"id\": %" PRIu64 ", \"pc\": \"0x%" PRIx64 "\", \"function\": ",
-			n++ ? ", " : "", near[k]->id, jitmap_record_pc(sm, near[k]));
-		json_string_or_null(j, fn ? fn->name : NULL);
-		fprintf(j, ", \"distance\": %" PRId64 "}",
-			(int64_t)(jitmap_record_pc(sm, near[k]) - f->pc));
-	}
-	fprintf(j, "], \"error\": ");
-	json_string(j, d.text);
-	fputc('}', j);
-	describe_end(&d);
-	fo->stackmap_json = d.json;
-	/* The text output says it in one line under the frame. */
-	char *line = NULL;
-	if (asprintf(&line, "    (%s)\n", d.text) < 0)
-		line = NULL;
-	free(d.text);
-	fo->text = line;
+	jitmap_frame_report_free(r);
 }
 
 /* -- Walking every thread -- */
@@ -1155,51 +889,84 @@ struct walk {
 	struct target *t;
 	const struct options *o;
 	struct thread *th;
+	uint64_t callee_entry; /* the entry of the frame before this one (0: unknown, JIT) */
 };
 
-static int on_frame(void *ctx, const jitmap_stack_frame *f)
+static struct frame_out *new_frame(struct thread *th)
 {
-	struct walk *w = ctx;
-	struct thread *th = w->th;
 	if (th->nframes == th->cap_frames) {
 		const size_t cap = th->cap_frames ? 2 * th->cap_frames : 32;
 		struct frame_out *a = realloc(th->frames, cap * sizeof(*a));
 		if (!a)
-			return -ENOMEM;
+			return NULL;
 		th->frames = a;
 		th->cap_frames = cap;
 	}
 	struct frame_out *fo = &th->frames[th->nframes++];
 	memset(fo, 0, sizeof(*fo));
-	fo->level = f->level;
+	fo->level = th->next_level++;
+	return fo;
+}
+
+static int on_frame(void *ctx, const jitmap_stack_frame *f)
+{
+	struct walk *w = ctx;
+	struct thread *th = w->th;
+	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
+	const struct native_name *nn = f->jit ? NULL : native_name(w->t, at);
+	/* A caller at a return address whose call went, by tail calls, to the frame before:
+	 * those functions are frames of their own in GDB's numbering. */
+	struct tail_frame tails[MAX_TAIL_CALLS];
+	const unsigned ntails = !f->jit && !f->exact && f->level > 0 && w->callee_entry
+		? tail_calls_memo(w->t, f->pc, w->callee_entry, tails) : 0;
+	for (unsigned i = ntails; i-- > 0;) {
+		struct frame_out *tc = new_frame(th);
+		if (!tc)
+			return -ENOMEM;
+		tc->pc = tails[i].pc;
+		tc->tail_call = true;
+		tc->function = strdup(tails[i].name);
+		/* its own module: the caller's call may have gone to another library */
+		Dwfl_Module *tm = dwfl_addrmodule(w->t->dwfl, tails[i].pc - 1);
+		tc->module = tm && module_name(tm) ? strdup(module_name(tm)) : NULL;
+		tc->method = "tail-call";
+	}
+	w->callee_entry = nn ? nn->entry : 0;
+	for (unsigned i = 0; nn && i < nn->ninlined; i++) {
+		struct frame_out *in = new_frame(th);
+		if (!in)
+			return -ENOMEM;
+		in->pc = f->pc;
+		in->exact = f->exact;
+		in->inlined = true;
+		in->function = strdup(nn->inlined[i]);
+		if (nn->module)
+			in->module = strdup(nn->module);
+		in->method = "inline";
+	}
+	struct frame_out *fo = new_frame(th);
+	if (!fo)
+		return -ENOMEM;
 	fo->pc = f->pc;
 	fo->exact = f->exact;
 	fo->jit = f->jit;
 	fo->method = jitmap_unwind_method_name(f->method);
-	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
-	const char *source = NULL;
 	if (f->jit) {
 		if (f->code.function)
 			fo->function = strdup(f->code.function);
 		fo->entry = f->code.entry;
-		source = f->code.source;
 	} else {
-		const struct native_name *nn = native_name(w->t, at);
 		if (nn && nn->function)
 			fo->function = strdup(nn->function);
 		if (nn && nn->module)
 			fo->module = strdup(nn->module);
 	}
-	if (f->record && (w->o->values || w->o->gc_roots)) {
-		jitmap_source_info si;
-		const char *src = source;
-		for (size_t i = 0; !src && i < jitmap_process_num_sources(w->t->proc); i++)
-			if (jitmap_process_source(w->t->proc, i, &si) == 0 && si.stackmap == f->stackmap)
-				src = si.name;
-		describe_record(w->t, w->o, f, src ? src : "", fo);
-	} else if (f->jit && (w->o->values || w->o->gc_roots)) {
-		describe_nearest(f, fo);
-	}
+	/* The library describes a frame at a record, and a JIT frame at none, when the output
+	 * shows values or roots; the interpreter frames a runtime's layouts give always. */
+	const bool asked = w->o->values || w->o->gc_roots;
+	if (((asked || jitmap_process_num_layout_images(w->t->proc)) && (f->record || f->jit)) ||
+	    w->o->registers)
+		describe_frame(w->t, w->o, f, fo);
 	if (f->stop && f->stop != -ESRCH)
 		fo->why = strdup(f->why);
 	return g_interrupted ? -EINTR : 0;
@@ -1227,7 +994,7 @@ static void walk_threads(struct target *t, const struct options *o)
 		struct thread *th = &t->threads[i];
 		if (!th->have_regs)
 			continue;
-		struct walk w = {t, o, th};
+		struct walk w = {t, o, th, 0};
 		jitmap_stacker_walk(st, &th->regs, on_frame, &w);
 	}
 	jitmap_stacker_free(st);
@@ -1235,18 +1002,63 @@ static void walk_threads(struct target *t, const struct options *o)
 
 /* -- Output -- */
 
+/* How many JIT entries the process has: a count only when every descriptor's list was read
+ * to its end and every file that may define one was looked into. `unknown`: some descriptor
+ * could not be read at all; `partial`: some list was read only in part (the count is of the
+ * entries read); `unread`: files of a core that could not be read; `why`: the first such
+ * problem. */
+struct jit_count {
+	size_t entries, unread;
+	bool unknown, partial;
+	char why[512];
+};
+
+static void count_jit_entries(const struct target *t, struct jit_count *n)
+{
+	memset(n, 0, sizeof(*n));
+	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
+		jitmap_source_info si = {.sz = sizeof(si)};
+		if (jitmap_process_source(t->proc, i, &si) == 0 && si.kind == JITMAP_SOURCE_JIT)
+			n->entries++;
+	}
+	for (size_t i = 0; i < jitmap_process_num_descriptors(t->proc); i++) {
+		jitmap_descriptor_info d = {.sz = sizeof(d)};
+		if (jitmap_process_descriptor(t->proc, i, &d) || d.complete)
+			continue;
+		/* (the words of the process's problem for it) */
+		if (!n->unknown && !n->partial)
+			snprintf(n->why, sizeof(n->why), "the %s in %s: %s",
+				 d.readable ? "JIT entry list of the descriptor" : "JIT descriptor",
+				 d.where, d.problem ? d.problem : "not read");
+		n->unknown |= !d.readable;
+		n->partial |= d.readable;
+	}
+	n->unread = jitmap_process_num_unread_files(t->proc);
+	if (n->unread && !n->unknown && !n->partial)
+		snprintf(n->why, sizeof(n->why), "%zu file%s the core maps could not be read (see "
+			 "problems): a JIT descriptor in one would not be seen", n->unread,
+			 n->unread == 1 ? "" : "s");
+}
+
 static void print_text(const struct target *t, const struct options *o)
 {
-	size_t njit = 0;
-	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
-		jitmap_source_info si;
-		if (jitmap_process_source(t->proc, i, &si) == 0 && si.kind == JITMAP_SOURCE_JIT)
-			njit++;
-	}
-	printf("%s %d%s%s%s, %s, %zu thread%s; %zu JIT entr%s\n", t->live ? "process" : "core of process",
+	(void)o;
+	struct jit_count n;
+	count_jit_entries(t, &n);
+	printf("%s %d%s%s%s, %s, %zu thread%s; ", t->live ? "process" : "core of process",
 	       (int)t->pid, t->comm[0] ? " (" : "", t->comm, t->comm[0] ? ")" : "",
-	       jitmap_arch_name(t->arch), t->nthreads, t->nthreads == 1 ? "" : "s", njit,
-	       njit == 1 ? "y" : "ies");
+	       jitmap_arch_name(t->arch), t->nthreads, t->nthreads == 1 ? "" : "s");
+	if (n.unknown)
+		printf("JIT entries unknown (a JIT descriptor could not be read: see problems)\n");
+	else if (n.partial)
+		printf("%zu JIT entr%s read, the rest unknown (a JIT entry list is damaged: see "
+		       "problems)\n", n.entries, n.entries == 1 ? "y" : "ies");
+	else if (n.unread)
+		printf("%zu JIT entr%s found, more may be in the %zu file%s the core maps that could "
+		       "not be read (see problems)\n", n.entries, n.entries == 1 ? "y" : "ies",
+		       n.unread, n.unread == 1 ? "" : "s");
+	else
+		printf("%zu JIT entr%s\n", n.entries, n.entries == 1 ? "y" : "ies");
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct thread *th = &t->threads[i];
 		printf("\nthread %d", (int)th->tid);
@@ -1259,6 +1071,10 @@ static void print_text(const struct target *t, const struct options *o)
 			const struct frame_out *f = &th->frames[k];
 			printf("  #%-3u 0x%016" PRIx64 " in %s", f->level, f->pc,
 			       f->function ? f->function : "??");
+			if (f->inlined)
+				printf(" [inlined]");
+			if (f->tail_call)
+				printf(" [tail call]");
 			if (f->jit) {
 				printf(" [JIT");
 				if (f->entry)
@@ -1268,7 +1084,9 @@ static void print_text(const struct target *t, const struct options *o)
 				printf(" (%s)", f->module);
 			}
 			printf("\n");
-			if (f->text && (o->values || o->gc_roots))
+			if (f->registers_text && f->registers_text[0])
+				printf("    registers:\n%s", f->registers_text);
+			if (f->text)
 				fputs(f->text, stdout);
 			if (f->why)
 				printf("  (unwinding stops here: %s)\n", f->why);
@@ -1291,7 +1109,19 @@ static void print_json(const struct target *t, const struct options *o, const ch
 	json_string_or_null(stdout, t->comm[0] ? t->comm : NULL);
 	printf(", \"arch\": ");
 	json_string(stdout, jitmap_arch_name(t->arch));
-	printf(", \"jit_descriptors\": %zu}, \"threads\": [", t->ndescriptors);
+	struct jit_count n;
+	count_jit_entries(t, &n);
+	printf(", \"jit_descriptors\": %zu, \"jit_entries\": ",
+	       jitmap_process_num_descriptors(t->proc));
+	/* null where not every list was read to its end, or a file that may define one was not
+	 * read: the error says which and why */
+	const bool counted = !n.unknown && !n.partial && !n.unread;
+	if (!counted)
+		printf("null, \"jit_entries_read\": %zu, \"error\": ", n.entries);
+	else
+		printf("%zu, \"jit_entries_read\": %zu, \"error\": ", n.entries, n.entries);
+	json_string_or_null(stdout, counted ? NULL : n.why);
+	printf("}, \"threads\": [");
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct thread *th = &t->threads[i];
 		printf("%s{\"tid\": %d, \"name\": ", i ? ", " : "", (int)th->tid);
@@ -1309,9 +1139,16 @@ static void print_json(const struct target *t, const struct options *o, const ch
 				printf("\"0x%" PRIx64 "\"", f->entry);
 			else
 				printf("null");
-			printf(", \"jit\": %s, \"unwound_by\": ", f->jit ? "true" : "false");
+			printf(", \"jit\": %s, ", f->jit ? "true" : "false");
+			if (f->inlined)
+				printf("\"inlined\": true, ");
+			if (f->tail_call)
+				printf("\"tail_call\": true, ");
+			printf("\"unwound_by\": ");
 			json_string(stdout, f->method);
 			printf(", \"stackmap\": %s", f->stackmap_json ? f->stackmap_json : "null");
+			if (f->registers_json)
+				printf(", \"registers\": %s", f->registers_json);
 			if (f->why) {
 				printf(", \"error\": ");
 				json_string(stdout, f->why);
@@ -1338,12 +1175,14 @@ static void print_json(const struct target *t, const struct options *o, const ch
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: jitmap-stack [--json] [--values] [--gc-roots] PID | CORE [--exe FILE]\n"
+		"usage: jitmap-stack [--json] [--values] [--gc-roots] [--registers] PID | CORE\n"
+		"                    [--exe FILE]\n"
 		"Every thread's stack of a live process (PID) or a core file, JIT frames named and\n"
 		"unwound by jitmap, native frames from the process's modules.\n"
 		"  --json       one JSON object (docs/jitmap-stack.md)\n"
 		"  --values     each frame at a stackmap record shows its locations and values\n"
 		"  --gc-roots   each frame at a statepoint shows its GC roots (base, derived)\n"
+		"  --registers  each frame's registers as unwound, or why one is not known there\n"
 		"  --exe FILE   the core's executable, when it is not where the core says\n"
 		"  --help, --version\n"
 		"A live process is stopped while it is read (ptrace) and let go before anything is\n"
@@ -1353,11 +1192,12 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_EXE, OPT_VERSION };
+	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_VERSION };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"values", no_argument, NULL, OPT_VALUES},
 		{"gc-roots", no_argument, NULL, OPT_GC},
+		{"registers", no_argument, NULL, OPT_REGS},
 		{"exe", required_argument, NULL, OPT_EXE},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"help", no_argument, NULL, 'h'},
@@ -1369,6 +1209,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_JSON: o->json = true; break;
 		case OPT_VALUES: o->values = true; break;
 		case OPT_GC: o->gc_roots = true; break;
+		case OPT_REGS: o->registers = true; break;
 		case OPT_EXE: o->exe = optarg; break;
 		case OPT_VERSION:
 			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
@@ -1405,7 +1246,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	elf_version(EV_CURRENT);
-	struct target t = {.mem_fd = -1, .core_fd = -1};
+	struct target t = {.core_fd = -1};
 	pid_t pid;
 	/* While threads are stopped, a signal only asks us to stop early: they are let go. */
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -1417,7 +1258,13 @@ int main(int argc, char **argv)
 	if (live) {
 		if (o.exe)
 			fprintf(stderr, "jitmap-stack: --exe is for core files; ignored\n");
-		rc = open_live(&t, pid);
+		/* libjitmap stops every thread; a signal meanwhile makes it let them go. */
+		jitmap_error err;
+		const jitmap_live_opts lo = {.sz = sizeof(lo), .interrupt = &g_interrupted};
+		t.process = jitmap_live_open(pid, &lo, &err);
+		if (!t.process && err.code != -EINTR)
+			fprintf(stderr, "jitmap-stack: %s\n", err.reason);
+		rc = t.process ? live_threads(&t) : -1;
 	} else {
 		rc = open_core(&t, o.target, o.exe);
 	}
@@ -1439,7 +1286,7 @@ int main(int argc, char **argv)
 		rc = scan_process(&t);
 	if (rc == 0)
 		walk_threads(&t, &o);
-	detach_all(&t); /* before printing: the process runs again as soon as possible */
+	jitmap_live_detach(t.process); /* before printing: the process runs again as soon as possible */
 	if (t.proc)
 		process_problems(&t);
 	if (g_interrupted) {
@@ -1459,14 +1306,16 @@ int main(int argc, char **argv)
 			free(t.threads[i].frames[k].module);
 			free(t.threads[i].frames[k].stackmap_json);
 			free(t.threads[i].frames[k].text);
+			free(t.threads[i].frames[k].registers_json);
+			free(t.threads[i].frames[k].registers_text);
 			free(t.threads[i].frames[k].why);
 		}
 		free(t.threads[i].frames);
 		free(t.threads[i].problem);
 	}
 	free(t.threads);
-	free(t.chunks);
 	free(t.names);
+	free(t.tails);
 	jitmap_process_free(t.proc);
 	if (t.dwfl)
 		dwfl_end(t.dwfl);
@@ -1474,8 +1323,7 @@ int main(int argc, char **argv)
 		elf_end(t.core_elf);
 	if (t.core_fd >= 0)
 		close(t.core_fd);
-	if (t.mem_fd >= 0)
-		close(t.mem_fd);
+	jitmap_live_free(t.process);
 	jitmap_core_free(t.core);
 	for (size_t i = 0; i < g_problems.n; i++)
 		free(g_problems.v[i]);

@@ -1,24 +1,32 @@
-/* json.h: the JSON strings the tools write (jitmap-dump, jitmap-stack). */
+/* json.h: the JSON strings the tools write (jitmap-dump, jitmap-stack).
+ *
+ * Their strings come from untrusted bytes (a JIT's symbol names, paths in a core): JSON must
+ * stay valid whatever they hold. The rule is the library's, the one its renderer uses for the
+ * objects of `info stackmap -json` (jitmap_json_string, jitmap/frame.h): ASCII out, each byte
+ * that begins no well-formed UTF-8 character replaced by U+FFFD. */
 #ifndef JITMAP_TOOLS_JSON_H
 #define JITMAP_TOOLS_JSON_H
 
 #include <stdio.h>
+#include <stdlib.h>
 
-/* `s` as a JSON string: quotes and backslashes escaped, control characters as \u00XX, other
- * bytes as they are (UTF-8 passes through). */
+#include <jitmap/frame.h>
+
+/* `s` as a JSON string; NULL as "". */
 static inline void json_string(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+	char small[256];
+	const size_t n = jitmap_json_string(s ? s : "", small, sizeof(small));
+	if (n < sizeof(small)) {
+		fputs(small, out);
+		return;
 	}
-	fputc('"', out);
+	char *big = malloc(n + 1);
+	if (big && jitmap_json_string(s, big, n + 1) == n)
+		fputs(big, out);
+	else
+		fputs("\"\"", out);
+	free(big);
 }
 
 static inline void json_string_or_null(FILE *out, const char *s)

@@ -85,11 +85,6 @@ struct jitmap_cfi {
 
 /* -- Bytes -- */
 
-static uint64_t load(const uint8_t *p, size_t n, jitmap_byte_order order)
-{
-	return jitmap__load(p, n, order);
-}
-
 /* LEB128 within [*pos, end); at most 10 bytes. Returns 0 or -1 when truncated or too long. */
 static int read_uleb(const uint8_t *p, size_t end, size_t *pos, uint64_t *out)
 {
@@ -173,7 +168,7 @@ static int next_entry(struct walk *w, uint64_t off, struct entry *e)
 		return jitmap__fail(w->err, -EINVAL, off, "%s: %llu stray bytes after the last entry",
 				    w->name, (unsigned long long)left);
 	}
-	uint64_t length = load(w->p + off, 4, w->order);
+	uint64_t length = jitmap__load(w->p + off, 4, w->order);
 	unsigned hdr = 4;
 	e->idsize = 4;
 	if (length == 0) {
@@ -187,7 +182,7 @@ static int next_entry(struct walk *w, uint64_t off, struct entry *e)
 		if (left < 12)
 			return jitmap__fail(w->err, -EINVAL, off, "%s: truncated 64-bit length",
 					    w->name);
-		length = load(w->p + off + 4, 8, w->order);
+		length = jitmap__load(w->p + off + 4, 8, w->order);
 		hdr = 12;
 		e->idsize = 8;
 	} else if (length >= 0xfffffff0u) {
@@ -206,7 +201,7 @@ static int next_entry(struct walk *w, uint64_t off, struct entry *e)
 	e->start = off;
 	e->end = off + hdr + length;
 	e->id_pos = off + hdr;
-	e->id = load(w->p + e->id_pos, e->idsize, w->order);
+	e->id = jitmap__load(w->p + e->id_pos, e->idsize, w->order);
 	const uint64_t cie_id = w->is_eh ? 0 : (e->idsize == 4 ? 0xffffffffu : UINT64_MAX);
 	e->is_cie = e->id == cie_id;
 	return 1;
@@ -413,7 +408,7 @@ static jitmap_byte_order guess_order(const uint8_t *p, size_t len, jitmap_byte_o
 {
 	if (len < 4)
 		return fallback;
-	const uint64_t le = load(p, 4, JITMAP_ORDER_LITTLE), be = load(p, 4, JITMAP_ORDER_BIG);
+	const uint64_t le = jitmap__load(p, 4, JITMAP_ORDER_LITTLE), be = jitmap__load(p, 4, JITMAP_ORDER_BIG);
 	const bool le_fits = le <= len - 4 || le == 0xffffffffu;
 	const bool be_fits = be <= len - 4 || be == 0xffffffffu;
 	if (le_fits != be_fits)

@@ -10,13 +10,6 @@
 #include "../reader/internal.h"
 
 #define DEFAULT_MAX_FRAMES 4096
-#define MAX_EH_FRAME (UINT64_C(64) << 20)
-
-/* The CFI of one JIT image, read at first need (NULL with `tried` when it has none). */
-struct image_cfi {
-	const jitmap_image *image;
-	jitmap_cfi *cfi;
-};
 
 struct jitmap_stacker {
 	jitmap_process *proc;
@@ -26,17 +19,7 @@ struct jitmap_stacker {
 	unsigned max_frames;
 	jitmap_stack_native_fn native;
 	void *native_ctx;
-	struct image_cfi *cfis; /* sorted by image pointer */
-	size_t ncfis, cap_cfis;
 };
-
-static int memory_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const jitmap_target *t = ctx;
-	char why[8];
-	const int rc = t->read_mem(t->ctx, addr, buf, len, why, sizeof(why));
-	return rc ? (rc < 0 ? rc : -EFAULT) : 0;
-}
 
 jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memory,
 				   jitmap_arch arch, const jitmap_stacker_opts *opts)
@@ -74,55 +57,7 @@ jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memor
 
 void jitmap_stacker_free(jitmap_stacker *st)
 {
-	if (!st)
-		return;
-	for (size_t i = 0; i < st->ncfis; i++)
-		jitmap_cfi_free(st->cfis[i].cfi);
-	free(st->cfis);
 	free(st);
-}
-
-/* The CFI of a JIT image: its .eh_frame as it sits in memory (relocated), and .debug_frame
- * from the image. NULL when it has none or it cannot be read (the step then tries the
- * stackmap and the frame pointer). */
-static const jitmap_cfi *image_cfi(jitmap_stacker *st, const jitmap_image *img)
-{
-	size_t lo = 0, hi = st->ncfis;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if ((uintptr_t)st->cfis[mid].image < (uintptr_t)img)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < st->ncfis && st->cfis[lo].image == img)
-		return st->cfis[lo].cfi;
-	if (st->ncfis == st->cap_cfis) {
-		const size_t cap = st->cap_cfis ? st->cap_cfis * 2 : 16;
-		struct image_cfi *a = realloc(st->cfis, cap * sizeof(*a));
-		if (!a)
-			return NULL;
-		st->cfis = a;
-		st->cap_cfis = cap;
-	}
-	uint64_t eh_addr = 0, eh_len = 0;
-	void *eh = NULL;
-	if (jitmap_image_eh_frame(img, &eh_addr, &eh_len) == 0 && eh_len && eh_len <= MAX_EH_FRAME &&
-	    (eh = malloc((size_t)eh_len)) && memory_read(&st->memory, eh_addr, eh, eh_len)) {
-		free(eh);
-		eh = NULL;
-	}
-	size_t df_len = 0;
-	const void *df = jitmap_image_debug_frame(img, &df_len);
-	jitmap_error err;
-	jitmap_cfi *cfi = (eh || df) ? jitmap_cfi_new(st->arch, eh, eh ? (size_t)eh_len : 0, eh_addr,
-						       df, df ? df_len : 0, &err)
-				     : NULL;
-	free(eh);
-	memmove(&st->cfis[lo + 1], &st->cfis[lo], (st->ncfis - lo) * sizeof(*st->cfis));
-	st->cfis[lo] = (struct image_cfi){img, cfi};
-	st->ncfis++;
-	return cfi;
 }
 
 /* The first record at exactly `pc`, in every stackmap the process indexes. */
@@ -135,23 +70,54 @@ static void record_at(jitmap_stacker *st, uint64_t pc, jitmap_stack_frame *f)
 	}
 }
 
+/* The ABI applied to a native step's answer (stack.h, jitmap_stack_native_fn): caller-saved
+ * registers are not the caller's, except where a signal frame's saved context restored them
+ * (the caller's PC is exact); callee-saved ones the native unwinder left unknown are this
+ * frame's when it unwound by CFI rows for this PC (no rule: "same value"). */
+static void native_registers(const jitmap_stacker *st, const jitmap_frame_regs *regs,
+			     jitmap_unwind_result *res, bool caller_exact, bool by_cfi)
+{
+	unsigned sp;
+	if (jitmap_unwind_arch_regs(st->arch, &sp, NULL, NULL))
+		return;
+	for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++) {
+		if (r == sp)
+			continue;
+		if (!jitmap_unwind_callee_saved(st->arch, r)) {
+			const bool restored = (res->restored[r / 64] >> (r % 64)) & 1;
+			if (!caller_exact && !restored)
+				res->caller.known[r / 64] &= ~(UINT64_C(1) << (r % 64));
+		} else if (by_cfi && !jitmap_frame_reg_known(&res->caller, r) &&
+			   jitmap_frame_reg_known(regs, r)) {
+			jitmap_frame_reg_set(&res->caller, r, regs->reg[r]);
+		}
+	}
+}
+
 static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_result *res,
 		bool *caller_exact, char *why, size_t why_len)
 {
-	const jitmap_unwind_target mem = {&st->memory, memory_read};
 	jitmap_unwind_code code = {.arch = st->arch, .is_innermost = f->exact, .order = st->order};
 	*caller_exact = false;
 	if (f->jit) {
-		code.cfi = image_cfi(st, f->code.image);
+		/* The image's CFI, read once by the process model (NULL: the step tries the
+		 * stackmap and the frame pointer). An image of another architecture than the
+		 * thread's has none that applies. */
+		if (f->code.image && jitmap_image_arch(f->code.image) == st->arch)
+			code.cfi = jitmap_process_code_cfi(st->proc, &f->code, NULL);
 		code.sm = f->code.stackmap;
 		code.func_lo = f->code.function_lo;
 		code.func_hi = f->code.function_hi;
-		return jitmap_unwind_step(&code, f->regs, &mem, res, why, why_len);
+		return jitmap_unwind_step(&code, f->regs, &st->memory, res, why, why_len);
 	}
 	if (st->native) {
+		res->method = JITMAP_UNWIND_NONE;
 		const int rc = st->native(st->native_ctx, f->regs, f->exact, res, caller_exact, why,
 					  why_len);
 		if (rc != -ENOENT) {
+			if (rc == 0)
+				native_registers(st, f->regs, res, *caller_exact,
+						 res->method == JITMAP_UNWIND_CFI);
 			if (rc == 0 || rc == -ESRCH)
 				res->method = JITMAP_UNWIND_NATIVE;
 			return rc;
@@ -160,7 +126,7 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	*caller_exact = false;
 	code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
 	char fp_why[256];
-	const int rc = jitmap_unwind_step(&code, f->regs, &mem, res, fp_why, sizeof(fp_why));
+	const int rc = jitmap_unwind_step(&code, f->regs, &st->memory, res, fp_why, sizeof(fp_why));
 	if (rc && why_len) {
 		const size_t n = strlen(why);
 		snprintf(why + n, why_len - n, "%s%s", n ? "; " : "", fp_why);

@@ -89,7 +89,7 @@ enum outcome {
 struct step {
 	const jitmap_unwind_code *code;
 	const jitmap_frame_regs *regs;
-	const jitmap_unwind_target *target;
+	const jitmap_target *target;
 	jitmap_byte_order order;
 	const struct jitmap__arch *a; /* the code's architecture */
 	uint64_t pc, sp;
@@ -108,7 +108,8 @@ static int read_mem(const struct step *s, uint64_t addr, void *buf, size_t len)
 {
 	if (!s->target || !s->target->read_mem)
 		return -EFAULT;
-	return s->target->read_mem(s->target->ctx, addr, buf, len) ? -EFAULT : 0;
+	char why[8]; /* the unwinder says which address it could not read, not why */
+	return s->target->read_mem(s->target->ctx, addr, buf, len, why, sizeof(why)) ? -EFAULT : 0;
 }
 
 static int read_word(const struct step *s, uint64_t addr, uint64_t *v)
@@ -315,24 +316,25 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 enum prologue { PROLOGUE_NONE, PROLOGUE_FP, PROLOGUE_UNREADABLE };
 
 /* The frame the function at `func` builds, as its first instructions say (x86-64: [endbr64]
- * push %rbp; mov %rsp,%rbp; AArch64: arch/aarch64.c). */
+ * push %rbp; mov %rsp,%rbp, then its pushes; AArch64: arch/aarch64.c). */
 static enum prologue fp_shape(const struct step *s, uint64_t func, struct jitmap__shape *sh)
 {
 	uint8_t b[JITMAP__SHAPE_WINDOW];
+	size_t n = sizeof(b);
 	memset(sh, 0, sizeof(*sh));
 	if (!s->a->shape)
 		return PROLOGUE_NONE;
 	if (read_mem(s, func, b, sizeof(b))) {
 		/* A function at the very end of a mapping: read what there is (the rest zero,
-		 * which decodes as nothing known). */
-		size_t n = sizeof(b);
+		 * which the hook is told is not code). */
 		while (n > 4 && read_mem(s, func, b, n - 4) != 0)
 			n -= 4;
 		if (n <= 4 && read_mem(s, func, b, 4))
 			return PROLOGUE_UNREADABLE;
-		memset(b + n - 4, 0, sizeof(b) - (n - 4));
+		n -= 4;
+		memset(b + n, 0, sizeof(b) - n);
 	}
-	s->a->shape(b, sh);
+	s->a->shape(b, n, sh);
 	return sh->kind == JITMAP_PROLOGUE_FP ? PROLOGUE_FP : PROLOGUE_NONE;
 }
 
@@ -354,6 +356,14 @@ static int stores_before_pc(const struct step *s, uint64_t func, bool *callee_sa
 	return 0;
 }
 
+/* Whether the save `k` of the prologue at `func` has run: always in an outer frame (its PC
+ * is past the prologue), in frame 0 once the PC is past the instruction that stores it. */
+static bool save_done(const struct step *s, const struct jitmap__shape *sh, unsigned k,
+		      uint64_t func)
+{
+	return !s->code->is_innermost || s->pc >= func + sh->saved[k].after;
+}
+
 /* The callee-saved registers the prologue of the function at `func` stored, read back from
  * their slots below the CFA (in frame 0, only those whose store has run). */
 static void restore_saved(const struct step *s, const struct jitmap__shape *sh, uint64_t func,
@@ -361,10 +371,36 @@ static void restore_saved(const struct step *s, const struct jitmap__shape *sh, 
 {
 	for (unsigned k = 0; k < sh->nsaved; k++) {
 		uint64_t v;
-		if (s->code->is_innermost && s->pc < func + sh->saved[k].at + 4)
+		if (!save_done(s, sh, k, func))
 			continue;
 		if (read_word(s, cfa + (uint64_t)(int64_t)sh->saved[k].cfa_off, &v) == 0)
 			jitmap_frame_reg_set(caller, sh->saved[k].reg, v);
+	}
+}
+
+/* The ABI's rule where the prologue was decoded whole (sh->saves_complete): a callee-saved
+ * register the function does not save, it does not change, so the caller's value is this
+ * frame's. Carried: every callee-saved register but SP that this frame knows, that the
+ * prologue does not save (or, in frame 0, whose save has not run yet: it still holds the
+ * caller's value) and, for a frame-pointer prologue, other than FP (its frame record says
+ * it). A saved register whose slot could not be read stays unknown. GDB's and LLDB's
+ * unwinders apply the same rule to the prologues they analyse. */
+static void carry_unsaved(const struct step *s, const struct jitmap__shape *sh, uint64_t func,
+			  jitmap_frame_regs *caller)
+{
+	if (!sh->saves_complete)
+		return;
+	for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++) {
+		if (r == (unsigned)s->a->sp || !jitmap_unwind_callee_saved(s->code->arch, r) ||
+		    !known(s->regs, r) || known(caller, r))
+			continue;
+		if (sh->kind == JITMAP_PROLOGUE_FP && r == (unsigned)s->a->fp)
+			continue;
+		bool saved = false;
+		for (unsigned k = 0; k < sh->nsaved; k++)
+			saved |= sh->saved[k].reg == r && save_done(s, sh, k, func);
+		if (!saved)
+			jitmap_frame_reg_set(caller, r, s->regs->reg[r]);
 	}
 }
 
@@ -513,9 +549,17 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		if (!callee_saved_stored) /* so, under the ABI, it changed none of them */
 			carry_callee_saved(s, &r->caller);
 		restore_saved(s, &sh, f->address, cfa, &r->caller);
+		/* Stores that ran past the decoded window are ones the shape did not see. */
+		if (sh.frame_size == f->stack_size &&
+		    (!callee_saved_stored || s->pc - f->address <= JITMAP__SHAPE_WINDOW))
+			carry_unsaved(s, &sh, f->address, &r->caller);
 		return accept_at(s, M, r, cfa, ra, true);
 	}
 	restore_saved(s, &sh, f->address, cfa, &r->caller);
+	/* The prologue's saves are all of them only if the frame it builds is the whole frame
+	 * the stack size says (a shrink-wrapped function saves in a later block). */
+	if (sh.frame_size == f->stack_size)
+		carry_unsaved(s, &sh, f->address, &r->caller);
 	if (read_word(s, ra_addr, &ra)) {
 		say(s->why, M, "cannot read the return address at 0x%llx", U(ra_addr));
 		return STEP_FAULT;
@@ -661,13 +705,14 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 	}
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
 	restore_saved(s, &sh, lo, fp + (uint64_t)cfa_from_fp, &r->caller);
+	carry_unsaved(s, &sh, lo, &r->caller); /* sh is all zero when the start is unknown */
 	return accept(s, M, r, fp + (uint64_t)cfa_from_fp, ra);
 }
 
 /* -- One step -- */
 
 int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
-		       const jitmap_unwind_target *target, jitmap_unwind_result *out, char *why,
+		       const jitmap_target *target, jitmap_unwind_result *out, char *why,
 		       size_t why_len)
 {
 	struct reasons reasons = {why, why_len, 0};

@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "jitmap/jitmap.h" /* jitmap_loc_kind_name, for the truth lines */
 #include "jitmap/producer.h"
 
 #define EXPORT __attribute__((visibility("default"), noinline, used))

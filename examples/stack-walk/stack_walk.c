@@ -1,10 +1,12 @@
 /* stack_walk: the C API a crash reporter uses to walk threads through JIT frames, on a core
- * file, with nothing but libjitmap (docs/jitmap-stack.md, "For crash reporters").
+ * file or a live process, with nothing but libjitmap (docs/jitmap-stack.md, "For crash
+ * reporters").
  *
- *   jitmap-stack-walk CORE
+ *   jitmap-stack-walk CORE | PID
  *
  * A crash reporter has each thread's registers and a way to read memory: here, a core through
- * jitmap/core.h. It finds the JIT entries (the process model, jitmap/process.h) and walks each
+ * jitmap/core.h, or a process stopped through jitmap/live.h (its files from /proc/PID/maps;
+ * the threads are let go before anything is printed). It finds the JIT entries (the process model, jitmap/process.h) and walks each
  * thread with a jitmap_stacker (jitmap/stack.h): JIT frames are libjitmap's to unwind; native
  * frames are this program's, and it unwinds them with libjitmap's CFI reader on each mapped
  * file's .eh_frame (jitmap-stack uses elfutils instead). Each frame at a stackmap record shows
@@ -15,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jitmap/arch.h>
 #include <jitmap/core.h>
 #include <jitmap/jitmap.h>
+#include <jitmap/live.h>
 #include <jitmap/process.h>
 #include <jitmap/stack.h>
 
@@ -29,20 +33,22 @@ struct module {
 	uint64_t lo, hi; /* what the process mapped of it */
 	jitmap_image *image;
 	jitmap_cfi *cfi;
-	int tried;
+	int tried, opened;
+	char *copy; /* the path, when this program owns it */
 };
 
 struct walker {
 	jitmap_core *core;
+	jitmap_live *live;
+	FILE *out;
 	jitmap_target memory;
 	jitmap_arch arch;
 	struct module *mods;
 	size_t nmods;
 };
 
-static int read_memory(void *ctx, uint64_t addr, void *buf, size_t len)
+static int read_memory(const struct walker *w, uint64_t addr, void *buf, size_t len)
 {
-	const struct walker *w = ctx;
 	char why[8];
 	return w->memory.read_mem(w->memory.ctx, addr, buf, len, why, sizeof(why)) ? -EFAULT : 0;
 }
@@ -57,8 +63,57 @@ static void find_modules(struct walker *w)
 		if (prev && !strcmp(prev->path, m->path))
 			prev->hi = m->end; /* the same file's next segment */
 		else
-			w->mods[w->nmods++] = (struct module){m->path, m->start, m->end, NULL, NULL, 0};
+			w->mods[w->nmods++] = (struct module){m->path, m->start, m->end, NULL, NULL, 0, 0, NULL};
 	}
+}
+
+/* A live process's files, from /proc/PID/maps. */
+static void find_live_modules(struct walker *w, pid_t pid)
+{
+	char path[64], line[4096 + 128];
+	size_t cap = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		uint64_t lo, hi;
+		int at = 0;
+		char *file = NULL;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %*s %*s %n", &lo, &hi, &at) != 2 ||
+		    !(file = strchr(line + at, '/')))
+			continue;
+		file[strcspn(file, "\n")] = 0;
+		struct module *prev = w->nmods ? &w->mods[w->nmods - 1] : NULL;
+		if (prev && !strcmp(prev->path, file)) {
+			prev->hi = hi;
+			continue;
+		}
+		if (w->nmods == cap) {
+			struct module *m = realloc(w->mods, (cap = cap ? 2 * cap : 64) * sizeof(*m));
+			if (!m)
+				break;
+			w->mods = m;
+		}
+		char *copy = strdup(file);
+		if (copy)
+			w->mods[w->nmods++] = (struct module){copy, lo, hi, NULL, NULL, 0, 0, copy};
+	}
+	if (f)
+		fclose(f);
+}
+
+/* A module's file, moved to where it is loaded; its bias. */
+static uint64_t open_module(struct module *m)
+{
+	jitmap_error err;
+	if (!m->image && !m->opened++)
+		m->image = jitmap_image_open_file(m->path, &err);
+	/* A shared library or a PIE is linked at 0 and mapped at `lo`; an ET_EXEC executable
+	 * where it was linked. */
+	const uint64_t bias = m->image && jitmap_image_elf_type(m->image) != 2 /* ET_EXEC */
+		? m->lo : 0;
+	if (m->image)
+		jitmap_image_set_load_bias(m->image, bias);
+	return bias;
 }
 
 static struct module *module_at(struct walker *w, uint64_t pc)
@@ -70,11 +125,7 @@ static struct module *module_at(struct walker *w, uint64_t pc)
 		if (!m->tried) {
 			m->tried = 1;
 			jitmap_error err;
-			m->image = jitmap_image_open_file(m->path, &err);
-			/* A shared library or a PIE is linked at 0 and mapped at `lo`; an ET_EXEC
-			 * executable where it was linked. */
-			if (m->image && jitmap_image_elf_type(m->image) != 2 /* ET_EXEC */)
-				jitmap_image_set_load_bias(m->image, m->lo);
+			open_module(m);
 			uint64_t addr, len;
 			void *eh = NULL;
 			if (m->image && jitmap_image_eh_frame(m->image, &addr, &len) == 0 &&
@@ -98,8 +149,7 @@ static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 	if (!m || !m->cfi)
 		return -ENOENT;
 	const jitmap_unwind_code code = {.arch = w->arch, .cfi = m->cfi, .is_innermost = exact};
-	const jitmap_unwind_target mem = {w, read_memory};
-	return jitmap_unwind_step(&code, regs, &mem, out, why, why_len);
+	return jitmap_unwind_step(&code, regs, &w->memory, out, why, why_len);
 }
 
 /* -- Each frame -- */
@@ -140,54 +190,78 @@ static int print_frame(void *ctx, const jitmap_stack_frame *f)
 		if (m && m->image)
 			name = jitmap_image_symbolize(m->image, f->exact ? f->pc : f->pc - 1, NULL);
 	}
-	printf("  #%-3u 0x%016" PRIx64 " %s%s\n", f->level, f->pc, name ? name : "??", where);
+	fprintf(w->out, "  #%-3u 0x%016" PRIx64 " %s%s\n", f->level, f->pc, name ? name : "??", where);
 	if (f->record) {
 		const struct frame_target ft = {f->regs, w};
 		const jitmap_target t = {(void *)&ft, frame_reg, frame_mem};
 		const jitmap_eval_opts opts = {.sz = sizeof(opts), .frame_level = f->level};
-		printf("       record %" PRIu64 ":", f->record->id);
+		fprintf(w->out, "       record %" PRIu64 ":", f->record->id);
 		for (size_t i = 0; i < f->record->num_locations; i++) {
 			jitmap_value v;
 			const int rc = jitmap_location_eval_frame(f->stackmap, f->record,
 								  &f->record->locations[i], &t,
 								  &opts, &v);
 			if (rc == 0 && v.available && v.size <= 8)
-				printf(" %" PRId64, (int64_t)v.u);
+				fprintf(w->out, " %" PRId64, (int64_t)v.u);
 			else
-				printf(" ?");
+				fprintf(w->out, " ?");
 		}
-		printf("\n");
+		fprintf(w->out, "\n");
 	}
 	if (f->stop && f->stop != -ESRCH)
-		printf("       (stops here: %s)\n", f->why);
+		fprintf(w->out, "       (stops here: %s)\n", f->why);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: jitmap-stack-walk CORE\n");
+		fprintf(stderr, "usage: jitmap-stack-walk CORE | PID\n");
 		return 2;
 	}
 	jitmap_error err;
-	struct walker w = {0};
-	w.core = jitmap_core_open(argv[1], NULL, &err);
-	if (!w.core) {
-		fprintf(stderr, "jitmap-stack-walk: %s: %s\n", argv[1], err.reason);
-		return 1;
+	struct walker w = {.out = stdout};
+	char *end, *text = NULL;
+	size_t text_len = 0;
+	const long pid = strtol(argv[1], &end, 10);
+	if (!*end && pid > 0 && access(argv[1], F_OK) != 0) {
+		/* A live process: every thread stopped until jitmap_live_detach. */
+		w.live = jitmap_live_open((pid_t)pid, NULL, &err);
+		if (!w.live || !(w.out = open_memstream(&text, &text_len))) {
+			fprintf(stderr, "jitmap-stack-walk: %s\n", w.live ? "out of memory" : err.reason);
+			jitmap_live_free(w.live);
+			return 1;
+		}
+		w.memory = jitmap_live_target(w.live);
+		w.arch = jitmap_live_arch(w.live);
+		find_live_modules(&w, (pid_t)pid);
+	} else {
+		w.core = jitmap_core_open(argv[1], NULL, &err);
+		if (!w.core) {
+			fprintf(stderr, "jitmap-stack-walk: %s: %s\n", argv[1], err.reason);
+			return 1;
+		}
+		w.memory = jitmap_core_target(w.core);
+		w.arch = jitmap_core_arch(w.core);
+		find_modules(&w);
 	}
-	w.memory = jitmap_core_target(w.core);
-	w.arch = jitmap_core_arch(w.core);
-	find_modules(&w);
 
 	/* The JIT entries: every __jit_debug_descriptor in the mapped files. */
 	const jitmap_process_opts popts = {.sz = sizeof(popts), .flags = JITMAP_PROCESS_LAZY};
 	jitmap_process *p = jitmap_process_new(&w.memory, &popts);
-	uint64_t desc[8];
-	const size_t nd = jitmap_core_find_symbol(w.core, JITMAP_JIT_DESCRIPTOR_SYMBOL, desc, NULL, 8);
 	jitmap_process_scan_begin(p);
-	for (size_t i = 0; i < nd && i < 8; i++)
-		jitmap_process_scan_descriptor(p, desc[i], "the program");
+	if (w.core) {
+		uint64_t desc[8];
+		const size_t nd = jitmap_core_find_symbol(w.core, JITMAP_JIT_DESCRIPTOR_SYMBOL, desc,
+							  NULL, 8);
+		for (size_t i = 0; i < nd && i < 8; i++)
+			jitmap_process_scan_descriptor(p, desc[i], "the program");
+	}
+	for (size_t i = 0; w.live && i < w.nmods; i++) {
+		const uint64_t bias = open_module(&w.mods[i]);
+		if (w.mods[i].image)
+			jitmap_process_scan_file(p, w.mods[i].path, bias, NULL);
+	}
 	jitmap_process_scan_end(p);
 
 	const jitmap_stacker_opts sopts = {.sz = sizeof(sopts), .native_step = native_step,
@@ -198,7 +272,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const int pc = jitmap_reg_pc(w.arch);
-	for (size_t i = 0; i < jitmap_core_num_threads(w.core); i++) {
+	for (size_t i = 0; w.live && i < jitmap_live_num_threads(w.live); i++) {
+		const jitmap_live_thread_info *th = jitmap_live_thread(w.live, i);
+		fprintf(w.out, "thread %d:\n", (int)th->tid);
+		if (th->error)
+			fprintf(w.out, "  (%s)\n", th->why);
+		else
+			jitmap_stacker_walk(st, th->regs, print_frame, &w);
+	}
+	jitmap_live_detach(w.live); /* the threads run again: now print */
+	if (w.live)
+		fclose(w.out);
+	if (text)
+		fputs(text, stdout);
+	free(text);
+	for (size_t i = 0; w.core && i < jitmap_core_num_threads(w.core); i++) {
 		const jitmap_core_thread_info *th = jitmap_core_thread(w.core, i);
 		jitmap_frame_regs regs = {0};
 		uint64_t v;
@@ -216,8 +304,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < w.nmods; i++) {
 		jitmap_cfi_free(w.mods[i].cfi);
 		jitmap_image_free(w.mods[i].image);
+		free(w.mods[i].copy);
 	}
 	free(w.mods);
 	jitmap_core_free(w.core);
+	jitmap_live_free(w.live);
 	return 0;
 }

@@ -26,9 +26,6 @@ The Debugger protocol: what only the debugger knows.
     libjitmap maps it (``jitmap_arch_from_name``) when no stackmap says.
 ``selected_frame()``, ``frame(level)``, ``frames(limit)``
     frame objects (below); ``frame`` raises CommandError when there is no such frame.
-``instructions(start, end) -> [(address, length, text, bytes)]``
-    the code in [start, end) as the debugger disassembles it; raises or returns [] when that
-    is not readable code.
 ``disassemble(addr, count)``, ``function_at(addr)``
     as :func:`report.verify` wants them.
 ``break_at(pc) -> number``
@@ -140,25 +137,15 @@ class Session:
             arch = N.ARCH_UNKNOWN
         return arch or N.ARCH_X86_64
 
-    def match(self, dbg, catalog, frame):
-        """model.Match for a frame object (its arch set)."""
+    def describe(self, dbg, catalog, frame, raw=False, statepoints=None):
+        """The library's model.Report of a frame object (its arch set here)."""
         if getattr(frame, "arch", None) is None:
             frame.arch = self.arch_of(dbg, catalog, frame.pc)
-
-        def call_ends_at(record_pc, ret, arch):
-            if not 0 < ret - record_pc <= R.CALL_WINDOW:
-                return False, None
-            try:
-                insns = dbg.instructions(record_pc, ret)
-            except Exception:
-                return False, None
-            return R.call_sequence(insns, record_pc, ret, arch)
-
-        return M.find(catalog, frame.pc, frame.level > 0, call_ends_at)
+        return M.describe(catalog, frame, raw, statepoints or self.settings.statepoints())
 
     def frame_object(self, dbg, catalog, frame, raw=False, statepoints=None):
-        match = self.match(dbg, catalog, frame)
-        return M.frame_object(frame, match, raw, statepoints or self.settings.statepoints())
+        """The contract's frame object (`info stackmap -json`) of a frame object."""
+        return self.describe(dbg, catalog, frame, raw, statepoints).obj
 
     # -- Breakpoints by record ID --
 
@@ -375,14 +362,15 @@ def _run_info(ctx, opts, args):
         sp = (N.STATEPOINT_ALL, ())
     elif "no-statepoint" in opts:
         sp = (N.STATEPOINT_NONE, ())
-    obj = s.frame_object(dbg, catalog, frame, "raw" in opts, sp)
+    report = s.describe(dbg, catalog, frame, "raw" in opts, sp)
+    obj = report.obj
     if "json" in opts:
-        return [F.to_json(obj)]
+        return [report.json_text]
     note = getattr(dbg, "unwind_note", None)
     note = note() if note and frame.level > 0 else None
     if obj["record"] is None:
         raise CommandError(obj["error"] + ("; " + note if note else ""))
-    return Output([F.frame_text(obj, "raw" in opts)], ["warning: jitmap: " + note] if note else [])
+    return Output([report.text(M.TEXT_FRAME)], ["warning: jitmap: " + note] if note else [])
 
 
 # -- list (info stackmaps / stackmap list) --
@@ -421,10 +409,11 @@ def _run_gc_roots(ctx, opts, args):
     catalog = s.stackmaps(dbg)
     every = "all" in opts
     frames = list(dbg.frames(MAX_FRAMES)) if every else [dbg.selected_frame()]
-    answer = R.gc_roots([s.frame_object(dbg, catalog, f) for f in frames], every)
+    reports = [s.describe(dbg, catalog, f) for f in frames]
+    answer = R.gc_roots([r.obj for r in reports], every)
     if "json" in opts:
         return [F.to_json(answer)]
-    return _noted(dbg, R.gc_roots_text(answer, every))
+    return _noted(dbg, R.gc_roots_text(answer, every, reports))
 
 
 # -- bt (LLDB: GDB's own bt shows the same through the frame filter, gdb_frames.py) --
@@ -438,8 +427,10 @@ def _run_bt(ctx, opts, args):
         raise CommandError("%s: %r is not a number of frames" % (ctx.who, args[0])) from None
     catalog = s.get(dbg)
     frames = []
+    texts = []
     for f in dbg.frames(max(limit, 0)):
-        obj = s.frame_object(dbg, catalog, f) if catalog.stackmaps else None
+        report = s.describe(dbg, catalog, f) if catalog.stackmaps else None
+        obj = report.obj if report else None
         rec = obj.get("record") if obj else None
         frames.append({
             "frame": f.level, "pc": "0x%x" % f.pc,
@@ -448,9 +439,10 @@ def _run_bt(ctx, opts, args):
             "statepoint": bool(obj and obj.get("statepoint")),
             "virtual_frames": (obj or {}).get("virtual_frames", []),
         })
+        texts.append(report.text(M.TEXT_VFRAMES, 4) if rec else "")
     if "json" in opts:
         return [F.to_json({"frames": frames})]
-    return _noted(dbg, F.bt_text(frames))
+    return _noted(dbg, F.bt_text(frames, texts))
 
 
 # -- verify --
@@ -460,11 +452,11 @@ def _verify_frames(dbg, s, catalog):
     """report.VerifyFrame for each frame at a record that has a caller."""
     for f in dbg.frames(MAX_FRAMES):
         try:
-            match = s.match(dbg, catalog, f)
+            report = s.describe(dbg, catalog, f, raw=True)
         except CommandError:
             continue
-        if match.hits and f.has_caller():
-            yield R.VerifyFrame(f, match, f.stack)
+        if report.num_records and f.has_caller():
+            yield R.VerifyFrame(f, report, f.stack)
 
 
 def _run_verify(ctx, opts, args):
@@ -628,9 +620,8 @@ def location_value(dbg, n):
 def record_id(dbg):
     """The ID of the record at the selected frame, or None."""
     s = SESSION
-    catalog = s.get(dbg)
-    match = s.match(dbg, catalog, dbg.selected_frame())
-    return match.hits[0][1].contents.id if match.hits else None
+    obj = s.frame_object(dbg, s.get(dbg), dbg.selected_frame())
+    return obj["record"]["id"] if obj.get("record") else None
 
 
 # -- The table --

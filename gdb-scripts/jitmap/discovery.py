@@ -240,11 +240,6 @@ class Discovery:
                                   info.section_size)
                 sm.notes = [N.text(lib.jitmap_process_source_note(p, i, k))
                             for k in range(info.num_notes)]
-                # Two entries may register the same stackmap (a runtime's image beside
-                # LLVM's own): the layouts are whichever image carries them.
-                layouts = lib.jitmap_image_layouts(info.image) if info.image else None
-                if info.stackmap not in wrappers or layouts:
-                    sm.layouts = layouts
                 wrappers[info.stackmap] = sm
             problems = [N.text(lib.jitmap_process_source_problem(p, i, k))
                         for k in range(info.num_problems)]
@@ -252,4 +247,4 @@ class Discovery:
         self._wrappers = wrappers
         problems = [N.text(lib.jitmap_process_problem(p, k))
                     for k in range(lib.jitmap_process_num_problems(p))]
-        return Catalog(sources, problems, lib.jitmap_process_index(p))
+        return Catalog(sources, problems, lib.jitmap_process_index(p), p)

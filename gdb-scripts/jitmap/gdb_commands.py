@@ -416,9 +416,6 @@ class Gdb:
 
     # -- Code and symbols --
 
-    def instructions(self, start, end):
-        return _insns(start, end - 1)
-
     def disassemble(self, addr, count):
         try:
             return _insns(addr, count=count)

@@ -14,8 +14,17 @@ as a number (a printer recognises the marker that stands for it).
 
 `disable frame-filter global jitmap` turns it off; GDB's own locals of a frame (DWARF) come
 first and are kept.
+
+GDB calls the decorators from C for `bt`, `bt full` and MI (and DAP), and prints any
+exception that leaves them as "Python Exception <...>" in the middle of the backtrace: every
+method here answers, and a failure of jitmap's own costs its part of the answer only (the
+traceback with JITMAP_DEBUG=1).
 """
+import functools
+import os
 import sys
+import threading
+import traceback
 
 import gdb
 from gdb.FrameDecorator import FrameDecorator
@@ -30,6 +39,22 @@ _TYPES = {1: "signed char", 2: "short", 4: "int", 8: "long"}
 
 
 # -- Values --
+
+
+def _quiet(default):
+    """For what GDB calls from C (a frame decorator's methods, a printer lookup): answer
+    `default` instead of raising (KeyboardInterrupt, a user's Ctrl-C, still stops GDB)."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def method(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception:
+                if os.environ.get("JITMAP_DEBUG"):
+                    traceback.print_exc()
+                return default
+        return method
+    return wrap
 
 
 def _type(name):
@@ -54,9 +79,10 @@ class _UnavailablePrinter:
         return "<unavailable: %s>" % self.text
 
 
+@_quiet(None)
 def _lookup(val):
     """The printer of an unavailable marker; None for every other value (a cheap test of the
-    type first: this runs for every value GDB prints)."""
+    type first: this runs for every value GDB prints, jitmap's or not)."""
     t = val.type
     if t.code != gdb.TYPE_CODE_ARRAY or t.sizeof <= len(MARK):
         return None
@@ -85,6 +111,16 @@ def value_of(loc, pointer=False):
     value = gdb.Value(v).cast(t)
     # Narrow values as numbers (GDB prints a char type's value with its character too).
     return value.cast(_type("int")) if loc.get("size") in (1, 2) else value
+
+
+def _shown(loc, pointer=False):
+    """value_of, or the reason GDB could not make that value (it costs that value only)."""
+    try:
+        return value_of(loc, pointer)
+    except Exception as e:
+        if os.environ.get("JITMAP_DEBUG"):
+            traceback.print_exc()
+        return unavailable("jitmap: %s: %s" % (type(e).__name__, e))
 
 
 # -- Locals --
@@ -146,16 +182,20 @@ def _images_have_layouts():
         return False
 
 
-def _asked_by_dap():
-    """Whether GDB's DAP server is the caller (its modules are gdb.dap.*)."""
-    f = sys._getframe(2)
-    for _ in range(3):
-        if f is None:
-            return False
-        if (f.f_globals.get("__name__") or "").startswith("gdb.dap"):
-            return True
-        f = f.f_back
-    return False
+def _dap_serving():
+    """Whether GDB's DAP server (`gdb -i dap`, GDB 14+) runs in this GDB. Its gdb.dap.startup
+    keeps the server's thread in `_dap_thread` once it starts, before it reads a request, and
+    names that thread "DAP" ([checked: GDB 16.3], and older gdb/dap/startup.py in GDB's
+    repository); either is enough. This asks what runs, not who calls: GDB calls a decorator
+    from C for `bt` and MI, with no Python frame above it (a walk of sys._getframe(2) raised
+    ValueError there), and the DAP server runs its requests, and a `bt` typed in its console,
+    on GDB's main thread as the CLI does."""
+    startup = sys.modules.get("gdb.dap.startup")
+    if startup is None:  # never imported: no DAP in this GDB
+        return False
+    if getattr(startup, "_dap_thread", None) is not None:
+        return True
+    return any(t.name == "DAP" for t in threading.enumerate())
 
 
 class VirtualFrame(FrameDecorator):
@@ -165,14 +205,17 @@ class VirtualFrame(FrameDecorator):
         super().__init__(base)
         self.vf = vf
 
+    @_quiet("[?]")
     def function(self):
         return "[%s]" % F.virtual_frame_title(self.vf)
 
+    @_quiet(None)
     def address(self):
         # `bt` prints no address for a frame without one. GDB's DAP (14+) formats every
-        # frame's (hex(pc) in gdb/dap/bt.py) and lists elided frames with includeAll: give
-        # it the JIT frame's PC, where the interpreter frame is.
-        if _asked_by_dap():
+        # frame's (hex(pc) in gdb/dap/bt.py, its stackTrace) and lists elided frames with
+        # includeAll: there, give the JIT frame's PC, where the interpreter frame is (a `bt`
+        # typed in a DAP console shows it too).
+        if _dap_serving():
             return self.inferior_frame().pc()
         return None
 
@@ -185,10 +228,11 @@ class VirtualFrame(FrameDecorator):
     def frame_args(self):
         return None
 
+    @_quiet(None)
     def frame_locals(self):
-        out = [_Local(loc.get("name") or "local%d" % k, value_of(loc))
+        out = [_Local(loc.get("name") or "local%d" % k, _shown(loc))
                for k, loc in enumerate(self.vf["locals"])]
-        out += [_Local("stack%d" % k, value_of(loc)) for k, loc in enumerate(self.vf["stack"])]
+        out += [_Local("stack%d" % k, _shown(loc)) for k, loc in enumerate(self.vf["stack"])]
         if self.vf.get("error"):
             out.append(_Local("error", unavailable(self.vf["error"])))
         return out
@@ -206,8 +250,13 @@ class JitFrameDecorator(FrameDecorator):
                 self._obj = _frame_object(self.inferior_frame())
             except (C.CommandError, gdb.error):
                 self._obj = None
+            except Exception:
+                if os.environ.get("JITMAP_DEBUG"):
+                    traceback.print_exc()
+                self._obj = None
         return self._obj
 
+    @_quiet("??")
     def function(self):
         # GDB's own printing says "??" for a frame without a name; FrameDecorator's default
         # hands GDB the PC, which it then prints in the name's place.
@@ -219,17 +268,42 @@ class JitFrameDecorator(FrameDecorator):
             return "??"
         return super().function()
 
+    # FrameDecorator's own answers, which GDB would otherwise print as a Python exception
+    # when the frame cannot give them.
+    @_quiet(None)
+    def address(self):
+        return super().address()
+
+    @_quiet(None)
+    def filename(self):
+        return super().filename()
+
+    @_quiet(None)
+    def line(self):
+        return super().line()
+
+    @_quiet(None)
+    def frame_args(self):
+        return super().frame_args()
+
     def frame_locals(self):
-        base = super().frame_locals()
+        base = self._base_locals()
         try:
-            ours = [_Local(name, value_of(loc, pointer))
+            ours = [_Local(name, _shown(loc, pointer))
                     for name, loc, pointer in locals_of(self._object())]
-        except gdb.error:
+        except Exception:
+            if os.environ.get("JITMAP_DEBUG"):
+                traceback.print_exc()
             return base
         if not ours:
             return base
         return list(base or []) + ours
 
+    @_quiet(None)
+    def _base_locals(self):
+        return super().frame_locals()
+
+    @_quiet(None)
     def elided(self):
         """The virtual frames of a runtime's deopt layout, printed under this frame. Without
         any layout (from the names API or a registered image), no frame is looked up (every
@@ -253,7 +327,10 @@ class JitFrameFilter:
 
     def filter(self, frames):
         # Once per backtrace, not per frame: whether any layout exists at all.
-        layouts = names.has_frames() or _images_have_layouts()
+        try:
+            layouts = names.has_frames() or _images_have_layouts()
+        except Exception:
+            layouts = False
         return (JitFrameDecorator(f, layouts) for f in frames)
 
 

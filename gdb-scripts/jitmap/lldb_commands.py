@@ -353,9 +353,6 @@ class Lldb:
                 break
         return out
 
-    def instructions(self, start, end):
-        return self._instructions(start, end - start)
-
     def disassemble(self, addr, count):
         for size in (15 * count, 16):
             try:

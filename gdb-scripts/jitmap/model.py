@@ -1,25 +1,34 @@
-"""Records evaluated in a frame, as the contract's JSON objects (DESIGN.md, "JSON").
+"""A frame as libjitmap describes it (jitmap/frame.h): which record it is at, its values, its
+GC roots and interpreter frames, as the contract's JSON object and as text.
 
-Debugger-neutral (no ``import gdb``): the GDB and LLDB front ends build the same dicts here
-and print them with :mod:`jitmap.format`, so their text and JSON agree.
+Debugger-neutral (no ``import gdb``). The library decides and renders everything (which record,
+the outer-frame rule, how a value reads); this module hands it what only the debugger knows
+and the names a runtime author registered (:mod:`jitmap.names`), and gives back the answer.
 
 A front end supplies a *frame* object:
 
 ``level``           the frame number (0 innermost);
 ``pc``              its PC (for outer frames, the return address);
 ``function``        the debugger's name for its function, or None;
+``arch``            libjitmap's architecture number (set by the command core);
 ``read_register(regno, name, size) -> bytes``
                     ``size`` bytes of DWARF register ``regno`` (GDB name ``name``) in target
                     byte order; raises :class:`Unavailable` with the reason;
 ``read_memory(addr, size) -> bytes``
-                    raises :class:`Unavailable` with the reason.
+                    raises :class:`Unavailable` with the reason;
+``return_address``  (optional) whether ``pc`` is a return address; by default, level > 0.
 """
 import ctypes
+import json
 
 from . import names
 from . import native as N
 
 MASK64 = (1 << 64) - 1
+
+# What jitmap_frame_report_text writes (jitmap_text_part).
+TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS = N.TEXT_FRAME, N.TEXT_RECORDS, N.TEXT_GC_ROOTS
+TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_RECORD = N.TEXT_GC_HEADER, N.TEXT_VFRAMES, N.TEXT_NO_RECORD
 
 
 class Unavailable(Exception):
@@ -36,61 +45,7 @@ class Recovered(bytes):
     in an outer frame even for a caller-saved register."""
 
 
-# -- Which record describes a frame --
-
-
-class Match:
-    """The records describing a frame, or why none does.
-
-    ``hits``: [(Stackmap, record)] (empty when none); ``how``: "exact" (the record's PC is
-    the frame's PC) or "call" (outer frame: the record starts the call sequence that returns
-    to the frame's PC, as a patchpoint's does); ``nearest``: [(Stackmap, record, distance)]
-    with distance = record PC - frame PC, for messages; ``function``: the stackmap function
-    name near the PC, if any.
-    """
-
-    def __init__(self, hits, how, nearest=(), function=None, note=None):
-        self.hits = hits
-        self.how = how
-        self.nearest = list(nearest)
-        self.function = function
-        self.note = note
-
-
-def find(catalog, pc, outer, call_ends_at=None):
-    """The records that describe a frame at `pc`.
-
-    Frame 0 (outer False) is at `pc` exactly. An outer frame's `pc` is a return address: a
-    stackmap or statepoint after a call has its record there; a patchpoint's record is at the
-    start of its call sequence, before it. Such a record is used only when
-    ``call_ends_at(record_pc, pc, arch)`` (the front end disassembles) confirms that the code from
-    the record's PC is one call sequence ending exactly at `pc`: a record is never evaluated
-    at a PC it does not describe."""
-    hits = catalog.lookup(pc)
-    if hits:
-        return Match(hits, "exact", function=hits[0][0].function_name(hits[0][1]))
-    near = catalog.nearest(pc)
-    if near is None:
-        return Match([], None)
-    sm, fn, before, after = near
-    nearest = []
-    for r in (before, after):
-        if r is not None:
-            nearest.append((sm, r, sm.record_pc(r) - pc))
-    fname = N.text(fn.name) if fn is not None and fn.name else None
-    if outer and before is not None and call_ends_at is not None:
-        rpc = sm.record_pc(before)
-        ok, why = call_ends_at(rpc, pc, sm.arch)
-        if ok:
-            hits = [(sm, r) for r in sm.lookup(rpc)]
-            return Match(hits, "call", nearest, fname, why)
-    return Match([], None, nearest, fname)
-
-
-# -- Values --
-
-
-def _signed(u, size):
+def signed(u, size):
     if size <= 0 or size > 8:
         return u
     bits = 8 * size
@@ -98,11 +53,12 @@ def _signed(u, size):
 
 
 class _FrameTarget:
-    """jitmap_target over a front end's frame object."""
+    """jitmap_target over a front end's frame object (registers in the target's byte order)."""
 
-    def __init__(self, sm, frame):
+    def __init__(self, frame, big_endian):
         self.interrupt = None
-        big = sm.big_endian
+        lib = N.lib()
+        arch = getattr(frame, "arch", None) or N.ARCH_UNKNOWN
 
         def fail(why, why_len, e):
             if isinstance(e, KeyboardInterrupt):
@@ -112,10 +68,13 @@ class _FrameTarget:
 
         def read_reg(_ctx, regno, buf, size, why, why_len):
             try:
-                data = frame.read_register(regno, sm.reg_name(regno), size)
+                name = N.text(lib.jitmap_reg_name(arch, regno))
+                data = frame.read_register(regno, name, size)
                 if len(data) < size:
-                    raise Unavailable("register %s has only %d bytes" % (sm.reg_label(regno), len(data)))
-                ctypes.memmove(buf, bytes(data[:size]) if not big else bytes(data[-size:]), size)
+                    raise Unavailable("register %s has only %d bytes" % (name or "R#%d" % regno,
+                                                                         len(data)))
+                ctypes.memmove(buf, bytes(data[:size]) if not big_endian else bytes(data[-size:]),
+                               size)
                 return N.REG_RECOVERED if isinstance(data, Recovered) else 0
             except NotSaved:
                 return -2  # -ENOENT: the library says why, from the register's class
@@ -137,196 +96,115 @@ class _FrameTarget:
         self._r = N.READ_REG(read_reg)
         self._m = N.READ_MEM(read_mem)
         self.struct = N.Target(None, self._r, self._m)
-        self.opts = N.EvalOpts(ctypes.sizeof(N.EvalOpts), getattr(frame, "level", 0))
 
 
-def location(sm, rec, index, target, raw=False, name=None):
-    """One location as a contract object: index, kind, where, size, value (+ error)."""
-    lib = sm.lib
-    loc = rec.contents.locations[index]
-    out = {
-        "index": index,
-        "kind": N.text(lib.jitmap_loc_kind_name(loc.kind)),
-        "where": sm.where(rec, index),
-        "size": loc.size,
-    }
-    v = N.Value()
-    rc = lib.jitmap_location_eval_frame(sm.handle, rec, ctypes.byref(loc),
-                                        ctypes.byref(target.struct), ctypes.byref(target.opts),
-                                        ctypes.byref(v))
+class Report:
+    """One frame described by libjitmap: ``obj`` is the contract's frame object (the JSON of
+    `info stackmap -json`), :meth:`text` its renderings. Valid while the catalog it was made
+    from is (the library's report points into its stackmaps)."""
+
+    def __init__(self, handle, level):
+        self.lib = N.lib()
+        self.handle = handle
+        self.level = level
+        self._read()
+
+    def _read(self):
+        j = self.lib.jitmap_frame_report_json(self.handle, 0)
+        if j is None:
+            raise MemoryError("jitmap_frame_report_json failed")
+        self.json_text = N.text(j)
+        self.obj = json.loads(self.json_text)
+
+    def __del__(self):
+        try:
+            if self.handle:
+                self.lib.jitmap_frame_report_free(self.handle)
+        except Exception:
+            pass
+
+    @property
+    def num_records(self):
+        return self.lib.jitmap_frame_report_num_records(self.handle)
+
+    def text(self, part=TEXT_FRAME, indent=0):
+        """The library's text (`part`: TEXT_*), without a trailing newline."""
+        t = self.lib.jitmap_frame_report_text(self.handle, part, indent)
+        if t is None:
+            raise MemoryError("jitmap_frame_report_text failed")
+        return N.text(t).rstrip("\n")
+
+    def records(self):
+        """The record objects, first and "other_records" (empty when none)."""
+        if self.obj.get("record") is None:
+            return []
+        return [self.obj] + list(self.obj.get("other_records", ()))
+
+    def _apply_names(self):
+        """Hand the library the names and layouts a runtime author registered (names.py),
+        then read the object again."""
+        changed = False
+        for i, o in enumerate(self.records()):
+            rid, fname = o["record"]["id"], o.get("function")
+            labels = names.for_record(rid, fname, len(o["locations"]))
+            sp = o.get("statepoint")
+            if sp:
+                labels = names.merge_deopt(labels, rid, fname, [l["index"] for l in sp["deopt"]])
+            for index, name in labels.items():
+                if 0 <= index < len(o["locations"]):
+                    self.lib.jitmap_frame_report_name(self.handle, i, index,
+                                                      name.encode("utf-8", "replace"))
+                    changed = True
+            layout = names.frames_for(rid, fname)
+            for spec in layout or ():
+                mk, mn, ms = _vref(spec["method"], True)
+                bk, bn, _ = _vref(spec["bci"], False)
+                self.lib.jitmap_frame_report_add_vframe(self.handle, i, mk, mn, ms, bk, bn)
+                for stack, key in ((False, "locals"), (True, "stack")):
+                    for name, index in spec[key]:
+                        self.lib.jitmap_frame_report_add_vslot(
+                            self.handle, i, stack, index,
+                            name.encode("utf-8", "replace") if name else None)
+                changed = True
+        if changed:
+            self._read()
+
+
+def _vref(v, name_ok):
+    """(kind, number, name) of a names.deopt_frames method or bci."""
+    if v is None:
+        return N.VREF_NONE, 0, None
+    if isinstance(v, dict):
+        return N.VREF_DEOPT, v["deopt"], None
+    if isinstance(v, str) and name_ok:
+        return N.VREF_NAME, 0, v.encode("utf-8", "replace")
+    if isinstance(v, int) and v >= 0:
+        return N.VREF_NUMBER, v & MASK64, None
+    return N.VREF_NONE, 0, None
+
+
+def describe(catalog, frame, raw=False, statepoints=(N.STATEPOINT_AUTO, ())):
+    """The Report of `frame` against the stackmaps of `catalog`."""
+    lib = N.lib()
+    mode, ids = statepoints
+    target = _FrameTarget(frame, catalog.big_endian)
+    arr = (N.c_u64 * len(ids))(*ids) if ids else None
+    fn = frame.function.encode("utf-8", "replace") if frame.function else None
+    outer = getattr(frame, "return_address", None)
+    if outer is None:
+        outer = frame.level > 0
+    desc = N.FrameDesc(ctypes.sizeof(N.FrameDesc), frame.level, frame.pc, bool(outer),
+                       getattr(frame, "arch", None) or N.ARCH_UNKNOWN, fn,
+                       ctypes.pointer(target.struct), mode, arr, len(ids),
+                       N.DESCRIBE_RAW if raw else 0,
+                       N.ORDER_BIG if catalog.big_endian else N.ORDER_AUTO)
+    handle = lib.jitmap_frame_describe(catalog.process, ctypes.byref(desc))
     if target.interrupt:
+        if handle:
+            lib.jitmap_frame_report_free(handle)
         raise target.interrupt
-    if rc == 0 and v.available:
-        if loc.size > 8 and not v.is_address and loc.kind in (N.LOC_REGISTER, N.LOC_INDIRECT):
-            out["value"] = bytes(v.bytes[:loc.size]).hex()
-        else:
-            out["value"] = v.u
-    else:
-        out["value"] = None
-        out["error"] = N.text(v.why) or N.strerror(rc)
-    if loc.kind == N.LOC_INDIRECT and (rc == 0 or v.address):
-        out["address"] = "0x%x" % v.address
-    if name:
-        out["name"] = name
-    if raw:
-        out["raw"] = {"kind": loc.kind, "size": loc.size, "dwarf_reg": loc.dwarf_reg,
-                      "offset": loc.offset}
-        if loc.kind in (N.LOC_REGISTER, N.LOC_DIRECT, N.LOC_INDIRECT):
-            out["raw"]["register"] = sm.reg_label(loc.dwarf_reg)
-    return out
-
-
-def record_object(frame, sm, rec, how="exact", raw=False, statepoints=(N.STATEPOINT_AUTO, ()),
-                  note=None):
-    """The contract object for `rec` evaluated in `frame`."""
-    r = rec.contents
-    fn = sm.record_function(rec)
-    rpc = sm.record_pc(rec)
-    target = _FrameTarget(sm, frame)
-    fname = N.text(fn.name) if fn is not None and fn.name else frame.function
-    labels = names.for_record(r.id, fname, r.num_locations)
-    sp = sm.statepoint(rec, *statepoints)
-    if sp is not None and "misfit" not in sp:
-        labels = names.merge_deopt(labels, r.id, fname, sp["deopt"])
-    locs = [location(sm, rec, i, target, raw, labels.get(i)) for i in range(r.num_locations)]
-    obj = {
-        "frame": frame.level,
-        "pc": "0x%x" % frame.pc,
-        "function": fname,
-        "record": {
-            "id": r.id,
-            "offset": r.instruction_offset,
-            "function_address": "0x%x" % (fn.address if fn is not None else 0),
-            "stack_size": (None if fn is None or fn.stack_size == N.STACK_SIZE_DYNAMIC
-                           else fn.stack_size),
-            "pc": "0x%x" % rpc,
-            "match": how,
-            "source": sm.source,
-        },
-        "locations": locs,
-        "live_outs": [{"register": sm.reg_label(r.live_outs[i].dwarf_reg),
-                       "size": r.live_outs[i].size} for i in range(r.num_live_outs)],
-        "statepoint": None,
-    }
-    if how == "call":
-        obj["record"]["distance"] = frame.pc - rpc
-    if note:
-        obj["record"]["note"] = note
-    if sm.notes:
-        obj["record"]["notes"] = list(sm.notes)
-    if raw:
-        obj["record"]["flags"] = r.flags
-        obj["record"]["section_offset"] = r.section_offset
-        for i in range(r.num_live_outs):
-            obj["live_outs"][i]["dwarf_reg"] = r.live_outs[i].dwarf_reg
-    layout = names.frames_for(r.id, fname) or sm.deopt_layout(r.id, fname)
-    if layout:
-        values = ([locs[i] for i in sp["deopt"]] if sp is not None and "misfit" not in sp
-                  else locs)
-        obj["virtual_frames"] = virtual_frames(layout, values)
-    if sp is not None:
-        if "misfit" in sp:
-            obj["record"]["statepoint_misfit"] = sp["misfit"]
-        else:
-            roots = []
-            for b, d in sp["gc_pairs"]:
-                base, derived = locs[b], locs[d]
-                off = None
-                if isinstance(base["value"], int) and isinstance(derived["value"], int):
-                    off = _signed((derived["value"] - base["value"]) & MASK64, 8)
-                roots.append({"base": base, "derived": derived, "offset": off})
-            obj["statepoint"] = {
-                "calling_convention": sp["calling_convention"],
-                "flags": sp["flags"],
-                "deopt": [locs[i] for i in sp["deopt"]],
-                "gc_roots": roots,
-                "gc_allocas": [locs[i] for i in sp["gc_allocas"]],
-                "decoded": sp["decoded"],
-            }
-    return obj
-
-
-def virtual_frames(layout, values):
-    """The interpreter frames of a deopt layout (names.deopt_frames), over `values`: the
-    location objects the layout's indexes point into (a statepoint's deopt values, or a
-    record's locations)."""
-    out = []
-
-    def value(ref, what, frame):
-        if not isinstance(ref, dict):
-            return ref
-        i = ref["deopt"]
-        if i >= len(values):
-            frame.setdefault("error", "%s: deopt index %d past the %d values" % (what, i, len(values)))
-            return None
-        v = values[i]["value"]
-        if v is None:
-            frame.setdefault("error", "%s: value %d is unavailable (%s)" % (
-                what, i, values[i].get("error")))
-        return v
-
-    for spec in layout:
-        f = {}
-        f["method"] = value(spec["method"], "method", f)
-        f["bci"] = value(spec["bci"], "bci", f) if spec["bci"] is not None else None
-        for key in ("locals", "stack"):
-            items = []
-            for name, i in spec[key]:
-                if i >= len(values):
-                    f.setdefault("error", "%s: deopt index %d past the %d values" % (key, i, len(values)))
-                    continue
-                loc = dict(values[i])
-                if name:
-                    loc["name"] = name
-                items.append(loc)
-            f[key] = items
-        out.append({k: f[k] for k in ("method", "bci", "locals", "stack", "error") if k in f})
-    return out
-
-
-def frame_object(frame, match, raw=False, statepoints=(N.STATEPOINT_AUTO, ())):
-    """The whole answer for one frame: the first record's object, with any further records
-    at the same PC under "other_records"; or, when no record describes the frame, an object
-    with "record": null, "error" and "nearest"."""
-    if not match.hits:
-        return {
-            "frame": frame.level,
-            "pc": "0x%x" % frame.pc,
-            "function": match.function or frame.function,
-            "record": None,
-            "locations": [],
-            "live_outs": [],
-            "statepoint": None,
-            "nearest": [{"id": r.contents.id, "pc": "0x%x" % sm.record_pc(r),
-                         "function": sm.function_name(r), "distance": dist}
-                        for sm, r, dist in match.nearest],
-            "error": no_record_message(frame, match),
-        }
-    objs = [record_object(frame, sm, rec, match.how, raw, statepoints, match.note)
-            for sm, rec in match.hits]
-    first = objs[0]
-    if len(objs) > 1:
-        first["other_records"] = objs[1:]
-    return first
-
-
-def no_record_message(frame, match):
-    where = "frame %d (pc 0x%x%s)" % (frame.level, frame.pc,
-                                       ", in " + (match.function or frame.function)
-                                       if (match.function or frame.function) else "")
-    if not match.nearest:
-        return "%s is not at a stackmap record (no stackmap describes the code there)" % where
-    parts = []
-    for sm, r, dist in match.nearest:
-        side = "%d bytes %s" % (abs(dist), "after" if dist > 0 else "before")
-        parts.append("record %d at 0x%x (%s)" % (r.contents.id, sm.record_pc(r), side))
-    fn = match.function
-    msg = "%s is not at a stackmap record; nearest%s: %s" % (
-        where, " in " + fn if fn else "", ", ".join(parts))
-    if frame.level > 0:
-        msg += ". A record is only shown at the PC it describes"
-    return msg
-
-
-def signed(u, size):
-    return _signed(u, size)
+    if not handle:
+        raise MemoryError("jitmap_frame_describe failed")
+    report = Report(handle, frame.level)
+    report._apply_names()
+    return report

@@ -13,7 +13,7 @@ Which libjitmap.so is loaded, first match wins:
 3. The install tree: this package lives in ``P/share/jitmap/python/jitmap``; the library in
    ``P/lib*/`` (``lib``, ``lib64``, ``lib/<multiarch>``).
 4. A build tree under the source tree: ``<source>/build*/libjitmap.so``, the newest one.
-5. ``libjitmap.so.0`` through the dynamic linker (``/usr`` installs, ``LD_LIBRARY_PATH``).
+5. ``libjitmap.so.1`` (:data:`SONAME`) through the dynamic linker (``/usr`` installs, ``LD_LIBRARY_PATH``).
 
 ``jit-reader-unload`` does not unmap the plugin while this module holds it (ctypes opens it
 once more, and never closes it): only the reader's own state goes, which discovery.py
@@ -26,7 +26,7 @@ import ctypes
 import glob
 import os
 
-SONAME = "libjitmap.so.0"
+SONAME = "libjitmap.so.1"  # CMakeLists.txt JITMAP_SOVERSION; test_core checks it
 
 # -- Structures (jitmap.h) --
 
@@ -64,17 +64,6 @@ class Record(ctypes.Structure):
                 ("raw_instruction_offset", c_u32)]
 
 
-class Blob(ctypes.Structure):
-    _fields_ = [("version", c_u8), ("section_offset", c_u64), ("size", c_u64),
-                ("num_functions", c_u32), ("num_constants", c_u32), ("num_records", c_u32),
-                ("first_function", c_size), ("first_constant", c_size), ("first_record", c_size)]
-
-
-class ParseOpts(ctypes.Structure):
-    """jitmap_parse_opts: sized (set sz to ctypes.sizeof(ParseOpts))."""
-    _fields_ = [("sz", c_size), ("order", c_int), ("arch", c_int)]
-
-
 class StatepointInfo(ctypes.Structure):
     _fields_ = [("calling_convention", c_u64), ("flags", c_u64),
                 ("num_deopt", c_size), ("deopt", ctypes.POINTER(Location)),
@@ -89,11 +78,6 @@ class Hit(ctypes.Structure):
 VALUE_MAX = 256
 
 
-class Value(ctypes.Structure):
-    _fields_ = [("available", c_bool), ("is_address", c_bool), ("size", c_u16), ("u", c_u64),
-                ("address", c_u64), ("bytes", c_u8 * VALUE_MAX), ("why", ctypes.c_char * 160)]
-
-
 # int read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why, size_t why_len)
 READ_REG = ctypes.CFUNCTYPE(c_int, c_void_p, ctypes.c_uint, c_void_p, c_size, c_void_p, c_size)
 # int read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
@@ -104,22 +88,8 @@ class Target(ctypes.Structure):
     _fields_ = [("ctx", c_void_p), ("read_reg", READ_REG), ("read_mem", READ_MEM)]
 
 
-class EvalOpts(ctypes.Structure):
-    """jitmap_eval_opts: sized (sz first), so the library checks what Python passes."""
-    _fields_ = [("sz", c_size), ("frame_level", ctypes.c_uint)]
-
-
 # read_reg's answer for a value recovered from a save slot (JITMAP_REG_RECOVERED).
 REG_RECOVERED = 1
-
-
-class JitDescriptor(ctypes.Structure):
-    _fields_ = [("address", c_u64), ("version", c_u32), ("action_flag", c_u32),
-                ("relevant_entry", c_u64), ("first_entry", c_u64)]
-
-
-class JitCode(ctypes.Structure):
-    _fields_ = [("entry", c_u64), ("prev", c_u64), ("symfile_addr", c_u64), ("symfile_size", c_u64)]
 
 
 class ProcessOpts(ctypes.Structure):
@@ -130,126 +100,131 @@ class ProcessOpts(ctypes.Structure):
 
 class SourceInfo(ctypes.Structure):
     """jitmap_source_info (process.h)."""
-    _fields_ = [("kind", c_int), ("name", c_char_p), ("descriptor", c_u64), ("entry", c_u64),
+    _fields_ = [("sz", c_size), ("kind", c_int), ("name", c_char_p), ("descriptor", c_u64),
+                ("entry", c_u64),
                 ("symfile_addr", c_u64), ("symfile_size", c_u64), ("section_address", c_u64),
                 ("section_size", c_u64), ("bias", c_u64), ("stackmap", c_void_p),
                 ("live", c_bool), ("image", c_void_p), ("num_problems", c_size),
                 ("num_notes", c_size)]
 
-
-class VRef(ctypes.Structure):
-    """jitmap_vref (types.h): a deopt layout's method or bci."""
-    _fields_ = [("kind", c_int), ("number", c_u64), ("name", c_char_p)]
+    def __init__(self):
+        super().__init__(ctypes.sizeof(SourceInfo))
 
 
-class VSlot(ctypes.Structure):
-    """jitmap_vslot: a virtual frame's local or stack entry (a deopt index, a name)."""
-    _fields_ = [("index", ctypes.c_uint32), ("name", c_char_p)]
+class FrameDesc(ctypes.Structure):
+    """jitmap_frame_desc (frame.h): sized."""
+    _fields_ = [("sz", c_size), ("level", ctypes.c_uint), ("pc", c_u64),
+                ("return_address", c_bool), ("arch", c_int), ("function", c_char_p),
+                ("target", ctypes.POINTER(Target)), ("statepoints", c_int),
+                ("statepoint_ids", ctypes.POINTER(c_u64)), ("num_statepoint_ids", c_size),
+                ("flags", ctypes.c_uint), ("order", c_int)]
 
 
-class VFrameLayout(ctypes.Structure):
-    """jitmap_vframe_layout: one interpreter frame of a deopt layout."""
-    _fields_ = [("method", VRef), ("bci", VRef), ("locals", ctypes.POINTER(VSlot)),
-                ("num_locals", ctypes.c_uint16), ("num_stack", ctypes.c_uint16),
-                ("stack", ctypes.POINTER(VSlot))]
+DESCRIBE_RAW, DESCRIBE_REGISTERS = 1, 2
 
 
-class DeoptLayout(ctypes.Structure):
-    """jitmap_deopt_layout: a record's interpreter frames, innermost first."""
-    _fields_ = [("record_id", c_u64), ("function", c_char_p),
-                ("frames", ctypes.POINTER(VFrameLayout)), ("num_frames", ctypes.c_uint32)]
+class ImageSymbol(ctypes.Structure):
+    """jitmap_image_symbol_info: a function symbol of an image."""
+    _fields_ = [("sz", c_size), ("address", c_u64), ("size", c_u64), ("name", c_char_p),
+                ("flags", ctypes.c_uint)]
+
+    def __init__(self):
+        super().__init__(ctypes.sizeof(ImageSymbol))
 
 
+class CalleeSavedWrite(ctypes.Structure):
+    """jitmap_callee_saved_write (arch.h): an instruction that changes a callee-saved
+    register its function did not save."""
+    _fields_ = [("address", c_u64), ("regno", ctypes.c_uint), ("insn", ctypes.c_char * 96)]
+
+
+# Constants and enumerators, each checked against the library's value when it is loaded
+# (jitmap_constant): a library of another build with other values is refused.
 SOURCE_JIT, SOURCE_OBJECT = 1, 2
 VREF_NONE, VREF_NUMBER, VREF_DEOPT, VREF_NAME = 0, 1, 2, 3
-
-# Enumerations
 ORDER_AUTO, ORDER_LITTLE, ORDER_BIG = 0, 1, 2
 LOC_REGISTER, LOC_DIRECT, LOC_INDIRECT, LOC_CONSTANT, LOC_CONSTANT_INDEX = 1, 2, 3, 4, 5
 ARCH_UNKNOWN, ARCH_X86_64, ARCH_AARCH64, ARCH_PPC64, ARCH_S390X, ARCH_RISCV64 = range(6)
 STATEPOINT_AUTO, STATEPOINT_ALL, STATEPOINT_NONE = 0, 1, 2
-STACK_SIZE_DYNAMIC = (1 << 64) - 1
 IMAGE_SKIP_STACKMAP = 1
+# What jitmap_frame_report_text writes (jitmap_text_part), and jitmap_frame_report_json's flag.
+TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS, TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_RECORD = range(6)
+TEXT_REGISTERS = 6
+JSON_NO_FRAME = 1
+STACK_SIZE_DYNAMIC = (1 << 64) - 1  # a function's stack_size when it is not known
+
+_CONSTANTS = {
+    "JITMAP_SOURCE_JIT": SOURCE_JIT, "JITMAP_SOURCE_OBJECT": SOURCE_OBJECT,
+    "JITMAP_VREF_NONE": VREF_NONE, "JITMAP_VREF_NUMBER": VREF_NUMBER,
+    "JITMAP_VREF_DEOPT": VREF_DEOPT, "JITMAP_VREF_NAME": VREF_NAME,
+    "JITMAP_ORDER_AUTO": ORDER_AUTO, "JITMAP_ORDER_LITTLE": ORDER_LITTLE,
+    "JITMAP_ORDER_BIG": ORDER_BIG, "JITMAP_LOC_REGISTER": LOC_REGISTER,
+    "JITMAP_LOC_DIRECT": LOC_DIRECT, "JITMAP_LOC_INDIRECT": LOC_INDIRECT,
+    "JITMAP_LOC_CONSTANT": LOC_CONSTANT, "JITMAP_LOC_CONSTANT_INDEX": LOC_CONSTANT_INDEX,
+    "JITMAP_ARCH_UNKNOWN": ARCH_UNKNOWN, "JITMAP_ARCH_X86_64": ARCH_X86_64,
+    "JITMAP_ARCH_AARCH64": ARCH_AARCH64, "JITMAP_ARCH_PPC64": ARCH_PPC64,
+    "JITMAP_ARCH_S390X": ARCH_S390X, "JITMAP_ARCH_RISCV64": ARCH_RISCV64,
+    "JITMAP_STATEPOINT_AUTO": STATEPOINT_AUTO, "JITMAP_STATEPOINT_ALL": STATEPOINT_ALL,
+    "JITMAP_STATEPOINT_NONE": STATEPOINT_NONE, "JITMAP_IMAGE_SKIP_STACKMAP": IMAGE_SKIP_STACKMAP,
+    "JITMAP_REG_RECOVERED": REG_RECOVERED, "JITMAP_DESCRIBE_RAW": DESCRIBE_RAW,
+    "JITMAP_DESCRIBE_REGISTERS": DESCRIBE_REGISTERS, "JITMAP_TEXT_REGISTERS": TEXT_REGISTERS,
+    "JITMAP_TEXT_FRAME": TEXT_FRAME, "JITMAP_TEXT_RECORDS": TEXT_RECORDS,
+    "JITMAP_TEXT_GC_ROOTS": TEXT_GC_ROOTS, "JITMAP_TEXT_GC_HEADER": TEXT_GC_HEADER,
+    "JITMAP_TEXT_VFRAMES": TEXT_VFRAMES, "JITMAP_TEXT_NO_RECORD": TEXT_NO_RECORD,
+    "JITMAP_JSON_NO_FRAME": JSON_NO_FRAME,
+}
 
 P = ctypes.POINTER
 
-# Every structure mirrored here, by its C name: checked against the library's own sizes
-# (jitmap_sizeof) when it is loaded, so that a Python tree and a libjitmap from different
-# builds fail loudly instead of reading the wrong bytes.
+# Every structure mirrored here, by its C name: checked against the library's own size and
+# field offsets (jitmap_sizeof, jitmap_offsetof) when it is loaded, so that a Python tree and
+# a libjitmap from different builds fail loudly instead of reading the wrong bytes.
 _MIRRORED = {
     "jitmap_error": Error, "jitmap_location": Location, "jitmap_live_out": LiveOut,
-    "jitmap_function": Function, "jitmap_record": Record, "jitmap_blob": Blob,
-    "jitmap_parse_opts": ParseOpts, "jitmap_statepoint_info": StatepointInfo,
-    "jitmap_hit": Hit, "jitmap_value": Value, "jitmap_target": Target,
-    "jitmap_eval_opts": EvalOpts, "jitmap_jit_descriptor": JitDescriptor,
-    "jitmap_jit_code": JitCode, "jitmap_process_opts": ProcessOpts,
-    "jitmap_source_info": SourceInfo, "jitmap_vref": VRef, "jitmap_vslot": VSlot,
-    "jitmap_vframe_layout": VFrameLayout, "jitmap_deopt_layout": DeoptLayout,
+    "jitmap_function": Function, "jitmap_record": Record,
+    "jitmap_statepoint_info": StatepointInfo, "jitmap_hit": Hit, "jitmap_target": Target,
+    "jitmap_process_opts": ProcessOpts, "jitmap_source_info": SourceInfo,
+    "jitmap_frame_desc": FrameDesc, "jitmap_image_symbol_info": ImageSymbol,
+    "jitmap_callee_saved_write": CalleeSavedWrite,
 }
 
 _SIGNATURES = {
     "jitmap_version": (c_char_p, []),
     "jitmap_sizeof": (c_size, [c_char_p]),
+    "jitmap_offsetof": (c_size, [c_char_p, c_char_p]),
+    "jitmap_constant": (c_int, [c_char_p, P(ctypes.c_int64)]),
     "jitmap_strerror": (c_char_p, [c_int]),
     "jitmap_arch_name": (c_char_p, [c_int]),
-    "jitmap_arch_from_elf_machine": (c_int, [ctypes.c_uint]),
     "jitmap_arch_from_name": (c_int, [c_char_p]),
     "jitmap_reg_name": (c_char_p, [c_int, ctypes.c_uint]),
     "jitmap_reg_sp": (c_int, [c_int]),
     "jitmap_reg_fp": (c_int, [c_int]),
     "jitmap_arch_call_before": (c_bool, [c_int, c_char_p, c_size]),
-    "jitmap_arch_stackmap_cfa": (c_int, [c_int, c_u64, c_u64, P(c_u64), P(c_u64)]),
+    "jitmap_arch_callee_saved_writes": (c_int, [c_int, c_char_p, c_size, c_u64,
+                                                P(CalleeSavedWrite), c_size]),
     "jitmap_arch_stackmap_caller_sp": (c_int, [c_int, c_u64, c_u64, P(c_u64)]),
-    "jitmap_reg_is_callee_saved": (c_bool, [c_int, ctypes.c_uint]),
-    "jitmap_loc_kind_name": (c_char_p, [c_int]),
-    "jitmap_stackmap_parse": (c_void_p, [c_void_p, c_size, P(ParseOpts), P(Error)]),
     "jitmap_stackmap_free": (None, [c_void_p]),
     "jitmap_stackmap_byte_order": (c_int, [c_void_p]),
     "jitmap_stackmap_arch": (c_int, [c_void_p]),
-    "jitmap_stackmap_num_blobs": (c_size, [c_void_p]),
     "jitmap_stackmap_num_functions": (c_size, [c_void_p]),
     "jitmap_stackmap_num_records": (c_size, [c_void_p]),
     "jitmap_stackmap_num_records_with_pc": (c_size, [c_void_p]),
-    "jitmap_stackmap_num_constants": (c_size, [c_void_p]),
-    "jitmap_stackmap_blob": (P(Blob), [c_void_p, c_size]),
     "jitmap_stackmap_function": (P(Function), [c_void_p, c_size]),
     "jitmap_stackmap_record": (P(Record), [c_void_p, c_size]),
-    "jitmap_stackmap_constant": (c_int, [c_void_p, c_size, P(c_u64)]),
     "jitmap_record_function": (P(Function), [c_void_p, P(Record)]),
     "jitmap_record_pc": (c_u64, [c_void_p, P(Record)]),
-    "jitmap_location_constant": (c_int, [c_void_p, P(Record), P(Location), P(c_u64)]),
-    "jitmap_stackmap_set_function_address": (c_int, [c_void_p, c_u64, c_u64]),
-    "jitmap_stackmap_add_bias": (None, [c_void_p, c_u64]),
-    "jitmap_stackmap_set_function_name": (c_int, [c_void_p, c_size, c_char_p]),
     "jitmap_stackmap_lookup": (c_size, [c_void_p, c_u64, P(P(Record)), c_size]),
     "jitmap_stackmap_find_id": (c_size, [c_void_p, c_u64, P(P(Record)), c_size]),
     "jitmap_stackmap_nearest": (c_int, [c_void_p, c_u64, P(P(Record)), P(P(Record))]),
     "jitmap_statepoint_decode": (c_int, [c_void_p, P(Record), P(StatepointInfo), c_void_p, c_size]),
     "jitmap_statepoint_wanted": (c_bool, [c_void_p, P(Record), c_int, P(c_u64), c_size]),
-    "jitmap_index_new": (c_void_p, []),
-    "jitmap_index_free": (None, [c_void_p]),
-    "jitmap_index_add": (c_int, [c_void_p, c_void_p]),
-    "jitmap_index_remove": (c_int, [c_void_p, c_void_p]),
-    "jitmap_index_num_records": (c_size, [c_void_p]),
     "jitmap_index_lookup": (c_size, [c_void_p, c_u64, P(Hit), c_size]),
-    "jitmap_location_eval": (c_int, [c_void_p, P(Record), P(Location), P(Target), P(Value)]),
-    "jitmap_location_eval_frame": (c_int, [c_void_p, P(Record), P(Location), P(Target),
-                                           P(EvalOpts), P(Value)]),
-    "jitmap_location_format": (c_int, [c_void_p, P(Record), P(Location), c_void_p, c_size]),
     "jitmap_image_open_file": (c_void_p, [c_char_p, P(Error)]),
-    "jitmap_image_open_memory": (c_void_p, [c_void_p, c_size, P(Error)]),
     "jitmap_image_free": (None, [c_void_p]),
-    "jitmap_image_arch": (c_int, [c_void_p]),
-    "jitmap_image_elf_type": (ctypes.c_uint, [c_void_p]),
-    "jitmap_image_elf_machine": (ctypes.c_uint, [c_void_p]),
-    "jitmap_image_stackmap": (c_void_p, [c_void_p]),
     "jitmap_image_stackmap_section": (c_int, [c_void_p, P(c_u64), P(c_u64)]),
-    "jitmap_image_set_load_bias": (None, [c_void_p, c_u64]),
     "jitmap_image_symbolize": (c_char_p, [c_void_p, c_u64, P(c_u64)]),
-    "jitmap_image_symbol_values_are_addresses": (c_bool, [c_void_p]),
-    "jitmap_image_layouts": (c_void_p, [c_void_p]),
-    "jitmap_layouts_count": (c_size, [c_void_p]),
-    "jitmap_layouts_find": (P(DeoptLayout), [c_void_p, c_u64, c_char_p]),
+    "jitmap_image_num_symbols": (c_size, [c_void_p]),
+    "jitmap_image_symbol": (c_int, [c_void_p, c_size, P(ImageSymbol)]),
     "jitmap_process_new": (c_void_p, [P(Target), P(ProcessOpts)]),
     "jitmap_process_free": (None, [c_void_p]),
     "jitmap_process_flush": (None, [c_void_p]),
@@ -266,16 +241,20 @@ _SIGNATURES = {
     "jitmap_process_problem": (c_char_p, [c_void_p, c_size]),
     "jitmap_process_index": (c_void_p, [c_void_p]),
     "jitmap_process_num_layout_images": (c_size, [c_void_p]),
-    "jitmap_image_open_target": (c_void_p, [P(Target), c_u64, c_u64, ctypes.c_uint, P(Error)]),
     "jitmap_image_with_code": (c_int, [c_void_p, c_size, P(Target), c_void_p, P(c_size), P(Error)]),
-    "jitmap_image_name_functions": (c_int, [c_void_p, c_void_p]),
-    "jitmap_stackmap_merge": (c_int, [c_void_p, c_void_p]),
     "jitmap_jit_list_read": (c_void_p, [P(Target), c_u64, c_int, c_size, P(Error)]),
     "jitmap_jit_list_free": (None, [c_void_p]),
-    "jitmap_jit_list_descriptor": (P(JitDescriptor), [c_void_p]),
-    "jitmap_jit_list_count": (c_size, [c_void_p]),
-    "jitmap_jit_list_code": (P(JitCode), [c_void_p, c_size]),
     "jitmap_jit_list_status": (P(Error), [c_void_p]),
+    "jitmap_frame_describe": (c_void_p, [c_void_p, P(FrameDesc)]),
+    "jitmap_frame_report_free": (None, [c_void_p]),
+    "jitmap_frame_report_num_records": (c_size, [c_void_p]),
+    "jitmap_frame_report_name": (c_int, [c_void_p, c_size, c_size, c_char_p]),
+    "jitmap_frame_report_add_vframe": (c_int, [c_void_p, c_size, c_int, c_u64, c_char_p, c_int,
+                                               c_u64]),
+    "jitmap_frame_report_add_vslot": (c_int, [c_void_p, c_size, c_bool, ctypes.c_uint32,
+                                              c_char_p]),
+    "jitmap_frame_report_json": (c_char_p, [c_void_p, ctypes.c_uint]),
+    "jitmap_frame_report_text": (c_char_p, [c_void_p, c_int, ctypes.c_uint]),
 }
 
 
@@ -338,10 +317,7 @@ def load(hint=None):
             fn = getattr(lib, name)
             fn.restype = restype
             fn.argtypes = argtypes
-        wrong = ["%s is %d bytes there, %d here" % (c, lib.jitmap_sizeof(c.encode()),
-                                                     ctypes.sizeof(py))
-                 for c, py in _MIRRORED.items()
-                 if lib.jitmap_sizeof(c.encode()) != ctypes.sizeof(py)]
+        wrong = _mismatches(lib)
         if wrong:
             tried.append("%s (version %s, from another build than these Python files: %s)" %
                          (path, text(lib.jitmap_version()), "; ".join(wrong)))
@@ -350,6 +326,25 @@ def load(hint=None):
         return lib
     raise LibraryError("cannot load libjitmap; tried: " + "; ".join(tried) +
                        ". Set JITMAP_LIBRARY to the path of libjitmap.so")
+
+
+def _mismatches(lib):
+    """What differs between this module's mirrors and constants and the library's."""
+    wrong = ["%s is %d bytes there, %d here" % (c, lib.jitmap_sizeof(c.encode()),
+                                                 ctypes.sizeof(py))
+             for c, py in _MIRRORED.items() if lib.jitmap_sizeof(c.encode()) != ctypes.sizeof(py)]
+    for c, py in _MIRRORED.items():
+        for f in py._fields_:
+            there = lib.jitmap_offsetof(c.encode(), f[0].encode())
+            if there != getattr(py, f[0]).offset:
+                wrong.append("%s.%s is at %s there, %d here" % (
+                    c, f[0], "no offset" if there == ctypes.c_size_t(-1).value else there,
+                    getattr(py, f[0]).offset))
+    value = ctypes.c_int64()
+    for name, here in _CONSTANTS.items():
+        if lib.jitmap_constant(name.encode(), ctypes.byref(value)) != 0 or value.value != here:
+            wrong.append("%s is %s there, %d here" % (name, value.value, here))
+    return wrong
 
 
 def lib():

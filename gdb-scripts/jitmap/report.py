@@ -26,6 +26,8 @@ from . import native as N
 DESCRIPTOR = "__jit_debug_descriptor"
 HOOK = "__jit_debug_register_code"
 CALL_WINDOW = 64  # how far before a return address a call sequence may start
+FUNCTION_BYTES_MAX = 1 << 16  # code read per function for verify's callee-saved check
+CALLEE_SAVED_MAX = 64  # its findings shown per function
 
 
 class CommandError(Exception):
@@ -77,28 +79,6 @@ def is_call(arch, code):
     """Whether `code`, one instruction's bytes, is a call: libjitmap's decoder for `arch`
     (jitmap_arch_call_before), not the debugger's mnemonics."""
     return bool(code) and bool(N.lib().jitmap_arch_call_before(arch, bytes(code), len(code)))
-
-
-def call_sequence(insns, record_pc, ret, arch):
-    """(True, note) when `insns`, disassembled from record_pc as (address, length, text,
-    bytes), are one call sequence whose call returns to `ret` (a patchpoint's record starts
-    its call sequence); else (False, None). Only the last instruction may be a call, and it
-    must be one."""
-    if not 0 < ret - record_pc <= CALL_WINDOW:
-        return False, None
-    end = record_pc
-    asm = []
-    for i, (addr, length, text, code) in enumerate(insns):
-        if addr != end:
-            return False, None
-        end += length
-        asm.append(" ".join(text.split()))
-        if is_call(arch, code) != (i == len(insns) - 1):
-            return False, None
-    if end != ret:
-        return False, None
-    return True, ("the call sequence that starts at the record returns here (%s): a patchpoint"
-                  % "; ".join(asm))
 
 
 # -- list (info stackmaps, stackmap list) --
@@ -180,14 +160,21 @@ def gc_roots(objs, all_frames):
     return {"roots": rows, "frames": frames_out, "notes": notes}
 
 
-def gc_roots_text(answer, all_frames):
+def gc_roots_text(answer, all_frames, reports):
+    """The text of `info gc-roots`: the library's rows of each frame (model.Report), under its
+    header line."""
     lines = []
     if not answer["roots"]:
         sps = [f for f in answer["frames"] if f["statepoint"]]
         lines.append("No GC roots: %s." % (
             "the statepoints here hold none" if sps else
             "no frame %s at a statepoint" % ("on the stack is" if all_frames else "here is")))
-    lines += F.gc_roots_text(answer["roots"])
+    else:
+        lines.append(reports[0].text(M.TEXT_GC_HEADER))
+        for r in reports:
+            rows = r.text(M.TEXT_GC_ROOTS)
+            if rows:
+                lines += rows.split("\n")
     lines += ["note: %s" % n for n in answer["notes"]]
     return lines
 
@@ -196,13 +183,14 @@ def gc_roots_text(answer, all_frames):
 
 
 class VerifyFrame:
-    """A frame on the stack for verify: `frame` is model's frame object, `match` its
-    model.Match, `stack()` -> (SP, CFA) of the frame as the debugger unwound it (CFA: the
-    caller's SP), or None when unknown. Only frames that have a caller are given."""
+    """A frame on the stack for verify: `frame` is model's frame object, `report` the
+    library's model.Report of it (with the raw fields), `stack()` -> (SP, CFA) of the frame
+    as the debugger unwound it (CFA: the caller's SP), or None when unknown. Only frames
+    that have a caller are given."""
 
-    def __init__(self, frame, match, stack):
+    def __init__(self, frame, report, stack):
         self.frame = frame
-        self.match = match
+        self.report = report
         self.stack = stack
 
 
@@ -210,8 +198,13 @@ def verify(catalog, function_at, disassemble, frames):
     """The JSON answer of verify: static checks of every record, then the frames at a record."""
     problems_out = []
     checked = 0
+    seen = set()  # functions checked for callee-saved writes (sources may share code)
 
     def problem(sm, rec, check, detail):
+        if isinstance(sm, dict):  # a record object of a frame's model.Report
+            problems_out.append({"function": sm.get("function"), "record": sm["record"]["id"],
+                                 "pc": sm["record"]["pc"], "check": check, "detail": detail})
+            return
         problems_out.append({"function": sm.function_name(rec) if rec else None,
                              "record": rec.contents.id if rec else None,
                              "pc": "0x%x" % sm.record_pc(rec) if rec else None,
@@ -271,6 +264,8 @@ def verify(catalog, function_at, disassemble, frames):
                 if 0 < pc - ppc < CALL_WINDOW:
                     _shadow(sm, prev, ppc, rec, pc, problem, disassemble)
             prev = rec
+        for _i, fn in sm.functions():
+            problems_out += _callee_saved(sm, src, fn, disassemble, seen)
     checked_frames = _verify_frames(frames, problem)
     return {"records_checked": checked, "frames_checked": checked_frames, "problems": problems_out}
 
@@ -292,19 +287,112 @@ def _shadow(sm, prev, ppc, rec, pc, problem, disassemble):
             return
 
 
+def _function_size(src, start):
+    """The size of the function symbol of `src`'s image that starts at `start` (the largest
+    there; a zero-sized one runs to the next symbol), or None."""
+    img = src.image if src is not None else None
+    if not img:
+        return None
+    lib = N.lib()
+    info = N.ImageSymbol()
+    n = lib.jitmap_image_num_symbols(img)
+    lo, hi = 0, n
+    while lo < hi:  # the first symbol at or above start (they are sorted by address)
+        mid = (lo + hi) // 2
+        if lib.jitmap_image_symbol(img, mid, ctypes.byref(info)) != 0:
+            return None
+        if info.address < start:
+            lo = mid + 1
+        else:
+            hi = mid
+    for k in range(lo, n):
+        if lib.jitmap_image_symbol(img, k, ctypes.byref(info)) != 0:
+            return None
+        if info.address != start:
+            return info.address - start if k > lo else None
+        if info.size:
+            return info.size
+    return None
+
+
+def _read_code(disassemble, start, size):
+    """The bytes of [start, start + size) as the debugger reads them for its disassembly
+    (verify reads code only through `disassemble`), as far as they can be read."""
+    out = bytearray()
+    addr, end = start, start + size
+    while addr < end:
+        count = max(1, min((end - addr) // 4, 256))
+        insns = []
+        for n in ((count, 1) if count > 1 else (1,)):  # one at a time near unreadable memory
+            try:
+                insns = disassemble(addr, n)
+            except Exception:
+                insns = []
+            if insns:
+                break
+        if not insns:
+            break
+        for a, length, _text, code in insns:
+            if a != addr or length <= 0 or len(code) != length:
+                return bytes(out[:size])
+            out += code
+            addr += length
+            if addr >= end:
+                break
+    return bytes(out[:size])
+
+
+def _callee_saved(sm, src, fn, disassemble, seen):
+    """The "callee-saved" problems of stackmap function `fn`: instructions that change a
+    callee-saved register the function did not save (libjitmap decides:
+    jitmap_arch_callee_saved_writes). Functions whose end is unknown (no sized symbol) or
+    whose architecture the library does not check are not read."""
+    lib = N.lib()
+    if fn.address == 0 or lib.jitmap_arch_callee_saved_writes(sm.arch, None, 0, 0, None, 0) != 0:
+        return []
+    size = _function_size(src, fn.address)
+    if not size:
+        return []
+    key = (sm.arch, fn.address, size)
+    if key in seen:
+        return []
+    seen.add(key)
+    code = _read_code(disassemble, fn.address, min(size, FUNCTION_BYTES_MAX))
+    if not code:
+        return []
+    out = (N.CalleeSavedWrite * CALLEE_SAVED_MAX)()
+    n = lib.jitmap_arch_callee_saved_writes(sm.arch, code, len(code), fn.address, out,
+                                            CALLEE_SAVED_MAX)
+    if n <= 0:
+        return []
+    name = N.text(fn.name) if fn.name else None
+    found = []
+    for w in out[:min(n, CALLEE_SAVED_MAX)]:
+        reg = sm.reg_name(w.regno) or "DWARF register %d" % w.regno
+        insn = N.text(w.insn)
+        found.append({
+            "function": name, "record": None, "pc": None, "check": "callee-saved",
+            "address": "0x%x" % w.address, "register": reg, "instruction": insn,
+            "detail": "%s+%d at 0x%x (%s) writes %s, a callee-saved register the function "
+                      "did not save first: the ABI keeps the caller's value there, and jitmap's "
+                      "unwinder relies on it" % (name or "?", w.address - fn.address, w.address,
+                                                 insn, reg)})
+    if n > CALLEE_SAVED_MAX:
+        found.append({"function": name, "record": None, "pc": None, "check": "callee-saved",
+                      "address": None, "register": None, "instruction": None,
+                      "detail": "%s: %d more such writes" % (name or "?", n - CALLEE_SAVED_MAX)})
+    return found
+
+
 def _verify_frames(frames, problem):
     n = 0
+    lib = N.lib()
     for vf in frames:
-        match = vf.match
-        if not match.hits:
-            continue
-        for sm, rec in match.hits:
+        arch = getattr(vf.frame, "arch", None) or N.ARCH_UNKNOWN
+        rule = N.c_u64()
+        for o in vf.report.records():
             n += 1
-            fn = sm.record_function(rec)
-            lib = sm.lib
-            rule = N.c_u64()
-            if fn is None or lib.jitmap_arch_stackmap_caller_sp(sm.arch, 0, 0,
-                                                               ctypes.byref(rule)) != 0:
+            if lib.jitmap_arch_stackmap_caller_sp(arch, 0, 0, ctypes.byref(rule)) != 0:
                 continue  # the library knows no frame-size rule for this architecture
             ra_slot = rule.value  # the bytes the call pushed (caller's SP - SP for size 0)
             try:
@@ -315,28 +403,26 @@ def _verify_frames(frames, problem):
                 continue
             sp, cfa = got
             level = vf.frame.level
-            if fn.stack_size != N.STACK_SIZE_DYNAMIC and cfa - sp != fn.stack_size + ra_slot:
-                problem(sm, rec, "frame-size",
+            size = o["record"]["stack_size"]
+            if size is not None and cfa - sp != size + ra_slot:
+                problem(o, None, "frame-size",
                         "frame #%d: the stackmap's frame is %d bytes + %d (return address) = "
                         "%d, the unwinder's CFA - SP is %d: one of them is wrong" %
-                        (level, fn.stack_size, ra_slot, fn.stack_size + ra_slot, cfa - sp))
-            target = M._FrameTarget(sm, vf.frame)
-            r = rec.contents
-            frame_regs = (lib.jitmap_reg_fp(sm.arch), lib.jitmap_reg_sp(sm.arch))
-            for li in range(r.num_locations):
-                loc = r.locations[li]
-                if loc.kind not in (N.LOC_DIRECT, N.LOC_INDIRECT) or loc.dwarf_reg not in frame_regs:
+                        (level, size, ra_slot, size + ra_slot, cfa - sp))
+            frame_regs = (lib.jitmap_reg_fp(arch), lib.jitmap_reg_sp(arch))
+            for loc in o["locations"]:
+                if loc["kind"] not in ("direct", "indirect") or \
+                        loc["raw"]["dwarf_reg"] not in frame_regs:
                     continue
-                obj = M.location(sm, rec, li, target)
-                addr = obj["value"] if loc.kind == N.LOC_DIRECT else (
-                    int(obj["address"], 16) if obj.get("address") else None)
+                addr = loc["value"] if loc["kind"] == "direct" else (
+                    int(loc["address"], 16) if loc.get("address") else None)
                 if not isinstance(addr, int):
                     continue
-                if addr < sp or addr + loc.size > cfa:
-                    problem(sm, rec, "stack-slot",
+                if addr < sp or addr + loc["size"] > cfa:
+                    problem(o, None, "stack-slot",
                             "frame #%d: location %d (%s) spans 0x%x-0x%x, outside the frame "
-                            "[0x%x, 0x%x)" % (level, li, obj["where"], addr,
-                                              addr + loc.size, sp, cfa))
+                            "[0x%x, 0x%x)" % (level, loc["index"], loc["where"], addr,
+                                              addr + loc["size"], sp, cfa))
     return n
 
 

@@ -35,7 +35,6 @@ class Stackmap(_Closed):
         self.address = address
         self.size = size
         self.notes = []  # things the user should know ("addresses from the registered copy")
-        self.layouts = None  # the deopt layouts its image carries (jitmap_layouts *), if any
         self.arch = self.lib.jitmap_stackmap_arch(handle)
         self.big_endian = self.lib.jitmap_stackmap_byte_order(handle) == N.ORDER_BIG
 
@@ -44,33 +43,6 @@ class Stackmap(_Closed):
             self.lib.jitmap_stackmap_free(self.handle)
         self.handle = None
         self._keep = None
-
-    def deopt_layout(self, record_id, function):
-        """The deopt layout the image gave record `record_id` (in `function`), in the form of
-        names.deopt_frames, or None."""
-        if not self.layouts:
-            return None
-        p = self.lib.jitmap_layouts_find(self.layouts, record_id,
-                                         function.encode("utf-8") if function else None)
-        if not p:
-            return None
-        d = p.contents
-
-        def ref(v):
-            if v.kind == N.VREF_NUMBER:
-                return v.number
-            if v.kind == N.VREF_DEOPT:
-                return {"deopt": v.number}
-            if v.kind == N.VREF_NAME:
-                return N.text(v.name)
-            return None
-
-        def slots(arr, n):
-            return [(N.text(arr[i].name), arr[i].index) for i in range(n)]
-
-        return [{"method": ref(f.method), "bci": ref(f.bci),
-                 "locals": slots(f.locals, f.num_locals), "stack": slots(f.stack, f.num_stack)}
-                for f in (d.frames[k] for k in range(d.num_frames))]
 
     # -- Counts and elements --
 
@@ -141,22 +113,6 @@ class Stackmap(_Closed):
     def reg_name(self, regno):
         return N.text(self.lib.jitmap_reg_name(self.arch, regno))
 
-    def reg_label(self, regno):
-        return self.reg_name(regno) or "R#%d" % regno
-
-    def where(self, rec, index):
-        buf = ctypes.create_string_buffer(96)
-        self.lib.jitmap_location_format(self.handle, rec, ctypes.byref(rec.contents.locations[index]),
-                                        buf, len(buf))
-        return N.text(buf.value)
-
-    def constant(self, rec, index):
-        v = N.c_u64()
-        rc = self.lib.jitmap_location_constant(self.handle, rec,
-                                               ctypes.byref(rec.contents.locations[index]),
-                                               ctypes.byref(v))
-        return v.value if rc == 0 else None
-
     def statepoint(self, rec, mode=N.STATEPOINT_AUTO, ids=()):
         """The statepoint layout of `rec` as a dict, or None when it is not shown as one.
 
@@ -204,7 +160,7 @@ class Catalog(_Closed):
     :meth:`build`; :meth:`close` frees the index (the stackmaps belong to the sources).
     """
 
-    def __init__(self, sources, problems, index):
+    def __init__(self, sources, problems, index, process=None):
         """`index` is a jitmap_index holding the sources' stackmaps (the discovery keeps it
         from one catalog to the next, so that an unchanged set is not re-sorted), and maybe
         others' (which :meth:`lookup` leaves out)."""
@@ -213,9 +169,12 @@ class Catalog(_Closed):
         self.problems = list(problems)
         self.stackmaps = [s.stackmap for s in sources if s.stackmap is not None]
         self.index = index
+        self.process = process  # the jitmap_process the sources are from
+        # The target's byte order, as its stackmaps say (registers are read in it).
+        self.big_endian = any(sm.big_endian for sm in self.stackmaps)
         self._by_handle = {sm.handle: sm for sm in self.stackmaps}
         # Whether any image carries deopt layouts (GDB's bt looks virtual frames up only then).
-        self.has_layouts = any(sm.layouts for sm in self.stackmaps)
+        self.has_layouts = bool(process) and self.lib.jitmap_process_num_layout_images(process) > 0
 
     def close(self):
         self.index = None

@@ -8,8 +8,9 @@
  * jitmap_target. 64-bit cores only: LLVM stackmaps exist only for 64-bit targets.
  *
  * Nothing in a core is trusted: every count, size and offset is checked against the bytes it
- * points into; what lies past the end of a truncated core is treated as not dumped, with a
- * warning. Conventions as in jitmap.h. A jitmap_core is not safe to use from several threads
+ * points into; what lies past the end of a truncated core cannot be read (a warning says which
+ * segments lack bytes, and a read there says what is missing), and is never taken from a
+ * mapped file instead. Conventions as in jitmap.h. A jitmap_core is not safe to use from several threads
  * at once (mapped files are opened on first use).
  */
 #ifndef JITMAP_CORE_H
@@ -92,9 +93,48 @@ JITMAP_API int jitmap_core_thread_reg(const jitmap_core_thread_info *thread, uns
 
 /* A target whose read_mem reads the process's memory: the core's segments, and for file
  * mappings the core did not dump, the mapped files. A read may span segments and mappings;
- * it fails (-EFAULT, with the first address that is not readable) unless every byte is found.
- * read_reg is NULL. The target stays valid until the core is freed. */
+ * it fails (-EFAULT, with the first address that is not readable and why) unless every byte
+ * is found. Bytes are never taken from a file where they may not be the process's (see
+ * jitmap_core_memory). read_reg is NULL. The target stays valid until the core is freed. */
 JITMAP_API jitmap_target jitmap_core_target(jitmap_core *core);
+
+/* Where the bytes at an address come from. */
+typedef enum jitmap_core_source {
+	JITMAP_CORE_MEM_CORE = 1, /* the core's own bytes (a PT_LOAD segment's contents) */
+	JITMAP_CORE_MEM_FILE = 2, /* the file mapped there: a read-only segment the core holds no
+				   * bytes of (Linux dumps only the first page of those), or a
+				   * mapping no segment covers (gcore leaves unmodified read-only
+				   * mappings out) */
+	JITMAP_CORE_MEM_NONE = 3, /* not known, for the reason in `why`: bytes a segment should
+				   * hold that lie past the end of the core (truncated: the file's
+				   * bytes are not read instead, the kernel dumped them because they
+				   * were written), a writable segment the core holds no bytes of
+				   * (its file's bytes need not be the process's), no segment and no
+				   * file there, or a mapped file that cannot be read */
+} jitmap_core_source;
+
+typedef struct jitmap_core_memory_info {
+	size_t sz;       /* set by the caller: sizeof(jitmap_core_memory_info) (process.h's
+			  * jitmap_source_info says why) */
+	jitmap_core_source source;
+	uint64_t size;   /* bytes from the address on that come from the same place (>= 1;
+			  * UINT64_MAX when they reach the top of the address space) */
+	uint64_t offset; /* CORE: the address's offset in the core; FILE: in the file */
+	const char *path; /* the file mapped at the address (NT_FILE, or placed), or NULL */
+	uint64_t segment_start, segment_end; /* the PT_LOAD segment holding it (0, 0: none) */
+	unsigned segment_flags; /* its p_flags (PF_X 1, PF_W 2, PF_R 4) */
+	/* NONE: no file stands for these bytes: the core lost them (truncated) or does not hold
+	 * a writable segment's. A debugger that reads mapped files itself must not use them
+	 * either (GDB 13 reads a truncated segment's bytes from the file). */
+	bool file_unusable;
+	char why[192];   /* NONE: one sentence naming the address and what is missing */
+} jitmap_core_memory_info;
+
+/* What jitmap_core_target reads at `addr`, and from where: 0 (NONE is an answer, not an
+ * error), or -EINVAL (a NULL argument, or out->sz too small). For a tool that says which bytes came from the core
+ * and which from files, or a debugger front end that checks its own memory reads against the
+ * core (GDB reads a truncated segment's bytes from the file). */
+JITMAP_API int jitmap_core_memory(jitmap_core *core, uint64_t addr, jitmap_core_memory_info *out);
 /* The same memory, with read_reg reading thread `i`'s registers (frame 0): values of up to 8
  * bytes in the core's byte order; -ENOENT for a register the core does not hold. A target with
  * no callbacks when `i` is out of range. */

@@ -40,6 +40,12 @@ extern "C" {
  * to check that they match this build. */
 JITMAP_API const char *jitmap_version(void);
 JITMAP_API size_t jitmap_sizeof(const char *type_name);
+/* The offset of `field` in the public struct `type_name` (SIZE_MAX for a struct or field it
+ * does not list), and the value of the public constant or enumerator `name`
+ * ("JITMAP_LOC_REGISTER", ...; 0, or -ENOENT): for bindings that mirror a struct or copy a
+ * constant, to check each field and each value against this build, not only the sizes. */
+JITMAP_API size_t jitmap_offsetof(const char *type_name, const char *field);
+JITMAP_API int jitmap_constant(const char *name, int64_t *value);
 
 /* Words for a negative errno value returned by this library (never NULL; static storage). */
 JITMAP_API const char *jitmap_strerror(int code);
@@ -115,11 +121,7 @@ typedef struct jitmap_blob {
 
 typedef struct jitmap_stackmap jitmap_stackmap;
 
-/* Options carry their size (libbpf's convention), so that fields can be added: set `sz` to
- * sizeof the struct (JITMAP_OPTS does), leave unknown fields zero. A call given options whose
- * sz is smaller than the field itself, or with non-zero bytes past what the library knows,
- * fails with -EINVAL. */
-#define JITMAP_OPTS(TYPE, NAME, ...) TYPE NAME = {.sz = sizeof(TYPE), __VA_ARGS__}
+/* Options structs carry their size: JITMAP_OPTS (types.h). */
 
 typedef struct jitmap_parse_opts {
 	size_t sz;            /* sizeof(jitmap_parse_opts) */
@@ -437,12 +439,13 @@ JITMAP_API const jitmap_image_range *jitmap_image_code_range(const jitmap_image 
 					   * an offset and inside it read as an address (some
 					   * hand-written JITs); debuggers place it wrongly */
 typedef struct jitmap_image_symbol_info {
+	size_t sz; /* set by the caller: sizeof(jitmap_image_symbol_info), as jitmap_source_info's */
 	uint64_t address, size;
 	const char *name; /* owned by the image */
 	unsigned flags;
 } jitmap_image_symbol_info;
 JITMAP_API size_t jitmap_image_num_symbols(const jitmap_image *img);
-/* Fill `*out` with symbol `i`; -ERANGE past the end. */
+/* Fill `*out` (its sz set) with symbol `i`: 0, -ERANGE past the end, -EINVAL for a bad sz. */
 JITMAP_API int jitmap_image_symbol(const jitmap_image *img, size_t i,
 				   jitmap_image_symbol_info *out);
 /* What was read around while opening, one sentence each: a relocation of the stackmap

@@ -22,13 +22,34 @@
  *     its first 64 bytes change; a file is reopened when its size or modification time
  *     changes;
  *   - one PC index (jitmap_index) over every stackmap, changed only when stackmaps come or go;
+ *   - JIT code by address (jitmap_process_code_at): an image's code is its executable sections
+ *     placed in memory, merged where they touch (a section over 64 GiB is not code), and its
+ *     functions are its function symbols inside that code, sorted, one per address (the
+ *     largest), each cut at the next and a symbol without a size reaching the next function
+ *     or the end of its code (hand-written code);
+ *   - each JIT image's call frame information is read once, when first asked for
+ *     (jitmap_process_code_cfi): its .eh_frame from target memory at its placed address (the
+ *     live bytes, relocated by the JIT), its .debug_frame from the image; kept with the
+ *     image; a read that failed is tried again after the next recheck or scan;
+ *   - staleness of images handed in (GDB never says when an entry goes away): an image is
+ *     stale when its code changed or became unreadable since it was first used: the first
+ *     16 bytes of its first function (else of its code) are sampled at its first use (MCJIT
+ *     writes relocations into code after registering it; prologues hold none) and compared
+ *     once after each jitmap_process_recheck, at its next use (jitmap_process_code_at,
+ *     jitmap_process_image_code_at, jitmap_process_image_stackmap). A stale image is dropped
+ *     (as jitmap_process_remove_image drops one) and reported with why
+ *     (jitmap_process_take_dropped); one whose code cannot be read at its first use is not
+ *     used until a later stop can read it. With JITMAP_PROCESS_REPLACE_IMAGES, an image handed
+ *     in also replaces the images handed in before it whose code it overlaps (a JIT reusing
+ *     memory, a program run again);
  *   - problems per source (and for the whole process: a corrupt descriptor list), as text.
  *
  * Each stackmap is parsed once per process object, and indexed once: a section read at the same
  * address with the same bytes by two sources (the same JIT entry found by a descriptor walk
  * and handed in as an image: GDB's JIT reader and jitmap's commands share one process) is one
  * parse. A scan is: jitmap_process_scan_begin, then
- * jitmap_process_scan_descriptor / jitmap_process_scan_object for each place to look, then
+ * jitmap_process_scan_descriptor / jitmap_process_scan_object / jitmap_process_scan_file for
+ * each place to look (or jitmap_process_scan_core for every place a core names), then
  * jitmap_process_scan_end, which drops what was not seen again and updates the index.
  * Pointers returned by accessors (stackmaps, images, the index, strings) stay valid until the
  * next jitmap_process_scan_end or jitmap_process_flush.
@@ -38,7 +59,9 @@
 #ifndef JITMAP_PROCESS_H
 #define JITMAP_PROCESS_H
 
+#include "jitmap/core.h"
 #include "jitmap/jitmap.h"
+#include "jitmap/unwind.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +84,11 @@ typedef struct jitmap_process_opts {
  * of entries. The index then holds the stackmaps read so far, and a source's `stackmap` is
  * NULL until its code was asked for. */
 #define JITMAP_PROCESS_LAZY 1u
+/* An image handed in (jitmap_process_add_image) replaces every image handed in before it
+ * whose code overlaps its own: for a debugger that is never told when an entry goes away
+ * (GDB's JIT reader), a new image over old code means the old one is gone. Each image
+ * replaced is reported as jitmap_process_take_dropped reports a stale one. */
+#define JITMAP_PROCESS_REPLACE_IMAGES 2u
 
 /* A process read through `target` (copied; its ctx must outlive the process). NULL with errno
  * set (EINVAL for bad options or a target without read_mem, ENOMEM). */
@@ -96,6 +124,21 @@ JITMAP_API int jitmap_process_scan_object(jitmap_process *p, const char *path,
  * or -ENOMEM. */
 JITMAP_API int jitmap_process_scan_file(jitmap_process *p, const char *path, uint64_t bias,
 					const char *where);
+/* Every place a core says stackmaps may be: each file it maps (NT_FILE) or the library placed
+ * without NT_FILE (jitmap_core_placed_file: --exe and the dynamic linker's libraries), moved
+ * by its load bias, as jitmap_process_scan_file reads one: the JIT descriptor it defines is
+ * walked in the core's byte order, named by the file's path, and its .llvm_stackmaps read.
+ * `p` must read the core's memory (a target from jitmap_core_target or
+ * jitmap_core_thread_target of `core`); call it between scan_begin and scan_end. What it
+ * cannot do is recorded as a problem of the process, not returned: a file the core maps that
+ * cannot be opened ("PATH (mapped by the core) cannot be opened (No such file or directory):
+ * ..."; files the core was opened not to read, JITMAP_CORE_NO_FILES, are not), a file that
+ * defines a descriptor or a stackmap section at no known place (no mapping of its first
+ * page), and each descriptor's problems (jitmap_process_descriptor). Files that are not ELF,
+ * or define neither, add nothing. Returns how many JIT descriptors it found (walked or not: an
+ * unreadable one counts; one named by two files once), -EINVAL when `p` or `core` is NULL, or
+ * -ENOMEM (what was found so far stays). */
+JITMAP_API int jitmap_process_scan_core(jitmap_process *p, jitmap_core *core);
 /* Drop the sources not seen since scan_begin and update the index. Returns 0 or -ENOMEM. */
 JITMAP_API int jitmap_process_scan_end(jitmap_process *p);
 
@@ -106,7 +149,11 @@ typedef enum jitmap_source_kind {
 	JITMAP_SOURCE_OBJECT = 2, /* a loaded file */
 } jitmap_source_kind;
 
+/* Filled by the library: set `sz` to sizeof(jitmap_source_info) before the call (libbpf's
+ * convention for structs a library fills: a program built against an older, shorter struct
+ * gets the fields it knows, none past them). */
 typedef struct jitmap_source_info {
+	size_t sz;
 	jitmap_source_kind kind;
 	const char *name;         /* "JIT entry 0x...", or the file's path */
 	uint64_t descriptor;      /* JIT: the descriptor whose list holds the entry */
@@ -124,13 +171,40 @@ typedef struct jitmap_source_info {
 /* The sources of the last scan, in the order they were seen (JIT entries, then objects; a
  * file without a stackmap section is not listed). */
 JITMAP_API size_t jitmap_process_num_sources(const jitmap_process *p);
-/* Fill `*out` for source `i`: 0, or -ERANGE. */
+/* Fill `*out` (its sz set) for source `i`: 0, -ERANGE, or -EINVAL for a bad sz. */
 JITMAP_API int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_source_info *out);
 /* Problem `k` of source `i` (why something could not be read), note `k` (what the user should
  * know: "read from the registered copy: ..."); NULL past the end. */
 JITMAP_API const char *jitmap_process_source_problem(const jitmap_process *p, size_t i,
 						     size_t k);
 JITMAP_API const char *jitmap_process_source_note(const jitmap_process *p, size_t i, size_t k);
+/* The JIT descriptors of the last scan, in the order they were walked (each address once),
+ * and how far each list was read: a count is stated only where the list was read to its end.
+ *   readable false: the descriptor itself could not be read (or is not version 1): how
+ *                   many entries its list has is unknown; `problem` says why (naming the
+ *                   address that could not be read and, in a core, what is missing there);
+ *   complete false: `num_entries` entries were read, then the walk stopped (a cycle, an
+ *                   unreadable entry, more than max_entries): the list's length is unknown;
+ *   complete true:  the list has exactly `num_entries` entries; `problem` is NULL.
+ * Strings as the sources' (valid until the next scan_begin or flush). */
+typedef struct jitmap_descriptor_info {
+	size_t sz;           /* set by the caller: sizeof(jitmap_descriptor_info), as above */
+	uint64_t address;
+	const char *where;   /* as given to scan_descriptor; a file's path for scan_file/core */
+	bool readable, complete;
+	size_t num_entries;
+	const char *problem;
+} jitmap_descriptor_info;
+
+JITMAP_API size_t jitmap_process_num_descriptors(const jitmap_process *p);
+/* Files of the last scan's core that could not be looked into (jitmap_process_scan_core: a
+ * mapped file that cannot be opened, or one that defines a descriptor at no known place;
+ * each is a problem of the process too). A JIT descriptor in one of them is not in the list
+ * above: with any, how many descriptors and entries the process has is unknown. */
+JITMAP_API size_t jitmap_process_num_unread_files(const jitmap_process *p);
+/* Fill `*out` (its sz set) for descriptor `i`: 0, -ERANGE, or -EINVAL for a bad sz. */
+JITMAP_API int jitmap_process_descriptor(const jitmap_process *p, size_t i,
+					 jitmap_descriptor_info *out);
 /* Problems of the process as a whole (a descriptor or its list). */
 JITMAP_API size_t jitmap_process_num_problems(const jitmap_process *p);
 JITMAP_API const char *jitmap_process_problem(const jitmap_process *p, size_t k);
@@ -145,23 +219,44 @@ JITMAP_API jitmap_index *jitmap_process_index(const jitmap_process *p);
 
 /* What the process knows of the JIT code at an address: the source (a scan's JIT entry or an
  * image handed in), the code range of its image that holds the address, and the function
- * symbol there. Pointers as the source's (valid as jitmap_process_source's). */
+ * there (the policy above says how code ranges and functions are made from the image's
+ * sections and symbols). Pointers as the source's (valid as jitmap_process_source's, and for
+ * an image handed in until it is removed or dropped). */
 typedef struct jitmap_code_info {
 	const char *source;       /* "JIT entry 0x...", or the name an image was handed in with */
 	uint64_t entry;           /* its jit_code_entry's address; 0 for an image handed in */
+	uint64_t image_id;        /* an image handed in: its id; 0 for a scan's source */
 	uint64_t lo, hi;          /* the code range [lo, hi) holding the address */
 	const jitmap_image *image;
 	const jitmap_stackmap *stackmap;   /* its stackmap as last read; NULL if none */
-	const char *function;     /* the function symbol holding the address; NULL if none */
-	uint64_t function_lo, function_hi; /* its range; 0, 0 when unknown (or no size) */
+	const char *function;     /* the function holding the address; NULL if none */
+	uint64_t function_lo, function_hi; /* its range; 0, 0 when there is none */
 } jitmap_code_info;
 
-/* The JIT code at `addr` among the last scan's JIT entries and the images handed in: 0, or
- * -ENOENT when no image's code holds it. O(log n) after the first call following a change.
- * Where images of the same code range overlap exactly (a runtime registering its own image
- * beside the one LLVM registers), the first in jitmap_process_source's order answers (the
- * newest registration), then the first image handed in. */
+/* The JIT code at `addr` among the last scan's JIT entries and the images handed in (those
+ * that are not stale: see the policy), its stackmap read if it was not yet (or a recheck
+ * asks for it): 0, or -ENOENT when no image's code holds it, -ENOMEM. O(log n) after the
+ * first call following a scan. Where images of the same code range overlap exactly (a runtime
+ * registering its own image beside the one LLVM registers), the first in
+ * jitmap_process_source's order answers (the newest registration), then the first image
+ * handed in. */
 JITMAP_API int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out);
+/* As jitmap_process_code_at among the images handed in only, and without reading a
+ * stackmap: `stackmap` is what the image had when last read (NULL before its first
+ * jitmap_process_image_stackmap, which gives the current one). For a debugger's JIT reader,
+ * which is asked about every frame of the process, its own and foreign ones alike: O(log n),
+ * and one read of the image's code sample per image used and stop. 0, -ENOENT, -ENOMEM. */
+JITMAP_API int jitmap_process_image_code_at(jitmap_process *p, uint64_t addr,
+					    jitmap_code_info *out);
+/* The call frame information of the image `code` is in (`code` as jitmap_process_code_at or
+ * jitmap_process_image_code_at filled it, its image still kept), read once (see the policy)
+ * and owned by the process (freed with the image). NULL when there is none: with *why NULL
+ * when the image has neither .eh_frame nor .debug_frame, else *why says why (a section that
+ * cannot be read or is malformed; also a problem of the source, tried again after the next
+ * recheck or scan). `why` may be NULL; *why is valid as the source's problems. */
+JITMAP_API const jitmap_cfi *jitmap_process_code_cfi(jitmap_process *p,
+						     const jitmap_code_info *code,
+						     const char **why);
 
 /* -- Images handed in by a debugger --
  *
@@ -185,14 +280,42 @@ JITMAP_API int jitmap_process_add_image(jitmap_process *p, const void *image, si
  * when nothing else holds it, is freed at the next recheck or scan_end. 0 or -ENOENT. */
 JITMAP_API int jitmap_process_remove_image(jitmap_process *p, uint64_t id);
 /* Target memory may have changed (a stop): each image's live section is looked at again at
- * its next jitmap_process_image_stackmap. Stackmaps returned for images before this call
- * must not be used after it (nor after a scan_end). */
+ * its next jitmap_process_image_stackmap, and its code sample at its next use (staleness).
+ * Stackmaps returned for images before this call must not be used after it (nor after a
+ * scan_end). */
 JITMAP_API void jitmap_process_recheck(jitmap_process *p);
-/* Image `id`'s stackmap (NULL when it has none or none could be read: see its problems),
- * after reading its live section again if a recheck asks for it: while MCJIT has not
+/* Image `id`'s stackmap (NULL when it has none or none could be read: see its problems; NULL
+ * too when the image is stale, and then dropped, or its code cannot be read at its first
+ * use), after reading its live section again if a recheck asks for it: while MCJIT has not
  * relocated it, and when its first bytes changed since it was parsed. */
 JITMAP_API const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p,
 								uint64_t id);
+/* Image `id`'s code as jitmap_process_code_at sees it (the policy above): its code ranges,
+ * sorted and disjoint, and its functions, sorted, disjoint and inside them (each with its
+ * range and symbol name), for a debugger that gives its own symbols (GDB's JIT reader's
+ * blocks). Owned by the process, valid while the image is kept. Any pointer may be NULL.
+ * 0, -ENOENT, or -ENOMEM. */
+typedef struct jitmap_code_function {
+	uint64_t lo, hi;
+	const char *name;
+} jitmap_code_function;
+JITMAP_API int jitmap_process_image_code(jitmap_process *p, uint64_t id,
+					 const jitmap_image_range **ranges, size_t *num_ranges,
+					 const jitmap_code_function **functions,
+					 size_t *num_functions);
+/* The images handed in that the process dropped (stale, or replaced: see the policy) since
+ * the last call, in the order dropped: at most `max` of them into `out` (which may be NULL
+ * when max is 0), those forgotten; returns how many it filled. `why` is one sentence ("JIT
+ * entry 3: its code at 0x7f...: the bytes changed since it was first used"), valid until the
+ * next call. A client that keeps state per image (GDB's JIT reader) asks after each call that
+ * may drop one, and forgets theirs. */
+typedef struct jitmap_dropped_image {
+	uint64_t id;
+	bool replaced; /* by a newer image over the same code; else stale */
+	const char *why;
+} jitmap_dropped_image;
+JITMAP_API size_t jitmap_process_take_dropped(jitmap_process *p, jitmap_dropped_image *out,
+					      size_t max);
 /* What is known of image `id` (kind JITMAP_SOURCE_JIT, `entry` and `symfile_addr` 0): 0 or
  * -ENOENT. Its problem `k`, NULL past the end. */
 JITMAP_API int jitmap_process_image(const jitmap_process *p, uint64_t id,

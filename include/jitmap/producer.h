@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jitmap/jitmap.h"
+#include "jitmap/types.h"
 
 #ifdef __cplusplus
 extern "C" {

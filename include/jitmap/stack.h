@@ -3,7 +3,8 @@
  * A jitmap_stacker walks a thread from its registers, one frame after the other:
  *   - a frame whose PC is JIT code the process model knows (jitmap_process_code_at) is
  *     unwound by jitmap_unwind_step with that code's CFI (its live .eh_frame, read once per
- *     image), its stackmap and its function's range;
+ *     image by the process model: jitmap_process_code_cfi), its stackmap and its function's
+ *     range;
  *   - any other frame by the caller's native unwinder, a callback (jitmap-stack's uses
  *     elfutils' libdwfl: modules, symbols, CFI, signal frames), or without one, or where it
  *     has nothing to say (-ENOENT), by the frame-pointer chain.
@@ -14,9 +15,9 @@
  * ("For crash reporters") shows the calls, examples/stack-walk/stack_walk.c is a complete
  * program on a core with libjitmap alone, and tools/jitmap-stack.c uses them with libdwfl.
  *
- * A stacker reads JIT code through the process it was made for: make a new one after
- * jitmap_process_scan_end (the CFI it keeps belongs to the images of that scan). Not
- * thread-safe: one thread at a time per stacker.
+ * A stacker reads JIT code through the process it was made for, which keeps each image's CFI:
+ * it keeps nothing of a scan's, and may walk threads across scans. Not thread-safe: one
+ * thread at a time per stacker (and per process).
  */
 #ifndef JITMAP_STACK_H
 #define JITMAP_STACK_H
@@ -54,9 +55,25 @@ typedef struct jitmap_stack_frame {
 /* A native frame's caller: fill `out->caller` (PC, SP and the registers the native unwinder
  * recovered) and `out->cfa`, and say in *caller_exact whether the caller's PC is exact (the
  * frame was a signal handler's trampoline) rather than a return address. `exact` says the
- * same of this frame. Return 0, -ESRCH at the outermost frame, -ENOENT when the native
- * unwinder knows nothing of this PC (the frame pointer is tried), or another negative errno
- * with the reason in `why`. */
+ * same of this frame. Set `out->method` to JITMAP_UNWIND_CFI when the native unwinder found
+ * the caller by CFI rows that cover this frame's PC (an FDE of its module's .eh_frame or
+ * .debug_frame), anything else (leave it 0) when it did not (a frame-pointer fallback, a
+ * guess). Return 0, -ESRCH at the outermost frame, -ENOENT when the native unwinder knows
+ * nothing of this PC (the frame pointer is tried), or another negative errno with the
+ * reason in `why`.
+ *
+ * Set bit n of `out->restored` for a register the native unwinder read back from where this
+ * frame saved it (its CFI rule at this PC names a save slot or a register: a trampoline that
+ * saves every register, as anyregcc's do), and for none it merely carried over.
+ *
+ * The library applies the ABI to the answer (docs/jitmap-stack.md, "The ABI and native
+ * unwinders"): a caller-saved register in `out->caller` is dropped unless *caller_exact
+ * (a signal frame's saved context restored it) or its `restored` bit is set (elsewhere no
+ * unwinder can know it, and elfutils' libdwfl reports x86-64's rax as "same value"); with
+ * JITMAP_UNWIND_CFI, a
+ * callee-saved register the native unwinder did not recover is carried over from this
+ * frame, since under the ABI no rule for a callee-saved register means "same value" (libdwfl
+ * loses x86-64's rbx so). The frame's `method` is JITMAP_UNWIND_NATIVE either way. */
 typedef int (*jitmap_stack_native_fn)(void *ctx, const jitmap_frame_regs *regs, bool exact,
 				      jitmap_unwind_result *out, bool *caller_exact, char *why,
 				      size_t why_len);

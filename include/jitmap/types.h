@@ -14,6 +14,14 @@ extern "C" {
 #define JITMAP_API __attribute__((visibility("default")))
 #endif
 
+/* -- Options -- */
+
+/* Options carry their size (libbpf's convention), so that fields can be added: set `sz` to
+ * sizeof the struct (JITMAP_OPTS does), leave unknown fields zero. A call given options whose
+ * sz is smaller than the field itself, or with non-zero bytes past what the library knows,
+ * fails with -EINVAL. */
+#define JITMAP_OPTS(TYPE, NAME, ...) TYPE NAME = {.sz = sizeof(TYPE), __VA_ARGS__}
+
 /* -- Errors -- */
 
 /* Where and why input was rejected. `offset` is a byte offset into the input that was

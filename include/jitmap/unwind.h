@@ -56,12 +56,6 @@ static inline void jitmap_frame_reg_set(jitmap_frame_regs *r, unsigned n, uint64
 JITMAP_API int jitmap_frame_regs_from_linux(jitmap_arch arch, jitmap_byte_order order,
 					    const void *gregs, size_t len, jitmap_frame_regs *out);
 
-/* Target memory. Returns 0, or a negative errno when the bytes cannot be read. */
-typedef struct jitmap_unwind_target {
-	void *ctx;
-	int (*read_mem)(void *ctx, uint64_t addr, void *buf, size_t len);
-} jitmap_unwind_target;
-
 /* -- CFI of one code object -- */
 
 typedef struct jitmap_cfi jitmap_cfi;
@@ -122,12 +116,21 @@ typedef struct jitmap_unwind_result {
 	jitmap_frame_regs caller;      /* the caller's registers: PC, SP, and what was restored */
 	uint64_t cfa;                  /* this frame's CFA (the caller's SP before the call) */
 	jitmap_unwind_method method;
+	/* Bit n: the caller's register n was read back from where this frame saved it (a CFI
+	 * rule that names a save slot or register), not carried over: a native callback says so
+	 * of the caller-saved registers it restored (jitmap_stack_native_fn). */
+	uint64_t restored[JITMAP_UNWIND_MAX_REGS / 64];
 } jitmap_unwind_result;
 
 /* Unwind one frame. `regs` must hold the frame's PC and stack pointer; the other registers
  * are used when known. Callee-saved registers that the method does not restore are carried
- * over unchanged only when the method proves they were not touched (CFI "same value" or no
- * rule for a callee-saved register); caller-saved registers are never known in the caller.
+ * over unchanged only when the method proves they were not touched: CFI "same value" or no
+ * rule for a callee-saved register; in the stackmap and frame-pointer methods, a prologue
+ * decoded whole (its saves all seen, and for the stackmap method the frame it builds the
+ * record's stack size) that does not save them, since the ABI says a function that does
+ * not save a callee-saved register does not change it (GDB's and LLDB's unwinders rely on
+ * the same rule); in frame 0, also those whose save has not run yet. Caller-saved
+ * registers are never known in the caller.
  * The methods, in order (docs/unwinding.md has the details):
  *   CFI            the row at the PC (PC - 1 for outer frames, whose PC is a return address);
  *   stackmap       only at a record's exact PC, when the function's stack size is known and
@@ -163,7 +166,7 @@ typedef struct jitmap_unwind_result {
  * strictly above this frame's SP, but for frame 0 of a link-register architecture whose
  * return address is still in the register (a leaf that allocated no stack). */
 JITMAP_API int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
-				  const jitmap_unwind_target *target, jitmap_unwind_result *out,
+				  const jitmap_target *target, jitmap_unwind_result *out,
 				  char *why, size_t why_len);
 
 /* The DWARF numbers of the architecture's stack pointer, frame pointer and return address

@@ -12,6 +12,9 @@ guest core qemu writes, each checked against the program's truth lines:
 - the same with `set jitmap reader-claim auto`: the reader claims the image and jitmap's
   own AArch64 unwinder unwinds both JIT frames (its counters say so), with the same values,
   and through a recursion of frame records (--depth 3);
+- GDB with jitmap against GDB alone, frame by frame and register by register, in both
+  claim modes (registers(), tests/gdb/regcompare.py): nothing GDB alone knows is unknown,
+  no value differs but where the ABI says so (listed);
 - LLDB 16 over gdb-remote: `stackmap info --json` gives the same values;
 - qemu's guest core (no NT_FILE note): jitmap-dump and jitmap-stack with --exe, and
   gdb-multiarch and LLDB on the core with jitmap; without --exe jitmap-dump says why it finds
@@ -27,10 +30,15 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 import crosslib as X
 from crosslib import check, gdb_session, run
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "gdb"))
+import regcompare as RC  # noqa: E402
 
 X.init("test-arm64")
 PROG = os.path.join(X.BUILD, "examples", "handjit-arm64", "jitmap-handjit-arm64")
@@ -92,6 +100,84 @@ def gdb_live():
     check("record 1002 at" in out and "Breakpoint 1, " in out, "jitmap break 1002:\n" + out)
     check_record(a.get("f0", {}), 1002, t, "jitmap break 1002, frame 0")
     return live
+
+
+A64_REGS = ["x%d" % n for n in range(31)] + ["sp", "pc"]
+A64_CALLEE_SAVED = {"x%d" % n for n in range(19, 30)} | {"sp", "pc"}
+
+
+def typed_session(name, claim, levels):
+    """gdb-multiarch over a fresh qemu running the program with --trap --depth 3, driven by
+    typed commands (-ex, each on its own: `frame N` past the last frame fails alone):
+    (its output, the program's)."""
+    q = X.Qemu(name, QEMU, PROG, ["--trap", "--depth", "3"])
+    cmd = [X.GDB, "-batch", "-nx", "-iex", "set pagination off", "-iex", "set confirm off",
+           "-iex", "set debuginfod enabled off", "-iex", "set sysroot /", "-iex", "set width 0"]
+    if claim:
+        cmd += ["-iex", "source " + X.JITMAP_GDB, "-iex", "set jitmap reader-claim " + claim]
+    for c in ["target remote :%d" % q.port, "continue"] + RC.frame_commands(
+            levels, A64_REGS, stackmap=bool(claim)) + ["kill"]:
+        cmd += ["-ex", c]
+    try:
+        r = subprocess.run(cmd + [PROG], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=X.TIMEOUT)
+    finally:
+        q.stop()
+    return r.stdout, q.output()
+
+
+def registers():
+    """GDB with jitmap against GDB alone, register by register (tests/gdb/regcompare.py), on
+    the recursion (--depth 3): the leaf, four frame-record functions, main. GDB alone's
+    prologue analyzer knows x21-x28 of every frame (no function saves them: "same value");
+    jitmap knows them too, by the ABI's rule where it decoded the prologue
+    (docs/unwinding.md), in both claim modes. Listed differences: caller-saved registers of
+    outer frames that GDB alone repeats from the frame below (the ABI), and x30 of outer
+    frames: GDB alone shows the return address the callee saved (the frame's own PC, which
+    x30 holds after the callee's ret); AAPCS64 does not preserve x30 and jitmap leaves it
+    unknown, as it does every register the ABI does not preserve."""
+    levels = 9
+    out, prog = typed_session("regs-alone", None, levels)
+    alone = RC.parse_frames(out, A64_REGS, "pc")
+    t = truth(prog)
+    check(len(alone) >= 6, "registers, GDB alone: frames %s" % [RC.function_of(f) for f in alone])
+    lr = RC.Listed(
+        "x30-return-address",
+        "x30 of an outer frame: GDB alone shows the return address the callee saved (the "
+        "frame's PC: what x30 holds after the callee's ret); AAPCS64 does not preserve x30, "
+        "and jitmap leaves it unknown",
+        lambda c: c.reg == "x30" and c.j is None and c.a == c.jm[c.ji]["pc"])
+    exceptions = [RC.abi_caller_saved(A64_CALLEE_SAVED), lr]
+    for claim in ("unnamed", "auto"):
+        what = "registers, reader-claim %s" % claim
+        out, prog = typed_session("regs-" + claim, claim, levels)
+        jm = RC.parse_frames(out, A64_REGS, "pc")
+        names = [RC.function_of(f) for f in jm]
+        check(names[:6] == ["handjit_arm64_inner"] + ["handjit_arm64_outer"] * 4 + ["main"],
+              "%s: frames %s" % (what, names))
+        if len(jm) < 6:
+            continue
+        # The truth: each record's register locations (x19 and x20 in the frame-record
+        # functions, x19 in the leaf), and each JIT frame's caller at SP + its stack size.
+        n = RC.record_registers(jm[0], [int(t[1002]["local%d" % k]) for k in range(3)], check)
+        for f in jm[1:5]:
+            rid = (f["stackmap"] or {}).get("record", {}).get("id")
+            n += RC.record_registers(f, [int(t.get(rid, {}).get("local%d" % k, -1))
+                                         for k in range(4)], check)
+        check(n == 9, "%s: the records' register locations checked against the truth (%d)" % (
+            what, n))
+        for k in range(5):
+            size = int(t[1002 if k == 0 else 1001]["stack_size"])
+            check(jm[k]["regs"]["sp"] + size == jm[k + 1]["regs"]["sp"],
+                  "%s: frame %d's caller is at SP + %d" % (what, k, size))
+        for f in jm[1:6]:
+            check(all(f["regs"].get(r) is not None for r in A64_CALLEE_SAVED),
+                  "%s: frame %d (%s) knows every callee-saved register: %s" % (
+                      what, f["level"], RC.function_of(f),
+                      [r for r in sorted(A64_CALLEE_SAVED) if f["regs"].get(r) is None]))
+        problems, used = RC.compare(alone, jm, A64_CALLEE_SAVED, exceptions)
+        check(not problems, "%s: against GDB alone:\n  %s" % (what, "\n  ".join(problems)))
+        RC.report("test-arm64", what, used, exceptions)
 
 
 def same_as_gdb(got, gdb, what):
@@ -220,6 +306,7 @@ def main():
     if not os.path.exists(PROG):
         X.skip("%s not built (needs aarch64-linux-gnu-gcc)" % PROG)
     lldb_check(gdb_live())
+    registers()
     core()
     llvm_code()
     return X.summary()

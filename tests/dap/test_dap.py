@@ -7,14 +7,17 @@ VS Code does (Content-Length framing, a timeout on every read):
   the JIT frame, its `scopes` have Locals loc0..loc5 whose values are those of `info stackmap
   -json 1` (asked through DAP's `evaluate`, context repl);
 - jitmap-vm (examples/bytecode-vm), stopped in vm_jit_stop: with `includeAll` the stack trace
-  lists the interpreter frames the runtime registered under the JIT frame, and each one's
-  Locals are the values the interpreter had there (the program's truth lines);
+  lists the interpreter frames the runtime registered under the JIT frame, each at the JIT
+  frame's PC, and each one's Locals are the values the interpreter had there (the program's
+  truth lines); `bt` typed in the debug console (evaluate, context repl) lists them too;
+- no "Python Exception" in anything GDB said;
 - the negative control: the same session without jitmap has neither.
 
 Usage: test_dap.py BUILD_DIR. Exits 77 (skipped) when no GDB with DAP could be set up.
 """
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -135,6 +138,13 @@ class Dap:
         self.p.wait()
 
 
+def clean(text, what):
+    """No Python exception or traceback in what GDB said (its output events: `gdb -i dap`
+    sends its own stdout and stderr there)."""
+    for bad in ("Python Exception", "Traceback (most recent call last)"):
+        check(bad not in text, "%s: GDB printed %r:\n%s" % (what, bad, text))
+
+
 def as_int(text):
     try:
         return int(text.split()[0], 0)
@@ -162,6 +172,7 @@ def demo(gdb):
                   "demo: %s = %s in DAP, %s in info stackmap" % (name, got.get(name), value))
     finally:
         d.close()
+        clean("".join(d.output), "demo")
 
 
 def vm_truth(output):
@@ -203,13 +214,26 @@ def vm(gdb, jitmap):
         for k, (method, bci, locs, stack) in enumerate(truth):
             if at < 0 or at + 1 + k >= len(frames):
                 break
+            pc = frames[at + 1 + k].get("instructionPointerReference")
+            jit_pc = frames[at].get("instructionPointerReference")
+            check(pc is not None and pc == jit_pc, "%s: %s at %s, the JIT frame at %s" % (
+                what, want_names[k], pc, jit_pc))
             got = d.locals(frames[at + 1 + k]["id"])
             want = dict((n, str(v)) for n, v in locs.items())
             want.update(("stack%d" % i, str(v)) for i, v in enumerate(stack))
             check(got == want, "%s: %s's Locals %s, the interpreter's %s" % (
                 what, want_names[k], got, want))
+        # `bt` typed in the IDE's debug console (DAP's evaluate, context repl).
+        bt = d.repl("bt", frames[0]["id"])
+        check(re.search(r"^#1 .* in jit\.Demo\.sumSquares \(\)\n +(0x[0-9a-f]+ in )?%s \(\)\n"
+                        r" +(0x[0-9a-f]+ in )?%s \(\)\n#2 " % tuple(map(re.escape, want_names)),
+                        bt, re.M),
+              "%s: bt in the debug console lists %s under the JIT frame:\n%s" % (
+                  what, want_names, bt))
+        clean(bt, what + ": bt in the debug console")
     finally:
         d.close()
+        clean("".join(d.output), what)
 
 
 def main():

@@ -346,9 +346,11 @@ def deopt_frames(d):
     check(len(deopt) == 3, "deopt frames: record 300 has 3 deopt values (%d)" % len(deopt))
     named_x = dict(deopt[0], name="x")
     want = [
-        {"method": "Demo.inner", "bci": deopt[1]["value"], "locals": [named_x], "stack": []},
-        {"method": deopt[1]["value"], "bci": 12, "locals": [deopt[2]], "stack": [deopt[0]]},
-        {"method": "Bad.frame", "bci": None, "locals": [], "stack": [],
+        {"method": "Demo.inner", "bci": deopt[1]["value"], "title": "Demo.inner, bci 7",
+         "locals": [named_x], "stack": []},
+        {"method": deopt[1]["value"], "bci": 12, "title": "method 7, bci 12",
+         "locals": [deopt[2]], "stack": [deopt[0]]},
+        {"method": "Bad.frame", "bci": None, "title": "Bad.frame", "locals": [], "stack": [],
          "error": "locals: deopt index 9 past the 3 values"},
     ]
     check(o.get("virtual_frames") == want, "deopt frames: JSON %s, want %s" % (

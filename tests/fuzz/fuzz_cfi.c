@@ -18,8 +18,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define EH_ADDR UINT64_C(0x100000)
 
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
 {
+	(void)why;
+	(void)why_len;
 	(void)ctx;
 	if ((addr & 0xf000) == 0x3000)
 		return -EFAULT;
@@ -36,7 +38,7 @@ static void probe(const jitmap_cfi *cfi, jitmap_arch arch, uint64_t pc)
 		CHECK(lo <= pc && pc < hi);
 	unsigned sp, fp, ra;
 	CHECK(jitmap_unwind_arch_regs(arch, &sp, &fp, &ra) == 0);
-	static const jitmap_unwind_target target = {NULL, fake_read};
+	static const jitmap_target target = {NULL, NULL, fake_read};
 	for (int innermost = 0; innermost < 2; innermost++) {
 		jitmap_frame_regs regs;
 		memset(&regs, 0, sizeof(regs));

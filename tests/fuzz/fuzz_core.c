@@ -1,15 +1,28 @@
 /* fuzz_core: libFuzzer target for jitmap_core_open_memory (an ELF core through libelf: the
  * ELF header, program headers, NT_PRSTATUS, NT_AUXV, NT_FILE, build IDs in mapped first pages)
- * and every accessor of the core, with memory reads across segment and mapping edges.
+ * and every accessor of the core, with memory reads across segment and mapping edges, where
+ * each byte comes from (jitmap_core_memory, checked against the reads), the JIT descriptor
+ * walk, and the one scan of a core (jitmap_process_scan_core: the files the core maps, their
+ * descriptors and .llvm_stackmaps, each entry's image and stackmap, over the fuzzed memory).
  *
- * Mapped files are never opened (JITMAP_CORE_NO_FILES): a fuzzed NT_FILE names any path. When
- * the input's last byte is odd, --exe is this program, which sends the build-ID matching
- * through the core's copies of first pages, or, in a core without NT_FILE, places this
- * program by the fuzzed auxiliary vector and walks a fuzzed dynamic linker's list. Reads are checked against each other: a read
- * that succeeds gives the same bytes as its two halves read apart.
+ * Input: the core, then a trailer in the last byte. Bit 1: the core carries one mapped file:
+ * the N bytes before the 4-byte little-endian N before the last byte are written to
+ * "/bin/prog" under this run's own sysroot (a temporary directory holding nothing else), and
+ * mapped files are read; without it they never are (JITMAP_CORE_NO_FILES: a fuzzed NT_FILE
+ * names any path). Bit 0: --exe; that file when there is one (matched to the mapping it
+ * stands for, or placed by the auxiliary vector), else this program, which sends the
+ * build-ID matching through the core's copies of first pages, or, in a core without NT_FILE,
+ * places this program by the fuzzed auxiliary vector and walks a fuzzed dynamic linker's
+ * list (this program defines no JIT descriptor: the scan is left out there, it would only
+ * search its large symbol table). Reads are checked against each other: a read that
+ * succeeds gives the same bytes as its two halves read apart.
  */
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "fuzz_common.h"
 #include "jitmap/core.h"
+#include "jitmap/process.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,11 +36,33 @@ static uint64_t load8(const uint8_t *p, jitmap_byte_order order)
 	return v;
 }
 
+/* What jitmap_core_memory says of `addr` agrees with what a read finds there. */
+static void check_origin(jitmap_core *c, const jitmap_target *t, uint64_t addr)
+{
+	jitmap_core_memory_info mi = {.sz = sizeof(mi)};
+	char why[192];
+	CHECK(jitmap_core_memory(c, addr, &mi) == 0);
+	CHECK(mi.size >= 1);
+	CHECK(mi.source >= JITMAP_CORE_MEM_CORE && mi.source <= JITMAP_CORE_MEM_NONE);
+	CHECK(mi.segment_start <= mi.segment_end);
+	check_string(mi.why, sizeof(mi.why));
+	const size_t n = mi.size < 16 ? (size_t)mi.size : 16;
+	const int rc = t->read_mem(t->ctx, addr, buf_a, mi.source == JITMAP_CORE_MEM_NONE ? 1 : n,
+				   why, sizeof(why));
+	if (mi.source == JITMAP_CORE_MEM_NONE) {
+		CHECK(rc == -EFAULT && mi.why[0]);
+	} else {
+		/* (a mapped file may have shrunk since: then the read says so) */
+		CHECK(rc == 0 || (mi.source == JITMAP_CORE_MEM_FILE && rc == -EFAULT));
+		CHECK(!mi.file_unusable);
+	}
+}
+
 static void read_around(const jitmap_target *t, uint64_t addr)
 {
 	static const size_t lens[] = {1, 8, 24, 4096};
 	static const int64_t deltas[] = {-8, -1, 0, 1};
-	char why[160];
+	char why[192];
 	for (size_t d = 0; d < sizeof(deltas) / sizeof(deltas[0]); d++)
 		for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
 			const uint64_t a = addr + (uint64_t)deltas[d];
@@ -49,6 +84,58 @@ static void read_around(const jitmap_target *t, uint64_t addr)
 		}
 }
 
+/* The one scan of a core over its memory; again (keeping what the first read) when it found
+ * a descriptor. */
+static void scan_core(jitmap_core *c)
+{
+	const jitmap_target t = jitmap_core_target(c);
+	const jitmap_process_opts o = {.sz = sizeof(o), .max_entries = 64, .max_image = 1 << 20,
+				       .max_section = 1 << 20};
+	jitmap_process *p = jitmap_process_new(&t, &o);
+	CHECK(p);
+	for (int round = 0; round < 2 && (!round || jitmap_process_num_descriptors(p)); round++) {
+		CHECK(jitmap_process_scan_begin(p) == 0);
+		const int n = jitmap_process_scan_core(p, c);
+		CHECK(n >= 0);
+		CHECK(jitmap_process_scan_end(p) == 0);
+		CHECK((size_t)n == jitmap_process_num_descriptors(p));
+		jitmap_descriptor_info d = {.sz = sizeof(d)};
+		CHECK(jitmap_process_descriptor(p, (size_t)n, &d) == -ERANGE);
+		for (size_t i = 0; i < (size_t)n; i++) {
+			CHECK(jitmap_process_descriptor(p, i, &d) == 0);
+			CHECK(d.where && d.where[0]);
+			CHECK(d.num_entries <= 64);
+			if (d.complete)
+				CHECK(d.readable && !d.problem);
+			else
+				CHECK(d.problem && d.problem[0]);
+			if (!d.readable)
+				CHECK(d.num_entries == 0);
+			for (size_t k = 0; k < i; k++) { /* each address once */
+				jitmap_descriptor_info e = {.sz = sizeof(e)};
+				CHECK(jitmap_process_descriptor(p, k, &e) == 0 && e.address != d.address);
+			}
+		}
+		for (size_t k = 0; jitmap_process_problem(p, k); k++)
+			CHECK(jitmap_process_problem(p, k)[0]);
+		/* each file not read is a problem too */
+		CHECK(jitmap_process_num_unread_files(p) <= jitmap_process_num_problems(p));
+		jitmap_source_info si = {.sz = sizeof(si)};
+		for (size_t i = 0; i < jitmap_process_num_sources(p); i++) {
+			CHECK(jitmap_process_source(p, i, &si) == 0);
+			for (size_t k = 0; k < si.num_problems; k++)
+				CHECK(jitmap_process_source_problem(p, i, k)[0]);
+			if (si.stackmap)
+				fuzz_walk_stackmap(si.stackmap);
+			if (si.kind == JITMAP_SOURCE_JIT) {
+				jitmap_code_info ci;
+				(void)jitmap_process_code_at(p, si.symfile_addr, &ci);
+			}
+		}
+	}
+	jitmap_process_free(p);
+}
+
 static void walk_lists(const jitmap_target *t, uint64_t addr, jitmap_byte_order order)
 {
 	jitmap_jit_list *l = jitmap_jit_list_read(t, addr, order, 64, NULL);
@@ -60,11 +147,54 @@ static void walk_lists(const jitmap_target *t, uint64_t addr, jitmap_byte_order 
 	jitmap_jit_list_free(l);
 }
 
+/* This run's sysroot, with the one file an input may carry (/bin/prog). */
+static char g_root[64], g_prog[96];
+
+static void remove_root(void)
+{
+	unlink(g_prog);
+	char bin[80];
+	snprintf(bin, sizeof(bin), "%s/bin", g_root);
+	rmdir(bin);
+	rmdir(g_root);
+}
+
+static int write_prog(const uint8_t *bytes, size_t len)
+{
+	if (!g_root[0]) {
+		snprintf(g_root, sizeof(g_root), "/tmp/fuzz_core.XXXXXX");
+		CHECK(mkdtemp(g_root));
+		char bin[80];
+		snprintf(bin, sizeof(bin), "%s/bin", g_root);
+		CHECK(mkdir(bin, 0700) == 0);
+		snprintf(g_prog, sizeof(g_prog), "%s/prog", bin);
+		atexit(remove_root);
+	}
+	FILE *f = fopen(g_prog, "wb");
+	CHECK(f);
+	const int ok = fwrite(bytes, 1, len, f) == len;
+	CHECK(fclose(f) == 0 && ok);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	jitmap_core_opts opts = {.sz = sizeof(opts), .flags = JITMAP_CORE_NO_FILES};
-	if (size && data[size - 1] & 1)
+	const uint8_t trailer = size ? data[size - 1] : 0;
+	if (trailer & 1)
 		opts.exe = "/proc/self/exe";
+	if ((trailer & 2) && size >= 5) {
+		const size_t n = (size_t)data[size - 5] | (size_t)data[size - 4] << 8 |
+				 (size_t)data[size - 3] << 16 | (size_t)data[size - 2] << 24;
+		if (n <= size - 5) {
+			write_prog(data + size - 5 - n, n);
+			opts.flags = 0;
+			opts.sysroot = g_root;
+			if (opts.exe)
+				opts.exe = g_prog;
+			size -= 5 + n;
+		}
+	}
 	jitmap_error err;
 	jitmap_core *c = jitmap_core_open_memory(data, size, &opts, &err);
 	if (!c) {
@@ -120,6 +250,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i < 32) {
 			read_around(&t, m->start);
 			read_around(&t, m->end);
+			check_origin(c, &t, m->start);
+			check_origin(c, &t, m->end - 1);
 		}
 	}
 
@@ -140,10 +272,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	read_around(&t, 0);
 	read_around(&t, UINT64_MAX - 4);
+	check_origin(c, &t, 0);
+	check_origin(c, &t, UINT64_MAX);
 
 	uint64_t addrs[4];
 	const char *files[4];
-	CHECK(jitmap_core_find_symbol(c, "__jit_debug_descriptor", addrs, files, 4) == 0);
+	const size_t found = jitmap_core_find_symbol(c, "__jit_debug_descriptor", addrs, files, 4);
+	if (opts.flags & JITMAP_CORE_NO_FILES) /* no file that defines it can be opened */
+		CHECK(found == 0);
+	for (size_t i = 0; i < found && i < 4; i++) {
+		CHECK(files[i] && files[i][0]);
+		check_origin(c, &t, addrs[i]);
+	}
+	if (!opts.exe || opts.exe == g_prog)
+		scan_core(c);
 	jitmap_core_free(c);
 	return 0;
 }

@@ -33,8 +33,10 @@ struct mem {
 	size_t code_len, stack_len;
 };
 
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
 {
+	(void)why;
+	(void)why_len;
 	const struct mem *m = ctx;
 	if (addr >= CODE && addr - CODE <= m->code_len && len <= m->code_len - (addr - CODE)) {
 		memcpy(buf, m->code + (addr - CODE), len);
@@ -107,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 .func_lo = range ? CODE : 0,
 					 .func_hi = range ? CODE + m.code_len : 0,
 					 .methods = methods[(data[0] >> 4) & 3], .order = order};
-	const jitmap_unwind_target target = {&m, fake_read};
+	const jitmap_target target = {&m, NULL, fake_read};
 	jitmap_unwind_result res;
 	char why[512];
 	const int rc = jitmap_unwind_step(&code, &regs, &target, &res, why, sizeof(why));

@@ -15,9 +15,15 @@
 #   OUTDIR/core/   synthetic core files (core_seeds.c): inputs of fuzz_core.
 #   OUTDIR/unwind/ AArch64, s390x and x86-64 functions with a stack, stopped at a record
 #                  (unwind_seeds.py): inputs of fuzz_unwind.
+#   OUTDIR/live/  fake processes' memory maps and reads of them (fuzz_live's format): a stopped
+#                 process, one that exits mid-read, short reads, colliding page slots, INT64_MAX
+#                 and the end of the address space inside the map.
 #   OUTDIR/process/ the relocatable ELF seeds laid out in a fake process's memory as LLVM's
 #                  JIT registers them, behind a JIT descriptor (process_seeds.py): inputs of
 #                  fuzz_process and fuzz_plugin.
+#   OUTDIR/insn/   code of x86-64, AArch64 and s390x (patchpoint call sequences, prologues,
+#                  epilogues, a function that breaks the ABI), each after the control byte of
+#                  fuzz_insn (the architecture), plus the .text of the x86-64 seed objects.
 #
 # Environment: LLC (default llc-14), OBJCOPY (default llvm-objcopy-14, else objcopy), LD
 # (default ld; the linked seeds are skipped without it).
@@ -115,6 +121,47 @@ ${CC:-cc} -O1 -Wl,--build-id -I"$here/../unit" -I"$here/../../include" -o "$work
 python3 "$here/process_seeds.py" "$out/process" "$out/plugin" "$out"/elf/*.o
 # Code and stacks (fuzz_unwind): the unit tests' hand-laid functions at their records.
 python3 "$here/unwind_seeds.py" "$out/unwind"
+# Code (fuzz_insn): the unit tests' encodings (tests/unit/test_insn.c) and llc's x86-64 code.
+mkdir -p "$out/insn"
+hex() { printf '%b' "$(sed 's/\([0-9a-f][0-9a-f]\)/\\x\1/g' <<<"$1")"; } # "55c3" -> bytes
+insn_seed() { { ctl "$2"; hex "$3"; } >"$out/insn/$1"; } # NAME ARCH HEX
+insn_seed x86_patchpoint $X86_64 49bbefbeaddeffffffff41ffd3
+insn_seed x86_llvm_fn $X86_64 554889e54157415653504189d74989f64889fb49bbefbeaddeffffffff41ffd34c01f04883c4085b415e415f5dc3cccc
+insn_seed x86_abi_break $X86_64 554889e541554989fdbb2a0000004531e448b8efbeaddeffffffffffd0415d5dc3
+insn_seed x86_calls $X86_64 e800000000ff1500000000ffd064ff142510000000c3
+insn_seed a64_patchpoint $AARCH64 904682d210cfaaf29057d3f200023fd6
+insn_seed a64_frame $AARCH64 fd7bbda9fd030091f35301a9539a80d2d4c582d2000080d2f35341a9fd7bc3a8c0035fd6
+insn_seed s390x_patchpoint $S390X c019123456780de1
+insn_seed s390x_frame $S390X eb6ff0300024c0e500000010a7e500040de1b904006207fe
+for o in "$work"/*_x86_64.o; do
+  "$objcopy" -O binary --only-section=.text "$o" "$work/text.bin" 2>/dev/null || continue
+  [ -s "$work/text.bin" ] && { ctl $X86_64; cat "$work/text.bin"; } >"$out/insn/text_$(basename "$o" .o)"
+done
+# Live memory (fuzz_live): [flags][exit after][short every][ranges], ranges as [start/32 u16]
+# [len/2 u16], reads as [op][offset u24][len u16] (tests/fuzz/fuzz_live.c).
+mkdir -p "$out/live"
+live_reads() { # the same reads for each map: small, across a page edge, long, twice, empty
+  le 0 1; le $((0x1000)) 3; le 8 2
+  le 4 1; le $((0x1ffd)) 3; le 7 2
+  le 0 1; le $((0x1800)) 3; le $((0x1ff0)) 2
+  le 2 1; le $((0x1000)) 3; le $((0x1000)) 2
+  le 4 1; le $((0x10ff8)) 3; le 16 2
+  le 3 1; le $((0x4000)) 3; le 1 2
+  le 12 1; le $((0x2000)) 3; le 64 2
+}
+live_seed() { # NAME FLAGS EXIT-AFTER SHORT-EVERY RANGE... (START:LEN in bytes)
+  local name=$1 flags=$2 exit_after=$3 short_every=$4 r; shift 4
+  { le "$flags" 1; le "$exit_after" 1; le "$short_every" 1; le $# 1
+    for r in "$@"; do le $((${r%%:*} / 32)) 2; le $((${r##*:} / 2)) 2; done
+    live_reads; } >"$out/live/$name"
+}
+live_seed stopped $((1 | 3 << 5)) 0 0 $((0x1000)):$((0x6000)) $((0x10000)):$((0x2000))
+live_seed running $((3 << 5)) 0 0 $((0x1000)):$((0x6000))
+live_seed exits $((1 | 2 | 3 << 5)) 4 0 $((0x1000)):$((0x6000))
+live_seed short $((1 | 16 | 3 << 5)) 0 2 $((0x1000)):$((0x8000)) $((0x9010)):$((0x100))
+live_seed collide $((1 | 3 << 5)) 0 0 $((0x1000)):$((0x2000)) $((0x101000)):$((0x2000))
+live_seed int64_max $((1 | 2 << 2 | 3 << 5)) 0 0 $((0x1ff000)):$((0x2000)) $((0x1000)):$((0x6000))
+live_seed wrap $((1 | 3 << 2 | 2 << 5)) 0 0 $((0x1ff000)):$((0x2000)) $((0x1000)):$((0x6000))
 # Inputs that once stopped a fuzzer (tests/fuzz/regressions/TARGET/): seeds for ever after.
 for d in "$here"/regressions/*/; do
   [ -d "$d" ] && mkdir -p "$out/$(basename "$d")" && cp "$d"* "$out/$(basename "$d")/"
@@ -125,4 +172,5 @@ done
 rm -rf "$work"
 echo "make-corpus.sh: $(ls "$out/parse" | wc -l) parse seeds, $(ls "$out/elf" | wc -l) ELF seeds," \
   "$(ls "$out/cfi" | wc -l) CFI seeds, $(ls "$out/core" | wc -l) core seeds," \
-  "$(ls "$out/process" | wc -l) process seeds, $(ls "$out/plugin" | wc -l) plugin seeds in $out"
+  "$(ls "$out/process" | wc -l) process seeds, $(ls "$out/plugin" | wc -l) plugin seeds," \
+  "$(ls "$out/insn" | wc -l) code seeds, $(ls "$out/live" | wc -l) live seeds in $out"

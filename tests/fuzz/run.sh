@@ -31,13 +31,15 @@ if ! "$build/tests/fuzz/layout_seeds" "$tmp/seeds" >>"$tmp/make-corpus.log" 2>&1
   exit 1
 fi
 
-passed=0 failed=0
+# Each target writes its line to $tmp/NAME.result (first word "ok" or "FAILED"); up to
+# JITMAP_FUZZ_JOBS of them run at once (default: the machine's cores), so that CI's fuzzing
+# phase takes SECONDS per pair of targets on two cores, not per target.
 run_target() { # NAME SEED-SUBDIR
   local name=$1 seeds="$tmp/seeds/$2" bin="$build/tests/fuzz/$1"
   local corpus="${JITMAP_FUZZ_CORPUS:-$tmp/corpus}/$name" log="$tmp/$name.log"
+  local out="$tmp/$name.result"
   if [ ! -x "$bin" ]; then
-    echo "$name: FAILED: $bin not built (configure with CC=clang-14 -DJITMAP_BUILD_FUZZ=ON)"
-    failed=$((failed + 1))
+    echo "$name: FAILED: $bin not built (configure with CC=clang-14 -DJITMAP_BUILD_FUZZ=ON)" >"$out"
     return
   fi
   mkdir -p "$corpus"
@@ -50,25 +52,44 @@ run_target() { # NAME SEED-SUBDIR
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   units=$(find "$corpus" -type f | wc -l)
   if [ $rc -eq 0 ]; then
-    echo "$name: ok, ${execs:-?} executions in ${seconds}s, corpus of $units inputs"
-    passed=$((passed + 1))
+    echo "$name: ok, ${execs:-?} executions in ${seconds}s, corpus of $units inputs" >"$out"
   else
     local what
     what=$(grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|check failed|runtime error|ALARM' "$log")
-    echo "$name: FAILED (exit $rc): ${what:-see log below}"
-    grep -E 'Test unit written to' "$log" | sed 's/^/  /'
-    tail -n 40 "$log" | sed 's/^/  | /'
-    failed=$((failed + 1))
+    {
+      echo "$name: FAILED (exit $rc): ${what:-see log below}"
+      grep -E 'Test unit written to' "$log" | sed 's/^/  /'
+      tail -n 40 "$log" | sed 's/^/  | /'
+    } >"$out"
   fi
 }
 
-run_target fuzz_parse parse
-run_target fuzz_elf elf
-run_target fuzz_cfi cfi
-run_target fuzz_core core
-run_target fuzz_process process
-run_target fuzz_plugin plugin
-run_target fuzz_layout layout
-run_target fuzz_unwind unwind
+parallel=${JITMAP_FUZZ_JOBS:-$(nproc)}
+names=()
+start_target() { # NAME SEED-SUBDIR
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
+  names+=("$1")
+  run_target "$1" "$2" &
+}
+start_target fuzz_parse parse
+start_target fuzz_elf elf
+start_target fuzz_cfi cfi
+start_target fuzz_core core
+start_target fuzz_process process
+start_target fuzz_plugin plugin
+start_target fuzz_layout layout
+start_target fuzz_unwind unwind
+start_target fuzz_insn insn
+start_target fuzz_live live
+wait
+passed=0 failed=0
+for name in "${names[@]}"; do
+  cat "$tmp/$name.result" 2>/dev/null || echo "$name: FAILED: no result"
+  if grep -q "^$name: ok," "$tmp/$name.result" 2>/dev/null; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+done
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]

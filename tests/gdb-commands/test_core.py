@@ -147,35 +147,38 @@ class Frame:
         raise model.Unavailable("Cannot access memory at address 0x%x" % addr)
 
 
-match = model.find(catalog, pc, True, None)
 want = [int(inner["local%d" % i]) for i in range(6)]
 
 
 def records_by_pc():
-    check(match.how == "exact" and len(match.hits) == 1, "record 1002 found at its PC")
-    obj = model.frame_object(Frame(), match)
+    report = model.describe(catalog, Frame())
+    obj = report.obj
+    check(report.num_records == 1 and obj["record"]["match"] == "exact",
+          "record 1002 found at its PC")
     check(obj["record"]["id"] == 1002, "record id")
     vals = [l["value"] for l in obj["locations"]]
     check(vals == want, "values %s, truth %s" % (vals, want))
     check(obj["locations"][1]["address"] == "0x%x" % (sp + 8), "indirect address")
-    json.loads(fmt.to_json(obj))
-    text = fmt.frame_text(obj)
+    check(json.loads(report.json_text) == obj, "the library's JSON")
+    text = report.text(model.TEXT_FRAME)
     check("record 1002 at 0x%x (handjit_inner+" % pc in text, "text header:\n" + text)
 
     # A caller-saved register: unavailable, with the frame's reason, never a number.
-    rec = match.hits[0][1]
+    rec = catalog.lookup(pc)[0][1]
     rec.contents.locations[0].dwarf_reg = 5  # rdi, for this check only (the copy is ours)
-    bad = model.frame_object(Frame(), match)
-    loc0 = bad["locations"][0]
+    bad = model.describe(catalog, Frame())
+    loc0 = bad.obj["locations"][0]
     check(loc0["value"] is None and "caller-saved" in loc0["error"], "rdi unavailable: %s" % loc0)
-    check("<unavailable: register rdi not available: caller-saved" in fmt.frame_text(bad), "text of rdi")
+    check("<unavailable: register rdi not available: caller-saved" in bad.text(), "text of rdi")
     rec.contents.locations[0].dwarf_reg = 3
 
     # Not at a record: the nearest, and how far.
-    miss = model.find(catalog, pc + 3, False, None)
-    check(not miss.hits and miss.nearest and miss.nearest[0][2] == -3, "nearest record 3 bytes before")
-    m = model.frame_object(Frame(), miss)
-    check(m["record"] is None and "3 bytes before" in m["error"], "no-record message: %s" % m.get("error"))
+    f = Frame()
+    f.pc = pc + 3
+    f.return_address = False
+    m = model.describe(catalog, f).obj
+    check(m["record"] is None and m["nearest"] and m["nearest"][0]["distance"] == -3 and
+          "3 bytes before" in m["error"], "no-record message: %s" % m.get("error"))
 
 
 RUN.test(records_by_pc)
@@ -186,7 +189,7 @@ RUN.test(records_by_pc)
 def names_api():
     names.name_locations(1002, ["vm_acc", None, "slot"])
     names.add_namer(lambda rid, fn, n: 1 / 0)  # a broken namer is ignored
-    named = model.frame_object(Frame(), match)
+    named = model.describe(catalog, Frame()).obj
     check(named["locations"][0].get("name") == "vm_acc" and "name" not in named["locations"][1]
           and named["locations"][2].get("name") == "slot", "names API")
     names.clear()
@@ -239,9 +242,6 @@ class FakeDebugger:
 
     def frames(self, limit):
         return iter([Frame()])
-
-    def instructions(self, start, end):
-        return []
 
     def disassemble(self, addr, count):
         return []
@@ -388,8 +388,9 @@ def elf_section(path, want):
 class CrossFrame:
     """A frame of verify's: registers by DWARF number, in the target's byte order."""
 
-    def __init__(self, regs, big, level=1):
+    def __init__(self, regs, big, pc, arch, level=1):
         self.regs, self.big, self.level = regs, big, level
+        self.pc, self.arch, self.function = pc, arch, None
 
     def read_register(self, regno, name, size):
         if regno not in self.regs:
@@ -398,6 +399,23 @@ class CrossFrame:
 
     def read_memory(self, addr, size):
         raise model.Unavailable("no memory")
+
+
+class FileOnly:
+    """A discovery access object for one loaded file and no readable memory: its stackmap
+    comes from the file."""
+
+    def __init__(self, path, section_address):
+        self.objects = [(path, section_address)]
+
+    def read(self, addr, size):
+        raise discovery.ReadError("no memory")
+
+    def jit_descriptors(self):
+        return []
+
+    def loaded_objects(self):
+        return self.objects
 
 
 def verify_cross():
@@ -410,12 +428,18 @@ def verify_cross():
     lib = native.lib()
     for arch, name, big, base_reg, size in ((native.ARCH_AARCH64, "aarch64", False, 29, 64),
                                             (native.ARCH_S390X, "s390x", True, 15, 176)):
-        blob = elf_section(os.path.join(fixtures, "cross-%s.elf" % name), ".llvm_stackmaps")
-        opts = native.ParseOpts(sz=ctypes.sizeof(native.ParseOpts), order=native.ORDER_AUTO, arch=arch)
-        err = native.Error()
-        h = lib.jitmap_stackmap_parse(blob, len(blob), ctypes.byref(opts), ctypes.byref(err))
-        check(h, "%s: stackmap not parsed" % name)
-        sm = stackmaps.Stackmap(h, True, "cross-%s.elf" % name)
+        path = os.path.join(fixtures, "cross-%s.elf" % name)
+        img = lib.jitmap_image_open_file(path.encode(), None)
+        addr, length = native.c_u64(), native.c_u64()
+        check(img and lib.jitmap_image_stackmap_section(img, ctypes.byref(addr),
+                                                        ctypes.byref(length)) == 0,
+              "%s: no stackmap section" % name)
+        lib.jitmap_image_free(img)
+        disc = discovery.Discovery()  # owns the process: kept while the catalog is used
+        catalog = disc.scan(FileOnly(path, addr.value))
+        check(len(catalog.stackmaps) == 1, "%s: stackmap not read: %s" % (
+            name, report.problems(catalog)))
+        sm = catalog.stackmaps[0]
         rec = sm.find_id(200)[0]
         check(sm.record_function(rec).stack_size == size, "%s: stack size" % name)
         SP = 0x7ff000
@@ -423,10 +447,11 @@ def verify_cross():
 
         def run(caller_sp, base):
             regs = {sp_reg: SP, base_reg: base}
-            frame = CrossFrame(regs, big)
-            vf = report.VerifyFrame(frame, model.Match([(sm, rec)], "exact"), lambda: (SP, caller_sp))
+            frame = CrossFrame(regs, big, sm.record_pc(rec), arch)
+            vf = report.VerifyFrame(frame, model.describe(catalog, frame, raw=True),
+                                    lambda: (SP, caller_sp))
             got = []
-            n = report._verify_frames([vf], lambda _sm, _rec, c, d: got.append((c, d)))
+            n = report._verify_frames([vf], lambda _o, _rec, c, d: got.append((c, d)))
             check(n == 1, "%s: %d records checked" % (name, n))
             return got
         good_base = SP + 16 if base_reg == 29 else SP  # AArch64: x29 = SP + 16 in cx_saves
@@ -436,9 +461,38 @@ def verify_cross():
         check([c for c, _ in got] == ["frame-size"], "%s: a wrong caller SP: %s" % (name, got))
         got = run(SP + size, SP + 0x1000)
         check([c for c, _ in got] == ["stack-slot"], "%s: a slot outside the frame: %s" % (name, got))
-        sm.close()
 
 
 RUN.test(verify_cross)
+
+def abi_checked():
+    """native.py's mirrors and constants are checked field by field against the library
+    (jitmap_offsetof, jitmap_constant), not only by size: two fields swapped, or a changed
+    enumerator, make the library refused."""
+    import ctypes as C
+    lib = native.lib()
+    check(native._mismatches(lib) == [], "the mirrors match: %s" % native._mismatches(lib))
+    saved_rec, saved_loc = native._MIRRORED["jitmap_record"], native._CONSTANTS["JITMAP_LOC_DIRECT"]
+
+    class Swapped(C.Structure):
+        _fields_ = [("instruction_offset", native.c_u32), ("id", native.c_u64)] + [
+            f for f in native.Record._fields_ if f[0] not in ("id", "instruction_offset")]
+    try:
+        native._MIRRORED["jitmap_record"] = Swapped
+        native._CONSTANTS["JITMAP_LOC_DIRECT"] = 9
+        got = native._mismatches(lib)
+    finally:
+        native._MIRRORED["jitmap_record"] = saved_rec
+        native._CONSTANTS["JITMAP_LOC_DIRECT"] = saved_loc
+    check(any("jitmap_record.id is at 0 there, 8 here" in w for w in got) and
+          any("JITMAP_LOC_DIRECT is 2 there, 9 here" in w for w in got), "mismatches: %s" % got)
+    v = C.c_int64()
+    check(lib.jitmap_constant(b"JITMAP_NO_SUCH", C.byref(v)) == -2 and
+          lib.jitmap_offsetof(b"jitmap_record", b"no_such") == C.c_size_t(-1).value,
+          "unknown names")
+
+
+RUN.test(abi_checked)
+
 
 sys.exit(RUN.run(ENV))

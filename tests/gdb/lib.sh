@@ -83,11 +83,16 @@ names() { frames "$1" | tr '\n' ' ' | sed 's/ $//'; }
 # reg TEXT NAME: the value `info registers` shows for NAME in TEXT ("<not saved>" too).
 reg() { grep -E "^$2 " <<<"$1" | head -n 1 | sed -E "s/^$2 +//; s/ +.*//; s/^<not$/<not saved>/"; }
 
-# gdb_fine OUT: GDB ended by itself (no timeout, no crash, no internal error).
+# gdb_fine OUT: GDB ended by itself (no timeout, no crash, no internal error), and no exception
+# of an extension reached GDB ("Python Exception <class ...>": what GDB prints when a frame
+# filter, a printer or a command raises; a frame filter that raises loses what GDB shows: bt
+# typed at the prompt lost the interpreter frames that way). A `python` line of the session's
+# own that fails (the negative controls import jitmap without it) prints a plain traceback.
 gdb_fine() {
     local rc
     rc=$(cat "$1.rc")
-    [ "$rc" -ne 124 ] && [ "$rc" -lt 128 ] && ! grep -qE 'internal-error|Fatal signal|A problem internal to GDB' "$1"
+    [ "$rc" -ne 124 ] && [ "$rc" -lt 128 ] &&
+        ! grep -qE 'internal-error|Fatal signal|A problem internal to GDB|Python Exception <' "$1"
 }
 
 # wait_for FILE REGEX [SECONDS]: until FILE has a line matching REGEX.

@@ -16,6 +16,13 @@
  *              ends the backtrace there, and so must jitmap's reader when it claims the
  *              image. (The function does return to main, so that the program goes on: the
  *              CFI is what matters to a debugger.)
+ *   abi-break  two functions and a stackmap (a record after each call): the JIT function
+ *              below (shapes_abi_fine), and shapes_abi_break, which breaks the ABI: it
+ *              changes rbx and r12, callee-saved registers, without saving them (and r13 only
+ *              after pushing it, which is fine). `jitmap verify` must name those two
+ *              instructions and nothing else. It is never called (it would corrupt main's
+ *              registers): the check reads code, it does not run it. Prints
+ *              "jitmap-shapes: abi-break name=shapes_abi_break addr=0x... rbx=+9 r12=+14".
  * The JIT function (push rbp; mov rbp,rsp; call shapes_stop; pop rbp; ret) calls
  * shapes_stop(), where the test breaks. The image is the one jitmap's producer API builds
  * (jitmap_jit_build_image), changed as the case says, and registered through the
@@ -117,6 +124,60 @@ static size_t outermost_eh_frame(uint8_t *eh, const uint8_t *code, size_t len)
 	return k;
 }
 
+/* The abi-break case: shapes_abi_break at code + 64 (after the JIT function, `fine` bytes
+ * at `code`), the stackmap of both (a record after each call: ids 1 and 2), and the region
+ * grown to hold both. Returns the stackmap (NULL on failure). */
+static void *abi_break(uint8_t *code, size_t fine, jitmap_jit_function *fns,
+		       jitmap_jit_region *region)
+{
+	enum { AT = 64 };
+	static const uint8_t head[] = {
+		0x55,                         /* +0  push rbp */
+		0x48, 0x89, 0xe5,             /* +1  mov rbp, rsp */
+		0x41, 0x55,                   /* +4  push r13 */
+		0x49, 0x89, 0xfd,             /* +6  mov r13, rdi: fine, r13 was saved */
+		0xbb, 0x2a, 0x00, 0x00, 0x00, /* +9  mov ebx, 42: rbx never saved */
+		0x45, 0x31, 0xe4,             /* +14 xor r12d, r12d: r12 never saved */
+		0x48, 0xb8,                   /* +17 movabs rax, shapes_stop */
+	};
+	static const uint8_t tail[] = {
+		0xff, 0xd0, /* +27 call rax */
+		0x41, 0x5d, /* +29 pop r13 */
+		0x5d,       /* pop rbp */
+		0xc3,       /* ret */
+	};
+	uint8_t *p = code + AT;
+	const uint64_t target = (uint64_t)(uintptr_t)shapes_stop;
+	memcpy(p, head, sizeof(head));
+	memcpy(p + sizeof(head), &target, 8);
+	memcpy(p + sizeof(head) + 8, tail, sizeof(tail));
+	const size_t len = sizeof(head) + 8 + sizeof(tail);
+	fns[1] = (jitmap_jit_function){"shapes_abi_break", (uint64_t)(uintptr_t)p, len};
+	region->size = AT + len;
+	region->num_functions = 2;
+
+	jitmap_smbuilder *smb = jitmap_smbuilder_new(JITMAP_ORDER_AUTO);
+	void *sm = NULL;
+	size_t sm_size = 0;
+	jitmap_error err = {0};
+	/* The JIT function's frame: the pushed rbp (8); shapes_abi_break's: rbp and r13 (16). */
+	if (!smb || jitmap_smbuilder_add_function(smb, fns[0].address, 8, &err) ||
+	    jitmap_smbuilder_add_record(smb, 1, (uint32_t)(fine - 2), NULL, 0, NULL, 0, &err) ||
+	    jitmap_smbuilder_add_function(smb, fns[1].address, 16, &err) ||
+	    jitmap_smbuilder_add_record(smb, 2, 29, NULL, 0, NULL, 0, &err) ||
+	    jitmap_smbuilder_finish(smb, &sm, &sm_size)) {
+		fprintf(stderr, "jitmap-shapes: stack map: %s\n", err.reason[0] ? err.reason : "failed");
+		jitmap_smbuilder_free(smb);
+		return NULL;
+	}
+	jitmap_smbuilder_free(smb);
+	region->stackmap = sm;
+	region->stackmap_size = sm_size;
+	printf("jitmap-shapes: abi-break name=shapes_abi_break addr=0x%" PRIx64 " rbx=+9 r12=+14\n",
+	       fns[1].address);
+	return sm;
+}
+
 /* Make every function symbol of the image absolute (SHN_ABS, st_value its address); with
  * keep_section, only st_value becomes the address (the "address" case). */
 static void make_symbols_absolute(void *image, int keep_section)
@@ -142,9 +203,9 @@ int main(int argc, char **argv)
 {
 	const char *c = argc == 2 ? argv[1] : "";
 	const int absolute = !strcmp(c, "absolute"), outermost = !strcmp(c, "outermost");
-	const int address = !strcmp(c, "address");
-	if (!absolute && !outermost && !address) {
-		fprintf(stderr, "usage: jitmap-shapes-jit absolute|address|outermost\n");
+	const int address = !strcmp(c, "address"), abi = !strcmp(c, "abi-break");
+	if (!absolute && !outermost && !address && !abi) {
+		fprintf(stderr, "usage: jitmap-shapes-jit absolute|address|outermost|abi-break\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -165,10 +226,15 @@ int main(int argc, char **argv)
 
 	const char *name = absolute  ? "shapes_absolute_fn"
 			   : address ? "shapes_address_fn"
+			   : abi     ? "shapes_abi_fine"
 				     : "shapes_outermost_fn";
-	jitmap_jit_function f = {name, (uint64_t)(uintptr_t)code, n};
-	jitmap_jit_region region = {.address = f.address, .size = n, .functions = &f,
+	jitmap_jit_function fns[2] = {{name, (uint64_t)(uintptr_t)code, n}};
+	const jitmap_jit_function f = fns[0];
+	jitmap_jit_region region = {.address = f.address, .size = n, .functions = fns,
 				    .num_functions = 1};
+	void *stackmap = NULL;
+	if (abi && (stackmap = abi_break(code, n, fns, &region)) == NULL)
+		return 1;
 	if (outermost) {
 		uint8_t *eh = code + 2048; /* within reach of a pc-relative sdata4 */
 		region.eh_frame = eh;

@@ -11,7 +11,11 @@
 #     with never the reader declines the image and everything is as GDB alone (break NAME,
 #     info symbol too); with auto it claims it, and ends the backtrace with one
 #     `0x0000000000000000 in ?? ()` frame (the jit-reader API cannot mark a frame outermost:
-#     docs/gdb.md), without an error: `bt` through Python does not raise.
+#     docs/gdb.md), without an error: `bt` through Python does not raise;
+#   - abi-break: a function that changes rbx and r12 (callee-saved) without saving them, beside
+#     one that keeps the ABI. `jitmap verify` (text and JSON) names exactly those two
+#     instructions (check "callee-saved": address, register, Capstone's text) and nothing
+#     in the function that keeps the ABI, nor r13, which the breaking function pushed first.
 # Prints "gdb-shapes: N passed, M failed"; exits 77 when GDB or the program is missing.
 NAME=gdb-shapes
 . "$(dirname "$0")/lib.sh"
@@ -118,5 +122,33 @@ expect "$tag: bt says nothing else (no error)" test "$(grep -cv '^#' <<<"$bt")" 
 expect "$tag: bt through Python does not raise (3 lines)" test "$(part "$out" pybt)" = 3
 expect "$tag: the reader ended the stack ($(part "$out" stats))" \
     grep -Eq 'claimed=1 .*unwind_failures=0 outermost=1' <<<"$(part "$out" stats)"
+
+# -- a function that breaks the ABI: jitmap verify's callee-saved check --
+CMDS=('break shapes_stop' run 'echo ==verify\n' 'jitmap verify -json' 'echo ==text\n'
+    'jitmap verify' 'echo ==end\n' continue)
+out=$WORK/abi
+session "$out" jitmap --args "$SHAPES" abi-break
+tag="abi-break"
+expect "$tag: GDB ends normally" gdb_fine "$out"
+expect "$tag: the program ran to its end" grep -q "jitmap-shapes: done" "$out"
+addr=$(sed -n 's/^jitmap-shapes: abi-break name=shapes_abi_break addr=\(0x[0-9a-f]*\) .*/\1/p' "$out")
+want=$(printf '0x%x rbx movl $0x2a, %%ebx\n0x%x r12 xorl %%r12d, %%r12d' \
+    $((addr + 9)) $((addr + 14)))
+# Every problem's check, function, address, register and instruction, one per line.
+got=$(part "$out" verify | python3 -c '
+import json, sys
+v = json.loads(sys.stdin.read())
+assert v["records_checked"] == 2, v
+for p in v["problems"]:
+    print(p["check"], p["function"], p.get("address"), p.get("register"), p.get("instruction"))
+')
+expect "$tag: verify -json finds exactly the two writes ($got)" \
+    test "$got" = "$(sed 's/^/callee-saved shapes_abi_break /' <<<"$want")"
+text=$(part "$out" text)
+expect "$tag: verify says 2 problems" grep -q "2 records checked, .*: 2 problems" <<<"$text"
+expect "$tag: verify names the instruction and the register" \
+    grep -q "callee-saved: shapes_abi_break+9 at $(printf 0x%x $((addr + 9))) (movl \$0x2a, %ebx) writes rbx" <<<"$text"
+expect "$tag: nothing of the function that keeps the ABI" \
+    test "$(grep -c shapes_abi_fine <<<"$text")" -eq 0
 
 finish

@@ -166,7 +166,7 @@ def split_function():
 @test
 def installed_tree():
     """`cmake --install` into a fresh prefix, moved elsewhere: PREFIX/share/jitmap/lldb/jitmap.py
-    finds the package and PREFIX/lib*/libjitmap.so.0 from its own place."""
+    finds the package and PREFIX/lib*/libjitmap.so.1 from its own place."""
     ENV.need_demo()
     cmake = shutil.which("cmake")
     if cmake is None:

@@ -18,14 +18,12 @@ differently): `info stackmap -json N` / `stackmap info --json N`, and their text
 `stackmap gc-roots --all --json`, `jitmap verify -json` / `stackmap verify --json`.
 
 Fields that legitimately differ (docs/lldb.md), and only those, are set aside:
-- "frame" where the debuggers number the frames differently (the C library's inlined
-  frames): the frames are matched by PC instead;
-- a patchpoint's record "note", which quotes the disassembly (binutils' syntax in GDB,
-  LLVM's in LLDB: `call` / `callq`);
-- with the reader plugin, the callee-saved registers of the frame above the hand-written JIT's
-  frameless function: the plugin says "not saved" (no CFI proves that the function left them
-  alone), LLDB's assembly profiling proves it and gives the values (test_lldb.py checks them
-  against the program's truth).
+- "frame" where the debuggers number the frames differently (GDB's tail-call frames rebuilt
+  from the C library's call-site information): the frames are matched by PC instead.
+Nothing else: libjitmap decides and writes both answers (a patchpoint's note included), and
+with the reader plugin the callee-saved registers of the frame above the hand-written JIT's
+frameless function are known to both, by the ABI's rule (jitmap's unwinder) and by LLDB's
+assembly profiling.
 GDB alone cannot unwind the hand-written JIT's frameless function (LLDB can): without the
 plugin only that function's frame is compared there.
 Exits 0 when all pass, 1 when any fails, 77 when gdb or lldb or the programs are missing.
@@ -94,33 +92,7 @@ def at_records(s):
     return out
 
 
-def strip_note(o, what):
-    """A copy of a frame object without the disassembly it quotes (and its other records')."""
-    o = copy.deepcopy(o)
-    for rec in [o] + o.get("other_records", []):
-        if "note" in rec["record"]:
-            DIFFS.append("%s: record %d note: disassembly syntax" % (what, rec["record"]["id"]))
-            rec["record"]["note"] = "<disassembly>"
-    return o
-
-
-def unwinder_knows_more(go, lo, what):
-    """Copies of GDB's and LLDB's objects where each location that GDB's unwinder could not
-    recover ("not saved in frame N") but LLDB's did is set aside."""
-    go, lo = copy.deepcopy(go), copy.deepcopy(lo)
-    for gl, ll in zip(go["locations"], lo["locations"]):
-        if gl.get("value") is None and "not saved in frame" in gl.get("error", "") and \
-                ll.get("value") is not None:
-            DIFFS.append("%s: record %d location %d (%s): GDB's unwinder: %s; LLDB's: known" % (
-                what, go["record"]["id"], gl["index"], gl["where"], gl["error"]))
-            for x in (gl, ll):
-                x.pop("address", None)
-                x.pop("error", None)
-                x["value"] = "<unwinder>"
-    return go, lo
-
-
-def compare_frames(g, l, what, want_ids, gdb_ids=None, unwinders_differ=False):
+def compare_frames(g, l, what, want_ids, gdb_ids=None):
     gf, lf = at_records(g), at_records(l)
     ids = sorted(o["record"]["id"] for o, _ in lf.values())
     check(ids == sorted(want_ids), "%s: LLDB's frames at records %s, want %s" % (what, ids, sorted(want_ids)))
@@ -137,12 +109,10 @@ def compare_frames(g, l, what, want_ids, gdb_ids=None, unwinders_differ=False):
         if go["frame"] != lo["frame"]:
             DIFFS.append("%s: pc %s is frame %d in GDB, %d in LLDB" % (what, pc, go["frame"], lo["frame"]))
             renumbered[go["frame"]] = lo["frame"]
-        g2, l2 = strip_note(go, what), strip_note(lo, what)
-        if unwinders_differ:
-            g2, l2 = unwinder_knows_more(g2, l2, what)
+        g2, l2 = copy.deepcopy(go), copy.deepcopy(lo)
         g2["frame"] = l2["frame"]
         check(g2 == l2, "%s: pc %s: the JSON differs:\nGDB  %s\nLLDB %s" % (what, pc, g2, l2))
-        if go["frame"] == lo["frame"] and "note" not in go["record"] and g2 == go:
+        if go["frame"] == lo["frame"]:
             check(gt == lt, "%s: pc %s: the text differs:\nGDB:\n%s\nLLDB:\n%s" % (what, pc, gt, lt))
     return renumbered
 
@@ -172,8 +142,8 @@ def renumber(obj, mapping):
     return obj
 
 
-def compare_all(g, l, what, want_ids, gdb_ids=None, unwinders_differ=False):
-    renumbered = compare_frames(g, l, what, want_ids, gdb_ids, unwinders_differ)
+def compare_all(g, l, what, want_ids, gdb_ids=None):
+    renumbered = compare_frames(g, l, what, want_ids, gdb_ids)
     for tag in ("list", "roots", "verify") if gdb_ids is None else ("list",):
         same_json(g, l, tag, what, renumbered)
 
@@ -198,7 +168,7 @@ def paused(name, exe, args):
     raise Fail("%s: the program did not pause" % name)
 
 
-def live_parity(name, exe, args, want_ids, gdb_ids=None, unwinders_differ=False):
+def live_parity(name, exe, args, want_ids, gdb_ids=None):
     p, pid = paused(name, exe, args)
     try:
         g = GDB.session(name + "-gdb", commands(GDB), pid=pid)
@@ -207,7 +177,7 @@ def live_parity(name, exe, args, want_ids, gdb_ids=None, unwinders_differ=False)
     finally:
         p.kill()
         p.wait()
-    compare_all(g, l, name + " (live)", want_ids, gdb_ids, unwinders_differ)
+    compare_all(g, l, name + " (live)", want_ids, gdb_ids)
 
 
 @test
@@ -243,18 +213,17 @@ def live_recursion():
 @test
 def live_handjit():
     ENV.need(ENV.handjit, "jitmap-handjit")
-    live_parity("live-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002],
-                bool(JITMAP_GDB))
+    live_parity("live-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002])
 
 
 # -- Post-mortem: one core, both debuggers --
 
 
-def core_parity(name, exe, args, want_ids, gdb_ids=None, unwinders_differ=False):
+def core_parity(name, exe, args, want_ids, gdb_ids=None):
     core, _ = abort_core(ENV, name, exe, args)
     g = GDB.session(name + "-gdb", commands(GDB), exe, core=core)
     l = LLDB.session(name + "-lldb", commands(LLDB), exe, core=core)
-    compare_all(g, l, name + " (core)", want_ids, gdb_ids, unwinders_differ)
+    compare_all(g, l, name + " (core)", want_ids, gdb_ids)
 
 
 @test
@@ -278,8 +247,7 @@ def core_statepoint():
 @test
 def core_handjit():
     ENV.need(ENV.handjit, "jitmap-handjit")
-    core_parity("core-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002],
-                bool(JITMAP_GDB))
+    core_parity("core-handjit", ENV.handjit, [], [1002, 1001], None if JITMAP_GDB else [1002])
 
 
 status = RUN.run(ENV)

@@ -8,6 +8,8 @@
   their JIT entry), unwinds through them to each thread's start, and leaves the process
   running (never stopped, never traced); eu-stack on the same process is the negative control
   (no name for the JIT frames, and its walk ends at the first of them);
+- a record that holds a call's result (rax) and a value in rbx, stopped inside the call, live
+  and on a core: rax unavailable (caller-saved), rbx its value, as in GDB;
 - cores: the statepoint and recursion programs in two threads, aborted once both hold: for
   every JIT frame, jitmap-stack's "stackmap" object equals GDB's `info stackmap -json` (less
   "frame") at the same thread and frame, with jitmap.gdb loaded; the GC roots' text;
@@ -271,9 +273,12 @@ def cores():
     check(all(s["record"]["id"] == 300 and s["statepoint"] and len(s["statepoint"]["gc_roots"]) == 3
               for s in sp), "statepoint core: record 300 decoded as a statepoint with 3 GC roots")
     r = run([STACK, "--gc-roots", core])
-    check(r.stdout.count("gc root: base") == 6 and "(offset 16)" in r.stdout,
-          "statepoint core: --gc-roots text shows 3 roots in each thread, a derived pointer "
-          "at offset 16:\n" + r.stdout[:1500])
+    rows = [l.split() for l in r.stdout.splitlines()
+            if re.match(r"^ {4}#\d+ +statepoint_main +300 ", l)]
+    check(len(rows) == 6 and any(row[-1] == "16" for row in rows) and
+          r.stdout.count("base (slot = value)") == 2,
+          "statepoint core: --gc-roots text shows the table of `info gc-roots`, 3 roots in "
+          "each thread, a derived pointer at offset 16:\n" + r.stdout[:1500])
     core_parity("recursion", ["--program", "recursion", "--depth", "5"],
                 ["recurse", "recursion_main"])
     crash_reporter(core, sp_doc)
@@ -311,6 +316,72 @@ def crash_reporter(core, d):
           "jitmap-stack (%s against %s)" % (got, want))
     check(r.stdout.count("job_main") == 2, "stack-walk: native frames unwound past the JIT "
           "frames with libjitmap's CFI:\n" + r.stdout)
+
+
+# -- A record that holds a call's result --
+
+# The demo's recursion entry, replaced (--ir): a call into the runtime whose record, at the
+# return address, holds the call's result in rax (llc-14 -O2: register 0) and a value live
+# across the call in rbx (register 3). Stopped inside that call, rax has no value yet.
+CALL_RESULT_IR = r"""
+declare i64 @jitmap_demo_safepoint(i64)
+declare i32 @printf(i8*, ...)
+declare void @llvm.experimental.stackmap(i64, i32, ...)
+
+@fmt = private unnamed_addr constant [42 x i8] c"jitmap-demo: call-result id=402 keep=%ld\0A\00"
+
+define i64 @recursion_main(i64 %depth) noinline {
+entry:
+  %keep = mul i64 %depth, 1000003
+  %f = getelementptr [42 x i8], [42 x i8]* @fmt, i64 0, i64 0
+  call i32 (i8*, ...) @printf(i8* %f, i64 %keep)
+  %r = call i64 @jitmap_demo_safepoint(i64 402)
+  call void (i64, i32, ...) @llvm.experimental.stackmap(i64 402, i32 0, i64 %r, i64 %keep)
+  %s = add i64 %r, %keep
+  ret i64 %s
+}
+"""
+
+
+def call_result_frames(what, doc, out):
+    """Every JIT frame of jitmap-stack's JSON `doc` is recursion_main at record 402: rax (the
+    call's result) unavailable as caller-saved, as GDB and LLDB say, never the innermost
+    frame's rax (elfutils reports it "same value"); rbx the program's keep= value."""
+    keep = [int(k) for k in re.findall(r"call-result id=402 keep=(\d+)", out)]
+    frames = [f for t in doc["threads"] for f in jit_frames(t)]
+    check(frames and keep and len(set(keep)) == 1,
+          "%s: JIT frames (%d) and the truth line (%s)" % (what, len(frames), keep))
+    for f in frames:
+        sm = f.get("stackmap") or {}
+        locs = sm.get("locations") or []
+        ok = ((sm.get("record") or {}).get("id") == 402 and len(locs) == 2 and
+              locs[0]["where"] == "rax" and locs[0]["value"] is None and
+              "caller-saved" in locs[0].get("error", "") and
+              locs[1]["where"] == "rbx" and keep and locs[1]["value"] == keep[0])
+        check(ok, "%s: record 402: rax unavailable (caller-saved), rbx %s (%s)" % (
+            what, keep, json.dumps(locs)))
+
+
+def call_result():
+    ir = os.path.join(WORK, "call_result.ll")
+    with open(ir, "w") as f:
+        f.write(CALL_RESULT_IR)
+    args = ["--program", "recursion", "--depth", "7", "--ir", ir]
+    p, pid, held = hold(args, 1)
+    try:
+        r = run([STACK, "--json", "--values", str(pid)])
+        check(r.returncode == 0, "call result, live: exit 0 (%d: %s)" % (r.returncode, r.stderr))
+        with open(os.path.join(WORK, "live.out")) as f:
+            out = f.read()
+        if r.returncode == 0:
+            call_result_frames("call result, live", json.loads(r.stdout), out)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    # On a core (two threads held in the call), and equal to GDB's info stackmap -json.
+    core, d = core_parity("call-result", args, ["recursion_main"])
+    with open(os.path.join(os.path.dirname(core), "out")) as f:
+        call_result_frames("call result, core", d, f.read())
 
 
 # -- Bad input --
@@ -477,12 +548,17 @@ def vm_core():
     check(len(g) == 1 and not diff, "vm core: the frame's stackmap object equals GDB's "
           "(%d frames; GDB / jitmap-stack where they differ: %s)" % (len(g), json.dumps(diff)[:1500]))
     r = run([STACK, "--values", core])
-    for line in ("    [Demo.square, bci 4]  x = 4, y = 16 (0x10)\n",
-                 "    [Demo.sumSquares, bci 10]  n = 6, i = 4, acc = 14 (0xe), stack #0 = 14 (0xe)\n"):
-        check(line in r.stdout, "vm core: text has %r:\n%s" % (line, r.stdout))
+    for line in ("      virtual frame 0: Demo.square, bci 4\n        local x = 4\n"
+                 "        local y = 16\n",
+                 "      virtual frame 1: Demo.sumSquares, bci 10\n        local n = 6\n"
+                 "        local i = 4\n        local acc = 14\n        stack #0 = 14\n"):
+        check(line in r.stdout, "vm core: --values text has %r (as info stackmap writes "
+              "it):\n%s" % (line, r.stdout))
     r = run([STACK, core])
-    check("Demo.square" not in r.stdout and "jit.Demo.sumSquares" in r.stdout,
-          "vm core: without --values, no virtual frames:\n" + r.stdout)
+    for line in ("    [Demo.square, bci 4]  x = 4, y = 16\n",
+                 "    [Demo.sumSquares, bci 10]  n = 6, i = 4, acc = 14, stack #0 = 14\n"):
+        check(line in r.stdout, "vm core: without --values, the interpreter frames under the "
+              "JIT frame, as GDB's bt shows them: %r:\n%s" % (line, r.stdout))
     # jitmap-dump lists the layouts the JIT registered, as jitmap.names.deopt_frames takes them.
     r = run([DUMP, "--format=json", core])
     got = [e.get("deopt_layouts") for dsc in json.loads(r.stdout)["descriptors"]
@@ -526,10 +602,47 @@ def vm_core():
               "vm core: negative control: eu-stack shows no interpreter frame")
 
 
+def compressed_sections(path):
+    """The names of `path`'s compressed sections (the C flag of readelf -S)."""
+    out = run(["readelf", "-SW", path]).stdout
+    return [m.group(1) for m in re.finditer(
+        r"^\s*\[\s*\d+\]\s+(\S+)\s.*\s[A-Za-z]*C[A-Za-z]*\s+\d+\s+\d+\s+\d+\s*$", out, re.M)]
+
+
+def debuginfo_cache(core):
+    """Separate debug files with compressed DWARF (libc6-dbg) are decompressed once into the
+    cache (tools/debuginfo_cache.c): the same output without the cache, with it made, and with
+    it used; what is cached has no compressed section left."""
+    cache = os.path.join(WORK, "debuginfo-cache")
+    outs = []
+    for env in ({"JITMAP_CACHE_DIR": ""}, {"JITMAP_CACHE_DIR": cache},
+                {"JITMAP_CACHE_DIR": cache}):
+        r = run([STACK, "--json", core], env=dict(os.environ, **env))
+        check(r.returncode == 0, "debuginfo cache %r: exit 0 (%s)" % (env, r.stderr.strip()))
+        outs.append(r.stdout)
+    check(outs[0] == outs[1] == outs[2],
+          "debuginfo cache: the same stacks without the cache, making it and using it")
+    made = glob.glob(os.path.join(cache, "*.debug"))
+    # The C library's separate debug file, which every stack here passes through.
+    libc = run(["readelf", "-n", "/lib/x86_64-linux-gnu/libc.so.6"]).stdout
+    m = re.search(r"Build ID: ([0-9a-f]{2})([0-9a-f]+)", libc)
+    dbg = "/usr/lib/debug/.build-id/%s/%s.debug" % m.groups() if m else ""
+    if not os.path.exists(dbg) or ".debug_info" not in compressed_sections(dbg):
+        print("test-jitmap-stack: (no compressed debug file of libc here: nothing to cache)")
+        return
+    check(os.path.join(cache, m.group(1) + m.group(2) + ".debug") in made,
+          "debuginfo cache: libc's compressed debug file was decompressed into %s" % cache)
+    for f in made:
+        check(".debug_info" in run(["readelf", "-SW", f]).stdout and not compressed_sections(f),
+              "debuginfo cache: %s holds the DWARF uncompressed" % os.path.basename(f))
+
+
 def main():
     try:
         live()
+        call_result()
         core = cores()
+        debuginfo_cache(core)
         vm_core()
         bad_input(core)
         hostiles()

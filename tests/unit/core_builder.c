@@ -112,7 +112,7 @@ void cb_load(core_builder *b, uint64_t vaddr, uint64_t memsz, const uint8_t *dat
 {
 	if (b->nloads == CB_MAX_LOADS)
 		abort();
-	b->loads[b->nloads++] = (cb_segment){vaddr, memsz, filesz, data};
+	b->loads[b->nloads++] = (cb_segment){vaddr, memsz, filesz, data, PF_R | PF_W};
 }
 
 uint8_t *cb_emit(core_builder *b, size_t *len)
@@ -147,7 +147,7 @@ uint8_t *cb_emit(core_builder *b, size_t *len)
 	for (size_t i = 0; i < b->nloads; i++) {
 		off = (off + 15) & ~(uint64_t)15;
 		b->load_off[i] = off;
-		ph = (GElf_Phdr){.p_type = PT_LOAD, .p_flags = PF_R | PF_W, .p_offset = off,
+		ph = (GElf_Phdr){.p_type = PT_LOAD, .p_flags = b->loads[i].flags, .p_offset = off,
 				 .p_vaddr = b->loads[i].vaddr, .p_filesz = b->loads[i].filesz,
 				 .p_memsz = b->loads[i].memsz, .p_align = 16};
 		off += b->loads[i].filesz;

@@ -20,6 +20,7 @@
 typedef struct cb_segment {
 	uint64_t vaddr, memsz, filesz;
 	const uint8_t *data; /* filesz bytes */
+	unsigned flags;      /* p_flags: PF_R | PF_W unless a test changes it */
 } cb_segment;
 
 typedef struct core_builder {

@@ -13,6 +13,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <link.h>
 #include <limits.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 
 #include "core_builder.h"
 #include "jitmap/core.h"
+#include "jitmap/process.h"
 
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
@@ -322,7 +324,10 @@ static void test_synthetic(void **state)
 	jitmap_core_free(NULL);
 }
 
-/* Memory the core did not dump comes from the mapped file, under a sysroot. */
+/* Memory the core did not dump comes from the mapped file, under a sysroot, where the file's
+ * bytes are the process's: a read-only segment's. A writable segment the core holds no bytes
+ * of, and bytes a truncated core lost, are not read from the file: the read fails and says
+ * what is missing. */
 static void test_mapped_files(void **state)
 {
 	(void)state;
@@ -340,6 +345,7 @@ static void test_mapped_files(void **state)
 	for (size_t ai = 0; ai < ARRAY_LEN(arches); ai++) {
 		core_builder b;
 		make_process(&b, arches[ai].machine, arches[ai].order, 1);
+		b.loads[2].flags = PF_R; /* B: read-only, its first half dumped (an ELF header's) */
 		size_t len;
 		uint8_t *bytes = cb_emit(&b, &len);
 		assert_non_null(bytes);
@@ -347,7 +353,7 @@ static void test_mapped_files(void **state)
 		jitmap_core *c = open_bytes(bytes, len, &opts);
 		assert_string_equal(jitmap_core_mapping(c, 0)->path, path);
 		assert_string_equal(jitmap_core_mapping(c, 0)->core_path, "/lib.bin");
-		const jitmap_target t = jitmap_core_target(c);
+		jitmap_target t = jitmap_core_target(c);
 		uint8_t buf[0x3000];
 		char why[128];
 		/* B's dumped part, its not-dumped tail (file), past B (file only), one read. */
@@ -366,7 +372,77 @@ static void test_mapped_files(void **state)
 		assert_int_equal(jitmap_core_find_symbol(c, "x", &addr, NULL, 1), 0);
 		assert_true(has_warning(c, "/jitmap-test/other (mapped by the core) cannot be opened"));
 		assert_null(jitmap_core_warning(c, 1));
+		/* Where each byte comes from. */
+		jitmap_core_memory_info mi = {.sz = sizeof(mi)};
+		assert_int_equal(jitmap_core_memory(c, SEG_B + 0x7f0, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_CORE_MEM_CORE);
+		assert_int_equal(mi.size, 0x10);
+		assert_int_equal(mi.segment_start, SEG_B);
+		assert_int_equal(mi.segment_end, SEG_B + 0x1000);
+		assert_int_equal(mi.segment_flags, PF_R);
+		assert_string_equal(mi.path, path);
+		assert_int_equal(jitmap_core_memory(c, SEG_B + 0x800, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_CORE_MEM_FILE);
+		assert_int_equal(mi.offset, 0x800);
+		assert_int_equal(mi.size, 0x800);
+		assert_int_equal(jitmap_core_memory(c, MAP_LIB + 0x1000, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_CORE_MEM_FILE);
+		assert_int_equal(mi.segment_end, 0); /* no segment: the mapping alone */
+		assert_int_equal(mi.size, 0x1000);
+		assert_int_equal(jitmap_core_memory(c, MAP_LIB + 0x2000, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+		assert_int_equal(mi.size, SEG_C - (MAP_LIB + 0x2000)); /* up to segment C */
+		assert_contains(mi.why, "address 0x13000 is not in the core or its files");
+		assert_false(mi.file_unusable);
+		assert_int_equal(jitmap_core_memory(c, MAP_OTHER, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+		assert_contains(mi.why, "address 0x30000 is not in the core, and other (mapped there) "
+				"cannot be opened");
+		assert_int_equal(jitmap_core_memory(NULL, 0, &mi), -EINVAL);
 		jitmap_core_free(c);
+		free(bytes);
+
+		/* B writable: its tail is not the file's (the file has bytes there). */
+		make_process(&b, arches[ai].machine, arches[ai].order, 1);
+		bytes = cb_emit(&b, &len);
+		c = open_bytes(bytes, len, &opts);
+		t = jitmap_core_target(c);
+		assert_int_equal(t.read_mem(t.ctx, SEG_B + 0x7f0, buf, 0x20, why, sizeof(why)), -EFAULT);
+		assert_contains(why, "address 0x11800 is not in the core: writable segment [0x11000, "
+				"0x12000) was not dumped");
+		assert_int_equal(jitmap_core_memory(c, SEG_B + 0x900, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+		assert_int_equal(mi.size, 0x700);
+		assert_int_equal(mi.segment_flags, PF_R | PF_W);
+		assert_true(mi.file_unusable);
+		assert_string_equal(mi.path, path);
+		/* past B, the mapping alone (no segment): the file's */
+		assert_int_equal(t.read_mem(t.ctx, MAP_LIB + 0x1000, buf, 8, why, sizeof(why)), 0);
+		check_bytes(buf, 8, MAP_LIB + 0x1000);
+		jitmap_core_free(c);
+
+		/* Truncated in B, read-only or not: the bytes B should hold are not the file's. */
+		for (int writable = 0; writable < 2; writable++) {
+			b.loads[2].flags = writable ? PF_R | PF_W : PF_R;
+			free(bytes);
+			bytes = cb_emit(&b, &len);
+			const size_t cut = b.load_off[2] + 0x100; /* B keeps 0x100 of its 0x800 bytes */
+			c = open_bytes(bytes, cut, &opts);
+			t = jitmap_core_target(c);
+			assert_int_equal(t.read_mem(t.ctx, SEG_B + 0xf0, buf, 0x10, why, sizeof(why)), 0);
+			assert_int_equal(t.read_mem(t.ctx, SEG_B + 0xf0, buf, 0x20, why, sizeof(why)),
+					 -EFAULT);
+			assert_contains(why, "address 0x11100 is not in the core: the core is truncated "
+					"in segment [0x11000, 0x12000) r");
+			assert_int_equal(jitmap_core_memory(c, SEG_B + 0x100, &mi), 0);
+			assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+			assert_int_equal(mi.size, 0x700); /* up to what B says it holds */
+			assert_true(mi.file_unusable);
+			/* past what B says it holds, a read-only segment's bytes are the file's */
+			assert_int_equal(jitmap_core_memory(c, SEG_B + 0x800, &mi), 0);
+			assert_int_equal(mi.source, writable ? JITMAP_CORE_MEM_NONE : JITMAP_CORE_MEM_FILE);
+			jitmap_core_free(c);
+		}
 
 		/* Without the sysroot, /lib.bin is not there: B's tail cannot be read. */
 		c = open_bytes(bytes, len, NULL);
@@ -581,7 +657,8 @@ static const struct hostile hostiles[] = {
 	{"segment offset past the file", NULL, load_past_file, 0,
 	 "segment at 0x10000 has 0 of its 4096 bytes", 1, 2},
 	{"segment size past the file", NULL, load_filesz_past_file, 0, "the core is truncated", 1, 2},
-	{"segment wrapping the address space", NULL, load_wraps, 0, NULL, 1, 2},
+	{"segment wrapping the address space", NULL, load_wraps, 0, "wraps around the address space",
+	 1, 2},
 	{"truncated in a segment", NULL, truncated_in_segment, 0,
 	 "segment at 0x11000 has 256 of its 2048 bytes", 1, 2},
 	{"truncated in the notes", NULL, truncated_in_notes, 0, "bytes of notes at offset", 0, 0},
@@ -737,6 +814,219 @@ static void test_hostile_reads(void **state)
 	assert_int_equal(err.code, -EINVAL);
 }
 
+/* -- One scan of a core: jitmap_process_scan_core -- */
+
+/* The JIT descriptor this executable defines (GDB's layout), as the file holds it: an empty
+ * list. The real core's child gives it two entries. */
+struct jit_entry_ {
+	uint64_t next, prev, symfile_addr, symfile_size;
+};
+struct {
+	uint32_t version, action_flag;
+	uint64_t relevant_entry, first_entry;
+} __jit_debug_descriptor = {1, 0, 0, 0};
+
+/* This executable's bias, its first page's address in the file's terms, and the file offset
+ * of the descriptor's page (o[0..2]). */
+static int find_self(struct dl_phdr_info *info, size_t size, void *out)
+{
+	(void)size;
+	uint64_t *o = out;
+	const uint64_t at = (uint64_t)(uintptr_t)&__jit_debug_descriptor - info->dlpi_addr;
+	o[0] = info->dlpi_addr;
+	o[1] = o[2] = UINT64_MAX;
+	for (size_t i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (ph->p_offset == 0)
+			o[1] = ph->p_vaddr & ~(uint64_t)0xfff;
+		if (at >= ph->p_vaddr && at - ph->p_vaddr < ph->p_filesz)
+			o[2] = (ph->p_offset + (at - ph->p_vaddr)) & ~(uint64_t)0xfff;
+	}
+	return 1; /* the main program is listed first */
+}
+
+#define MAP_EXE UINT64_C(0x5500000000) /* where the synthetic cores map this executable */
+
+/* A synthetic core that maps this executable (NT_FILE, its first page at MAP_EXE) and, where
+ * that puts __jit_debug_descriptor, a segment with a descriptor and a two-entry list (or, with
+ * `loop`, an entry that points to itself), flags `flags`, `dumped` of its bytes in the core.
+ * `first_page`: the mapping of the executable's first page is in the note. The descriptor's
+ * address in *desc. */
+static uint8_t *exe_core(const char *self, unsigned flags, bool dumped, bool loop,
+			 bool first_page, uint64_t *desc, size_t *len, core_builder *b)
+{
+	uint64_t where[3];
+	dl_iterate_phdr(find_self, where);
+	assert_true(where[1] != UINT64_MAX && where[2] != UINT64_MAX);
+	const uint64_t st_value = (uint64_t)(uintptr_t)&__jit_debug_descriptor - where[0];
+	*desc = MAP_EXE - where[1] + st_value;
+	cb_init(b, EM_X86_64, JITMAP_ORDER_LITTLE);
+	uint8_t regs[512];
+	cb_prstatus(b, TID, SIGSEGV, regs, make_regs(b, regs));
+	const uint64_t page = *desc & ~(uint64_t)0xfff;
+	const uint64_t maps[][3] = {{MAP_EXE, MAP_EXE + 0x1000, 0},
+				    {page, page + 0x2000, where[2] / 0x1000}, /* the descriptor's */
+				    {0x70000, 0x71000, 0}};
+	const char *const paths[] = {self, self, "/nonexistent/jitmap/libgone.so"};
+	cb_file(b, 0x1000, first_page ? 3 : 2, first_page ? maps : maps + 1,
+		first_page ? paths : paths + 1);
+	static uint8_t d[0x80];
+	memset(d, 0, sizeof(d));
+	cb_put(b, d, 1, 4);
+	cb_put(b, d + 16, *desc + 0x20, 8);                   /* first_entry */
+	cb_put(b, d + 0x20, loop ? *desc + 0x20 : *desc + 0x40, 8); /* entry 1: next */
+	cb_put(b, d + 0x30, 0x1000, 8);                       /*   symfile_addr (not mapped) */
+	cb_put(b, d + 0x38, 0x40, 8);
+	cb_put(b, d + 0x48, *desc + 0x20, 8);                 /* entry 2: prev */
+	cb_put(b, d + 0x50, 0x2000, 8);
+	cb_put(b, d + 0x58, 0x40, 8);
+	cb_load(b, *desc, sizeof(d), d, dumped ? sizeof(d) : 0);
+	b->loads[0].flags = flags;
+	return cb_emit(b, len);
+}
+
+/* The scan's single descriptor. */
+static jitmap_descriptor_info scan_one(jitmap_core *c, jitmap_process **pp)
+{
+	const jitmap_target t = jitmap_core_target(c);
+	jitmap_process *p = jitmap_process_new(&t, NULL);
+	assert_non_null(p);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_core(p, c), 1);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	assert_int_equal(jitmap_process_num_descriptors(p), 1);
+	jitmap_descriptor_info d = {.sz = sizeof(d)};
+	assert_int_equal(jitmap_process_descriptor(p, 0, &d), 0);
+	assert_int_equal(jitmap_process_descriptor(p, 1, &d), -ERANGE);
+	assert_int_equal(jitmap_process_descriptor(p, 0, &d), 0);
+	*pp = p;
+	return d;
+}
+
+static bool process_problem(const jitmap_process *p, const char *needle)
+{
+	for (size_t k = 0; jitmap_process_problem(p, k); k++)
+		if (strstr(jitmap_process_problem(p, k), needle))
+			return true;
+	return false;
+}
+
+/* The descriptor found in the file NT_FILE maps, moved by its bias; its list counted only when
+ * read to its end: a truncated core, a writable segment the core did not dump and a loop give
+ * no count and say why, where the file's bytes (an empty list) would have said "0". */
+static void test_scan_core(void **state)
+{
+	(void)state;
+	char *self = realpath("/proc/self/exe", NULL);
+	assert_non_null(self);
+	core_builder b;
+	size_t len;
+	uint64_t desc;
+	jitmap_process *p;
+
+	/* Well formed: two entries, their images unreadable (a problem each, not of the list). */
+	uint8_t *bytes = exe_core(self, PF_R | PF_W, true, false, true, &desc, &len, &b);
+	jitmap_core *c = open_bytes(bytes, len, NULL);
+	jitmap_descriptor_info d = scan_one(c, &p);
+	assert_int_equal(d.address, desc);
+	assert_string_equal(d.where, self);
+	assert_true(d.readable && d.complete);
+	assert_int_equal(d.num_entries, 2);
+	assert_null(d.problem);
+	assert_int_equal(jitmap_process_num_sources(p), 2);
+	assert_true(process_problem(p, "/nonexistent/jitmap/libgone.so (mapped by the core) cannot "
+				       "be opened (No such file or directory)"));
+	assert_int_equal(jitmap_process_num_unread_files(p), 1); /* it may hold a descriptor */
+	assert_false(process_problem(p, "the JIT descriptor"));
+	jitmap_process_free(p);
+	jitmap_core_free(c);
+
+	/* Cut short inside the descriptor's segment. */
+	c = open_bytes(bytes, b.load_off[0] + 8, NULL);
+	d = scan_one(c, &p);
+	assert_false(d.readable || d.complete);
+	assert_int_equal(d.num_entries, 0);
+	assert_contains(d.problem, "is not in the core: the core is truncated in segment");
+	assert_true(process_problem(p, "the JIT descriptor in "));
+	assert_int_equal(jitmap_process_num_sources(p), 0);
+	jitmap_process_free(p);
+	jitmap_core_free(c);
+	free(bytes);
+
+	/* Writable, not dumped: the file holds an empty list, which is not the process's. */
+	bytes = exe_core(self, PF_R | PF_W, false, false, true, &desc, &len, &b);
+	c = open_bytes(bytes, len, NULL);
+	d = scan_one(c, &p);
+	assert_false(d.readable);
+	assert_contains(d.problem, "was not dumped");
+	jitmap_process_free(p);
+	jitmap_core_free(c);
+	free(bytes);
+
+	/* Read-only, not dumped: the file's bytes are the process's (the control: the file says
+	 * the list is empty). */
+	bytes = exe_core(self, PF_R, false, false, true, &desc, &len, &b);
+	c = open_bytes(bytes, len, NULL);
+	d = scan_one(c, &p);
+	assert_true(d.readable && d.complete);
+	assert_int_equal(d.num_entries, 0);
+	jitmap_process_free(p);
+	jitmap_core_free(c);
+	free(bytes);
+
+	/* A list that loops after one entry: one read, the rest unknown. */
+	bytes = exe_core(self, PF_R | PF_W, true, true, true, &desc, &len, &b);
+	c = open_bytes(bytes, len, NULL);
+	d = scan_one(c, &p);
+	assert_true(d.readable);
+	assert_false(d.complete);
+	assert_int_equal(d.num_entries, 1);
+	assert_contains(d.problem, "the JIT entry list loops");
+	assert_true(process_problem(p, "the JIT entry list of the descriptor in "));
+	jitmap_process_free(p);
+	jitmap_core_free(c);
+	free(bytes);
+
+	/* No mapping of the executable's first page: where it is loaded is unknown. */
+	bytes = exe_core(self, PF_R | PF_W, true, false, false, &desc, &len, &b);
+	c = open_bytes(bytes, len, NULL);
+	const jitmap_target t = jitmap_core_target(c);
+	p = jitmap_process_new(&t, NULL);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_core(p, c), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	assert_int_equal(jitmap_process_num_descriptors(p), 0);
+	assert_true(process_problem(p, "defines __jit_debug_descriptor, but the core does not say "
+				       "where it is loaded"));
+	assert_int_equal(jitmap_process_num_unread_files(p), 2); /* that, and libgone.so */
+	assert_int_equal(jitmap_process_scan_core(NULL, c), -EINVAL);
+	assert_int_equal(jitmap_process_scan_core(p, NULL), -EINVAL);
+	jitmap_process_free(p);
+	/* Told not to open the mapped files: nothing found, nothing said of them. */
+	const jitmap_core_opts no_files = {.sz = sizeof(no_files), .flags = JITMAP_CORE_NO_FILES};
+	jitmap_core_free(c);
+	c = open_bytes(bytes, len, &no_files);
+	p = jitmap_process_new(&t, NULL);
+	jitmap_core_free(c);
+	free(bytes);
+	bytes = exe_core(self, PF_R | PF_W, true, false, true, &desc, &len, &b);
+	c = open_bytes(bytes, len, &no_files);
+	const jitmap_target t2 = jitmap_core_target(c);
+	jitmap_process_free(p);
+	p = jitmap_process_new(&t2, NULL);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_core(p, c), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	assert_int_equal(jitmap_process_num_problems(p), 0);
+	assert_int_equal(jitmap_process_num_unread_files(p), 0);
+	jitmap_process_free(p);
+	jitmap_core_free(c);
+	free(bytes);
+	free(self);
+}
+
 /* -- A real core, from the kernel -- */
 
 uint64_t jitmap_test_core_marker = 1;
@@ -805,6 +1095,11 @@ static char *make_real_core(const char *dir, pid_t *pid_out)
 		struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
 		if (chdir(dir) || setrlimit(RLIMIT_CORE, &rl))
 			_exit(3);
+		/* Two JIT entries (images nowhere): the file's descriptor says none. */
+		static struct jit_entry_ entries[2];
+		entries[0] = (struct jit_entry_){(uint64_t)(uintptr_t)&entries[1], 0, 0x1000, 64};
+		entries[1] = (struct jit_entry_){0, (uint64_t)(uintptr_t)&entries[0], 0x2000, 64};
+		__jit_debug_descriptor.first_entry = (uint64_t)(uintptr_t)&entries[0];
 		signal(SIGABRT, SIG_DFL);
 		die_with_registers();
 	}
@@ -897,6 +1192,46 @@ static void test_real_core(void **state)
 	char *self = realpath("/proc/self/exe", NULL);
 	assert_non_null(self);
 	assert_string_equal(file, self);
+
+	/* The one scan: this executable's descriptor, with the child's two entries. */
+	jitmap_process *p;
+	jitmap_descriptor_info d = scan_one(c, &p);
+	assert_int_equal(d.address, (uint64_t)(uintptr_t)&__jit_debug_descriptor);
+	assert_string_equal(d.where, self);
+	assert_true(d.complete);
+	assert_int_equal(d.num_entries, 2);
+	jitmap_process_free(p);
+	/* Cut where the descriptor's segment starts: no count, and why (the file says 0). */
+	jitmap_core_memory_info mi = {.sz = sizeof(mi)};
+	assert_int_equal(jitmap_core_memory(c, d.address, &mi), 0);
+	assert_int_equal(mi.source, JITMAP_CORE_MEM_CORE);
+	assert_true(mi.segment_flags & PF_W);
+	const uint64_t seg_off = mi.offset - (d.address - mi.segment_start);
+	char cut_path[PATH_MAX];
+	snprintf(cut_path, sizeof(cut_path), "%s/cut-core", dir);
+	{
+		FILE *in = fopen(core, "rb"), *out = fopen(cut_path, "wb");
+		assert_true(in && out);
+		for (uint64_t k = 0; k < seg_off; k++)
+			fputc(fgetc(in), out);
+		fclose(in);
+		fclose(out);
+	}
+	jitmap_core *cut = jitmap_core_open(cut_path, NULL, &err);
+	assert_non_null(cut);
+	assert_true(has_warning(cut, "the core is truncated"));
+	d = scan_one(cut, &p);
+	assert_false(d.readable);
+	char want[128];
+	snprintf(want, sizeof(want), "address 0x%" PRIx64 " is not in the core: the core is "
+		 "truncated in segment [0x%" PRIx64 ", ", d.address, mi.segment_start);
+	assert_contains(d.problem, want);
+	assert_int_equal(jitmap_core_memory(cut, d.address, &mi), 0);
+	assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+	assert_string_equal(mi.path, self); /* the file is mapped there: not read */
+	jitmap_process_free(p);
+	jitmap_core_free(cut);
+	unlink(cut_path);
 
 	/* NT_FILE names this executable; auxv agrees with the kernel. */
 	int found = 0;
@@ -1040,6 +1375,7 @@ int main(void)
 		cmocka_unit_test(test_mapped_files),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_hostile_reads),
+		cmocka_unit_test(test_scan_core),
 		cmocka_unit_test(test_real_core),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,8 +41,10 @@ struct mem {
 	const jitmap_frame_regs *regs;
 };
 
-static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len)
+static int mem_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
 {
+	(void)why;
+	(void)why_len;
 	struct mem *m = ctx;
 	if (addr >= STACK_LO && addr - STACK_LO <= STACK_LEN && len <= STACK_LEN - (addr - STACK_LO)) {
 		memcpy(buf, m->stack + (addr - STACK_LO), len);
@@ -116,13 +118,6 @@ static int regs_read(void *ctx, unsigned regno, void *buf, size_t size, char *wh
 	return 0;
 }
 
-static int target_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t wl)
-{
-	(void)why;
-	(void)wl;
-	return mem_read(ctx, addr, buf, len);
-}
-
 /* -- The image through libjitmap -- */
 
 struct fixture {
@@ -152,7 +147,7 @@ static void open_fixture(struct fixture *fx, const char *name, jitmap_arch arch,
 	assert_int_equal(jitmap_image_eh_frame(fx->img, &eh_addr, &eh_size), 0);
 	uint8_t *eh = malloc(eh_size);
 	assert_non_null(eh);
-	assert_int_equal(mem_read(&fx->m, eh_addr, eh, eh_size), 0);
+	assert_int_equal(mem_read(&fx->m, eh_addr, eh, eh_size, NULL, 0), 0);
 	fx->cfi = jitmap_cfi_new(arch, eh, eh_size, eh_addr, NULL, 0, &err);
 	free(eh);
 	if (!fx->cfi)
@@ -198,7 +193,7 @@ static jitmap_unwind_result step(struct fixture *fx, const jitmap_frame_regs *re
 	const jitmap_unwind_code code = {.arch = fx->arch, .cfi = fx->cfi, .sm = fx->sm,
 					 .func_lo = lo, .func_hi = hi, .is_innermost = innermost,
 					 .methods = methods};
-	const jitmap_unwind_target t = {&fx->m, mem_read};
+	const jitmap_target t = {&fx->m, NULL, mem_read};
 	jitmap_unwind_result res;
 	char why[512];
 	const int rc = jitmap_unwind_step(&code, regs, &t, &res, why, sizeof(why));
@@ -217,7 +212,7 @@ static jitmap_value eval(struct fixture *fx, const jitmap_record *rec, unsigned 
 			 const jitmap_frame_regs *regs, unsigned level)
 {
 	fx->m.regs = regs;
-	const jitmap_target t = {&fx->m, regs_read, target_mem};
+	const jitmap_target t = {&fx->m, regs_read, mem_read};
 	JITMAP_OPTS(jitmap_eval_opts, o, .frame_level = level);
 	jitmap_value v;
 	assert_true(i < rec->num_locations);
@@ -251,7 +246,7 @@ static void test_aarch64_real(void **state)
 	const jitmap_record *r300 = record(&fx, 300, &pc300, &fp_fn);
 	/* The record after a call sits on its return address: the word before is a BL. */
 	uint8_t insn[4];
-	assert_int_equal(mem_read(&fx.m, pc300 - 4, insn, 4), 0);
+	assert_int_equal(mem_read(&fx.m, pc300 - 4, insn, 4, NULL, 0), 0);
 	assert_true(jitmap_arch_call_before(JITMAP_ARCH_AARCH64, insn, 4));
 	assert_int_equal(jitmap_record_function(fx.sm, r200)->stack_size, 64);
 	assert_int_equal(jitmap_record_function(fx.sm, r300)->stack_size, 32);
@@ -414,7 +409,7 @@ static void test_s390x_real(void **state)
 	 * SP is r15 itself and the return address still in r14. */
 	uint64_t cb = 0;
 	for (size_t i = 0; i < jitmap_image_num_symbols(fx.img); i++) {
-		jitmap_image_symbol_info s;
+		jitmap_image_symbol_info s = {.sz = sizeof(s)};
 		if (jitmap_image_symbol(fx.img, i, &s) == 0 && s.name && !strcmp(s.name, "cx_cb"))
 			cb = s.address;
 	}

@@ -449,7 +449,7 @@ static void test_jit_reader_view(void **state)
 	assert_null(jitmap_image_code_range(img, 1));
 	/* Two function symbols, sorted, inside .text, not absolute. */
 	assert_int_equal(jitmap_image_num_symbols(img), 2);
-	jitmap_image_symbol_info a, b;
+	jitmap_image_symbol_info a = {.sz = sizeof(a)}, b = {.sz = sizeof(b)};
 	assert_int_equal(jitmap_image_symbol(img, 0, &a), 0);
 	assert_int_equal(jitmap_image_symbol(img, 1, &b), 0);
 	assert_int_equal(jitmap_image_symbol(img, 2, &b), -ERANGE);

@@ -23,6 +23,7 @@ static const char *const fixture_path = NULL;
 #define IMAGE UINT64_C(0x200000)
 #define LIVE UINT64_C(0x300000)
 #define TEXT UINT64_C(0x7f0000100000)
+#define EH UINT64_C(0x7f0000110000) /* .eh_frame, when a test places it */
 
 /* -- The fake target: a few regions of memory -- */
 
@@ -33,7 +34,7 @@ struct region {
 };
 
 struct fake {
-	struct region r[4];
+	struct region r[6];
 	size_t n;
 	unsigned reads;
 };
@@ -58,6 +59,7 @@ static uint8_t desc[64], entry[32];
 struct world {
 	struct fake fake;
 	sm_bytes image;      /* the registered object */
+	sm_bytes code;       /* its .text, as "loaded" at TEXT */
 	sm_bytes live;       /* its stackmap section, as "loaded" */
 	Elf64_Shdr *sm_sh;   /* the image's .llvm_stackmaps header */
 	jitmap_target target;
@@ -81,7 +83,10 @@ static bool world_init(struct world *w)
 		return false;
 	memset(w, 0, sizeof(*w));
 	w->image = sm_read_file(fixture_path);
-	((Elf64_Shdr *)sm_elf64_section(&w->image, ".text"))->sh_addr = TEXT;
+	Elf64_Shdr *text = sm_elf64_section(&w->image, ".text");
+	text->sh_addr = TEXT;
+	const sm_bytes code = {w->image.data + text->sh_offset, text->sh_size};
+	w->code = sm_bytes_copy(&code);
 	w->sm_sh = sm_elf64_section(&w->image, ".llvm_stackmaps");
 	w->sm_sh->sh_addr = LIVE;
 	/* The live section as MCJIT has it before finalization: the object's bytes, every
@@ -92,8 +97,9 @@ static bool world_init(struct world *w)
 	w->fake.r[0] = (struct region){DESC, desc, sizeof(desc)};
 	w->fake.r[1] = (struct region){ENTRY, entry, sizeof(entry)};
 	w->fake.r[2] = (struct region){IMAGE, w->image.data, w->image.len};
-	w->fake.r[3] = (struct region){LIVE, w->live.data, w->live.len};
-	w->fake.n = 4;
+	w->fake.r[3] = (struct region){TEXT, w->code.data, w->code.len};
+	w->fake.r[4] = (struct region){LIVE, w->live.data, w->live.len}; /* last: see LIVE_GONE */
+	w->fake.n = 5;
 	w->target = (jitmap_target){&w->fake, NULL, fake_read};
 	return true;
 }
@@ -101,8 +107,13 @@ static bool world_init(struct world *w)
 static void world_free(struct world *w)
 {
 	sm_bytes_free(&w->image);
+	sm_bytes_free(&w->code);
 	sm_bytes_free(&w->live);
 }
+
+/* The fake's regions without the live stackmap section (the last), and with it again. */
+#define LIVE_GONE 4
+#define LIVE_BACK 5
 
 #define NEED_WORLD(w)                                                                      \
 	do {                                                                               \
@@ -148,7 +159,7 @@ static void test_jit_entry_lifecycle(void **state)
 	scan(p, true);
 	assert_int_equal(jitmap_process_num_problems(p), 0);
 	assert_int_equal(jitmap_process_num_sources(p), 1);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_int_equal(jitmap_process_source(p, 1, &si), -ERANGE);
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
@@ -239,10 +250,10 @@ static void test_unreadable_live_section(void **state)
 	(void)state;
 	struct world w;
 	NEED_WORLD(&w);
-	w.fake.n = 3; /* nothing at LIVE */
+	w.fake.n = LIVE_GONE; /* nothing at LIVE */
 	jitmap_process *p = jitmap_process_new(&w.target, NULL);
 	scan(p, true);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_non_null(si.stackmap);
 	assert_false(si.live);
@@ -256,7 +267,7 @@ static void test_unreadable_live_section(void **state)
 	assert_int_equal(si.num_notes, 1);
 	assert_int_equal(si.num_problems, 1);
 	/* The section comes back: read live. */
-	w.fake.n = 4;
+	w.fake.n = LIVE_BACK;
 	scan(p, true);
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_true(si.live);
@@ -273,12 +284,12 @@ static void test_no_stackmap_anywhere(void **state)
 	(void)state;
 	struct world w;
 	NEED_WORLD(&w);
-	w.fake.n = 3;                               /* nothing at LIVE */
+	w.fake.n = LIVE_GONE;                               /* nothing at LIVE */
 	w.image.data[w.sm_sh->sh_offset] = 9;       /* the copy: an unknown version */
 	jitmap_process *p = jitmap_process_new(&w.target, NULL);
 	for (int round = 0; round < 3; round++) {
 		scan(p, true);
-		jitmap_source_info si;
+		jitmap_source_info si = {.sz = sizeof(si)};
 		assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 		assert_null(si.stackmap);
 		assert_true(source_problem(p, 0, "unknown stackmap version 9"));
@@ -304,7 +315,7 @@ static void test_hostile(void **state)
 	scan(p, true);
 	assert_int_equal(jitmap_process_num_sources(p), 1);
 	assert_true(source_problem(p, 0, "is larger than the 1 MiB limit; not read"));
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_null(si.stackmap);
 
@@ -349,7 +360,7 @@ static void test_loaded_file(void **state)
 	assert_int_equal(jitmap_process_scan_object(p, "/nonexistent/jitmap.o", where), 0);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	assert_int_equal(jitmap_process_num_sources(p), 2);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_int_equal(si.kind, JITMAP_SOURCE_OBJECT);
 	assert_string_equal(si.name, fixture_path);
@@ -425,7 +436,7 @@ static void test_scan_file(void **state)
 	assert_int_equal(jitmap_process_scan_file(p, s390x, 0x100000, NULL), 0);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	assert_int_equal(jitmap_process_num_sources(p), 1);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_int_equal(si.kind, JITMAP_SOURCE_OBJECT);
 	assert_string_equal(si.name, s390x);
@@ -472,7 +483,7 @@ static void test_handed_image(void **state)
 	memset(given.data, 0xa5, given.len);
 	sm_bytes_free(&given);
 	assert_true(id > 0);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 	assert_int_equal(jitmap_process_image(p, id, &si), 0);
 	assert_int_equal(si.kind, JITMAP_SOURCE_JIT);
 	assert_string_equal(si.name, "JIT image 1");
@@ -508,11 +519,12 @@ static void test_handed_image(void **state)
 	assert_string_equal(jitmap_stackmap_function(live, 0)->name, "fixture_first");
 	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
 
-	/* Complete: a recheck costs one read of the section's first bytes. */
+	/* Complete: a recheck costs one read of the code's sample (staleness) and one of the
+	 * section's first bytes. */
 	jitmap_process_recheck(p);
 	before = w.fake.reads;
 	assert_ptr_equal(jitmap_process_image_stackmap(p, id), live);
-	assert_int_equal(w.fake.reads - before, 1);
+	assert_int_equal(w.fake.reads - before, 2);
 
 	/* The JIT rewrites the section in place (function 0's stack size, in the first bytes):
 	 * read again at the next recheck. */
@@ -551,13 +563,13 @@ static void test_handed_image(void **state)
 	assert_int_equal(jitmap_process_add_image(p, junk, sizeof(junk), "x", NULL), -EINVAL);
 
 	/* Its live section unreadable: no stackmap, with the reason (the bytes are gone). */
-	w.fake.n = 3;
+	w.fake.n = LIVE_GONE;
 	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "gone", &id), 0);
 	assert_null(jitmap_process_image_stackmap(p, id));
 	assert_true(image_problem(p, id, "gone: .llvm_stackmaps at 0x300000 is not readable: "
 					 "nothing mapped at 0x300000"));
 	/* It comes back: read at the next stop. */
-	w.fake.n = 4;
+	w.fake.n = LIVE_BACK;
 	jitmap_process_recheck(p);
 	assert_non_null(jitmap_process_image_stackmap(p, id));
 	/* A section not placed in memory (sh_addr 0): its own copy, read at once. */
@@ -590,7 +602,7 @@ static void test_shared_parse(void **state)
 	jitmap_process *p = jitmap_process_new(&w.target, NULL);
 	assert_non_null(p);
 	jitmap_index *index = jitmap_process_index(p);
-	jitmap_source_info si;
+	jitmap_source_info si = {.sz = sizeof(si)};
 
 	/* Handed in first, then found by the scan: one parse. */
 	uint64_t id;
@@ -666,6 +678,304 @@ static void test_shared_parse(void **state)
 	world_free(&w);
 }
 
+/* JIT code by address among the images handed in (a debugger's JIT reader's own), beside a
+ * scan's sources; the image's code and functions as the process makes them. */
+static void test_image_code_at(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	relocate(&w);
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	assert_non_null(p);
+	jitmap_code_info ci;
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), -ENOENT);
+	uint64_t id;
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT image 1", &id),
+			 0);
+	/* Found without reading its stackmap: only its code sample is read, once per stop. */
+	unsigned before = w.fake.reads;
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 1, &ci), 0);
+	assert_int_equal(w.fake.reads - before, 1);
+	assert_int_equal(ci.image_id, id);
+	assert_int_equal(ci.entry, 0);
+	assert_string_equal(ci.source, "JIT image 1");
+	assert_int_equal(ci.lo, TEXT);
+	assert_int_equal(ci.hi, TEXT + 0x40);
+	assert_string_equal(ci.function, "fixture_first");
+	assert_int_equal(ci.function_lo, TEXT);
+	assert_int_equal(ci.function_hi, TEXT + 29);
+	assert_null(ci.stackmap); /* not read yet */
+	assert_non_null(ci.image);
+	before = w.fake.reads;
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 0x21, &ci), 0);
+	assert_int_equal(w.fake.reads, before);
+	assert_string_equal(ci.function, "fixture_second");
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 30, &ci), 0); /* padding */
+	assert_null(ci.function);
+	assert_int_equal(ci.function_lo, 0);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 0x40, &ci), -ENOENT);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT - 1, &ci), -ENOENT);
+	/* jitmap_process_code_at gives the same image, its stackmap read. */
+	assert_int_equal(jitmap_process_code_at(p, TEXT, &ci), 0);
+	assert_int_equal(ci.image_id, id);
+	assert_non_null(ci.stackmap);
+	assert_ptr_equal(ci.stackmap, jitmap_process_image_stackmap(p, id));
+
+	/* A scan finds the same entry: code_at answers with the scan's source, image_code_at
+	 * still with the image handed in. */
+	scan(p, true);
+	assert_int_equal(jitmap_process_code_at(p, TEXT, &ci), 0);
+	assert_int_equal(ci.image_id, 0);
+	assert_int_equal(ci.entry, ENTRY);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), 0);
+	assert_int_equal(ci.image_id, id);
+
+	/* The image's code and functions, as a reader gives them to its debugger. */
+	const jitmap_image_range *ranges;
+	const jitmap_code_function *fns;
+	size_t nranges, nfns;
+	assert_int_equal(jitmap_process_image_code(p, id, &ranges, &nranges, &fns, &nfns), 0);
+	assert_int_equal(nranges, 1);
+	assert_int_equal(ranges[0].lo, TEXT);
+	assert_int_equal(ranges[0].hi, TEXT + 0x40);
+	assert_int_equal(nfns, 2);
+	assert_string_equal(fns[0].name, "fixture_first");
+	assert_int_equal(fns[1].lo, TEXT + 0x20);
+	assert_int_equal(fns[1].hi, TEXT + 0x40);
+	assert_int_equal(jitmap_process_image_code(p, id + 100, NULL, NULL, NULL, NULL), -ENOENT);
+
+	/* A function symbol without a size (hand-written code) reaches the next function. */
+	sm_bytes copy = sm_bytes_copy(&w.image);
+	Elf64_Shdr *symtab = sm_elf64_section(&copy, ".symtab");
+	Elf64_Sym *sym = (Elf64_Sym *)(copy.data + symtab->sh_offset);
+	for (size_t i = 0; i < symtab->sh_size / sizeof(*sym); i++)
+		if (sym[i].st_value == 0 && ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC)
+			sym[i].st_size = 0;
+	uint64_t sizeless;
+	assert_int_equal(jitmap_process_add_image(p, copy.data, copy.len, "sizeless", &sizeless), 0);
+	sm_bytes_free(&copy);
+	assert_int_equal(jitmap_process_image_code(p, sizeless, NULL, NULL, &fns, &nfns), 0);
+	assert_int_equal(nfns, 2);
+	assert_int_equal(fns[0].lo, TEXT);
+	assert_int_equal(fns[0].hi, TEXT + 0x20);
+	/* Two images of the same code (no JITMAP_PROCESS_REPLACE_IMAGES): the first answers. */
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 30, &ci), 0);
+	assert_int_equal(ci.image_id, id);
+	assert_int_equal(jitmap_process_remove_image(p, id), 0);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 30, &ci), 0);
+	assert_int_equal(ci.image_id, sizeless);
+	assert_string_equal(ci.function, "fixture_first");
+	assert_int_equal(jitmap_process_take_dropped(p, NULL, 0), 0); /* removed, not dropped */
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
+/* The staleness rule of images handed in: code sampled at first use, compared once per stop;
+ * changed or unreadable: dropped, and said why. */
+static void test_image_stale(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	relocate(&w);
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	assert_non_null(p);
+	jitmap_dropped_image d[4];
+	uint64_t id;
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT entry 1", &id),
+			 0);
+	assert_non_null(jitmap_process_image_stackmap(p, id)); /* first use: sampled */
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
+
+	/* The code changes: unnoticed until the next stop, then the image is dropped. */
+	w.code.data[3] ^= 0xff;
+	jitmap_code_info ci;
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), 0);
+	assert_int_equal(jitmap_process_take_dropped(p, d, 4), 0);
+	jitmap_process_recheck(p);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), -ENOENT);
+	assert_int_equal(jitmap_process_take_dropped(p, d, 4), 1);
+	assert_int_equal(d[0].id, id);
+	assert_false(d[0].replaced);
+	assert_string_equal(d[0].why, "JIT entry 1: its code at 0x7f0000100000 changed since it "
+				      "was first used");
+	assert_int_equal(jitmap_process_take_dropped(p, d, 4), 0); /* told once */
+	jitmap_source_info si = {.sz = sizeof(si)};
+	assert_int_equal(jitmap_process_image(p, id, &si), -ENOENT);
+	assert_null(jitmap_process_image_stackmap(p, id));
+	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 0);
+	w.code.data[3] ^= 0xff;
+
+	/* Its code unmapped (the JIT freed it): dropped at the next stop, by any use. */
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT entry 2", &id),
+			 0);
+	assert_int_equal(jitmap_process_code_at(p, TEXT, &ci), 0);
+	assert_int_equal(ci.image_id, id);
+	w.fake.r[3].addr = 0x1000; /* TEXT: nothing mapped */
+	jitmap_process_recheck(p);
+	assert_null(jitmap_process_image_stackmap(p, id));
+	assert_int_equal(jitmap_process_take_dropped(p, d, 4), 1);
+	assert_int_equal(d[0].id, id);
+	assert_string_equal(d[0].why, "JIT entry 2: its code at 0x7f0000100000 cannot be read any "
+				      "more: nothing mapped at 0x7f0000100000");
+
+	/* Unreadable at its first use: not used, not dropped, the problem said; used at a later
+	 * stop that can read it. */
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT entry 3", &id),
+			 0);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), -ENOENT);
+	assert_null(jitmap_process_image_stackmap(p, id));
+	assert_true(image_problem(p, id, "JIT entry 3: its code at 0x7f0000100000 cannot be read: "
+				       "nothing mapped at 0x7f0000100000"));
+	assert_int_equal(jitmap_process_take_dropped(p, d, 4), 0);
+	w.fake.r[3].addr = TEXT;
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), -ENOENT); /* this stop */
+	jitmap_process_recheck(p);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), 0);
+	assert_int_equal(ci.image_id, id);
+	assert_false(image_problem(p, id, "cannot be read"));
+	assert_non_null(jitmap_process_image_stackmap(p, id));
+
+	/* JITMAP_PROCESS_REPLACE_IMAGES: a newer image over the same code replaces it. */
+	jitmap_process_free(p);
+	const jitmap_process_opts opts = {.sz = sizeof(opts),
+					  .flags = JITMAP_PROCESS_REPLACE_IMAGES};
+	p = jitmap_process_new(&w.target, &opts);
+	assert_non_null(p);
+	uint64_t a, b;
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT entry 1", &a),
+			 0);
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT entry 2", &b),
+			 0);
+	assert_int_equal(jitmap_process_take_dropped(p, d, 4), 1);
+	assert_int_equal(d[0].id, a);
+	assert_true(d[0].replaced);
+	assert_string_equal(d[0].why, "JIT entry 1: replaced by JIT entry 2, whose code "
+				      "[0x7f0000100000, 0x7f0000100040) overlaps its own");
+	assert_int_equal(jitmap_process_image(p, a, &si), -ENOENT);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), 0);
+	assert_int_equal(ci.image_id, b);
+	const jitmap_process_opts bad = {.sz = sizeof(bad), .flags = 4};
+	assert_null(jitmap_process_new(&w.target, &bad));
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
+/* Place the image's .eh_frame at EH, relocated as a JIT relocates it (its two FDEs' PC-relative
+ * starts, R_X86_64_PC32 against .text), in the fake memory's region 5. */
+static sm_bytes place_eh_frame(struct world *w)
+{
+	Elf64_Shdr *eh = sm_elf64_section(&w->image, ".eh_frame");
+	eh->sh_addr = EH;
+	const sm_bytes sec = {w->image.data + eh->sh_offset, eh->sh_size};
+	sm_bytes live = sm_bytes_copy(&sec);
+	const Elf64_Shdr *rela = sm_elf64_section(&w->image, ".rela.eh_frame");
+	const Elf64_Rela *r = (const Elf64_Rela *)(w->image.data + rela->sh_offset);
+	for (size_t i = 0; i < rela->sh_size / sizeof(*r); i++) {
+		assert_int_equal(ELF64_R_TYPE(r[i].r_info), R_X86_64_PC32);
+		const int64_t v = (int64_t)(TEXT + (uint64_t)r[i].r_addend) -
+				  (int64_t)(EH + r[i].r_offset);
+		sm_put(live.data + r[i].r_offset, (uint64_t)v, 4, JITMAP_ORDER_LITTLE);
+	}
+	w->fake.r[5] = (struct region){EH, live.data, live.len};
+	w->fake.n = 6;
+	return live;
+}
+
+/* The CFI of an image: read from the live .eh_frame once, kept with the image; a failed read
+ * says why and is tried again at the next stop. */
+static void test_code_cfi(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	relocate(&w);
+	sm_bytes eh = place_eh_frame(&w);
+	jitmap_process *p = jitmap_process_new(&w.target, NULL);
+	assert_non_null(p);
+	uint64_t id;
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT image 1", &id),
+			 0);
+	jitmap_code_info ci;
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 4, &ci), 0);
+	const char *why = "unset";
+	unsigned before = w.fake.reads;
+	const jitmap_cfi *cfi = jitmap_process_code_cfi(p, &ci, &why);
+	assert_non_null(cfi);
+	assert_null(why);
+	assert_int_equal(w.fake.reads - before, 1); /* the .eh_frame, in one read */
+	uint64_t lo, hi;
+	assert_true(jitmap_cfi_covers(cfi, TEXT + 4, &lo, &hi));
+	assert_int_equal(lo, TEXT);
+	assert_true(jitmap_cfi_covers(cfi, TEXT + 0x24, &lo, &hi));
+	assert_int_equal(lo, TEXT + 0x20);
+	/* Read once: the same CFI at each use, at later stops too, and through code_at. */
+	before = w.fake.reads;
+	assert_ptr_equal(jitmap_process_code_cfi(p, &ci, NULL), cfi);
+	jitmap_process_recheck(p);
+	assert_int_equal(jitmap_process_code_at(p, TEXT + 0x24, &ci), 0);
+	const unsigned after_lookup = w.fake.reads;
+	assert_ptr_equal(jitmap_process_code_cfi(p, &ci, NULL), cfi);
+	assert_int_equal(w.fake.reads, after_lookup);
+	assert_true(after_lookup > before); /* (the stop's code sample and stackmap, not the CFI) */
+
+	/* A scan's source has its own image, its CFI read once too. */
+	scan(p, true);
+	assert_int_equal(jitmap_process_code_at(p, TEXT + 4, &ci), 0);
+	assert_int_equal(ci.image_id, 0);
+	before = w.fake.reads;
+	const jitmap_cfi *scanned = jitmap_process_code_cfi(p, &ci, NULL);
+	assert_non_null(scanned);
+	assert_int_equal(w.fake.reads - before, 1);
+	assert_ptr_equal(jitmap_process_code_cfi(p, &ci, NULL), scanned);
+	assert_int_equal(w.fake.reads - before, 1);
+
+	/* Not readable: none, why, a problem of the image; not read again until the next stop. */
+	w.fake.n = 5;
+	uint64_t gone;
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT image 2",
+						  &gone), 0);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 0x24, &ci), 0);
+	assert_int_equal(ci.image_id, id); /* the first image handed in answers */
+	assert_int_equal(jitmap_process_remove_image(p, id), 0);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 0x24, &ci), 0);
+	assert_int_equal(ci.image_id, gone);
+	assert_null(jitmap_process_code_cfi(p, &ci, &why));
+	assert_non_null(why);
+	assert_string_equal(why, "JIT image 2: its .eh_frame at 0x7f0000110000 cannot be read: "
+				 "nothing mapped at 0x7f0000110000");
+	assert_true(image_problem(p, gone, "JIT image 2: its .eh_frame at 0x7f0000110000 cannot"));
+	before = w.fake.reads;
+	assert_null(jitmap_process_code_cfi(p, &ci, NULL));
+	assert_int_equal(w.fake.reads, before);
+	w.fake.n = 6;
+	jitmap_process_recheck(p);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT + 0x24, &ci), 0);
+	assert_non_null(jitmap_process_code_cfi(p, &ci, &why));
+	assert_false(image_problem(p, gone, ".eh_frame"));
+
+	/* Neither section: none, and nothing to say. */
+	Elf64_Shdr *ehsh = sm_elf64_section(&w.image, ".eh_frame");
+	ehsh->sh_addr = 0;
+	ehsh->sh_flags = 0;
+	uint64_t bare;
+	assert_int_equal(jitmap_process_remove_image(p, gone), 0);
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "bare", &bare), 0);
+	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), 0);
+	assert_int_equal(ci.image_id, bare);
+	why = "unset";
+	assert_null(jitmap_process_code_cfi(p, &ci, &why));
+	assert_null(why);
+	/* Code the process does not hold. */
+	const jitmap_code_info stranger = {.image_id = 999, .lo = TEXT, .image = ci.image};
+	assert_null(jitmap_process_code_cfi(p, &stranger, &why));
+	assert_non_null(why);
+	jitmap_process_free(p);
+	sm_bytes_free(&eh);
+	world_free(&w);
+}
+
 /* JIT code by address: the scan's entries, their functions and ranges. */
 static void test_code_at(void **state)
 {
@@ -723,6 +1033,9 @@ int main(void)
 		cmocka_unit_test(test_handed_image),
 		cmocka_unit_test(test_shared_parse),
 		cmocka_unit_test(test_code_at),
+		cmocka_unit_test(test_image_code_at),
+		cmocka_unit_test(test_image_stale),
+		cmocka_unit_test(test_code_cfi),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

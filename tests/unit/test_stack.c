@@ -1,6 +1,6 @@
-/* test_stack: jitmap_stacker over a fake thread: the native callback's frames, the frame
- * pointer where it knows nothing, how a walk ends (outermost, PC 0, a failed step, the frame
- * limit, the caller's stop), and the options. JIT frames are checked end to end with real JIT
+/* test_stack: jitmap_stacker over a fake thread: the native callback's frames and the ABI
+ * applied to its registers, the frame pointer where it knows nothing, how a walk ends
+ * (outermost, PC 0, a failed step, the frame limit, the caller's stop), and the options. JIT frames are checked end to end with real JIT
  * programs (tests/stack/test_jitmap_stack.sh). */
 #include <errno.h>
 #include <setjmp.h>
@@ -202,6 +202,118 @@ static void test_endings(void **state)
 	jitmap_process_free(p);
 }
 
+/* A native unwinder that answers as elfutils' libdwfl does on x86-64 (backends/x86_64_cfi.c
+ * marks DWARF 0, rax, "same value" under a %rbx comment, where 3 was meant): the caller gets
+ * this frame's rax, and no rbx unless a CFI rule restores it. r12 it restores from a "slot"
+ * (0x1200 + k); r13 it leaves alone. Frame k says whether CFI rows covered its PC, and
+ * whether it was a signal trampoline (then the caller's registers come from the saved
+ * context: rax there is 0x5151). */
+static const struct {
+	bool by_cfi, signal;
+} abi_frames[] = {{true, false}, {false, false}, {true, true}};
+
+static int libdwfl_like_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
+			     jitmap_unwind_result *out, bool *caller_exact, char *why,
+			     size_t why_len)
+{
+	(void)ctx;
+	(void)exact;
+	(void)why;
+	(void)why_len;
+	const unsigned k = (unsigned)(regs->pc - NATIVE_PC);
+	if (regs->pc < NATIVE_PC || k >= sizeof(abi_frames) / sizeof(abi_frames[0]))
+		return -ESRCH;
+	memset(out, 0, sizeof(*out));
+	out->caller.pc = NATIVE_PC + k + 1;
+	jitmap_frame_reg_set(&out->caller, 7, regs->reg[7] + 32);
+	jitmap_frame_reg_set(&out->caller, 6, regs->reg[6]);
+	if (abi_frames[k].signal)
+		jitmap_frame_reg_set(&out->caller, 0, 0x5151);
+	else if (jitmap_frame_reg_known(regs, 0))
+		jitmap_frame_reg_set(&out->caller, 0, regs->reg[0]); /* "same value": wrong */
+	jitmap_frame_reg_set(&out->caller, 12, 0x1200 + k);
+	/* rdx read back from this frame's save slot (an anyregcc trampoline's CFI), in every
+	 * frame: said so, so it is kept although caller-saved; rsi carried, said nothing of. */
+	jitmap_frame_reg_set(&out->caller, 1, 0x0100 + k);
+	out->restored[0] |= UINT64_C(1) << 1;
+	jitmap_frame_reg_set(&out->caller, 4, 0x0400 + k);
+	out->cfa = regs->reg[7] + 32;
+	out->method = abi_frames[k].by_cfi ? JITMAP_UNWIND_CFI : JITMAP_UNWIND_NONE;
+	*caller_exact = abi_frames[k].signal;
+	return 0;
+}
+
+static void expect_reg(const jitmap_stack_frame *f, unsigned n, bool known, uint64_t v)
+{
+	if (jitmap_frame_reg_known(f->regs, n) != known)
+		fail_msg("frame %u: register %u should be %s", f->level, n,
+			 known ? "known" : "unknown");
+	if (known && f->regs->reg[n] != v)
+		fail_msg("frame %u: register %u is 0x%llx, not 0x%llx", f->level, n,
+			 (unsigned long long)f->regs->reg[n], (unsigned long long)v);
+}
+
+struct kept {
+	unsigned n;
+	jitmap_frame_regs regs[8];
+	jitmap_stack_frame f[8];
+};
+
+static int keep_frame(void *ctx, const jitmap_stack_frame *f)
+{
+	struct kept *k = ctx;
+	if (k->n < 8) {
+		k->regs[k->n] = *f->regs;
+		k->f[k->n] = *f;
+		k->f[k->n].regs = &k->regs[k->n];
+		k->n++;
+	}
+	return 0;
+}
+
+/* The ABI applied to native steps: a caller-saved register is never the caller's (but from
+ * a signal frame's saved context), and a callee-saved one the native unwinder lost is
+ * carried where it unwound by CFI rows for the PC, not where it did not. */
+static void test_native_registers(void **state)
+{
+	(void)state;
+	jitmap_process *p = empty_process();
+	const jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = libdwfl_like_step};
+	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
+	jitmap_frame_regs r = start(NATIVE_PC, STACK, STACK + 0x100);
+	jitmap_frame_reg_set(&r, 0, (uint64_t)-516); /* a sleeping syscall's return */
+	jitmap_frame_reg_set(&r, 3, 0x3030);
+	jitmap_frame_reg_set(&r, 12, 0x1212);
+	jitmap_frame_reg_set(&r, 13, 0x1313);
+	struct kept k = {0};
+	assert_int_equal(jitmap_stacker_walk(st, &r, keep_frame, &k), 0);
+	assert_int_equal(k.n, 4);
+	/* Frame 1, after a step by CFI: rax dropped, rbx and r13 carried, r12 restored, rdx read
+	 * back from a save slot kept, rsi (caller-saved, not said to be restored) dropped. */
+	expect_reg(&k.f[1], 0, false, 0);
+	expect_reg(&k.f[1], 1, true, 0x0100);
+	expect_reg(&k.f[1], 4, false, 0);
+	expect_reg(&k.f[2], 1, true, 0x0101);
+	expect_reg(&k.f[1], 3, true, 0x3030);
+	expect_reg(&k.f[1], 12, true, 0x1200);
+	expect_reg(&k.f[1], 13, true, 0x1313);
+	assert_int_equal(k.f[1].method, JITMAP_UNWIND_NATIVE);
+	/* Frame 2, after a step without CFI: what the unwinder did not restore is unknown. */
+	expect_reg(&k.f[2], 0, false, 0);
+	expect_reg(&k.f[2], 3, false, 0);
+	expect_reg(&k.f[2], 12, true, 0x1201);
+	expect_reg(&k.f[2], 13, false, 0);
+	/* Frame 3, the interrupted code above a signal trampoline: its rax from the context. */
+	assert_true(k.f[3].exact);
+	expect_reg(&k.f[3], 0, true, 0x5151);
+	expect_reg(&k.f[3], 3, false, 0);
+	expect_reg(&k.f[3], 12, true, 0x1202);
+	expect_reg(&k.f[3], 6, true, STACK + 0x100);
+	expect_reg(&k.f[3], 7, true, STACK + 96);
+	jitmap_stacker_free(st);
+	jitmap_process_free(p);
+}
+
 static void test_arguments(void **state)
 {
 	(void)state;
@@ -234,6 +346,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_native_then_frame_pointer),
 		cmocka_unit_test(test_endings),
+		cmocka_unit_test(test_native_registers),
 		cmocka_unit_test(test_arguments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

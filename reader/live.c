@@ -1,0 +1,597 @@
+/* live.c: a live Linux process (see include/jitmap/live.h): its threads stopped with ptrace,
+ * their registers, and its memory through /proc/PID/mem and the page cache (pagecache.c).
+ *
+ * Stopping: PTRACE_SEIZE, then PTRACE_INTERRUPT and a wait for the stop, thread by thread in
+ * /proc/PID/task order; a second round picks up the threads started during the first, until a
+ * round adds none (or max_rounds). PTRACE_SEIZE rather than PTRACE_ATTACH: no SIGSTOP is sent,
+ * a group-stop stays the process's own, and nothing is left for the program to see.
+ *
+ * What a stop can be (ptrace(2), "Stopped states"): the interrupt's own stop and a group-stop
+ * are PTRACE_EVENT_STOP (status >> 16); a stop with 0 there is a signal-delivery stop, the
+ * signal held back until the tracer resumes the thread: it is given back at PTRACE_DETACH,
+ * or the program would lose it.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <elf.h> /* NT_PRSTATUS: the regset PTRACE_GETREGSET names */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../arch/arch.h"
+#include "../unwinder/linux_regs.h"
+#include "internal.h"
+#include "jitmap/live.h"
+#include "pagecache.h"
+
+#define DEFAULT_MAX_THREADS 65536
+#define DEFAULT_MAX_ROUNDS 16
+#define MAX_GREGS 64      /* u64 words of pr_reg read (x86-64 has 27, AArch64 34, s390x 27) */
+#define MAX_WARNINGS 8
+
+struct reg {
+	uint16_t regno;
+	uint64_t value;
+};
+
+struct thread {
+	jitmap_live_thread_info pub; /* first: jitmap_live_thread_reg gets back here */
+	jitmap_live *live;
+	bool attached; /* seized: PTRACE_DETACH is owed */
+	bool stopped;  /* its stop was waited for */
+	char name[64];
+	char why[160];
+	jitmap_frame_regs regs;
+	size_t nregs;
+	struct reg byno[MAX_GREGS]; /* sorted by regno */
+};
+
+struct jitmap_live {
+	pid_t pid;
+	pid_t tracer; /* the thread that attached: the only one Linux lets detach */
+	char name[64];
+	jitmap_arch arch;
+	jitmap_byte_order order;
+	unsigned flags;
+	size_t max_threads;
+	unsigned max_rounds;
+	const volatile sig_atomic_t *interrupt;
+	struct thread **threads;
+	size_t nthreads, cap_threads;
+	int mem_fd;
+	struct jitmap__pagecache cache;
+	char *warnings[MAX_WARNINGS];
+	size_t nwarnings;
+};
+
+/* -- Small helpers -- */
+
+static pid_t current_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static bool interrupted(const jitmap_live *l)
+{
+	return l->interrupt && *l->interrupt;
+}
+
+static void warn(jitmap_live *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(jitmap_live *l, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (l->nwarnings < MAX_WARNINGS && (l->warnings[l->nwarnings] = strdup(buf)))
+		l->nwarnings++;
+}
+
+/* /proc/PID/task/TID/comm without its newline; "" when it cannot be read. */
+static void read_comm(pid_t pid, pid_t tid, char *out, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	out[0] = 0;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(out, (int)len, f))
+		out[strcspn(out, "\n")] = 0;
+	fclose(f);
+}
+
+/* Whether thread `tid` has exited (a zombie, or gone): Linux refuses to trace such a thread
+ * with EPERM, the same answer as for a thread we may not trace. */
+static bool thread_gone(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH;
+	const size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* "TID (comm) S ...": the name may hold anything, the state follows its last ')'. */
+	const char *close = strrchr(buf, ')');
+	return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
+
+/* -- Threads -- */
+
+static struct thread *add_thread(jitmap_live *l, pid_t tid)
+{
+	if (l->nthreads == l->cap_threads) {
+		const size_t cap = l->cap_threads ? 2 * l->cap_threads : 16;
+		struct thread **a = realloc(l->threads, cap * sizeof(*a));
+		if (!a)
+			return NULL;
+		l->threads = a;
+		l->cap_threads = cap;
+	}
+	struct thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->live = l;
+	t->pub.tid = tid;
+	t->pub.name = t->name;
+	t->pub.why = t->why;
+	l->threads[l->nthreads++] = t;
+	return t;
+}
+
+static bool has_thread(const jitmap_live *l, pid_t tid)
+{
+	for (size_t i = 0; i < l->nthreads; i++)
+		if (l->threads[i]->pub.tid == tid)
+			return true;
+	return false;
+}
+
+static void thread_failed(struct thread *t, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void thread_failed(struct thread *t, int error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->why, sizeof(t->why), fmt, ap);
+	va_end(ap);
+	t->pub.error = error;
+	t->pub.regs = NULL;
+}
+
+static int cmp_reg(const void *a, const void *b)
+{
+	const struct reg *x = a, *y = b;
+	return (x->regno > y->regno) - (x->regno < y->regno);
+}
+
+/* A stopped thread's registers: the kernel gives its general registers as a core's
+ * NT_PRSTATUS holds them, and the architecture tables know their layout. */
+static void read_regs(jitmap_live *l, struct thread *t)
+{
+	uint64_t gregs[MAX_GREGS];
+	struct iovec iov = {gregs, sizeof(gregs)};
+	if (ptrace(PTRACE_GETREGSET, t->pub.tid, (void *)NT_PRSTATUS, &iov) != 0) {
+		const int e = errno;
+		if (e == ESRCH) /* it was killed since it stopped */
+			thread_failed(t, -ESRCH, "the thread exited while being read");
+		else
+			thread_failed(t, -e, "its registers cannot be read: %s", strerror(e));
+		return;
+	}
+	if (iov.iov_len > sizeof(gregs)) {
+		thread_failed(t, -EIO, "its registers cannot be read: the kernel gave %zu bytes, "
+			      "more than the %zu asked", iov.iov_len, sizeof(gregs));
+		return;
+	}
+	const int rc = jitmap_frame_regs_from_linux(l->arch, l->order, gregs, iov.iov_len,
+						    &t->regs);
+	if (rc < 0) {
+		thread_failed(t, rc, "its registers cannot be read: %s", strerror(-rc));
+		return;
+	}
+	uint16_t regno[MAX_GREGS];
+	uint64_t value[MAX_GREGS];
+	size_t n = jitmap__linux_gregs(l->arch, l->order, (const uint8_t *)gregs, iov.iov_len,
+				       regno, value, MAX_GREGS);
+	if (n > MAX_GREGS)
+		n = MAX_GREGS;
+	for (size_t i = 0; i < n; i++)
+		t->byno[i] = (struct reg){regno[i], value[i]};
+	qsort(t->byno, n, sizeof(t->byno[0]), cmp_reg);
+	t->nregs = n;
+	t->pub.error = 0;
+	t->pub.regs = &t->regs;
+}
+
+/* Wait for seized thread `t` to stop. `give_up`: return -EINTR when the caller's interrupt
+ * flag is set and a signal woke the wait. 0 (stopped, or exited: see t->stopped). */
+static int wait_stop(jitmap_live *l, struct thread *t, bool give_up)
+{
+	int status;
+	for (;;) {
+		const pid_t r = waitpid(t->pub.tid, &status, __WALL);
+		if (r == t->pub.tid)
+			break;
+		if (r < 0 && errno == EINTR) {
+			if (give_up && interrupted(l))
+				return -EINTR;
+			continue;
+		}
+		t->attached = false; /* not our tracee any more (ECHILD) */
+		return 0;
+	}
+	if (!WIFSTOPPED(status)) {
+		t->attached = false; /* exited or killed, and reaped */
+		return 0;
+	}
+	t->stopped = true;
+	if ((status >> 16) == 0) /* a signal-delivery stop: the signal is given back */
+		t->pub.signal = WSTOPSIG(status);
+	return 0;
+}
+
+/* Stop thread `t` and read it. 0 (the thread may have exited: see its error), -EINTR, or the
+ * negative errno of a thread that may not be traced (with `err` filled). */
+static int stop_thread(jitmap_live *l, struct thread *t, jitmap_error *err)
+{
+	const pid_t tid = t->pub.tid;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+		const int e = errno;
+		if (e == ESRCH || (e == EPERM && thread_gone(l->pid, tid))) {
+			thread_failed(t, -ESRCH, "the thread exited while being read");
+			return 0;
+		}
+		return jitmap__fail(err, -e, 0, "cannot trace process %d (thread %d): %s%s",
+				    (int)l->pid, (int)tid, strerror(e),
+				    e == EPERM ? " (another tracer, another user, or "
+						 "/proc/sys/kernel/yama/ptrace_scope)" : "");
+	}
+	t->attached = true;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0) {
+		/* It is exiting: reap it if it is done. */
+		int status;
+		if (waitpid(tid, &status, __WALL | WNOHANG) == tid && !WIFSTOPPED(status))
+			t->attached = false;
+		thread_failed(t, -ESRCH, "the thread exited while being read");
+		return 0;
+	}
+	const int rc = wait_stop(l, t, true);
+	if (rc)
+		return rc;
+	if (!t->stopped) {
+		thread_failed(t, -ESRCH, "the thread exited while being read");
+		return 0;
+	}
+	read_regs(l, t);
+	return 0;
+}
+
+/* Every thread of the process, in rounds while it starts more. 0, or a negative errno with
+ * `err` filled. */
+static int read_threads(jitmap_live *l, jitmap_error *err)
+{
+	char path[64];
+	bool capped = false;
+	unsigned round;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)l->pid);
+	for (round = 0; round < l->max_rounds; round++) {
+		if (interrupted(l))
+			return jitmap__fail(err, -EINTR, 0, "interrupted");
+		DIR *d = opendir(path);
+		if (!d) {
+			const int e = errno;
+			if (e == ENOENT)
+				return jitmap__fail(err, -ESRCH, 0, "process %d exited while being read",
+						    (int)l->pid);
+			return jitmap__fail(err, -e, 0, "process %d: %s", (int)l->pid, strerror(e));
+		}
+		bool added = false;
+		struct dirent *de;
+		int rc = 0;
+		while (!rc && (de = readdir(d))) {
+			if (!isdigit((unsigned char)de->d_name[0]))
+				continue;
+			char *end;
+			errno = 0;
+			const long v = strtol(de->d_name, &end, 10);
+			if (errno || *end || v <= 0 || v > INT_MAX)
+				continue;
+			const pid_t tid = (pid_t)v;
+			if (has_thread(l, tid))
+				continue;
+			if (l->nthreads >= l->max_threads) {
+				capped = true;
+				continue;
+			}
+			struct thread *t = add_thread(l, tid);
+			if (!t) {
+				rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
+				break;
+			}
+			added = true;
+			read_comm(l->pid, tid, t->name, sizeof(t->name));
+			if (l->flags & JITMAP_LIVE_NO_STOP)
+				thread_failed(t, -ENODATA, "the thread was not stopped "
+					      "(JITMAP_LIVE_NO_STOP): its registers are not read");
+			else
+				rc = stop_thread(l, t, err);
+			if (!rc && interrupted(l))
+				rc = jitmap__fail(err, -EINTR, 0, "interrupted");
+		}
+		closedir(d);
+		if (rc == -EINTR)
+			return jitmap__fail(err, -EINTR, 0, "interrupted");
+		if (rc)
+			return rc;
+		if (!added)
+			break;
+	}
+	if (round == l->max_rounds)
+		warn(l, "the process kept starting threads: %zu read", l->nthreads);
+	if (capped)
+		warn(l, "the process has more than %zu threads: the others were not read",
+		     l->max_threads);
+	return 0;
+}
+
+/* -- Memory -- */
+
+static long mem_pread(void *ctx, void *buf, size_t len, uint64_t addr)
+{
+	const jitmap_live *l = ctx;
+	return (long)pread(l->mem_fd, buf, len, (off_t)addr);
+}
+
+static int live_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			 size_t why_len)
+{
+	jitmap_live *l = ctx;
+	return jitmap__pagecache_read(&l->cache, addr, buf, len, why, why_len);
+}
+
+static int thread_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			   size_t why_len)
+{
+	const struct thread *t = ctx;
+	return live_read_mem(t->live, addr, buf, len, why, why_len);
+}
+
+static int thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why,
+			   size_t why_len)
+{
+	const struct thread *t = ctx;
+	uint64_t v;
+	if (jitmap_live_thread_reg(&t->pub, regno, &v)) {
+		snprintf(why, why_len, "thread %d has no register %u%s%s", (int)t->pub.tid, regno,
+			 t->why[0] ? ": " : "", t->why);
+		return -ENOENT;
+	}
+	if (size == 0 || size > 8) {
+		snprintf(why, why_len, "register %u has 8 bytes, not %zu", regno, size);
+		return -EINVAL;
+	}
+	uint8_t *b = buf;
+	for (size_t i = 0; i < size; i++) {
+		const size_t shift = 8 * (t->live->order == JITMAP_ORDER_BIG ? size - 1 - i : i);
+		b[i] = (uint8_t)(v >> shift);
+	}
+	return 0;
+}
+
+/* -- Opening and letting go -- */
+
+/* /proc/PID/mem; when the main thread has exited (a zombie: its mem has no memory to give,
+ * ESRCH), a thread's that runs. 0, or a negative errno with `err` filled. */
+static int open_mem(jitmap_live *l, jitmap_error *err)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)l->pid);
+	l->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+	int e = l->mem_fd < 0 ? errno : 0;
+	for (size_t i = 0; e == ESRCH && i < l->nthreads; i++) {
+		const struct thread *t = l->threads[i];
+		if (t->pub.error == -ESRCH)
+			continue;
+		char task[96];
+		snprintf(task, sizeof(task), "/proc/%d/task/%d/mem", (int)l->pid, (int)t->pub.tid);
+		l->mem_fd = open(task, O_RDONLY | O_CLOEXEC);
+		e = l->mem_fd < 0 ? errno : 0;
+	}
+	if (!e)
+		return 0;
+	if (e == ENOENT || e == ESRCH) {
+		bool any = false; /* a thread that was there to stop: it exited meanwhile */
+		for (size_t i = 0; i < l->nthreads; i++)
+			any |= l->threads[i]->pub.error != -ESRCH;
+		return jitmap__fail(err, -ESRCH, 0, any ? "process %d exited while being read"
+							: "process %d has exited (a zombie)",
+				    (int)l->pid);
+	}
+	return jitmap__fail(err, -e, 0, "%s: %s%s", path, strerror(e),
+			    e == EACCES || e == EPERM ? " (another user, or "
+							"/proc/sys/kernel/yama/ptrace_scope)" : "");
+}
+
+static jitmap_live *open_fail(jitmap_live *l, int code)
+{
+	jitmap_live_free(l);
+	errno = -code;
+	return NULL;
+}
+
+jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (opts && opts->sz < sizeof(opts->sz))
+		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "jitmap_live_opts.sz is %zu",
+						    opts->sz));
+	if (opts && !jitmap__opts_valid(opts, opts->sz, sizeof(*opts)))
+		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "jitmap_live_opts has fields "
+						    "this library does not know (set past byte "
+						    "%zu)", sizeof(*opts)));
+	if (pid <= 0)
+		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "%d is not a process ID",
+						    (int)pid));
+	jitmap_live *l = calloc(1, sizeof(*l));
+	if (!l)
+		return open_fail(NULL, jitmap__fail(err, -ENOMEM, 0, "out of memory"));
+	l->pid = pid;
+	l->tracer = current_tid();
+	l->mem_fd = -1;
+	l->max_threads = DEFAULT_MAX_THREADS;
+	l->max_rounds = DEFAULT_MAX_ROUNDS;
+	if (opts && JITMAP_OPTS_HAS(opts, max_threads) && opts->max_threads)
+		l->max_threads = opts->max_threads;
+	if (opts && JITMAP_OPTS_HAS(opts, max_rounds) && opts->max_rounds)
+		l->max_rounds = opts->max_rounds;
+	if (opts && JITMAP_OPTS_HAS(opts, flags))
+		l->flags = opts->flags;
+	if (opts && JITMAP_OPTS_HAS(opts, interrupt))
+		l->interrupt = opts->interrupt;
+	/* A process this library can trace runs the host's code. */
+	l->arch = jitmap_arch_host(&l->order);
+	read_comm(pid, pid, l->name, sizeof(l->name));
+
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) != 0) {
+		const int e = errno;
+		if (e == ENOENT)
+			return open_fail(l, jitmap__fail(err, -ESRCH, 0, "no process %d", (int)pid));
+		return open_fail(l, jitmap__fail(err, -e, 0, "process %d: %s", (int)pid,
+						 strerror(e)));
+	}
+	if (!(l->flags & JITMAP_LIVE_NO_STOP) && pid == getpid())
+		return open_fail(l, jitmap__fail(err, -EPERM, 0, "process %d is the calling process: "
+						 "its threads cannot be stopped from within",
+						 (int)pid));
+	int rc = read_threads(l, err);
+	if (rc)
+		return open_fail(l, rc);
+	rc = open_mem(l, err);
+	if (rc)
+		return open_fail(l, rc);
+	jitmap__pagecache_init(&l->cache, mem_pread, l, !(l->flags & JITMAP_LIVE_NO_STOP));
+	return l;
+}
+
+int jitmap_live_detach(jitmap_live *l)
+{
+	if (!l)
+		return 0;
+	int rc = 0;
+	bool owed = false;
+	for (size_t i = 0; i < l->nthreads; i++)
+		owed |= l->threads[i]->attached;
+	if (owed && current_tid() != l->tracer)
+		return -EPERM; /* Linux: only the thread that attached may detach */
+	/* Memory may change from now on. */
+	jitmap__pagecache_stop_keeping(&l->cache);
+	for (size_t i = 0; i < l->nthreads; i++) {
+		struct thread *t = l->threads[i];
+		if (!t->attached)
+			continue;
+		/* Seized but interrupted before its stop was seen: PTRACE_DETACH wants it
+		 * stopped, and it stops soon (the interrupt was sent). */
+		if (!t->stopped)
+			wait_stop(l, t, false);
+		if (t->attached &&
+		    ptrace(PTRACE_DETACH, t->pub.tid, NULL, (void *)(intptr_t)t->pub.signal) != 0 &&
+		    errno != ESRCH && !rc)
+			rc = -errno;
+		t->attached = false;
+		t->stopped = false;
+	}
+	return rc;
+}
+
+void jitmap_live_free(jitmap_live *l)
+{
+	if (!l)
+		return;
+	jitmap_live_detach(l);
+	for (size_t i = 0; i < l->nthreads; i++)
+		free(l->threads[i]);
+	free(l->threads);
+	for (size_t i = 0; i < l->nwarnings; i++)
+		free(l->warnings[i]);
+	jitmap__pagecache_fini(&l->cache);
+	if (l->mem_fd >= 0)
+		close(l->mem_fd);
+	free(l);
+}
+
+/* -- Accessors -- */
+
+pid_t jitmap_live_pid(const jitmap_live *l) { return l->pid; }
+const char *jitmap_live_name(const jitmap_live *l) { return l->name; }
+jitmap_arch jitmap_live_arch(const jitmap_live *l) { return l->arch; }
+jitmap_byte_order jitmap_live_byte_order(const jitmap_live *l) { return l->order; }
+size_t jitmap_live_num_threads(const jitmap_live *l) { return l->nthreads; }
+
+bool jitmap_live_stopped(const jitmap_live *l)
+{
+	for (size_t i = 0; i < l->nthreads; i++)
+		if (l->threads[i]->stopped)
+			return true;
+	return false;
+}
+
+const jitmap_live_thread_info *jitmap_live_thread(const jitmap_live *l, size_t i)
+{
+	return i < l->nthreads ? &l->threads[i]->pub : NULL;
+}
+
+int jitmap_live_thread_reg(const jitmap_live_thread_info *info, unsigned regno, uint64_t *value)
+{
+	if (!info || info->error)
+		return -ENOENT;
+	const struct thread *t = (const struct thread *)info;
+	size_t lo = 0, hi = t->nregs;
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if (t->byno[mid].regno == regno) {
+			if (value)
+				*value = t->byno[mid].value;
+			return 0;
+		}
+		if (t->byno[mid].regno < regno)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -ENOENT;
+}
+
+jitmap_target jitmap_live_target(jitmap_live *l)
+{
+	return (jitmap_target){.ctx = l, .read_reg = NULL, .read_mem = live_read_mem};
+}
+
+jitmap_target jitmap_live_thread_target(jitmap_live *l, size_t i)
+{
+	if (i >= l->nthreads)
+		return (jitmap_target){0};
+	return (jitmap_target){.ctx = l->threads[i], .read_reg = thread_read_reg,
+			       .read_mem = thread_read_mem};
+}
+
+const char *jitmap_live_warning(const jitmap_live *l, size_t i)
+{
+	return i < l->nwarnings ? l->warnings[i] : NULL;
+}

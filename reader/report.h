@@ -1,0 +1,72 @@
+/* report.h (internal): a frame report as frame.c builds it and render.c writes it. */
+#ifndef JITMAP_REPORT_H
+#define JITMAP_REPORT_H
+
+#include "internal.h"
+#include "strbuf.h"
+#include "jitmap/frame.h"
+
+/* An interpreter frame of a front end's own layout (jitmap_frame_report_add_vframe). */
+struct jitmap__vslot {
+	uint32_t index;
+	char *name;
+};
+
+struct jitmap__vframe {
+	jitmap_vref method, bci; /* method.name owned */
+	struct jitmap__vslot *locals, *stack;
+	size_t nlocals, nstack;
+};
+
+/* One record of the report, evaluated. */
+struct jitmap__rrec {
+	const jitmap_stackmap *sm;
+	const jitmap_record *rec;
+	const char *function;     /* the stackmap's name for its function, else the frame's */
+	bool call;                /* matched through the call sequence before the frame's PC */
+	char *note;               /* the call sequence, for "call" */
+	char *source;             /* where the stackmap came from */
+	char **notes;
+	size_t nnotes;
+	/* Statepoints: shown as one (decoded), or asked for and not fitting (misfit). */
+	bool statepoint, misfit, forced;
+	jitmap_statepoint_info sp;
+	char misfit_why[160];
+	jitmap_value *values;     /* one per location */
+	char **names;             /* one per location, NULL when unnamed */
+	const jitmap_deopt_layout *image_layout; /* the image's, or NULL */
+	struct jitmap__vframe *vframes; /* a front end's layout, replacing the image's */
+	size_t nvframes;
+	bool own_layout;
+};
+
+struct jitmap_frame_report {
+	unsigned level;
+	uint64_t pc;
+	char *function;           /* the front end's name for it */
+	unsigned flags;           /* JITMAP_DESCRIBE_* */
+	struct jitmap__rrec *recs;
+	size_t nrecs;
+	/* JITMAP_DESCRIBE_REGISTERS: the frame's general registers. */
+	jitmap_arch arch;
+	size_t nregs;
+	struct jitmap__rreg {
+		unsigned regno;
+		jitmap_value v;
+	} *regs;
+	/* No record: the nearest ones in the function around the PC, and its name. */
+	const jitmap_stackmap *near_sm;
+	const jitmap_record *near[2];
+	const char *near_function;
+	char *out;                /* the last string rendered */
+};
+
+/* The value of a location in the contract's terms, for the renderer: available or not (with
+ * the reason), a number, or the bytes of a value wider than 8 bytes. */
+static inline bool jitmap__value_wide(const jitmap_location *loc, const jitmap_value *v)
+{
+	return loc->size > 8 && !v->is_address &&
+	       (loc->kind == JITMAP_LOC_REGISTER || loc->kind == JITMAP_LOC_INDIRECT);
+}
+
+#endif /* JITMAP_REPORT_H */
