@@ -33,26 +33,68 @@ static const char *reg_or_number(const jitmap_stackmap *sm, unsigned regno, char
 	return tmp;
 }
 
+/* snprintf's contract for the few shapes below, without printf (jitmap-dump formats millions
+ * of locations): what fits is written, NUL-terminated; the full length is counted. */
+struct fmt_out {
+	char *buf;
+	size_t len, n;
+};
+
+static void fmt_str(struct fmt_out *o, const char *s)
+{
+	for (; *s; s++, o->n++)
+		if (o->n + 1 < o->len)
+			o->buf[o->n] = *s;
+}
+
+static void fmt_u32(struct fmt_out *o, uint32_t v)
+{
+	char d[12];
+	size_t k = sizeof(d);
+	d[--k] = 0;
+	do
+		d[--k] = (char)('0' + v % 10);
+	while (v /= 10);
+	fmt_str(o, d + k);
+}
+
+static int fmt_end(struct fmt_out *o)
+{
+	if (o->len)
+		o->buf[o->n < o->len ? o->n : o->len - 1] = 0;
+	return (int)o->n;
+}
+
 int jitmap_location_format(const jitmap_stackmap *sm, const jitmap_record *rec,
 			   const jitmap_location *loc, char *buf, size_t len)
 {
 	char tmp[16];
 	const char *reg = reg_or_number(sm, loc->dwarf_reg, tmp, sizeof(tmp));
-	const char sign = loc->offset < 0 ? '-' : '+';
+	const char sign[2] = {loc->offset < 0 ? '-' : '+', 0};
 	const uint32_t mag = loc->offset < 0 ? 0u - (uint32_t)loc->offset : (uint32_t)loc->offset;
 	uint64_t value;
+	struct fmt_out o = {buf, len, 0};
 
 	switch (loc->kind) {
 	case JITMAP_LOC_REGISTER:
-		return snprintf(buf, len, "%s", reg);
+		fmt_str(&o, reg);
+		return fmt_end(&o);
 	case JITMAP_LOC_DIRECT:
-		if (!loc->offset)
-			return snprintf(buf, len, "%s", reg);
-		return snprintf(buf, len, "%s%c%" PRIu32, reg, sign, mag);
+		fmt_str(&o, reg);
+		if (loc->offset) {
+			fmt_str(&o, sign);
+			fmt_u32(&o, mag);
+		}
+		return fmt_end(&o);
 	case JITMAP_LOC_INDIRECT:
-		if (!loc->offset)
-			return snprintf(buf, len, "[%s]", reg);
-		return snprintf(buf, len, "[%s%c%" PRIu32 "]", reg, sign, mag);
+		fmt_str(&o, "[");
+		fmt_str(&o, reg);
+		if (loc->offset) {
+			fmt_str(&o, sign);
+			fmt_u32(&o, mag);
+		}
+		fmt_str(&o, "]");
+		return fmt_end(&o);
 	case JITMAP_LOC_CONSTANT:
 		return snprintf(buf, len, "const %" PRId32, loc->offset);
 	case JITMAP_LOC_CONSTANT_INDEX:

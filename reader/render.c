@@ -658,14 +658,22 @@ static void location_line(struct jitmap__buf *b, const jitmap_stackmap *sm,
 	char where[96];
 	jitmap_location_format(sm, rec, loc, where, sizeof(where));
 	jitmap__buf_indent(b, indent);
-	jitmap__buf_printf(b, "#%-3zu %-14s %-22s size ", i, jitmap_loc_kind_name(loc->kind), where);
+	/* "#%-3zu %-14s %-22s size ", without printf: jitmap-dump writes one per location */
+	jitmap__buf_puts(b, "#");
+	jitmap__buf_u64(b, i, 3);
+	jitmap__buf_puts(b, " ");
+	jitmap__buf_pad(b, jitmap_loc_kind_name(loc->kind), 14);
+	jitmap__buf_puts(b, " ");
+	jitmap__buf_pad(b, where, 22);
+	jitmap__buf_puts(b, " size ");
 	if (v) {
-		jitmap__buf_printf(b, "%-3u ", loc->size);
+		jitmap__buf_u64(b, loc->size, 3);
+		jitmap__buf_puts(b, " ");
 		value_text(b, loc, v);
 		if (loc->kind == JITMAP_LOC_INDIRECT && available(v))
 			jitmap__buf_printf(b, "  at 0x%" PRIx64, v->address);
 	} else {
-		jitmap__buf_printf(b, "%u", loc->size);
+		jitmap__buf_u64(b, loc->size, 0);
 	}
 	if (role && role[0])
 		jitmap__buf_printf(b, "  %s", role);
@@ -1042,17 +1050,28 @@ static void static_location_json(struct jitmap__buf *b, const jitmap_stackmap *s
 	const jitmap_location *loc = &rec->locations[i];
 	char where[96];
 	jitmap_location_format(sm, rec, loc, where, sizeof(where));
-	jitmap__buf_printf(b, "{\"index\": %zu, \"kind\": \"%s\", \"where\": ", i,
-			   jitmap_loc_kind_name(loc->kind));
+	/* without printf: jitmap-dump writes one per location of a whole section */
+	jitmap__buf_puts(b, "{\"index\": ");
+	jitmap__buf_u64(b, i, 0);
+	jitmap__buf_puts(b, ", \"kind\": \"");
+	jitmap__buf_puts(b, jitmap_loc_kind_name(loc->kind));
+	jitmap__buf_puts(b, "\", \"where\": ");
 	jitmap__buf_json(b, where);
-	jitmap__buf_printf(b, ", \"size\": %u", loc->size);
+	jitmap__buf_puts(b, ", \"size\": ");
+	jitmap__buf_u64(b, loc->size, 0);
 	if (loc->kind == JITMAP_LOC_CONSTANT || loc->kind == JITMAP_LOC_CONSTANT_INDEX) {
 		uint64_t v = 0;
 		jitmap_location_constant(sm, rec, loc, &v);
-		jitmap__buf_printf(b, ", \"value\": %" PRIu64, v);
+		jitmap__buf_puts(b, ", \"value\": ");
+		jitmap__buf_u64(b, v, 0);
 	} else {
-		jitmap__buf_printf(b, ", \"dwarf_reg\": %u, \"offset\": %" PRId32, loc->dwarf_reg,
-				   loc->offset);
+		jitmap__buf_puts(b, ", \"dwarf_reg\": ");
+		jitmap__buf_u64(b, loc->dwarf_reg, 0);
+		jitmap__buf_puts(b, ", \"offset\": ");
+		if (loc->offset < 0)
+			jitmap__buf_puts(b, "-");
+		jitmap__buf_u64(b, loc->offset < 0 ? 0u - (uint32_t)loc->offset : (uint32_t)loc->offset,
+				0);
 	}
 	jitmap__buf_puts(b, "}");
 }

@@ -48,6 +48,29 @@ void jitmap__buf_puts(struct jitmap__buf *b, const char *s)
 	jitmap__buf_put(b, s, strlen(s));
 }
 
+void jitmap__buf_pad(struct jitmap__buf *b, const char *s, size_t width)
+{
+	const size_t n = strlen(s);
+	if (!reserve(b, n > width ? n : width))
+		return;
+	memcpy(b->p + b->len, s, n);
+	if (n < width)
+		memset(b->p + b->len + n, ' ', width - n);
+	b->len += n > width ? n : width;
+	b->p[b->len] = 0;
+}
+
+void jitmap__buf_u64(struct jitmap__buf *b, uint64_t v, size_t width)
+{
+	char d[24];
+	size_t n = sizeof(d);
+	d[--n] = 0;
+	do
+		d[--n] = (char)('0' + v % 10);
+	while (v /= 10);
+	jitmap__buf_pad(b, d + n, width);
+}
+
 void jitmap__buf_printf(struct jitmap__buf *b, const char *fmt, ...)
 {
 	char small[256];

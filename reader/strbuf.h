@@ -17,6 +17,11 @@ struct jitmap__buf {
 
 void jitmap__buf_put(struct jitmap__buf *b, const char *s, size_t n);
 void jitmap__buf_puts(struct jitmap__buf *b, const char *s);
+/* ASCII `s` left-aligned in `width` columns (printf's "%-*s" without printf: a dump prints
+ * millions of these). */
+void jitmap__buf_pad(struct jitmap__buf *b, const char *s, size_t width);
+/* `v` in decimal, left-aligned in `width` columns ("%-*" PRIu64). */
+void jitmap__buf_u64(struct jitmap__buf *b, uint64_t v, size_t width);
 void jitmap__buf_printf(struct jitmap__buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* `s` as a JSON string (jitmap_json_string's rule); NULL writes null. */

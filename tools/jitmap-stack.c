@@ -555,7 +555,27 @@ static bool site_target(Dwarf_Die *site, Dwarf_Die *target)
 
 /* The address a function DIE's code starts at in the process: its own low_pc, else the
  * symbol of its (linkage) name in the module. 0 when unknown. */
-static uint64_t die_entry(Dwfl_Module *m, Dwarf_Addr bias, Dwarf_Die *die)
+/* A function symbol `name` defined in module `m` (a versioned one, name@VERSION, too). */
+static uint64_t module_function(Dwfl_Module *m, const char *name)
+{
+	const size_t len = strlen(name);
+	const int n = dwfl_module_getsymtab(m);
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *s = dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL);
+		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
+		    !strncmp(s, name, len) && (!s[len] || s[len] == '@'))
+			return addr;
+	}
+	return 0;
+}
+
+/* The address a function DIE's code starts at in the process: its own low_pc, else the
+ * symbol of its (linkage) name, in module `m` or, for a declaration of a function another
+ * module defines (main's call to pthread_join, defined in libc), in module `also`, the one
+ * the chain must reach. 0 when unknown. */
+static uint64_t die_entry(Dwfl_Module *m, Dwfl_Module *also, Dwarf_Addr bias, Dwarf_Die *die)
 {
 	Dwarf_Addr lo;
 	if (dwarf_entrypc(die, &lo) == 0 || dwarf_lowpc(die, &lo) == 0)
@@ -568,15 +588,8 @@ static uint64_t die_entry(Dwfl_Module *m, Dwarf_Addr bias, Dwarf_Die *die)
 		name = dwarf_diename(die);
 	if (!name)
 		return 0;
-	const int n = dwfl_module_getsymtab(m);
-	for (int i = 0; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *s = dwfl_module_getsym_info(m, i, &sym, &addr, NULL, NULL, NULL);
-		if (s && GELF_ST_TYPE(sym.st_info) == STT_FUNC && !strcmp(s, name))
-			return addr;
-	}
-	return 0;
+	const uint64_t addr = module_function(m, name);
+	return addr || !also || also == m ? addr : module_function(also, name);
 }
 
 /* Depth first over `die`'s descendants, at most *budget of them: the call site whose return
@@ -651,14 +664,17 @@ static unsigned tail_calls(struct target *t, uint64_t ret, uint64_t callee,
 	unsigned budget = MAX_SITE_DIES;
 	if (!find_site(&caller, ret - bias, &site, &budget) || !site_target(&site, &target))
 		return 0;
-	uint64_t entry = die_entry(m, bias, &target);
+	Dwfl_Module *callee_module = dwfl_addrmodule(t->dwfl, callee);
+	uint64_t entry = die_entry(m, callee_module, bias, &target);
 	unsigned n = 0;
 	/* Follow the unique tail call of each function until the callee is reached; a function
-	 * with no tail call, or a chain that does not reach it, adds nothing. */
+	 * with no tail call, or a chain that does not reach it, adds nothing. Each function in
+	 * the module that holds it (the caller's call may go to another library). */
 	while (entry && entry != callee && n < MAX_TAIL_CALLS) {
 		Dwarf_Die fn, tail_site, next;
 		Dwarf_Addr fbias;
-		if (!function_die(m, entry, &fn, &fbias))
+		m = dwfl_addrmodule(t->dwfl, entry);
+		if (!m || !function_die(m, entry, &fn, &fbias))
 			return 0;
 		budget = MAX_SITE_DIES;
 		Dwarf_Addr r;
@@ -671,7 +687,7 @@ static unsigned tail_calls(struct target *t, uint64_t ret, uint64_t callee,
 		if (!out[n].name)
 			out[n].name = dwarf_diename(&fn) ? dwarf_diename(&fn) : "??";
 		n++;
-		entry = die_entry(m, fbias, &next);
+		entry = die_entry(m, callee_module, fbias, &next);
 	}
 	return entry == callee ? n : 0;
 }
@@ -915,7 +931,9 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		tc->pc = tails[i].pc;
 		tc->tail_call = true;
 		tc->function = strdup(tails[i].name);
-		tc->module = nn && nn->module ? strdup(nn->module) : NULL;
+		/* its own module: the caller's call may have gone to another library */
+		Dwfl_Module *tm = dwfl_addrmodule(w->t->dwfl, tails[i].pc - 1);
+		tc->module = tm && module_name(tm) ? strdup(module_name(tm)) : NULL;
 		tc->method = "tail-call";
 	}
 	w->callee_entry = nn ? nn->entry : 0;
