@@ -511,6 +511,10 @@ static int read_file(const char *path, unsigned char **data, size_t *len)
 
 static int is_elf(const char *path)
 {
+	/* Only a regular file is looked into: opening a FIFO would wait for a writer forever. */
+	struct stat st;
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
 	unsigned char magic[4] = {0};
 	FILE *f = fopen(path, "rb");
 	if (!f)
