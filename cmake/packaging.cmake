@@ -28,6 +28,9 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL lib producer dev tools)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The tools need libjitmap.so.1, which no installed package has yet: dpkg-shlibdeps finds it in
+# the build tree (the dependency on libjitmap1 comes from the components below).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR})
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # The shared libraries' shlibs and triggers (ldconfig), so that dpkg-shlibdeps can name
@@ -43,7 +46,7 @@ set(CPACK_DEBIAN_PRODUCER_PACKAGE_NAME libjitmap-producer${PROJECT_VERSION_MAJOR
 set(CPACK_DEBIAN_PRODUCER_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libjitmap-dev)
 # The static archive links these (jitmap.pc's Requires.private).
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libelf-dev, libdwarf-dev, libcapstone-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libelf-dev, libdwarf-dev")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME jitmap)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "python3")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "gdb")

@@ -60,7 +60,18 @@ else
   bad "GDB with no source line: info stackmap shows rbx = 42:
 $out"
 fi
+# jitmap unwinds the JIT frame (push %rbx, no CFI; its record is at the call's return
+# address, before the pop and ret of its epilogue) back to main; GDB alone cannot.
+if grep -qE '^#2 +0x[0-9a-f]+ in main \(\)' <<<"$out" && ! grep -q '?? ()' <<<"$out"; then
+  ok "GDB with jitmap auto-loaded: bt goes from jit_answer to main"
+else
+  bad "GDB with jitmap auto-loaded: bt goes from jit_answer to main:
+$out"
+fi
 out=$(run_gdb -iex 'set auto-load python-scripts off')
+grep -q '?? ()' <<<"$out" && ok "negative control: GDB alone shows a '??' frame above jit_answer" ||
+  bad "negative control: GDB alone shows a '??' frame above jit_answer:
+$out"
 if grep -q 'Undefined info command: "stackmap' <<<"$out"; then
   ok "negative control: with auto-load off, GDB has no info stackmap"
 else
