@@ -130,6 +130,10 @@ struct jitmap__arch {
 	bool (*moves_sp)(const uint8_t *b, size_t n);
 	/* Whether it is a return instruction. */
 	bool (*is_return)(const uint8_t *b, size_t n);
+	/* When the `n` bytes at `b` are an epilogue (stack pointer adjustments and pops, then a
+	 * return): how far above SP the return address is, in *ra_from_sp. NULL where not
+	 * decoded. */
+	bool (*epilogue)(const uint8_t *b, size_t n, uint64_t *ra_from_sp);
 	/* Whether it looks like the start of a frame-pointer prologue. */
 	bool (*looks_like_prologue)(const uint8_t *b, size_t n);
 };

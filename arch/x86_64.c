@@ -1,8 +1,9 @@
-/* x86-64: System V ABI, LLVM's DWARF numbering (shared/reference/stackmap-format.md §4). The
+/* x86-64: System V ABI, LLVM's DWARF numbering (docs/architectures.md). The
  * instruction decoders recognise what LLVM and common JITs emit, no more: a pattern not
  * recognised makes the asking method decline. */
 #include <string.h>
 
+#include "../common/bytes.h"
 #include "arch.h"
 
 static const char *const gpr[17] = {
@@ -251,6 +252,47 @@ static bool is_return(const uint8_t *b, size_t n)
 	return (n >= 1 && b[0] == 0xc3) || (n >= 2 && b[0] == 0xf3 && b[1] == 0xc3);
 }
 
+/* add $imm,%rsp; lea disp(%rsp),%rsp; pop %reg; ... then ret: where the return address is,
+ * from SP at the first of them. */
+static bool epilogue(const uint8_t *b, size_t n, uint64_t *ra_from_sp)
+{
+	uint64_t up = 0;
+	for (size_t i = 0; i < n;) {
+		const uint8_t *p = b + i;
+		const size_t left = n - i;
+		if (is_return(p, left)) {
+			*ra_from_sp = up;
+			return true;
+		}
+		if (p[0] >= 0x58 && p[0] <= 0x5f) {
+			up += 8, i += 1;
+		} else if (left >= 2 && p[0] == 0x41 && p[1] >= 0x58 && p[1] <= 0x5f) {
+			up += 8, i += 2;
+		} else if (left >= 4 && p[0] == 0x48 && p[1] == 0x83 && p[2] == 0xc4) {
+			if (p[3] & 0x80)
+				return false; /* a negative add: not an epilogue */
+			up += p[3], i += 4;
+		} else if (left >= 7 && p[0] == 0x48 && p[1] == 0x81 && p[2] == 0xc4) {
+			const uint32_t imm = jitmap__load(p + 3, 4, JITMAP_ORDER_LITTLE);
+			if (imm & 0x80000000u)
+				return false;
+			up += imm, i += 7;
+		} else if (left >= 5 && p[0] == 0x48 && p[1] == 0x8d && p[2] == 0x64 && p[3] == 0x24) {
+			if (p[4] & 0x80)
+				return false;
+			up += p[4], i += 5;
+		} else if (left >= 8 && p[0] == 0x48 && p[1] == 0x8d && p[2] == 0xa4 && p[3] == 0x24) {
+			const uint32_t d = jitmap__load(p + 4, 4, JITMAP_ORDER_LITTLE);
+			if (d & 0x80000000u)
+				return false;
+			up += d, i += 8;
+		} else {
+			return false;
+		}
+	}
+	return false;
+}
+
 /* push %rbp, or mov %rsp,%rbp. */
 static bool looks_like_prologue(const uint8_t *b, size_t n)
 {
@@ -291,5 +333,6 @@ const struct jitmap__arch jitmap__x86_64 = {
 	.fixed_cfa_at = true,
 	.moves_sp = moves_sp,
 	.is_return = is_return,
+	.epilogue = epilogue,
 	.looks_like_prologue = looks_like_prologue,
 };

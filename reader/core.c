@@ -1245,8 +1245,13 @@ jitmap_core *jitmap_core_open(const char *path, const jitmap_core_opts *opts, ji
 	if (c->fd < 0)
 		return open_fail(c, err, -errno, 0, "cannot open: %s", strerror(errno));
 	struct stat st;
-	if (fstat(c->fd, &st) || !S_ISREG(st.st_mode))
-		return open_fail(c, err, -EINVAL, 0, "not a regular file");
+	if (fstat(c->fd, &st))
+		return open_fail(c, err, -errno, 0, "cannot read its size: %s", strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return open_fail(c, err, -EISDIR, 0, "a directory, not a core file");
+	if (!S_ISREG(st.st_mode))
+		return open_fail(c, err, -EINVAL, 0,
+				 "not a regular file (a device, pipe or socket), not a core file");
 	c->size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
 	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
 	return finish_open(c, opts, err);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/deopt_layout.h"
@@ -642,9 +643,24 @@ jitmap_image *jitmap_image_open_file(const char *path, jitmap_error *err)
 		errno = e;
 		return NULL;
 	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+		jitmap__fail(err, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL, 0, "%s",
+			     S_ISDIR(st.st_mode) ? "a directory, not an ELF file"
+						 : "not a regular file (a device, pipe or socket)");
+		close(fd);
+		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		return NULL;
+	}
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
-		jitmap__fail(err, -EINVAL, 0, "not an ELF file: %s", elf_errmsg(-1));
+		/* libelf says "no error" for an empty file */
+		const int le = elf_errno();
+		if (fstat(fd, &st) == 0 && st.st_size == 0)
+			jitmap__fail(err, -EINVAL, 0, "an empty file, not an ELF file");
+		else
+			jitmap__fail(err, -EINVAL, 0, "not an ELF file%s%s", le ? ": " : "",
+				     le ? elf_errmsg(le) : "");
 		close(fd);
 		errno = EINVAL;
 		return NULL;

@@ -1,6 +1,6 @@
 /* parse.c: validate and decode LLVM stackmap sections (versions 1, 2 and 3).
  *
- * The layout is in shared/reference/stackmap-format.md (§1). A section holds one blob per
+ * The layout is in docs/stackmap-format.md. A section holds one blob per
  * object file that was linked into it, each starting 8-byte aligned. Every count is checked
  * against the bytes that remain, in 64-bit arithmetic, before anything is read or allocated;
  * LLVM's own StackMapParser.h trusts them, which is why we do not follow it.

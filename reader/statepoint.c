@@ -1,6 +1,6 @@
 /* statepoint.c: decode statepoint records.
  *
- * A statepoint record is not marked as such (shared/reference/stackmap-format.md §2): it is
+ * A statepoint record is not marked as such (docs/stackmap-format.md, "Statepoints"): it is
  * recognised by its shape. The rule, stated once here and in jitmap.h:
  *   - at least 3 locations, the first three small Constants: calling convention, flags, N;
  *   - flags has no bits beyond GCTransition (1) | DeoptLiveIn (2);

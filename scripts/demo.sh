@@ -7,8 +7,11 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${JITMAP_BUILD_DIR:-$top/build}
 
-"$top/scripts/setup.sh"
-cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Only what the demo needs: no test, benchmark or fuzz programs (scripts/test.sh builds those
+# in its own tree).
+"$top/scripts/setup.sh" --demo
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DJITMAP_BUILD_TESTS=OFF \
+  -DJITMAP_BUILD_BENCH=OFF -DJITMAP_BUILD_FUZZ=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 
 jit=$build/examples/llvm-jit/jitmap-demo-jit

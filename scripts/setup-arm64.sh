@@ -4,7 +4,7 @@
 #
 # The arm64 libLLVM is Multi-Arch: same and installs beside the host's (with the arm64 C
 # library, through `dpkg --add-architecture arm64`); the arm64 `lli` is in llvm-14-runtime,
-# which would *replace* the host's llvm-14 if installed (../shared/DESIGN.md): it is only
+# which would *replace* the host's llvm-14 if installed (checked with apt-get -s): it is only
 # downloaded and unpacked, into JITMAP_ARM64_LLVM (default ~/.cache/jitmap/arm64-llvm).
 # qemu-aarch64 -L / then runs it. Prints where lli is; exits 1 if it could not be set up (the
 # tests that need it are then skipped).

@@ -3,7 +3,7 @@
 # folder (JITMAP_S390X_ROOT, default ~/.cache/jitmap/s390x/root) that qemu-s390x (-L) and
 # gdb-multiarch (set sysroot) use as the target's root. Nothing is installed: the s390x archive
 # can lag the host's versions of Multi-Arch libraries (liblzma5), so libllvm14:s390x may not
-# install (../shared/DESIGN.md). Safe to run again: quick when done. Needs root (or sudo) the
+# install (checked with apt-get -s). Safe to run again: quick when done. Needs root (or sudo) the
 # first time (dpkg --add-architecture s390x, apt-get update). Prints where lli is; exits 1 if
 # it could not be set up (the tests that need it are then skipped).
 set -euo pipefail

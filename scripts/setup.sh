@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# Install every Debian package jitmap needs to build, test and run its demo.
+# Install the Debian packages jitmap needs to build, test and run its demo.
+#   setup.sh          everything the tests use (scripts/test.sh)
+#   setup.sh --demo   only what the demo needs (scripts/demo.sh): a compiler, CMake, the
+#                     libraries, LLVM 14 and GDB; no LLDB, cross tools or unpacked debuggers
+#   setup.sh --bench  everything, and hyperfine (bench/*.sh)
 # Safe to run again: it installs only what is missing. Needs root (or sudo) on a fresh machine.
 set -euo pipefail
+mode=${1:-}
 
 required=(
-  build-essential cmake pkg-config git python3
-  libelf-dev libdwarf-dev libdw-dev libcmocka-dev elfutils
+  build-essential cmake pkg-config python3
+  libelf-dev libdwarf-dev libdw-dev elfutils
   libcapstone-dev libcapstone4
   gdb
-  llvm-14 llvm-14-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev
-  binutils
+  llvm-14 llvm-14-dev
 )
+if [ "$mode" != --demo ]; then
+  required+=(git libcmocka-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev binutils)
+fi
 # A second LLVM producer for the differential test, LLDB for the debugger tests, and for the
 # AArch64 and s390x tests (tests/cross) qemu-user, gdb-multiarch and the cross compilers; the
 # tests skip their cases without them.
@@ -18,11 +25,15 @@ optional=(llvm-19 lldb-16 python3-lldb-16
           qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross
           gcc-s390x-linux-gnu libc6-dev-s390x-cross)
 # The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
-[ "${1:-}" = "--bench" ] && required+=(hyperfine)
+[ "$mode" = --bench ] && required+=(hyperfine)
+[ "$mode" = --demo ] && optional=()
 
 # The AArch64 and s390x tests' LLVM pieces (tests/cross: lli of each, beside the host's LLVM):
 # optional too.
-if command -v apt-get >/dev/null && [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+extras=0
+[ "$mode" != --demo ] && command -v apt-get >/dev/null &&
+  [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && extras=1
+if [ $extras -eq 1 ]; then
   "$(dirname "$0")/setup-arm64.sh" >/dev/null ||
     echo "setup: the arm64 LLVM pieces are not set up; tests that need them are skipped" >&2
   "$(dirname "$0")/setup-s390x.sh" >/dev/null ||
@@ -61,7 +72,7 @@ fi
 # Debian 12's LLDB 19 unpacked beside LLDB 16 (python3-lldb-19 conflicts with
 # python3-lldb-16), for the lldb19.* tests; after the installs, so that it fetches only what
 # LLDB 16 and llvm-19 did not bring, with the package lists apt-get update read.
-if command -v apt-get >/dev/null && [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+if [ $extras -eq 1 ]; then
   "$(dirname "$0")/setup-lldb19.sh" >/dev/null ||
     echo "setup: LLDB 19 is not set up; the lldb19.* tests are skipped" >&2
 fi

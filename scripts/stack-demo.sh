@@ -7,7 +7,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${JITMAP_BUILD_DIR:-$top/build}
 
-"$top/scripts/setup.sh"
+"$top/scripts/setup.sh" --demo
 cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)" --target jitmap-stack jitmap-demo-jit >/dev/null
 

@@ -15,7 +15,8 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 passed=0 failed=0 phases_failed=0
 # Run a phase, echoing its output, and add up the tests it reports: ctest's
-# "N tests failed out of M" lines and the fuzz runner's "fuzz: N passed, M failed" line.
+# "N tests failed out of M" lines and the fuzz runner's and the package test's "fuzz: N passed,
+# M failed" lines.
 phase() { # NAME CMD...
   local name=$1; shift
   echo "== $name"
@@ -27,7 +28,7 @@ phase() { # NAME CMD...
   done < <(sed -n 's/.*tests passed, \([0-9]*\) tests\{0,1\} failed out of \([0-9]*\).*/\1 \2/p' "$log")
   while read -r p f; do
     passed=$((passed + p)); failed=$((failed + f))
-  done < <(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$log")
+  done < <(sed -n 's/^\(fuzz\|package\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log")
   if [ $rc -eq 0 ]; then echo "== $name: ok"
   else phases_failed=$((phases_failed + 1)); echo "== $name: FAILED (exit $rc)"; fi
 }
@@ -43,6 +44,16 @@ build_and_ctest() { # DIR CTEST-REGEX EXTRA-CMAKE-ARGS...
 
 phase "build and test (gcc, -Werror)" build_and_ctest "$out/gcc" . -DCMAKE_BUILD_TYPE=RelWithDebInfo
 if [ $quick -eq 0 ]; then
+  # The Debian packages, installed, used with no `source` line, and purged (it installs into
+  # /usr for a moment: skipped, exit 77, when jitmap's packages are installed already or
+  # there is no root or sudo).
+  packages() {
+    local rc=0
+    JITMAP_PACKAGE_BUILD="$out/package" bash "$top/tests/package/test_package.sh" || rc=$?
+    [ $rc -eq 77 ] && return 0
+    return $rc
+  }
+  phase "Debian packages" packages
   # The library's own tests only: the debugger tests load the plugin into GDB, which an
   # ASan-instrumented shared object cannot enter; gdb.reader_stress drives the plugin's code
   # here instead.

@@ -1,6 +1,6 @@
 /* jitmap-dump: print the LLVM stackmaps of ELF files and raw stackmap sections.
  *
- * Formats (DESIGN.md, "jitmap-dump" contract):
+ * Formats (docs/jitmap-dump.md; the JSON fields in docs/json.md):
  *   text          register and function names, statepoints decoded (the default);
  *   json          one JSON object per input file, one per line;
  *   llvm-readobj  for each blob, exactly what `llvm-readobj --stackmap` prints from the line
@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jitmap/jitmap.h"
 #include "jitmap/core.h"
@@ -465,8 +466,17 @@ static void print_json_layouts(FILE *out, const jitmap_layouts *l)
 
 /* -- Inputs -- */
 
+/* 0, or a negative errno: -EISDIR for a directory, -EINVAL for another file that is not a
+ * regular one (a device, a pipe: its bytes are not a section). */
 static int read_file(const char *path, unsigned char **data, size_t *len)
 {
+	struct stat st;
+	if (stat(path, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return -errno;
@@ -501,6 +511,10 @@ static int read_file(const char *path, unsigned char **data, size_t *len)
 
 static int is_elf(const char *path)
 {
+	/* Only a regular file is looked into: opening a FIFO would wait for a writer forever. */
+	struct stat st;
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
 	unsigned char magic[4] = {0};
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -510,9 +524,15 @@ static int is_elf(const char *path)
 	return n == 4 && !memcmp(magic, "\177ELF", 4);
 }
 
+/* A file-level error (offset 0: it cannot be opened, is not what it should be) says no
+ * offset; one inside the bytes says where. */
 static void report(const char *file, const jitmap_error *e)
 {
-	fprintf(stderr, "jitmap-dump: %s: offset 0x%" PRIx64 ": %s\n", file, e->offset, e->reason);
+	const char *why = e->reason[0] ? e->reason : jitmap_strerror(e->code);
+	if (e->offset)
+		fprintf(stderr, "jitmap-dump: %s: offset 0x%" PRIx64 ": %s\n", file, e->offset, why);
+	else
+		fprintf(stderr, "jitmap-dump: %s: %s\n", file, why);
 }
 
 /* -- Core files -- */
@@ -751,7 +771,16 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 		size_t len = 0;
 		int rc = read_file(path, &data, &len);
 		if (rc) {
-			fprintf(stderr, "jitmap-dump: %s: %s\n", path, strerror(-rc));
+			fprintf(stderr, "jitmap-dump: %s: %s\n", path,
+				rc == -EISDIR	? "a directory, not an object file or a section"
+				: rc == -EINVAL ? "not a regular file (a device, pipe or socket)"
+						: strerror(-rc));
+			return 1;
+		}
+		if (!len) {
+			fprintf(stderr, "jitmap-dump: %s: an empty file, not an object file or a "
+				"section\n", path);
+			free(data);
 			return 1;
 		}
 		JITMAP_OPTS(jitmap_parse_opts, opts, .order = o->order, .arch = o->arch);
@@ -911,7 +940,7 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			printf("jitmap-dump %s\n", JITMAP_VERSION);
+			printf("jitmap-dump %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
 			return 0;
 		default:
 			fprintf(stderr, "Try 'jitmap-dump --help' for more information.\n");

@@ -7,7 +7,7 @@
  * (include/jitmap/stack.h). A live process is stopped by libjitmap (include/jitmap/live.h:
  * PTRACE_SEIZE and PTRACE_INTERRUPT, no signal is sent, and the kernel lets the threads go if
  * this tool dies), read, and let go before the output is printed. docs/jitmap-stack.md has the details and the
- * contract is in DESIGN.md ("jitmap-stack").
+ * JSON fields in docs/json.md.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -180,8 +180,13 @@ static int open_core(struct target *t, const char *path, const char *exe)
 	const jitmap_core_opts opts = {.sz = sizeof(opts), .exe = exe};
 	t->core = jitmap_core_open(path, &opts, &err);
 	if (!t->core) {
-		fprintf(stderr, "jitmap-stack: %s: offset 0x%" PRIx64 ": %s\n", path, err.offset,
-			err.reason[0] ? err.reason : jitmap_strerror(err.code));
+		/* A file-level error (it cannot be opened, is not a core) says no offset. */
+		const char *why = err.reason[0] ? err.reason : jitmap_strerror(err.code);
+		if (err.offset)
+			fprintf(stderr, "jitmap-stack: %s: offset 0x%" PRIx64 ": %s\n", path,
+				err.offset, why);
+		else
+			fprintf(stderr, "jitmap-stack: %s: %s\n", path, why);
 		return -1;
 	}
 	for (size_t i = 0; jitmap_core_warning(t->core, i); i++)
@@ -1175,55 +1180,74 @@ static void print_json(const struct target *t, const struct options *o, const ch
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: jitmap-stack [--json] [--values] [--gc-roots] [--registers] PID | CORE\n"
-		"                    [--exe FILE]\n"
-		"Every thread's stack of a live process (PID) or a core file, JIT frames named and\n"
-		"unwound by jitmap, native frames from the process's modules.\n"
-		"  --json       one JSON object (docs/jitmap-stack.md)\n"
-		"  --values     each frame at a stackmap record shows its locations and values\n"
-		"  --gc-roots   each frame at a statepoint shows its GC roots (base, derived)\n"
-		"  --registers  each frame's registers as unwound, or why one is not known there\n"
-		"  --exe FILE   the core's executable, when it is not where the core says\n"
-		"  --help, --version\n"
+		"Usage: jitmap-stack [OPTION]... PID | CORE\n"
+		"Print every thread's stack of a live process (PID) or a core file: JIT frames named\n"
+		"and unwound by jitmap, native frames from the process's modules.\n"
+		"\n"
+		"  --json          one JSON object (see jitmap-stack(1))\n"
+		"  --values        each frame at a stackmap record shows its locations and values\n"
+		"  --gc-roots      each frame at a statepoint shows its GC roots (base, derived)\n"
+		"  --registers     each frame's registers as unwound, or why one is not known there\n"
+		"  --exe=FILE      for core files: the program's executable, when it is no longer\n"
+		"                  where the core says\n"
+		"  -h, --help      show this help and exit\n"
+		"  -V, --version   show the version and exit\n"
+		"\n"
 		"A live process is stopped while it is read (ptrace) and let go before anything is\n"
-		"printed. Exit status: 0 the stacks were read, 1 the target could not be read,\n"
-		"2 usage.\n");
+		"printed. Exit status: 0 if the stacks were read, 1 if the target could not be read,\n"
+		"2 on usage errors.\n");
+}
+
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "jitmap-stack: %s\nTry 'jitmap-stack --help' for more information.\n", what);
+	return 2;
 }
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_VERSION };
+	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"values", no_argument, NULL, OPT_VALUES},
 		{"gc-roots", no_argument, NULL, OPT_GC},
 		{"registers", no_argument, NULL, OPT_REGS},
 		{"exe", required_argument, NULL, OPT_EXE},
-		{"version", no_argument, NULL, OPT_VERSION},
+		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0; /* our own message, as jitmap-dump's */
+	while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON: o->json = true; break;
 		case OPT_VALUES: o->values = true; break;
 		case OPT_GC: o->gc_roots = true; break;
 		case OPT_REGS: o->registers = true; break;
 		case OPT_EXE: o->exe = optarg; break;
-		case OPT_VERSION:
+		case 'V':
 			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
 			exit(0);
 		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return 2;
+		case ':': {
+			char m[128];
+			snprintf(m, sizeof(m), "option '%s' needs a value", argv[optind - 1]);
+			return usage_error(m);
+		}
+		default: {
+			char m[128];
+			if (optopt)
+				snprintf(m, sizeof(m), "unknown option '-%c'", optopt);
+			else
+				snprintf(m, sizeof(m), "unknown option '%s'", argv[optind - 1]);
+			return usage_error(m);
+		}
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "jitmap-stack: %s\n", optind >= argc ? "a PID or a core file is needed"
-								     : "one PID or core file at a time");
-		usage(stderr);
-		return 2;
-	}
+	if (optind != argc - 1)
+		return usage_error(optind >= argc ? "a PID or a core file is needed"
+						  : "one PID or core file at a time");
 	o->target = argv[optind];
 	return 0;
 }
@@ -1254,7 +1278,13 @@ int main(int argc, char **argv)
 	for (int s = 0, sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT}; s < 4; s++)
 		sigaction(sigs[s], &sa, NULL);
 
-	const bool live = is_pid(o.target, &pid) && access(o.target, F_OK) != 0;
+	const bool exists = access(o.target, F_OK) == 0;
+	const bool live = !exists && is_pid(o.target, &pid);
+	if (!exists && !live && o.target[0] && strspn(o.target, "0123456789") == strlen(o.target)) {
+		fprintf(stderr, "jitmap-stack: %s: not a process ID (1 to %d), and no file of that "
+			"name\n", o.target, INT_MAX);
+		return 1;
+	}
 	if (live) {
 		if (o.exe)
 			fprintf(stderr, "jitmap-stack: --exe is for core files; ignored\n");

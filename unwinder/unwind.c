@@ -187,6 +187,9 @@ static int ra_from_register(const struct step *s, uint64_t *ra)
  * memory ends sooner: a PC near the end of a mapping), the rest of `b` zero. Returns how
  * many bytes were read, 0 when none. */
 #define INSN_MAX 16
+/* Bytes of an epilogue looked at after a call: pops of every callee-saved register, an add
+ * with a 32-bit immediate and the return fit. */
+#define EPILOGUE_MAX 24
 static size_t read_insn(const struct step *s, uint64_t pc, uint8_t b[INSN_MAX])
 {
 	memset(b, 0, INSN_MAX);
@@ -495,7 +498,15 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 			    U(s->pc));
 			return STEP_FAULT;
 		}
-		if (s->a->moves_sp(insn, n)) {
+		/* Unless it is the function's epilogue and that agrees with the stack size: the
+		 * pops and adds before its return put the return address where the rule does
+		 * (a record at the return address of a call the function ends with). */
+		uint8_t tail[EPILOGUE_MAX];
+		uint64_t ra_from_sp;
+		if (s->a->moves_sp(insn, n) &&
+		    !(s->a->epilogue && read_mem(s, s->pc, tail, sizeof(tail)) == 0 &&
+		      s->a->epilogue(tail, sizeof(tail), &ra_from_sp) &&
+		      s->a->ra_slot && s->sp + ra_from_sp == ra_addr)) {
 			say(s->why, M, "the instruction at 0x%llx moves the stack pointer, so SP may "
 			    "not be the body's SP here (arguments pushed for a call)", U(s->pc));
 			return STEP_DECLINE;

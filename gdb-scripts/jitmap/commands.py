@@ -641,7 +641,7 @@ TABLE = {c.key: c for c in (
         "that cannot be known (a caller-saved register in an outer frame, memory missing from\n"
         "a core) is shown as unavailable, with the reason. A frame that is not at a record is\n"
         "an error that names the nearest records and how far.",
-        [Option("json", "print one JSON object (see docs/commands.md); a frame without a\n"
+        [Option("json", "print one JSON object (its fields: man 7 jitmap); a frame without a\n"
                 "record gives \"record\": null with \"error\" and \"nearest\"", short="j"),
          Option("raw", "also show each location's raw fields (kind, size, DWARF\n"
                 "register, offset)", short="r"),
@@ -722,7 +722,7 @@ TABLE = {c.key: c for c in (
         "Show the backtrace: each JIT frame's record and the interpreter frames it stands for.",
         "Each frame: its number, PC and function; a frame at a stackmap record names the record\n"
         "(and whether it is a statepoint); under it, the interpreter frames a runtime described\n"
-        "with jitmap.names.deopt_frames, with their values (docs/commands.md). GDB's own bt\n"
+        "with jitmap.names.deopt_frames, with their values (man 7 jitmap). GDB's own bt\n"
         "shows the same through jitmap's frame filter.",
         [Option("json", "one JSON object: {{\"frames\": [{{\"frame\", \"pc\", \"function\",\n"
                 "\"record\", \"statepoint\", \"virtual_frames\"}}]}}", short="j")],

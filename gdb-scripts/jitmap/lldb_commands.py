@@ -133,7 +133,7 @@ def _split_caveat(frame):
     return ("LLDB 19 may have lost the callers of frame %d: %s is split into parts (the PC is "
             "in the part at 0x%x, another starts lower, at 0x%x) and LLDB 19 unwinds it with "
             "the lowest part's CFI; built with -fno-reorder-blocks-and-partition, GCC does not "
-            "split it (docs/lldb.md, \"LLDB 19\")" % (frame.GetFrameID(), fn.GetName(), part[0],
+            "split it (lldb.md in jitmap's documentation, \"LLDB 19\")" % (frame.GetFrameID(), fn.GetName(), part[0],
                                                        ranges[0][0]))
 
 

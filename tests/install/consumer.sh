@@ -80,5 +80,32 @@ if LD_LIBRARY_PATH="$tmp/p/lib" ldd "$tmp/pj" | grep -E "libjitmap\.so|libelf|li
 	echo "install: FAIL: a JIT linked with jitmap-producer needs the reader's libraries" >&2
 	exit 1
 fi
+# The manuals: man pages that man renders without a warning, the docs, bash completions
+# that load, and no installed text that sends the reader to a file outside the package.
+tools=(jitmap-dump)
+[[ -x $tmp/p/bin/jitmap-stack ]] && tools+=(jitmap-stack)  # built where libdw is
+pages=(man7/jitmap.7)
+for t in "${tools[@]}"; do pages+=("man1/$t.1"); done
+for page in "${pages[@]}"; do
+	f=$tmp/p/share/man/$page
+	[[ -f $f ]] || { echo "install: FAIL: $page is not installed" >&2; exit 1; }
+	if command -v man >/dev/null; then
+		warn=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null || true)
+		[[ -z $warn ]] || { echo "install: FAIL: man warns on $page: $warn" >&2; exit 1; }
+	fi
+done
+for doc in README.md LICENSE json.md commands.md jitmap-stack.md jitmap-dump.md stackmap-format.md; do
+	[[ -f $tmp/p/share/doc/jitmap/$doc ]] ||
+		{ echo "install: FAIL: share/doc/jitmap/$doc is not installed" >&2; exit 1; }
+done
+for c in "${tools[@]}"; do
+	f=$tmp/p/share/bash-completion/completions/$c
+	[[ -f $f ]] && bash -c "complete() { :; }; source '$f'" ||
+		{ echo "install: FAIL: bash completion for $c missing or broken" >&2; exit 1; }
+done
+if grep -rnE 'DESIGN\.md|shared/reference|\.\./shared' "$tmp/p/share"; then
+	echo "install: FAIL: installed text points outside the package" >&2
+	exit 1
+fi
 echo "install: find_package (shared, static) and pkg-config consumers of jitmap and of" \
-	"jitmap-producer built and ran"
+	"jitmap-producer built and ran; man pages, docs and completions installed"

@@ -1,7 +1,7 @@
 /* sm_builder.h: a small test-only writer of LLVM stackmap sections.
  *
  * Describe a blob (version, byte order, functions, constants, records) and emit the bytes as
- * shared/reference/stackmap-format.md §1 lays them out. Records belong to the function added
+ * docs/stackmap-format.md lays them out. Records belong to the function added
  * last before them, which is how RecordCount (v2, v3) is computed. After smb_emit the layout
  * fields say where each part landed (blob-relative offsets), so hostile tests can patch exact
  * fields and predict exact error offsets.

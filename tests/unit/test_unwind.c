@@ -987,6 +987,20 @@ static void test_stackmap_rule(void **state)
 		assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
 		assert_contains(why, "the instruction at 0x2010 moves the stack pointer");
 	}
+	/* ... unless it is the epilogue and agrees with the stack size: add $0x20,%rsp; pop
+	 * %rbx; ret puts the return address 40 above SP, where the rule does (a record at the
+	 * return address of the call a function ends with). When the add also frees pushed
+	 * arguments (0x30), or no return follows, it declines. */
+	memcpy(code_bytes->bytes + 0x10, "\x48\x83\xc4\x20\x5b\xc3", 6);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.cfa, 0x7030);
+	assert_int_equal(res.caller.pc, 0x6060);
+	memcpy(code_bytes->bytes + 0x10, "\x48\x83\xc4\x30\x5b\xc3", 6);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "the instruction at 0x2010 moves the stack pointer");
+	memcpy(code_bytes->bytes + 0x10, "\x48\x83\xc4\x20\x5b\x90", 6);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	memset(code_bytes->bytes + 0x14, 0, 2);
 	memcpy(code_bytes->bytes + 0x10, "\x48\x01\xd8\x90", 4); /* add %rbx,%rax */
 	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
 	m.r[1].len = 0x14; /* the code ends inside the instruction */

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# tests/package/test_package.sh: the Debian packages as a user gets them. Builds them
+# (scripts/package.sh), installs them with apt-get, builds the producer example against the
+# installed libjitmap-producer (pkg-config), and runs it under GDB with no `source` line: GDB's
+# auto-load must bring jitmap (`info stackmap` answers with the record's value), and with
+# auto-load off it must not (the negative control). Then purges the packages and checks that
+# every file they installed is gone. It changes the machine (it installs into /usr): scripts/test.sh
+# runs it as a phase of its own, on CI's fresh machine; it needs root or sudo, and exits 77
+# (skipped) without them.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+  sudo -n true 2>/dev/null || { echo "package: skipped (needs root or sudo)"; exit 77; }
+  SUDO="sudo -n"
+fi
+work=$(mktemp -d)
+pkgs=(jitmap libjitmap-dev libjitmap1 libjitmap-producer0)
+cleanup() {
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${pkgs[@]}" >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok: $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL: $1"; }
+for p in "${pkgs[@]}"; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    echo "package: skipped ($p is installed already: this test would remove it)"
+    exit 77
+  fi
+done
+
+"$top/scripts/package.sh" "$work/debs" || { echo "package: FAIL: scripts/package.sh"; exit 1; }
+n=$(ls "$work"/debs/*.deb 2>/dev/null | wc -l)
+[ "$n" -eq 4 ] && ok "four packages built" || bad "four packages built (found $n)"
+if $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "$work"/debs/*.deb >"$work/apt.log" 2>&1; then
+  ok "apt-get install ./*.deb"
+else
+  bad "apt-get install ./*.deb: $(tail -5 "$work/apt.log")"
+  exit 1
+fi
+dpkg -L "${pkgs[@]}" | sort -u >"$work/files"
+
+# The producer example against the installed library, as a JIT author builds it.
+cc -O1 -g -rdynamic -o "$work/minimal" "$top/examples/producer-minimal/minimal.c" \
+  $(pkg-config --cflags --libs jitmap-producer) && ok "minimal.c built with pkg-config jitmap-producer" ||
+  bad "minimal.c built with pkg-config jitmap-producer"
+run_gdb() { # EXTRA-ARGS...
+  gdb -q -batch -nx -iex 'set debuginfod enabled off' "$@" -ex 'break runtime_safepoint' -ex run \
+    -ex bt -ex 'frame 1' -ex 'info stackmap' --args "$work/minimal" 2>&1
+}
+out=$(run_gdb)
+echo "$out" >"$work/gdb.out"
+if grep -q '^record 1 at 0x[0-9a-f]* (jit_answer+' <<<"$out" &&
+  grep -qE '^ +#0 +register +rbx +size 8 +42$' <<<"$out"; then
+  ok "GDB with no source line: info stackmap shows rbx = 42 (auto-loaded)"
+else
+  bad "GDB with no source line: info stackmap shows rbx = 42:
+$out"
+fi
+# jitmap unwinds the JIT frame (push %rbx, no CFI; its record is at the call's return
+# address, before the pop and ret of its epilogue) back to main; GDB alone cannot.
+if grep -qE '^#2 +0x[0-9a-f]+ in main \(\)' <<<"$out" && ! grep -q '?? ()' <<<"$out"; then
+  ok "GDB with jitmap auto-loaded: bt goes from jit_answer to main"
+else
+  bad "GDB with jitmap auto-loaded: bt goes from jit_answer to main:
+$out"
+fi
+out=$(run_gdb -iex 'set auto-load python-scripts off')
+grep -q '?? ()' <<<"$out" && ok "negative control: GDB alone shows a '??' frame above jit_answer" ||
+  bad "negative control: GDB alone shows a '??' frame above jit_answer:
+$out"
+if grep -q 'Undefined info command: "stackmap' <<<"$out"; then
+  ok "negative control: with auto-load off, GDB has no info stackmap"
+else
+  bad "negative control: with auto-load off, GDB has no info stackmap:
+$out"
+fi
+man -w jitmap-stack >/dev/null 2>&1 && man -w 7 jitmap >/dev/null 2>&1 && ok "man pages found by man" ||
+  bad "man pages found by man"
+
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${pkgs[@]}" >/dev/null 2>&1
+left=()
+while read -r f; do
+  [ -d "$f" ] && continue
+  [ -e "$f" ] || [ -L "$f" ] && left+=("$f")
+done <"$work/files"
+[ ${#left[@]} -eq 0 ] && ok "apt-get purge removes every file" || bad "files left after purge: ${left[*]}"
+
+echo "package: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# tests/tools/messages.sh BUILD_DIR: what jitmap-dump and jitmap-stack say when given what they
+# cannot read: one plain line naming the input and why, the documented exit status, and
+# nothing else (no libc or libelf text that does not apply: "no error", "Input/output
+# error"; no "offset 0x0" for a file that is not what it should be). Also -h/-V alike in both.
+set -uo pipefail
+build=$1
+dump=$build/jitmap-dump
+stack=$build/jitmap-stack
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+
+# expect STATUS 'STDERR' CMD...: the command exits STATUS and prints exactly STDERR.
+expect() {
+  local want_rc=$1 want_err=$2; shift 2
+  local err rc=0
+  err=$("$@" 2>&1 >/dev/null) || rc=$?
+  if [[ $rc -eq $want_rc && $err == "$want_err" ]]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    printf 'FAIL: %s\n  want exit %d: %s\n  got  exit %d: %s\n' "$*" "$want_rc" "$want_err" "$rc" "$err"
+  fi
+}
+
+: >"$work/empty"
+mkfifo "$work/fifo"
+printf 'hello, not a section' >"$work/text"
+printf '\003\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/reserved"
+
+expect 1 "jitmap-dump: $work/empty: an empty file, not an object file or a section" "$dump" "$work/empty"
+expect 1 "jitmap-dump: $work: a directory, not an object file or a section" "$dump" "$work"
+expect 1 "jitmap-dump: $work/fifo: not a regular file (a device, pipe or socket)" "$dump" "$work/fifo"
+expect 1 "jitmap-dump: $work/none: No such file or directory" "$dump" "$work/none"
+expect 1 "jitmap-dump: $work/text: unknown stackmap version 104 (jitmap reads versions 1, 2 and 3)" "$dump" "$work/text"
+
+expect 1 "jitmap-dump: $work/reserved: offset 0x1: non-zero reserved byte in the stackmap header" "$dump" "$work/reserved"
+
+expect 1 "jitmap-stack: 0: not a process ID (1 to 2147483647), and no file of that name" "$stack" 0
+expect 1 "jitmap-stack: 99999999999: not a process ID (1 to 2147483647), and no file of that name" "$stack" 99999999999
+expect 1 "jitmap-stack: $work: a directory, not a core file" "$stack" "$work"
+expect 1 "jitmap-stack: $work/fifo: not a regular file (a device, pipe or socket), not a core file" "$stack" "$work/fifo"
+expect 1 "jitmap-stack: $work/empty: not an ELF file (0 bytes)" "$stack" "$work/empty"
+expect 1 "jitmap-stack: $work/none: cannot open: No such file or directory" "$stack" "$work/none"
+
+# -h and -V, long and short, alike in both tools.
+for tool in "$dump" "$stack"; do
+  name=$(basename "$tool")
+  for opt in -V --version; do
+    out=$("$tool" "$opt" 2>&1); rc=$?
+    if [[ $rc -eq 0 && $out =~ ^$name\ [0-9][^\ ]*\ \(libjitmap\ [0-9] ]]; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL: $name $opt: exit $rc: $out"; fi
+  done
+  for opt in -h --help; do
+    out=$("$tool" "$opt" 2>&1); rc=$?
+    if [[ $rc -eq 0 && $out == Usage:\ $name* && $out == *--version* ]]; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL: $name $opt: exit $rc: ${out:0:80}"; fi
+  done
+done
+
+# Usage errors: exit 2, what was wrong, and where help is.
+expect 2 "jitmap-stack: unknown option '--bogus'
+Try 'jitmap-stack --help' for more information." "$stack" --bogus 1
+expect 2 "jitmap-stack: option '--exe' needs a value
+Try 'jitmap-stack --help' for more information." "$stack" 1 --exe
+expect 2 "jitmap-stack: a PID or a core file is needed
+Try 'jitmap-stack --help' for more information." "$stack"
+
+echo "messages: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]
