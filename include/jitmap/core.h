@@ -47,8 +47,9 @@ typedef struct jitmap_core_opts {
 } jitmap_core_opts;
 
 /* Open the core file at `path`, or a core of `len` bytes at `buf` (the bytes are copied).
- * `opts` may be NULL. Returns NULL with errno set (EINVAL: not a 64-bit ELF core, or its
- * program headers are unreadable; ENOMEM; the open's errno) and `*err` filled. Damage that
+ * `opts` may be NULL. Returns NULL with errno set (EINVAL: not a 64-bit ELF core, its
+ * program headers are unreadable, or not a regular file; EISDIR: a directory; ENOMEM; the
+ * open's errno) and `*err` filled. Damage that
  * leaves the rest readable (a truncated core, a bad note, overlapping segments) is not a
  * failure: see jitmap_core_warning. */
 JITMAP_API jitmap_core *jitmap_core_open(const char *path, const jitmap_core_opts *opts,

@@ -809,7 +809,8 @@ static void test_hostile_reads(void **state)
 	assert_null(jitmap_core_open("/nonexistent/jitmap/core", NULL, &err));
 	assert_int_equal(err.code, -ENOENT);
 	assert_null(jitmap_core_open("/", NULL, &err));
-	assert_int_equal(err.code, -EINVAL);
+	assert_int_equal(err.code, -EISDIR);
+	assert_string_equal(err.reason, "a directory, not a core file");
 	assert_null(jitmap_core_open_memory(NULL, 10, NULL, &err));
 	assert_int_equal(err.code, -EINVAL);
 }
