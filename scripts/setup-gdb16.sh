@@ -11,7 +11,17 @@ dest=${JITMAP_GDB16:-${XDG_CACHE_HOME:-$HOME/.cache}/jitmap/gdb16}
 wrapper=$dest/gdb
 if [ ! -x "$wrapper" ] || ! "$wrapper" -batch -ex 'python import gdb.dap' >/dev/null 2>&1; then
   mkdir -p "$dest/apt/lists/partial" "$dest/apt/cache/archives/partial" "$dest/debs"
-  echo "deb http://deb.debian.org/debian trixie main" >"$dest/apt/sources.list"
+  # The archive the system's own apt sources name (one-line or deb822 form), not its security
+  # suite: trixie is fetched from the same mirror.
+  mirror=$( { grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+              awk '{for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; break }}'
+            grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
+          } | grep -v -- '-security' | head -n 1)
+  if [ -z "$mirror" ]; then
+    echo "setup-gdb16: no Debian archive in the system's apt sources" >&2
+    exit 1
+  fi
+  echo "deb $mirror trixie main" >"$dest/apt/sources.list"
   : >"$dest/apt/status"
   apt=(-o "Dir::Etc::sourcelist=$dest/apt/sources.list" -o Dir::Etc::sourceparts=/nonexistent
        -o APT::Sandbox::User=root
