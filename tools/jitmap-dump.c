@@ -464,6 +464,13 @@ static void print_json_layouts(FILE *out, const jitmap_layouts *l)
 	fputc(']', out);
 }
 
+/* Every blob of `sm` (none when NULL) as llvm-readobj prints one. */
+static void print_readobj(FILE *out, const jitmap_stackmap *sm)
+{
+	for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
+		print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
+}
+
 /* -- Inputs -- */
 
 /* 0, or a negative errno: -EISDIR for a directory, -EINVAL for another file that is not a
@@ -592,8 +599,7 @@ static int print_entry(FILE *out, const char *path, const jitmap_process *p, siz
 	}
 	switch (o->format) {
 	case FMT_READOBJ:
-		for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
-			print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
+		print_readobj(out, sm);
 		break;
 	case FMT_JSON:
 		fprintf(out, "%s{\"entry\": \"0x%" PRIx64 "\", \"symfile_addr\": \"0x%" PRIx64
@@ -795,8 +801,7 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 
 	switch (o->format) {
 	case FMT_READOBJ:
-		for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
-			print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
+		print_readobj(out, sm);
 		break;
 	case FMT_JSON:
 		print_json(out, path, sm, layouts, kind, o);
