@@ -7,6 +7,7 @@
  * address there and the section offset in a file. Executables and shared libraries hold
  * linked addresses; a load bias moves them.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -1169,4 +1170,90 @@ int jitmap__elf_section_address(Elf *elf, const char *name, uint64_t *addr)
 		}
 	}
 	return -ENOENT;
+}
+
+/* -- Compressed sections -- */
+
+int jitmap_elf_compressed(int fd, uint64_t *uncompressed_size)
+{
+	uint64_t total = 0;
+	int any = 0;
+	if (uncompressed_size)
+		*uncompressed_size = 0;
+	if (fd < 0 || elf_ready(NULL))
+		return 0;
+	/* libelf reads with pread: the caller's file offset stays where it was. */
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return 0;
+	if (elf_kind(e) == ELF_K_ELF) {
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh))
+				break;
+			if (sh.sh_flags & SHF_COMPRESSED) {
+				GElf_Chdr ch;
+				any = 1;
+				total += gelf_getchdr(scn, &ch) ? ch.ch_size : sh.sh_size;
+			} else if (sh.sh_type != SHT_NOBITS) {
+				total += sh.sh_size;
+			}
+		}
+	}
+	elf_end(e);
+	if (uncompressed_size)
+		*uncompressed_size = total;
+	return any;
+}
+
+/* `from`'s bytes onto `to` from offset 0 (both by pread/pwrite). 0 or -errno. */
+static int copy_bytes(int from, int to)
+{
+	char buf[1 << 16];
+	off_t off = 0;
+	for (;;) {
+		const ssize_t n = pread(from, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		for (ssize_t done = 0; done < n;) {
+			const ssize_t w = pwrite(to, buf + done, (size_t)(n - done), off + done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return w < 0 ? -errno : -EIO;
+			done += w;
+		}
+		off += n;
+	}
+}
+
+int jitmap_elf_decompress(int in, int out)
+{
+	if (in < 0 || out < 0 || elf_ready(NULL))
+		return -EINVAL;
+	/* The copy first, then libelf rewrites it in place with every section inflated. */
+	int rc = copy_bytes(in, out);
+	if (rc)
+		return rc;
+	Elf *e = elf_begin(out, ELF_C_RDWR, NULL);
+	if (!e)
+		return -EINVAL;
+	rc = elf_kind(e) == ELF_K_ELF ? 0 : -EINVAL;
+	Elf_Scn *scn = NULL;
+	while (!rc && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			rc = -EINVAL;
+		else if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			rc = -EINVAL;
+	}
+	if (!rc && elf_update(e, ELF_C_WRITE) < 0)
+		rc = -EIO;
+	elf_end(e);
+	return rc;
 }

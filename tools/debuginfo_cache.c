@@ -18,9 +18,10 @@
 #define _GNU_SOURCE
 #include "debuginfo_cache.h"
 
+#include <jitmap/jitmap.h>
+
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -64,54 +65,6 @@ static bool make_dirs(const char *path)
 	return !mkdir(p, 0700) || errno == EEXIST;
 }
 
-/* Whether `fd` is an ELF file with a compressed section, and the size its sections would
- * have uncompressed (for the cap). */
-static bool compressed(int fd, uint64_t *total)
-{
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	bool any = false;
-	*total = 0;
-	Elf_Scn *scn = NULL;
-	while (e && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			break;
-		if (sh.sh_flags & SHF_COMPRESSED) {
-			GElf_Chdr ch;
-			any = true;
-			*total += gelf_getchdr(scn, &ch) ? ch.ch_size : sh.sh_size;
-		} else if (sh.sh_type != SHT_NOBITS) {
-			*total += sh.sh_size;
-		}
-	}
-	elf_end(e);
-	return any;
-}
-
-static bool copy_file(int from, int to)
-{
-	char buf[1 << 16];
-	off_t off = 0;
-	for (;;) {
-		const ssize_t n = pread(from, buf, sizeof(buf), off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return false;
-		if (n == 0)
-			return true;
-		for (ssize_t done = 0; done < n;) {
-			const ssize_t w = write(to, buf + done, (size_t)(n - done));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return false;
-			done += w;
-		}
-		off += n;
-	}
-}
-
 /* A copy of `fd` at `path` with every compressed section decompressed: its descriptor, or -1
  * (nothing left behind). */
 static int write_copy(int fd, const char *dir, const char *path)
@@ -122,20 +75,7 @@ static int write_copy(int fd, const char *dir, const char *path)
 	const int out = mkostemp(tmp, O_CLOEXEC);
 	if (out < 0)
 		return -1;
-	bool ok = copy_file(fd, out);
-	Elf *e = ok ? elf_begin(out, ELF_C_RDWR, NULL) : NULL;
-	ok = e != NULL;
-	Elf_Scn *scn = NULL;
-	while (ok && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			ok = false;
-		else if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-			ok = false;
-	}
-	ok = ok && elf_update(e, ELF_C_WRITE) >= 0;
-	elf_end(e);
-	if (!ok || fchmod(out, 0600) || rename(tmp, path)) {
+	if (jitmap_elf_decompress(fd, out) || fchmod(out, 0600) || rename(tmp, path)) {
 		unlink(tmp);
 		close(out);
 		return -1;
@@ -175,7 +115,7 @@ int jitmap_stack_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *m
 	/* This run reads the file as found (libdwfl may hold it already); the next ones read
 	 * the copy. */
 	uint64_t total;
-	if (fd >= 0 && path[0] && compressed(fd, &total) && total <= MAX_UNCOMPRESSED &&
+	if (fd >= 0 && path[0] && jitmap_elf_compressed(fd, &total) == 1 && total <= MAX_UNCOMPRESSED &&
 	    make_dirs(dir)) {
 		const int copy = write_copy(fd, dir, path);
 		if (copy >= 0)

@@ -366,6 +366,22 @@ JITMAP_API jitmap_image *jitmap_image_open_memory(const void *buf, size_t len,
 						  jitmap_error *err);
 JITMAP_API void jitmap_image_free(jitmap_image *img);
 
+/* ELF files whose sections are compressed (SHF_COMPRESSED; Debian's separate debug files, for
+ * one): libdw inflates every debug section of such a file each time it opens it, so a tool
+ * that opens one often keeps an uncompressed copy (jitmap-stack's debuginfo cache).
+ *
+ * jitmap_elf_compressed: 1 when the ELF file open on `fd` has a compressed section, 0 when it
+ * has none or is not ELF; `*uncompressed_size` (may be NULL) the size all its sections would
+ * have uncompressed (the headers' ch_size). Reads through `fd` from offset 0 on, without moving
+ * its file offset.
+ *
+ * jitmap_elf_decompress: write to `out` (open for reading and writing, empty) a copy of the
+ * ELF file open on `in` with every compressed section inflated, and its headers and layout
+ * updated. 0, or a negative errno value (EINVAL: `in` is not ELF or a section cannot be
+ * inflated; the errors of reading and writing); on failure `out` holds nothing usable. */
+JITMAP_API int jitmap_elf_compressed(int fd, uint64_t *uncompressed_size);
+JITMAP_API int jitmap_elf_decompress(int in, int out);
+
 /* Flags of jitmap_image_open_target. */
 #define JITMAP_IMAGE_SKIP_STACKMAP 1u /* locate .llvm_stackmaps, do not read or parse it */
 

@@ -40,8 +40,10 @@ def declared(headers):
 
 def listed(mapfile):
     text = re.sub(r"/\*.*?\*/", "", open(mapfile).read(), flags=re.S)
-    glob_part = text.split("global:", 1)[1].split("local:", 1)[0]
-    names = set(n.strip() for n in glob_part.split(";") if n.strip())
+    names = set()
+    # Every node's global: part (a node added later lists its calls the same way).
+    for part in re.findall(r"global:(.*?)(?:local:|\})", text, re.S):
+        names |= set(n.strip() for n in part.split(";") if n.strip())
     nodes = re.findall(r"^([\w.]+)\s*\{", text, re.M)
     return names, nodes
 

@@ -4,6 +4,8 @@
 #include "unit.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <unistd.h>
 
 /* -- Files -- */
@@ -545,6 +547,140 @@ static void test_unknown_relocation(void **state)
 	sm_bytes_free(&obj);
 }
 
+/* -- Compressed sections (jitmap_elf_compressed, jitmap_elf_decompress) -- */
+
+#define DEBUG_BYTES 70000
+
+static uint8_t debug_byte(size_t i)
+{
+	return (uint8_t)((i * 7) ^ (i >> 8));
+}
+
+/* A 64-bit relocatable object with a .debug_info of DEBUG_BYTES patterned bytes, compressed
+ * with zlib when `compress`, at `path` (a new temporary file; the caller unlinks it). */
+static void write_debug_object(char *path, bool compress)
+{
+	static uint8_t bytes[DEBUG_BYTES];
+	static char names[] = "\0.debug_info\0.shstrtab";
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		bytes[i] = debug_byte(i);
+	write_temp(path, "", 0);
+	assert_int_not_equal(elf_version(EV_CURRENT), EV_NONE);
+	int fd = open(path, O_RDWR | O_TRUNC);
+	assert_true(fd >= 0);
+	Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
+	assert_non_null(e);
+	assert_non_null(gelf_newehdr(e, ELFCLASS64));
+	GElf_Ehdr eh;
+	assert_non_null(gelf_getehdr(e, &eh));
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_type = ET_REL;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	Elf_Scn *dbg = elf_newscn(e), *str = elf_newscn(e);
+	Elf_Data *d = elf_newdata(dbg);
+	d->d_buf = bytes;
+	d->d_size = sizeof(bytes);
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 1;
+	GElf_Shdr sh;
+	gelf_getshdr(dbg, &sh);
+	sh.sh_name = 1;
+	sh.sh_type = SHT_PROGBITS;
+	gelf_update_shdr(dbg, &sh);
+	d = elf_newdata(str);
+	d->d_buf = names;
+	d->d_size = sizeof(names);
+	d->d_type = ELF_T_BYTE;
+	d->d_align = 1;
+	gelf_getshdr(str, &sh);
+	sh.sh_name = 13;
+	sh.sh_type = SHT_STRTAB;
+	gelf_update_shdr(str, &sh);
+	eh.e_shstrndx = (Elf64_Half)elf_ndxscn(str);
+	assert_true(gelf_update_ehdr(e, &eh));
+	if (compress)
+		assert_int_equal(elf_compress(dbg, ELFCOMPRESS_ZLIB, 0), 1);
+	assert_true(elf_update(e, ELF_C_WRITE) > 0);
+	elf_end(e);
+	close(fd);
+}
+
+/* The bytes of the first section of the file at `path`, and whether it is compressed. */
+static void check_debug_section(const char *path, bool want_compressed)
+{
+	const int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	Elf_Scn *scn = elf_getscn(e, 1);
+	GElf_Shdr sh;
+	assert_non_null(gelf_getshdr(scn, &sh));
+	assert_int_equal(!!(sh.sh_flags & SHF_COMPRESSED), want_compressed);
+	if (!want_compressed) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		assert_non_null(d);
+		assert_int_equal(d->d_size, DEBUG_BYTES);
+		const uint8_t *p = d->d_buf;
+		size_t bad = 0;
+		for (size_t i = 0; i < DEBUG_BYTES; i++)
+			bad += p[i] != debug_byte(i);
+		assert_int_equal(bad, 0);
+	}
+	elf_end(e);
+	close(fd);
+}
+
+static void test_compressed_sections(void **state)
+{
+	(void)state;
+	char zpath[256], plain[256], copy[256];
+	write_debug_object(zpath, true);
+	write_debug_object(plain, false);
+	check_debug_section(zpath, true);
+
+	int fd = open(zpath, O_RDONLY);
+	assert_true(fd >= 0);
+	uint64_t total = 0;
+	assert_int_equal(jitmap_elf_compressed(fd, &total), 1);
+	/* .debug_info uncompressed, .shstrtab, and the null section */
+	assert_int_equal(total, DEBUG_BYTES + sizeof("\0.debug_info\0.shstrtab"));
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 0);
+	write_temp(copy, "", 0);
+	int out = open(copy, O_RDWR);
+	assert_true(out >= 0);
+	assert_int_equal(jitmap_elf_decompress(fd, out), 0);
+	close(out);
+	close(fd);
+	check_debug_section(copy, false);
+
+	/* The copy, and a file never compressed, have no compressed section. */
+	fd = open(copy, O_RDONLY);
+	assert_int_equal(jitmap_elf_compressed(fd, &total), 0);
+	assert_int_equal(total, DEBUG_BYTES + sizeof("\0.debug_info\0.shstrtab"));
+	close(fd);
+	fd = open(plain, O_RDONLY);
+	assert_int_equal(jitmap_elf_compressed(fd, NULL), 0);
+	close(fd);
+
+	/* Not ELF: no compressed section, and nothing to inflate. */
+	char text[256];
+	write_temp(text, "not an ELF file\n", 16);
+	fd = open(text, O_RDONLY);
+	assert_int_equal(jitmap_elf_compressed(fd, &total), 0);
+	assert_int_equal(total, 0);
+	out = open(copy, O_RDWR | O_TRUNC);
+	assert_int_equal(jitmap_elf_decompress(fd, out), -EINVAL);
+	assert_int_equal(jitmap_elf_compressed(-1, NULL), 0);
+	assert_int_equal(jitmap_elf_decompress(-1, out), -EINVAL);
+	close(out);
+	close(fd);
+	unlink(zpath);
+	unlink(plain);
+	unlink(copy);
+	unlink(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_corrupted),
 		cmocka_unit_test(test_jit_reader_view),
 		cmocka_unit_test(test_unknown_relocation),
+		cmocka_unit_test(test_compressed_sections),
 	};
 	return cmocka_run_group_tests_name("elf", tests, NULL, NULL);
 }
