@@ -103,6 +103,29 @@ for c in "${tools[@]}"; do
 	[[ -f $f ]] && bash -c "complete() { :; }; source '$f'" ||
 		{ echo "install: FAIL: bash completion for $c missing or broken" >&2; exit 1; }
 done
+# The JSON Schemas, installed, hold a real output by themselves (their references resolve
+# in the installed directory) and refuse a damaged one, with Debian's jsonschema command.
+schemas=$tmp/p/share/jitmap/schema
+for s in common frame stackmaps gc-roots verify bt jitmap-stack jitmap-dump; do
+	[[ -f $schemas/$s.schema.json ]] ||
+		{ echo "install: FAIL: share/jitmap/schema/$s.schema.json is not installed" >&2; exit 1; }
+done
+if [[ -f $build/demo.o ]]; then
+	/usr/bin/python3 -c 'import jsonschema' 2>/dev/null ||
+		{ echo "install: FAIL: python3-jsonschema is missing (scripts/setup.sh installs it)" >&2; exit 1; }
+	LD_LIBRARY_PATH="$tmp/p/lib" "$tmp/p/bin/jitmap-dump" --format=json "$build/demo.o" >"$tmp/dump.json"
+	validate() {
+		/usr/bin/python3 -m jsonschema --base-uri "file://$schemas/" -i "$1" \
+			"$schemas/jitmap-dump.schema.json" >/dev/null 2>&1
+	}
+	validate "$tmp/dump.json" ||
+		{ echo "install: FAIL: jitmap-dump's JSON breaks the installed schema" >&2; exit 1; }
+	sed 's/"byte_order": "little"/"byte_order": "middle"/' "$tmp/dump.json" >"$tmp/bad.json"
+	if cmp -s "$tmp/dump.json" "$tmp/bad.json" || validate "$tmp/bad.json"; then
+		echo "install: FAIL: the installed schema accepts a byte order of \"middle\"" >&2
+		exit 1
+	fi
+fi
 if grep -rnE 'DESIGN\.md|shared/reference|\.\./shared' "$tmp/p/share"; then
 	echo "install: FAIL: installed text points outside the package" >&2
 	exit 1

@@ -68,6 +68,16 @@ else
   bad "GDB with jitmap auto-loaded: bt goes from jit_answer to main:
 $out"
 fi
+# The installed schema holds the installed GDB's JSON (docs/json.md, "Schemas").
+gdb -q -batch -nx -iex 'set debuginfod enabled off' -ex 'break runtime_safepoint' -ex run \
+  -ex 'info stackmap -json 1' --args "$work/minimal" 2>&1 | grep '^{' >"$work/frame.json"
+schemas=/usr/share/jitmap/schema
+if [ -s "$work/frame.json" ] && /usr/bin/python3 -m jsonschema --base-uri "file://$schemas/" \
+  -i "$work/frame.json" "$schemas/frame.schema.json"; then
+  ok "info stackmap -json keeps $schemas/frame.schema.json"
+else
+  bad "info stackmap -json keeps $schemas/frame.schema.json: $(cat "$work/frame.json")"
+fi
 out=$(run_gdb -iex 'set auto-load python-scripts off')
 grep -q '?? ()' <<<"$out" && ok "negative control: GDB alone shows a '??' frame above jit_answer" ||
   bad "negative control: GDB alone shows a '??' frame above jit_answer:
