@@ -16,7 +16,8 @@ required=(
   llvm-14 llvm-14-dev
 )
 if [ "$mode" != --demo ]; then
-  required+=(git libcmocka-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev binutils)
+  required+=(git libcmocka-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev binutils
+             python3-jsonschema)
 fi
 # A second LLVM producer for the differential test, LLDB for the debugger tests, and for the
 # AArch64 and s390x tests (tests/cross) qemu-user, gdb-multiarch and the cross compilers; the

@@ -13,13 +13,13 @@
   thread compared is the first one it lists (a core's signalled thread, a process's main one).
 - jitmap-dump: `--format=json` on the core: every record by (ID, PC).
 """
-import json
 import os
 import re
 import subprocess
 
 import harness as T
 from compare import Frame, View
+import jsoncontract  # noqa: E402
 
 GDB_SETUP = ["set debuginfod enabled off", "set pagination off", "set width 0", "set height 0",
              "set confirm off"]
@@ -113,7 +113,7 @@ def gdb_view(gdb, jitmap_gdb, where, key, label, target, nframes, pre=(), sysroo
         objs = [l for l in j.splitlines() if l.startswith("{")]
         if len(objs) != 1:
             raise ToolFailed("%s: info stackmap -json %d printed %r; see %s" % (label, n, j, where))
-        frames.append(debugger_frame(n, json.loads(objs[0]),
+        frames.append(debugger_frame(n, jsoncontract.loads(objs[0], "frame"),
                                      "\n".join(parts.get("t%d" % n, [])), label))
     else:
         raise ToolFailed("%s: more than %d frames; see %s" % (label, nframes, where))
@@ -147,7 +147,7 @@ def lldb_view(lldb, where_name, key, label, nframes, exe=None, core=None, pid=No
             raise ToolFailed("%s: %s: %s; see %s" % (label, r["cmd"], (r["out"] + r["err"]).strip(),
                                                      s.where))
         t = s.get("t%d" % n)
-        frames.append(debugger_frame(n, json.loads(objs[0]), t["out"] + t["err"], label))
+        frames.append(debugger_frame(n, jsoncontract.loads(objs[0], jsoncontract.output_of(r["cmd"])), t["out"] + t["err"], label))
     else:
         raise ToolFailed("%s: more than %d frames; see %s" % (label, nframes, s.where))
     return View(key, label, frames, s.text("bt"))
@@ -163,7 +163,7 @@ def stack_view(stack, where, key, label, target, exe=None):
     status, out, err = _run([stack, "--json", "--values"] + extra + [str(target)], where, key + "-json")
     if status != 0:
         raise ToolFailed("%s --json: exit %d: %s" % (label, status, err.strip()))
-    doc = json.loads(out)
+    doc = jsoncontract.loads(out, "jitmap-stack")
     status, text, err = _run([stack, "--values"] + extra + [str(target)], where, key + "-text")
     if status != 0:
         raise ToolFailed("%s: exit %d: %s" % (label, status, err.strip()))
@@ -212,7 +212,7 @@ def dump_records(dump, where, core, exe=None):
     if status != 0:
         raise ToolFailed("jitmap-dump: exit %d: %s" % (status, err.strip()))
     recs = {}
-    for d in json.loads(out)["descriptors"]:
+    for d in jsoncontract.loads(out, "jitmap-dump")["descriptors"]:
         for e in d["entries"]:
             for b in e.get("blobs") or []:
                 for r in b["records"]:

@@ -5,7 +5,6 @@ of the target running the project's IR.
 A test module sets BUILD (argv[1]) through init() and calls check(); summary() prints
 "<name>: N passed, M failed" and gives the exit status.
 """
-import json
 import os
 import re
 import resource
@@ -15,6 +14,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import jsoncontract  # noqa: E402
 
 TIMEOUT = 90
 JSON_MARK = "JITMAP-JSON "
@@ -161,7 +163,7 @@ def dump_entries(core, program):
     check(r.returncode == 0, "core, jitmap-dump --exe: exit 0 (%s)" % r.stderr)
     if r.returncode:
         return []
-    return [e for ds in json.loads(r.stdout)["descriptors"] for e in ds["entries"]]
+    return [e for ds in jsoncontract.loads(r.stdout, "jitmap-dump")["descriptors"] for e in ds["entries"]]
 
 
 def record_ids(entries):
@@ -174,7 +176,7 @@ def stack_frames(core, program, options=()):
     r = run([STACK, "--json", "--values"] + list(options) + ["--exe", program, core])
     every = []
     if r.returncode == 0:
-        every = [f for th in json.loads(r.stdout)["threads"] for f in th["frames"]]
+        every = [f for th in jsoncontract.loads(r.stdout, "jitmap-stack")["threads"] for f in th["frames"]]
     return every, [f for f in every if f.get("jit")], "%d: %s" % (r.returncode, r.stdout[:300])
 
 
@@ -191,9 +193,11 @@ def gdb_session(name, program, commands, qemu=None, args=(), qemu_args=(), jitma
     if core is None:
         q = Qemu(name, qemu, program, args, qemu_args)
         lines.append("target remote :%d" % q.port)
+    cmds = {}
     for c in commands:
         if c.startswith("json "):
             _, tag, cmd = c.split(" ", 2)
+            cmds[tag] = cmd
             lines.append("python print(%r + %r + ' ' + gdb.execute(%r, to_string=True).strip())"
                          % (JSON_MARK, tag, cmd))
         else:
@@ -210,7 +214,7 @@ def gdb_session(name, program, commands, qemu=None, args=(), qemu_args=(), jitma
     for line in r.stdout.splitlines():
         if line.startswith(JSON_MARK):
             tag, text = line[len(JSON_MARK):].split(" ", 1)
-            answers[tag] = json.loads(text)
+            answers[tag] = jsoncontract.loads(text, jsoncontract.output_of(cmds[tag]))
     return r.stdout + r.stderr, q.output() if q else "", answers
 
 

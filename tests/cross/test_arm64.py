@@ -26,7 +26,6 @@ guest core qemu writes, each checked against the program's truth lines:
 Usage: test_arm64.py BUILD_DIR. Exits 77 (skipped) without qemu-aarch64, gdb-multiarch or the
 cross-built program (scripts/setup.sh installs what it needs).
 """
-import json
 import os
 import re
 import shutil
@@ -35,6 +34,7 @@ import sys
 
 import crosslib as X
 from crosslib import check, gdb_session, run
+import jsoncontract  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "gdb"))
@@ -208,7 +208,7 @@ def lldb_check(gdb):
     finally:
         q.stop()
     t = truth(q.output())
-    objs = [json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"frame"')]
+    objs = [jsoncontract.loads(line, "frame") for line in r.stdout.splitlines() if line.startswith('{"frame"')]
     check(len(objs) == 2, "lldb: two stackmap info --json answers:\n" + r.stdout + r.stderr)
     if len(objs) == 2:
         check_record(objs[0], 1002, t, "lldb frame 0")
@@ -251,7 +251,7 @@ def core():
                                "target create %s --core %s" % (PROG, c),
                                "stackmap info --json", "stackmap info --json 1"]) + "\n")
         r = run([LLDB, "-b", "-s", script])
-        objs = [json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"frame"')]
+        objs = [jsoncontract.loads(line, "frame") for line in r.stdout.splitlines() if line.startswith('{"frame"')]
         check(len(objs) == 2, "core, LLDB: two answers:\n" + r.stdout + r.stderr)
         if len(objs) == 2:
             check_record(objs[0], 1002, t, "core, LLDB frame 0")

@@ -31,7 +31,6 @@ own (reader-claim auto: its CFI step, the caller's SP 160 below the CFA).
 Usage: test_s390x.py BUILD_DIR. Exits 77 (skipped) without qemu-s390x, gdb-multiarch, or both
 the cross-built program and the s390x lli; runs the part it can otherwise.
 """
-import json
 import os
 import re
 import shutil
@@ -39,6 +38,7 @@ import sys
 
 import crosslib as X
 from crosslib import check, check_record, gdb_session, run
+import jsoncontract  # noqa: E402
 
 X.init("test-s390x")
 QEMU = shutil.which("qemu-s390x")
@@ -160,7 +160,7 @@ def lldb_answers(name, commands):
     with open(script, "w") as f:
         f.write("\n".join(["command script import " + X.LLDB_ENTRY] + commands) + "\n")
     r = run([LLDB, "-b", "-s", script])
-    objs = [json.loads(line) for line in r.stdout.splitlines() if line.startswith('{"frame"')]
+    objs = [jsoncontract.loads(line, "frame") for line in r.stdout.splitlines() if line.startswith('{"frame"')]
     return objs, r.stdout + r.stderr
 
 

@@ -46,6 +46,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import jsoncontract  # noqa: E402
+
 if len(sys.argv) != 2:
     sys.exit("usage: damaged_cores.py BUILD_DIR")
 BUILD = os.path.abspath(sys.argv[1])
@@ -178,7 +181,7 @@ def truth(core_path):
     r = subprocess.run([DUMP, "--format=json", core_path], capture_output=True, timeout=TIMEOUT)
     if r.returncode:
         sys.exit("jitmap-dump on the undamaged core %s: %s" % (core_path, r.stderr.decode()))
-    d = json.loads(r.stdout)
+    d = jsoncontract.loads(r.stdout, "jitmap-dump")
     return d["descriptors"]
 
 
@@ -293,7 +296,7 @@ def exercise(v, base):
     status(rc, v["stack_rc"], "jitmap-stack --json", err)
     if rc == 0:
         try:
-            d = json.loads(out)
+            d = jsoncontract.loads(out, "jitmap-stack")
         except ValueError as e:
             ok(False, "jitmap-stack --json parses: %s" % e)
         else:
@@ -332,7 +335,7 @@ def exercise(v, base):
     status(rc, v["dump_rc"], "jitmap-dump --format=json", err)
     if out.strip():
         try:
-            d = json.loads(out)
+            d = jsoncontract.loads(out, "jitmap-dump")
         except ValueError as e:
             ok(False, "jitmap-dump --format=json parses: %s (%r)" % (e, out[:300]))
         else:

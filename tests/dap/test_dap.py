@@ -23,6 +23,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import jsoncontract  # noqa: E402
+
 if len(sys.argv) != 2:
     sys.exit("usage: test_dap.py BUILD_DIR")
 BUILD = os.path.abspath(sys.argv[1])
@@ -160,7 +163,7 @@ def demo(gdb):
         check(len(frames) > 2 and frames[1]["name"] == "stackmaps_main",
               "demo: stackTrace names the JIT frame: %s" % [f["name"] for f in frames])
         got = d.locals(frames[1]["id"])
-        obj = json.loads(d.repl("info stackmap -json 1", frames[1]["id"]))
+        obj = jsoncontract.loads(d.repl("info stackmap -json 1", frames[1]["id"]), "frame")
         want = {"loc%d" % loc["index"]: (loc["value"], loc["size"]) for loc in obj["locations"]}
         check(sorted(got) == sorted(want) and len(want) == 6,
               "demo: the JIT frame's Locals %s, info stackmap's locations %s" % (sorted(got),

@@ -35,6 +35,8 @@ TIMEOUT = 180
 
 sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, os.path.join(SOURCE, "tests", "hostile"))
+sys.path.insert(0, os.path.join(SOURCE, "tests", "lib"))
+import jsoncontract  # noqa: E402,F401  (the tests that import harness check JSON with it)
 from jitmap.commands import TABLE  # noqa: E402  (debugger-neutral: imports no debugger)
 
 BAD_OUTPUT = ("Traceback (most recent call last)", "Python Exception", "internal error",
@@ -154,12 +156,14 @@ class Results:
                 return r
         raise Fail("%s: no result %r (the session stopped early?); see %s" % (self.name, tag, self.where))
 
-    def json(self, tag):
+    def json(self, tag, output=None):
+        """The one JSON object command TAG printed, checked against its schema (OUTPUT: the
+        output's name, when the command's own spelling does not say, jsoncontract.output_of)."""
         r = self.get(tag)
         check(r["ok"], "%s: %s failed: %s" % (self.name, r["cmd"], (r["out"] + r["err"]).strip()))
         lines = [l for l in r["out"].splitlines() if l.startswith("{")]
         check(len(lines) == 1, "%s: %s printed %d JSON lines" % (self.name, r["cmd"], len(lines)))
-        return json.loads(lines[0])
+        return jsoncontract.loads(lines[0], output or jsoncontract.output_of(r["cmd"]))
 
     def text(self, tag):
         r = self.get(tag)
@@ -182,7 +186,7 @@ class Results:
             lines = [l for l in r["out"].splitlines() if l.startswith("{")]
             if not r["ok"] or not lines:
                 continue
-            o = json.loads(lines[0])
+            o = jsoncontract.loads(lines[0], jsoncontract.output_of(r["cmd"]))
             if o["record"] is not None:
                 objs.append(o)
         return objs

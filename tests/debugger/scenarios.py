@@ -167,7 +167,7 @@ def stackmaps(d, name, engine):
     check("Usage: " + d.line("info") in s.text("help-info"), what + ": help of " + d.line("info"))
     if d.name == "lldb":
         check("gc-roots" in s.text("help") and "verify" in s.text("help"), what + ": help stackmap")
-        check(s.json("dispatch") == s.json("101-f1"), what + ": the one-command form")
+        check(s.json("dispatch", "frame") == s.json("101-f1"), what + ": the one-command form")
         check("unknown subcommand" in s.failed("dispatch-bad"), what + ": the one-command form's errors")
 
 

@@ -180,6 +180,10 @@ resolved_offsets() {
 			fail "$name" "llvm-readelf-19 or jitmap-dump failed" "$outdir/$name.err"
 			continue
 		fi
+		if ! python3 "$here/../lib/jsoncontract.py" jitmap-dump "$outdir/$name.json" 2>"$outdir/$name.err"; then
+			fail "$name" "jitmap-dump --format=json breaks its schema" "$outdir/$name.err"
+			continue
+		fi
 		local why
 		if why=$(python3 - "$outdir/$name.relocs" "$outdir/$name.json" <<'PY'
 import json, re, sys

@@ -17,7 +17,6 @@ GDB wrote. JITMAP_TEST_PLUGIN=1: every session with jitmap loads the reader plug
 Checks the shape and the values, not the exact text. Prints one line per test and a summary;
 exits 0 when all pass, 1 when any fails, 77 (skip) when gdb or libjitmap is missing.
 """
-import json
 import os
 import subprocess
 import sys
@@ -26,6 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import harness as T  # noqa: E402
 import scenarios  # noqa: E402
 from harness import check, truth  # noqa: E402
+import jsoncontract  # noqa: E402
 
 if len(sys.argv) < 2:
     sys.exit("usage: test_commands.py BUILD_DIR [TEST...]")
@@ -58,7 +58,7 @@ def jitmap_dump_cores():
         core, output = T.abort_core(ENV, name, ENV.demo, args)
         rc, out, err = dump_core(core, "--format=json")
         check(rc == 0, "%s: jitmap-dump exit %d: %s" % (name, rc, err))
-        obj = json.loads(out)
+        obj = jsoncontract.loads(out, "jitmap-dump")
         check(obj["kind"].startswith("ELF core file"), name + ": kind")
         entries = [e for d in obj["descriptors"] for e in d["entries"]]
         check(entries and all(e["problem"] is None for e in entries), name + ": entry problems")

@@ -15,7 +15,6 @@ pointer, a huge size). Exits 0 when all pass, 1 when any fails, 77 when the prog
 built.
 """
 import ctypes
-import json
 import os
 import struct
 import subprocess
@@ -25,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "debugger"))
 import harness as T  # noqa: E402  (puts gdb-scripts/ on sys.path)
 from harness import check  # noqa: E402
+import jsoncontract  # noqa: E402
 
 if len(sys.argv) != 2:
     sys.exit("usage: test_core.py BUILD_DIR")
@@ -159,7 +159,7 @@ def records_by_pc():
     vals = [l["value"] for l in obj["locations"]]
     check(vals == want, "values %s, truth %s" % (vals, want))
     check(obj["locations"][1]["address"] == "0x%x" % (sp + 8), "indirect address")
-    check(json.loads(report.json_text) == obj, "the library's JSON")
+    check(jsoncontract.loads(report.json_text, "frame") == obj, "the library's JSON")
     text = report.text(model.TEXT_FRAME)
     check("record 1002 at 0x%x (handjit_inner+" % pc in text, "text header:\n" + text)
 
@@ -277,7 +277,7 @@ def command_table():
         commands.SESSION.watched.clear()
         dbg = FakeDebugger(debugger)
         lines, _ = run(dbg, "info", ["json"], [1])
-        info = json.loads(lines[0])
+        info = jsoncontract.loads(lines[0], "frame")
         check(info["record"]["id"] == 1002 and [l["value"] for l in info["locations"]] == want,
               "%s: info --json 1 through the table: %s" % (debugger, info.get("record")))
         answers[debugger] = (lines, run(dbg, "info", [], [1]), run(dbg, "list", ["json"]),

@@ -11,8 +11,12 @@ GDB is driven by typed commands only (`gdb -batch` with one `-ex` per command: `
 parsed from their output. Used by tests/gdb/test_gdb_registers.py (x86-64) and
 tests/cross/test_arm64.py (AArch64 under qemu-user).
 """
-import json
+import os
 import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import jsoncontract  # noqa: E402
 
 MARK = "==jitmap-regs "
 VALUE = re.compile(r"^(\w+)\s+(0x[0-9a-f]+|<not saved>|<unavailable>|<optimized out>)")
@@ -69,7 +73,7 @@ def parse_frames(text, regs, pc_name):
         text_sm = s.get(("stackmap", n), "").strip()
         if text_sm.startswith("{"):
             try:
-                sm = json.loads(text_sm)
+                sm = jsoncontract.loads(text_sm, "frame")
             except ValueError:
                 sm = None
         frames.append({"level": n, "header": header, "regs": values, "stackmap": sm,

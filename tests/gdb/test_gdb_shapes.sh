@@ -135,6 +135,8 @@ addr=$(sed -n 's/^jitmap-shapes: abi-break name=shapes_abi_break addr=\(0x[0-9a-
 want=$(printf '0x%x rbx movl $0x2a, %%ebx\n0x%x r12 xorl %%r12d, %%r12d' \
     $((addr + 9)) $((addr + 14)))
 # Every problem's check, function, address, register and instruction, one per line.
+expect "$tag: verify -json keeps its schema" \
+    python3 "$(dirname "$0")/../lib/jsoncontract.py" verify <(part "$out" verify)
 got=$(part "$out" verify | python3 -c '
 import json, sys
 v = json.loads(sys.stdin.read())

@@ -29,7 +29,6 @@ plugin only that function's frame is compared there.
 Exits 0 when all pass, 1 when any fails, 77 when gdb or lldb or the programs are missing.
 """
 import copy
-import json
 import os
 import re
 import subprocess
@@ -39,6 +38,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "debugger"))
 import harness as T  # noqa: E402
 from harness import Fail, Runner, abort_core, check, read  # noqa: E402
+import jsoncontract  # noqa: E402
 
 if len(sys.argv) < 2:
     sys.exit("usage: test_parity.py BUILD_DIR [TEST...]")
@@ -85,7 +85,7 @@ def at_records(s):
         lines = [l for l in r["out"].splitlines() if l.startswith("{")]
         if not r["ok"] or not lines:
             continue
-        o = json.loads(lines[0])
+        o = jsoncontract.loads(lines[0], jsoncontract.output_of(r["cmd"]))
         if o["record"] is not None:
             n = sum(1 for pc, _ in out if pc == o["pc"])
             out[(o["pc"], n)] = (o, s.text("t%d" % k))

@@ -38,6 +38,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "hostile"))
 import modes as H  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import jsoncontract  # noqa: E402
 
 if len(sys.argv) != 2:
     sys.exit("usage: test_jitmap_stack.py BUILD_DIR")
@@ -134,7 +136,7 @@ def live():
         check(r.returncode == 0, "live: exit 0 (%d: %s)" % (r.returncode, r.stderr.strip()))
         check(state(pid) not in "tT" and tracer(pid) == 0,
               "live: the process runs again, untraced, after jitmap-stack (state %s)" % state(pid))
-        d = json.loads(r.stdout)
+        d = jsoncontract.loads(r.stdout, "jitmap-stack")
         check(d["process"]["pid"] == pid and d["process"]["live"] and d["problems"] == [],
               "live: the process object (%s), no problems (%s)" % (d["process"], d["problems"]))
         check(len(d["threads"]) == 4, "live: 4 threads (%d)" % len(d["threads"]))
@@ -235,7 +237,7 @@ def gdb_stackmaps(core, pcs, program=DEMO):
     for line in r.stdout.splitlines():
         if line.startswith("STACKMAP "):
             _, tid, level, text = line.split(" ", 3)
-            obj = json.loads(text)
+            obj = jsoncontract.loads(text, "frame")
             obj.pop("frame")
             got[(int(tid), int(level))] = obj
     return got
@@ -245,7 +247,7 @@ def core_parity(name, args, want_jit):
     core = make_core(name, args)
     r = run([STACK, "--json", "--values", "--gc-roots", core])
     check(r.returncode == 0, "%s core: exit 0 (%d: %s)" % (name, r.returncode, r.stderr.strip()))
-    d = json.loads(r.stdout)
+    d = jsoncontract.loads(r.stdout, "jitmap-stack")
     check(not d["process"]["live"] and d["process"]["core"] == core and len(d["threads"]) == 3,
           "%s core: a core of 3 threads (%s)" % (name, d["process"]))
     frames = [(t["tid"], f) for t in d["threads"] for f in jit_frames(t)]
@@ -374,7 +376,7 @@ def call_result():
         with open(os.path.join(WORK, "live.out")) as f:
             out = f.read()
         if r.returncode == 0:
-            call_result_frames("call result, live", json.loads(r.stdout), out)
+            call_result_frames("call result, live", jsoncontract.loads(r.stdout, "jitmap-stack"), out)
     finally:
         p.send_signal(signal.SIGKILL)
         p.wait()
@@ -435,7 +437,7 @@ def bad_input(core):
     r = run([STACK, "--json", "--values", cut])
     ok = r.returncode == 1 and cut in r.stderr
     if r.returncode == 0:
-        d = json.loads(r.stdout)
+        d = jsoncontract.loads(r.stdout, "jitmap-stack")
         ok = any("truncated" in p or "not dumped" in p or "past the end" in p
                  for p in d["problems"])
     check(ok and r.returncode in (0, 1) and "Traceback" not in r.stderr,
@@ -472,7 +474,7 @@ def hostile(modes):
         what = "hostile %s" % " ".join(modes)
         check(r.returncode == 0, "%s: exit 0 (%d: %s)" % (what, r.returncode, r.stderr))
         check(state(pid) not in "tT" and tracer(pid) == 0, "%s: the process is let go" % what)
-        d = json.loads(r.stdout)
+        d = jsoncontract.loads(r.stdout, "jitmap-stack")
         problems = "\n".join(d["problems"])
         for mode in modes:
             rx = H.problem_re(mode, truth, together=len(modes) > 1)
@@ -534,7 +536,7 @@ def vm_core():
     check(len(want) == 2 and "tiers agree" in out, "vm core: the program's truth: %s" % want)
     r = run([STACK, "--json", "--values", core])
     check(r.returncode == 0, "vm core: exit 0 (%d: %s)" % (r.returncode, r.stderr.strip()))
-    d = json.loads(r.stdout)
+    d = jsoncontract.loads(r.stdout, "jitmap-stack")
     frames = [f for t in d["threads"] for f in jit_frames(t)]
     check(len(frames) == 1 and frames[0]["function"] == "jit.Demo.sumSquares",
           "vm core: one JIT frame, the compiled method (%s)" % [f["function"] for f in frames])
@@ -561,7 +563,7 @@ def vm_core():
               "JIT frame, as GDB's bt shows them: %r:\n%s" % (line, r.stdout))
     # jitmap-dump lists the layouts the JIT registered, as jitmap.names.deopt_frames takes them.
     r = run([DUMP, "--format=json", core])
-    got = [e.get("deopt_layouts") for dsc in json.loads(r.stdout)["descriptors"]
+    got = [e.get("deopt_layouts") for dsc in jsoncontract.loads(r.stdout, "jitmap-dump")["descriptors"]
            for e in dsc["entries"]]
     want_layout = [{"record_id": 1000, "function": None, "frames": [
         {"method": "Demo.square", "bci": {"deopt": 0},
@@ -589,7 +591,7 @@ def vm_core():
           "vm core, damaged layouts: jitmap-dump exit 1, the problem named (%d: %s)" % (
               r.returncode, r.stderr.strip()))
     r = run([STACK, "--json", "--values", bad])
-    d = json.loads(r.stdout) if r.returncode == 0 else {"threads": [], "problems": []}
+    d = jsoncontract.loads(r.stdout, "jitmap-stack") if r.returncode == 0 else {"threads": [], "problems": []}
     frames = [f for t in d["threads"] for f in jit_frames(t)]
     check(r.returncode == 0 and frames and frames[0]["stackmap"]["record"]["id"] == 1000 and
           "virtual_frames" not in frames[0]["stackmap"] and
