@@ -17,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import jsoncontract  # noqa: E402
+from tally import Tally  # noqa: E402
 
 TIMEOUT = 90
 JSON_MARK = "JITMAP-JSON "
@@ -25,14 +26,15 @@ GDB = shutil.which("gdb-multiarch")
 
 BUILD = WORK = NAME = None
 JITMAP_GDB = LLDB_ENTRY = DUMP = STACK = None
-passed = failed = 0
+T = None
 
 
 def init(name):
-    global BUILD, WORK, NAME, JITMAP_GDB, LLDB_ENTRY, DUMP, STACK
+    global BUILD, WORK, NAME, JITMAP_GDB, LLDB_ENTRY, DUMP, STACK, T
     if len(sys.argv) != 2:
         sys.exit("usage: %s BUILD_DIR" % os.path.basename(sys.argv[0]))
     NAME = name
+    T = Tally(name)
     BUILD = os.path.abspath(sys.argv[1])
     WORK = tempfile.mkdtemp(prefix="jitmap-%s-" % name)
     JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
@@ -42,24 +44,17 @@ def init(name):
 
 
 def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("%s: FAIL: %s" % (NAME, what))
+    return T.check(cond, what)
 
 
 def skip(why):
-    print("%s: SKIP: %s" % (NAME, why))
     shutil.rmtree(WORK, ignore_errors=True)
-    sys.exit(77)
+    T.skip(why)
 
 
 def summary():
     shutil.rmtree(WORK, ignore_errors=True)
-    print("%s: %d passed, %d failed" % (NAME, passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 def truth(output, prefix):

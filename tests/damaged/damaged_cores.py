@@ -48,6 +48,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import jsoncontract  # noqa: E402
+from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 2:
     sys.exit("usage: damaged_cores.py BUILD_DIR")
@@ -63,22 +64,8 @@ TIMEOUT = 60
 GDB_TIMEOUT = 45
 GDB_CONTROL_TIMEOUT = 20  # GDB alone on a core it reads in seconds: longer is a hang
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: %s" % what, flush=True)
-    return cond
-
-
-def skip(why):
-    print("damaged-cores: skipped: %s" % why)
-    sys.exit(77)
+T = Tally("damaged-cores")
+check, skip = T.check, T.skip
 
 
 for f in (STACK, DUMP, HANDJIT):
@@ -651,12 +638,12 @@ def main():
                 check(cond, msg)
     for n in sorted(notes):
         print("note: %s" % n)
-    print("damaged-cores: %d passed, %d failed" % (passed, failed))
+    status = T.summary()
     if not os.environ.get("DAMAGED_KEEP"):
         shutil.rmtree(WORK, ignore_errors=True)
     else:
         print("work: %s" % WORK)
-    sys.exit(1 if failed else 0)
+    sys.exit(status)
 
 
 main()

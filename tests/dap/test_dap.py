@@ -25,6 +25,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import jsoncontract  # noqa: E402
+from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 2:
     sys.exit("usage: test_dap.py BUILD_DIR")
@@ -35,16 +36,8 @@ DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 VM = os.path.join(BUILD, "examples", "bytecode-vm", "jitmap-vm")
 TIMEOUT = 60
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("test-dap: FAIL: %s" % what)
+T = Tally("test-dap")
+check = T.check
 
 
 class Dap:
@@ -253,8 +246,7 @@ def main():
     demo(gdb)
     vm(gdb, jitmap=True)
     vm(gdb, jitmap=False)
-    print("test-dap: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

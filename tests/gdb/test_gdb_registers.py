@@ -32,7 +32,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import regcompare as R  # noqa: E402
+import regcompare as R  # noqa: E402  (puts tests/lib on sys.path)
+from tally import Tally  # noqa: E402
 
 NAME = "gdb-registers"
 if len(sys.argv) != 2:
@@ -50,22 +51,8 @@ GPRS = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10
 CALLEE_SAVED = {"rbx", "rbp", "rsp", "r12", "r13", "r14", "r15", "rip"}
 LEVELS = 12
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("%s: FAIL: %s" % (NAME, what), flush=True)
-    return cond
-
-
-def skip(why):
-    print("%s: SKIP: %s" % (NAME, why))
-    sys.exit(77)
+T = Tally(NAME)
+check, skip = T.check, T.skip
 
 
 def gdb(program, args, setup, claim=None):
@@ -257,8 +244,7 @@ def main():
         llvm_demo()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
-    print("%s: %d passed, %d failed" % (NAME, passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

@@ -18,18 +18,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jsoncontract as J  # noqa: E402
+from tally import Tally  # noqa: E402
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("test-jsoncontract: FAIL: %s" % what, flush=True)
-    return cond
+T = Tally("test-jsoncontract")
+check = T.check
 
 
 def refused(obj, output, what, needle):
@@ -133,8 +125,7 @@ def main():
     except ValueError:
         check(True, "bt")
 
-    print("test-jsoncontract: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import modes as H  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import jsoncontract  # noqa: E402
+from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 2:
     sys.exit("usage: test_jitmap_stack.py BUILD_DIR")
@@ -56,22 +57,8 @@ HOSTILE = os.path.join(BUILD, H.PROGRAM)
 LAZY_MODES = {"wild-sections", "stackmap-counts", "stackmap-version"}
 TIMEOUT = 120
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("test-jitmap-stack: FAIL: %s" % what, flush=True)
-    return cond
-
-
-def skip(why):
-    print("test-jitmap-stack: SKIP: %s" % why)
-    sys.exit(77)
+T = Tally("test-jitmap-stack")
+check, skip = T.check, T.skip
 
 
 def run(args, **kw):
@@ -650,8 +637,7 @@ def main():
         hostiles()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
-    print("test-jitmap-stack: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":
