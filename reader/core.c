@@ -24,6 +24,7 @@
 
 #include "../arch/arch.h"
 #include "../unwinder/linux_regs.h"
+#include "../common/search.h"
 #include "internal.h"
 #include "jitmap/core.h"
 
@@ -441,14 +442,7 @@ static void link_maps(jitmap_core *c)
 /* The segment holding `addr`, or NULL; `*next` is the first segment above it (or NULL). */
 static const struct seg *find_seg(const jitmap_core *c, uint64_t addr, const struct seg **next)
 {
-	size_t lo = 0, hi = c->nsegs; /* first segment with vaddr > addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->segs[mid].vaddr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = JITMAP_UPPER_BOUND(c->segs, c->nsegs, vaddr, addr);
 	*next = lo < c->nsegs ? &c->segs[lo] : NULL;
 	if (!lo)
 		return NULL;
@@ -458,14 +452,7 @@ static const struct seg *find_seg(const jitmap_core *c, uint64_t addr, const str
 
 static size_t find_map(const jitmap_core *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nmaps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = JITMAP_UPPER_BOUND(c->maps, c->nmaps, start, addr);
 	if (!lo || addr >= c->maps[lo - 1].end)
 		return SIZE_MAX;
 	return lo - 1;
@@ -587,14 +574,7 @@ static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *s
 	if (!core_only && sp->map != SIZE_MAX) {
 		file_span(c, addr, sp);
 	} else if (sp->map == SIZE_MAX) { /* nothing up to the next mapping either */
-		size_t lo = 0, hi = c->nmaps;
-		while (lo < hi) {
-			const size_t mid = lo + (hi - lo) / 2;
-			if (c->maps[mid].start <= addr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		const size_t lo = JITMAP_UPPER_BOUND(c->maps, c->nmaps, start, addr);
 		if (lo < c->nmaps)
 			sp->left = min64(sp->left, c->maps[lo].start - addr);
 	}

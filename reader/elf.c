@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../common/deopt_layout.h"
+#include "../common/search.h"
 #include "internal.h"
 
 struct symbol {
@@ -214,14 +215,7 @@ static int load_symbols(jitmap_image *img, Elf *elf, Elf_Scn *symscn, const GElf
 
 static const struct symbol *sym_at_or_before(const jitmap_image *img, uint64_t addr)
 {
-	size_t lo = 0, hi = img->num_syms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (img->syms[mid].address <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = JITMAP_UPPER_BOUND(img->syms, img->num_syms, address, addr);
 	return lo ? &img->syms[lo - 1] : NULL;
 }
 
@@ -232,15 +226,7 @@ static const struct symbol *sym_at_or_before(const jitmap_image *img, uint64_t a
  * object with n functions take n^2 steps. */
 static size_t function_at(const jitmap_stackmap *sm, uint64_t off)
 {
-	size_t lo = 0, hi = sm->num_functions;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sm->functions[mid].section_offset < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return JITMAP_LOWER_BOUND(sm->functions, sm->num_functions, section_offset, off);
 }
 
 /* One 32-bit field that ADD32/SUB32 relocations add to and subtract from. */

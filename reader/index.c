@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "../common/search.h"
 #include "internal.h"
 
 /* -- One stackmap -- */
@@ -66,15 +67,7 @@ int jitmap__stackmap_reindex(jitmap_stackmap *sm)
 /* First index entry with pc >= `pc`. */
 static size_t lower_bound(const struct jitmap_pc_entry *e, size_t n, uint64_t pc)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e[mid].pc < pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return JITMAP_LOWER_BOUND(e, n, pc, pc);
 }
 
 size_t jitmap_stackmap_lookup(const jitmap_stackmap *csm, uint64_t pc, const jitmap_record **out,
@@ -286,14 +279,7 @@ size_t jitmap_index_lookup(jitmap_index *idx, uint64_t pc, jitmap_hit *out, size
 {
 	if (index_rebuild(idx))
 		return 0;
-	size_t lo = 0, hi = idx->num_hits, n = 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (idx->pcs[mid] < pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t n = 0, lo = JITMAP_LOWER_BOUND_U64(idx->pcs, idx->num_hits, pc);
 	for (; lo < idx->num_hits && idx->pcs[lo] == pc; lo++, n++)
 		if (n < max)
 			out[n] = idx->hits[lo];

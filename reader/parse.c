@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/search.h"
 #include "internal.h"
 
 /* -- Walking the bytes -- */
@@ -479,14 +480,8 @@ int jitmap_stackmap_set_function_address(jitmap_stackmap *sm, uint64_t section_o
 					 uint64_t address)
 {
 	/* Functions are in section order: binary search on their field offsets. */
-	size_t lo = 0, hi = sm->num_functions;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sm->functions[mid].section_offset < section_offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = JITMAP_LOWER_BOUND(sm->functions, sm->num_functions, section_offset,
+					     section_offset);
 	if (lo == sm->num_functions || sm->functions[lo].section_offset != section_offset)
 		return -ENOENT;
 	sm->functions[lo].address = address;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/search.h"
 #include "internal.h"
 #include "jitmap/core.h"
 #include "jitmap/process.h"
@@ -810,14 +811,7 @@ static int cmp_function(const void *a, const void *b)
  * code ranges and functions alike: both start with `uint64_t lo, hi` (checked below). */
 static const void *range_at(const void *base, size_t n, size_t stride, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (((const jitmap_image_range *)((const char *)base + mid * stride))->lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = jitmap_bound_u64(base, n, stride, offsetof(jitmap_image_range, lo), addr, 1);
 	if (!lo)
 		return NULL;
 	const void *at = (const char *)base + (lo - 1) * stride;

@@ -24,6 +24,7 @@
 #include <libdwarf/libdwarf.h>
 
 #include "unwind_internal.h"
+#include "../common/search.h"
 #include "../arch/arch.h"
 
 /* Caps on untrusted sizes. A JIT object's .eh_frame is a few KiB; 64 MiB is far beyond any
@@ -318,14 +319,7 @@ truncated:
 
 static const struct cie_info *find_cie(const struct walk *w, uint64_t offset)
 {
-	size_t lo = 0, hi = w->num_cies;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (w->cies[mid].offset < offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = JITMAP_LOWER_BOUND(w->cies, w->num_cies, offset, offset);
 	return lo < w->num_cies && w->cies[lo].offset == offset ? &w->cies[lo] : NULL;
 }
 
@@ -692,14 +686,7 @@ jitmap_cfi *jitmap_cfi_new(jitmap_arch arch, const void *eh_frame, size_t eh_len
  * back from the last range starting at or before pc while an earlier one may still reach. */
 static const struct cfi_range *find_range(const jitmap_cfi *cfi, uint64_t pc)
 {
-	size_t lo = 0, hi = cfi->num_ranges;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (cfi->ranges[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = JITMAP_UPPER_BOUND(cfi->ranges, cfi->num_ranges, lo, pc);
 	for (size_t i = lo; i-- > 0 && cfi->ranges[i].max_hi > pc;) {
 		if (pc < cfi->ranges[i].hi)
 			return &cfi->ranges[i];
