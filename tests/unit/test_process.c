@@ -466,6 +466,15 @@ static void relocate(struct world *w)
 	jitmap_image_free(full);
 }
 
+/* A process over world `w` with its JIT image relocated (the caller frees it). */
+static jitmap_process *relocated_process(struct world *w)
+{
+	relocate(w);
+	jitmap_process *p = jitmap_process_new(&w->target, NULL);
+	assert_non_null(p);
+	return p;
+}
+
 /* An image handed in by a debugger (GDB's JIT reader gets the bytes, not the entry): the
  * same live-section rules, kept until removed, rechecked at stops. */
 static void test_handed_image(void **state)
@@ -598,9 +607,7 @@ static void test_shared_parse(void **state)
 	(void)state;
 	struct world w;
 	NEED_WORLD(&w);
-	relocate(&w);
-	jitmap_process *p = jitmap_process_new(&w.target, NULL);
-	assert_non_null(p);
+	jitmap_process *p = relocated_process(&w);
 	jitmap_index *index = jitmap_process_index(p);
 	jitmap_source_info si = {.sz = sizeof(si)};
 
@@ -685,9 +692,7 @@ static void test_image_code_at(void **state)
 	(void)state;
 	struct world w;
 	NEED_WORLD(&w);
-	relocate(&w);
-	jitmap_process *p = jitmap_process_new(&w.target, NULL);
-	assert_non_null(p);
+	jitmap_process *p = relocated_process(&w);
 	jitmap_code_info ci;
 	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), -ENOENT);
 	uint64_t id;
@@ -778,9 +783,7 @@ static void test_image_stale(void **state)
 	(void)state;
 	struct world w;
 	NEED_WORLD(&w);
-	relocate(&w);
-	jitmap_process *p = jitmap_process_new(&w.target, NULL);
-	assert_non_null(p);
+	jitmap_process *p = relocated_process(&w);
 	jitmap_dropped_image d[4];
 	uint64_t id;
 	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT entry 1", &id),
@@ -982,9 +985,7 @@ static void test_code_at(void **state)
 	(void)state;
 	struct world w;
 	NEED_WORLD(&w);
-	relocate(&w);
-	jitmap_process *p = jitmap_process_new(&w.target, NULL);
-	assert_non_null(p);
+	jitmap_process *p = relocated_process(&w);
 	jitmap_code_info ci;
 	assert_int_equal(jitmap_process_code_at(p, TEXT, &ci), -ENOENT);
 	scan(p, true);
