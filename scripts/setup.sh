@@ -54,17 +54,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
+  # apt-get install, quiet: without apt-utils debconf says it delays configuring, which
+  # tells a user nothing.
+  apt_install() {
+    $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null \
+      2> >(grep -v '^debconf: delaying package configuration' >&2)
+  }
   # Required packages must install; optional ones may be absent from the archive.
   req_missing=()
   for p in "${missing[@]}"; do
     [[ " ${optional[*]} " == *" $p "* ]] || req_missing+=("$p")
   done
   if [ ${#req_missing[@]} -gt 0 ]; then
-    $SUDO apt-get install -y -qq --no-install-recommends "${req_missing[@]}" >/dev/null
+    apt_install "${req_missing[@]}"
   fi
   for p in "${optional[@]}"; do
     if [[ " ${missing[*]} " == *" $p "* ]]; then
-      $SUDO apt-get install -y -qq --no-install-recommends "$p" >/dev/null ||
+      apt_install "$p" ||
         echo "setup: optional package $p not installed; tests that need it are skipped" >&2
     fi
   done
