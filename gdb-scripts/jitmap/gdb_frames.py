@@ -126,11 +126,26 @@ def _shown(loc, pointer=False):
 # -- Locals --
 
 
+class _Name(str):
+    """A local's name, where GDB takes a gdb.Symbol or a string: a string (GDB's frame
+    printing, GDB 16's DAP) that also answers what GDB 18's DAP asks of a gdb.Symbol
+    (`print_name`; before, `'str' object has no attribute 'print_name'` failed its `variables`
+    request for every JIT frame)."""
+
+    @property
+    def print_name(self):
+        return str(self)
+
+    @property
+    def name(self):
+        return str(self)
+
+
 class _Local:
     """GDB's "symbol value" interface, with a name of our own."""
 
     def __init__(self, name, value):
-        self.name = name
+        self.name = _Name(name)
         self.val = value
 
     def symbol(self):
