@@ -39,6 +39,11 @@ finish() {
 
 GDB=${GDB_EXEC:-gdb}  # another GDB: GDB_EXEC=PATH (as tests/debugger/harness.py)
 command -v "$GDB" >/dev/null || skip "$GDB not found"
+# The GDB's major version ("GNU gdb (Debian 18.1-3) 18.1" -> 18): GDB 18's amd64 prologue
+# analyzer unwinds the hand-written JIT's frames by itself, which older GDBs cannot; the
+# controls that rest on GDB alone failing there ask it.
+GDB_MAJOR=$("$GDB" --version 2>/dev/null | head -n 1 | awk '{print $NF}' | cut -d. -f1)
+[[ $GDB_MAJOR =~ ^[0-9]+$ ]] || GDB_MAJOR=0
 [ -f "$JITMAP_GDB" ] && [ -f "$PLUGIN" ] || skip "the plugin was not built ($PLUGIN)"
 
 WORK=$(mktemp -d)

@@ -22,6 +22,17 @@ MARK = "==jitmap-regs "
 VALUE = re.compile(r"^(\w+)\s+(0x[0-9a-f]+|<not saved>|<unavailable>|<optimized out>)")
 
 
+def gdb_major(gdb):
+    """The major version of the GDB at path `gdb` ("GNU gdb (Debian 18.1-3) 18.1" -> 18; 0
+    when unknown): GDB alone's faults differ between versions."""
+    import subprocess
+    try:
+        out = subprocess.run([gdb, "--version"], capture_output=True, text=True, timeout=60).stdout
+        return int(out.splitlines()[0].split()[-1].split(".")[0])
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return 0
+
+
 def frame_commands(levels, regs, stackmap=False):
     """The commands that show frames 0..levels-1: for each, a marker, `frame N`, `info
     registers REGS`, and with `stackmap` `info stackmap -json` (jitmap's command)."""

@@ -98,7 +98,11 @@ for kind in "${cores[@]}"; do
         tag="handjit $kind, reader $way"
         expect "$tag: GDB ends normally" gdb_fine "$out"
         got=$(tail_from "$(part "$out" bt)" jitmap_handjit_safepoint)
-        if [ "$way" = none ]; then
+        if [ "$way" = none ] && [ "$GDB_MAJOR" -ge 18 ]; then
+            # GDB 18 alone unwinds the hand-written JIT (test_gdb_handjit.sh says how).
+            expect "$tag: control: GDB $GDB_MAJOR alone unwinds it (got '$got')" test "$got" = "$WANT"
+            continue
+        elif [ "$way" = none ]; then
             expect "$tag: control: bt is not '$WANT' (got '$got')" test "$got" != "$WANT"
             continue
         fi
@@ -111,7 +115,7 @@ for kind in "${cores[@]}"; do
         [ "$way" = auto-before ] && want='claimed=1 .*unwinds=[1-9]'
         expect "$tag: the reader unwound frames ($(part "$out" stats))" \
             grep -Eq "$want" <<<"$(part "$out" stats)"
-        if [ "$way" = manual ]; then
+        if [ "$way" = manual ] && [ "$GDB_MAJOR" -lt 18 ]; then
             got=$(tail_from "$(part "$out" pre)" jitmap_handjit_safepoint)
             expect "$tag: before the reload, GDB kept its own reading (got '$got')" test "$got" != "$WANT"
         fi

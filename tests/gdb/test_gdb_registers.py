@@ -183,8 +183,15 @@ def handjit():
         ]
         problems, used = R.compare(alone, jm, CALLEE_SAVED, exceptions, garbage)
         check(not problems, "%s: against GDB alone:\n  %s" % (what, "\n  ".join(problems)))
-        check(used.get("gdb-frameless") and used.get("gdb-pushes") == 2,
-              "%s: GDB alone's known faults were met (%s)" % (what, used))
+        if R.gdb_major(GDB) >= 18:
+            # GDB 18's amd64 prologue analyzer reads handjit_inner's sub and handjit_outer's
+            # pushes: GDB alone and jitmap agree on every register (the ABI's rule aside).
+            check(not used.get("gdb-frameless") and not used.get("gdb-pushes"),
+                  "%s: GDB %d alone has none of the older GDBs' faults (%s)" % (
+                      what, R.gdb_major(GDB), used))
+        else:
+            check(used.get("gdb-frameless") and used.get("gdb-pushes") == 2,
+                  "%s: GDB alone's known faults were met (%s)" % (what, used))
         R.report(NAME, what, used, exceptions)
 
 
