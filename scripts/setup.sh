@@ -39,9 +39,12 @@ if [ $extras -eq 1 ]; then
     echo "setup: the arm64 LLVM pieces are not set up; tests that need them are skipped" >&2
   "$(dirname "$0")/setup-s390x.sh" >/dev/null ||
     echo "setup: the s390x LLVM pieces are not set up; tests that need them are skipped" >&2
-  # Debian 13's GDB 16 beside the system's, for the DAP test (tests/dap).
-  "$(dirname "$0")/setup-gdb16.sh" >/dev/null ||
-    echo "setup: GDB 16 is not set up; the DAP test is skipped" >&2
+  # Debian 13's GDB 16 and the next release's GDB 18 beside the system's, for the DAP tests
+  # and the gdb16.* and gdb18.* tests.
+  for v in 16 18; do
+    "$(dirname "$0")/setup-gdb.sh" $v >/dev/null ||
+      echo "setup: GDB $v is not set up; the gdb$v.* tests are skipped" >&2
+  done
 fi
 
 missing=()
