@@ -85,4 +85,10 @@ fi
 if [ $extras -eq 1 ]; then
   "$(dirname "$0")/setup-lldb19.sh" >/dev/null ||
     echo "setup: LLDB 19 is not set up; the lldb19.* tests are skipped" >&2
+  # LLDB 22 and 23 of newer releases, unpacked with their own libraries, for lldb22.* and
+  # lldb23.*.
+  for v in 22 23; do
+    "$(dirname "$0")/setup-lldb.sh" $v >/dev/null ||
+      echo "setup: LLDB $v is not set up; the lldb$v.* tests are skipped" >&2
+  done
 fi
