@@ -1292,12 +1292,25 @@ const char *jitmap_process_image_problem(const jitmap_process *p, uint64_t id, s
 
 /* -- Loaded files -- */
 
+/* Whether the function addresses of a loaded file's section as read from memory are the
+ * file's moved by the load bias: what the dynamic loader's relocations make them. Before it
+ * has run (a stop at the loader's first breakpoint) the memory holds the link-time values. */
+static bool relocated_as_file(const jitmap_stackmap *live, const jitmap_stackmap *file)
+{
+	if (!file || live->num_functions != file->num_functions)
+		return false;
+	for (size_t i = 0; i < live->num_functions; i++)
+		if (live->functions[i].address != file->functions[i].address)
+			return false;
+	return true;
+}
+
 static void object_live(jitmap_process *p, struct source *s)
 {
 	uint8_t *live = NULL;
 	char why[160];
 	struct parse *parsed = NULL;
-	bool fresh = false;
+	bool fresh = false, early = false;
 	if (s->sm_size <= p->max_section && s->sm_size <= SIZE_MAX &&
 	    (live = malloc(s->sm_size ? (size_t)s->sm_size : 1)) &&
 	    read_mem(p, s->sm_addr, live, (size_t)s->sm_size, why, sizeof(why)) == 0) {
@@ -1311,16 +1324,20 @@ static void object_live(jitmap_process *p, struct source *s)
 		}
 	}
 	free(live);
-	jitmap_stackmap *sm;
-	if (parsed && parsed->complete) {
+	jitmap_stackmap *sm = jitmap_image_stackmap(s->image);
+	/* Memory that is not yet what the relocations make it is read again at the next scan. */
+	if (parsed && parsed->complete && sm && !relocated_as_file(parsed->sm, sm))
+		early = true;
+	if (parsed && parsed->complete && !early) {
 		set_stackmap(p, s, parsed->sm, parsed, true);
-	} else if ((sm = jitmap_image_stackmap(s->image))) {
+	} else if (sm) {
 		set_stackmap(p, s, sm, NULL, false);
-		add_text(&s->notes, "read from the file, moved by the load bias 0x%" PRIx64, s->bias);
+		add_text(&s->notes, "read from the file, moved by the load bias 0x%" PRIx64 "%s",
+			 s->bias, early ? " (the section in memory is not relocated yet)" : "");
 	}
 	if (parsed && !parsed->refs && !parsed->indexed)
 		parse_release(p, parsed); /* not used: unrelocated in memory */
-	s->complete = true;
+	s->complete = !early;
 }
 
 int jitmap_process_scan_object(jitmap_process *p, const char *path, uint64_t section_address)

@@ -30,7 +30,7 @@ def register(run, d):
     run.test(lambda: deopt_frames(d), "deopt_frames")
     run.test(lambda: vm_layouts(d), "vm_layouts")
     for fn in (recursion_every_frame, core_at_stop_same_values, abort_core_stackmaps,
-               abort_core_statepoint_mcjit, aot_object, negative_control, break_by_id,
+               abort_core_statepoint_mcjit, aot_object, aot_before_relocation, negative_control, break_by_id,
                lli_function_without_records, duplicate_record_ids, handjit, hostile_inferiors, hostile_together):
         run.test(lambda f=fn: f(d), fn.__name__)
 
@@ -582,6 +582,42 @@ def aot_object(d):
                      d.env.aot, core=core)
     check(dead.json("f1") == o, "aot core: the core shows other values")
     check("no JIT descriptor" in dead.text("status"), "aot core: status says there is no descriptor")
+
+
+def aot_before_relocation(d):
+    """The same PIE stopped before the dynamic loader has relocated it (GDB's starti, LLDB's
+    launch --stop-at-entry): its .llvm_stackmaps in memory still holds link-time addresses.
+    jitmap reads the section from the file moved by the load bias there (and says so), and
+    reads memory again at the next stop: record 700 at the same PC both times, and at the
+    breakpoint the truth's values. (Asked first at the early stop, jitmap once kept the
+    link-time addresses for good: `no record` at the breakpoint.)"""
+    d.env.need(d.env.aot, "gdb-commands-aot (needs llc-14)")
+    name = "aot-early"
+    out = program_out(d, name)
+    early = ("starti > %s" % out if d.name == "gdb" else
+             "process launch --stop-at-entry -o %s -e %s --" % (out, out + ".err"))
+    go_on = "continue" if d.name == "gdb" else "process continue"
+    s = d.session(name, [early, d.ask("early", "list", ["json"]), d.break_at("aot_stop"), go_on,
+                         d.ask("f1", "info", ["json"], [1]), d.ask("late", "list", ["json"])],
+                  d.env.aot)
+
+    def record_700(tag):
+        return [(r["pc"], sm["notes"]) for sm in s.json(tag)["stackmaps"]
+                for f in sm["functions"] for r in f["records"] if r["id"] == 700]
+
+    o = check_record(s.json("f1"), 700, 1, name)
+    compare(o, ["a", "b", "slot"], truth(read(out), "jitmap-aot:", "stackmap")[0],
+            name + " record 700")
+    early_700, late_700 = record_700("early"), record_700("late")
+    check(len(early_700) == 1 and early_700[0][0] == o["pc"],
+          "%s: before relocation, record 700 at the PC of the later stop %s: %s" % (
+              name, o["pc"], early_700))
+    check(early_700 and any("not relocated yet" in n for n in early_700[0][1]),
+          "%s: before relocation, the note says the section was read from the file: %s" % (
+              name, early_700))
+    check(late_700 and late_700[0][0] == o["pc"] and
+          not any("not relocated yet" in n for n in late_700[0][1]),
+          "%s: at the breakpoint, read from memory: %s" % (name, late_700))
 
 
 # -- Negative control, breakpoints by ID --
