@@ -723,7 +723,9 @@ TABLE = {c.key: c for c in (
         "Each frame: its number, PC and function; a frame at a stackmap record names the record\n"
         "(and whether it is a statepoint); under it, the interpreter frames a runtime described\n"
         "with jitmap.names.deopt_frames, with their values (man 7 jitmap). GDB's own bt\n"
-        "shows the same through jitmap's frame filter.",
+        "shows the same through jitmap's frame filter, and LLDB 22's and newer's own bt\n"
+        "through jitmap's frame provider: this command is for older LLDBs, and for the\n"
+        "values.",
         [Option("json", "one JSON object: {{\"frames\": [{{\"frame\", \"pc\", \"function\",\n"
                 "\"record\", \"statepoint\", \"virtual_frames\"}}]}}", short="j")],
         args="[COUNT]", max_args=1, run=_run_bt),

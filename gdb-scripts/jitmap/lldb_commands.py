@@ -32,6 +32,7 @@ import lldb
 
 from . import commands as C
 from . import discovery as D
+from . import lldb_frames
 from . import model as M
 from . import native as N
 from . import report as R
@@ -307,6 +308,10 @@ class Lldb:
     def frame(self, level):
         thread = self._thread()
         frame = thread.GetFrameAtIndex(level) if level >= 0 else lldb.SBFrame()
+        if frame.IsValid() and lldb_frames.is_provided(frame):
+            raise Error("jitmap: frame %d is an interpreter frame (jitmap's frame provider "
+                        "shows it under its JIT frame, whose `stackmap info` has its values)"
+                        % level)
         # The frames below it made it (or failed to): the first caveat among them.
         below = min(level, thread.GetNumFrames()) if level > 0 else 0
         for i in range(below):
@@ -323,6 +328,8 @@ class Lldb:
             f = thread.GetFrameAtIndex(i)
             if not f.IsValid():
                 break
+            if lldb_frames.is_provided(f):
+                continue  # an interpreter frame: described with its JIT frame
             if self.caveat is None:
                 self.caveat = _split_caveat(f)
             yield LldbFrame(self, f)
@@ -585,6 +592,9 @@ def register(debugger, module_name):
         # Imported again (command script import of a changed script): start afresh.
         _handle(debugger, "command script delete stackmap")
         _handle(debugger, "command container delete stackmap")
+    problem = lldb_frames.install(debugger, _handle)
+    if problem:
+        return problem
     made = _handle(debugger, "command container add -h %s stackmap" % shlex.quote(
         "Stackmaps of JIT code: live values, deopt state and GC roots (jitmap)."))
     if made.Succeeded():

@@ -21,6 +21,7 @@ debugger's own commands (break, run, frame, a core at the stop) by the Debugger.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -318,6 +319,12 @@ class LLDB(Debugger):
     name = "lldb"
     label = "LLDB"
     undefined = "is not a valid command"
+
+    @property
+    def lldb_major(self):
+        """The major version of the LLDB under test ("lldb version 22.1.8" -> 22; 0 unknown)."""
+        m = re.search(r"lldb version (\d+)", version(self.path))
+        return int(m.group(1)) if m else 0
 
     def preamble(self, jitmap):
         lines = ["settings set auto-confirm true", "command script import %s" % LLDB_PRELUDE]

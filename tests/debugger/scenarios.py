@@ -420,7 +420,8 @@ def vm_layouts(d):
                   d.dump("mi-on", 'interpreter-exec mi "-enable-frame-filters"'),
                   d.dump("mi-frames", 'interpreter-exec mi "-stack-list-frames"')]
     else:
-        dumps += [d.dump("sbt", "stackmap bt"), d.dump("sbt-json", "stackmap bt --json 3")]
+        dumps += [d.dump("sbt", "stackmap bt"), d.dump("sbt-json", "stackmap bt --json 3"),
+                  d.dump("lbt", "bt 5")]
     run = [d.break_at("vm_jit_stop"), d.launch(["--n", "6", "--stop-at", "4"], out)]
     live, core = d.core_at_stop(name, d.env.vm, run, dumps)
     dead = d.session(name + "-core", dumps, d.env.vm, core=core)
@@ -467,7 +468,21 @@ def vm_layouts(d):
                   "%s: stackmap bt:\n%s" % (what, sbt))
             j = s.json("sbt-json")
             check(vm_got(j["frames"][1]["virtual_frames"]) == want, "%s: stackmap bt --json" % what)
-    # Without jitmap: no virtual frames anywhere.
+            # LLDB's own bt: from LLDB 22, jitmap's frame provider puts the interpreter frames
+            # under the JIT frame, as GDB's bt does (LLDB gives them numbers).
+            lbt = s.text("lbt")
+            provided = re.search(r"frame #1: 0x[0-9a-f]+ .*`jit\.Demo\.sumSquares \+ \d+\n"
+                                 r" +frame #2: \[Demo\.square, bci 4\] \[synthetic\].*\n"
+                                 r" +frame #3: \[Demo\.sumSquares, bci 10\] \[synthetic\]"
+                                 r".*\n +frame #4: .*`main", lbt)
+            if d.lldb_major >= 22:
+                check(provided, "%s: LLDB %d's bt shows the interpreter frames under the JIT "
+                      "frame:\n%s" % (what, d.lldb_major, lbt))
+            else:
+                check(not provided and "[Demo." not in lbt,
+                      "%s: LLDB %d has no frame providers: its bt is LLDB's own:\n%s" % (
+                          what, d.lldb_major, lbt))
+    # Without jitmap: no virtual frames anywhere (LLDB's bt included).
     neg = d.session(name + "-negative", run + [d.dump("bt", "bt")], d.env.vm, jitmap=False)
     check("Demo.square" not in neg.text("bt") and "jit.Demo.sumSquares" in neg.text("bt"),
           "vm negative control: bt without jitmap shows no interpreter frame:\n" + neg.text("bt"))

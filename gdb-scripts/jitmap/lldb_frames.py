@@ -1,0 +1,161 @@
+"""Interpreter frames in LLDB's own backtrace: a scripted frame provider (LLDB 22 and newer).
+
+A runtime that describes its interpreter frames (deopt layouts, docs/deopt-layouts.md, or
+jitmap.names.deopt_frames) gets them under their JIT frame in LLDB's `bt`, `thread
+backtrace` and lldb-dap's call stack, in the order and with the names GDB's `bt` shows:
+
+    frame #1: 0x00007ffff7fb4074 JIT(0x55555560b800)`jit.Demo.sumSquares + 116
+    frame #2: [Demo.square, bci 4] [synthetic] [artificial]
+    frame #3: [Demo.sumSquares, bci 10] [synthetic] [artificial]
+
+LLDB numbers them as frames of their own (GDB shows them as elided frames, without a number):
+the frames above move down. They have no PC (a provided frame with a PC prints as the
+function at that PC, not with its own name), and `stackmap info` of the JIT frame shows their
+values. Older LLDBs have no providers: `stackmap bt` shows the same frames there.
+
+The provider is registered on a target at its first stop, by a stop hook added to LLDB's
+dummy target when jitmap is imported (new targets inherit the dummy target's stop hooks;
+they do not inherit its frame providers), and on the targets that exist at import. What LLDB
+22.1 allows a provider (checked): reading the input frames' registers is done when it is made,
+never in get_frame_at_index, which LLDB calls with its frame list locked (reading registers
+there aborts LLDB).
+"""
+import lldb
+
+from . import commands as C
+from . import names
+
+try:
+    from lldb.plugins.scripted_frame_provider import ScriptedFrameProvider
+    from lldb.plugins.scripted_process import ScriptedFrame
+    AVAILABLE = hasattr(lldb.SBTarget, "RegisterScriptedFrameProvider")
+except ImportError:  # LLDB 21 and older
+    ScriptedFrameProvider = ScriptedFrame = object
+    AVAILABLE = False
+
+INVALID = 0xFFFFFFFFFFFFFFFF
+MAX_FRAMES = 4096  # input frames looked at; deeper ones pass through as LLDB made them
+_module = __name__
+_registered = []  # the targets with the provider (SBTarget compares by identity of target)
+
+
+def is_provided(frame):
+    """Whether an SBFrame is a frame a provider made without a PC (an interpreter frame):
+    there is nothing under it for jitmap to read."""
+    synthetic = getattr(frame, "IsSynthetic", None)
+    return bool(synthetic and synthetic() and frame.GetPC() in (0, INVALID))
+
+
+def _layouts_may_apply(catalog):
+    try:
+        return names.has_frames() or catalog.has_layouts
+    except Exception:
+        return False
+
+
+class _InterpreterFrame(ScriptedFrame):
+    """An interpreter frame: its title as the function's name, no PC, no registers."""
+
+    def __init__(self, thread, idx, title):
+        super().__init__(thread, lldb.SBStructuredData())
+        self.idx = idx
+        self.name = "[%s]" % title
+
+    def get_id(self):
+        return self.idx
+
+    def get_function_name(self):
+        return self.name
+
+    def get_register_context(self):
+        return None
+
+
+class InterpreterFrames(ScriptedFrameProvider):
+    """The thread's frames as LLDB unwound them, each JIT frame followed by the interpreter
+    frames it stands for."""
+
+    @staticmethod
+    def get_description():
+        return "jitmap: a runtime's interpreter frames under their JIT frame"
+
+    def __init__(self, input_frames, args):
+        super().__init__(input_frames, args)
+        self.out = None  # None: every input frame as it is
+        try:
+            self.out = self._frames(input_frames)
+        except Exception:  # a backtrace never fails because of jitmap
+            self.out = None
+
+    def _frames(self, input_frames):
+        from .lldb_commands import Lldb, LldbFrame
+        dbg = Lldb(lldb.SBExecutionContext(self.thread))
+        catalog = C.SESSION.get(dbg)
+        if not catalog.stackmaps or not _layouts_may_apply(catalog):
+            return None
+        n = min(input_frames.GetSize(), MAX_FRAMES)
+        out = []
+        for i in range(n):
+            f = input_frames.GetFrameAtIndex(i)
+            out.append(i)
+            if not f.IsValid() or f.GetPC() in (0, INVALID):
+                continue
+            try:
+                obj = C.SESSION.describe(dbg, catalog, LldbFrame(dbg, f)).obj
+            except Exception:
+                continue
+            for vf in obj.get("virtual_frames") or ():
+                out.append(_InterpreterFrame(self.thread, len(out), vf.get("title") or "?"))
+        return out
+
+    def get_frame_at_index(self, index):
+        if self.out is None:
+            return index
+        if index < len(self.out):
+            return self.out[index]
+        # Past the frames looked at: LLDB's own, shifted by the frames inserted.
+        return index - (len(self.out) - MAX_FRAMES) if len(self.out) >= MAX_FRAMES else None
+
+
+def register_on(target):
+    """Give `target` the provider (once); a message when it could not be."""
+    if not AVAILABLE or not target.IsValid():
+        return None
+    for t in _registered:
+        if t == target:
+            return None
+    err = lldb.SBError()
+    target.RegisterScriptedFrameProvider(_module + ".InterpreterFrames", lldb.SBStructuredData(),
+                                         err)
+    if err.Fail():
+        return "jitmap: cannot add its frame provider: %s" % err.GetCString()
+    _registered.append(target)
+    return None
+
+
+class FirstStop:
+    """A scripted stop hook: gives the stopped target the provider (then does nothing)."""
+
+    def __init__(self, target, extra_args, internal_dict):
+        pass
+
+    def handle_stop(self, exe_ctx, stream):
+        register_on(exe_ctx.GetTarget())
+        return True
+
+
+def install(debugger, handle):
+    """On LLDB 22 and newer: the provider on every target, now and at their first stop.
+    `handle(debugger, command)` runs an LLDB command. A message when it could not be done."""
+    if not AVAILABLE:
+        return None
+    for i in range(debugger.GetNumTargets()):
+        problem = register_on(debugger.GetTargetAtIndex(i))
+        if problem:
+            return problem
+    # Added with no target selected, a stop hook goes to the dummy target, whose stop hooks
+    # every new target copies; with one selected, to that target (already done above).
+    r = handle(debugger, "target stop-hook add -P %s.FirstStop" % _module)
+    if not r.Succeeded():
+        return "jitmap: cannot add its stop hook: %s" % (r.GetError() or "").strip()
+    return None
