@@ -31,7 +31,7 @@ if [ ! -x "$wrapper" ] || ! works; then
   "$(dirname "$0")/unpack-release.sh" "$suite" "$dest" "lldb-$version" "python3-lldb-$version"
   for tool in lldb lldb-server lldb-dap; do
     env=
-    [ $tool = lldb ] && env="LLDB_DEBUGSERVER_PATH=$dest/lldb-server PYTHONHOME=\$R/usr PYTHONPATH= "
+    [ $tool != lldb-server ] && env="LLDB_DEBUGSERVER_PATH=$dest/lldb-server PYTHONHOME=\$R/usr PYTHONPATH= "
     cat >"$dest/$tool" <<WRAP
 #!/bin/sh
 # Debian $suite's $tool $version through its own dynamic loader and libraries (scripts/setup-lldb.sh).
