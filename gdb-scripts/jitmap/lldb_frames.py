@@ -82,6 +82,7 @@ class InterpreterFrames(ScriptedFrameProvider):
     def __init__(self, input_frames, args):
         super().__init__(input_frames, args)
         self.out = None  # None: every input frame as it is
+        self.inserted_past = False
         try:
             self.out = self._frames(input_frames)
         except Exception:  # a backtrace never fails because of jitmap
@@ -93,7 +94,9 @@ class InterpreterFrames(ScriptedFrameProvider):
         catalog = C.SESSION.get(dbg)
         if not catalog.stackmaps or not _layouts_may_apply(catalog):
             return None
-        n = min(input_frames.GetSize(), MAX_FRAMES)
+        size = input_frames.GetSize()
+        n = min(size, MAX_FRAMES)
+        self.inserted_past = size > n  # frames past the ones looked at, passed through
         out = []
         for i in range(n):
             f = input_frames.GetFrameAtIndex(i)
@@ -114,7 +117,9 @@ class InterpreterFrames(ScriptedFrameProvider):
         if index < len(self.out):
             return self.out[index]
         # Past the frames looked at: LLDB's own, shifted by the frames inserted.
-        return index - (len(self.out) - MAX_FRAMES) if len(self.out) >= MAX_FRAMES else None
+        if self.inserted_past:
+            return index - (len(self.out) - MAX_FRAMES)
+        return None
 
 
 def register_on(target):
