@@ -23,8 +23,8 @@ Checks:
     list or an entry is damaged or the file is no core, else 0); GDB's 0 or 1;
   - a message naming what is missing (a regex per variant, over the text, the JSON's
     problems and errors, and standard error);
-  - every JSON output parses (json.loads), names with bytes that are not UTF-8 included, and
-    a name's bytes come out as U+FFFD;
+  - every JSON output parses and keeps its schema (jsoncontract), names with bytes that are
+    not UTF-8 included, and a name's bytes come out as U+FFFD;
   - where the descriptor's list was not read to its end, or the file that defines it cannot
     be read, no count is stated: jitmap-dump's line has no "N entries" and its JSON
     entry_count is null; jitmap-stack's header says "unknown", "read" or "more may be" and its
@@ -285,7 +285,7 @@ def exercise(v, base):
         try:
             d = jsoncontract.loads(out, "jitmap-stack")
         except ValueError as e:
-            ok(False, "jitmap-stack --json parses: %s" % e)
+            ok(False, "jitmap-stack --json parses and keeps its schema: %s" % e)
         else:
             ok(True, "jitmap-stack --json parses")
             said = "\n".join(d["problems"] + [d["process"].get("error") or ""] +
@@ -324,7 +324,7 @@ def exercise(v, base):
         try:
             d = jsoncontract.loads(out, "jitmap-dump")
         except ValueError as e:
-            ok(False, "jitmap-dump --format=json parses: %s (%r)" % (e, out[:300]))
+            ok(False, "jitmap-dump --format=json parses and keeps its schema: %s (%r)" % (e, out[:300]))
         else:
             ok(True, "jitmap-dump --format=json parses")
             if v.get("no_count"):
