@@ -26,6 +26,7 @@
 #include "jitmap/frame.h"
 #include "jitmap/process.h"
 #include "json.h"
+#include "report.h"
 
 #ifndef JITMAP_VERSION
 #define JITMAP_VERSION "0"
@@ -531,15 +532,9 @@ static int is_elf(const char *path)
 	return n == 4 && !memcmp(magic, "\177ELF", 4);
 }
 
-/* A file-level error (offset 0: it cannot be opened, is not what it should be) says no
- * offset; one inside the bytes says where. */
 static void report(const char *file, const jitmap_error *e)
 {
-	const char *why = e->reason[0] ? e->reason : jitmap_strerror(e->code);
-	if (e->offset)
-		fprintf(stderr, "jitmap-dump: %s: offset 0x%" PRIx64 ": %s\n", file, e->offset, why);
-	else
-		fprintf(stderr, "jitmap-dump: %s: %s\n", file, why);
+	report_error("jitmap-dump", file, e);
 }
 
 /* -- Core files -- */

@@ -38,6 +38,7 @@
 
 #include "debuginfo_cache.h"
 #include "json.h"
+#include "report.h"
 
 
 struct options {
@@ -180,13 +181,7 @@ static int open_core(struct target *t, const char *path, const char *exe)
 	const jitmap_core_opts opts = {.sz = sizeof(opts), .exe = exe};
 	t->core = jitmap_core_open(path, &opts, &err);
 	if (!t->core) {
-		/* A file-level error (it cannot be opened, is not a core) says no offset. */
-		const char *why = err.reason[0] ? err.reason : jitmap_strerror(err.code);
-		if (err.offset)
-			fprintf(stderr, "jitmap-stack: %s: offset 0x%" PRIx64 ": %s\n", path,
-				err.offset, why);
-		else
-			fprintf(stderr, "jitmap-stack: %s: %s\n", path, why);
+		report_error("jitmap-stack", path, &err);
 		return -1;
 	}
 	for (size_t i = 0; jitmap_core_warning(t->core, i); i++)
