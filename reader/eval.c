@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "strbuf.h"
 
 const char *jitmap_loc_kind_name(jitmap_loc_kind kind)
 {
@@ -49,13 +50,8 @@ static void fmt_str(struct fmt_out *o, const char *s)
 
 static void fmt_u32(struct fmt_out *o, uint32_t v)
 {
-	char d[12];
-	size_t k = sizeof(d);
-	d[--k] = 0;
-	do
-		d[--k] = (char)('0' + v % 10);
-	while (v /= 10);
-	fmt_str(o, d + k);
+	char d[JITMAP__U64_DIGITS];
+	fmt_str(o, jitmap__u64_digits(v, d));
 }
 
 static int fmt_end(struct fmt_out *o)

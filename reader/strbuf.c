@@ -60,15 +60,20 @@ void jitmap__buf_pad(struct jitmap__buf *b, const char *s, size_t width)
 	b->p[b->len] = 0;
 }
 
-void jitmap__buf_u64(struct jitmap__buf *b, uint64_t v, size_t width)
+const char *jitmap__u64_digits(uint64_t v, char d[JITMAP__U64_DIGITS])
 {
-	char d[24];
-	size_t n = sizeof(d);
+	size_t n = JITMAP__U64_DIGITS;
 	d[--n] = 0;
 	do
 		d[--n] = (char)('0' + v % 10);
 	while (v /= 10);
-	jitmap__buf_pad(b, d + n, width);
+	return d + n;
+}
+
+void jitmap__buf_u64(struct jitmap__buf *b, uint64_t v, size_t width)
+{
+	char d[JITMAP__U64_DIGITS];
+	jitmap__buf_pad(b, jitmap__u64_digits(v, d), width);
 }
 
 void jitmap__buf_printf(struct jitmap__buf *b, const char *fmt, ...)

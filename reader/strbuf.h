@@ -22,6 +22,9 @@ void jitmap__buf_puts(struct jitmap__buf *b, const char *s);
 void jitmap__buf_pad(struct jitmap__buf *b, const char *s, size_t width);
 /* `v` in decimal, left-aligned in `width` columns ("%-*" PRIu64). */
 void jitmap__buf_u64(struct jitmap__buf *b, uint64_t v, size_t width);
+/* `v` in decimal in `d`, NUL-terminated, without printf: returns where its first digit is. */
+#define JITMAP__U64_DIGITS 21
+const char *jitmap__u64_digits(uint64_t v, char d[JITMAP__U64_DIGITS]);
 void jitmap__buf_printf(struct jitmap__buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* `s` as a JSON string (jitmap_json_string's rule); NULL writes null. */
