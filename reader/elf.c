@@ -631,7 +631,8 @@ jitmap_image *jitmap_image_open_file(const char *path, jitmap_error *err)
 		return NULL;
 	}
 	struct stat st;
-	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+	const bool have_st = fstat(fd, &st) == 0;
+	if (have_st && !S_ISREG(st.st_mode)) {
 		jitmap__fail(err, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL, 0, "%s",
 			     S_ISDIR(st.st_mode) ? "a directory, not an ELF file"
 						 : "not a regular file (a device, pipe or socket)");
@@ -643,7 +644,7 @@ jitmap_image *jitmap_image_open_file(const char *path, jitmap_error *err)
 	if (!elf) {
 		/* libelf says "no error" for an empty file */
 		const int le = elf_errno();
-		if (fstat(fd, &st) == 0 && st.st_size == 0)
+		if (have_st && st.st_size == 0)
 			jitmap__fail(err, -EINVAL, 0, "an empty file, not an ELF file");
 		else
 			jitmap__fail(err, -EINVAL, 0, "not an ELF file%s%s", le ? ": " : "",
