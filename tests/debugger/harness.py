@@ -19,6 +19,7 @@ A test states its commands once for both debuggers through a Debugger (GDB, LLDB
 jitmap's commands are spelled by jitmap's own command table (commands.TABLE[key].line), the
 debugger's own commands (break, run, frame, a core at the stop) by the Debugger.
 """
+import functools
 import json
 import os
 import re
@@ -320,7 +321,7 @@ class LLDB(Debugger):
     label = "LLDB"
     undefined = "is not a valid command"
 
-    @property
+    @functools.cached_property
     def lldb_major(self):
         """The major version of the LLDB under test ("lldb version 22.1.8" -> 22; 0 unknown)."""
         m = re.search(r"lldb version (\d+)", version(self.path))

@@ -45,6 +45,7 @@ HANDJIT = os.path.join(BUILD, "examples", "handjit", "jitmap-handjit")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 GDB = os.environ.get("GDB_EXEC") or shutil.which("gdb")
 TIMEOUT = 300
+GDB_MAJOR = 0  # set in main()
 
 GPRS = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
         "r12", "r13", "r14", "r15", "rip"]
@@ -183,12 +184,12 @@ def handjit():
         ]
         problems, used = R.compare(alone, jm, CALLEE_SAVED, exceptions, garbage)
         check(not problems, "%s: against GDB alone:\n  %s" % (what, "\n  ".join(problems)))
-        if R.gdb_major(GDB) >= 18:
+        if GDB_MAJOR >= 18:
             # GDB 18's amd64 prologue analyzer reads handjit_inner's sub and handjit_outer's
             # pushes: GDB alone and jitmap agree on every register (the ABI's rule aside).
             check(not used.get("gdb-frameless") and not used.get("gdb-pushes"),
                   "%s: GDB %d alone has none of the older GDBs' faults (%s)" % (
-                      what, R.gdb_major(GDB), used))
+                      what, GDB_MAJOR, used))
         else:
             check(used.get("gdb-frameless") and used.get("gdb-pushes") == 2,
                   "%s: GDB alone's known faults were met (%s)" % (what, used))
@@ -237,7 +238,7 @@ def llvm_demo():
 
 
 def main():
-    global WORK
+    global WORK, GDB_MAJOR
     if not GDB or not shutil.which(GDB):
         skip("gdb not found")
     if not os.path.exists(JITMAP_GDB) or not os.path.exists(PLUGIN):
@@ -245,6 +246,7 @@ def main():
     for p in (HANDJIT, DEMO):
         if not os.access(p, os.X_OK):
             skip("%s not built" % p)
+    GDB_MAJOR = R.gdb_major(GDB)  # GDB alone's faults differ between versions
     WORK = tempfile.mkdtemp(prefix="jitmap-gdb-registers.")
     try:
         handjit()
