@@ -4,7 +4,7 @@
 # GDB and what it links (glibc, libstdc++, Python ...) are unpacked from that release
 # (scripts/unpack-release.sh) into JITMAP_GDB<VERSION> (default ~/.cache/jitmap/gdb<VERSION>);
 # the wrapper there, `gdb`, runs it through the release's own dynamic loader, so the host's
-# glibc does not matter. Safe to run again: quick when done. Prints the
+# glibc does not matter. Safe to run again (quick when done) and at once (a lock). Prints the
 # wrapper's path; exits 1 if it could not be set up (the tests that need it are then skipped).
 set -euo pipefail
 version=${1:-}
@@ -17,6 +17,10 @@ me=setup-gdb$version
 var=JITMAP_GDB$version
 dest=${!var:-${XDG_CACHE_HOME:-$HOME/.cache}/jitmap/gdb$version}
 wrapper=$dest/gdb
+# ctest runs gdbN.commands, gdbN.typed and the rest at once: one sets up, the others wait.
+mkdir -p "$dest"
+exec 9>"$dest/.lock"
+flock 9 2>/dev/null || true
 works() { # the wrapper runs GDB VERSION, with Python and DAP
   "$wrapper" -batch -ex 'python import gdb.dap' -ex 'python print(gdb.VERSION)' 2>/dev/null |
     grep -q "^$version\."
