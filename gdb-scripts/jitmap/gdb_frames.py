@@ -31,6 +31,7 @@ from gdb.FrameDecorator import FrameDecorator
 
 from . import commands as C
 from . import format as F
+from . import model as M
 from . import names
 from . import native as N
 
@@ -155,25 +156,6 @@ class _Local:
         return self.val
 
 
-def locals_of(obj):
-    """[(name, location object, is a GC pointer)] of a frame object of `info stackmap
-    -json`, in order."""
-    if not obj or obj.get("record") is None:
-        return []
-    out = []
-    sp = obj.get("statepoint")
-    if sp:
-        for i, loc in enumerate(sp["deopt"]):
-            out.append((loc.get("name") or "deopt%d" % i, loc, False))
-        for i, pair in enumerate(sp["gc_roots"]):
-            out.append((pair["base"].get("name") or "gc_base%d" % i, pair["base"], True))
-            out.append((pair["derived"].get("name") or "gc_derived%d" % i, pair["derived"], True))
-        for i, loc in enumerate(sp["gc_allocas"]):
-            out.append((loc.get("name") or "gc_alloca%d" % i, loc, False))
-        return out
-    return [(loc.get("name") or "loc%d" % loc["index"], loc, False) for loc in obj["locations"]]
-
-
 def _frame_object(frame):
     from .gdb_commands import GDB, GdbFrame  # registered by gdb_commands itself
     catalog = C.SESSION.get(GDB)
@@ -245,12 +227,7 @@ class VirtualFrame(FrameDecorator):
 
     @_quiet(None)
     def frame_locals(self):
-        out = [_Local(loc.get("name") or "local%d" % k, _shown(loc))
-               for k, loc in enumerate(self.vf["locals"])]
-        out += [_Local("stack%d" % k, _shown(loc)) for k, loc in enumerate(self.vf["stack"])]
-        if self.vf.get("error"):
-            out.append(_Local("error", unavailable(self.vf["error"])))
-        return out
+        return [_Local(name, _shown(loc)) for name, loc in M.virtual_frame_variables(self.vf)]
 
 
 class JitFrameDecorator(FrameDecorator):
@@ -305,7 +282,7 @@ class JitFrameDecorator(FrameDecorator):
         base = self._base_locals()
         try:
             ours = [_Local(name, _shown(loc, pointer))
-                    for name, loc, pointer in locals_of(self._object())]
+                    for name, loc, pointer in M.frame_variables(self._object())]
         except Exception:
             if os.environ.get("JITMAP_DEBUG"):
                 traceback.print_exc()

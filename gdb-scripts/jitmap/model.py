@@ -208,3 +208,37 @@ def describe(catalog, frame, raw=False, statepoints=(N.STATEPOINT_AUTO, ())):
     report = Report(handle, frame.level)
     report._apply_names()
     return report
+
+
+# -- A frame's values as a debugger's variables (GDB's frame filter, LLDB's scripted frames) --
+
+
+def frame_variables(obj):
+    """[(name, location object, is a GC pointer)] of a frame object (the contract's JSON), in
+    order: a statepoint's deopt values and GC roots, another record's locations; names a
+    runtime gave (jitmap.names) or deoptN, gc_baseN, gc_derivedN, gc_allocaN, locN."""
+    if not obj or obj.get("record") is None:
+        return []
+    out = []
+    sp = obj.get("statepoint")
+    if sp:
+        for i, loc in enumerate(sp["deopt"]):
+            out.append((loc.get("name") or "deopt%d" % i, loc, False))
+        for i, pair in enumerate(sp["gc_roots"]):
+            out.append((pair["base"].get("name") or "gc_base%d" % i, pair["base"], True))
+            out.append((pair["derived"].get("name") or "gc_derived%d" % i, pair["derived"], True))
+        for i, loc in enumerate(sp["gc_allocas"]):
+            out.append((loc.get("name") or "gc_alloca%d" % i, loc, False))
+        return out
+    return [(loc.get("name") or "loc%d" % loc["index"], loc, False) for loc in obj["locations"]]
+
+
+def virtual_frame_variables(vf):
+    """[(name, location object)] of an interpreter frame (a virtual_frames entry): its locals
+    (localN when the layout names none), its expression stack (stackN), and "error" (a value
+    unknown, with the reason) when the layout could not be applied in full."""
+    out = [(loc.get("name") or "local%d" % k, loc) for k, loc in enumerate(vf["locals"])]
+    out += [("stack%d" % k, loc) for k, loc in enumerate(vf["stack"])]
+    if vf.get("error"):
+        out.append(("error", {"value": None, "error": vf["error"]}))
+    return out
