@@ -11,7 +11,9 @@ backtrace` and lldb-dap's call stack, in the order and with the names GDB's `bt`
 LLDB numbers them as frames of their own (GDB shows them as elided frames, without a number):
 the frames above move down. They have no PC (a provided frame with a PC prints as the
 function at that PC, not with its own name), and `stackmap info` of the JIT frame shows their
-values. Older LLDBs have no providers: `stackmap bt` shows the same frames there.
+values. From LLDB 23, an interpreter frame's locals and stack are its variables (`frame
+variable`; docs/lldb.md says what LLDB 23.1 does not allow yet). Older LLDBs have no
+providers: `stackmap bt` shows the same frames there.
 
 The provider is registered on a target at its first stop, by a stop hook added to LLDB's
 dummy target when jitmap is imported (new targets inherit the dummy target's stop hooks;
@@ -23,6 +25,7 @@ there aborts LLDB).
 import lldb
 
 from . import commands as C
+from . import model as M
 from . import names
 
 try:
@@ -53,13 +56,55 @@ def _layouts_may_apply(catalog):
         return False
 
 
-class _InterpreterFrame(ScriptedFrame):
-    """An interpreter frame: its title as the function's name, no PC, no registers."""
+def sb_value(target, name, loc):
+    """A location object (the contract's JSON) as an SBValue named `name`: a number of the
+    location's width (int for 1 to 4 bytes, long for 8, sign-extended as GDB shows them), an
+    address for a direct location. A value jitmap does not know, or wider than 8 bytes, is an
+    empty `void` value: no number (LLDB 23 crashes evaluating an array made for a scripted
+    frame, and gives a Python value no text of its own); `stackmap info` says what it is."""
+    v = loc.get("value")
+    size = loc.get("size")
+    order, ptr = target.GetByteOrder(), target.GetAddressByteSize()
+    void = target.GetBasicType(lldb.eBasicTypeVoid)
+    if not isinstance(v, int):
+        return target.CreateValueFromData(name, lldb.SBData(), void)
+    if loc.get("kind") == "direct":
+        data = lldb.SBData.CreateDataFromUInt64Array(order, ptr, [v])
+        return target.CreateValueFromData(name, data, void.GetPointerType())
+    if size == 8:
+        data = lldb.SBData.CreateDataFromSInt64Array(order, ptr, [M.signed(v, 8)])
+        return target.CreateValueFromData(name, data, target.GetBasicType(lldb.eBasicTypeLong))
+    data = lldb.SBData.CreateDataFromSInt32Array(order, ptr, [M.signed(v, size or 4)])
+    return target.CreateValueFromData(name, data, target.GetBasicType(lldb.eBasicTypeInt))
 
-    def __init__(self, thread, idx, title):
+
+class _InterpreterFrame(ScriptedFrame):
+    """An interpreter frame: its title as the function's name, no PC, no registers; its locals
+    and expression stack as variables (LLDB 23: `frame variable`, lldb-dap's Locals)."""
+
+    def __init__(self, thread, idx, vf):
         super().__init__(thread, lldb.SBStructuredData())
         self.idx = idx
-        self.name = "[%s]" % title
+        self.name = "[%s]" % (vf.get("title") or "?")
+        self.vf = vf
+        self.values = None
+
+    def get_variables(self, filters=None):
+        """LLDB calls this without arguments (23.1); the SBVariablesOptions of the base class
+        would go unused: an interpreter frame's values are all locals."""
+        if self.values is None:
+            target = self.thread.GetProcess().GetTarget()
+            self.values = lldb.SBValueList()
+            for name, loc in M.virtual_frame_variables(self.vf):
+                self.values.Append(sb_value(target, name, loc))
+        return self.values
+
+    def get_value_for_variable_expression(self, expr, options, error):
+        """`frame variable NAME` and `p NAME` in this frame: a variable by its name."""
+        value = self.get_variables().GetFirstValueByName(expr)
+        if not value.IsValid():
+            error.SetErrorString("no variable named %r in %s" % (expr, self.name))
+        return value
 
     def get_id(self):
         return self.idx
@@ -108,7 +153,7 @@ class InterpreterFrames(ScriptedFrameProvider):
             except Exception:
                 continue
             for vf in obj.get("virtual_frames") or ():
-                out.append(_InterpreterFrame(self.thread, len(out), vf.get("title") or "?"))
+                out.append(_InterpreterFrame(self.thread, len(out), vf))
         return out
 
     def get_frame_at_index(self, index):

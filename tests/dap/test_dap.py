@@ -13,8 +13,9 @@ VS Code does (Content-Length framing, a timeout on every read):
 - no "Python Exception" in anything GDB said;
 - the negative control: the same session without jitmap has neither.
 
-- lldb-dap (test_dap.py BUILD_DIR lldb22): jitmap-vm's stack trace lists the interpreter frames
-  under the JIT frame with jitmap's frame provider (LLDB 22 and newer), none without jitmap.
+- lldb-dap (test_dap.py BUILD_DIR lldb22|lldb23): jitmap-vm's stack trace lists the interpreter
+  frames under the JIT frame with jitmap's frame provider (LLDB 22 and newer), none without
+  jitmap; on LLDB 23 each one's Locals are the interpreter's values (LLDB 22 asks for none).
 
 Usage: test_dap.py BUILD_DIR [GDB_VERSION | lldbVERSION] (GDB 16, the default, or 18; LLDB 22
 or 23). Exits 77 (skipped) when that debugger could not be set up.
@@ -197,6 +198,14 @@ def vm_truth(output):
     return out
 
 
+def check_locals(d, frame, name, locs, stack, what):
+    """An interpreter frame's Locals are the interpreter's locals and stack at that point."""
+    got = d.locals(frame["id"])
+    want = dict((n, str(v)) for n, v in locs.items())
+    want.update(("stack%d" % i, str(v)) for i, v in enumerate(stack))
+    check(got == want, "%s: %s's Locals %s, the interpreter's %s" % (what, name, got, want))
+
+
 def vm(gdb, jitmap):
     what = "vm" if jitmap else "vm without jitmap"
     d = Dap(gdb, jitmap=jitmap)
@@ -227,11 +236,7 @@ def vm(gdb, jitmap):
             jit_pc = frames[at].get("instructionPointerReference")
             check(pc is not None and pc == jit_pc, "%s: %s at %s, the JIT frame at %s" % (
                 what, want_names[k], pc, jit_pc))
-            got = d.locals(frames[at + 1 + k]["id"])
-            want = dict((n, str(v)) for n, v in locs.items())
-            want.update(("stack%d" % i, str(v)) for i, v in enumerate(stack))
-            check(got == want, "%s: %s's Locals %s, the interpreter's %s" % (
-                what, want_names[k], got, want))
+            check_locals(d, frames[at + 1 + k], want_names[k], locs, stack, what)
         # `bt` typed in the IDE's debug console (DAP's evaluate, context repl).
         bt = d.repl("bt", frames[0]["id"])
         # (the JIT frame's number depends on whether the build inlined vm_safepoint)
@@ -268,11 +273,32 @@ def lldb_vm(lldb_dap, version, jitmap):
         elif jitmap:
             check(at is not None and names[at + 1:at + 3] == want,
                   "%s: %s under the JIT frame: %s" % (what, want, names))
+        if jitmap and at is not None:
+            interpreter_variables(d, d.frames(t)[at + 1:at + 3], want, version, what)
         else:
             check(not any(n.startswith("[Demo.") for n in names),
                   "%s: no interpreter frame: %s" % (what, names))
     finally:
         d.close()
+
+
+def interpreter_variables(d, frames, names, version, what):
+    """An interpreter frame's values in lldb-dap: LLDB 23 asks jitmap's provided frames for
+    their variables, and `frame variable` typed in the debug console shows the interpreter's
+    values; its lldb-dap asks for in-scope variables only, which a provided frame's never are
+    (they have no block): the Locals scope stays empty. LLDB 22 asks for none."""
+    truth = vm_truth("".join(d.output))
+    check(len(truth) == 2, "%s: the program's truth lines: %s" % (what, d.output))
+    for frame, name, (method, bci, locs, stack) in zip(frames, names, truth):
+        got = d.locals(frame["id"])
+        check(got == {}, "%s: lldb-dap shows no Locals of %s: %s" % (what, name, got))
+        typed = d.repl("frame variable", frame["id"])
+        shown = dict(re.findall(r"^\(long\) (\w+) = (-?\d+)$", typed, re.M))
+        want = {} if version == "22" else dict((n, str(v)) for n, v in locs.items())
+        if version != "22":
+            want.update(("stack%d" % i, str(v)) for i, v in enumerate(stack))
+        check(shown == want, "%s: `frame variable` in %s's debug console: %r, want %s" % (
+            what, name, typed, want))
 
 
 def main_lldb(version):

@@ -421,7 +421,9 @@ def vm_layouts(d):
                   d.dump("mi-frames", 'interpreter-exec mi "-stack-list-frames"')]
     else:
         dumps += [d.dump("sbt", "stackmap bt"), d.dump("sbt-json", "stackmap bt --json 3"),
-                  d.dump("lbt", "bt 5")]
+                  d.dump("lbt", "bt 5"), d.dump("sel2", "frame select 2"),
+                  d.dump("fv2", "frame variable"), d.dump("sel3", "frame select 3"),
+                  d.dump("fv3", "frame variable")]
     run = [d.break_at("vm_jit_stop"), d.launch(["--n", "6", "--stop-at", "4"], out)]
     live, core = d.core_at_stop(name, d.env.vm, run, dumps)
     dead = d.session(name + "-core", dumps, d.env.vm, core=core)
@@ -482,6 +484,16 @@ def vm_layouts(d):
                 check(not provided and "[Demo." not in lbt,
                       "%s: LLDB %d has no frame providers: its bt is LLDB's own:\n%s" % (
                           what, d.lldb_major, lbt))
+            # `frame variable` in an interpreter frame: from LLDB 23, its locals and stack
+            # (LLDB 22 does not ask a provided frame for variables; before, frame 2 is main).
+            fv = [re.findall(r"^\(long\) (\w+) = (-?\d+)$", s.text(k), re.M)
+                  for k in ("fv2", "fv3")]
+            fv_want = [[(n, str(v)) for n, v in locs + [("stack%d" % i, v)
+                                                         for i, v in enumerate(stack)]]
+                       for _, _, locs, stack in want]
+            check(fv == (fv_want if d.lldb_major >= 23 else [[], []]),
+                  "%s: LLDB %d's frame variable in frames 2 and 3: %s, want %s" % (
+                      what, d.lldb_major, fv, fv_want if d.lldb_major >= 23 else "none"))
     # Without jitmap: no virtual frames anywhere (LLDB's bt included).
     neg = d.session(name + "-negative", run + [d.dump("bt", "bt")], d.env.vm, jitmap=False)
     check("Demo.square" not in neg.text("bt") and "jit.Demo.sumSquares" in neg.text("bt"),
