@@ -80,7 +80,7 @@ def sb_value(target, name, loc):
 
 class _InterpreterFrame(ScriptedFrame):
     """An interpreter frame: its title as the function's name, no PC, no registers; its locals
-    and expression stack as variables (LLDB 23: `frame variable`, lldb-dap's Locals)."""
+    and expression stack as variables (LLDB 23: `frame variable`, `p NAME`)."""
 
     def __init__(self, thread, idx, vf):
         super().__init__(thread, lldb.SBStructuredData())
