@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jitmap/jitmap.h"
@@ -117,6 +118,25 @@ static inline int jitmap__give(void *out, const void *full, size_t size)
 /* Whether `field` of the options at `opts` lies inside the caller's sz. */
 #define JITMAP_OPTS_HAS(opts, field) \
 	((opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
+
+/* Make room for `need` elements of `size` bytes in the array at *arrayp (capacity *cap),
+ * doubling: 0, or -ENOMEM (the array is left as it was). */
+static inline int jitmap__grow(void *arrayp, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 16;
+	while (n < need)
+		n *= 2;
+	if (n > SIZE_MAX / size)
+		return -ENOMEM;
+	void *a = realloc(*(void **)arrayp, n * size);
+	if (!a)
+		return -ENOMEM;
+	*(void **)arrayp = a;
+	*cap = n;
+	return 0;
+}
 
 static inline uint64_t jitmap__align8(uint64_t x)
 {

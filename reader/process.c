@@ -175,21 +175,6 @@ struct jitmap_process {
 
 /* -- Small helpers -- */
 
-static int grow(void *arrayp, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 16;
-	while (n < need)
-		n *= 2;
-	void *a = realloc(*(void **)arrayp, n * size);
-	if (!a)
-		return -ENOMEM;
-	*(void **)arrayp = a;
-	*cap = n;
-	return 0;
-}
-
 static int add_text(struct text_list *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static int add_text(struct text_list *l, const char *fmt, ...)
@@ -199,7 +184,7 @@ static int add_text(struct text_list *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (grow(&l->items, &l->cap, l->n + 1, sizeof(*l->items)))
+	if (jitmap__grow(&l->items, &l->cap, l->n + 1, sizeof(*l->items)))
 		return -ENOMEM;
 	if (!(l->items[l->n] = strdup(buf)))
 		return -ENOMEM;
@@ -294,7 +279,7 @@ static void parse_release(jitmap_process *p, struct parse *h)
 		p->nparses--;
 	}
 	/* Out of memory for the graveyard: the stackmap is leaked, never freed while in use. */
-	if (grow(&p->graveyard, &p->cap_grave, p->ngrave + 1, sizeof(*p->graveyard)) == 0)
+	if (jitmap__grow(&p->graveyard, &p->cap_grave, p->ngrave + 1, sizeof(*p->graveyard)) == 0)
 		p->graveyard[p->ngrave++] = h->sm;
 	free(h);
 }
@@ -317,7 +302,7 @@ static struct parse *parse_bytes(jitmap_process *p, const uint8_t *bytes, uint64
 	if (!sm)
 		return NULL;
 	struct parse *h = calloc(1, sizeof(*h));
-	if (!h || (!found && grow(&p->parses, &p->cap_parses, p->nparses + 1, sizeof(*p->parses)))) {
+	if (!h || (!found && jitmap__grow(&p->parses, &p->cap_parses, p->nparses + 1, sizeof(*p->parses)))) {
 		free(h);
 		jitmap_stackmap_free(sm);
 		*err = (jitmap_error){.code = -ENOMEM};
@@ -436,7 +421,7 @@ static void set_problem(char **slot, const char *fmt, ...)
 
 static int drop_later(jitmap_process *p, struct source *s)
 {
-	if (grow(&p->dropped, &p->cap_dropped, p->ndropped + 1, sizeof(*p->dropped)))
+	if (jitmap__grow(&p->dropped, &p->cap_dropped, p->ndropped + 1, sizeof(*p->dropped)))
 		return -ENOMEM;
 	p->dropped[p->ndropped++] = s;
 	return 0;
@@ -446,7 +431,7 @@ static int list_source(jitmap_process *p, struct source *s)
 {
 	if (s->listed)
 		return 0;
-	if (grow(&p->order, &p->cap_order, p->norder + 1, sizeof(*p->order)))
+	if (jitmap__grow(&p->order, &p->cap_order, p->norder + 1, sizeof(*p->order)))
 		return -ENOMEM;
 	s->listed_at = p->norder;
 	p->order[p->norder++] = s;
@@ -755,7 +740,7 @@ static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_c
 		}
 	}
 	if (!s) {
-		if (grow(&p->jit, &p->cap_jit, p->njit + 1, sizeof(*p->jit)))
+		if (jitmap__grow(&p->jit, &p->cap_jit, p->njit + 1, sizeof(*p->jit)))
 			return -ENOMEM;
 		s = calloc(1, sizeof(*s));
 		if (!s)
@@ -924,7 +909,7 @@ static int add_code(jitmap_process *p, struct source *s)
 {
 	if (!s->image)
 		return 0;
-	if (make_spans(s) || grow(&p->code, &p->cap_code, p->ncode + s->nspans, sizeof(*p->code)))
+	if (make_spans(s) || jitmap__grow(&p->code, &p->cap_code, p->ncode + s->nspans, sizeof(*p->code)))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nspans; i++)
 		p->code[p->ncode++] = (struct code_range){s->spans[i].lo, s->spans[i].hi, 0,
@@ -961,7 +946,7 @@ static void code_insert(jitmap_process *p, struct source *s)
 {
 	if (p->code_dirty)
 		return;
-	if (make_spans(s) || grow(&p->code, &p->cap_code, p->ncode + s->nspans, sizeof(*p->code))) {
+	if (make_spans(s) || jitmap__grow(&p->code, &p->cap_code, p->ncode + s->nspans, sizeof(*p->code))) {
 		p->code_dirty = true;
 		return;
 	}
@@ -1071,7 +1056,7 @@ static void drop_image(jitmap_process *p, struct source *s, bool replaced, const
 {
 	/* Out of memory for the record: the image goes unsaid; a client that asks about its id
 	 * hears that it is unknown. */
-	if (grow(&p->drops, &p->cap_drops, p->ndrops + 1, sizeof(*p->drops)) == 0)
+	if (jitmap__grow(&p->drops, &p->cap_drops, p->ndrops + 1, sizeof(*p->drops)) == 0)
 		p->drops[p->ndrops++] = (struct drop){s->id, replaced, strdup(why)};
 	const size_t at = handed_find(p, s->id);
 	if (at != SIZE_MAX)
@@ -1157,7 +1142,7 @@ int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, 
 {
 	if (!p || !id || (!image && size) || !p->index)
 		return -EINVAL;
-	if (grow(&p->handed, &p->cap_handed, p->nhanded + 1, sizeof(*p->handed)))
+	if (jitmap__grow(&p->handed, &p->cap_handed, p->nhanded + 1, sizeof(*p->handed)))
 		return -ENOMEM;
 	struct source *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -1261,7 +1246,7 @@ size_t jitmap_process_take_dropped(jitmap_process *p, jitmap_dropped_image *out,
 		return 0;
 	const size_t n = max < p->ndrops ? max : p->ndrops;
 	truncate_texts(&p->taken, 0);
-	if (grow(&p->taken.items, &p->taken.cap, n, sizeof(*p->taken.items)))
+	if (jitmap__grow(&p->taken.items, &p->taken.cap, n, sizeof(*p->taken.items)))
 		return 0; /* told at a later call */
 	for (size_t i = 0; i < n; i++) {
 		const struct drop *d = &p->drops[i];
@@ -1365,7 +1350,7 @@ int jitmap_process_scan_object(jitmap_process *p, const char *path, uint64_t sec
 		}
 	}
 	if (!s) {
-		if (grow(&p->objects, &p->cap_objects, p->nobjects + 1, sizeof(*p->objects)))
+		if (jitmap__grow(&p->objects, &p->cap_objects, p->nobjects + 1, sizeof(*p->objects)))
 			return -ENOMEM;
 		s = calloc(1, sizeof(*s));
 		if (!s || !(s->path = strdup(path))) {
@@ -1514,7 +1499,7 @@ static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
 	for (size_t i = 0; i < p->ndescs; i++)
 		if (p->descs[i].addr == addr)
 			return 0; /* one descriptor, named twice (a file mapped under two names) */
-	if (grow(&p->descs, &p->cap_descs, p->ndescs + 1, sizeof(*p->descs)))
+	if (jitmap__grow(&p->descs, &p->cap_descs, p->ndescs + 1, sizeof(*p->descs)))
 		return -ENOMEM;
 	struct descriptor *d = &p->descs[p->ndescs];
 	*d = (struct descriptor){.addr = addr, .where = strdup(where)};
