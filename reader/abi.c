@@ -30,7 +30,7 @@ static const struct {
 	STRUCT(jitmap_source_info),   STRUCT(jitmap_image_opts),     STRUCT(jitmap_image_range),
 	STRUCT(jitmap_image_symbol_info), STRUCT(jitmap_vref),            STRUCT(jitmap_vslot),
 	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout), STRUCT(jitmap_frame_desc),
-	STRUCT(jitmap_callee_saved_write),
+	STRUCT(jitmap_callee_saved_write), STRUCT(jitmap_perfmap_sym),
 };
 
 /* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
@@ -41,6 +41,11 @@ static const struct {
 	size_t offset;
 } fields[] = {
 	FIELD(jitmap_error, code), FIELD(jitmap_error, offset), FIELD(jitmap_error, reason),
+	FIELD(jitmap_perfmap_sym, sz), FIELD(jitmap_perfmap_sym, name),
+	FIELD(jitmap_perfmap_sym, lo), FIELD(jitmap_perfmap_sym, hi),
+	FIELD(jitmap_perfmap_sym, origin), FIELD(jitmap_perfmap_sym, source),
+	FIELD(jitmap_perfmap_sym, line), FIELD(jitmap_perfmap_sym, file),
+	FIELD(jitmap_perfmap_sym, file_line),
 	FIELD(jitmap_location, kind), FIELD(jitmap_location, size),
 	FIELD(jitmap_location, dwarf_reg), FIELD(jitmap_location, offset),
 	FIELD(jitmap_live_out, dwarf_reg), FIELD(jitmap_live_out, size),

@@ -171,6 +171,7 @@ struct jitmap_process {
 	struct drop *drops;  /* images dropped, until jitmap_process_take_dropped */
 	size_t ndrops, cap_drops;
 	struct text_list taken; /* the `why` of the last take */
+	jitmap_perfmap *perfmap; /* jitmap_process_perfmap's; NULL until asked for */
 };
 
 /* -- Small helpers -- */
@@ -1676,6 +1677,7 @@ void jitmap_process_free(jitmap_process *p)
 	free(p->drops);
 	free_texts(&p->problems);
 	free_texts(&p->taken);
+	jitmap_perfmap_free(p->perfmap);
 	free(p);
 }
 
@@ -1812,12 +1814,38 @@ static void code_fill(const struct code_range *c, uint64_t addr, jitmap_code_inf
 	}
 }
 
+/* Code a perf map or a jitdump names (no image, no stackmap): jitmap_process_perfmap. */
+static int perfmap_code(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
+{
+	jitmap_perfmap_sym sym = {.sz = sizeof(sym)};
+	const int rc = jitmap_perfmap_lookup(p->perfmap, addr, &sym);
+	if (rc)
+		return rc;
+	*out = (jitmap_code_info){.source = sym.source, .lo = sym.lo, .hi = sym.hi,
+				  .function = sym.name, .function_lo = sym.lo,
+				  .function_hi = sym.hi};
+	return 0;
+}
+
+jitmap_perfmap *jitmap_process_perfmap(jitmap_process *p)
+{
+	if (!p) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!p->perfmap)
+		p->perfmap = jitmap_perfmap_new();
+	return p->perfmap;
+}
+
 int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
 {
 	if (!p || !out)
 		return -EINVAL;
 	const struct code_range *c;
 	const int rc = code_find(p, addr, false, &c);
+	if (rc == -ENOENT && p->perfmap)
+		return perfmap_code(p, addr, out);
 	if (rc)
 		return rc;
 	struct source *s = c->s;

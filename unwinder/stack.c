@@ -99,11 +99,15 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 {
 	jitmap_unwind_code code = {.arch = st->arch, .is_innermost = f->exact, .order = st->order};
 	*caller_exact = false;
-	if (f->jit) {
+	/* Code a perf map or jitdump names (no image): the native unwinder first, since a
+	 * module it knows is the truth where a stale or wrong map line covers it, then the
+	 * frame pointer with the code's range. */
+	const bool named_only = f->jit && !f->code.image;
+	if (f->jit && !named_only) {
 		/* The image's CFI, read once by the process model (NULL: the step tries the
 		 * stackmap and the frame pointer). An image of another architecture than the
 		 * thread's has none that applies. */
-		if (f->code.image && jitmap_image_arch(f->code.image) == st->arch)
+		if (jitmap_image_arch(f->code.image) == st->arch)
 			code.cfi = jitmap_process_code_cfi(st->proc, &f->code, NULL);
 		code.sm = f->code.stackmap;
 		code.func_lo = f->code.function_lo;
@@ -125,6 +129,10 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	}
 	*caller_exact = false;
 	code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
+	if (named_only) {
+		code.func_lo = f->code.function_lo;
+		code.func_hi = f->code.function_hi;
+	}
 	char fp_why[256];
 	const int rc = jitmap_unwind_step(&code, f->regs, &st->memory, res, fp_why, sizeof(fp_why));
 	if (rc && why_len) {

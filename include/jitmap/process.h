@@ -61,6 +61,7 @@
 
 #include "jitmap/core.h"
 #include "jitmap/jitmap.h"
+#include "jitmap/perfmap.h"
 #include "jitmap/unwind.h"
 
 #ifdef __cplusplus
@@ -241,6 +242,16 @@ typedef struct jitmap_code_info {
  * jitmap_process_source's order answers (the newest registration), then the first image
  * handed in. */
 JITMAP_API int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out);
+/* The perf maps and jitdump files of the process (jitmap/perfmap.h), made at the first call
+ * and owned by the process (NULL with errno ENOMEM). Once it has files,
+ * jitmap_process_code_at answers with their code where no image of the process holds the
+ * address: `source` is "perf map PATH" or "jitdump PATH", `function` the name the file
+ * gives, `lo`/`hi` and `function_lo`/`function_hi` the code object's range; `image`,
+ * `stackmap`, `entry` and `image_id` are NULL and 0 (no CFI: the stacker unwinds such frames
+ * by frame pointers). jitmap_process_flush keeps it: its files are the user's choice (add
+ * them again to read what changed: jitmap_perfmap_add_file costs nothing for a file that did
+ * not). */
+JITMAP_API jitmap_perfmap *jitmap_process_perfmap(jitmap_process *p);
 /* As jitmap_process_code_at among the images handed in only, and without reading a
  * stackmap: `stackmap` is what the image had when last read (NULL before its first
  * jitmap_process_image_stackmap, which gives the current one). For a debugger's JIT reader,

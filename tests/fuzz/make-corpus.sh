@@ -162,6 +162,36 @@ live_seed short $((1 | 16 | 3 << 5)) 0 2 $((0x1000)):$((0x8000)) $((0x9010)):$((
 live_seed collide $((1 | 3 << 5)) 0 0 $((0x1000)):$((0x2000)) $((0x101000)):$((0x2000))
 live_seed int64_max $((1 | 2 << 2 | 3 << 5)) 0 0 $((0x1ff000)):$((0x2000)) $((0x1000)):$((0x6000))
 live_seed wrap $((1 | 3 << 2 | 2 << 5)) 0 0 $((0x1ff000)):$((0x2000)) $((0x1000)):$((0x6000))
+# Perf maps (control byte 0, 2: read twice) and jitdump files (1, 3) for fuzz_perfmap.
+mkdir -p "$out/perfmap"
+{ ctl 0; printf '7f0000001000 40 JS:*fib /x/app.js:3:13\n0x7f0000002000 0x20 py::f:/y.py\r\n'
+  printf '1000 100 old\n1040 20 inside\n10f0 20 across\ngarbage\n0 ffffffffffffffff all\n'; } \
+  >"$out/perfmap/map"
+{ ctl 2; printf '2000 10 first\n2000 10 second\n3000 10 small\n2ff0 40 over\n'; } \
+  >"$out/perfmap/map_twice"
+jd_str() { printf '%s' "$1"; ctl 0; }
+jitdump_seed() { # NAME CONTROL
+  { ctl "$2"
+    le $((0x4A695444)) 4; le 1 4; le 40 4; le 62 4; le 0 4; le 4242 4; le 1 8; le 0 8
+    # debug info for 0x5000: two lines, the second file "same as before" (0xff)
+    le 2 4; le $((16 + 16 + 16 + 10 + 16 + 2)) 4; le 2 8
+    le $((0x5000)) 8; le 2 8
+    le $((0x5000)) 8; le 10 4; le 0 4; jd_str "/x/app.js"
+    le $((0x5010)) 8; le 12 4; le 0 4; ctl 255; ctl 0
+    # two loads (name, 4 code bytes)
+    le 0 4; le $((16 + 40 + 6 + 4)) 4; le 2 8
+    le 4242 4; le 4243 4; le $((0x5000)) 8; le $((0x5000)) 8; le 64 8; le 1 8; jd_str "JS:*f"
+    le $((0x90909090)) 4
+    le 0 4; le $((16 + 40 + 6 + 4)) 4; le 3 8
+    le 4242 4; le 4243 4; le $((0x6000)) 8; le $((0x6000)) 8; le 32 8; le 2 8; jd_str "JS:*g"
+    le $((0x90909090)) 4
+    # a move of the second, then close
+    le 1 4; le $((16 + 48)) 4; le 4 8
+    le 4242 4; le 4243 4; le $((0x7000)) 8; le $((0x6000)) 8; le $((0x7000)) 8; le 32 8; le 2 8
+    le 3 4; le 16 4; le 5 8; } >"$out/perfmap/$1"
+}
+jitdump_seed jitdump 1
+jitdump_seed jitdump_twice 3
 # Inputs that once stopped a fuzzer (tests/fuzz/regressions/TARGET/): seeds for ever after.
 for d in "$here"/regressions/*/; do
   [ -d "$d" ] && mkdir -p "$out/$(basename "$d")" && cp "$d"* "$out/$(basename "$d")/"
@@ -173,4 +203,5 @@ rm -rf "$work"
 echo "make-corpus.sh: $(ls "$out/parse" | wc -l) parse seeds, $(ls "$out/elf" | wc -l) ELF seeds," \
   "$(ls "$out/cfi" | wc -l) CFI seeds, $(ls "$out/core" | wc -l) core seeds," \
   "$(ls "$out/process" | wc -l) process seeds, $(ls "$out/plugin" | wc -l) plugin seeds," \
-  "$(ls "$out/insn" | wc -l) code seeds, $(ls "$out/live" | wc -l) live seeds in $out"
+  "$(ls "$out/insn" | wc -l) code seeds, $(ls "$out/live" | wc -l) live seeds," \
+  "$(ls "$out/perfmap" | wc -l) perf map seeds in $out"

@@ -81,6 +81,7 @@ start_target fuzz_layout layout
 start_target fuzz_unwind unwind
 start_target fuzz_insn insn
 start_target fuzz_live live
+start_target fuzz_perfmap perfmap
 wait
 passed=0 failed=0
 for name in "${names[@]}"; do

@@ -1,0 +1,906 @@
+/* perfmap.c: JIT code named by perf maps and jitdump files (jitmap/perfmap.h).
+ *
+ * Each file keeps what it said in order (entries: a code range and a name, or a range code
+ * moved away from), and a flat index of what holds each address now: the entries "painted"
+ * in order, a later one over an earlier one, into disjoint segments sorted by address. Most
+ * files never overlap themselves, and their index is their entries sorted; otherwise one sweep
+ * over the range boundaries with a heap of the open entries (the newest on top) paints them,
+ * O(n log n). A lookup is a binary search per file, newest file first.
+ */
+#define _GNU_SOURCE
+#include "jitmap/perfmap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "../common/search.h"
+
+#define NONE UINT32_MAX
+#define MAX_FILE (UINT64_C(1) << 32) /* a perf map or jitdump larger is not read */
+#define MAX_LISTED 5                 /* problems listed per file; the rest are counted */
+
+/* jitdump (perf's tools/perf/Documentation/jitdump-specification.txt). */
+#define JITDUMP_MAGIC 0x4A695444u /* "JiTD" in the writer's byte order */
+#define JITDUMP_HEADER 40         /* magic, version, total_size, elf_mach, pad1, pid: u32;
+				     timestamp, flags: u64 */
+#define JITDUMP_RECORD 16         /* id, total_size: u32; timestamp: u64 */
+enum { JIT_CODE_LOAD = 0, JIT_CODE_MOVE = 1, JIT_CODE_DEBUG_INFO = 2, JIT_CODE_CLOSE = 3 };
+
+struct entry {
+	uint64_t lo, hi;
+	uint32_t name;      /* offset in names; NONE: the code moved away (names nothing) */
+	uint32_t line;      /* perf map line, jitdump record, from 1 */
+	uint32_t dbg, ndbg; /* its source lines: dbg[dbg .. dbg + ndbg), sorted by address */
+	uint64_t index;     /* jitdump: code_index */
+};
+
+struct dbg_line {
+	uint64_t addr;
+	uint32_t line;
+	uint32_t file; /* offset in names */
+};
+
+struct seg {
+	uint64_t lo, hi;
+	uint32_t entry;
+};
+
+struct pm_file {
+	char *path, *source;
+	struct stat st;
+	bool have_st;
+	struct entry *e;
+	size_t ne, cap_e;
+	struct dbg_line *dbg;
+	size_t ndbg, cap_dbg;
+	char *names;
+	size_t nnames, cap_names;
+	struct seg *seg;
+	size_t nseg;
+	bool dirty;
+	char *problems[MAX_LISTED + 1];
+	size_t nproblems, unlisted;
+};
+
+struct jitmap_perfmap {
+	struct pm_file **files; /* in the order first added */
+	size_t n, cap;
+};
+
+static void file_clear(struct pm_file *f)
+{
+	free(f->e);
+	free(f->dbg);
+	free(f->names);
+	free(f->seg);
+	for (size_t k = 0; k < f->nproblems; k++)
+		free(f->problems[k]);
+	f->e = NULL;
+	f->dbg = NULL;
+	f->names = NULL;
+	f->seg = NULL;
+	f->ne = f->cap_e = f->ndbg = f->cap_dbg = f->nnames = f->cap_names = f->nseg = 0;
+	f->nproblems = f->unlisted = 0;
+	f->dirty = false;
+	f->have_st = false;
+}
+
+static void file_free(struct pm_file *f)
+{
+	if (!f)
+		return;
+	file_clear(f);
+	free(f->path);
+	free(f->source);
+	free(f);
+}
+
+jitmap_perfmap *jitmap_perfmap_new(void)
+{
+	jitmap_perfmap *m = calloc(1, sizeof(*m));
+	if (!m)
+		errno = ENOMEM;
+	return m;
+}
+
+void jitmap_perfmap_free(jitmap_perfmap *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		file_free(m->files[i]);
+	free(m->files);
+	free(m);
+}
+
+/* The file named `origin`, emptied, or a new one added last; NULL when out of memory. */
+static struct pm_file *file_for(jitmap_perfmap *m, const char *origin, const char *kind)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct pm_file *f = m->files[i];
+		if (!strcmp(f->path, origin)) {
+			char *source = NULL;
+			if (asprintf(&source, "%s %s", kind, origin) < 0)
+				return NULL;
+			file_clear(f);
+			free(f->source);
+			f->source = source;
+			return f;
+		}
+	}
+	if (jitmap__grow(&m->files, &m->cap, m->n + 1, sizeof(*m->files)))
+		return NULL;
+	struct pm_file *f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(origin)) || asprintf(&f->source, "%s %s", kind, origin) < 0) {
+		if (f)
+			f->source = NULL;
+		file_free(f);
+		return NULL;
+	}
+	m->files[m->n++] = f;
+	return f;
+}
+
+__attribute__((format(printf, 2, 3))) static void problem(struct pm_file *f, const char *fmt, ...)
+{
+	if (f->nproblems >= MAX_LISTED) {
+		f->unlisted++;
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) >= 0)
+		f->problems[f->nproblems++] = s;
+	va_end(ap);
+}
+
+/* After a file was read: the problems not listed, counted in one. */
+static void problems_done(struct pm_file *f)
+{
+	if (f->unlisted) {
+		char *s = NULL;
+		if (asprintf(&s, "%s: %zu more problems like these", f->path, f->unlisted) >= 0)
+			f->problems[f->nproblems++] = s;
+	}
+}
+
+/* `s` (n bytes) NUL-terminated in the names: its offset, or NONE when out of room. */
+static uint32_t add_name(struct pm_file *f, const char *s, size_t n)
+{
+	if (n >= UINT32_MAX - 1 || f->nnames > UINT32_MAX - 1 - n - 1 ||
+	    jitmap__grow(&f->names, &f->cap_names, f->nnames + n + 1, 1))
+		return NONE;
+	const uint32_t at = (uint32_t)f->nnames;
+	memcpy(f->names + at, s, n);
+	f->names[at + n] = 0;
+	f->nnames += n + 1;
+	return at;
+}
+
+static int add_entry(struct pm_file *f, uint64_t lo, uint64_t size, uint32_t name, unsigned line)
+{
+	if (jitmap__grow(&f->e, &f->cap_e, f->ne + 1, sizeof(*f->e)))
+		return -ENOMEM;
+	f->e[f->ne++] = (struct entry){.lo = lo, .hi = lo + size, .name = name, .line = line,
+				       .dbg = 0, .ndbg = 0};
+	f->dirty = true;
+	return 0;
+}
+
+/* Whether [lo, lo + size) can be code: 0; 1 when it names nothing (size 0); -1 when it is
+ * larger than any code object or wraps, a problem named by `fmt` (the line or record). */
+__attribute__((format(printf, 4, 5))) static int range_check(struct pm_file *f, uint64_t lo,
+							     uint64_t size, const char *fmt, ...)
+{
+	const bool huge = size > JITMAP_PERFMAP_MAX_RANGE, wraps = lo + size < lo;
+	if (!huge && !wraps)
+		return size == 0;
+	char where[4200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(where, sizeof(where), fmt, ap);
+	va_end(ap);
+	if (huge)
+		problem(f, "%s: a code object of 0x%" PRIx64 " bytes (more than 0x%" PRIx64
+			   "): not used", where, size, JITMAP_PERFMAP_MAX_RANGE);
+	else
+		problem(f, "%s: 0x%" PRIx64 " + 0x%" PRIx64 " wraps past the end of the address "
+			   "space: not used", where, lo, size);
+	return -1;
+}
+
+/* -- Perf maps -- */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* A hexadecimal number at *p (0x optional): 1, 0 when there is none, -1 when it has more than
+ * 16 digits. */
+static int hex(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	if (end - s > 2 && s[0] == '0' && (s[1] | 0x20) == 'x' && hexval(s[2]) >= 0)
+		s += 2;
+	uint64_t x = 0;
+	int digits = 0, d;
+	for (; s < end && (d = hexval(*s)) >= 0; s++, digits++) {
+		if (x >> 60)
+			return -1;
+		x = x << 4 | (uint64_t)d;
+	}
+	if (!digits)
+		return 0;
+	*p = s;
+	*v = x;
+	return 1;
+}
+
+static const char *skip_blanks(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	return s;
+}
+
+/* One line; false only when out of memory. */
+static bool perf_map_line(struct pm_file *f, const char *s, const char *end, unsigned line,
+			  size_t *added)
+{
+	while (end > s && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	s = skip_blanks(s, end);
+	if (s == end)
+		return true; /* an empty line */
+	uint64_t lo, size;
+	const char *p = s;
+	int r = hex(&p, end, &lo);
+	if (r <= 0 || p == end || (*p != ' ' && *p != '\t')) {
+		problem(f, "%s:%u: %s", f->path, line,
+			r < 0 ? "START has more than 16 hexadecimal digits" :
+			r == 0 ? "not START SIZE NAME (START is not hexadecimal)" :
+				 "not START SIZE NAME (nothing after START)");
+		return true;
+	}
+	p = skip_blanks(p, end);
+	r = hex(&p, end, &size);
+	if (r <= 0 || (p != end && *p != ' ' && *p != '\t')) {
+		problem(f, "%s:%u: %s", f->path, line,
+			r < 0 ? "SIZE has more than 16 hexadecimal digits" :
+				"not START SIZE NAME (SIZE is not hexadecimal)");
+		return true;
+	}
+	p = skip_blanks(p, end);
+	if (p == end) {
+		problem(f, "%s:%u: not START SIZE NAME (no NAME)", f->path, line);
+		return true;
+	}
+	if (range_check(f, lo, size, "%s:%u", f->path, line))
+		return true;
+	const uint32_t name = add_name(f, p, (size_t)(end - p));
+	if (name == NONE || add_entry(f, lo, size, name, line))
+		return false;
+	(*added)++;
+	return true;
+}
+
+int jitmap_perfmap_add_perf_map(jitmap_perfmap *m, const char *text, size_t len,
+				const char *origin)
+{
+	if (!m || !origin || (!text && len))
+		return -EINVAL;
+	struct pm_file *f = file_for(m, origin, "perf map");
+	if (!f)
+		return -ENOMEM;
+	size_t added = 0;
+	unsigned line = 0;
+	const char *end = len ? text + len : text;
+	for (const char *s = len ? text : NULL; s && s < end; line++) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *le = nl ? nl : end;
+		if (line == UINT32_MAX - 1) {
+			problem(f, "%s: more than %u lines: the rest is not read", f->path, line);
+			break;
+		}
+		if (!perf_map_line(f, s, le, line + 1, &added))
+			return -ENOMEM;
+		s = nl ? nl + 1 : NULL;
+	}
+	problems_done(f);
+	return added > INT32_MAX ? INT32_MAX : (int)added;
+}
+
+/* -- jitdump -- */
+
+struct reader {
+	const uint8_t *p;
+	size_t len;
+	jitmap_byte_order order;
+};
+
+static uint64_t u32at(const struct reader *r, size_t off)
+{
+	return jitmap__load(r->p + off, 4, r->order);
+}
+
+static uint64_t u64at(const struct reader *r, size_t off)
+{
+	return jitmap__load(r->p + off, 8, r->order);
+}
+
+/* The latest load with this code_index (a move's code), or NONE. */
+static uint32_t load_by_index(const struct pm_file *f, const uint32_t *loads, size_t nloads,
+			      uint64_t index)
+{
+	/* Moves are rare; loads are scanned newest first, bounded so that a hostile file of
+	 * moves costs O(n * 64), not O(n^2). */
+	for (size_t k = nloads, seen = 0; k-- > 0 && seen < 64; seen++)
+		if (f->e[loads[k]].index == index)
+			return loads[k];
+	return NONE;
+}
+
+/* A debug-info record: its source lines, kept for the load that follows at `code_addr`.
+ * Returns false only when out of memory. */
+static bool debug_info(struct pm_file *f, const struct reader *r, size_t off, size_t end,
+		       unsigned rec, uint64_t *pending_addr, uint32_t *pending_first)
+{
+	if (end - off < 16) {
+		problem(f, "%s: record %u (debug info) at offset %zu: %zu bytes, too short", f->path,
+			rec, off - JITDUMP_RECORD, end - off + JITDUMP_RECORD);
+		return true;
+	}
+	const uint64_t code_addr = u64at(r, off), n = u64at(r, off + 8);
+	off += 16;
+	/* Each entry is at least 17 bytes (addr, lineno, discrim, a NUL). */
+	if (n > (end - off) / 17) {
+		problem(f, "%s: record %u (debug info) at offset %zu: %" PRIu64 " lines do not fit "
+			   "in its %zu bytes", f->path, rec, off - 16 - JITDUMP_RECORD, n,
+			end - off + 16 + JITDUMP_RECORD);
+		return true;
+	}
+	const size_t first = f->ndbg;
+	uint32_t prev = NONE;
+	for (uint64_t k = 0; k < n; k++) {
+		if (end - off < 17)
+			break;
+		const uint64_t addr = u64at(r, off);
+		const uint32_t line = (uint32_t)u32at(r, off + 8);
+		off += 16;
+		const uint8_t *nul = memchr(r->p + off, 0, end - off);
+		if (!nul) {
+			problem(f, "%s: record %u (debug info): line %" PRIu64 "'s file name has no end",
+				f->path, rec, k);
+			break;
+		}
+		const size_t nlen = (size_t)(nul - (r->p + off));
+		uint32_t file;
+		if (nlen == 1 && r->p[off] == 0xff && prev != NONE) /* "same as the previous" */
+			file = prev;
+		else if ((file = add_name(f, (const char *)r->p + off, nlen)) == NONE)
+			return false;
+		off += nlen + 1;
+		prev = file;
+		if (jitmap__grow(&f->dbg, &f->cap_dbg, f->ndbg + 1, sizeof(*f->dbg)))
+			return false;
+		f->dbg[f->ndbg++] = (struct dbg_line){.addr = addr, .line = line, .file = file};
+	}
+	*pending_addr = code_addr;
+	*pending_first = (uint32_t)first;
+	return true;
+}
+
+static int cmp_dbg(const void *a, const void *b)
+{
+	const struct dbg_line *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
+			       const char *origin, jitmap_error *err)
+{
+	if (!m || !origin || (!data && len))
+		return jitmap__fail(err, -EINVAL, 0, "no map, origin or data");
+	struct reader r = {.p = data, .len = len, .order = JITMAP_ORDER_LITTLE};
+	if (len < JITDUMP_HEADER)
+		return jitmap__fail(err, -EINVAL, 0, "%zu bytes: shorter than a jitdump header (%d)",
+				    len, JITDUMP_HEADER);
+	if (u32at(&r, 0) != JITDUMP_MAGIC) {
+		r.order = JITMAP_ORDER_BIG;
+		if (u32at(&r, 0) != JITDUMP_MAGIC)
+			return jitmap__fail(err, -EINVAL, 0, "no jitdump magic (JiTD)");
+	}
+	const uint64_t version = u32at(&r, 4), header = u32at(&r, 8);
+	if (version != 1)
+		return jitmap__fail(err, -EINVAL, 4, "jitdump version %" PRIu64 " (jitmap reads 1)",
+				    version);
+	if (header < JITDUMP_HEADER || header > len)
+		return jitmap__fail(err, -EINVAL, 8, "a header of %" PRIu64 " bytes in a file of %zu",
+				    header, len);
+	struct pm_file *f = file_for(m, origin, "jitdump");
+	if (!f)
+		return -ENOMEM;
+	uint32_t *loads = NULL; /* entries that are loads, in order */
+	size_t nloads = 0, cap_loads = 0, added = 0;
+	uint64_t pending_addr = 0;
+	uint32_t pending_first = NONE; /* debug lines waiting for their load */
+	unsigned rec = 0;
+	int rc = 0;
+	for (size_t off = (size_t)header; off < len; rec++) {
+		if (len - off < JITDUMP_RECORD || rec == UINT32_MAX - 1) {
+			problem(f, "%s: the file ends inside record %u at offset %zu (still being "
+				   "written, or cut short)", f->path, rec + 1, off);
+			break;
+		}
+		const uint64_t id = u32at(&r, off), size = u32at(&r, off + 4);
+		if (size < JITDUMP_RECORD || size > len - off) {
+			problem(f, "%s: record %u at offset %zu: %" PRIu64 " bytes, %s", f->path,
+				rec + 1, off, size,
+				size < JITDUMP_RECORD ? "shorter than a record header" :
+							"past the end of the file (still being "
+							"written, or cut short)");
+			break;
+		}
+		const size_t body = off + JITDUMP_RECORD, end = off + (size_t)size;
+#define WHERE "%s: record %u at offset %zu", f->path, rec + 1, off
+		if (id == JIT_CODE_CLOSE)
+			break;
+		if (id == JIT_CODE_DEBUG_INFO) {
+			if (!debug_info(f, &r, body, end, rec + 1, &pending_addr, &pending_first)) {
+				rc = -ENOMEM;
+				break;
+			}
+		} else if (id == JIT_CODE_LOAD) {
+			/* pid, tid: u32; vma, code_addr, code_size, code_index: u64; name; code */
+			const uint8_t *nul = end - body > 40 ? memchr(r.p + body + 40, 0, end - body - 40)
+							     : NULL;
+			if (!nul) {
+				problem(f, "%s: record %u at offset %zu (code load): %s", f->path, rec + 1, off,
+					end - body < 40 ? "too short" : "its name has no end");
+			} else {
+				const uint64_t addr = u64at(&r, body + 16), csize = u64at(&r, body + 24);
+				const size_t nlen = (size_t)(nul - (r.p + body + 40));
+				if (!range_check(f, addr, csize, WHERE)) {
+					const uint32_t name = add_name(f, (const char *)r.p + body + 40,
+								       nlen);
+					if (name == NONE || add_entry(f, addr, csize, name, rec + 1) ||
+					    jitmap__grow(&loads, &cap_loads, nloads + 1, sizeof(*loads))) {
+						rc = -ENOMEM;
+						break;
+					}
+					struct entry *e = &f->e[f->ne - 1];
+					e->index = u64at(&r, body + 32);
+					if (pending_first != NONE && pending_addr == addr) {
+						e->dbg = pending_first;
+						e->ndbg = (uint32_t)(f->ndbg - pending_first);
+					}
+					loads[nloads++] = (uint32_t)(f->ne - 1);
+					added++;
+				}
+			}
+			pending_first = NONE;
+		} else if (id == JIT_CODE_MOVE) {
+			/* pid, tid: u32; vma, old_code_addr, new_code_addr, code_size, code_index */
+			if (end - body < 48) {
+				problem(f, "%s: record %u at offset %zu (code move): too short", f->path,
+					rec + 1, off);
+			} else {
+				const uint64_t from = u64at(&r, body + 16), to = u64at(&r, body + 24);
+				const uint64_t csize = u64at(&r, body + 32), index = u64at(&r, body + 40);
+				const uint32_t load = load_by_index(f, loads, nloads, index);
+				if (load == NONE) {
+					problem(f, "%s: record %u at offset %zu: a move of code index %" PRIu64
+						   " never loaded", f->path, rec + 1, off, index);
+				} else if (!range_check(f, from, csize, WHERE) &&
+					   !range_check(f, to, csize, WHERE)) {
+					const uint32_t name = f->e[load].name;
+					if (add_entry(f, from, csize, NONE, rec + 1) ||
+					    add_entry(f, to, csize, name, rec + 1) ||
+					    jitmap__grow(&loads, &cap_loads, nloads + 1, sizeof(*loads))) {
+						rc = -ENOMEM;
+						break;
+					}
+					f->e[f->ne - 1].index = index;
+					loads[nloads++] = (uint32_t)(f->ne - 1);
+				}
+			}
+		} /* unwinding info and records of later versions: skipped */
+#undef WHERE
+		off = end;
+	}
+	free(loads);
+	/* Each load's source lines by address, for the lookup's search. */
+	for (size_t i = 0; i < f->ne; i++)
+		if (f->e[i].ndbg > 1)
+			qsort(f->dbg + f->e[i].dbg, f->e[i].ndbg, sizeof(*f->dbg), cmp_dbg);
+	problems_done(f);
+	if (rc)
+		return rc;
+	return added > INT32_MAX ? INT32_MAX : (int)added;
+}
+
+/* -- Files -- */
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static struct pm_file *file_named(const jitmap_perfmap *m, const char *path)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->files[i]->path, path))
+			return m->files[i];
+	return NULL;
+}
+
+static size_t file_ranges(const struct pm_file *f)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->ne; i++)
+		n += f->e[i].name != NONE;
+	return n;
+}
+
+/* A problem of its own for a file that could not be read (replacing what it said). */
+static int unreadable(jitmap_perfmap *m, const char *path, int code, const char *what)
+{
+	struct pm_file *f = file_for(m, path, "perf map");
+	if (!f)
+		return -ENOMEM;
+	problem(f, "%s: %s (%s)", path, what, strerror(-code));
+	return code;
+}
+
+int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *err)
+{
+	if (!m || !path)
+		return jitmap__fail(err, -EINVAL, 0, "no map or path");
+	const int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return unreadable(m, path, -errno, "cannot be opened");
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		const int code = S_ISREG(st.st_mode) ? -errno : -EINVAL;
+		close(fd);
+		return unreadable(m, path, code, "not a regular file");
+	}
+	struct pm_file *old = file_named(m, path);
+	if (old && old->have_st && same_file(&old->st, &st)) {
+		close(fd);
+		const size_t n = file_ranges(old);
+		return n > INT32_MAX ? INT32_MAX : (int)n;
+	}
+	if ((uint64_t)st.st_size > MAX_FILE) {
+		close(fd);
+		return unreadable(m, path, -EFBIG, "larger than 4 GiB: not read");
+	}
+	/* Read to the end (a live runtime may be appending: what is there now). */
+	size_t cap = (size_t)st.st_size + 1, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		if (len == cap) {
+			close(fd);
+			break; /* grew while read: what was there when it was looked at */
+		}
+		const ssize_t got = read(fd, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			const int code = got < 0 ? -errno : 0;
+			close(fd);
+			if (code) {
+				free(buf);
+				return unreadable(m, path, code, "cannot be read");
+			}
+			break;
+		}
+		len += (size_t)got;
+	}
+	int rc;
+	const bool jitdump = len >= 4 && (jitmap__load((const uint8_t *)buf, 4, JITMAP_ORDER_LITTLE) ==
+					  JITDUMP_MAGIC ||
+					  jitmap__load((const uint8_t *)buf, 4, JITMAP_ORDER_BIG) ==
+					  JITDUMP_MAGIC);
+	if (jitdump) {
+		jitmap_error e;
+		rc = jitmap_perfmap_add_jitdump(m, buf, len, path, &e);
+		if (rc == -EINVAL) {
+			struct pm_file *f = file_for(m, path, "jitdump");
+			if (f)
+				problem(f, "%s: not a jitdump file: at offset %" PRIu64 ", %s", path,
+					e.offset, e.reason);
+			if (err)
+				*err = e;
+		}
+	} else {
+		/* A map that grew while it was read may end inside a line being written: up to
+		 * its last whole line. */
+		size_t upto = len;
+		if (len == cap)
+			while (upto && buf[upto - 1] != '\n')
+				upto--;
+		rc = jitmap_perfmap_add_perf_map(m, buf, upto, path);
+	}
+	free(buf);
+	struct pm_file *f = file_named(m, path);
+	if (f && rc >= 0) {
+		f->st = st;
+		f->have_st = true;
+	}
+	return rc;
+}
+
+/* The PID process `pid` sees itself as (the last of /proc/PID/status's NSpid), or `pid`. */
+static long own_pid(int pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	FILE *fp = fopen(path, "re");
+	long own = pid;
+	if (!fp)
+		return own;
+	while (fgets(line, sizeof(line), fp)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		char *s = line + 6, *e;
+		for (long v; (v = strtol(s, &e, 10)), e != s; s = e)
+			own = v;
+		break;
+	}
+	fclose(fp);
+	return own;
+}
+
+static bool is_jitdump_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const size_t n = strlen(base);
+	return n > 9 && !strncmp(base, "jit-", 4) && !strcmp(base + n - 5, ".dump");
+}
+
+int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
+{
+	if (!m || pid <= 0)
+		return -EINVAL;
+	int found = 0;
+	char path[4200];
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%ld.map", pid, own_pid(pid));
+	if (access(path, F_OK) == 0) {
+		found++;
+		if (jitmap_perfmap_add_file(m, path, NULL) == -ENOMEM)
+			return -ENOMEM;
+	}
+	char maps[64];
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	FILE *fp = fopen(maps, "re");
+	if (!fp)
+		return found;
+	char line[4200], last[4200] = "";
+	while (fgets(line, sizeof(line), fp)) {
+		char *file = strchr(line, '/');
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = 0;
+		if (!is_jitdump_name(file) || !strcmp(file, last))
+			continue;
+		snprintf(last, sizeof(last), "%s", file);
+		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, file);
+		found++;
+		if (jitmap_perfmap_add_file(m, path, NULL) == -ENOMEM) {
+			fclose(fp);
+			return -ENOMEM;
+		}
+	}
+	fclose(fp);
+	return found;
+}
+
+/* -- The index -- */
+
+struct start {
+	uint64_t lo;
+	uint32_t entry;
+};
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct start *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A max-heap of entry numbers (the newest entry on top). */
+static void heap_push(uint32_t *h, size_t *n, uint32_t v)
+{
+	size_t i = (*n)++;
+	for (; i && h[(i - 1) / 2] < v; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = v;
+}
+
+static void heap_pop(uint32_t *h, size_t *n)
+{
+	const uint32_t v = h[--*n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] > h[c])
+			c++;
+		if (h[c] <= v)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = v;
+}
+
+static int add_seg(struct pm_file *f, size_t *cap, uint64_t lo, uint64_t hi, uint32_t entry)
+{
+	if (f->nseg && f->seg[f->nseg - 1].entry == entry && f->seg[f->nseg - 1].hi == lo) {
+		f->seg[f->nseg - 1].hi = hi;
+		return 0;
+	}
+	if (jitmap__grow(&f->seg, cap, f->nseg + 1, sizeof(*f->seg)))
+		return -ENOMEM;
+	f->seg[f->nseg++] = (struct seg){.lo = lo, .hi = hi, .entry = entry};
+	return 0;
+}
+
+static int paint(struct pm_file *f)
+{
+	free(f->seg);
+	f->seg = NULL;
+	f->nseg = 0;
+	size_t cap = 0;
+	const size_t n = f->ne;
+	if (!n || n >= NONE) {
+		f->dirty = false;
+		return 0;
+	}
+	struct start *starts = malloc(n * sizeof(*starts));
+	if (!starts)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		starts[i] = (struct start){.lo = f->e[i].lo, .entry = (uint32_t)i};
+	qsort(starts, n, sizeof(*starts), cmp_start);
+	bool disjoint = true;
+	for (size_t k = 0; k < n && disjoint; k++)
+		disjoint = f->e[starts[k].entry].name != NONE &&
+			   (k + 1 == n || f->e[starts[k].entry].hi <= starts[k + 1].lo);
+	int rc = 0;
+	if (disjoint) {
+		for (size_t k = 0; k < n && !rc; k++) {
+			const struct entry *e = &f->e[starts[k].entry];
+			rc = add_seg(f, &cap, e->lo, e->hi, starts[k].entry);
+		}
+		free(starts);
+		f->dirty = rc != 0;
+		return rc;
+	}
+	uint64_t *bounds = malloc(2 * n * sizeof(*bounds));
+	uint32_t *heap = malloc(n * sizeof(*heap));
+	if (!bounds || !heap) {
+		free(bounds);
+		free(heap);
+		free(starts);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bounds[2 * i] = f->e[i].lo;
+		bounds[2 * i + 1] = f->e[i].hi;
+	}
+	qsort(bounds, 2 * n, sizeof(*bounds), cmp_u64);
+	size_t nb = 0;
+	for (size_t i = 0; i < 2 * n; i++)
+		if (!nb || bounds[nb - 1] != bounds[i])
+			bounds[nb++] = bounds[i];
+	size_t nheap = 0, k = 0;
+	for (size_t b = 0; b + 1 < nb && !rc; b++) {
+		const uint64_t x = bounds[b];
+		while (k < n && starts[k].lo == x)
+			heap_push(heap, &nheap, starts[k++].entry);
+		while (nheap && f->e[heap[0]].hi <= x)
+			heap_pop(heap, &nheap);
+		if (nheap && f->e[heap[0]].name != NONE)
+			rc = add_seg(f, &cap, x, bounds[b + 1], heap[0]);
+	}
+	free(bounds);
+	free(heap);
+	free(starts);
+	f->dirty = rc != 0;
+	return rc;
+}
+
+int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_perfmap_sym *out)
+{
+	if (!m || !out || out->sz < sizeof(size_t))
+		return -EINVAL;
+	for (size_t i = m->n; i-- > 0;) {
+		struct pm_file *f = m->files[i];
+		if (f->dirty && paint(f))
+			return -ENOMEM;
+		const size_t at = JITMAP_UPPER_BOUND(f->seg, f->nseg, lo, addr);
+		if (!at || addr >= f->seg[at - 1].hi)
+			continue;
+		const struct entry *e = &f->e[f->seg[at - 1].entry];
+		jitmap_perfmap_sym sym = {.sz = sizeof(sym), .name = f->names + e->name,
+					  .lo = e->lo, .hi = e->hi, .origin = f->path,
+					  .source = f->source, .line = e->line};
+		if (e->ndbg) {
+			const struct dbg_line *d = f->dbg + e->dbg;
+			const size_t j = JITMAP_UPPER_BOUND(d, e->ndbg, addr, addr);
+			if (j) {
+				sym.file = f->names + d[j - 1].file;
+				sym.file_line = d[j - 1].line;
+			}
+		}
+		return jitmap__give(out, &sym, sizeof(sym));
+	}
+	return -ENOENT;
+}
+
+size_t jitmap_perfmap_num_files(const jitmap_perfmap *m)
+{
+	return m ? m->n : 0;
+}
+
+const char *jitmap_perfmap_file(const jitmap_perfmap *m, size_t i)
+{
+	return m && i < m->n ? m->files[i]->path : NULL;
+}
+
+size_t jitmap_perfmap_num_ranges(jitmap_perfmap *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; m && i < m->n; i++)
+		n += file_ranges(m->files[i]);
+	return n;
+}
+
+size_t jitmap_perfmap_num_problems(const jitmap_perfmap *m)
+{
+	size_t n = 0;
+	for (size_t i = 0; m && i < m->n; i++)
+		n += m->files[i]->nproblems;
+	return n;
+}
+
+const char *jitmap_perfmap_problem(const jitmap_perfmap *m, size_t k)
+{
+	for (size_t i = 0; m && i < m->n; i++) {
+		if (k < m->files[i]->nproblems)
+			return m->files[i]->problems[k];
+		k -= m->files[i]->nproblems;
+	}
+	return NULL;
+}
