@@ -683,8 +683,14 @@ int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
 	if (!m || pid <= 0)
 		return -EINVAL;
 	int found = 0;
-	char path[4200];
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%ld.map", pid, own_pid(pid));
+	char root[64], path[4200];
+	snprintf(root, sizeof(root), "/proc/%d/root", pid);
+	/* Its files by their own names when it sees the same root as this process. */
+	struct stat theirs, ours;
+	if (stat(root, &theirs) == 0 && stat("/", &ours) == 0 && theirs.st_dev == ours.st_dev &&
+	    theirs.st_ino == ours.st_ino)
+		root[0] = 0;
+	snprintf(path, sizeof(path), "%s/tmp/perf-%ld.map", root, own_pid(pid));
 	if (access(path, F_OK) == 0) {
 		found++;
 		if (jitmap_perfmap_add_file(m, path, NULL) == -ENOMEM)
@@ -704,7 +710,7 @@ int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
 		if (!is_jitdump_name(file) || !strcmp(file, last))
 			continue;
 		snprintf(last, sizeof(last), "%s", file);
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, file);
+		snprintf(path, sizeof(path), "%s%s", root, file);
 		found++;
 		if (jitmap_perfmap_add_file(m, path, NULL) == -ENOMEM) {
 			fclose(fp);
@@ -874,8 +880,10 @@ size_t jitmap_perfmap_num_files(const jitmap_perfmap *m)
 	return m ? m->n : 0;
 }
 
-const char *jitmap_perfmap_file(const jitmap_perfmap *m, size_t i)
+const char *jitmap_perfmap_file(const jitmap_perfmap *m, size_t i, size_t *num_ranges)
 {
+	if (num_ranges)
+		*num_ranges = m && i < m->n ? file_ranges(m->files[i]) : 0;
 	return m && i < m->n ? m->files[i]->path : NULL;
 }
 

@@ -42,8 +42,10 @@
 
 
 struct options {
-	bool json, values, gc_roots, registers;
+	bool json, values, gc_roots, registers, no_perf_maps;
 	const char *target, *exe;
+	const char **perf_files; /* --perf-map, --jitdump: in the order given */
+	size_t nperf;
 };
 
 /* -- Problems: said once, in order, printed after the stacks -- */
@@ -86,6 +88,8 @@ struct frame_out {
 			      * frame", from DWARF call-site information) */
 	char *function, *module;
 	uint64_t entry;
+	char *named_by;      /* JIT code a perf map or jitdump names: "perf map PATH" */
+	char *source_line;   /* and the source line its debug info gives, "FILE:LINE" */
 	char *stackmap_json; /* the record object (JSON), when asked for and at a record */
 	char *text;          /* the same for the text output */
 	char *registers_json, *registers_text; /* --registers */
@@ -744,7 +748,23 @@ static int each_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_
 	return n < 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
-static int scan_process(struct target *t)
+/* The perf maps and jitdump files the user named, and a live process's own. */
+static void read_perf_maps(struct target *t, const struct options *o)
+{
+	jitmap_perfmap *pm = jitmap_process_perfmap(t->proc);
+	if (!pm) {
+		problem("perf maps are not read: out of memory");
+		return;
+	}
+	for (size_t i = 0; i < o->nperf; i++)
+		(void)jitmap_perfmap_add_file(pm, o->perf_files[i], NULL); /* problems: below */
+	if (t->live && !o->no_perf_maps)
+		(void)jitmap_perfmap_add_process(pm, (int)t->pid);
+	for (size_t k = 0; k < jitmap_perfmap_num_problems(pm); k++)
+		problem("%s", jitmap_perfmap_problem(pm, k));
+}
+
+static int scan_process(struct target *t, const struct options *o)
 {
 	/* Stackmaps are read for the JIT code the stacks are in, not for every entry. */
 	const jitmap_process_opts popts = {.sz = sizeof(popts), .flags = JITMAP_PROCESS_LAZY};
@@ -763,6 +783,7 @@ static int scan_process(struct target *t)
 		fprintf(stderr, "jitmap-stack: out of memory\n");
 		return -1;
 	}
+	read_perf_maps(t, o);
 	return 0;
 }
 
@@ -908,16 +929,32 @@ static struct frame_out *new_frame(struct thread *th)
 	return fo;
 }
 
+/* Which file names the code at `at`, and the source line there. */
+static void named_code(struct target *t, uint64_t at, struct frame_out *fo)
+{
+	jitmap_perfmap_sym sym = {.sz = sizeof(sym)};
+	if (jitmap_perfmap_lookup(jitmap_process_perfmap(t->proc), at, &sym))
+		return;
+	fo->named_by = strdup(sym.source);
+	if (sym.file && asprintf(&fo->source_line, "%s:%u", sym.file, sym.file_line) < 0)
+		fo->source_line = NULL;
+}
+
 static int on_frame(void *ctx, const jitmap_stack_frame *f)
 {
 	struct walk *w = ctx;
 	struct thread *th = w->th;
 	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
-	const struct native_name *nn = f->jit ? NULL : native_name(w->t, at);
+	/* Code only a perf map or jitdump names: a module's symbol where it has one (a runtime
+	 * lists its own builtins, in its executable, in its map), else the map's name (libdwfl
+	 * may give a module a range that spans the JIT code between two of its mappings). */
+	const bool named_only = f->jit && !f->code.image;
+	const struct native_name *nn = f->jit && !named_only ? NULL : native_name(w->t, at);
+	const bool jit = f->jit && !(named_only && nn && nn->function);
 	/* A caller at a return address whose call went, by tail calls, to the frame before:
 	 * those functions are frames of their own in GDB's numbering. */
 	struct tail_frame tails[MAX_TAIL_CALLS];
-	const unsigned ntails = !f->jit && !f->exact && f->level > 0 && w->callee_entry
+	const unsigned ntails = !jit && !f->exact && f->level > 0 && w->callee_entry
 		? tail_calls_memo(w->t, f->pc, w->callee_entry, tails) : 0;
 	for (unsigned i = ntails; i-- > 0;) {
 		struct frame_out *tc = new_frame(th);
@@ -949,12 +986,14 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		return -ENOMEM;
 	fo->pc = f->pc;
 	fo->exact = f->exact;
-	fo->jit = f->jit;
+	fo->jit = jit;
 	fo->method = jitmap_unwind_method_name(f->method);
-	if (f->jit) {
+	if (jit) {
 		if (f->code.function)
 			fo->function = strdup(f->code.function);
 		fo->entry = f->code.entry;
+		if (named_only)
+			named_code(w->t, at, fo);
 	} else {
 		if (nn && nn->function)
 			fo->function = strdup(nn->function);
@@ -1059,6 +1098,13 @@ static void print_text(const struct target *t, const struct options *o)
 		       n.unread, n.unread == 1 ? "" : "s");
 	else
 		printf("%zu JIT entr%s\n", n.entries, n.entries == 1 ? "y" : "ies");
+	const jitmap_perfmap *pm = jitmap_process_perfmap(t->proc);
+	for (size_t i = 0; i < jitmap_perfmap_num_files(pm); i++) {
+		size_t ranges;
+		const char *path = jitmap_perfmap_file(pm, i, &ranges);
+		printf("code named by %s: %zu code object%s\n", path, ranges,
+		       ranges == 1 ? "" : "s");
+	}
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct thread *th = &t->threads[i];
 		printf("\nthread %d", (int)th->tid);
@@ -1079,7 +1125,11 @@ static void print_text(const struct target *t, const struct options *o)
 				printf(" [JIT");
 				if (f->entry)
 					printf(" entry 0x%" PRIx64, f->entry);
+				if (f->named_by)
+					printf(", %s", f->named_by);
 				printf("]");
+				if (f->source_line)
+					printf(" at %s", f->source_line);
 			} else if (f->module) {
 				printf(" (%s)", f->module);
 			}
@@ -1121,7 +1171,16 @@ static void print_json(const struct target *t, const struct options *o, const ch
 	else
 		printf("%zu, \"jit_entries_read\": %zu, \"error\": ", n.entries, n.entries);
 	json_string_or_null(stdout, counted ? NULL : n.why);
-	printf("}, \"threads\": [");
+	printf(", \"perf_maps\": [");
+	const jitmap_perfmap *pm = jitmap_process_perfmap(t->proc);
+	for (size_t i = 0; i < jitmap_perfmap_num_files(pm); i++) {
+		size_t ranges;
+		const char *path = jitmap_perfmap_file(pm, i, &ranges);
+		printf("%s{\"path\": ", i ? ", " : "");
+		json_string(stdout, path);
+		printf(", \"code_objects\": %zu}", ranges);
+	}
+	printf("]}, \"threads\": [");
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct thread *th = &t->threads[i];
 		printf("%s{\"tid\": %d, \"name\": ", i ? ", " : "", (int)th->tid);
@@ -1140,6 +1199,13 @@ static void print_json(const struct target *t, const struct options *o, const ch
 			else
 				printf("null");
 			printf(", \"jit\": %s, ", f->jit ? "true" : "false");
+			if (f->named_by) {
+				printf("\"named_by\": ");
+				json_string(stdout, f->named_by);
+				printf(", \"source_line\": ");
+				json_string_or_null(stdout, f->source_line);
+				printf(", ");
+			}
 			if (f->inlined)
 				printf("\"inlined\": true, ");
 			if (f->tail_call)
@@ -1185,6 +1251,12 @@ static void usage(FILE *out)
 		"  --registers     each frame's registers as unwound, or why one is not known there\n"
 		"  --exe=FILE      for core files: the program's executable, when it is no longer\n"
 		"                  where the core says\n"
+		"  --perf-map=FILE, --jitdump=FILE\n"
+		"                  name JIT code as this perf map (START SIZE NAME lines) or\n"
+		"                  jitdump file says (either option takes either kind; repeatable);\n"
+		"                  for a core, the files its runtime wrote (/tmp/perf-PID.map)\n"
+		"  --no-perf-maps  for a live process: do not read the perf map and jitdump files\n"
+		"                  it wrote (read by default)\n"
 		"  -h, --help      show this help and exit\n"
 		"  -V, --version   show the version and exit\n"
 		"\n"
@@ -1201,13 +1273,16 @@ static int usage_error(const char *what)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE };
+	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_PERF, OPT_NO_PERF };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"values", no_argument, NULL, OPT_VALUES},
 		{"gc-roots", no_argument, NULL, OPT_GC},
 		{"registers", no_argument, NULL, OPT_REGS},
 		{"exe", required_argument, NULL, OPT_EXE},
+		{"perf-map", required_argument, NULL, OPT_PERF},
+		{"jitdump", required_argument, NULL, OPT_PERF},
+		{"no-perf-maps", no_argument, NULL, OPT_NO_PERF},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -1221,6 +1296,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_GC: o->gc_roots = true; break;
 		case OPT_REGS: o->registers = true; break;
 		case OPT_EXE: o->exe = optarg; break;
+		case OPT_PERF: {
+			const char **a = realloc(o->perf_files, (o->nperf + 1) * sizeof(*a));
+			if (!a) {
+				fprintf(stderr, "jitmap-stack: out of memory\n");
+				exit(1);
+			}
+			o->perf_files = a;
+			o->perf_files[o->nperf++] = optarg;
+			break;
+		}
+		case OPT_NO_PERF: o->no_perf_maps = true; break;
 		case 'V':
 			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
 			exit(0);
@@ -1308,7 +1394,7 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = open_dwfl(&t, o.exe);
 	if (rc == 0)
-		rc = scan_process(&t);
+		rc = scan_process(&t, &o);
 	if (rc == 0)
 		walk_threads(&t, &o);
 	jitmap_live_detach(t.process); /* before printing: the process runs again as soon as possible */
@@ -1329,6 +1415,8 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < t.threads[i].nframes; k++) {
 			free(t.threads[i].frames[k].function);
 			free(t.threads[i].frames[k].module);
+			free(t.threads[i].frames[k].named_by);
+			free(t.threads[i].frames[k].source_line);
 			free(t.threads[i].frames[k].stackmap_json);
 			free(t.threads[i].frames[k].text);
 			free(t.threads[i].frames[k].registers_json);
@@ -1350,6 +1438,7 @@ int main(int argc, char **argv)
 		close(t.core_fd);
 	jitmap_live_free(t.process);
 	jitmap_core_free(t.core);
+	free(o.perf_files);
 	for (size_t i = 0; i < g_problems.n; i++)
 		free(g_problems.v[i]);
 	free(g_problems.v);

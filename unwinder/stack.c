@@ -101,7 +101,9 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	*caller_exact = false;
 	/* Code a perf map or jitdump names (no image): the native unwinder first, since a
 	 * module it knows is the truth where a stale or wrong map line covers it, then the
-	 * frame pointer with the code's range. */
+	 * frame-pointer chain. Without the code's range: these runtimes set their frame
+	 * pointer after a few instructions of their own (V8's optimized code checks for deopt
+	 * first), not as the prologue the method looks for at a function's start. */
 	const bool named_only = f->jit && !f->code.image;
 	if (f->jit && !named_only) {
 		/* The image's CFI, read once by the process model (NULL: the step tries the
@@ -129,10 +131,6 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	}
 	*caller_exact = false;
 	code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
-	if (named_only) {
-		code.func_lo = f->code.function_lo;
-		code.func_hi = f->code.function_hi;
-	}
 	char fp_why[256];
 	const int rc = jitmap_unwind_step(&code, f->regs, &st->memory, res, fp_why, sizeof(fp_why));
 	if (rc && why_len) {

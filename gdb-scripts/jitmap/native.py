@@ -138,6 +138,16 @@ class CalleeSavedWrite(ctypes.Structure):
     _fields_ = [("address", c_u64), ("regno", ctypes.c_uint), ("insn", ctypes.c_char * 96)]
 
 
+class PerfmapSym(ctypes.Structure):
+    """jitmap_perfmap_sym (perfmap.h): what a perf map or jitdump says of an address."""
+    _fields_ = [("sz", c_size), ("name", c_char_p), ("lo", c_u64), ("hi", c_u64),
+                ("origin", c_char_p), ("source", c_char_p), ("line", ctypes.c_uint),
+                ("file", c_char_p), ("file_line", ctypes.c_uint)]
+
+    def __init__(self):
+        super().__init__(ctypes.sizeof(PerfmapSym))
+
+
 # Constants and enumerators, each checked against the library's value when it is loaded
 # (jitmap_constant): a library of another build with other values is refused.
 SOURCE_JIT, SOURCE_OBJECT = 1, 2
@@ -185,7 +195,7 @@ _MIRRORED = {
     "jitmap_statepoint_info": StatepointInfo, "jitmap_hit": Hit, "jitmap_target": Target,
     "jitmap_process_opts": ProcessOpts, "jitmap_source_info": SourceInfo,
     "jitmap_frame_desc": FrameDesc, "jitmap_image_symbol_info": ImageSymbol,
-    "jitmap_callee_saved_write": CalleeSavedWrite,
+    "jitmap_callee_saved_write": CalleeSavedWrite, "jitmap_perfmap_sym": PerfmapSym,
 }
 
 _SIGNATURES = {
@@ -255,6 +265,14 @@ _SIGNATURES = {
                                               c_char_p]),
     "jitmap_frame_report_json": (c_char_p, [c_void_p, ctypes.c_uint]),
     "jitmap_frame_report_text": (c_char_p, [c_void_p, c_int, ctypes.c_uint]),
+    "jitmap_process_perfmap": (c_void_p, [c_void_p]),
+    "jitmap_perfmap_add_file": (c_int, [c_void_p, c_char_p, P(Error)]),
+    "jitmap_perfmap_add_process": (c_int, [c_void_p, c_int]),
+    "jitmap_perfmap_lookup": (c_int, [c_void_p, c_u64, P(PerfmapSym)]),
+    "jitmap_perfmap_num_files": (c_size, [c_void_p]),
+    "jitmap_perfmap_file": (c_char_p, [c_void_p, c_size, P(c_size)]),
+    "jitmap_perfmap_num_problems": (c_size, [c_void_p]),
+    "jitmap_perfmap_problem": (c_char_p, [c_void_p, c_size]),
 }
 
 

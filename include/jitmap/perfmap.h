@@ -67,7 +67,8 @@ JITMAP_API int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitm
 
 /* The files a live process `pid` wrote for perf, found where the runtimes put them: its
  * /tmp/perf-PID.map (the PID the process sees itself as, in its own mount namespace, through
- * /proc/PID/root) and the jitdump files it maps (/proc/PID/maps: jit-*.dump). Each is read as
+ * /proc/PID/root, named by its own path when the process shares this one's root) and the
+ * jitdump files it maps (/proc/PID/maps: jit-*.dump). Each is read as
  * jitmap_perfmap_add_file reads one (again at each call: what changed is read again). Returns
  * how many files were found (0: none), or -ENOMEM; a file found but unreadable is a problem. */
 JITMAP_API int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid);
@@ -93,8 +94,10 @@ JITMAP_API int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_pe
 /* How many files were added, and how many code ranges they name now. */
 JITMAP_API size_t jitmap_perfmap_num_files(const jitmap_perfmap *m);
 JITMAP_API size_t jitmap_perfmap_num_ranges(jitmap_perfmap *m);
-/* File `i`: its path (NULL past the end). */
-JITMAP_API const char *jitmap_perfmap_file(const jitmap_perfmap *m, size_t i);
+/* File `i`: its path (NULL past the end), and in *num_ranges (may be NULL) how many code
+ * objects it names. */
+JITMAP_API const char *jitmap_perfmap_file(const jitmap_perfmap *m, size_t i,
+					   size_t *num_ranges);
 /* What could not be read, one sentence each ("/tmp/perf-1.map:17: no SIZE after START";
  * lines past the first few are counted in one last problem). NULL past the end. */
 JITMAP_API size_t jitmap_perfmap_num_problems(const jitmap_perfmap *m);

@@ -7,8 +7,7 @@
  *     range;
  *   - a frame in code only a perf map or jitdump names (jitmap_process_perfmap: no image)
  *     by the native unwinder where it knows the PC (a module's CFI is the truth where a stale
- *     map line covers it), else by the frame-pointer chain with the code's range, which
- *     these runtimes keep;
+ *     map line covers it), else by the frame-pointer chain, which these runtimes keep;
  *   - any other frame by the caller's native unwinder, a callback (jitmap-stack's uses
  *     elfutils' libdwfl: modules, symbols, CFI, signal frames), or without one, or where it
  *     has nothing to say (-ENOENT), by the frame-pointer chain.
