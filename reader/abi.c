@@ -31,6 +31,7 @@ static const struct {
 	STRUCT(jitmap_image_symbol_info), STRUCT(jitmap_vref),            STRUCT(jitmap_vslot),
 	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout), STRUCT(jitmap_frame_desc),
 	STRUCT(jitmap_callee_saved_write), STRUCT(jitmap_perfmap_sym),
+	STRUCT(jitmap_frame_regs),        STRUCT(jitmap_unwind_code), STRUCT(jitmap_unwind_result),
 };
 
 /* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
@@ -46,6 +47,13 @@ static const struct {
 	FIELD(jitmap_perfmap_sym, origin), FIELD(jitmap_perfmap_sym, source),
 	FIELD(jitmap_perfmap_sym, line), FIELD(jitmap_perfmap_sym, file),
 	FIELD(jitmap_perfmap_sym, file_line),
+	FIELD(jitmap_frame_regs, pc), FIELD(jitmap_frame_regs, reg), FIELD(jitmap_frame_regs, known),
+	FIELD(jitmap_unwind_code, arch), FIELD(jitmap_unwind_code, cfi), FIELD(jitmap_unwind_code, sm),
+	FIELD(jitmap_unwind_code, func_lo), FIELD(jitmap_unwind_code, func_hi),
+	FIELD(jitmap_unwind_code, is_innermost), FIELD(jitmap_unwind_code, methods),
+	FIELD(jitmap_unwind_code, order),
+	FIELD(jitmap_unwind_result, caller), FIELD(jitmap_unwind_result, cfa),
+	FIELD(jitmap_unwind_result, method), FIELD(jitmap_unwind_result, restored),
 	FIELD(jitmap_location, kind), FIELD(jitmap_location, size),
 	FIELD(jitmap_location, dwarf_reg), FIELD(jitmap_location, offset),
 	FIELD(jitmap_live_out, dwarf_reg), FIELD(jitmap_live_out, size),
@@ -106,6 +114,7 @@ static const struct {
 	CONSTANT(JITMAP_TEXT_GC_HEADER), CONSTANT(JITMAP_TEXT_VFRAMES),
 	CONSTANT(JITMAP_TEXT_NO_RECORD), CONSTANT(JITMAP_TEXT_REGISTERS),
 	CONSTANT(JITMAP_JSON_NO_FRAME), CONSTANT(JITMAP_JSON_REGISTERS),
+	CONSTANT(JITMAP_UNWIND_FRAME_POINTER), CONSTANT(JITMAP_UNWIND_MAX_REGS),
 	CONSTANT(JITMAP_DESCRIBE_REGISTERS),
 	CONSTANT(JITMAP_IMAGE_SKIP_STACKMAP), CONSTANT(JITMAP_PROCESS_LAZY),
 };

@@ -32,6 +32,11 @@ The Debugger protocol: what only the debugger knows.
     a breakpoint at `pc`; raises CommandError with the reason when it cannot.
 ``watch_registrations()``
     from now on, call :meth:`Session.registered` when the JIT registers code.
+``live_pid() -> int or None``
+    the process's ID when it is a live process on this machine (its perf map and jitdump
+    files are read: :meth:`Session.perf_maps`); None for a core or a remote target.
+``forget_frames()`` (optional)
+    drop the frames the debugger unwound (perf maps were added: they may unwind otherwise).
 
 ``unwind_note() -> str or None`` (optional)
     after ``frames()``: why the debugger's own frames may be wrong (LLDB 19 and functions split
@@ -45,6 +50,7 @@ Frame objects are :mod:`model`'s (``level``, ``pc``, ``function``, ``read_regist
 ``stack() -> (sp, caller_sp) or None``. LLDB alone: ``has_module_at(addr)`` and
 ``add_image(source, data, functions)`` for ``load-images``.
 """
+import os
 import re
 
 from . import discovery as D
@@ -90,6 +96,9 @@ class Session:
         self.watched = {}  # record ID -> set of PCs with a breakpoint
         self._process = None
         self._stop = None
+        self.perf_files = []  # perf maps and jitdump files the user named (perf-map FILE)
+        self.perf_own = True  # a live process's own files are read (perf-map -off)
+        self._perf = None     # (process key, PerfMaps, stop id of the last read)
 
     def forget(self):
         self.discovery.flush()
@@ -109,6 +118,44 @@ class Session:
             self.catalog = self.discovery.scan(dbg)
             self._stop = stop
         return self.catalog
+
+    # -- Perf maps and jitdump files (perfmaps.py) --
+
+    def perf_maps(self, dbg, key=None):
+        """The perf maps and jitdump files of the debugged process (a perfmaps.PerfMaps),
+        read again at most once per stop: those the user named, and a live process's own
+        (dbg.live_pid()) unless turned off. None when none was read. `key` identifies the
+        process where the caller has it (else dbg.check_process())."""
+        from . import perfmaps
+        key = key if key is not None else dbg.check_process()
+        stop = dbg.stop_id()
+        if self._perf is None or self._perf[0] != key:
+            if self._perf is not None:
+                self._perf[1].close()
+            self._perf = [key, perfmaps.PerfMaps(), None]
+        maps = self._perf[1]
+        if self._perf[2] != stop:
+            self._perf[2] = stop
+            for path in self.perf_files:
+                try:
+                    maps.add_file(path)
+                except OSError:
+                    pass  # a problem of the set, which says why
+            pid = dbg.live_pid() if self.perf_own else None
+            if pid:
+                maps.add_process(pid)
+        return maps if maps.files() else None
+
+    def perf_code(self, dbg, frame):
+        """What a perf map or jitdump says of a frame's code (perfmaps.PerfMaps.lookup), or
+        None."""
+        try:
+            maps = self.perf_maps(dbg)
+        except CommandError:
+            return None
+        if maps is None:
+            return None
+        return maps.lookup(frame.pc - 1 if frame.level > 0 and frame.pc else frame.pc)
 
     def problems(self, limit=20):
         """What went wrong reading the process, at most `limit` sentences (then a count)."""
@@ -356,7 +403,14 @@ def _run_info(ctx, opts, args):
             raise CommandError("%s: %s must be a frame number, not %r" % (
                 ctx.who, ctx.command.spell(dbg.name)["level"], args[0])) from None
         frame = dbg.frame(level)
-    catalog = s.stackmaps(dbg)
+    catalog = s.get(dbg)
+    if not catalog.stackmaps:
+        code = s.perf_code(dbg, frame)
+        if code:
+            raise CommandError("jitmap: frame %d is in JIT code that %s names (%s), and the "
+                               "process has no stackmaps" % (frame.level, code["source"],
+                                                             code["name"]))
+        raise s.no_stackmaps(dbg)
     sp = s.settings.statepoints()
     if "statepoint" in opts:
         sp = (N.STATEPOINT_ALL, ())
@@ -432,9 +486,10 @@ def _run_bt(ctx, opts, args):
         report = s.describe(dbg, catalog, f) if catalog.stackmaps else None
         obj = report.obj if report else None
         rec = obj.get("record") if obj else None
+        named = None if (obj or {}).get("function") or f.function else s.perf_code(dbg, f)
         frames.append({
             "frame": f.level, "pc": "0x%x" % f.pc,
-            "function": (obj or {}).get("function") or f.function,
+            "function": (obj or {}).get("function") or f.function or (named or {}).get("name"),
             "record": rec["id"] if rec else None,
             "statepoint": bool(obj and obj.get("statepoint")),
             "virtual_frames": (obj or {}).get("virtual_frames", []),
@@ -520,6 +575,54 @@ def _run_break(ctx, opts, args):
             lines.append("jitmap: record %d is not registered yet: breakpoints will be set when "
                          "JIT code with it is registered" % rid)
     return lines
+
+
+# -- perf-map --
+
+
+def _run_perf_map(ctx, opts, args):
+    dbg, s = ctx.dbg, ctx.session
+    if "off" in opts or "on" in opts:
+        s.perf_own = "on" in opts
+        s._perf = None  # read again, without (or with) the process's own
+    lines = []
+    for path in args:
+        path = os.path.expanduser(path)
+        from . import perfmaps
+        probe = perfmaps.PerfMaps()
+        try:
+            n = probe.add_file(path)
+        except OSError as e:
+            raise CommandError("%s: %s: %s" % (ctx.who, path, e.strerror)) from None
+        finally:
+            probe.close()
+        if path not in s.perf_files:
+            s.perf_files.append(path)
+        s._perf = None if s._perf is None else s._perf[:2] + [None]  # read at next use
+        lines.append("jitmap: %s: %s" % (path, F.plural(n, "code object")))
+    if args or "off" in opts or "on" in opts:
+        forget = getattr(dbg, "forget_frames", None)
+        if forget:
+            forget()  # the frames it unwound before may now unwind otherwise
+    if args:
+        return lines
+    try:
+        maps = s.perf_maps(dbg)
+    except CommandError:
+        maps = None  # no process yet: what was named is read when there is one
+    out = []
+    for path, n in maps.files() if maps else []:
+        out.append("%s: %s" % (path, F.plural(n, "code object")))
+    if not out:
+        out.append("No perf map or jitdump file is read%s." % (
+            "" if s.perf_own else " (the process's own are not read: %s -on)" % ctx.who))
+    if s.perf_files:
+        out.append("Named with %s: %s." % (ctx.who, ", ".join(s.perf_files)))
+    problems = maps.problems() if maps else []
+    if problems:
+        out.append("Problems:")
+        out += ["  " + p for p in problems]
+    return out
 
 
 # -- statepoints (LLDB; GDB has set/show jitmap statepoints) --
@@ -708,6 +811,21 @@ TABLE = {c.key: c for c in (
         "refresh", "jitmap refresh", "refresh",
         "Forget what jitmap has read from the process, and read it again when next needed.",
         "", max_args=0, run=_run_refresh),
+    Command(
+        "perf-map", "jitmap perf-map", "perf-map",
+        "Name JIT code from perf maps and jitdump files: show them, or read more.",
+        "Runtimes that do not register their code with the debugger (Node.js with\n"
+        "--perf-basic-prof or --perf-prof, CPython 3.12+ with -X perf, the JVM, .NET, ...)\n"
+        "list it in a perf map (/tmp/perf-PID.map: START SIZE NAME lines) or a jitdump file\n"
+        "(perf's format). jitmap reads a live process's own at each stop, names the frames\n"
+        "in that code, and unwinds them by frame pointers where the debugger cannot. Give\n"
+        "FILE for a core (the files outlive the process) or a map kept elsewhere; the\n"
+        "content says which kind it is. Without FILE, list the files read, how many code\n"
+        "objects each names, and what could not be read. {off} stops reading the process's\n"
+        "own files; {on} reads them again.",
+        [Option("off", "do not read the live process's own perf map and jitdump files"),
+         Option("on", "read them (the default)")],
+        args="[FILE...]", category="stack", run=_run_perf_map, exclusive=(("off", "on"),)),
     Command(
         "statepoints", None, "statepoints",
         "Show or set which stackmap records are decoded as statepoints.",

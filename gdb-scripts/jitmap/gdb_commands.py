@@ -330,6 +330,20 @@ class Gdb:
     def stop_id(self):
         return self.generation
 
+    def forget_frames(self):
+        gdb.invalidate_cached_frames()
+
+    def live_pid(self):
+        """A live process on this machine: its ID (never a command: an unwinder asks)."""
+        inf = gdb.selected_inferior()
+        if inf is None or not inf.pid:
+            return None
+        conn = getattr(inf, "connection", None)
+        kind = getattr(conn, "type", None)
+        if kind is not None:
+            return inf.pid if kind == "native" else None
+        return None if _has_core() else inf.pid
+
     def _refresh_files(self):
         key = _real_objfiles()
         if key == self._objfiles_key:
@@ -690,6 +704,8 @@ def register():
     _connect()
     from . import gdb_frames  # bt full, MI and DAP locals of JIT frames
     gdb_frames.register()
+    from . import gdb_perf  # the frames of runtimes that write perf maps
+    gdb_perf.register()
 
 
 register()

@@ -31,6 +31,7 @@ from gdb.FrameDecorator import FrameDecorator
 
 from . import commands as C
 from . import format as F
+from . import gdb_perf
 from . import model as M
 from . import names
 from . import native as N
@@ -252,10 +253,11 @@ class JitFrameDecorator(FrameDecorator):
     def function(self):
         # GDB's own printing says "??" for a frame without a name; FrameDecorator's default
         # hands GDB the PC, which it then prints in the name's place.
+        # Code GDB has no name for may be named by a perf map or jitdump (gdb_perf.py).
         frame = self.inferior_frame()
         try:
             if frame.name() is None:
-                return "??"
+                return gdb_perf.name_at(frame) or "??"
         except gdb.error:
             return "??"
         return super().function()
@@ -268,11 +270,19 @@ class JitFrameDecorator(FrameDecorator):
 
     @_quiet(None)
     def filename(self):
-        return super().filename()
+        own = super().filename()
+        if own is None and self.inferior_frame().name() is None:
+            at = gdb_perf.line_at(self.inferior_frame())
+            return at[0] if at else None
+        return own
 
     @_quiet(None)
     def line(self):
-        return super().line()
+        own = super().line()
+        if own is None and self.inferior_frame().name() is None:
+            at = gdb_perf.line_at(self.inferior_frame())
+            return at[1] if at else None
+        return own
 
     @_quiet(None)
     def frame_args(self):

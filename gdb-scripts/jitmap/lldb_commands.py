@@ -239,6 +239,15 @@ class Lldb:
     def stop_id(self):
         return self.process.GetStopID()
 
+    def live_pid(self):
+        """A live process on this machine (LLDB's host platform): its ID; None for a core."""
+        p = self.process
+        if not p.IsValid() or p.GetPluginName() in ("elf-core", "mach-o-core", "minidump"):
+            return None
+        if self.target.GetPlatform().GetName() != "host":
+            return None
+        return p.GetProcessID() or None
+
     @property
     def big_endian(self):
         return self.process.GetByteOrder() == lldb.eByteOrderBig

@@ -148,6 +148,28 @@ class PerfmapSym(ctypes.Structure):
         super().__init__(ctypes.sizeof(PerfmapSym))
 
 
+UNWIND_MAX_REGS = 128
+
+
+class FrameRegs(ctypes.Structure):
+    """jitmap_frame_regs (unwind.h): a frame's registers by DWARF number."""
+    _fields_ = [("pc", c_u64), ("reg", c_u64 * UNWIND_MAX_REGS),
+                ("known", c_u64 * (UNWIND_MAX_REGS // 64))]
+
+
+class UnwindCode(ctypes.Structure):
+    """jitmap_unwind_code (unwind.h): what is known of a frame's code."""
+    _fields_ = [("arch", c_int), ("cfi", c_void_p), ("sm", c_void_p), ("func_lo", c_u64),
+                ("func_hi", c_u64), ("is_innermost", c_bool), ("methods", ctypes.c_uint32),
+                ("order", c_int)]
+
+
+class UnwindResult(ctypes.Structure):
+    """jitmap_unwind_result (unwind.h): the caller's registers and the frame's CFA."""
+    _fields_ = [("caller", FrameRegs), ("cfa", c_u64), ("method", c_int),
+                ("restored", c_u64 * (UNWIND_MAX_REGS // 64))]
+
+
 # Constants and enumerators, each checked against the library's value when it is loaded
 # (jitmap_constant): a library of another build with other values is refused.
 SOURCE_JIT, SOURCE_OBJECT = 1, 2
@@ -162,6 +184,7 @@ TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS, TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_R
 TEXT_REGISTERS = 6
 JSON_NO_FRAME = 1
 STACK_SIZE_DYNAMIC = (1 << 64) - 1  # a function's stack_size when it is not known
+UNWIND_FRAME_POINTER = 3  # jitmap_unwind_method
 
 _CONSTANTS = {
     "JITMAP_SOURCE_JIT": SOURCE_JIT, "JITMAP_SOURCE_OBJECT": SOURCE_OBJECT,
@@ -181,7 +204,8 @@ _CONSTANTS = {
     "JITMAP_TEXT_FRAME": TEXT_FRAME, "JITMAP_TEXT_RECORDS": TEXT_RECORDS,
     "JITMAP_TEXT_GC_ROOTS": TEXT_GC_ROOTS, "JITMAP_TEXT_GC_HEADER": TEXT_GC_HEADER,
     "JITMAP_TEXT_VFRAMES": TEXT_VFRAMES, "JITMAP_TEXT_NO_RECORD": TEXT_NO_RECORD,
-    "JITMAP_JSON_NO_FRAME": JSON_NO_FRAME,
+    "JITMAP_JSON_NO_FRAME": JSON_NO_FRAME, "JITMAP_UNWIND_FRAME_POINTER": UNWIND_FRAME_POINTER,
+    "JITMAP_UNWIND_MAX_REGS": UNWIND_MAX_REGS,
 }
 
 P = ctypes.POINTER
@@ -196,6 +220,8 @@ _MIRRORED = {
     "jitmap_process_opts": ProcessOpts, "jitmap_source_info": SourceInfo,
     "jitmap_frame_desc": FrameDesc, "jitmap_image_symbol_info": ImageSymbol,
     "jitmap_callee_saved_write": CalleeSavedWrite, "jitmap_perfmap_sym": PerfmapSym,
+    "jitmap_frame_regs": FrameRegs, "jitmap_unwind_code": UnwindCode,
+    "jitmap_unwind_result": UnwindResult,
 }
 
 _SIGNATURES = {
@@ -209,6 +235,7 @@ _SIGNATURES = {
     "jitmap_reg_name": (c_char_p, [c_int, ctypes.c_uint]),
     "jitmap_reg_sp": (c_int, [c_int]),
     "jitmap_reg_fp": (c_int, [c_int]),
+    "jitmap_reg_pc": (c_int, [c_int]),
     "jitmap_arch_call_before": (c_bool, [c_int, c_char_p, c_size]),
     "jitmap_arch_callee_saved_writes": (c_int, [c_int, c_char_p, c_size, c_u64,
                                                 P(CalleeSavedWrite), c_size]),
@@ -265,7 +292,13 @@ _SIGNATURES = {
                                               c_char_p]),
     "jitmap_frame_report_json": (c_char_p, [c_void_p, ctypes.c_uint]),
     "jitmap_frame_report_text": (c_char_p, [c_void_p, c_int, ctypes.c_uint]),
+    "jitmap_unwind_step": (c_int, [P(UnwindCode), P(FrameRegs), P(Target), P(UnwindResult),
+                                   c_char_p, c_size]),
+    "jitmap_unwind_arch_regs": (c_int, [c_int, P(ctypes.c_uint), P(ctypes.c_uint),
+                                        P(ctypes.c_uint)]),
     "jitmap_process_perfmap": (c_void_p, [c_void_p]),
+    "jitmap_perfmap_new": (c_void_p, []),
+    "jitmap_perfmap_free": (None, [c_void_p]),
     "jitmap_perfmap_add_file": (c_int, [c_void_p, c_char_p, P(Error)]),
     "jitmap_perfmap_add_process": (c_int, [c_void_p, c_int]),
     "jitmap_perfmap_lookup": (c_int, [c_void_p, c_u64, P(PerfmapSym)]),

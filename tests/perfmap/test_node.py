@@ -13,7 +13,13 @@ optimizing tier compiled (jitmapInner < jitmapMiddle < jitmapOuter). While it wa
 - jitmap-stack PID names the same frames, in the same order, from the same map
   (`named_by`), with JSON that holds to its schema; `--no-perf-maps` names none of them (the
   control); a copy of the map given with --perf-map names them again;
-- GDB alone (`gdb -p PID -batch -ex bt`) names none of them (the negative control).
+- GDB alone (`gdb -p PID -batch -ex bt`) names none of them and loses the stack after the
+  first (the negative control); GDB with jitmap (jitmap.gdb, typed with -ex) names them, in
+  eu-stack's order at eu-stack's addresses, and unwinds on to the program's start; MI's
+  -stack-list-frames names them too; `jitmap perf-map` lists the map;
+- a core written there (gcore): GDB with jitmap names none until `jitmap perf-map MAP`, then
+  the same frames; jitmap-stack --perf-map MAP CORE the same;
+- LLDB alone unwinds them but names none; its `stackmap bt` names them.
 
 Then node runs once more with --perf-prof too, to its end (V8 writes its jitdump in 4 KiB
 blocks: the file is whole only after a normal exit): every JS code object of its perf map is
@@ -23,6 +29,7 @@ Exits 77 (skipped) without node, eu-stack or gdb.
 """
 import ctypes
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -39,6 +46,8 @@ if len(sys.argv) != 2:
     sys.exit("usage: test_node.py BUILD_DIR")
 BUILD = os.path.abspath(sys.argv[1])
 STACK = os.path.join(BUILD, "jitmap-stack")
+JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
+LLDB_ENTRY = os.path.join(BUILD, "share", "jitmap", "lldb", "jitmap.py")
 PROGRAM = os.path.join(HERE, "node_hot.js")
 NODE_FLAGS = ["--allow-natives-syntax", "--no-turbo-inlining"]
 WANT = ["JS:*jitmapInner", "JS:*jitmapMiddle", "JS:*jitmapOuter"]
@@ -167,17 +176,98 @@ def live(tmp):
                if (f["function"] or "").startswith("JS:")] == truth and
               all(f["named_by"] == "perf map " + copy for f in again if f.get("named_by")),
               "--perf-map COPY names them again, from the copy")
-        # GDB alone: the negative control.
         if shutil.which("gdb"):
-            g = subprocess.run(["gdb", "-nx", "-p", str(pid), "-batch", "-ex", "bt"],
-                               capture_output=True, text=True, timeout=120)
-            check("jitmapInner" not in g.stdout and "#1" in g.stdout,
-                  "GDB alone names no JS frame:\n%s" % g.stdout[-2000:])
+            gdb_live(pid, truth)
+            core = os.path.join(tmp, "core")
+            g = subprocess.run(["gdb", "-nx", "-p", str(pid), "-batch", "-ex",
+                                "gcore " + core], capture_output=True, text=True, timeout=300)
+            if os.path.exists(core):
+                cores(core, mapfile, truth)
+                os.unlink(core)
+            else:
+                check(False, "gcore wrote a core: %s" % (g.stdout + g.stderr)[-1000:])
+        lldb = shutil.which("lldb-16") or shutil.which("lldb")
+        if lldb:
+            lldb_live(lldb, pid, truth)
     finally:
         p.kill()
         p.wait()
         if os.path.exists(mapfile):
             os.unlink(mapfile)
+
+
+BT_LINE = re.compile(r"^#(\d+)\s+(?:0x([0-9a-f]+) in )?(.+?) \(", re.M)
+
+
+def gdb_run(args):
+    r = subprocess.run(["gdb", "-nx", "-batch"] + args, capture_output=True, text=True,
+                       timeout=300)
+    check("Python Exception" not in r.stdout + r.stderr,
+          "no Python exception in GDB's output:\n%s" % (r.stdout + r.stderr)[-2000:])
+    return r.stdout
+
+
+def js_frames(bt):
+    """[(pc, name)] of the frames GDB's bt names as JS code."""
+    return [(int(pc, 16), name) for _, pc, name in BT_LINE.findall(bt)
+            if pc and name.startswith("JS:")]
+
+
+def gdb_live(pid, truth):
+    """GDB alone, and GDB with jitmap, typed as a user types them."""
+    alone = gdb_run(["-p", str(pid), "-ex", "bt"])
+    check("jitmapInner" not in alone and "#1" in alone,
+          "GDB alone names no JS frame:\n%s" % alone[-2000:])
+    source = ["-ex", "source " + JITMAP_GDB]
+    bt = gdb_run(["-p", str(pid)] + source + [
+        "-ex", "bt", "-ex", "info stackmap 10", "-ex", "jitmap perf-map",
+        "-ex", 'interpreter-exec mi "-enable-frame-filters"',
+        "-ex", 'interpreter-exec mi "-stack-list-frames"'])
+    check(js_frames(bt) == truth,
+          "GDB with jitmap names the JS frames as the map names eu-stack's:\n  %s\n  %s\n%s" % (
+              js_frames(bt), truth, bt[-4000:]))
+    check("__libc_start_call_main" in bt,
+          "GDB with jitmap unwinds through them to the program's start:\n%s" % bt[-3000:])
+    check(re.search(r"^/tmp/perf-%d\.map: \d+ code objects$" % pid, bt, re.M),
+          "jitmap perf-map lists the process's own map:\n%s" % bt[-2000:])
+    check(re.search(r'func="JS:\*jitmapInner [^"]*"', bt),
+          "MI's -stack-list-frames (frame filters on) names the JS frame")
+
+
+def cores(core, mapfile, truth):
+    """The core of the same stop: named once the map is given, not before."""
+    source = ["-ex", "source " + JITMAP_GDB]
+    before = gdb_run([shutil.which("node"), core] + source +
+                     ["-ex", "bt"])
+    check(not js_frames(before), "GDB with jitmap on the core, no map given: no JS name")
+    bt = gdb_run([shutil.which("node"), core] + source +
+                 ["-ex", "jitmap perf-map " + mapfile, "-ex", "bt"])
+    check(js_frames(bt) == truth,
+          "GDB on the core with `jitmap perf-map`: the JS frames as live:\n  %s\n  %s" % (
+              js_frames(bt), truth))
+    r = subprocess.run([STACK, "--json", "--perf-map", mapfile, core], capture_output=True,
+                       text=True, timeout=120)
+    obj = jsoncontract.loads(r.stdout, "jitmap-stack")
+    frames = obj["threads"][0]["frames"] if obj["threads"] else []
+    got = [(int(f["pc"], 16), f["function"]) for f in frames
+           if (f["function"] or "").startswith("JS:")]
+    check(got == truth, "jitmap-stack --perf-map on the core: %s" % got)
+
+
+def lldb_live(lldb, pid, truth):
+    """LLDB: its own bt unwinds the JS frames live but cannot name them; `stackmap bt`
+    does."""
+    env = dict(os.environ, JITMAP_LIBRARY=os.path.join(BUILD, "libjitmap.so"))
+    run = lambda cmds: subprocess.run([lldb, "-b", "-p", str(pid)] + sum(
+        (["-o", c] for c in cmds), []), capture_output=True, text=True, timeout=300,
+        env=env).stdout
+    alone = run(["bt"])
+    check("frame #1" in alone and "jitmapInner" not in alone,
+          "LLDB alone names no JS frame:\n%s" % alone[-2000:])
+    out = run(["command script import " + LLDB_ENTRY, "stackmap bt"])
+    got = [(int(pc, 16), name) for pc, name in
+           re.findall(r"^frame #\d+: 0x([0-9a-f]+) (JS:.*)$", out, re.M)]
+    check(got == truth, "LLDB's stackmap bt names the JS frames: %s\n%s" % (got, out[-3000:]))
 
 
 class Sym(ctypes.Structure):

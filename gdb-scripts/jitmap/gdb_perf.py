@@ -1,0 +1,147 @@
+"""JIT code that a perf map or a jitdump file names, in GDB (perfmaps.py): the runtimes that
+never register their code with GDB (Node.js with --perf-basic-prof, CPython -X perf, ...).
+
+- An unwinder ("jitmap-perf-map", `info unwinder`) for the frames GDB cannot unwind there: a
+  frame in code a perf map names, and a frame in code GDB has no symbol for whose caller, by
+  the frame-pointer chain, is such code (V8 copies builtins beside its JIT code). It steps by
+  the frame pointer with libjitmap's checks (perfmaps.frame_pointer_step) and declines every
+  other frame, which GDB's own unwinders then take as before.
+- Names: jitmap's frame filter (gdb_frames.py) asks :func:`name_at` for a frame GDB has no name
+  for, and :func:`line_at` for the source line a jitdump gives.
+
+The files are read by the commands' session (commands.Session.perf_maps), again at most once
+per stop: a live process's own (/tmp/perf-PID.map, the jitdump files it maps), and those named
+with `jitmap perf-map FILE`. Without any, the unwinder returns at once.
+"""
+import os
+import traceback
+
+import gdb
+import gdb.unwinder
+
+from . import commands as C
+from . import native as N
+from . import perfmaps as P
+
+
+def _debug():
+    if os.environ.get("JITMAP_DEBUG"):
+        traceback.print_exc()
+
+
+def maps():
+    """The selected inferior's perf maps (perfmaps.PerfMaps), or None; never raises."""
+    from .gdb_commands import GDB
+    try:
+        inf = gdb.selected_inferior()
+        if inf is None or not inf.pid:
+            return None
+        return C.SESSION.perf_maps(GDB, key=(inf.num, inf.pid))
+    except Exception:
+        _debug()
+        return None
+
+
+def _lookup(pc, outer):
+    m = maps()
+    return m.lookup(pc - 1 if outer and pc else pc) if m else None
+
+
+def name_at(frame):
+    """The name a perf map or jitdump gives `frame`'s code (a gdb.Frame), or None."""
+    try:
+        sym = _lookup(frame.pc(), frame.level() > 0 if hasattr(frame, "level") else True)
+    except gdb.error:
+        return None
+    return sym["name"] if sym else None
+
+
+def line_at(frame):
+    """(file, line) a jitdump's debug info gives `frame`'s PC, or None."""
+    try:
+        sym = _lookup(frame.pc(), frame.level() > 0 if hasattr(frame, "level") else True)
+    except gdb.error:
+        return None
+    return (sym["file"], sym["file_line"]) if sym and sym["file"] else None
+
+
+def _named_by_gdb(pc):
+    """Whether GDB has a symbol for `pc` (GDB 12 cannot say: then yes, and GDB keeps the
+    frame)."""
+    fmt = getattr(gdb, "format_address", None)
+    if fmt is None:
+        return True
+    try:
+        return "<" in fmt(pc)
+    except gdb.error:
+        return True
+
+
+class _FrameId:
+    """What create_unwind_info takes (GDB 14 has gdb.unwinder.FrameId): gdb.Values."""
+
+    def __init__(self, sp, pc):
+        self.sp = gdb.Value(sp)
+        self.pc = gdb.Value(pc)
+
+
+class PerfMapUnwinder(gdb.unwinder.Unwinder):
+    def __init__(self):
+        super().__init__("jitmap-perf-map")
+
+    def __call__(self, pending):
+        m = maps()
+        if m is None:
+            return None
+        try:
+            return self._unwind(m, pending)
+        except Exception:
+            _debug()
+            return None
+
+    def _unwind(self, m, pending):
+        lib = N.lib()
+        arch = lib.jitmap_arch_from_name(pending.architecture().name().encode())
+        if not arch:
+            return None
+        pc = int(pending.read_register("pc"))
+        outer = pending.level() > 0
+        at = pc - 1 if outer and pc else pc
+        sym = m.lookup(at)
+        if sym is None and _named_by_gdb(at):
+            return None
+        sp_no, fp_no = lib.jitmap_reg_sp(arch), lib.jitmap_reg_fp(arch)
+        name = {r: N.text(lib.jitmap_reg_name(arch, r)) for r in (sp_no, fp_no)}
+        regs = {r: int(pending.read_register(name[r])) for r in (sp_no, fp_no)}
+        inf = gdb.selected_inferior()
+        try:
+            caller_pc, caller, cfa = P.frame_pointer_step(
+                arch, pc, regs, lambda a, n: inf.read_memory(a, n).tobytes(), not outer)
+        except P.Unavailable:
+            return None
+        if sym is None and m.lookup(caller_pc - 1) is None:
+            return None  # unknown code, not between JIT frames: GDB's own guess stands
+        info = pending.create_unwind_info(_FrameId(cfa, sym["lo"] if sym else pc))
+        pc_name = N.text(lib.jitmap_reg_name(arch, lib.jitmap_reg_pc(arch))) or "pc"
+        saved = dict(caller)
+        saved[sp_no] = cfa
+        values = [(pc_name, caller_pc)]
+        for regno, value in sorted(saved.items()):
+            reg = N.text(lib.jitmap_reg_name(arch, regno))
+            if reg and reg != pc_name:
+                values.append((reg, value))
+        for reg, value in values:
+            kind = pending.read_register(reg).type
+            info.add_saved_register(reg, gdb.Value(value).cast(kind))
+        return info
+
+
+_registered = False
+
+
+def register():
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    gdb.unwinder.register_unwinder(None, PerfMapUnwinder(), replace=True)
