@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,9 +35,36 @@
 #define JITDUMP_RECORD 16         /* id, total_size: u32; timestamp: u64 */
 enum { JIT_CODE_LOAD = 0, JIT_CODE_MOVE = 1, JIT_CODE_DEBUG_INFO = 2, JIT_CODE_CLOSE = 3 };
 
+/* Arrays of a large map, faulted in by one call (a fault a page costs more than the work on a
+ * virtual machine); *mapped says how to free them. */
+#define BIG (256u << 10)
+
+static void *big_alloc(size_t bytes, size_t *mapped)
+{
+	*mapped = 0;
+	if (bytes < BIG)
+		return malloc(bytes ? bytes : 1);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*mapped = bytes;
+	return p;
+}
+
+static void big_free(void *p, size_t mapped)
+{
+	if (mapped)
+		munmap(p, mapped);
+	else
+		free(p);
+}
+
 struct entry {
 	uint64_t lo, hi;
-	uint32_t name;      /* offset in names; NONE: the code moved away (names nothing) */
+	uint32_t name;      /* offset in names, or (nlen != 0) in the perf map's text; NONE: the
+			       code moved away (names nothing) */
+	uint32_t nlen;      /* a perf map's name, not copied yet: its length in the text */
 	uint32_t line;      /* perf map line, jitdump record, from 1 */
 	uint32_t dbg, ndbg; /* its source lines: dbg[dbg .. dbg + ndbg), sorted by address */
 	uint64_t index;     /* jitdump: code_index */
@@ -55,16 +83,20 @@ struct seg {
 
 struct pm_file {
 	char *path, *source;
+	char *text;         /* a perf map's text: its names, NUL-terminated in place when looked
+			       up (one byte more than text_len is allocated) */
+	size_t text_len;
+	size_t text_mapped; /* text is an anonymous mapping of this size (else malloc'd) */
 	struct stat st;
 	bool have_st;
 	struct entry *e;
-	size_t ne, cap_e;
+	size_t ne, cap_e, e_mapped; /* e_mapped: a perf map's entries, sized once (big_alloc) */
 	struct dbg_line *dbg;
 	size_t ndbg, cap_dbg;
 	char *names;
 	size_t nnames, cap_names;
 	struct seg *seg;
-	size_t nseg;
+	size_t nseg, seg_mapped;
 	bool dirty;
 	char *problems[MAX_LISTED + 1];
 	size_t nproblems, unlisted;
@@ -77,17 +109,24 @@ struct jitmap_perfmap {
 
 static void file_clear(struct pm_file *f)
 {
-	free(f->e);
+	if (f->text_mapped)
+		munmap(f->text, f->text_mapped);
+	else
+		free(f->text);
+	f->text = NULL;
+	f->text_len = f->text_mapped = 0;
+	big_free(f->e, f->e_mapped);
 	free(f->dbg);
 	free(f->names);
-	free(f->seg);
+	big_free(f->seg, f->seg_mapped);
 	for (size_t k = 0; k < f->nproblems; k++)
 		free(f->problems[k]);
 	f->e = NULL;
 	f->dbg = NULL;
 	f->names = NULL;
 	f->seg = NULL;
-	f->ne = f->cap_e = f->ndbg = f->cap_dbg = f->nnames = f->cap_names = f->nseg = 0;
+	f->ne = f->cap_e = f->e_mapped = f->ndbg = f->cap_dbg = f->nnames = f->cap_names = 0;
+	f->nseg = f->seg_mapped = 0;
 	f->nproblems = f->unlisted = 0;
 	f->dirty = false;
 	f->have_st = false;
@@ -188,10 +227,11 @@ static uint32_t add_name(struct pm_file *f, const char *s, size_t n)
 
 static int add_entry(struct pm_file *f, uint64_t lo, uint64_t size, uint32_t name, unsigned line)
 {
-	if (jitmap__grow(&f->e, &f->cap_e, f->ne + 1, sizeof(*f->e)))
+	if (f->ne == f->cap_e && (f->e_mapped || jitmap__grow(&f->e, &f->cap_e, f->ne + 1,
+								 sizeof(*f->e))))
 		return -ENOMEM;
-	f->e[f->ne++] = (struct entry){.lo = lo, .hi = lo + size, .name = name, .line = line,
-				       .dbg = 0, .ndbg = 0};
+	f->e[f->ne++] = (struct entry){.lo = lo, .hi = lo + size, .name = name, .nlen = 0,
+				       .line = line, .dbg = 0, .ndbg = 0};
 	f->dirty = true;
 	return 0;
 }
@@ -257,6 +297,8 @@ static const char *skip_blanks(const char *s, const char *end)
 }
 
 /* One line; false only when out of memory. */
+/* One line of the map's text (f->text): its name stays there until looked up. False only
+ * when out of memory. */
 static bool perf_map_line(struct pm_file *f, const char *s, const char *end, unsigned line,
 			  size_t *added)
 {
@@ -290,37 +332,61 @@ static bool perf_map_line(struct pm_file *f, const char *s, const char *end, uns
 	}
 	if (range_check(f, lo, size, "%s:%u", f->path, line))
 		return true;
-	const uint32_t name = add_name(f, p, (size_t)(end - p));
-	if (name == NONE || add_entry(f, lo, size, name, line))
+	if (add_entry(f, lo, size, (uint32_t)(p - f->text), line))
 		return false;
+	f->e[f->ne - 1].nlen = (uint32_t)(end - p);
 	(*added)++;
 	return true;
+}
+
+/* Parse a perf map's text, which the file takes (`mapped`: an anonymous mapping of that size,
+ * else malloc'd). Returns how many code objects it names, or -ENOMEM. */
+static int perf_map_take(struct pm_file *f, char *text, size_t len, size_t mapped)
+{
+	f->text = text;
+	f->text_len = len;
+	f->text_mapped = mapped;
+	size_t lines = 1;
+	for (const char *s = text; len && (s = memchr(s, '\n', (size_t)(text + len - s))); s++)
+		lines++;
+	if (lines >= UINT32_MAX - 1 || len >= UINT32_MAX) {
+		problem(f, "%s: %zu lines in %zu bytes: too large, not read", f->path, lines, len);
+		problems_done(f);
+		return 0;
+	}
+	f->e = big_alloc(lines * sizeof(*f->e), &f->e_mapped); /* a line names one object */
+	if (!f->e)
+		return -ENOMEM;
+	f->cap_e = lines;
+	size_t added = 0;
+	unsigned line = 0;
+	for (const char *s = text, *end = text + len; len && s < end; line++) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *le = nl ? nl : end;
+		if (!perf_map_line(f, s, le, line + 1, &added))
+			return -ENOMEM;
+		s = le + 1;
+	}
+	problems_done(f);
+	return added > INT32_MAX ? INT32_MAX : (int)added;
 }
 
 int jitmap_perfmap_add_perf_map(jitmap_perfmap *m, const char *text, size_t len,
 				const char *origin)
 {
-	if (!m || !origin || (!text && len))
+	if (!m || !origin || (!text && len) || len == SIZE_MAX)
 		return -EINVAL;
-	struct pm_file *f = file_for(m, origin, "perf map");
-	if (!f)
+	char *buf = malloc(len + 1);
+	if (!buf)
 		return -ENOMEM;
-	size_t added = 0;
-	unsigned line = 0;
-	const char *end = len ? text + len : text;
-	for (const char *s = len ? text : NULL; s && s < end; line++) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
-		const char *le = nl ? nl : end;
-		if (line == UINT32_MAX - 1) {
-			problem(f, "%s: more than %u lines: the rest is not read", f->path, line);
-			break;
-		}
-		if (!perf_map_line(f, s, le, line + 1, &added))
-			return -ENOMEM;
-		s = nl ? nl + 1 : NULL;
+	if (len)
+		memcpy(buf, text, len);
+	struct pm_file *f = file_for(m, origin, "perf map");
+	if (!f) {
+		free(buf);
+		return -ENOMEM;
 	}
-	problems_done(f);
-	return added > INT32_MAX ? INT32_MAX : (int)added;
+	return perf_map_take(f, buf, len, 0);
 }
 
 /* -- jitdump -- */
@@ -589,10 +655,14 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 		close(fd);
 		return unreadable(m, path, -EFBIG, "larger than 4 GiB: not read");
 	}
-	/* Read to the end (a live runtime may be appending: what is there now). */
+	/* Read to the end (a live runtime may be appending: what is there now), into memory
+	 * faulted in by one call: a large map read into fresh pages otherwise takes a fault a
+	 * page, which costs more than reading it on a virtual machine. Not the file mapped: a
+	 * writer that truncates it would make reading it a SIGBUS in the debugger. */
 	size_t cap = (size_t)st.st_size + 1, len = 0;
-	char *buf = malloc(cap);
-	if (!buf) {
+	char *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (buf == MAP_FAILED) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -608,7 +678,7 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 			const int code = got < 0 ? -errno : 0;
 			close(fd);
 			if (code) {
-				free(buf);
+				munmap(buf, cap);
 				return unreadable(m, path, code, "cannot be read");
 			}
 			break;
@@ -638,9 +708,16 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 		if (len == cap)
 			while (upto && buf[upto - 1] != '\n')
 				upto--;
-		rc = jitmap_perfmap_add_perf_map(m, buf, upto, path);
+		struct pm_file *f = file_for(m, path, "perf map");
+		if (!f) {
+			munmap(buf, cap);
+			return -ENOMEM;
+		}
+		rc = perf_map_take(f, buf, upto, cap); /* the file keeps the buffer */
+		buf = NULL;
 	}
-	free(buf);
+	if (buf)
+		munmap(buf, cap);
 	struct pm_file *f = file_named(m, path);
 	if (f && rc >= 0) {
 		f->st = st;
@@ -723,23 +800,29 @@ int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
 
 /* -- The index -- */
 
-struct start {
-	uint64_t lo;
-	uint32_t entry;
-};
-
-static int cmp_start(const void *a, const void *b)
+/* Sort keys[0..n) (and vals with them, when not NULL) by LSD radix, a byte at a time, the
+ * bytes all keys share skipped (JIT addresses share their top bytes); stable, so equal keys
+ * keep their order. tk and tv are scratch of n elements. */
+static void radix_sort(uint64_t *keys, uint32_t *vals, size_t n, uint64_t *tk, uint32_t *tv)
 {
-	const struct start *x = a, *y = b;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->entry < y->entry ? -1 : x->entry > y->entry;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t count[257] = {0};
+		for (size_t i = 0; i < n; i++)
+			count[((keys[i] >> shift) & 0xff) + 1]++;
+		if (count[((keys[0] >> shift) & 0xff) + 1] == n)
+			continue; /* every key has this byte */
+		for (unsigned d = 0; d < 256; d++)
+			count[d + 1] += count[d];
+		for (size_t i = 0; i < n; i++) {
+			const size_t at = count[(keys[i] >> shift) & 0xff]++;
+			tk[at] = keys[i];
+			if (vals)
+				tv[at] = vals[i];
+		}
+		memcpy(keys, tk, n * sizeof(*keys));
+		if (vals)
+			memcpy(vals, tv, n * sizeof(*vals));
+	}
 }
 
 /* A max-heap of entry numbers (the newest entry on top). */
@@ -770,81 +853,74 @@ static void heap_pop(uint32_t *h, size_t *n)
 		h[i] = v;
 }
 
-static int add_seg(struct pm_file *f, size_t *cap, uint64_t lo, uint64_t hi, uint32_t entry)
+static void add_seg(struct pm_file *f, uint64_t lo, uint64_t hi, uint32_t entry)
 {
-	if (f->nseg && f->seg[f->nseg - 1].entry == entry && f->seg[f->nseg - 1].hi == lo) {
+	if (f->nseg && f->seg[f->nseg - 1].entry == entry && f->seg[f->nseg - 1].hi == lo)
 		f->seg[f->nseg - 1].hi = hi;
-		return 0;
-	}
-	if (jitmap__grow(&f->seg, cap, f->nseg + 1, sizeof(*f->seg)))
-		return -ENOMEM;
-	f->seg[f->nseg++] = (struct seg){.lo = lo, .hi = hi, .entry = entry};
-	return 0;
+	else
+		f->seg[f->nseg++] = (struct seg){.lo = lo, .hi = hi, .entry = entry};
 }
 
+/* What holds each address now: the entries painted in order into disjoint segments (room for
+ * 2n: a boundary starts at most one segment, and there are at most 2n of them). */
 static int paint(struct pm_file *f)
 {
-	free(f->seg);
+	big_free(f->seg, f->seg_mapped);
 	f->seg = NULL;
-	f->nseg = 0;
-	size_t cap = 0;
+	f->nseg = f->seg_mapped = 0;
 	const size_t n = f->ne;
-	if (!n || n >= NONE) {
-		f->dirty = false;
+	f->dirty = false;
+	if (!n || n >= NONE)
 		return 0;
-	}
-	struct start *starts = malloc(n * sizeof(*starts));
-	if (!starts)
+	/* the starts (lo, ent), the ends (hi), the sorts' scratch (tk, tv), the heap */
+	size_t m_scratch, m_seg;
+	uint64_t *lo = big_alloc(n * (3 * sizeof(uint64_t) + 3 * sizeof(uint32_t)), &m_scratch);
+	f->seg = big_alloc(2 * n * sizeof(*f->seg), &m_seg);
+	if (!lo || !f->seg) {
+		big_free(lo, m_scratch);
+		big_free(f->seg, m_seg);
+		f->seg = NULL;
+		f->dirty = true;
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		starts[i] = (struct start){.lo = f->e[i].lo, .entry = (uint32_t)i};
-	qsort(starts, n, sizeof(*starts), cmp_start);
+	}
+	f->seg_mapped = m_seg;
+	uint64_t *hi = lo + n, *tk = hi + n;
+	uint32_t *ent = (uint32_t *)(tk + n), *tv = ent + n, *heap = tv + n;
+	for (size_t i = 0; i < n; i++) {
+		lo[i] = f->e[i].lo;
+		hi[i] = f->e[i].hi;
+		ent[i] = (uint32_t)i;
+	}
+	radix_sort(lo, ent, n, tk, tv);
 	bool disjoint = true;
 	for (size_t k = 0; k < n && disjoint; k++)
-		disjoint = f->e[starts[k].entry].name != NONE &&
-			   (k + 1 == n || f->e[starts[k].entry].hi <= starts[k + 1].lo);
-	int rc = 0;
+		disjoint = f->e[ent[k]].name != NONE && (k + 1 == n || f->e[ent[k]].hi <= lo[k + 1]);
 	if (disjoint) {
-		for (size_t k = 0; k < n && !rc; k++) {
-			const struct entry *e = &f->e[starts[k].entry];
-			rc = add_seg(f, &cap, e->lo, e->hi, starts[k].entry);
-		}
-		free(starts);
-		f->dirty = rc != 0;
-		return rc;
+		for (size_t k = 0; k < n; k++)
+			add_seg(f, lo[k], f->e[ent[k]].hi, ent[k]);
+		big_free(lo, m_scratch);
+		return 0;
 	}
-	uint64_t *bounds = malloc(2 * n * sizeof(*bounds));
-	uint32_t *heap = malloc(n * sizeof(*heap));
-	if (!bounds || !heap) {
-		free(bounds);
-		free(heap);
-		free(starts);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		bounds[2 * i] = f->e[i].lo;
-		bounds[2 * i + 1] = f->e[i].hi;
-	}
-	qsort(bounds, 2 * n, sizeof(*bounds), cmp_u64);
-	size_t nb = 0;
-	for (size_t i = 0; i < 2 * n; i++)
-		if (!nb || bounds[nb - 1] != bounds[i])
-			bounds[nb++] = bounds[i];
-	size_t nheap = 0, k = 0;
-	for (size_t b = 0; b + 1 < nb && !rc; b++) {
-		const uint64_t x = bounds[b];
-		while (k < n && starts[k].lo == x)
-			heap_push(heap, &nheap, starts[k++].entry);
+	/* One sweep over the boundaries (the starts and the ends, each sorted): at each, the
+	 * newest open entry holds the addresses up to the next boundary. */
+	radix_sort(hi, NULL, n, tk, NULL);
+	size_t nheap = 0, i = 0, j = 0;
+	while (j < n) { /* the last end comes after every start */
+		const uint64_t x = i < n && lo[i] <= hi[j] ? lo[i] : hi[j];
+		while (i < n && lo[i] == x)
+			heap_push(heap, &nheap, ent[i++]);
+		while (j < n && hi[j] == x)
+			j++;
 		while (nheap && f->e[heap[0]].hi <= x)
 			heap_pop(heap, &nheap);
-		if (nheap && f->e[heap[0]].name != NONE)
-			rc = add_seg(f, &cap, x, bounds[b + 1], heap[0]);
+		if (!nheap)
+			continue;
+		const uint64_t next = i < n && lo[i] < hi[j] ? lo[i] : hi[j]; /* j < n: open */
+		if (f->e[heap[0]].name != NONE)
+			add_seg(f, x, next, heap[0]);
 	}
-	free(bounds);
-	free(heap);
-	free(starts);
-	f->dirty = rc != 0;
-	return rc;
+	big_free(lo, m_scratch);
+	return 0;
 }
 
 int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_perfmap_sym *out)
@@ -858,8 +934,13 @@ int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_perfmap_sym *
 		const size_t at = JITMAP_UPPER_BOUND(f->seg, f->nseg, lo, addr);
 		if (!at || addr >= f->seg[at - 1].hi)
 			continue;
-		const struct entry *e = &f->e[f->seg[at - 1].entry];
-		jitmap_perfmap_sym sym = {.sz = sizeof(sym), .name = f->names + e->name,
+		struct entry *e = &f->e[f->seg[at - 1].entry];
+		if (e->nlen) { /* a perf map's name, ended in its text now */
+			f->text[e->name + e->nlen] = 0;
+			e->nlen = 0;
+		}
+		jitmap_perfmap_sym sym = {.sz = sizeof(sym),
+					  .name = (f->text ? f->text : f->names) + e->name,
 					  .lo = e->lo, .hi = e->hi, .origin = f->path,
 					  .source = f->source, .line = e->line};
 		if (e->ndbg) {
