@@ -11,6 +11,29 @@
 
 #include "jitmap/producer.h"
 
+/* The host's ELF machine (<elf.h>'s EM_ numbers; EM_NONE, 0, where not known here). */
+#if defined(__x86_64__)
+#define HOST_MACHINE 62 /* EM_X86_64 */
+#elif defined(__aarch64__)
+#define HOST_MACHINE 183 /* EM_AARCH64 */
+#elif defined(__powerpc64__)
+#define HOST_MACHINE 21 /* EM_PPC64 */
+#elif defined(__s390x__)
+#define HOST_MACHINE 22 /* EM_S390 */
+#elif defined(__riscv) && __riscv_xlen == 64
+#define HOST_MACHINE 243 /* EM_RISCV */
+#else
+#define HOST_MACHINE 0 /* EM_NONE */
+#endif
+
+/* The registration lock (producer.c), which perf.c's files are written under too. */
+void jitmap_producer__lock(void);
+void jitmap_producer__unlock(void);
+
+/* Tell perf about a region just registered (perf.c): a perf map line and a jitdump code load
+ * per function, when jitmap_perf_open asked for them. Called with the registration lock. */
+void jitmap_producer__perf_register(const jitmap_jit_region *r);
+
 /* Fill `err` (may be NULL) and return `code`: the convention of jitmap.h. */
 int jitmap_producer__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

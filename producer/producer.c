@@ -54,6 +54,16 @@ static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void (*jitmap__jit_observer)(void);
 
+void jitmap_producer__lock(void)
+{
+	pthread_mutex_lock(&jit_lock);
+}
+
+void jitmap_producer__unlock(void)
+{
+	pthread_mutex_unlock(&jit_lock);
+}
+
 struct jitmap_jit_entry {
 	struct jit_code_entry code; /* what the debugger reads */
 	void *image;
@@ -76,20 +86,6 @@ static void notify(struct jit_code_entry *e, jit_actions_t action)
 }
 
 /* -- The ELF image -- */
-
-#if defined(__x86_64__)
-#define HOST_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define HOST_MACHINE EM_AARCH64
-#elif defined(__powerpc64__)
-#define HOST_MACHINE EM_PPC64
-#elif defined(__s390x__)
-#define HOST_MACHINE EM_S390
-#elif defined(__riscv) && __riscv_xlen == 64
-#define HOST_MACHINE EM_RISCV
-#else
-#define HOST_MACHINE EM_NONE
-#endif
 
 #define HOST_ORDER (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE)
 
@@ -496,6 +492,7 @@ jitmap_jit_entry *jitmap_jit_register_opts(const jitmap_jit_region *region,
 		first->prev_entry = &e->code;
 	__jit_debug_descriptor.first_entry = &e->code;
 	notify(&e->code, JIT_REGISTER_FN);
+	jitmap_producer__perf_register(region);
 	pthread_mutex_unlock(&jit_lock);
 	return e;
 }

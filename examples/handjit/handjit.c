@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -63,7 +64,7 @@ static struct record_info records[2];
 /* The record PCs (outer, inner), for debugger scripts that need an address in each JIT
  * function without unwinding to it: `info symbol *(unsigned long *)&jitmap_handjit_truth_pc`. */
 EXPORT_DATA uint64_t jitmap_handjit_truth_pc[2];
-static int abort_in_safepoint, pause_in_safepoint;
+static int abort_in_safepoint, pause_in_safepoint, busy_ms;
 EXPORT_DATA volatile int jitmap_handjit_resume;
 
 static const struct record_info *record_by_id(uint64_t id)
@@ -112,6 +113,12 @@ EXPORT void jitmap_handjit_safepoint(uint64_t id)
 	}
 	if (abort_in_safepoint)
 		abort();
+	/* --busy: CPU time spent under the JIT frames, for a sampling profiler (perf record). */
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (t = t0; busy_ms && (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 <
+			 busy_ms;)
+		clock_gettime(CLOCK_MONOTONIC, &t);
 	__asm__ volatile("" ::: "memory");
 }
 
@@ -171,7 +178,7 @@ static uint64_t expected_result(uint64_t x)
 int main(int argc, char **argv)
 {
 	int unregister = 0;
-	const char *image_path = NULL;
+	const char *image_path = NULL, *perf_dir = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--abort"))
 			abort_in_safepoint = 1;
@@ -181,9 +188,22 @@ int main(int argc, char **argv)
 			unregister = 1;
 		else if (!strcmp(argv[i], "--image") && i + 1 < argc)
 			image_path = argv[++i];
+		else if (!strcmp(argv[i], "--perf") && i + 1 < argc)
+			perf_dir = argv[++i];
+		else if (!strcmp(argv[i], "--busy") && i + 1 < argc)
+			busy_ms = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: jitmap-handjit [--abort] [--pause] [--unregister] [--image FILE]\n");
+			fprintf(stderr, "usage: jitmap-handjit [--abort] [--pause] [--unregister] "
+				"[--image FILE] [--perf DIR] [--busy MS]\n");
 			return 2;
+		}
+	}
+	/* --perf DIR: tell perf too (/tmp/perf-PID.map and DIR/jit-PID.dump). */
+	if (perf_dir) {
+		const int rc = jitmap_perf_open(JITMAP_PERF_MAP | JITMAP_PERF_JITDUMP, perf_dir);
+		if (rc) {
+			fprintf(stderr, "jitmap-handjit: perf files: %s\n", strerror(-rc));
+			return 1;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -370,6 +390,7 @@ int main(int argc, char **argv)
 		free(stackmap);
 		munmap(code, cap);
 	}
+	jitmap_perf_close();
 	printf("jitmap-handjit: done\n");
 	return 0;
 }

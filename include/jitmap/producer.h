@@ -191,6 +191,27 @@ JITMAP_API void jitmap_jit_unregister(jitmap_jit_entry *entry);
  * `*size`. Owned by the entry; valid until jitmap_jit_unregister. */
 JITMAP_API const void *jitmap_jit_entry_image(const jitmap_jit_entry *entry, size_t *size);
 
+/* -- Telling Linux perf too --
+ *
+ * One registration for every tool: what jitmap_jit_register registers is written, once asked
+ * for here, to the files perf reads for JIT code, so that `perf report` and `perf script`
+ * name the functions GDB, LLDB and jitmap name. jitmap itself reads these files too, for the
+ * runtimes that write only them (jitmap/perfmap.h). */
+
+#define JITMAP_PERF_MAP 1u     /* /tmp/perf-PID.map: a "START SIZE NAME" line per function */
+#define JITMAP_PERF_JITDUMP 2u /* DIR/jit-PID.dump: a code load per function, with its code
+				  bytes, for `perf record -k mono` and `perf inject --jit` */
+
+/* From now on, tell perf about each function registered (jitmap_jit_register), in the files
+ * of `flags` (JITMAP_PERF_MAP, JITMAP_PERF_JITDUMP, or both; 0 stops, as jitmap_perf_close).
+ * The jitdump goes to `jitdump_dir` (NULL: the current directory, as perf's tools expect),
+ * mapped executable once so that perf finds it. Code registered before is not written. Calling
+ * it again starts over (the jitdump file anew). Thread-safe. Returns 0, -EINVAL for unknown
+ * flags, or the errno of a file that cannot be created (then neither is written). */
+JITMAP_API int jitmap_perf_open(unsigned flags, const char *jitdump_dir);
+/* Stop, ending the jitdump with its close record. Thread-safe; safe without an open. */
+JITMAP_API void jitmap_perf_close(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "jitmap/perfmap.h"
 #include "jitmap/producer.h"
 #include "internal.h"
 
@@ -857,9 +858,84 @@ static void test_threads(void **state)
 	assert_int_equal(check_list(), 0);
 }
 
+/* -- Telling perf -- */
+
+/* What jitmap_jit_register registers after jitmap_perf_open, read back with libjitmap's own
+ * perf map and jitdump reader: the same names at the same ranges. */
+static void test_perf_files(void **state)
+{
+	(void)state;
+	assert_int_equal(jitmap_perf_open(4, NULL), -EINVAL);
+	assert_int_equal(jitmap_perf_open(JITMAP_PERF_JITDUMP, "/nonexistent/dir"), -ENOENT);
+	char dir[] = "/tmp/jitmap-test-perf-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(jitmap_perf_open(JITMAP_PERF_MAP | JITMAP_PERF_JITDUMP, dir), 0);
+	const jitmap_jit_function fns[2] = {{"perf_outer", CODE, 32}, {"perf inner", CODE + 32, 16}};
+	const jitmap_jit_region r = {CODE, 48, fns, 2, NULL, 0, NULL, 0};
+	jitmap_jit_entry *e = jitmap_jit_register(&r, NULL);
+	assert_non_null(e);
+	jitmap_perf_close();
+	jitmap_jit_entry *after = jitmap_jit_register(&r, NULL); /* not written: closed */
+	char map[64], dump[sizeof(dir) + 32];
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)getpid());
+	snprintf(dump, sizeof(dump), "%s/jit-%d.dump", dir, (int)getpid());
+	for (int k = 0; k < 2; k++) {
+		jitmap_perfmap *m = jitmap_perfmap_new();
+		assert_int_equal(jitmap_perfmap_add_file(m, k ? dump : map, NULL), 2);
+		assert_int_equal(jitmap_perfmap_num_problems(m), 0);
+		jitmap_perfmap_sym s = {.sz = sizeof(s)};
+		assert_int_equal(jitmap_perfmap_lookup(m, CODE + 31, &s), 0);
+		assert_string_equal(s.name, "perf_outer");
+		assert_int_equal(s.lo, CODE);
+		assert_int_equal(s.hi, CODE + 32);
+		assert_int_equal(jitmap_perfmap_lookup(m, CODE + 32, &s), 0);
+		assert_string_equal(s.name, "perf inner");
+		assert_int_equal(s.hi, CODE + 48);
+		jitmap_perfmap_free(m);
+	}
+	/* The jitdump: its header, two code loads carrying the code bytes, the close record. */
+	FILE *fp = fopen(dump, "rb");
+	assert_non_null(fp);
+	uint8_t buf[4096];
+	const size_t n = fread(buf, 1, sizeof(buf), fp);
+	fclose(fp);
+	uint32_t u32[6];
+	memcpy(u32, buf, sizeof(u32));
+	assert_int_equal(u32[0], 0x4A695444);
+	assert_int_equal(u32[1], 1);
+	assert_int_equal(u32[2], 40);
+	assert_int_equal(u32[5], (uint32_t)getpid());
+	size_t off = 40, loads = 0;
+	uint32_t id = 0, size;
+	while (off + 16 <= n) {
+		memcpy(&id, buf + off, 4);
+		memcpy(&size, buf + off + 4, 4);
+		if (id == 0) {
+			uint64_t addr, csize;
+			memcpy(&addr, buf + off + 24, 8);
+			memcpy(&csize, buf + off + 40, 8); /* after vma (24), code_addr (32) */
+			const char *name = (const char *)buf + off + 56;
+			const size_t nlen = strlen(name) + 1;
+			assert_int_equal(size, 56 + nlen + csize);
+			assert_memory_equal(buf + off + 56 + nlen, (const void *)(uintptr_t)addr, csize);
+			loads++;
+		}
+		off += size;
+	}
+	assert_int_equal(off, n);
+	assert_int_equal(loads, 2);
+	assert_int_equal(id, 3); /* JIT_CODE_CLOSE last */
+	jitmap_jit_unregister(e);
+	jitmap_jit_unregister(after);
+	unlink(map);
+	unlink(dump);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_perf_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_image_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_image_minimal_and_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_regions, setup, teardown),
