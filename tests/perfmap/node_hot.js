@@ -1,5 +1,5 @@
 'use strict';
-// A Node.js program for jitmap's perf map tests (tests/perfmap/test_node.py): three functions
+// A Node.js program for jitmap's perf map tests (tests/perfmap/test_runtimes.py node): three functions
 // compiled by V8's optimizing tier, each a frame of its own, the innermost blocked in
 // Atomics.wait for SECONDS (argv[2]), so that the test looks at a stack that stays put.
 //
