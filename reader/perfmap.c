@@ -25,7 +25,8 @@
 #include "../common/search.h"
 
 #define NONE UINT32_MAX
-#define MAX_FILE (UINT64_C(1) << 32) /* a perf map or jitdump larger is not read */
+#define MAX_FILE (UINT64_C(1) << 30) /* a perf map or jitdump larger is not read (its text
+					and index would take gigabytes inside the debugger) */
 #define MAX_LISTED 5                 /* problems listed per file; the rest are counted */
 
 /* jitdump (perf's tools/perf/Documentation/jitdump-specification.txt). */
@@ -64,7 +65,7 @@ struct entry {
 	uint64_t lo, hi;
 	uint32_t name;      /* offset in names, or (nlen != 0) in the perf map's text; NONE: the
 			       code moved away (names nothing) */
-	uint32_t nlen;      /* a perf map's name, not copied yet: its length in the text */
+	uint32_t nlen;      /* a perf map's name not NUL-terminated yet: its length in the text */
 	uint32_t line;      /* perf map line, jitdump record, from 1 */
 	uint32_t dbg, ndbg; /* its source lines: dbg[dbg .. dbg + ndbg), sorted by address */
 	uint64_t index;     /* jitdump: code_index */
@@ -653,7 +654,7 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 	}
 	if ((uint64_t)st.st_size > MAX_FILE) {
 		close(fd);
-		return unreadable(m, path, -EFBIG, "larger than 4 GiB: not read");
+		return unreadable(m, path, -EFBIG, "larger than 1 GiB: not read");
 	}
 	/* Read to the end (a live runtime may be appending: what is there now), into memory
 	 * faulted in by one call: a large map read into fresh pages otherwise takes a fault a

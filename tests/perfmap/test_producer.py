@@ -7,7 +7,7 @@ name in perf what GDB names.
 The hand-written JIT (examples/handjit) registers its two functions once, with `--perf DIR`:
 
 - /tmp/perf-PID.map and DIR/jit-PID.dump name them at the addresses and sizes the program
-  prints (its truth lines), read by libjitmap's reader;
+  prints (its truth lines), read by libjitmap's reader (through jitmap's Python binding);
 - `perf record --call-graph dwarf` of a run that spends its time under the JIT frames
   (--busy): `perf script` names handjit_inner from the map; the same run without --perf
   names nothing there (the negative control). Skipped without a working perf;
@@ -16,7 +16,6 @@ The hand-written JIT (examples/handjit) registers its two functions once, with `
 
 Exits 77 (skipped) without the example.
 """
-import ctypes
 import os
 import re
 import shutil
@@ -31,29 +30,14 @@ from tally import Tally  # noqa: E402
 if len(sys.argv) != 2:
     sys.exit("usage: test_producer.py BUILD_DIR")
 BUILD = os.path.abspath(sys.argv[1])
+# libjitmap's perf map reader through jitmap's own Python binding (gdb-scripts/jitmap)
+os.environ["JITMAP_LIBRARY"] = os.path.join(BUILD, "libjitmap.so")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "gdb-scripts"))
+from jitmap import perfmaps  # noqa: E402
 HANDJIT = os.path.join(BUILD, "examples", "handjit", "jitmap-handjit")
 JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
 T = Tally("test-perfmap-producer")
 check = T.check
-
-
-class Sym(ctypes.Structure):
-    _fields_ = [("sz", ctypes.c_size_t), ("name", ctypes.c_char_p), ("lo", ctypes.c_uint64),
-                ("hi", ctypes.c_uint64), ("origin", ctypes.c_char_p),
-                ("source", ctypes.c_char_p), ("line", ctypes.c_uint),
-                ("file", ctypes.c_char_p), ("file_line", ctypes.c_uint)]
-
-
-def read_back(path):
-    """{name: (lo, hi)} of what libjitmap reads in a perf map or jitdump."""
-    lib = ctypes.CDLL(os.path.join(BUILD, "libjitmap.so"))
-    lib.jitmap_perfmap_new.restype = ctypes.c_void_p
-    lib.jitmap_perfmap_add_file.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-    lib.jitmap_perfmap_lookup.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(Sym)]
-    lib.jitmap_perfmap_free.argtypes = [ctypes.c_void_p]
-    m = lib.jitmap_perfmap_new()
-    n = lib.jitmap_perfmap_add_file(m, path.encode(), None)
-    return m, lib, n
 
 
 def functions(out):
@@ -73,15 +57,14 @@ def files(tmp):
     mapfile = "/tmp/perf-%d.map" % pid
     try:
         for path in (mapfile, os.path.join(tmp, "jit-%d.dump" % pid)):
-            m, lib, n = read_back(path)
+            m = perfmaps.PerfMaps()
+            n = m.add_file(path)
             check(n == 2, "%s names 2 code objects: %d" % (path, n))
             for name, (addr, size) in truth.items():
-                s = Sym(ctypes.sizeof(Sym))
-                rc = lib.jitmap_perfmap_lookup(m, addr + size - 1, ctypes.byref(s))
-                check(rc == 0 and s.name.decode() == name and (s.lo, s.hi) == (addr, addr + size),
-                      "%s names %s at [0x%x, 0x%x): %s" % (path, name, addr, addr + size,
-                                                         (rc, s.name, s.lo, s.hi)))
-            lib.jitmap_perfmap_free(m)
+                got = m.lookup(addr + size - 1)
+                check(got and (got["name"], got["lo"], got["hi"]) == (name, addr, addr + size),
+                      "%s names %s at [0x%x, 0x%x): %s" % (path, name, addr, addr + size, got))
+            m.close()
     finally:
         remove_maps(tmp)
 

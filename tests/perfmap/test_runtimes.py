@@ -28,7 +28,6 @@ While it waits, for the thread that runs those functions:
 
 Exits 77 (skipped) without the runtime or eu-stack.
 """
-import ctypes
 import os
 import re
 import shutil
@@ -46,6 +45,10 @@ from tally import Tally  # noqa: E402
 if len(sys.argv) != 3 or sys.argv[2] not in ("node", "jvm"):
     sys.exit("usage: test_runtimes.py BUILD_DIR node|jvm")
 BUILD = os.path.abspath(sys.argv[1])
+# libjitmap's perf map reader through jitmap's own Python binding (gdb-scripts/jitmap)
+os.environ["JITMAP_LIBRARY"] = os.path.join(BUILD, "libjitmap.so")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "gdb-scripts"))
+from jitmap import perfmaps  # noqa: E402
 RUNTIME = sys.argv[2]
 STACK = os.path.join(BUILD, "jitmap-stack")
 JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
@@ -326,13 +329,6 @@ def lldb_live(lldb, pid, truth):
           "LLDB's stackmap bt names the JS frames: %s\n%s" % (got, out[-3000:]))
 
 
-class Sym(ctypes.Structure):
-    _fields_ = [("sz", ctypes.c_size_t), ("name", ctypes.c_char_p), ("lo", ctypes.c_uint64),
-                ("hi", ctypes.c_uint64), ("origin", ctypes.c_char_p),
-                ("source", ctypes.c_char_p), ("line", ctypes.c_uint),
-                ("file", ctypes.c_char_p), ("file_line", ctypes.c_uint)]
-
-
 def jitdump(tmp):
     """A whole jitdump against the perf map V8 wrote beside it, code object by code object."""
     out = os.path.join(tmp, "jd")
@@ -347,36 +343,26 @@ def jitdump(tmp):
     if not os.path.exists(dump) or not os.path.exists(mapfile):
         return
     try:
-        lib = ctypes.CDLL(os.path.join(BUILD, "libjitmap.so"))
-        lib.jitmap_perfmap_new.restype = ctypes.c_void_p
-        lib.jitmap_perfmap_add_file.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-        lib.jitmap_perfmap_lookup.argtypes = [ctypes.c_void_p, ctypes.c_uint64,
-                                              ctypes.POINTER(Sym)]
-        lib.jitmap_perfmap_num_problems.argtypes = [ctypes.c_void_p]
-        lib.jitmap_perfmap_num_problems.restype = ctypes.c_size_t
-        lib.jitmap_perfmap_free.argtypes = [ctypes.c_void_p]
-        m = lib.jitmap_perfmap_new()
-        n = lib.jitmap_perfmap_add_file(m, dump.encode(), None)
+        m = perfmaps.PerfMaps()
+        n = m.add_file(dump)
         entries = perf_map(mapfile)
         # Interpreted functions' lines point at bytecode, which a jitdump without
         # --interpreted-frames-native-stack does not list: the compiled ones.
         compiled = [(lo, hi, name) for lo, hi, name in entries
                     if name.startswith("JS:") and not name.startswith("JS:~") and
                     name_at(entries, lo) == name]
-        check(n > 100 and lib.jitmap_perfmap_num_problems(m) == 0,
-              "libjitmap read %s: %d code objects, %d problems" % (
-                  dump, n, lib.jitmap_perfmap_num_problems(m)))
+        check(n > 100 and not m.problems(),
+              "libjitmap read %s: %d code objects, problems %s" % (dump, n, m.problems()))
         wrong = []
         for lo, hi, name in compiled:
-            s = Sym(ctypes.sizeof(Sym))
-            rc = lib.jitmap_perfmap_lookup(m, lo, ctypes.byref(s))
-            if rc or (s.lo, s.hi, s.name.decode()) != (lo, hi, name):
-                wrong.append((hex(lo), name, rc, s.name))
+            got = m.lookup(lo)
+            if not got or (got["lo"], got["hi"], got["name"]) != (lo, hi, name):
+                wrong.append((hex(lo), name, got))
         check(compiled and not wrong,
               "every compiled JS code object of the map (%d) is in the jitdump with its range "
               "and name: %s" % (len(compiled), wrong[:5]))
         check(R.want[0] in [R.short(n) for _, _, n in compiled], "%s is among them" % R.want[0])
-        lib.jitmap_perfmap_free(m)
+        m.close()
     finally:
         os.unlink(mapfile)
 
