@@ -35,6 +35,9 @@ The Debugger protocol: what only the debugger knows.
 ``live_pid() -> int or None``
     the process's ID when it is a live process on this machine (its perf map and jitdump
     files are read: :meth:`Session.perf_maps`); None for a core or a remote target.
+``files_stop_id() -> hashable`` (optional)
+    changes at each stop the user sees: files a runtime writes (perf maps) are read again
+    then, not at every internal stop (GDB stops at each JIT registration); stop_id() without.
 ``forget_frames()`` (optional)
     drop the frames the debugger unwound (perf maps were added: they may unwind otherwise).
 
@@ -128,7 +131,7 @@ class Session:
         process where the caller has it (else dbg.check_process())."""
         from . import perfmaps
         key = key if key is not None else dbg.check_process()
-        stop = dbg.stop_id()
+        stop = getattr(dbg, "files_stop_id", dbg.stop_id)()
         if self._perf is None or self._perf[0] != key:
             if self._perf is not None:
                 self._perf[1].close()

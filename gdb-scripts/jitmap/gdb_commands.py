@@ -289,6 +289,7 @@ class Gdb:
 
     def __init__(self):
         self.generation = 0
+        self.stops = 0  # the stops the user sees (not GDB's internal ones, as at JIT registrations)
         self.big_endian = False
         self._objfiles_key = None
         self._descriptors = []
@@ -307,6 +308,13 @@ class Gdb:
     def invalidate(self, *_args):
         self.generation += 1
         self._saved = {}
+
+    def stopped(self, *_args):
+        self.stops += 1
+        self.invalidate()
+
+    def files_stop_id(self):
+        return self.stops
 
     def objfiles_changed(self, *_args):
         self._objfiles_key = None
@@ -331,6 +339,8 @@ class Gdb:
         return self.generation
 
     def forget_frames(self):
+        from . import gdb_perf
+        gdb_perf.refresh()
         gdb.invalidate_cached_frames()
 
     def live_pid(self):
@@ -674,7 +684,7 @@ Usage: print $_stackmap_id()"""
 
 def _connect():
     ev = gdb.events
-    ev.stop.connect(GDB.invalidate)
+    ev.stop.connect(GDB.stopped)
     ev.cont.connect(GDB.invalidate)
     ev.memory_changed.connect(GDB.invalidate)
     ev.inferior_call.connect(GDB.invalidate)

@@ -10,8 +10,10 @@ never register their code with GDB (Node.js with --perf-basic-prof, CPython -X p
   for, and :func:`line_at` for the source line a jitdump gives.
 
 The files are read by the commands' session (commands.Session.perf_maps), again at most once
-per stop: a live process's own (/tmp/perf-PID.map, the jitdump files it maps), and those named
-with `jitmap perf-map FILE`. Without any, the unwinder returns at once.
+per stop the user sees: a live process's own (/tmp/perf-PID.map, the jitdump files it maps),
+and those named with `jitmap perf-map FILE`. The unwinder is registered with GDB only once
+some file was found (at a stop, or by that command): a program without perf maps pays nothing
+per frame.
 """
 import os
 import traceback
@@ -137,6 +139,17 @@ class PerfMapUnwinder(gdb.unwinder.Unwinder):
 
 
 _registered = False
+_unwinder = None
+
+
+def refresh(*_args):
+    """At a stop (and after `jitmap perf-map`): the files read again; the unwinder registered
+    once there are any."""
+    global _unwinder
+    if _unwinder is None and maps() is not None:
+        _unwinder = PerfMapUnwinder()
+        gdb.unwinder.register_unwinder(None, _unwinder, replace=True)
+        gdb.invalidate_cached_frames()
 
 
 def register():
@@ -144,4 +157,5 @@ def register():
     if _registered:
         return
     _registered = True
-    gdb.unwinder.register_unwinder(None, PerfMapUnwinder(), replace=True)
+    gdb.events.stop.connect(refresh)
+    refresh()  # loaded after an attach: its stop has passed
