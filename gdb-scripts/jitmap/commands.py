@@ -149,6 +149,17 @@ class Session:
                 maps.add_process(pid)
         return maps if maps.files() else None
 
+    def perf_reread(self, drop=False):
+        """Read the files again at the next use; `drop`: start from none (what was read from
+        files no longer wanted goes)."""
+        if self._perf is None:
+            return
+        if drop:
+            self._perf[1].close()
+            self._perf = None
+        else:
+            self._perf[2] = None
+
     def perf_code(self, dbg, frame):
         """What a perf map or jitdump says of a frame's code (perfmaps.PerfMaps.lookup), or
         None."""
@@ -584,14 +595,14 @@ def _run_break(ctx, opts, args):
 
 
 def _run_perf_map(ctx, opts, args):
+    from . import perfmaps
     dbg, s = ctx.dbg, ctx.session
     if "off" in opts or "on" in opts:
         s.perf_own = "on" in opts
-        s._perf = None  # read again, without (or with) the process's own
+        s.perf_reread(drop=True)  # without (or with) the process's own
     lines = []
     for path in args:
         path = os.path.expanduser(path)
-        from . import perfmaps
         probe = perfmaps.PerfMaps()
         try:
             n = probe.add_file(path)
@@ -601,7 +612,7 @@ def _run_perf_map(ctx, opts, args):
             probe.close()
         if path not in s.perf_files:
             s.perf_files.append(path)
-        s._perf = None if s._perf is None else s._perf[:2] + [None]  # read at next use
+        s.perf_reread()
         lines.append("jitmap: %s: %s" % (path, F.plural(n, "code object")))
     if args or "off" in opts or "on" in opts:
         forget = getattr(dbg, "forget_frames", None)
@@ -618,7 +629,8 @@ def _run_perf_map(ctx, opts, args):
         out.append("%s: %s" % (path, F.plural(n, "code object")))
     if not out:
         out.append("No perf map or jitdump file is read%s." % (
-            "" if s.perf_own else " (the process's own are not read: %s -on)" % ctx.who))
+            "" if s.perf_own else " (the process's own are not read: %s %s)" % (
+                ctx.who, ctx.spelled("on"))))
     if s.perf_files:
         out.append("Named with %s: %s." % (ctx.who, ", ".join(s.perf_files)))
     problems = maps.problems() if maps else []
