@@ -98,6 +98,7 @@ struct pm_file {
 	size_t nnames, cap_names;
 	struct seg *seg;
 	size_t nseg, seg_mapped;
+	size_t nranges; /* the code objects it names: lines, or code loads (a move is no new one) */
 	bool dirty;
 	char *problems[MAX_LISTED + 1];
 	size_t nproblems, unlisted;
@@ -127,7 +128,7 @@ static void file_clear(struct pm_file *f)
 	f->names = NULL;
 	f->seg = NULL;
 	f->ne = f->cap_e = f->e_mapped = f->ndbg = f->cap_dbg = f->nnames = f->cap_names = 0;
-	f->nseg = f->seg_mapped = 0;
+	f->nseg = f->seg_mapped = f->nranges = 0;
 	f->nproblems = f->unlisted = 0;
 	f->dirty = false;
 	f->have_st = false;
@@ -161,24 +162,30 @@ void jitmap_perfmap_free(jitmap_perfmap *m)
 	free(m);
 }
 
+static struct pm_file *file_named(const jitmap_perfmap *m, const char *path)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->files[i]->path, path))
+			return m->files[i];
+	return NULL;
+}
+
 /* The file named `origin`, emptied, or a new one added last; NULL when out of memory. */
 static struct pm_file *file_for(jitmap_perfmap *m, const char *origin, const char *kind)
 {
-	for (size_t i = 0; i < m->n; i++) {
-		struct pm_file *f = m->files[i];
-		if (!strcmp(f->path, origin)) {
-			char *source = NULL;
-			if (asprintf(&source, "%s %s", kind, origin) < 0)
-				return NULL;
-			file_clear(f);
-			free(f->source);
-			f->source = source;
-			return f;
-		}
+	struct pm_file *f = file_named(m, origin);
+	if (f) {
+		char *source = NULL;
+		if (asprintf(&source, "%s %s", kind, origin) < 0)
+			return NULL;
+		file_clear(f);
+		free(f->source);
+		f->source = source;
+		return f;
 	}
 	if (jitmap__grow(&m->files, &m->cap, m->n + 1, sizeof(*m->files)))
 		return NULL;
-	struct pm_file *f = calloc(1, sizeof(*f));
+	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(origin)) || asprintf(&f->source, "%s %s", kind, origin) < 0) {
 		if (f)
 			f->source = NULL;
@@ -297,7 +304,6 @@ static const char *skip_blanks(const char *s, const char *end)
 	return s;
 }
 
-/* One line; false only when out of memory. */
 /* One line of the map's text (f->text): its name stays there until looked up. False only
  * when out of memory. */
 static bool perf_map_line(struct pm_file *f, const char *s, const char *end, unsigned line,
@@ -369,6 +375,7 @@ static int perf_map_take(struct pm_file *f, char *text, size_t len, size_t mappe
 		s = le + 1;
 	}
 	problems_done(f);
+	f->nranges = added;
 	return added > INT32_MAX ? INT32_MAX : (int)added;
 }
 
@@ -394,9 +401,22 @@ int jitmap_perfmap_add_perf_map(jitmap_perfmap *m, const char *text, size_t len,
 
 struct reader {
 	const uint8_t *p;
-	size_t len;
 	jitmap_byte_order order;
 };
+
+/* Whether `len` bytes start with jitdump's magic, and (`order` may be NULL) in which byte order
+ * it was written. */
+static bool jitdump_order(const uint8_t *p, size_t len, jitmap_byte_order *order)
+{
+	for (int o = JITMAP_ORDER_LITTLE; len >= 4 && o <= JITMAP_ORDER_BIG; o++) {
+		if (jitmap__load(p, 4, (jitmap_byte_order)o) == JITDUMP_MAGIC) {
+			if (order)
+				*order = (jitmap_byte_order)o;
+			return true;
+		}
+	}
+	return false;
+}
 
 static uint64_t u32at(const struct reader *r, size_t off)
 {
@@ -481,15 +501,12 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 {
 	if (!m || !origin || (!data && len))
 		return jitmap__fail(err, -EINVAL, 0, "no map, origin or data");
-	struct reader r = {.p = data, .len = len, .order = JITMAP_ORDER_LITTLE};
+	struct reader r = {.p = data};
 	if (len < JITDUMP_HEADER)
 		return jitmap__fail(err, -EINVAL, 0, "%zu bytes: shorter than a jitdump header (%d)",
 				    len, JITDUMP_HEADER);
-	if (u32at(&r, 0) != JITDUMP_MAGIC) {
-		r.order = JITMAP_ORDER_BIG;
-		if (u32at(&r, 0) != JITDUMP_MAGIC)
-			return jitmap__fail(err, -EINVAL, 0, "no jitdump magic (JiTD)");
-	}
+	if (!jitdump_order(data, len, &r.order))
+		return jitmap__fail(err, -EINVAL, 0, "no jitdump magic (JiTD)");
 	const uint64_t version = u32at(&r, 4), header = u32at(&r, 8);
 	if (version != 1)
 		return jitmap__fail(err, -EINVAL, 4, "jitdump version %" PRIu64 " (jitmap reads 1)",
@@ -594,6 +611,7 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 		if (f->e[i].ndbg > 1)
 			qsort(f->dbg + f->e[i].dbg, f->e[i].ndbg, sizeof(*f->dbg), cmp_dbg);
 	problems_done(f);
+	f->nranges = added;
 	if (rc)
 		return rc;
 	return added > INT32_MAX ? INT32_MAX : (int)added;
@@ -605,22 +623,6 @@ static bool same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
 	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
-}
-
-static struct pm_file *file_named(const jitmap_perfmap *m, const char *path)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->files[i]->path, path))
-			return m->files[i];
-	return NULL;
-}
-
-static size_t file_ranges(const struct pm_file *f)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < f->ne; i++)
-		n += f->e[i].name != NONE;
-	return n;
 }
 
 /* A problem of its own for a file that could not be read (replacing what it said). */
@@ -649,8 +651,7 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 	struct pm_file *old = file_named(m, path);
 	if (old && old->have_st && same_file(&old->st, &st)) {
 		close(fd);
-		const size_t n = file_ranges(old);
-		return n > INT32_MAX ? INT32_MAX : (int)n;
+		return old->nranges > INT32_MAX ? INT32_MAX : (int)old->nranges;
 	}
 	if ((uint64_t)st.st_size > MAX_FILE) {
 		close(fd);
@@ -687,11 +688,7 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 		len += (size_t)got;
 	}
 	int rc;
-	const bool jitdump = len >= 4 && (jitmap__load((const uint8_t *)buf, 4, JITMAP_ORDER_LITTLE) ==
-					  JITDUMP_MAGIC ||
-					  jitmap__load((const uint8_t *)buf, 4, JITMAP_ORDER_BIG) ==
-					  JITDUMP_MAGIC);
-	if (jitdump) {
+	if (jitdump_order((const uint8_t *)buf, len, NULL)) {
 		jitmap_error e;
 		rc = jitmap_perfmap_add_jitdump(m, buf, len, path, &e);
 		if (rc == -EINVAL) {
@@ -965,7 +962,7 @@ size_t jitmap_perfmap_num_files(const jitmap_perfmap *m)
 const char *jitmap_perfmap_file(const jitmap_perfmap *m, size_t i, size_t *num_ranges)
 {
 	if (num_ranges)
-		*num_ranges = m && i < m->n ? file_ranges(m->files[i]) : 0;
+		*num_ranges = m && i < m->n ? m->files[i]->nranges : 0;
 	return m && i < m->n ? m->files[i]->path : NULL;
 }
 
@@ -973,7 +970,7 @@ size_t jitmap_perfmap_num_ranges(jitmap_perfmap *m)
 {
 	size_t n = 0;
 	for (size_t i = 0; m && i < m->n; i++)
-		n += file_ranges(m->files[i]);
+		n += m->files[i]->nranges;
 	return n;
 }
 
