@@ -147,7 +147,7 @@ class Session:
             pid = dbg.live_pid() if self.perf_own else None
             if pid:
                 maps.add_process(pid)
-        return maps if maps.files() else None
+        return maps if len(maps) else None
 
     def perf_reread(self, drop=False):
         """Read the files again at the next use; `drop`: start from none (what was read from
@@ -169,7 +169,7 @@ class Session:
             return None
         if maps is None:
             return None
-        return maps.lookup(frame.pc - 1 if frame.level > 0 and frame.pc else frame.pc)
+        return maps.code_at(frame.pc, frame.level > 0)
 
     def problems(self, limit=20):
         """What went wrong reading the process, at most `limit` sentences (then a count)."""

@@ -235,6 +235,7 @@ class JitFrameDecorator(FrameDecorator):
     def __init__(self, base, layouts=True):
         super().__init__(base)
         self._obj = False  # not looked up yet
+        self._perf = False  # what a perf map says of this frame's code: not looked up yet
         self._layouts = layouts  # whether any deopt layout may apply (asked once per bt)
 
     def _object(self):
@@ -249,6 +250,13 @@ class JitFrameDecorator(FrameDecorator):
                 self._obj = None
         return self._obj
 
+    def _perf_code(self):
+        """gdb_perf.code_at for a frame GDB has no name for (once per frame), else None."""
+        if self._perf is False:
+            frame = self.inferior_frame()
+            self._perf = gdb_perf.code_at(frame) if frame.name() is None else None
+        return self._perf
+
     @_quiet("??")
     def function(self):
         # GDB's own printing says "??" for a frame without a name; FrameDecorator's default
@@ -257,7 +265,7 @@ class JitFrameDecorator(FrameDecorator):
         frame = self.inferior_frame()
         try:
             if frame.name() is None:
-                return gdb_perf.name_at(frame) or "??"
+                return (self._perf_code() or {}).get("name") or "??"
         except gdb.error:
             return "??"
         return super().function()
@@ -271,18 +279,13 @@ class JitFrameDecorator(FrameDecorator):
     @_quiet(None)
     def filename(self):
         own = super().filename()
-        if own is None and self.inferior_frame().name() is None:
-            at = gdb_perf.line_at(self.inferior_frame())
-            return at[0] if at else None
-        return own
+        return own if own is not None else (self._perf_code() or {}).get("file")
 
     @_quiet(None)
     def line(self):
         own = super().line()
-        if own is None and self.inferior_frame().name() is None:
-            at = gdb_perf.line_at(self.inferior_frame())
-            return at[1] if at else None
-        return own
+        code = self._perf_code()
+        return own if own is not None or not code or not code["file"] else code["file_line"]
 
     @_quiet(None)
     def frame_args(self):

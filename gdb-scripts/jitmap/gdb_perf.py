@@ -6,8 +6,8 @@ never register their code with GDB (Node.js with --perf-basic-prof, CPython -X p
   the frame-pointer chain, is such code (V8 copies builtins beside its JIT code). It steps by
   the frame pointer with libjitmap's checks (perfmaps.frame_pointer_step) and declines every
   other frame, which GDB's own unwinders then take as before.
-- Names: jitmap's frame filter (gdb_frames.py) asks :func:`name_at` for a frame GDB has no name
-  for, and :func:`line_at` for the source line a jitdump gives.
+- Names: jitmap's frame filter (gdb_frames.py) asks :func:`code_at` for a frame GDB has no name
+  for: the map's name, and the source line a jitdump gives.
 
 The files are read by the commands' session (commands.Session.perf_maps), again at most once
 per stop the user sees: a live process's own (/tmp/perf-PID.map, the jitdump files it maps),
@@ -44,27 +44,16 @@ def maps():
         return None
 
 
-def _lookup(pc, outer):
+def code_at(frame):
+    """What a perf map or jitdump says of `frame`'s code (a gdb.Frame: perfmaps.PerfMaps.lookup's
+    dict), or None."""
     m = maps()
-    return m.lookup(pc - 1 if outer and pc else pc) if m else None
-
-
-def name_at(frame):
-    """The name a perf map or jitdump gives `frame`'s code (a gdb.Frame), or None."""
+    if m is None:
+        return None
     try:
-        sym = _lookup(frame.pc(), frame.level() > 0 if hasattr(frame, "level") else True)
+        return m.code_at(frame.pc(), frame.level() > 0)
     except gdb.error:
         return None
-    return sym["name"] if sym else None
-
-
-def line_at(frame):
-    """(file, line) a jitdump's debug info gives `frame`'s PC, or None."""
-    try:
-        sym = _lookup(frame.pc(), frame.level() > 0 if hasattr(frame, "level") else True)
-    except gdb.error:
-        return None
-    return (sym["file"], sym["file_line"]) if sym and sym["file"] else None
 
 
 def _named_by_gdb(pc):
@@ -108,9 +97,8 @@ class PerfMapUnwinder(gdb.unwinder.Unwinder):
             return None
         pc = int(pending.read_register("pc"))
         outer = pending.level() > 0
-        at = pc - 1 if outer and pc else pc
-        sym = m.lookup(at)
-        if sym is None and _named_by_gdb(at):
+        sym = m.code_at(pc, outer)
+        if sym is None and _named_by_gdb(pc - 1 if outer and pc else pc):
             return None
         sp_no, fp_no = lib.jitmap_reg_sp(arch), lib.jitmap_reg_fp(arch)
         name = {r: N.text(lib.jitmap_reg_name(arch, r)) for r in (sp_no, fp_no)}
@@ -121,7 +109,7 @@ class PerfMapUnwinder(gdb.unwinder.Unwinder):
                 arch, pc, regs, lambda a, n: inf.read_memory(a, n).tobytes(), not outer)
         except P.Unavailable:
             return None
-        if sym is None and m.lookup(caller_pc - 1) is None:
+        if sym is None and m.code_at(caller_pc, True) is None:
             return None  # unknown code, not between JIT frames: GDB's own guess stands
         info = pending.create_unwind_info(_FrameId(cfa, sym["lo"] if sym else pc))
         pc_name = N.text(lib.jitmap_reg_name(arch, lib.jitmap_reg_pc(arch))) or "pc"

@@ -60,6 +60,15 @@ class PerfMaps:
                 "source": text(sym.source), "line": sym.line, "file": text(sym.file),
                 "file_line": sym.file_line}
 
+    def code_at(self, pc, outer):
+        """lookup() of a frame's code: an outer frame's PC is a return address, which may lie
+        just past its call's code object, so the byte before it is looked up."""
+        return self.lookup(pc - 1 if outer and pc else pc)
+
+    def __len__(self):
+        """How many files were added."""
+        return self.lib.jitmap_perfmap_num_files(self.handle)
+
     def files(self):
         """[(path, code objects)] in the order added."""
         out = []
