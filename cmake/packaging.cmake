@@ -51,6 +51,10 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME jitmap)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "python3")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "gdb")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SUGGESTS "lldb, python3-lldb")
+# jitmap-dump opens libLLVM with dlopen for Mach-O and COFF files (tools/llvm_object.h).
+if(JITMAP_LLVM_OBJECT_MAJOR)
+  string(APPEND CPACK_DEBIAN_TOOLS_PACKAGE_SUGGESTS ", libllvm${JITMAP_LLVM_OBJECT_MAJOR}")
+endif()
 
 include(CPack)
 cpack_add_component(lib DISPLAY_NAME "libjitmap"

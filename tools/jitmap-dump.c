@@ -1,4 +1,5 @@
-/* jitmap-dump: print the LLVM stackmaps of ELF files and raw stackmap sections.
+/* jitmap-dump: print the LLVM stackmaps of ELF, Mach-O and COFF files and raw stackmap
+ * sections.
  *
  * Formats (docs/jitmap-dump.md; the JSON fields in docs/json.md):
  *   text          register and function names, statepoints decoded (the default);
@@ -26,6 +27,7 @@
 #include "jitmap/frame.h"
 #include "jitmap/process.h"
 #include "json.h"
+#include "llvm_object.h"
 #include "report.h"
 
 #ifndef JITMAP_VERSION
@@ -50,8 +52,9 @@ struct options {
 static const char usage_text[] =
 	"Usage: jitmap-dump [OPTION]... FILE...\n"
 	"Print the LLVM stackmap sections (.llvm_stackmaps) of ELF objects, executables and\n"
-	"shared libraries, or of FILEs that hold a raw stackmap section. For a core file,\n"
-	"print every stackmap the dumped process registered through the GDB JIT interface.\n"
+	"shared libraries, of Mach-O and COFF files (read through libLLVM), or of FILEs that\n"
+	"hold a raw stackmap section. For a core file, print every stackmap the dumped\n"
+	"process registered through the GDB JIT interface.\n"
 	"\n"
 	"  --format=FMT        text (default), json, or llvm-readobj (the text that\n"
 	"                      `llvm-readobj --stackmap` prints, for every blob)\n"
@@ -62,7 +65,7 @@ static const char usage_text[] =
 	"                      or all they are not decoded, under none they are\n"
 	"  --byte-order=ORDER  little or big, for raw sections (default: guessed)\n"
 	"  --arch=ARCH         x86-64, aarch64, ppc64, s390x or riscv64, for register names\n"
-	"                      in raw sections (ELF files say their own)\n"
+	"                      in raw sections (object files say their own)\n"
 	"  --exe=FILE          for core files: the program's executable, when it is no longer\n"
 	"                      where the core says (matched by build ID, real path or name)\n"
 	"  --sysroot=DIR       for core files: look the files the core maps up under DIR\n"
@@ -784,14 +787,24 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 			free(data);
 			return 1;
 		}
-		JITMAP_OPTS(jitmap_parse_opts, opts, .order = o->order, .arch = o->arch);
-		raw = sm = jitmap_stackmap_parse(data, len, &opts, &e);
-		free(data);
-		if (!sm) {
-			report(path, &e);
-			return 1;
+		if (llvm_object_format(data, len) != LLVM_OBJECT_NONE) {
+			const int rc = llvm_object_read(path, data, len, &sm, kind, sizeof(kind), &e);
+			free(data);
+			if (rc) {
+				report(path, &e);
+				return 1;
+			}
+			raw = sm;
+		} else {
+			JITMAP_OPTS(jitmap_parse_opts, opts, .order = o->order, .arch = o->arch);
+			raw = sm = jitmap_stackmap_parse(data, len, &opts, &e);
+			free(data);
+			if (!sm) {
+				report(path, &e);
+				return 1;
+			}
+			snprintf(kind, sizeof(kind), "raw stackmap section");
 		}
-		snprintf(kind, sizeof(kind), "raw stackmap section");
 	}
 
 	switch (o->format) {
@@ -940,7 +953,8 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			printf("jitmap-dump %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
+			printf("jitmap-dump %s (libjitmap %s; Mach-O and COFF: %s)\n", JITMAP_VERSION,
+			       jitmap_version(), llvm_object_support());
 			return 0;
 		default:
 			fprintf(stderr, "Try 'jitmap-dump --help' for more information.\n");

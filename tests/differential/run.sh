@@ -211,5 +211,57 @@ PY
 }
 resolved_offsets
 
+# -- Mach-O and COFF: relocated addresses and names --
+#
+# llvm-readobj prints the stored addresses (0 in objects; checked above with the rest);
+# jitmap-dump's JSON must give each function the symbol its relocation names (Mach-O's leading
+# underscore dropped) at that symbol's address, as llvm-objdump -r and llvm-nm read them.
+object_symbols() {
+	local obj name llc seen=0
+	for obj in "$outdir"/*_macho_*.o "$outdir"/*_coff_*.o; do
+		[[ -f $obj ]] || continue
+		name=symbols_$(basename "$obj" .o)
+		llc=${name##*_}
+		seen=1
+		if ! "llvm-objdump-$llc" -r "$obj" >"$outdir/$name.relocs" 2>&1 ||
+			! "llvm-nm-$llc" "$obj" >"$outdir/$name.nm" 2>&1 ||
+			! "$dump" --format=json "$obj" >"$outdir/$name.json" 2>"$outdir/$name.err"; then
+			fail "$name" "llvm-objdump, llvm-nm or jitmap-dump failed" "$outdir/$name.err"
+			continue
+		fi
+		if ! python3 "$here/../lib/jsoncontract.py" jitmap-dump "$outdir/$name.json" 2>"$outdir/$name.err"; then
+			fail "$name" "jitmap-dump --format=json breaks its schema" "$outdir/$name.err"
+			continue
+		fi
+		local why
+		if why=$(python3 - "$outdir/$name.relocs" "$outdir/$name.nm" "$outdir/$name.json" <<'PY'
+import json, re, sys
+relocs, nm, dump = open(sys.argv[1]).read(), open(sys.argv[2]).read(), json.load(open(sys.argv[3]))
+section = re.split(r"RELOCATION RECORDS FOR \[(?:__llvm_stackmaps|\.llvm_stackmaps)\]:", relocs)
+if len(section) < 2:
+    sys.exit("no relocations of the stackmap section")
+fields = re.findall(r"^([0-9a-f]+) +\S+ +(\S+)$", section[1].split("RELOCATION RECORDS", 1)[0], re.M)
+address = {n: int(a, 16) for a, n in re.findall(r"^([0-9a-f]+) +[A-Za-z] +(\S+)$", nm, re.M)}
+functions = dump["blobs"][0]["functions"]
+macho = "Mach-O" in dump["kind"]
+if len(fields) != len(functions):
+    sys.exit("%d relocations for %d functions" % (len(fields), len(functions)))
+for off, sym in fields:
+    i = (int(off, 16) - 16) // 24  # version 3: a 16-byte header, 24 bytes a function
+    want = sym[1:] if macho and sym.startswith("_") else sym
+    f = functions[i]
+    if f["name"] != want or int(f["address"], 16) != address[sym]:
+        sys.exit("function %d is %s at %s, want %s at 0x%x" % (i, f["name"], f["address"], want, address[sym]))
+PY
+		); then
+			pass "$name"
+		else
+			fail "$name" "$why"
+		fi
+	done
+	[[ $seen == 1 ]] || skip object_symbols "no Mach-O or COFF object was compiled"
+}
+object_symbols
+
 echo "differential: $passed passed, $failed failed, $skipped skipped"
 [[ $failed -eq 0 ]]

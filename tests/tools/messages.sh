@@ -37,6 +37,39 @@ expect 1 "jitmap-dump: $work/text: unknown stackmap version 104 (jitmap reads ve
 
 expect 1 "jitmap-dump: $work/reserved: offset 0x1: non-zero reserved byte in the stackmap header" "$dump" "$work/reserved"
 
+# Mach-O and COFF files, read through libLLVM: a damaged one is named with LLVM's reason, and
+# one LLVM gives up on mid-way (report_fatal_error) ends jitmap-dump with status 1, no abort.
+# expect_like STATUS 'GLOB' CMD...: as expect, stderr matched against a glob.
+expect_like() {
+  local want_rc=$1 want_err=$2; shift 2
+  local err rc=0
+  err=$("$@" 2>&1 >/dev/null) || rc=$?
+  # shellcheck disable=SC2053
+  if [[ $rc -eq $want_rc && $err == $want_err ]]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    printf 'FAIL: %s\n  want exit %d: %s\n  got  exit %d: %s\n' "$*" "$want_rc" "$want_err" "$rc" "$err"
+  fi
+}
+ir=$(dirname "${BASH_SOURCE[0]}")/../fixtures/ir/stackmap_frames.ll
+if command -v llc-14 >/dev/null 2>&1 && [[ $("$dump" --version) != *"COFF: not built in"* ]]; then
+  llc-14 -filetype=obj -mtriple=x86_64-apple-macosx "$ir" -o "$work/m.o"
+  llc-14 -filetype=obj -mtriple=x86_64-pc-windows-msvc "$ir" -o "$work/c.o"
+  head -c 300 "$work/m.o" >"$work/macho-cut"
+  expect_like 1 "jitmap-dump: $work/macho-cut: LLVM cannot read it: truncated or malformed object (*)" "$dump" "$work/macho-cut"
+  printf '\312\376\272\276\000\000\000\002' >"$work/fat"
+  expect_like 1 "jitmap-dump: $work/fat: LLVM cannot read it: truncated or malformed fat file (*)" "$dump" "$work/fat"
+  # The first section's name: "/N" points N bytes into the string table, here far past it.
+  cp "$work/c.o" "$work/coff-name"
+  printf '/9999999' | dd of="$work/coff-name" bs=1 seek=20 conv=notrunc status=none
+  expect_like 1 "jitmap-dump: $work/coff-name: LLVM could not read it: * (the files after it are not read)" "$dump" "$work/coff-name" "$work/m.o"
+  out=$("$dump" "$work/m.o" "$work/c.o" 2>&1); rc=$?
+  if [[ $rc -eq 0 && $out == *"m.o: Mach-O relocatable object, x86-64, little-endian, 1 blob"* &&
+        $out == *"c.o: COFF relocatable object, x86-64, little-endian, 1 blob"* ]]; then pass=$((pass + 1))
+  else fail=$((fail + 1)); echo "FAIL: jitmap-dump on a Mach-O and a COFF object: exit $rc: ${out:0:200}"; fi
+fi
+
 expect 1 "jitmap-stack: 0: not a process ID (1 to 2147483647), and no file of that name" "$stack" 0
 expect 1 "jitmap-stack: 99999999999: not a process ID (1 to 2147483647), and no file of that name" "$stack" 99999999999
 expect 1 "jitmap-stack: $work: a directory, not a core file" "$stack" "$work"
