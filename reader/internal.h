@@ -35,6 +35,25 @@ struct jitmap_stackmap {
 	char **names;             /* per function, owned; functions[i].name points here */
 	uint64_t *sizes;          /* per function: its symbol's size in bytes, 0 when unknown */
 
+	/* Dialects (jitmap_dialect): per blob; ykllvm's groupings, NULL in sections without. */
+	uint8_t *blob_dialects;
+	struct jitmap__record_vars {
+		size_t first;     /* into var_locations */
+		uint16_t num;
+	} *record_vars;           /* per record */
+	uint8_t *var_locations;   /* per live variable: its count of locations */
+	struct jitmap__loc_extras {
+		size_t first;     /* into extras */
+		uint16_t num;
+	} *loc_extras;            /* per location */
+	int16_t *extras;
+	struct jitmap__spill_table {
+		uint8_t known, has_fp;
+		uint32_t num;
+		size_t first;     /* into spills */
+	} *spill_tables;          /* per function */
+	jitmap_spill *spills;
+
 	/* The PC index is rebuilt lazily after addresses change (relocation, bias). */
 	int index_dirty;
 	uint64_t generation; /* bumped when addresses change, so jitmap_index notices too */

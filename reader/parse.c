@@ -24,6 +24,9 @@ struct walk {
 	jitmap_error *err;
 	jitmap_stackmap *sm; /* NULL while counting */
 	size_t blobs, functions, constants, records, locations, live_outs;
+	/* ykllvm's layouts (jitmap_dialect): live variables, extra places, spills. */
+	size_t vars, extras, spills, extras_locations, spill_tables;
+	int force_dialect; /* -1: tell by the bytes; else the dialect to read (a trial) */
 };
 
 #define U16(p) ((uint16_t)jitmap__load((p), 2, w->order))
@@ -40,8 +43,10 @@ static int all_zero(const uint8_t *p, uint64_t n)
 	return 1;
 }
 
-static int walk_location(struct walk *w, uint8_t version, uint64_t at, uint32_t rec_no,
-			 uint16_t loc_no, uint32_t num_constants)
+/* A location at `at`; in version 3 its offset field is at `offset_at` (at + 8 but in
+ * ykllvm's extras layout, where the extra places come before it). */
+static int walk_location(struct walk *w, uint8_t version, uint64_t at, uint64_t offset_at,
+			 uint32_t rec_no, uint16_t loc_no, uint32_t num_constants)
 {
 	const uint8_t *p = w->buf + at;
 	jitmap_location loc;
@@ -56,7 +61,7 @@ static int walk_location(struct walk *w, uint8_t version, uint64_t at, uint32_t 
 		if (U16(p + 6) != 0)
 			return FAIL(at + 6, "record %u location %u: non-zero reserved field",
 				    rec_no, loc_no);
-		loc.offset = (int32_t)U32(p + 8);
+		loc.offset = (int32_t)U32(w->buf + offset_at);
 	} else {
 		/* v1/v2: u8 kind, u8 size, u16 reg, i32 offset (the emitter wrote the size in
 		 * the byte the v1 documentation calls reserved). */
@@ -70,7 +75,7 @@ static int walk_location(struct walk *w, uint8_t version, uint64_t at, uint32_t 
 			    (unsigned)loc.kind);
 	if (loc.kind == JITMAP_LOC_CONSTANT_INDEX &&
 	    (loc.offset < 0 || (uint32_t)loc.offset >= num_constants))
-		return FAIL(at + (version == 3 ? 8 : 4),
+		return FAIL(version == 3 ? offset_at : at + 4,
 			    "record %u location %u: constant index %d out of range (%u constants)",
 			    rec_no, loc_no, loc.offset, num_constants);
 	if (w->sm)
@@ -79,7 +84,213 @@ static int walk_location(struct walk *w, uint8_t version, uint64_t at, uint32_t 
 	return 0;
 }
 
-/* Walk the blob at `start`; on success store where it ends (8-aligned) in `*end`. */
+/* -- ykllvm's layouts (docs/stackmap-format.md, "ykllvm") -- */
+
+/* A ykllvm record's body: `nvars` live variables, each a u8 count of locations, packed; with
+ * extras (JITMAP_DIALECT_YK_EXTRAS) a location is 14 + 2E bytes: its first 8 as LLVM's, a u16
+ * count E, E i16 extra places, then the i32 offset. `*pos` is blob-relative. */
+static int walk_live_vars(struct walk *w, jitmap_dialect d, uint64_t start, uint64_t *pos,
+			  uint32_t r, uint16_t nvars, uint32_t nc)
+{
+	const uint8_t *b = w->buf + start;
+	const uint64_t left = w->len - start;
+	uint64_t at = *pos;
+	uint32_t nloc = 0;
+	for (uint16_t v = 0; v < nvars; v++) {
+		if (at >= left)
+			return FAIL(start + at, "record %u live variable %u: truncated", r, v);
+		const uint8_t n = b[at++];
+		if (w->sm)
+			w->sm->var_locations[w->vars] = n;
+		w->vars++;
+		for (uint8_t l = 0; l < n; l++, nloc++) {
+			if (nloc == UINT16_MAX)
+				return FAIL(start + at, "record %u: more than 65535 locations in its "
+					    "live variables", r);
+			uint64_t need = 12, nx = 0;
+			if (d == JITMAP_DIALECT_YK_EXTRAS && left - at >= 10) {
+				nx = U16(b + at + 8);
+				need = 14 + 2 * nx;
+			}
+			if (need > left - at)
+				return FAIL(start + at, "record %u location %u: truncated: %llu bytes "
+					    "needed, %llu left", r, nloc, (unsigned long long)need,
+					    (unsigned long long)(left - at));
+			const uint64_t offset_at = at + (d == JITMAP_DIALECT_YK_EXTRAS ? 10 + 2 * nx : 8);
+			const int rc = walk_location(w, 3, start + at, start + offset_at, r,
+						     (uint16_t)nloc, nc);
+			if (rc)
+				return rc;
+			if (nx && b[at] != JITMAP_LOC_REGISTER)
+				return FAIL(start + at + 8, "record %u location %u: extra places on a "
+					    "location of kind %s (ykllvm gives them to registers only)", r,
+					    nloc, jitmap_loc_kind_name(b[at]));
+			if (d == JITMAP_DIALECT_YK_EXTRAS) {
+				if (w->sm) {
+					w->sm->loc_extras[w->locations - 1].first = w->extras;
+					w->sm->loc_extras[w->locations - 1].num = (uint16_t)nx;
+					for (uint64_t i = 0; i < nx; i++)
+						w->sm->extras[w->extras + i] = (int16_t)U16(b + at + 10 + 2 * i);
+				}
+				w->extras += nx;
+				w->extras_locations++;
+			}
+			at += need;
+		}
+	}
+	*pos = at;
+	return 0;
+}
+
+/* ykllvm's spill tables (JITMAP_DIALECT_YK_EXTRAS), one per function after the records, packed:
+ * u8 has-frame-pointer (0 or 1), u8 0, u32 count, count x {u16 register, u16 0, i32 frame
+ * index}. */
+static int walk_spills(struct walk *w, uint64_t start, uint64_t *pos, uint32_t nf,
+		       size_t first_function)
+{
+	const uint8_t *b = w->buf + start;
+	const uint64_t left = w->len - start;
+	uint64_t at = *pos;
+	for (uint32_t i = 0; i < nf; i++) {
+		if (left - at < 6)
+			return FAIL(start + at, "function %u's spill table truncated: %llu bytes left, "
+				    "it needs 6", i, (unsigned long long)(left - at));
+		if (b[at] > 1)
+			return FAIL(start + at, "function %u's spill table: frame pointer flag %u "
+				    "(0 or 1)", i, b[at]);
+		if (b[at + 1])
+			return FAIL(start + at + 1, "function %u's spill table: non-zero padding", i);
+		const uint32_t ns = U32(b + at + 2);
+		at += 6;
+		if ((uint64_t)ns * 8 > left - at)
+			return FAIL(start + at - 4, "function %u: spill count %u overruns the section",
+				    i, ns);
+		if (w->sm) {
+			struct jitmap__spill_table *t = &w->sm->spill_tables[first_function + i];
+			t->known = 1;
+			t->has_fp = b[at - 6];
+			t->first = w->spills;
+			t->num = ns;
+		}
+		for (uint32_t k = 0; k < ns; k++, at += 8) {
+			if (U16(b + at + 2))
+				return FAIL(start + at + 2, "function %u spill %u: non-zero padding", i, k);
+			if (w->sm) {
+				w->sm->spills[w->spills].dwarf_reg = U16(b + at);
+				w->sm->spills[w->spills].frame_index = (int32_t)U32(b + at + 4);
+			}
+			w->spills++;
+		}
+		w->spill_tables++;
+	}
+	*pos = at;
+	return 0;
+}
+
+/* 1 when the first record with a location has ykllvm's shape, 0 when it does not, -1 when
+ * no record has one: then the bytes differ only by ykllvm's spill tables. At +16 LLVM has a
+ * location (kind 1 to 5, a zero reserved byte, a u16 size that is never a multiple of 256);
+ * ykllvm has u8 counts of locations (zero for a variable without any), and after the first
+ * count that is not zero a location: kind 1 to 5, a zero byte, the size. So ykllvm's shape
+ * is zero or more zero bytes, a count, a kind, a zero byte, which in LLVM's layout would be a
+ * kind 0, or a reserved byte that is not zero and a size of 256 bytes or a multiple: a
+ * damaged LLVM section stays LLVM's, and its error says what LLVM's layout finds. Records
+ * whose variables have no location are skipped as ykllvm lays them out. `pos` is
+ * blob-relative. */
+static int yk_family(const struct walk *w, uint64_t start, uint64_t pos, uint32_t nr)
+{
+	const uint8_t *b = w->buf + start;
+	const uint64_t left = w->len - start;
+	for (uint32_t r = 0; r < nr; r++) {
+		if (pos > left || left - pos < 24)
+			return 0; /* truncated: LLVM's walk says where */
+		const uint16_t n = U16(b + pos + 14);
+		uint64_t at = pos + 16;
+		for (uint16_t v = 0; v < n && at < left; v++, at++)
+			if (b[at])
+				return left - at >= 3 && b[at + 1] >= 1 && b[at + 1] <= 5 &&
+				       b[at + 2] == 0;
+		if (at >= left)
+			return 0;
+		at = jitmap__align8(at);
+		if (at > left || left - at < 4)
+			return 0;
+		pos = jitmap__align8(at + 4 + 4 * (uint64_t)U16(b + at + 2));
+	}
+	return -1;
+}
+
+/* Whether a blob that ends at `end` leaves the section as the walk expects: at its end, or
+ * zeros and then the next blob (a version byte at an 8-aligned offset). */
+static int clean_end(const struct walk *w, uint64_t end)
+{
+	uint64_t at = end;
+	while (at < w->len && !w->buf[at])
+		at++;
+	return at == w->len || (at % 8 == 0 && w->buf[at] >= 1 && w->buf[at] <= 3);
+}
+
+static int walk_blob(struct walk *w, uint64_t start, uint64_t *end);
+
+/* The layout of the version 3 blob at `start`, or -EINVAL with `w->err` filled. A ykllvm
+ * candidate is taken only when the whole blob reads in it and ends cleanly. A blob whose
+ * records have ykllvm's shape and fit neither ykllvm layout is reported as read in the layout
+ * with extras (the one yk always asks for); LLVM's layout cannot read such a record. */
+static int choose_dialect(const struct walk *w, uint64_t start, uint64_t records_at, uint32_t nr)
+{
+	/* ykllvm targets x86-64 alone; the shape test below relies on little-endian sizes. */
+	const int family = w->order == JITMAP_ORDER_LITTLE ? yk_family(w, start, records_at, nr) : 0;
+	if (family == 0)
+		return JITMAP_DIALECT_LLVM;
+	struct walk t = *w;
+	jitmap_error e, extras_err;
+	uint64_t end, llvm_end;
+	t.sm = NULL;
+	t.err = &extras_err;
+	t.force_dialect = JITMAP_DIALECT_YK_EXTRAS;
+	int extras = !walk_blob(&t, start, &end);
+	if (extras && !clean_end(w, end)) {
+		extras = 0;
+		jitmap__fail(&extras_err, -EINVAL, end, "%llu byte%s after the spill tables: "
+			     "neither padding nor another stackmap", (unsigned long long)(w->len - end),
+			     w->len - end == 1 ? "" : "s");
+	}
+	if (family > 0) {
+		if (extras)
+			return JITMAP_DIALECT_YK_EXTRAS;
+		t = *w;
+		t.sm = NULL;
+		t.err = &e;
+		t.force_dialect = JITMAP_DIALECT_YK;
+		if (!walk_blob(&t, start, &end) && clean_end(w, end))
+			return JITMAP_DIALECT_YK;
+		return FAIL(extras_err.offset, "ykllvm layout (its records count live variables): %s",
+			    extras_err.reason);
+	}
+	/* No locations anywhere: where a record has no variables, LLVM's bytes and ykllvm's
+	 * without extras are the same. With extras, spill tables follow the records; all zeros
+	 * there read as LLVM's padding (the same meaning). */
+	t = *w;
+	t.sm = NULL;
+	t.err = &e;
+	t.force_dialect = JITMAP_DIALECT_LLVM;
+	const int llvm = !walk_blob(&t, start, &llvm_end);
+	if (extras && (!llvm || (llvm_end < end && !all_zero(w->buf + llvm_end, end - llvm_end))))
+		return JITMAP_DIALECT_YK_EXTRAS;
+	if (llvm)
+		return JITMAP_DIALECT_LLVM;
+	/* variables without locations (LLVM's layout read a kind 0) */
+	t = *w;
+	t.sm = NULL;
+	t.err = &e;
+	t.force_dialect = JITMAP_DIALECT_YK;
+	if (!walk_blob(&t, start, &end) && clean_end(w, end))
+		return JITMAP_DIALECT_YK;
+	return JITMAP_DIALECT_LLVM;
+}
+
+/* Walk the blob at `start`; on success store where it ends in `*end` (8-aligned but after
+ * ykllvm's spill tables, which are packed). */
 static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 {
 	const uint64_t left = w->len - start; /* bytes from the blob start to the section end */
@@ -161,6 +372,16 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 		w->constants++;
 	}
 
+	jitmap_dialect dialect = JITMAP_DIALECT_LLVM;
+	if (version == 3 && w->force_dialect >= 0) {
+		dialect = (jitmap_dialect)w->force_dialect;
+	} else if (version == 3) {
+		rc = choose_dialect(w, start, pos, nr);
+		if (rc < 0)
+			return rc;
+		dialect = (jitmap_dialect)rc;
+	}
+
 	/* Records. In v1 records cannot be assigned to functions unless there is only one:
 	 * that is why v2 added RecordCount. */
 	uint32_t owner = 0;
@@ -178,15 +399,22 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 		if (flags != 0)
 			return FAIL(start + pos + 12, "record %u: non-zero reserved field", r);
 		pos += 16;
-		if ((uint64_t)nloc * locsize > left - pos)
-			return FAIL(start + rec_at + 14,
-				    "record %u: location count %u overruns the section", r, nloc);
-		const size_t first_location = w->locations;
-		for (uint16_t l = 0; l < nloc; l++) {
-			rc = walk_location(w, version, start + pos, r, l, nc);
+		const size_t first_location = w->locations, first_var = w->vars;
+		if (dialect != JITMAP_DIALECT_LLVM) {
+			/* ykllvm: the count is of live variables */
+			rc = walk_live_vars(w, dialect, start, &pos, r, nloc, nc);
 			if (rc)
 				return rc;
-			pos += locsize;
+		} else {
+			if ((uint64_t)nloc * locsize > left - pos)
+				return FAIL(start + rec_at + 14,
+					    "record %u: location count %u overruns the section", r, nloc);
+			for (uint16_t l = 0; l < nloc; l++) {
+				rc = walk_location(w, version, start + pos, start + pos + 8, r, l, nc);
+				if (rc)
+					return rc;
+				pos += locsize;
+			}
 		}
 		if (version == 3) {
 			const uint64_t aligned = jitmap__align8(pos);
@@ -244,7 +472,11 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 			rec->id = id;
 			rec->instruction_offset = rec->raw_instruction_offset = ioff;
 			rec->flags = flags;
-			rec->num_locations = nloc;
+			rec->num_locations = (uint16_t)(w->locations - first_location);
+			if (dialect != JITMAP_DIALECT_LLVM && w->sm->record_vars) {
+				w->sm->record_vars[w->records].first = first_var;
+				w->sm->record_vars[w->records].num = nloc;
+			}
 			rec->num_live_outs = nlive;
 			rec->locations = w->sm->locations + first_location;
 			rec->live_outs = w->sm->live_outs + first_live_out;
@@ -254,9 +486,15 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 		}
 		w->records++;
 	}
+	if (dialect == JITMAP_DIALECT_YK_EXTRAS) {
+		rc = walk_spills(w, start, &pos, nf, first_function);
+		if (rc)
+			return rc;
+	}
 
 	if (w->sm) {
 		jitmap_blob *bl = &w->sm->blobs[blob_no];
+		w->sm->blob_dialects[blob_no] = (uint8_t)dialect;
 		bl->version = version;
 		bl->section_offset = start;
 		bl->size = pos;
@@ -315,7 +553,7 @@ static uint64_t header_claims(const uint8_t *buf, size_t len, jitmap_byte_order 
 jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 				       const jitmap_parse_opts *opts, jitmap_error *err)
 {
-	struct walk w = {.buf = buf, .len = len, .err = err};
+	struct walk w = {.buf = buf, .len = len, .err = err, .force_dialect = -1};
 	jitmap_stackmap *sm = NULL;
 	int rc;
 
@@ -365,12 +603,28 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 	sm->records = calloc(w.records + 1, sizeof(*sm->records));
 	sm->locations = calloc(w.locations + 1, sizeof(*sm->locations));
 	sm->live_outs = calloc(w.live_outs + 1, sizeof(*sm->live_outs));
+	sm->blob_dialects = calloc(w.blobs + 1, 1);
 	if (!sm->blobs || !sm->functions || !sm->names || !sm->sizes || !sm->constants ||
-	    !sm->records ||
-	    !sm->locations || !sm->live_outs)
+	    !sm->records || !sm->locations || !sm->live_outs || !sm->blob_dialects)
 		goto fail;
+	/* ykllvm's groupings, only for sections that have them. */
+	if (w.vars || w.spill_tables) {
+		sm->record_vars = calloc(w.records + 1, sizeof(*sm->record_vars));
+		sm->var_locations = calloc(w.vars + 1, 1);
+		if (!sm->record_vars || !sm->var_locations)
+			goto fail;
+	}
+	if (w.extras_locations || w.spill_tables) {
+		sm->loc_extras = calloc(w.locations + 1, sizeof(*sm->loc_extras));
+		sm->extras = calloc(w.extras + 1, sizeof(*sm->extras));
+		sm->spill_tables = calloc(w.functions + 1, sizeof(*sm->spill_tables));
+		sm->spills = calloc(w.spills + 1, sizeof(*sm->spills));
+		if (!sm->loc_extras || !sm->extras || !sm->spill_tables || !sm->spills)
+			goto fail;
+	}
 
-	struct walk fill = {.buf = buf, .len = len, .order = w.order, .err = err, .sm = sm};
+	struct walk fill = {.buf = buf, .len = len, .order = w.order, .err = err, .sm = sm,
+			    .force_dialect = -1};
 	rc = walk_section(&fill);
 	if (rc)
 		goto fail; /* cannot happen unless the caller changed the bytes meanwhile */
@@ -405,6 +659,13 @@ void jitmap_stackmap_free(jitmap_stackmap *sm)
 	free(sm->live_outs);
 	free(sm->index);
 	free(sm->functions_by_address);
+	free(sm->blob_dialects);
+	free(sm->record_vars);
+	free(sm->var_locations);
+	free(sm->loc_extras);
+	free(sm->extras);
+	free(sm->spill_tables);
+	free(sm->spills);
 	free(sm);
 }
 
@@ -569,4 +830,82 @@ int jitmap_stackmap_merge(jitmap_stackmap *sm, const jitmap_stackmap *from)
 		sm->generation++;
 	}
 	return filled;
+}
+
+/* -- Dialects -- */
+
+const char *jitmap_dialect_name(jitmap_dialect d)
+{
+	switch (d) {
+	case JITMAP_DIALECT_LLVM: return "llvm";
+	case JITMAP_DIALECT_YK: return "ykllvm";
+	case JITMAP_DIALECT_YK_EXTRAS: return "ykllvm-extras";
+	}
+	return NULL;
+}
+
+jitmap_dialect jitmap_blob_dialect(const jitmap_stackmap *sm, size_t i)
+{
+	return i < sm->num_blobs ? (jitmap_dialect)sm->blob_dialects[i] : JITMAP_DIALECT_LLVM;
+}
+
+/* The record's index in `sm`, or SIZE_MAX for a record of another stackmap. */
+static size_t record_index(const jitmap_stackmap *sm, const jitmap_record *rec)
+{
+	if (rec < sm->records || rec >= sm->records + sm->num_records)
+		return SIZE_MAX;
+	return (size_t)(rec - sm->records);
+}
+
+size_t jitmap_record_num_live_vars(const jitmap_stackmap *sm, const jitmap_record *rec)
+{
+	const size_t r = record_index(sm, rec);
+	if (r == SIZE_MAX)
+		return 0;
+	if (jitmap_blob_dialect(sm, rec->blob) == JITMAP_DIALECT_LLVM)
+		return rec->num_locations;
+	return sm->record_vars ? sm->record_vars[r].num : 0;
+}
+
+int jitmap_record_live_var(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i,
+			   uint16_t *first_location, uint16_t *num_locations)
+{
+	if (i >= jitmap_record_num_live_vars(sm, rec))
+		return -ERANGE;
+	if (jitmap_blob_dialect(sm, rec->blob) == JITMAP_DIALECT_LLVM) {
+		*first_location = (uint16_t)i;
+		*num_locations = 1;
+		return 0;
+	}
+	const struct jitmap__record_vars *v = &sm->record_vars[record_index(sm, rec)];
+	uint16_t first = 0;
+	for (size_t k = 0; k < i; k++)
+		first = (uint16_t)(first + sm->var_locations[v->first + k]);
+	*first_location = first;
+	*num_locations = sm->var_locations[v->first + i];
+	return 0;
+}
+
+size_t jitmap_location_extras(const jitmap_stackmap *sm, const jitmap_record *rec, size_t loc,
+			      const int16_t **extras)
+{
+	*extras = NULL;
+	if (!sm->loc_extras || record_index(sm, rec) == SIZE_MAX || loc >= rec->num_locations)
+		return 0;
+	const struct jitmap__loc_extras *x =
+		&sm->loc_extras[(size_t)(rec->locations - sm->locations) + loc];
+	*extras = sm->extras + x->first;
+	return x->num;
+}
+
+int jitmap_function_spills(const jitmap_stackmap *sm, size_t i, int *has_fp,
+			   const jitmap_spill **spills, size_t *num)
+{
+	if (i >= sm->num_functions)
+		return -ERANGE;
+	const struct jitmap__spill_table *t = sm->spill_tables ? &sm->spill_tables[i] : NULL;
+	*has_fp = t && t->known ? t->has_fp : -1;
+	*spills = t ? sm->spills + t->first : NULL;
+	*num = t ? t->num : 0;
+	return 0;
 }

@@ -89,6 +89,76 @@ static void reg_label(const jitmap_stackmap *sm, unsigned regno, char *out, size
 		snprintf(out, len, "R#%u", regno);
 }
 
+/* -- ykllvm's live variables and extra places (jitmap_dialect) -- */
+
+static bool yk_record(const jitmap_stackmap *sm, const jitmap_record *rec)
+{
+	return jitmap_blob_dialect(sm, rec->blob) != JITMAP_DIALECT_LLVM;
+}
+
+/* The live variable location `i` belongs to. */
+static size_t live_var_of(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i)
+{
+	uint16_t first, n;
+	for (size_t v = 0; !jitmap_record_live_var(sm, rec, v, &first, &n); v++)
+		if (i < (size_t)first + n)
+			return v;
+	return 0;
+}
+
+/* An extra place as text: a register, or a byte offset from the frame pointer ("[rbp-16]"). */
+static void extra_text(const jitmap_stackmap *sm, int16_t x, char *out, size_t len)
+{
+	if (x >= 0) {
+		reg_label(sm, (unsigned)x, out, len);
+		return;
+	}
+	const jitmap_arch a = jitmap_stackmap_arch(sm);
+	const char *fp = jitmap_reg_name(a, a == JITMAP_ARCH_AARCH64 ? 29 : 6);
+	snprintf(out, len, "[%s%d]", a == JITMAP_ARCH_X86_64 || a == JITMAP_ARCH_AARCH64 ? fp : "fp",
+		 x);
+}
+
+/* "variable 1" and, with extra places, ", also [rbp-16], r14": a location's role in a ykllvm
+ * record (empty in LLVM's). */
+static void yk_role(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i, char *out,
+		    size_t len)
+{
+	out[0] = 0;
+	if (!yk_record(sm, rec))
+		return;
+	size_t used = (size_t)snprintf(out, len, "variable %zu", live_var_of(sm, rec, i));
+	const int16_t *x;
+	const size_t nx = jitmap_location_extras(sm, rec, i, &x);
+	for (size_t k = 0; k < nx && used < len; k++) {
+		char place[48];
+		extra_text(sm, x[k], place, sizeof(place));
+		used += (size_t)snprintf(out + used, len - used, "%s%s", k ? ", " : ", also ", place);
+	}
+}
+
+/* ", "live_var": N, "extras": [{"raw": -16, "where": "[rbp-16]"}, ...]" for a ykllvm record. */
+static void yk_location_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
+			     const jitmap_record *rec, size_t i)
+{
+	if (!yk_record(sm, rec))
+		return;
+	jitmap__buf_printf(b, ", \"live_var\": %zu", live_var_of(sm, rec, i));
+	const int16_t *x;
+	const size_t nx = jitmap_location_extras(sm, rec, i, &x);
+	if (jitmap_blob_dialect(sm, rec->blob) != JITMAP_DIALECT_YK_EXTRAS)
+		return;
+	jitmap__buf_puts(b, ", \"extras\": [");
+	for (size_t k = 0; k < nx; k++) {
+		char place[48];
+		extra_text(sm, x[k], place, sizeof(place));
+		jitmap__buf_printf(b, "%s{\"raw\": %d, \"where\": ", k ? ", " : "", x[k]);
+		jitmap__buf_json(b, place);
+		jitmap__buf_puts(b, "}");
+	}
+	jitmap__buf_puts(b, "]");
+}
+
 /* -- JSON of a frame report -- */
 
 static void location_json(struct jitmap__buf *b, const struct jitmap__rrec *x, size_t i,
@@ -109,6 +179,7 @@ static void location_json(struct jitmap__buf *b, const struct jitmap__rrec *x, s
 	}
 	if (loc->kind == JITMAP_LOC_INDIRECT && (available(v) || v->address))
 		jitmap__buf_printf(b, ", \"address\": \"0x%" PRIx64 "\"", v->address);
+	yk_location_json(b, x->sm, x->rec, i);
 	if (name) {
 		jitmap__buf_puts(b, ", \"name\": ");
 		jitmap__buf_json(b, name);
@@ -446,6 +517,10 @@ static void record_json(struct jitmap__buf *b, const jitmap_frame_report *r,
 		jitmap__buf_puts(b, ", \"statepoint_misfit\": ");
 		jitmap__buf_json(b, x->misfit_why);
 	}
+	if (yk_record(x->sm, rec))
+		jitmap__buf_printf(b, ", \"dialect\": \"%s\", \"live_vars\": %zu",
+				   jitmap_dialect_name(jitmap_blob_dialect(x->sm, rec->blob)),
+				   jitmap_record_num_live_vars(x->sm, rec));
 	jitmap__buf_puts(b, "}, \"locations\": ");
 	locations_json(b, x, 0, rec->num_locations, raw);
 	jitmap__buf_puts(b, ", \"live_outs\": [");
@@ -617,8 +692,11 @@ static void report_json(struct jitmap__buf *b, const jitmap_frame_report *r, uns
 static void roles_of(const struct jitmap__rrec *x, char (*roles)[64])
 {
 	const jitmap_statepoint_info *sp = &x->sp;
-	if (!x->statepoint)
+	if (!x->statepoint) {
+		for (size_t i = 0; i < x->rec->num_locations; i++)
+			yk_role(x->sm, x->rec, i, roles[i], 64);
 		return;
+	}
 	snprintf(roles[0], 64, "calling convention");
 	snprintf(roles[1], 64, "flags");
 	snprintf(roles[2], 64, "deopt count");
@@ -745,7 +823,14 @@ static void record_head(struct jitmap__buf *b, const jitmap_stackmap *sm, const 
 				   rec->instruction_offset);
 	}
 	jitmap__buf_puts(b, ", ");
-	plural(b, rec->num_locations, "location");
+	if (yk_record(sm, rec)) {
+		plural(b, jitmap_record_num_live_vars(sm, rec), "live variable");
+		jitmap__buf_puts(b, " in ");
+		plural(b, rec->num_locations, "location");
+		jitmap__buf_printf(b, " (%s)", jitmap_dialect_name(jitmap_blob_dialect(sm, rec->blob)));
+	} else {
+		plural(b, rec->num_locations, "location");
+	}
 	jitmap__buf_puts(b, ", ");
 	plural(b, rec->num_live_outs, "live-out");
 	jitmap__buf_puts(b, statepoint ? ", statepoint\n" : "\n");
@@ -1073,6 +1158,7 @@ static void static_location_json(struct jitmap__buf *b, const jitmap_stackmap *s
 		jitmap__buf_u64(b, loc->offset < 0 ? 0u - (uint32_t)loc->offset : (uint32_t)loc->offset,
 				0);
 	}
+	yk_location_json(b, sm, rec, i);
 	jitmap__buf_puts(b, "}");
 }
 

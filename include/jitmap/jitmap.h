@@ -174,6 +174,48 @@ JITMAP_API uint64_t jitmap_record_pc(const jitmap_stackmap *sm, const jitmap_rec
 JITMAP_API int jitmap_location_constant(const jitmap_stackmap *sm, const jitmap_record *rec,
 					const jitmap_location *loc, uint64_t *value);
 
+/* -- Dialects --
+ *
+ * ykllvm (the LLVM of the yk meta-tracing JIT) writes version 3 sections of its own layout:
+ * the header, functions and constants are LLVM's, but a record counts live variables, each
+ * with its own count of locations (`-yk-stackmap-add-locs`, which yk always passes, also
+ * gives each location a list of extra places the value is kept, and each function a table of
+ * callee-saved spills after the records). jitmap_stackmap_parse tells the layouts apart by
+ * their bytes (docs/stackmap-format.md, "ykllvm"), never reads one as the other, and flattens
+ * a yk record's locations into jitmap_record.locations in order; these say how they group. */
+typedef enum jitmap_dialect {
+	JITMAP_DIALECT_LLVM = 0,      /* LLVM's own layout */
+	JITMAP_DIALECT_YK = 1,        /* ykllvm: live variables, 12-byte locations */
+	JITMAP_DIALECT_YK_EXTRAS = 2, /* ykllvm -yk-stackmap-add-locs: extra places, spills */
+} jitmap_dialect;
+
+/* "llvm", "ykllvm", "ykllvm-extras"; NULL for another value. */
+JITMAP_API const char *jitmap_dialect_name(jitmap_dialect d);
+/* The layout of blob `i` (JITMAP_DIALECT_LLVM for an index out of range). */
+JITMAP_API jitmap_dialect jitmap_blob_dialect(const jitmap_stackmap *sm, size_t i);
+/* The live variables of a record: ykllvm's count; in LLVM's layout each location is one.
+ * live_var sets the first location index and the count of variable `i`: 0, or -ERANGE. */
+JITMAP_API size_t jitmap_record_num_live_vars(const jitmap_stackmap *sm, const jitmap_record *rec);
+JITMAP_API int jitmap_record_live_var(const jitmap_stackmap *sm, const jitmap_record *rec,
+				      size_t i, uint16_t *first_location, uint16_t *num_locations);
+/* The extra places of location `loc` of `rec` (JITMAP_DIALECT_YK_EXTRAS): their count, and
+ * *extras pointing at them (a value >= 0 is a DWARF register, < 0 a byte offset from the
+ * frame pointer). 0 in every other dialect. */
+JITMAP_API size_t jitmap_location_extras(const jitmap_stackmap *sm, const jitmap_record *rec,
+					 size_t loc, const int16_t **extras);
+
+/* One callee-saved register spill of a function (JITMAP_DIALECT_YK_EXTRAS): `frame_index` is
+ * the compiler's frame index of the slot (-2, -3, ...), not a byte offset. */
+typedef struct jitmap_spill {
+	uint16_t dwarf_reg;
+	int32_t frame_index;
+} jitmap_spill;
+
+/* Function `i`'s spill table: 0 with *has_fp (whether it keeps a frame pointer; -1 when the
+ * dialect does not say), *spills and *num set; -ERANGE for an index out of range. */
+JITMAP_API int jitmap_function_spills(const jitmap_stackmap *sm, size_t i, int *has_fp,
+				      const jitmap_spill **spills, size_t *num);
+
 /* Set the absolute address of the function whose Function Address field sits at
  * `section_offset` (the ELF layer calls this when it applies relocations). -ENOENT if no
  * function field is there. */

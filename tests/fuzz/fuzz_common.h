@@ -262,6 +262,43 @@ static inline void fuzz_walk_stackmap(const jitmap_stackmap *sm)
 	for (size_t i = 0; i < nr; i++)
 		fuzz_walk_record(sm, i);
 
+	/* ykllvm's groupings: each record's variables cover its locations exactly, in order;
+	 * extra places and spills only where the dialect has them. */
+	for (size_t i = 0; i < nb; i++)
+		CHECK(jitmap_dialect_name(jitmap_blob_dialect(sm, i)) != NULL);
+	for (size_t i = 0; i < nr; i++) {
+		const jitmap_record *r = jitmap_stackmap_record(sm, i);
+		const jitmap_dialect d = jitmap_blob_dialect(sm, r->blob);
+		const size_t nv = jitmap_record_num_live_vars(sm, r);
+		size_t next = 0;
+		uint16_t first, n;
+		for (size_t k = 0; k < nv; k++) {
+			CHECK(jitmap_record_live_var(sm, r, k, &first, &n) == 0);
+			CHECK(first == next && (d != JITMAP_DIALECT_LLVM || n == 1));
+			next += n;
+		}
+		CHECK(next == r->num_locations);
+		CHECK(jitmap_record_live_var(sm, r, nv, &first, &n) == -ERANGE);
+		for (size_t l = 0; l < r->num_locations; l++) {
+			const int16_t *x;
+			const size_t nx = jitmap_location_extras(sm, r, l, &x);
+			CHECK(!nx || (d == JITMAP_DIALECT_YK_EXTRAS && r->locations[l].kind ==
+								  JITMAP_LOC_REGISTER));
+			for (size_t k = 0; k < nx; k++)
+				v += (uint64_t)x[k];
+		}
+	}
+	for (size_t i = 0; i < nf; i++) {
+		int fp;
+		const jitmap_spill *sp;
+		size_t ns;
+		CHECK(jitmap_function_spills(sm, i, &fp, &sp, &ns) == 0);
+		const jitmap_dialect d = jitmap_blob_dialect(sm, jitmap_stackmap_function(sm, i)->blob);
+		CHECK((fp >= 0) == (d == JITMAP_DIALECT_YK_EXTRAS) && fp <= 1);
+		for (size_t k = 0; k < ns; k++)
+			v += sp[k].dwarf_reg + (uint64_t)sp[k].frame_index;
+	}
+
 	/* The index over several stackmaps finds what the stackmap finds. */
 	jitmap_index *idx = jitmap_index_new();
 	CHECK(idx);

@@ -105,6 +105,32 @@ old_blob() { # VERSION
 { ctl $(((X86_64 << 2) | AUTO)); old_blob 2; } >"$out/parse/v2_x86_64"
 { ctl $(((X86_64 << 2) | AUTO)); old_blob 2; old_blob 1; } >"$out/parse/v2_v1_x86_64"
 
+# ykllvm's layouts (docs/stackmap-format.md, "ykllvm"): one function at 0x401000, one record
+# of two live variables ([rbp-8]; rbx and r12); with extras (rbx also at [rbp-16] and r14)
+# and the spill table (a frame pointer; rbx at frame index -2, r14 at -3), and without.
+yk_blob() { # EXTRAS (0 or 1)
+  local x=$1
+  le 3 1; le 0 1; le 0 2; le 1 4; le 0 4; le 1 4           # header
+  le 4198400 8; le 40 8; le 1 8                            # function
+  le 0 8; le 28 4; le 0 2; le 2 2                          # record 0 at +0x1c, 2 variables
+  le 1 1                                                   #   variable 0: 1 location
+  le 3 1; le 0 1; le 8 2; le 6 2; le 0 2                   #     Indirect [rbp-8]
+  [ "$x" = 1 ] && le 0 2
+  le $((0xfffffff8)) 4
+  le 2 1                                                   #   variable 1: 2 locations
+  le 1 1; le 0 1; le 8 2; le 3 2; le 0 2                   #     Register rbx
+  [ "$x" = 1 ] && { le 2 2; le $((0xfff0)) 2; le 14 2; }   #     also [rbp-16], r14
+  le 0 4
+  le 1 1; le 0 1; le 8 2; le 12 2; le 0 2                  #     Register r12
+  [ "$x" = 1 ] && le 0 2
+  le 0 4
+  if [ "$x" = 1 ]; then le 0 2; le 0 2; le 0 4             # live-out header, padding
+    le 1 1; le 0 1; le 2 4; le 3 2; le 0 2; le $((0xfffffffe)) 4; le 14 2; le 0 2; le $((0xfffffffd)) 4
+  else le 0 2; le 0 2; le 0 2; le 0 4; fi                 # padding, live-out header, padding
+}
+{ ctl $(((X86_64 << 2) | LITTLE)); yk_blob 1; } >"$out/parse/ykllvm_extras_x86_64"
+{ ctl $(((X86_64 << 2) | LITTLE)); yk_blob 0; } >"$out/parse/ykllvm_x86_64"
+
 # Linked seeds: two blobs with relocations (ld -r) and an executable with linked addresses.
 if command -v "$ld" >/dev/null; then
   "$ld" -r "$work/stackmaps_x86_64.o" "$work/patchpoints_x86_64.o" -o "$out/elf/ld_r_x86_64.o"
