@@ -248,13 +248,42 @@ static void print_text_record(FILE *out, const jitmap_stackmap *sm, const jitmap
 	free(t);
 }
 
+static const char *register_name(const jitmap_stackmap *sm, unsigned regno)
+{
+	static char buf[16];
+	const char *n = jitmap_reg_name(jitmap_stackmap_arch(sm), regno);
+	if (n)
+		return n;
+	snprintf(buf, sizeof(buf), "R#%u", regno);
+	return buf;
+}
+
+/* ykllvm's spill table of a function: "    frame pointer; spills: rbx at frame index -2". */
+static void print_text_spills(FILE *out, const jitmap_stackmap *sm, size_t fi)
+{
+	int fp;
+	const jitmap_spill *sp;
+	size_t ns = 0;
+	if (jitmap_function_spills(sm, fi, &fp, &sp, &ns) || fp < 0)
+		return;
+	fprintf(out, "    %s; ", fp ? "frame pointer" : "no frame pointer");
+	if (!ns)
+		fputs("no callee-saved spills", out);
+	for (size_t k = 0; k < ns; k++)
+		fprintf(out, "%s%s at frame index %" PRId32, k ? ", " : "callee-saved spills: ",
+			register_name(sm, sp[k].dwarf_reg), sp[k].frame_index);
+	fputc('\n', out);
+}
+
 static void print_text(FILE *out, const jitmap_stackmap *sm, const struct options *o)
 {
 	for (size_t bi = 0; bi < jitmap_stackmap_num_blobs(sm); bi++) {
 		const jitmap_blob *b = jitmap_stackmap_blob(sm, bi);
-		fprintf(out, "blob %zu at section offset 0x%" PRIx64 ": version %u, %" PRIu32
+		const jitmap_dialect d = jitmap_blob_dialect(sm, bi);
+		fprintf(out, "blob %zu at section offset 0x%" PRIx64 ": version %u%s%s%s, %" PRIu32
 			" function%s, %" PRIu32 " constant%s, %" PRIu32 " record%s\n",
-			bi, b->section_offset, b->version, b->num_functions,
+			bi, b->section_offset, b->version, d ? " (" : "",
+			d ? jitmap_dialect_name(d) : "", d ? " layout)" : "", b->num_functions,
 			b->num_functions == 1 ? "" : "s", b->num_constants,
 			b->num_constants == 1 ? "" : "s", b->num_records,
 			b->num_records == 1 ? "" : "s");
@@ -277,6 +306,7 @@ static void print_text(FILE *out, const jitmap_stackmap *sm, const struct option
 				fprintf(out, "%" PRIu64, f->stack_size);
 			fprintf(out, ", %" PRIu64 " record%s\n", f->record_count,
 				f->record_count == 1 ? "" : "s");
+			print_text_spills(out, sm, b->first_function + i);
 			for (uint64_t k = 0; k < f->record_count; k++)
 				print_text_record(out, sm, jitmap_stackmap_record(sm, f->first_record + k), o);
 		}
@@ -343,8 +373,12 @@ static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const stru
 		jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little");
 	for (size_t bi = 0; bi < jitmap_stackmap_num_blobs(sm); bi++) {
 		const jitmap_blob *b = jitmap_stackmap_blob(sm, bi);
-		fprintf(out, "%s{\"section_offset\": %" PRIu64 ", \"version\": %u, \"constants\": [",
-			bi ? ", " : "", b->section_offset, b->version);
+		fprintf(out, "%s{\"section_offset\": %" PRIu64 ", \"version\": %u, ", bi ? ", " : "",
+			b->section_offset, b->version);
+		if (jitmap_blob_dialect(sm, bi) != JITMAP_DIALECT_LLVM)
+			fprintf(out, "\"dialect\": \"%s\", ",
+				jitmap_dialect_name(jitmap_blob_dialect(sm, bi)));
+		fputs("\"constants\": [", out);
 		for (uint32_t i = 0; i < b->num_constants; i++) {
 			uint64_t v = 0;
 			jitmap_stackmap_constant(sm, b->first_constant + i, &v);
@@ -354,7 +388,23 @@ static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const stru
 		for (uint32_t i = 0; i < b->num_functions; i++) {
 			const jitmap_function *f = jitmap_stackmap_function(sm, b->first_function + i);
 			json_function_fields(out, i ? ", {" : "{", f, "name", "address");
-			fprintf(out, ", \"record_count\": %" PRIu64 "}", f->record_count);
+			fprintf(out, ", \"record_count\": %" PRIu64, f->record_count);
+			int fp;
+			const jitmap_spill *sp;
+			size_t ns = 0;
+			jitmap_function_spills(sm, b->first_function + i, &fp, &sp, &ns);
+			if (fp >= 0) {
+				fprintf(out, ", \"frame_pointer\": %s, \"spills\": [",
+					fp ? "true" : "false");
+				for (size_t k = 0; k < ns; k++) {
+					fprintf(out, "%s{\"register\": ", k ? ", " : "");
+					json_string(out, register_name(sm, sp[k].dwarf_reg));
+					fprintf(out, ", \"dwarf_reg\": %u, \"frame_index\": %" PRId32 "}",
+						sp[k].dwarf_reg, sp[k].frame_index);
+				}
+				fputc(']', out);
+			}
+			fputc('}', out);
 		}
 		fputs("], \"records\": [", out);
 		for (uint32_t k = 0; k < b->num_records; k++) {
@@ -469,10 +519,18 @@ static void print_json_layouts(FILE *out, const jitmap_layouts *l)
 }
 
 /* Every blob of `sm` (none when NULL) as llvm-readobj prints one. */
-static void print_readobj(FILE *out, const jitmap_stackmap *sm)
+/* llvm-readobj knows LLVM's layout alone: a blob in another (ykllvm's) is left out, and said
+ * so on standard error. */
+static void print_readobj(FILE *out, const char *path, const jitmap_stackmap *sm)
 {
-	for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++)
+	for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++) {
+		if (jitmap_blob_dialect(sm, bi) != JITMAP_DIALECT_LLVM) {
+			fprintf(stderr, "jitmap-dump: %s: blob %zu is in ykllvm's layout, which "
+				"llvm-readobj's format cannot show: left out\n", path, bi);
+			continue;
+		}
 		print_readobj_blob(out, sm, jitmap_stackmap_blob(sm, bi));
+	}
 }
 
 /* -- Inputs -- */
@@ -597,7 +655,7 @@ static int print_entry(FILE *out, const char *path, const jitmap_process *p, siz
 	}
 	switch (o->format) {
 	case FMT_READOBJ:
-		print_readobj(out, sm);
+		print_readobj(out, path, sm);
 		break;
 	case FMT_JSON:
 		fprintf(out, "%s{\"entry\": \"0x%" PRIx64 "\", \"symfile_addr\": \"0x%" PRIx64
@@ -809,7 +867,7 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 
 	switch (o->format) {
 	case FMT_READOBJ:
-		print_readobj(out, sm);
+		print_readobj(out, path, sm);
 		break;
 	case FMT_JSON:
 		print_json(out, path, sm, layouts, kind, o);

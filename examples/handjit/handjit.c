@@ -20,12 +20,16 @@
  * call, `cfa` its caller's stack pointer (sp + stack_size + 8). localK is location K of the
  * record (a `kinds` line names their kinds; Direct values are the address).
  *
- * Usage: jitmap-handjit [--abort] [--pause] [--unregister] [--image FILE]
+ * Usage: jitmap-handjit [--abort] [--pause] [--unregister] [--image FILE] [--ykllvm]
  *   --abort       abort() inside the safepoint (for core files)
  *   --pause       wait inside the safepoint (at most 300 s) until a debugger attaches and
  *                 sets jitmap_handjit_resume = 1 (for `gdb -p`)
  *   --unregister  unregister the code before exit, and say so
  *   --image FILE  also write the registered ELF image to FILE
+ *   --ykllvm      write the stack map in ykllvm's layout (with extras): the same records,
+ *                 locations 2 and 3 one live variable (variables 0 1 2 2 3 4), and spill
+ *                 tables (handjit_outer keeps rbp and saves rbx and r12; handjit_inner
+ *                 neither); "kinds" says the grouping
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -173,11 +177,67 @@ static uint64_t expected_result(uint64_t x)
 	return (4 * y + (y - 5)) + rbx + r12 + slot;
 }
 
+/* -- ykllvm's layout (--ykllvm) --
+ *
+ * The builder writes LLVM's layout; yk's JITs write ykllvm's. Rewritten here record by record:
+ * the count at +14 becomes a count of live variables, each a u8 count of locations, and each
+ * location gets a u16 count of extra places (none) before its offset; after the records, a
+ * spill table per function. Returns a new section, or NULL. */
+static const uint8_t yk_vars[NUM_LOCALS] = {0, 1, 2, 2, 3, 4}; /* location -> variable */
+
+static void put(uint8_t *p, size_t *n, uint64_t v, unsigned width)
+{
+	for (unsigned i = 0; i < width; i++)
+		p[(*n)++] = (uint8_t)(v >> (8 * i));
+}
+
+static uint8_t *to_ykllvm(const uint8_t *in, size_t len, size_t *out_len)
+{
+	uint32_t nf, nc, nr;
+	memcpy(&nf, in + 4, 4), memcpy(&nc, in + 8, 4), memcpy(&nr, in + 12, 4);
+	uint8_t *out = calloc(1, 2 * len + 64);
+	if (!out)
+		return NULL;
+	size_t at = 16 + 24 * (size_t)nf + 8 * (size_t)nc, n = at;
+	memcpy(out, in, at);
+	for (uint32_t r = 0; r < nr; r++) {
+		uint16_t nloc, nlive;
+		memcpy(&nloc, in + at + 14, 2);
+		memcpy(out + n, in + at, 14), n += 14;
+		put(out, &n, yk_vars[nloc - 1] + 1, 2);
+		at += 16;
+		for (uint16_t l = 0; l < nloc; l++, at += 12) {
+			if (l == 0 || yk_vars[l] != yk_vars[l - 1]) {
+				uint8_t count = 0;
+				for (uint16_t k = l; k < nloc && yk_vars[k] == yk_vars[l]; k++)
+					count++;
+				out[n++] = count;
+			}
+			memcpy(out + n, in + at, 8), n += 8;
+			put(out, &n, 0, 2); /* no extra places */
+			memcpy(out + n, in + at + 8, 4), n += 4;
+		}
+		at = (at + 7) & ~(size_t)7;
+		n = (n + 7) & ~(size_t)7;
+		memcpy(&nlive, in + at + 2, 2);
+		const size_t tail = (4 + 4 * (size_t)nlive + 7) & ~(size_t)7;
+		memcpy(out + n, in + at, tail), n += tail, at += tail;
+	}
+	/* handjit_outer: a frame pointer; rbx and r12 pushed (frame indexes -2, -3). */
+	put(out, &n, 1, 1), put(out, &n, 0, 1), put(out, &n, 2, 4);
+	put(out, &n, DW_RBX, 2), put(out, &n, 0, 2), put(out, &n, (uint32_t)-2, 4);
+	put(out, &n, DW_R12, 2), put(out, &n, 0, 2), put(out, &n, (uint32_t)-3, 4);
+	/* handjit_inner: none */
+	put(out, &n, 0, 1), put(out, &n, 0, 1), put(out, &n, 0, 4);
+	*out_len = n;
+	return out;
+}
+
 /* -- main -- */
 
 int main(int argc, char **argv)
 {
-	int unregister = 0;
+	int unregister = 0, ykllvm = 0;
 	const char *image_path = NULL, *perf_dir = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--abort"))
@@ -192,9 +252,11 @@ int main(int argc, char **argv)
 			perf_dir = argv[++i];
 		else if (!strcmp(argv[i], "--busy") && i + 1 < argc)
 			busy_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--ykllvm"))
+			ykllvm = 1;
 		else {
 			fprintf(stderr, "usage: jitmap-handjit [--abort] [--pause] [--unregister] "
-				"[--image FILE] [--perf DIR] [--busy MS]\n");
+				"[--image FILE] [--perf DIR] [--busy MS] [--ykllvm]\n");
 			return 2;
 		}
 	}
@@ -339,6 +401,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	jitmap_smbuilder_free(smb);
+	if (ykllvm) {
+		size_t yk_size;
+		void *yk = to_ykllvm(stackmap, stackmap_size, &yk_size);
+		if (!yk) {
+			fprintf(stderr, "jitmap-handjit: stack map: out of memory\n");
+			return 1;
+		}
+		free(stackmap);
+		stackmap = yk;
+		stackmap_size = yk_size;
+		printf("jitmap-handjit: ykllvm variables=%u,%u,%u,%u,%u,%u\n", yk_vars[0], yk_vars[1],
+		       yk_vars[2], yk_vars[3], yk_vars[4], yk_vars[5]);
+	}
 
 	if (mprotect(code, cap, PROT_READ | PROT_EXEC)) {
 		perror("jitmap-handjit: mprotect");

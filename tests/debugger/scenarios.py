@@ -31,7 +31,8 @@ def register(run, d):
     run.test(lambda: vm_layouts(d), "vm_layouts")
     for fn in (recursion_every_frame, core_at_stop_same_values, abort_core_stackmaps,
                abort_core_statepoint_mcjit, aot_object, aot_before_relocation, negative_control, break_by_id,
-               lli_function_without_records, duplicate_record_ids, handjit, hostile_inferiors, hostile_together):
+               lli_function_without_records, duplicate_record_ids, handjit, handjit_ykllvm, hostile_inferiors,
+               hostile_together):
         run.test(lambda f=fn: f(d), fn.__name__)
 
 
@@ -823,6 +824,37 @@ def handjit(d):
                   if loc["kind"].startswith("constant")), "handjit (plugin): frame 2 constants")
     check(len(s.json("list")["stackmaps"]) == 1, "handjit: list")
     check("libjitmap" in s.text("status"), "handjit: the descriptor is libjitmap's")
+
+
+def handjit_ykllvm(d):
+    """jitmap-handjit --ykllvm: the same JIT and values, its stack map in ykllvm's layout with
+    extras (docs/stackmap-format.md, "ykllvm"). `info stackmap` names the layout and each
+    location's live variable (the JIT's own grouping, which it prints), text and JSON, with the
+    truth's values; a section misread as LLVM's would have failed to parse or read nonsense."""
+    d.env.need(d.env.handjit, "jitmap-handjit")
+    name = "handjit_ykllvm"
+    out = program_out(d, name)
+    s = d.session(name, [
+        d.break_at("jitmap_handjit_safepoint"),
+        d.launch(["--ykllvm"], out),
+        d.ask("f1", "info", ["json"], [1]),
+        d.ask("f1-text", "info", [], [1]),
+    ], d.env.handjit, output=out)
+    t = T.handjit_truth(s.output)
+    groups = re.search(r"^jitmap-handjit: ykllvm variables=([0-9,]+)$", s.output, re.M)
+    check(groups, "handjit_ykllvm: the JIT says its grouping")
+    want = [int(v) for v in groups.group(1).split(",")] if groups else []
+    check_handjit(s, t, "handjit_ykllvm", [(1, 1002)])
+    o = s.json("f1")
+    check(o["record"].get("dialect") == "ykllvm-extras" and o["record"].get("live_vars") == len(set(want)),
+          "handjit_ykllvm: the record's layout %s, %s live variables" % (
+              o["record"].get("dialect"), o["record"].get("live_vars")))
+    check([loc.get("live_var") for loc in o["locations"]] == want,
+          "handjit_ykllvm: live variables %s, the JIT's %s" % ([loc.get("live_var") for loc in o["locations"]], want))
+    text = s.text("f1-text")
+    check("%d live variables in 6 locations (ykllvm-extras)" % len(set(want)) in text and
+          re.search(r"#3 +direct +rsp\+8 .*variable %d" % want[3], text),
+          "handjit_ykllvm: info stackmap's text:\n" + text)
 
 
 def check_handjit(s, t, what, frames):

@@ -110,6 +110,31 @@ else
   echo "note: llvm-readobj not found; its checks skipped"
 fi
 
+# --ykllvm: the same stack map in ykllvm's layout (docs/stackmap-format.md, "ykllvm"); jitmap-dump
+# names it, groups the locations as the JIT says, and leaves it out of llvm-readobj's format.
+if [ -n "$dump" ]; then
+  "$bin" --ykllvm --image "$work/yk.o" >"$work/yk-run.txt" 2>&1
+  check "--ykllvm: the JIT says its grouping" "$work/yk-run.txt" "jitmap-handjit: ykllvm variables=0,1,2,2,3,4"
+  "$dump" "$work/yk.o" >"$work/yk-dump.txt" 2>&1
+  check "jitmap-dump names ykllvm's layout" "$work/yk-dump.txt" "version 3 (ykllvm-extras layout), 2 functions, 1 constant, 2 records"
+  check "jitmap-dump: handjit_outer's spills" "$work/yk-dump.txt" "frame pointer; callee-saved spills: rbx at frame index -2, r12 at frame index -3"
+  check "jitmap-dump: record 1001's variables" "$work/yk-dump.txt" "5 live variables in 6 locations (ykllvm-extras)"
+  check "jitmap-dump: variable of location 3" "$work/yk-dump.txt" "#3   direct         rbp-24                 size 8  variable 2"
+  if "$dump" --format=json "$work/yk.o" >"$work/yk.json" 2>"$work/yk-json.err" &&
+     python3 "$(dirname "$0")/../lib/jsoncontract.py" jitmap-dump "$work/yk.json" 2>>"$work/yk-json.err" &&
+     python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))["blobs"][0]
+assert d["dialect"] == "ykllvm-extras", d["dialect"]
+assert [l["live_var"] for l in d["records"][0]["locations"]] == [0, 1, 2, 2, 3, 4]
+assert d["functions"][0]["spills"][1] == {"register": "r12", "dwarf_reg": 12, "frame_index": -3}' "$work/yk.json" 2>>"$work/yk-json.err"
+  then pass "jitmap-dump --format=json of ykllvm's layout"
+  else fail "jitmap-dump --format=json of ykllvm's layout: $(tail -n 3 "$work/yk-json.err")"; fi
+  "$dump" --format=llvm-readobj "$work/yk.o" >"$work/yk-readobj.txt" 2>"$work/yk-readobj.err"
+  if [ ! -s "$work/yk-readobj.txt" ]; then pass "llvm-readobj's format leaves a ykllvm blob out"
+  else fail "llvm-readobj's format printed a ykllvm blob"; fi
+  check "llvm-readobj's format says why" "$work/yk-readobj.err" "blob 0 is in ykllvm's layout, which llvm-readobj's format cannot show: left out"
+fi
+
 if "$bin" --unregister >"$work/unreg.txt" 2>&1; then pass "--unregister exits 0"; else fail "--unregister exit status $?"; fi
 check "--unregister says so" "$work/unreg.txt" "jitmap-handjit: unregistered"
 # (an inner shell reports the abort, into the log, so that this one stays quiet)
