@@ -32,6 +32,7 @@ static const struct {
 	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout), STRUCT(jitmap_frame_desc),
 	STRUCT(jitmap_callee_saved_write), STRUCT(jitmap_perfmap_sym),
 	STRUCT(jitmap_frame_regs),        STRUCT(jitmap_unwind_code), STRUCT(jitmap_unwind_result),
+	STRUCT(jitmap_spill),
 };
 
 /* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
@@ -57,6 +58,7 @@ static const struct {
 	FIELD(jitmap_location, kind), FIELD(jitmap_location, size),
 	FIELD(jitmap_location, dwarf_reg), FIELD(jitmap_location, offset),
 	FIELD(jitmap_live_out, dwarf_reg), FIELD(jitmap_live_out, size),
+	FIELD(jitmap_spill, dwarf_reg), FIELD(jitmap_spill, frame_index),
 	FIELD(jitmap_function, address), FIELD(jitmap_function, raw_address),
 	FIELD(jitmap_function, stack_size), FIELD(jitmap_function, record_count),
 	FIELD(jitmap_function, first_record), FIELD(jitmap_function, blob),
@@ -104,6 +106,7 @@ static const struct {
 	CONSTANT(JITMAP_ORDER_AUTO), CONSTANT(JITMAP_ORDER_LITTLE), CONSTANT(JITMAP_ORDER_BIG),
 	CONSTANT(JITMAP_LOC_REGISTER), CONSTANT(JITMAP_LOC_DIRECT), CONSTANT(JITMAP_LOC_INDIRECT),
 	CONSTANT(JITMAP_LOC_CONSTANT), CONSTANT(JITMAP_LOC_CONSTANT_INDEX),
+	CONSTANT(JITMAP_DIALECT_LLVM), CONSTANT(JITMAP_DIALECT_YK), CONSTANT(JITMAP_DIALECT_YK_EXTRAS),
 	CONSTANT(JITMAP_ARCH_UNKNOWN), CONSTANT(JITMAP_ARCH_X86_64), CONSTANT(JITMAP_ARCH_AARCH64),
 	CONSTANT(JITMAP_ARCH_PPC64), CONSTANT(JITMAP_ARCH_S390X), CONSTANT(JITMAP_ARCH_RISCV64),
 	CONSTANT(JITMAP_STATEPOINT_AUTO), CONSTANT(JITMAP_STATEPOINT_ALL),
