@@ -314,6 +314,235 @@ static void test_index_many_maps(void **state)
 		jitmap_stackmap_free(maps[i]);
 }
 
+/* -- Against brute force -- */
+
+/*
+ * Random stackmaps of several sizes (the sizes around 16 straddle the index's first levels),
+ * looked up at every record's PC, beside it, at every function's address and past both ends,
+ * and compared with a linear scan of the records: what lookup, nearest and jitmap_index must
+ * answer whatever layout the index has. Shapes: "dense" puts functions and records close
+ * together (many records share a PC, many functions an address), "wide" spreads functions
+ * over the 64-bit space (PCs more than 4 GiB apart), "top" puts them at its end.
+ */
+enum shape { DENSE, WIDE, TOP };
+
+static uint64_t bf_rng;
+static uint64_t bf_rnd(void)
+{
+	bf_rng ^= bf_rng << 13;
+	bf_rng ^= bf_rng >> 7;
+	bf_rng ^= bf_rng << 17;
+	return bf_rng;
+}
+
+/* A section of `nrec` records in blobs of at most 32 (the builder's limit). */
+static jitmap_stackmap *random_stackmap(size_t nrec, enum shape shape)
+{
+	sm_bytes all = {0};
+	size_t left = nrec;
+	do {
+		sm_builder b;
+		smb_init(&b, 3, JITMAP_ORDER_LITTLE);
+		const unsigned nfn = 1 + (unsigned)(bf_rnd() % SMB_MAX_FUNCTIONS);
+		size_t in_blob = left < SMB_MAX_RECORDS ? left : 1 + bf_rnd() % SMB_MAX_RECORDS;
+		left -= in_blob;
+		for (unsigned f = 0; f < nfn; f++) {
+			uint64_t at;
+			if (shape == DENSE)
+				at = 0x1000 + (bf_rnd() % (nrec + 8)) * 8;
+			else if (shape == WIDE)
+				at = bf_rnd() & ~(uint64_t)0xf;
+			else
+				at = UINT64_MAX - 0x10000 - (bf_rnd() % (nrec + 8)) * 64;
+			smb_function(&b, at, 16);
+			/* The last function takes what the others leave. */
+			size_t k = f + 1 == nfn ? in_blob : bf_rnd() % (in_blob + 1);
+			in_blob -= k;
+			for (; k; k--) {
+				const uint64_t slots = shape == DENSE ? 8 : 64;
+				smb_record(&b, bf_rnd() % 1000, (uint32_t)(bf_rnd() % slots) * 4);
+			}
+		}
+		sm_bytes s = smb_emit(&b);
+		sm_bytes_cat(&all, &s, 0);
+		sm_bytes_free(&s);
+	} while (left);
+	jitmap_stackmap *sm = parse_bytes_ok(&all, JITMAP_ORDER_LITTLE, JITMAP_ARCH_X86_64);
+	sm_bytes_free(&all);
+	assert_int_equal(jitmap_stackmap_num_records(sm), nrec);
+	/* Some functions end (sizes bound nearest). */
+	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm); i++) {
+		const uint64_t size = 1 + bf_rnd() % 0x200;
+		if (bf_rnd() % 3 == 0)
+			assert_int_equal(jitmap_stackmap_set_function_size(sm, i, size), 0);
+	}
+	return sm;
+}
+
+/* The records at `pc`, in section order, by scanning them all. */
+static size_t bf_lookup(const jitmap_stackmap *sm, uint64_t pc, const jitmap_record **out,
+			size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < jitmap_stackmap_num_records(sm); i++) {
+		const jitmap_record *r = rec(sm, i);
+		if (jitmap_record_pc(sm, r) != pc)
+			continue;
+		if (n < max)
+			out[n] = r;
+		n++;
+	}
+	return n;
+}
+
+/* nearest as its header says, by scanning every function: the greatest address <= pc (of
+ * several at it, the last in section order), bounded by its size; the records before and
+ * after pc in it, the first in section order of several at one PC. */
+static int bf_nearest(const jitmap_stackmap *sm, uint64_t pc, const jitmap_record **before,
+		      const jitmap_record **after)
+{
+	const jitmap_function *f = NULL;
+	size_t fi = 0;
+	*before = *after = NULL;
+	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm); i++) {
+		const jitmap_function *g = jitmap_stackmap_function(sm, i);
+		if (g->address <= pc && (!f || g->address >= f->address)) {
+			f = g;
+			fi = i;
+		}
+	}
+	if (!f)
+		return -ENOENT;
+	const uint64_t size = jitmap_stackmap_function_size(sm, fi);
+	if (size && pc - f->address > size)
+		return -ENOENT;
+	for (uint64_t k = 0; k < f->record_count; k++) {
+		const jitmap_record *r = rec(sm, f->first_record + k);
+		const uint64_t rpc = jitmap_record_pc(sm, r);
+		if (rpc <= pc && (!*before || rpc > jitmap_record_pc(sm, *before)))
+			*before = r;
+		if (rpc > pc && (!*after || rpc < jitmap_record_pc(sm, *after)))
+			*after = r;
+	}
+	return 0;
+}
+
+/* The PCs worth asking about: every record's and function's, beside them, the ends. */
+static size_t bf_queries(const jitmap_stackmap *sm, uint64_t **out)
+{
+	const size_t nr = jitmap_stackmap_num_records(sm), nf = jitmap_stackmap_num_functions(sm);
+	uint64_t *q = malloc((6 * nr + 3 * nf + 8) * sizeof(*q));
+	assert_non_null(q);
+	size_t n = 0;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < nr; i++) {
+		const uint64_t pc = jitmap_record_pc(sm, rec(sm, i));
+		lo = pc < lo ? pc : lo;
+		hi = pc > hi ? pc : hi;
+		q[n++] = pc;
+		q[n++] = pc - 1;
+		q[n++] = pc + 1;
+		q[n++] = pc + 2;
+		q[n++] = pc + 4;
+		q[n++] = bf_rnd();
+	}
+	for (size_t i = 0; i < nf; i++) {
+		const uint64_t at = jitmap_stackmap_function(sm, i)->address;
+		q[n++] = at;
+		q[n++] = at - 1;
+		q[n++] = at + 0x1000;
+	}
+	q[n++] = 0;
+	q[n++] = 1;
+	q[n++] = UINT64_MAX;
+	q[n++] = lo - 1; /* below the first record, */
+	q[n++] = hi + 1; /* above the last */
+	q[n++] = lo + ((uint64_t)1 << 32); /* an offset a narrow index cannot hold */
+	q[n++] = lo - ((uint64_t)1 << 32);
+	q[n++] = hi - ((uint64_t)1 << 32);
+	*out = q;
+	return n;
+}
+
+static void check_against_brute_force(jitmap_stackmap *sm, jitmap_stackmap *other)
+{
+	enum { MAX = 8 };
+	uint64_t *q;
+	const size_t nq = bf_queries(sm, &q);
+	jitmap_index *idx = jitmap_index_new();
+	assert_non_null(idx);
+	assert_int_equal(jitmap_index_add(idx, sm), 0);
+	assert_int_equal(jitmap_index_add(idx, other), 0);
+	assert_int_equal(jitmap_index_num_records(idx),
+			 jitmap_stackmap_num_records(sm) + jitmap_stackmap_num_records(other));
+	for (size_t i = 0; i < nq; i++) {
+		const uint64_t pc = q[i];
+		const jitmap_record *got[MAX], *want[MAX], *gb, *ga, *wb, *wa;
+		const size_t n = jitmap_stackmap_lookup(sm, pc, got, MAX);
+		const size_t wn = bf_lookup(sm, pc, want, MAX);
+		if (n != wn)
+			fail_msg("pc 0x%llx: %zu records, want %zu", (unsigned long long)pc, n, wn);
+		for (size_t k = 0; k < n && k < MAX; k++)
+			if (got[k] != want[k])
+				fail_msg("pc 0x%llx: record %zu of %zu is #%td, want #%td",
+					 (unsigned long long)pc, k, n, got[k] - rec(sm, 0),
+					 want[k] - rec(sm, 0));
+		assert_int_equal(jitmap_stackmap_lookup(sm, pc, NULL, 0), wn);
+		if (wn) {
+			assert_int_equal(jitmap_stackmap_lookup(sm, pc, got, 1), wn);
+			assert_ptr_equal(got[0], want[0]);
+		}
+
+		const int rc = jitmap_stackmap_nearest(sm, pc, &gb, &ga);
+		const int wrc = bf_nearest(sm, pc, &wb, &wa);
+		if (rc != wrc || gb != wb || ga != wa)
+			fail_msg("pc 0x%llx: nearest %d #%td #%td, want %d #%td #%td",
+				 (unsigned long long)pc, rc, gb ? gb - rec(sm, 0) : -1,
+				 ga ? ga - rec(sm, 0) : -1, wrc, wb ? wb - rec(sm, 0) : -1,
+				 wa ? wa - rec(sm, 0) : -1);
+
+		/* The index: sm's records at pc, then other's, each in section order. */
+		jitmap_hit hits[2 * MAX];
+		const jitmap_record *wother[MAX];
+		const size_t on = bf_lookup(other, pc, wother, MAX);
+		const size_t hn = jitmap_index_lookup(idx, pc, hits, 2 * MAX);
+		if (hn != wn + on)
+			fail_msg("pc 0x%llx: index has %zu records, want %zu + %zu",
+				 (unsigned long long)pc, hn, wn, on);
+		for (size_t k = 0; k < hn && k < 2 * MAX; k++) {
+			const bool mine = k < wn;
+			if (mine && k >= MAX)
+				continue; /* more than the brute force kept */
+			if (!mine && k - wn >= MAX)
+				continue;
+			assert_ptr_equal(hits[k].stackmap, mine ? sm : other);
+			assert_ptr_equal(hits[k].record, mine ? want[k] : wother[k - wn]);
+		}
+	}
+	jitmap_index_free(idx);
+	free(q);
+}
+
+static void test_against_brute_force(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = {0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 100, 1000};
+	const size_t nsizes = ARRAY_LEN(sizes);
+	bf_rng = 0x9e3779b97f4a7c15u;
+	for (int run = 0; run < 3 * (int)nsizes * 3; run++) {
+		const enum shape shape = (enum shape)(run % 3);
+		const size_t i = (size_t)run / 3 % nsizes;
+		jitmap_stackmap *sm = random_stackmap(sizes[i], shape);
+		jitmap_stackmap *other = random_stackmap(sizes[(i + 3) % nsizes], shape);
+		check_against_brute_force(sm, other);
+		/* A bias moves every PC: the index is rebuilt. */
+		jitmap_stackmap_add_bias(sm, (uint64_t)0x40 << (4 * (run % 4)));
+		check_against_brute_force(sm, other);
+		jitmap_stackmap_free(sm);
+		jitmap_stackmap_free(other);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_relocation_and_bias),
 		cmocka_unit_test(test_index),
 		cmocka_unit_test(test_index_many_maps),
+		cmocka_unit_test(test_against_brute_force),
 	};
 	return cmocka_run_group_tests_name("index", tests, NULL, NULL);
 }
