@@ -1,29 +1,148 @@
 /* index.c: records by absolute PC, within one stackmap and across many.
  *
- * A PC is looked up on every frame a debugger shows, so lookups are binary searches over
- * arrays sorted once; arrays are rebuilt lazily after addresses change (relocations are
- * applied one function at a time, and rebuilding after each would be quadratic).
+ * A PC is looked up on every frame a debugger shows, so lookups are searches over arrays
+ * sorted once and laid out for the cache (below); arrays are rebuilt lazily after addresses
+ * change (relocations are applied one function at a time, and rebuilding after each would
+ * be quadratic).
  */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "../common/search.h"
 #include "internal.h"
+
+/* -- The PC index's layout -- */
+
+/*
+ * A debugger's lookups are scattered, so at 10^6 records a binary search over a sorted array
+ * misses the cache on nearly every one of its 20 steps, and each step waits for the last
+ * (issue #24). The nodes are therefore laid out in Eytzinger (breadth-first) order: the 16
+ * nodes four levels below node k are contiguous, so a prefetch at each step brings the line
+ * needed four steps later, and the search is a loop without a branch to mispredict (Khuong
+ * and Morin, "Array layouts for comparison-based searching", 2017).
+ *
+ * A narrow node is one uint64_t: pc - base in the high half, the record number in the low
+ * half. Eight fit in a cache line (nodes 8k..8k+7 share one), comparing nodes compares PCs
+ * and then record numbers, and the record number arrives with the key the search compared
+ * last: the answer costs no further miss. A stackmap whose PCs span 4 GiB or more (merged
+ * from distant JIT regions, or hostile) gets 16-byte wide nodes. DUP in a node's record
+ * number says that the next node in PC order holds the same PC (LLVM emits several records at
+ * one PC), so the common hit never looks at another node.
+ */
+struct pc_wide {
+	uint64_t pc;
+	uint64_t rec;
+};
+#define NARROW_DUP ((uint64_t)1 << 31)
+#define NARROW_REC(node) ((size_t)((node) & (NARROW_DUP - 1)))
+#define WIDE_DUP ((uint64_t)1 << 63)
+
+static void *nodes_alloc(size_t bytes, size_t *mapped)
+{
+	*mapped = 0;
+	return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+}
+
+void jitmap__pc_index_free(struct jitmap__pc_index *ix)
+{
+	if (ix->mapped)
+		munmap(ix->nodes, ix->mapped);
+	else
+		free(ix->nodes);
+	ix->nodes = NULL;
+	ix->len = ix->mapped = 0;
+}
+
+/* The node after k in PC order (its in-order successor), or 0. */
+static size_t eyt_next(size_t k, size_t n)
+{
+	if (2 * k + 1 <= n) {
+		k = 2 * k + 1;
+		while (2 * k <= n)
+			k *= 2;
+		return k;
+	}
+	while (k & 1)
+		k >>= 1;
+	return k >> 1;
+}
+
+/*
+ * The first node whose key is >= x, or 0 when none is. The loop goes right (k = 2k + 1) past
+ * keys below x and left past the others; the answer is the last node it went left from,
+ * which dropping the trailing ones of k (the right turns since) and one more bit gives. The
+ * prefetch may point past the array: prefetches do not fault.
+ */
+#define EYT_LOWER_BOUND(e, n, key, x)                                                          \
+	({                                                                                   \
+		size_t k_ = 1;                                                               \
+		while (k_ <= (n)) {                                                          \
+			__builtin_prefetch((const char *)(e) + 16 * k_ * sizeof(*(e)));      \
+			k_ = 2 * k_ + (key((e)[k_]) < (x));                                  \
+		}                                                                            \
+		k_ >> __builtin_ffsll((long long)~k_);                                       \
+	})
+#define NARROW_KEY(node) (node)
+#define WIDE_KEY(node) ((node).pc)
 
 /* -- One stackmap -- */
 
 static int cmp_entry(const void *a, const void *b)
 {
-	const struct jitmap_pc_entry *x = a, *y = b;
+	const struct pc_wide *x = a, *y = b;
 	if (x->pc != y->pc)
 		return x->pc < y->pc ? -1 : 1;
-	return x->record < y->record ? -1 : x->record > y->record;
+	return x->rec < y->rec ? -1 : x->rec > y->rec;
+}
+
+/* Lay n sorted entries out as nodes (see above); their record numbers are below nrec. */
+static int pc_index_build(struct jitmap__pc_index *ix, const struct pc_wide *sorted, size_t n,
+			  size_t nrec)
+{
+	const uint64_t base = n ? sorted[0].pc : 0;
+	const bool narrow = nrec <= NARROW_DUP && (!n || sorted[n - 1].pc - base <= UINT32_MAX);
+	const size_t size = narrow ? sizeof(uint64_t) : sizeof(struct pc_wide);
+	size_t mapped;
+	void *nodes = nodes_alloc((n + 1) * size, &mapped);
+	if (!nodes)
+		return -ENOMEM;
+	/* In-order: the sorted entries, one after another, at the nodes in PC order. */
+	size_t k = n ? 1 : 0;
+	while (k && 2 * k <= n)
+		k *= 2;
+	for (size_t i = 0; i < n; i++, k = eyt_next(k, n)) {
+		const bool dup = i + 1 < n && sorted[i + 1].pc == sorted[i].pc;
+		if (narrow)
+			((uint64_t *)nodes)[k] = (sorted[i].pc - base) << 32 | sorted[i].rec |
+						 (dup ? NARROW_DUP : 0);
+		else
+			((struct pc_wide *)nodes)[k] = (struct pc_wide){
+				.pc = sorted[i].pc, .rec = sorted[i].rec | (dup ? WIDE_DUP : 0)};
+	}
+	jitmap__pc_index_free(ix);
+	*ix = (struct jitmap__pc_index){
+		.nodes = nodes, .len = n, .mapped = mapped, .base = base, .narrow = narrow};
+	return 0;
+}
+
+/* Node k's PC and record number. */
+static uint64_t pc_node(const struct jitmap__pc_index *ix, size_t k, size_t *rec)
+{
+	if (ix->narrow) {
+		const uint64_t e = ((const uint64_t *)ix->nodes)[k];
+		*rec = NARROW_REC(e);
+		return ix->base + (e >> 32);
+	}
+	const struct pc_wide *e = &((const struct pc_wide *)ix->nodes)[k];
+	*rec = (size_t)(e->rec & ~WIDE_DUP);
+	return e->pc;
 }
 
 int jitmap__stackmap_reindex(jitmap_stackmap *sm)
 {
 	if (!sm->index_dirty)
 		return 0;
-	struct jitmap_pc_entry *idx = malloc((sm->num_records + 1) * sizeof(*idx));
+	struct pc_wide *idx = malloc((sm->num_records + 1) * sizeof(*idx));
 	size_t *fba = malloc((sm->num_functions + 1) * sizeof(*fba));
 	if (!idx || !fba) {
 		free(idx);
@@ -36,38 +155,31 @@ int jitmap__stackmap_reindex(jitmap_stackmap *sm)
 		if (r->function == JITMAP_NO_FUNCTION)
 			continue; /* a v1 record whose function cannot be known */
 		idx[n].pc = sm->functions[r->function].address + r->instruction_offset;
-		idx[n].record = i;
+		idx[n].rec = i;
 		n++;
 	}
 	qsort(idx, n, sizeof(*idx), cmp_entry);
-	/* Functions by address: reuse the entry type (pc = address, record = function). */
-	struct jitmap_pc_entry *fe = malloc((sm->num_functions + 1) * sizeof(*fe));
-	if (!fe) {
+	/* Functions by address: reuse the entry type (pc = address, rec = function). */
+	struct pc_wide *fe = malloc((sm->num_functions + 1) * sizeof(*fe));
+	if (!fe || pc_index_build(&sm->index, idx, n, sm->num_records)) {
+		free(fe);
 		free(idx);
 		free(fba);
 		return -ENOMEM;
 	}
+	free(idx);
 	for (size_t i = 0; i < sm->num_functions; i++) {
 		fe[i].pc = sm->functions[i].address;
-		fe[i].record = i;
+		fe[i].rec = i;
 	}
 	qsort(fe, sm->num_functions, sizeof(*fe), cmp_entry);
 	for (size_t i = 0; i < sm->num_functions; i++)
-		fba[i] = fe[i].record;
+		fba[i] = fe[i].rec;
 	free(fe);
-	free(sm->index);
 	free(sm->functions_by_address);
-	sm->index = idx;
-	sm->index_len = n;
 	sm->functions_by_address = fba;
 	sm->index_dirty = 0;
 	return 0;
-}
-
-/* First index entry with pc >= `pc`. */
-static size_t lower_bound(const struct jitmap_pc_entry *e, size_t n, uint64_t pc)
-{
-	return JITMAP_LOWER_BOUND(e, n, pc, pc);
 }
 
 size_t jitmap_stackmap_lookup(const jitmap_stackmap *csm, uint64_t pc, const jitmap_record **out,
@@ -76,10 +188,35 @@ size_t jitmap_stackmap_lookup(const jitmap_stackmap *csm, uint64_t pc, const jit
 	jitmap_stackmap *sm = (jitmap_stackmap *)csm; /* the lazy index is a cache */
 	if (jitmap__stackmap_reindex(sm))
 		return 0;
-	size_t i = lower_bound(sm->index, sm->index_len, pc), n = 0;
-	for (; i < sm->index_len && sm->index[i].pc == pc; i++, n++)
+	const struct jitmap__pc_index *ix = &sm->index;
+	size_t k, n = 0;
+	bool more;
+	if (ix->narrow) {
+		/* A PC below base wraps to an offset above every node's (PCs do not wrap). */
+		const uint64_t off = pc - ix->base, *e = ix->nodes;
+		if (off > UINT32_MAX)
+			return 0;
+		k = EYT_LOWER_BOUND(e, ix->len, NARROW_KEY, off << 32);
+		if (!k || e[k] >> 32 != off)
+			return 0;
+		do {
+			if (n < max)
+				out[n] = &sm->records[NARROW_REC(e[k])];
+			more = e[k] & NARROW_DUP;
+			n++;
+		} while (more && (k = eyt_next(k, ix->len)));
+		return n;
+	}
+	const struct pc_wide *e = ix->nodes;
+	k = EYT_LOWER_BOUND(e, ix->len, WIDE_KEY, pc);
+	if (!k || e[k].pc != pc)
+		return 0;
+	do {
 		if (n < max)
-			out[n] = &sm->records[sm->index[i].record];
+			out[n] = &sm->records[e[k].rec & ~WIDE_DUP];
+		more = e[k].rec & WIDE_DUP;
+		n++;
+	} while (more && (k = eyt_next(k, ix->len)));
 	return n;
 }
 
@@ -231,7 +368,7 @@ static int index_rebuild(jitmap_index *idx)
 		jitmap_stackmap *sm = (jitmap_stackmap *)idx->maps[m];
 		if (jitmap__stackmap_reindex(sm))
 			return -ENOMEM;
-		total += sm->index_len;
+		total += sm->index.len;
 	}
 	struct merge_item *items = malloc((total + 1) * sizeof(*items));
 	jitmap_hit *hits = malloc((total + 1) * sizeof(*hits));
@@ -245,12 +382,11 @@ static int index_rebuild(jitmap_index *idx)
 	size_t n = 0;
 	for (size_t m = 0; m < idx->num_maps; m++) {
 		const jitmap_stackmap *sm = idx->maps[m];
-		for (size_t i = 0; i < sm->index_len; i++, n++) {
-			items[n].pc = sm->index[i].pc;
+		for (size_t k = 1; k <= sm->index.len; k++, n++) {
+			items[n].pc = pc_node(&sm->index, k, &items[n].record);
 			items[n].map = m;
-			items[n].record = sm->index[i].record;
 			items[n].hit.stackmap = sm;
-			items[n].hit.record = &sm->records[sm->index[i].record];
+			items[n].hit.record = &sm->records[items[n].record];
 		}
 	}
 	qsort(items, n, sizeof(*items), cmp_merge);

@@ -15,10 +15,15 @@
 
 #define JITMAP_NO_FUNCTION ((size_t)-1)
 
-/* One entry of a PC index: records sorted by (pc, record index). */
-struct jitmap_pc_entry {
-	uint64_t pc;
-	size_t record;
+/* The PC index of one stackmap (index.c): a node per record that has a PC, in Eytzinger
+ * order (node k's children are 2k and 2k + 1), 1-based. Narrow nodes hold pc - base in 32
+ * bits; wide ones the PC itself. */
+struct jitmap__pc_index {
+	void *nodes;
+	size_t len;
+	size_t mapped; /* bytes mmap'd, or 0 when from aligned_alloc */
+	uint64_t base;
+	bool narrow;
 };
 
 struct jitmap_stackmap {
@@ -57,8 +62,7 @@ struct jitmap_stackmap {
 	/* The PC index is rebuilt lazily after addresses change (relocation, bias). */
 	int index_dirty;
 	uint64_t generation; /* bumped when addresses change, so jitmap_index notices too */
-	size_t index_len;
-	struct jitmap_pc_entry *index;
+	struct jitmap__pc_index index;
 	size_t *functions_by_address; /* function indexes sorted by address */
 };
 
@@ -102,6 +106,8 @@ int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, 
 
 /* Rebuild the PC index if addresses changed; returns 0 or -ENOMEM. */
 int jitmap__stackmap_reindex(jitmap_stackmap *sm);
+/* Free the PC index's nodes (the struct itself is the caller's). */
+void jitmap__pc_index_free(struct jitmap__pc_index *ix);
 
 
 /* libbpf's OPTS_VALID: an options struct that carries its size `sz` first is valid when sz

@@ -657,7 +657,7 @@ void jitmap_stackmap_free(jitmap_stackmap *sm)
 	free(sm->records);
 	free(sm->locations);
 	free(sm->live_outs);
-	free(sm->index);
+	jitmap__pc_index_free(&sm->index);
 	free(sm->functions_by_address);
 	free(sm->blob_dialects);
 	free(sm->record_vars);
