@@ -108,6 +108,10 @@ int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, 
 int jitmap__stackmap_reindex(jitmap_stackmap *sm);
 /* Free the PC index's nodes (the struct itself is the caller's). */
 void jitmap__pc_index_free(struct jitmap__pc_index *ix);
+/* Sort keys[0..n) (and vals with them, when not NULL) by LSD radix, a byte at a time, the
+ * bytes all keys share skipped (JIT addresses share their top bytes); stable, so equal keys
+ * keep their order. tk and tv are scratch of n elements. */
+void jitmap__radix_sort(uint64_t *keys, uint32_t *vals, size_t n, uint64_t *tk, uint32_t *tv);
 
 
 /* libbpf's OPTS_VALID: an options struct that carries its size `sz` first is valid when sz

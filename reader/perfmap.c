@@ -798,31 +798,6 @@ int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
 
 /* -- The index -- */
 
-/* Sort keys[0..n) (and vals with them, when not NULL) by LSD radix, a byte at a time, the
- * bytes all keys share skipped (JIT addresses share their top bytes); stable, so equal keys
- * keep their order. tk and tv are scratch of n elements. */
-static void radix_sort(uint64_t *keys, uint32_t *vals, size_t n, uint64_t *tk, uint32_t *tv)
-{
-	for (unsigned shift = 0; shift < 64; shift += 8) {
-		size_t count[257] = {0};
-		for (size_t i = 0; i < n; i++)
-			count[((keys[i] >> shift) & 0xff) + 1]++;
-		if (count[((keys[0] >> shift) & 0xff) + 1] == n)
-			continue; /* every key has this byte */
-		for (unsigned d = 0; d < 256; d++)
-			count[d + 1] += count[d];
-		for (size_t i = 0; i < n; i++) {
-			const size_t at = count[(keys[i] >> shift) & 0xff]++;
-			tk[at] = keys[i];
-			if (vals)
-				tv[at] = vals[i];
-		}
-		memcpy(keys, tk, n * sizeof(*keys));
-		if (vals)
-			memcpy(vals, tv, n * sizeof(*vals));
-	}
-}
-
 /* A max-heap of entry numbers (the newest entry on top). */
 static void heap_push(uint32_t *h, size_t *n, uint32_t v)
 {
@@ -889,7 +864,7 @@ static int paint(struct pm_file *f)
 		hi[i] = f->e[i].hi;
 		ent[i] = (uint32_t)i;
 	}
-	radix_sort(lo, ent, n, tk, tv);
+	jitmap__radix_sort(lo, ent, n, tk, tv);
 	bool disjoint = true;
 	for (size_t k = 0; k < n && disjoint; k++)
 		disjoint = f->e[ent[k]].name != NONE && (k + 1 == n || f->e[ent[k]].hi <= lo[k + 1]);
@@ -901,7 +876,7 @@ static int paint(struct pm_file *f)
 	}
 	/* One sweep over the boundaries (the starts and the ends, each sorted): at each, the
 	 * newest open entry holds the addresses up to the next boundary. */
-	radix_sort(hi, NULL, n, tk, NULL);
+	jitmap__radix_sort(hi, NULL, n, tk, NULL);
 	size_t nheap = 0, i = 0, j = 0;
 	while (j < n) { /* the last end comes after every start */
 		const uint64_t x = i < n && lo[i] <= hi[j] ? lo[i] : hi[j];
