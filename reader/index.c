@@ -112,6 +112,18 @@ static size_t eyt_next(size_t k, size_t n)
 		}                                                                            \
 		k_ >> __builtin_ffsll((long long)~k_);                                       \
 	})
+/* The last node whose key is <= x, or 0: the mirror image (the last right turn). */
+#define EYT_LAST_AT_MOST(e, n, key, x)                                                         \
+	({                                                                                   \
+		size_t k_ = 1;                                                               \
+		while (k_ <= (n)) {                                                          \
+			const char *p_ = (const char *)(e) + 16 * k_ * sizeof(*(e));        \
+			for (size_t l_ = 0; l_ < 16 * sizeof(*(e)); l_ += 64)                 \
+				__builtin_prefetch(p_ + l_);                                  \
+			k_ = 2 * k_ + ((x) >= key((e)[k_]));                                 \
+		}                                                                            \
+		k_ >> __builtin_ffsll((long long)k_);                                        \
+	})
 #define NARROW_KEY(node) (node)
 #define WIDE_KEY(node) ((node).pc)
 
@@ -203,9 +215,8 @@ int jitmap__stackmap_reindex(jitmap_stackmap *sm)
 	const size_t half = (most + 1) * (sizeof(uint64_t) + sizeof(uint32_t));
 	size_t m_keys, m_tmp;
 	uint64_t *pc = big_alloc(half, &m_keys), *tk = big_alloc(half, &m_tmp);
-	size_t *fba = malloc((sm->num_functions + 1) * sizeof(*fba));
 	int rc = -ENOMEM;
-	if (!pc || !tk || !fba)
+	if (!pc || !tk)
 		goto out;
 	uint32_t *rec = (uint32_t *)(pc + most + 1), *tv = (uint32_t *)(tk + most + 1);
 
@@ -215,8 +226,9 @@ int jitmap__stackmap_reindex(jitmap_stackmap *sm)
 		rec[i] = (uint32_t)i;
 	}
 	jitmap__radix_sort(pc, rec, sm->num_functions, tk, tv);
-	for (size_t i = 0; i < sm->num_functions; i++)
-		fba[i] = rec[i];
+	rc = pc_index_build(&sm->by_address, pc, rec, sm->num_functions, sm->num_functions);
+	if (rc)
+		goto out;
 
 	size_t n = 0;
 	for (size_t i = 0; i < sm->num_records; i++) {
@@ -231,17 +243,12 @@ int jitmap__stackmap_reindex(jitmap_stackmap *sm)
 	big_free(tk, m_tmp);
 	tk = NULL;
 	rc = pc_index_build(&sm->index, pc, rec, n, sm->num_records);
-	if (rc)
-		goto out;
-	free(sm->functions_by_address);
-	sm->functions_by_address = fba;
-	fba = NULL;
-	sm->index_dirty = 0;
+	if (!rc)
+		sm->index_dirty = 0;
 out:
 	big_free(pc, m_keys);
 	if (tk)
 		big_free(tk, m_tmp);
-	free(fba);
 	return rc;
 }
 
@@ -304,26 +311,32 @@ int jitmap_stackmap_nearest(const jitmap_stackmap *csm, uint64_t pc, const jitma
 	*before = *after = NULL;
 	if (jitmap__stackmap_reindex(sm))
 		return -ENOMEM;
-	/* The function with the greatest address <= pc. */
-	size_t lo = 0, hi = sm->num_functions;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sm->functions[sm->functions_by_address[mid]].address <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
+	/* The function with the greatest address <= pc (of several there, the last). */
+	const struct jitmap__pc_index *ix = &sm->by_address;
+	size_t k, fn;
+	if (ix->narrow) {
+		if (pc < ix->base)
+			return -ENOENT;
+		/* Every node at offset <= off: the low half's bits are flag and number. */
+		const uint64_t off = pc - ix->base;
+		const uint64_t x = off > UINT32_MAX ? UINT64_MAX : off << 32 | UINT32_MAX;
+		const uint64_t *e = ix->nodes;
+		k = EYT_LAST_AT_MOST(e, ix->len, NARROW_KEY, x);
+	} else {
+		const struct pc_wide *e = ix->nodes;
+		k = EYT_LAST_AT_MOST(e, ix->len, WIDE_KEY, pc);
 	}
-	if (lo == 0)
+	if (!k)
 		return -ENOENT;
-	const size_t fn = sm->functions_by_address[lo - 1];
+	(void)pc_node(ix, k, &fn);
 	const jitmap_function *f = &sm->functions[fn];
 	/* Past the end of that function (its symbol's size, when known), pc is in code that
 	 * has no records, not in this function: a return address may equal the end. */
 	if (sm->sizes[fn] && pc - f->address > sm->sizes[fn])
 		return -ENOENT;
 	uint64_t best_before = 0, best_after = UINT64_MAX;
-	for (uint64_t k = 0; k < f->record_count; k++) {
-		const jitmap_record *r = &sm->records[f->first_record + k];
+	for (uint64_t i = 0; i < f->record_count; i++) {
+		const jitmap_record *r = &sm->records[f->first_record + i];
 		uint64_t rpc = f->address + r->instruction_offset;
 		if (rpc <= pc && (!*before || rpc > best_before)) {
 			*before = r;

@@ -63,7 +63,7 @@ struct jitmap_stackmap {
 	int index_dirty;
 	uint64_t generation; /* bumped when addresses change, so jitmap_index notices too */
 	struct jitmap__pc_index index;
-	size_t *functions_by_address; /* function indexes sorted by address */
+	struct jitmap__pc_index by_address; /* the functions, the same way (node: a function) */
 };
 
 /* -- ELF files for other modules (elf.c) -- */

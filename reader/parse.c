@@ -658,7 +658,7 @@ void jitmap_stackmap_free(jitmap_stackmap *sm)
 	free(sm->locations);
 	free(sm->live_outs);
 	jitmap__pc_index_free(&sm->index);
-	free(sm->functions_by_address);
+	jitmap__pc_index_free(&sm->by_address);
 	free(sm->blob_dialects);
 	free(sm->record_vars);
 	free(sm->var_locations);
