@@ -6,6 +6,7 @@
  * be quadratic).
  */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "internal.h"
@@ -36,18 +37,37 @@ struct pc_wide {
 #define NARROW_REC(node) ((size_t)((node) & (NARROW_DUP - 1)))
 #define WIDE_DUP ((uint64_t)1 << 63)
 
-/* Arrays of 2 MiB or more are 2 MiB-aligned and asked for as transparent huge pages: the
- * 8 MB of nodes at 10^6 records then take 4 TLB entries instead of 2048, and each array a
- * few faults to fill instead of one a page (a fault costs more than the work on a virtual
- * machine). *mapped says how to free them. */
+/* Large arrays, faulted in by as few faults as can be: a fault a page costs more than the
+ * work it feeds on a virtual machine. Below 256 KiB, the heap (zeroed, 64-byte aligned: nodes
+ * 8k..8k+7 in one cache line). Up to 2 MiB, an anonymous mapping populated by the one mmap
+ * call. From 2 MiB, a 2 MiB-aligned mapping asked for as transparent huge pages (the 8 MB of
+ * nodes at 10^6 records then take 4 TLB entries instead of 2048, and a fault per 2 MiB) and
+ * populated where the kernel can (MADV_POPULATE_WRITE, Linux 5.14). Mappings are zeroed by
+ * the kernel. *mapped says how to free them (jitmap__big_free). */
+#define BIG ((size_t)256 << 10)
 #define HUGE_PAGE ((size_t)2 << 20)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
-static void *big_alloc(size_t bytes, size_t *mapped)
+void *jitmap__big_alloc(size_t bytes, size_t *mapped)
 {
 	*mapped = 0;
 	bytes = (bytes + 63) & ~(size_t)63;
-	if (bytes < HUGE_PAGE)
-		return aligned_alloc(64, bytes ? bytes : 64); /* nodes 8k..8k+7 in one line */
+	if (bytes < BIG) {
+		void *p = aligned_alloc(64, bytes ? bytes : 64);
+		if (p)
+			memset(p, 0, bytes);
+		return p;
+	}
+	if (bytes < HUGE_PAGE) {
+		void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		*mapped = bytes;
+		return p;
+	}
 	const size_t len = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 	char *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
@@ -58,13 +78,14 @@ static void *big_alloc(size_t bytes, size_t *mapped)
 		munmap(p, head);
 	munmap(p + head + len, HUGE_PAGE - head);
 #ifdef MADV_HUGEPAGE
-	(void)madvise(p + head, len, MADV_HUGEPAGE); /* a hint: without it, 4 KiB pages */
+	(void)madvise(p + head, len, MADV_HUGEPAGE); /* hints: without them, faults as touched */
 #endif
+	(void)madvise(p + head, len, MADV_POPULATE_WRITE);
 	*mapped = len;
 	return p + head;
 }
 
-static void big_free(void *p, size_t mapped)
+void jitmap__big_free(void *p, size_t mapped)
 {
 	if (mapped)
 		munmap(p, mapped);
@@ -74,7 +95,7 @@ static void big_free(void *p, size_t mapped)
 
 void jitmap__pc_index_free(struct jitmap__pc_index *ix)
 {
-	big_free(ix->nodes, ix->mapped);
+	jitmap__big_free(ix->nodes, ix->mapped);
 	ix->nodes = NULL;
 	ix->len = ix->mapped = 0;
 }
@@ -162,7 +183,7 @@ static int pc_index_build(struct jitmap__pc_index *ix, const uint64_t *pc, const
 	const bool narrow = nrec <= NARROW_DUP && (!n || pc[n - 1] - base <= UINT32_MAX);
 	const size_t size = narrow ? sizeof(uint64_t) : sizeof(struct pc_wide);
 	size_t mapped;
-	void *nodes = big_alloc((n + 1) * size, &mapped);
+	void *nodes = jitmap__big_alloc((n + 1) * size, &mapped);
 	if (!nodes)
 		return -ENOMEM;
 	/* In order: the sorted entries, one after another, at the nodes in PC order. */
@@ -214,7 +235,7 @@ int jitmap__stackmap_reindex(jitmap_stackmap *sm)
 	/* pc and rec, then their scratch: one allocation each, 12 bytes an element */
 	const size_t half = (most + 1) * (sizeof(uint64_t) + sizeof(uint32_t));
 	size_t m_keys, m_tmp;
-	uint64_t *pc = big_alloc(half, &m_keys), *tk = big_alloc(half, &m_tmp);
+	uint64_t *pc = jitmap__big_alloc(half, &m_keys), *tk = jitmap__big_alloc(half, &m_tmp);
 	int rc = -ENOMEM;
 	if (!pc || !tk)
 		goto out;
@@ -240,15 +261,15 @@ int jitmap__stackmap_reindex(jitmap_stackmap *sm)
 		n++;
 	}
 	jitmap__radix_sort(pc, rec, n, tk, tv);
-	big_free(tk, m_tmp);
+	jitmap__big_free(tk, m_tmp);
 	tk = NULL;
 	rc = pc_index_build(&sm->index, pc, rec, n, sm->num_records);
 	if (!rc)
 		sm->index_dirty = 0;
 out:
-	big_free(pc, m_keys);
+	jitmap__big_free(pc, m_keys);
 	if (tk)
-		big_free(tk, m_tmp);
+		jitmap__big_free(tk, m_tmp);
 	return rc;
 }
 
@@ -382,7 +403,7 @@ void jitmap_index_free(jitmap_index *idx)
 		return;
 	free(idx->maps);
 	free(idx->generations);
-	big_free(idx->nodes, idx->mapped);
+	jitmap__big_free(idx->nodes, idx->mapped);
 	free(idx);
 }
 
@@ -449,11 +470,11 @@ static int index_rebuild(jitmap_index *idx)
 		return -ENOMEM;
 	/* pc and order, their scratch, and (map, rec) by order: 24 bytes an element */
 	size_t m_keys, m_nodes;
-	uint64_t *pc = big_alloc((total + 1) * 24, &m_keys);
-	struct idx_node *nodes = big_alloc((total + 1) * sizeof(*nodes), &m_nodes);
+	uint64_t *pc = jitmap__big_alloc((total + 1) * 24, &m_keys);
+	struct idx_node *nodes = jitmap__big_alloc((total + 1) * sizeof(*nodes), &m_nodes);
 	if (!pc || !nodes) {
-		big_free(pc, m_keys);
-		big_free(nodes, m_nodes);
+		jitmap__big_free(pc, m_keys);
+		jitmap__big_free(nodes, m_nodes);
 		return -ENOMEM;
 	}
 	uint64_t *tk = pc + total + 1;
@@ -487,8 +508,8 @@ static int index_rebuild(jitmap_index *idx)
 					     .map = (uint32_t)(ref[i] >> 32) | dup * IDX_DUP,
 					     .rec = (uint32_t)ref[i]};
 	}
-	big_free(pc, m_keys);
-	big_free(idx->nodes, idx->mapped);
+	jitmap__big_free(pc, m_keys);
+	jitmap__big_free(idx->nodes, idx->mapped);
 	idx->nodes = nodes;
 	idx->mapped = m_nodes;
 	idx->num_hits = n;

@@ -37,6 +37,9 @@ struct jitmap_stackmap {
 	jitmap_record *records;
 	jitmap_location *locations;
 	jitmap_live_out *live_outs;
+	struct {
+		size_t functions, records, locations, live_outs;
+	} mapped;                 /* how each array was allocated (jitmap__big_alloc) */
 	char **names;             /* per function, owned; functions[i].name points here */
 	uint64_t *sizes;          /* per function: its symbol's size in bytes, 0 when unknown */
 
@@ -106,6 +109,10 @@ int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, 
 
 /* Rebuild the PC index if addresses changed; returns 0 or -ENOMEM. */
 int jitmap__stackmap_reindex(jitmap_stackmap *sm);
+/* An array of `bytes`, zeroed, faulted in by as few faults as can be (index.c says how);
+ * freed by jitmap__big_free with the *mapped it set. NULL when out of memory. */
+void *jitmap__big_alloc(size_t bytes, size_t *mapped);
+void jitmap__big_free(void *p, size_t mapped);
 /* Free the PC index's nodes (the struct itself is the caller's). */
 void jitmap__pc_index_free(struct jitmap__pc_index *ix);
 /* Sort keys[0..n) (and vals with them, when not NULL) by LSD radix, a byte at a time, the

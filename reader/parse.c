@@ -596,13 +596,17 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 	sm->num_live_outs = w.live_outs;
 	/* +1 keeps calloc from returning NULL for zero counts. Counts are bounded by len. */
 	sm->blobs = calloc(w.blobs + 1, sizeof(*sm->blobs));
-	sm->functions = calloc(w.functions + 1, sizeof(*sm->functions));
 	sm->names = calloc(w.functions + 1, sizeof(*sm->names));
 	sm->sizes = calloc(w.functions + 1, sizeof(*sm->sizes));
 	sm->constants = calloc(w.constants + 1, sizeof(*sm->constants));
-	sm->records = calloc(w.records + 1, sizeof(*sm->records));
-	sm->locations = calloc(w.locations + 1, sizeof(*sm->locations));
-	sm->live_outs = calloc(w.live_outs + 1, sizeof(*sm->live_outs));
+	/* The large arrays faulted in at once (a fault a page costs more than filling it). */
+	sm->functions = jitmap__big_alloc((w.functions + 1) * sizeof(*sm->functions),
+					  &sm->mapped.functions);
+	sm->records = jitmap__big_alloc((w.records + 1) * sizeof(*sm->records), &sm->mapped.records);
+	sm->locations = jitmap__big_alloc((w.locations + 1) * sizeof(*sm->locations),
+					  &sm->mapped.locations);
+	sm->live_outs = jitmap__big_alloc((w.live_outs + 1) * sizeof(*sm->live_outs),
+					  &sm->mapped.live_outs);
 	sm->blob_dialects = calloc(w.blobs + 1, 1);
 	if (!sm->blobs || !sm->functions || !sm->names || !sm->sizes || !sm->constants ||
 	    !sm->records || !sm->locations || !sm->live_outs || !sm->blob_dialects)
@@ -652,11 +656,11 @@ void jitmap_stackmap_free(jitmap_stackmap *sm)
 	free(sm->names);
 	free(sm->sizes);
 	free(sm->blobs);
-	free(sm->functions);
+	jitmap__big_free(sm->functions, sm->mapped.functions);
 	free(sm->constants);
-	free(sm->records);
-	free(sm->locations);
-	free(sm->live_outs);
+	jitmap__big_free(sm->records, sm->mapped.records);
+	jitmap__big_free(sm->locations, sm->mapped.locations);
+	jitmap__big_free(sm->live_outs, sm->mapped.live_outs);
 	jitmap__pc_index_free(&sm->index);
 	jitmap__pc_index_free(&sm->by_address);
 	free(sm->blob_dialects);

@@ -36,31 +36,6 @@
 #define JITDUMP_RECORD 16         /* id, total_size: u32; timestamp: u64 */
 enum { JIT_CODE_LOAD = 0, JIT_CODE_MOVE = 1, JIT_CODE_DEBUG_INFO = 2, JIT_CODE_CLOSE = 3 };
 
-/* Arrays of a large map, faulted in by one call (a fault a page costs more than the work on a
- * virtual machine); *mapped says how to free them. */
-#define BIG (256u << 10)
-
-static void *big_alloc(size_t bytes, size_t *mapped)
-{
-	*mapped = 0;
-	if (bytes < BIG)
-		return malloc(bytes ? bytes : 1);
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	*mapped = bytes;
-	return p;
-}
-
-static void big_free(void *p, size_t mapped)
-{
-	if (mapped)
-		munmap(p, mapped);
-	else
-		free(p);
-}
-
 struct entry {
 	uint64_t lo, hi;
 	uint32_t name;      /* offset in names, or (nlen != 0) in the perf map's text; NONE: the
@@ -91,7 +66,7 @@ struct pm_file {
 	struct stat st;
 	bool have_st;
 	struct entry *e;
-	size_t ne, cap_e, e_mapped; /* e_mapped: a perf map's entries, sized once (big_alloc) */
+	size_t ne, cap_e, e_mapped; /* e_mapped: a perf map's entries, sized once (jitmap__big_alloc) */
 	struct dbg_line *dbg;
 	size_t ndbg, cap_dbg;
 	char *names;
@@ -117,10 +92,10 @@ static void file_clear(struct pm_file *f)
 		free(f->text);
 	f->text = NULL;
 	f->text_len = f->text_mapped = 0;
-	big_free(f->e, f->e_mapped);
+	jitmap__big_free(f->e, f->e_mapped);
 	free(f->dbg);
 	free(f->names);
-	big_free(f->seg, f->seg_mapped);
+	jitmap__big_free(f->seg, f->seg_mapped);
 	for (size_t k = 0; k < f->nproblems; k++)
 		free(f->problems[k]);
 	f->e = NULL;
@@ -361,7 +336,7 @@ static int perf_map_take(struct pm_file *f, char *text, size_t len, size_t mappe
 		problems_done(f);
 		return 0;
 	}
-	f->e = big_alloc(lines * sizeof(*f->e), &f->e_mapped); /* a line names one object */
+	f->e = jitmap__big_alloc(lines * sizeof(*f->e), &f->e_mapped); /* a line names one object */
 	if (!f->e)
 		return -ENOMEM;
 	f->cap_e = lines;
@@ -838,7 +813,7 @@ static void add_seg(struct pm_file *f, uint64_t lo, uint64_t hi, uint32_t entry)
  * 2n: a boundary starts at most one segment, and there are at most 2n of them). */
 static int paint(struct pm_file *f)
 {
-	big_free(f->seg, f->seg_mapped);
+	jitmap__big_free(f->seg, f->seg_mapped);
 	f->seg = NULL;
 	f->nseg = f->seg_mapped = 0;
 	const size_t n = f->ne;
@@ -847,11 +822,11 @@ static int paint(struct pm_file *f)
 		return 0;
 	/* the starts (lo, ent), the ends (hi), the sorts' scratch (tk, tv), the heap */
 	size_t m_scratch, m_seg;
-	uint64_t *lo = big_alloc(n * (3 * sizeof(uint64_t) + 3 * sizeof(uint32_t)), &m_scratch);
-	f->seg = big_alloc(2 * n * sizeof(*f->seg), &m_seg);
+	uint64_t *lo = jitmap__big_alloc(n * (3 * sizeof(uint64_t) + 3 * sizeof(uint32_t)), &m_scratch);
+	f->seg = jitmap__big_alloc(2 * n * sizeof(*f->seg), &m_seg);
 	if (!lo || !f->seg) {
-		big_free(lo, m_scratch);
-		big_free(f->seg, m_seg);
+		jitmap__big_free(lo, m_scratch);
+		jitmap__big_free(f->seg, m_seg);
 		f->seg = NULL;
 		f->dirty = true;
 		return -ENOMEM;
@@ -871,7 +846,7 @@ static int paint(struct pm_file *f)
 	if (disjoint) {
 		for (size_t k = 0; k < n; k++)
 			add_seg(f, lo[k], f->e[ent[k]].hi, ent[k]);
-		big_free(lo, m_scratch);
+		jitmap__big_free(lo, m_scratch);
 		return 0;
 	}
 	/* One sweep over the boundaries (the starts and the ends, each sorted): at each, the
@@ -892,7 +867,7 @@ static int paint(struct pm_file *f)
 		if (f->e[heap[0]].name != NONE)
 			add_seg(f, x, next, heap[0]);
 	}
-	big_free(lo, m_scratch);
+	jitmap__big_free(lo, m_scratch);
 	return 0;
 }
 
