@@ -232,6 +232,18 @@ static int clean_end(const struct walk *w, uint64_t end)
 
 static int walk_blob(struct walk *w, uint64_t start, uint64_t *end);
 
+/* Whether the blob at `start` reads to its end in layout `d`: a trial, nothing stored; `*err`
+ * says why not, `*end` where it ends. */
+static bool reads_as(const struct walk *w, uint64_t start, jitmap_dialect d, jitmap_error *err,
+		     uint64_t *end)
+{
+	struct walk t = *w;
+	t.sm = NULL;
+	t.err = err;
+	t.force_dialect = (int)d;
+	return !walk_blob(&t, start, end);
+}
+
 /* The layout of the version 3 blob at `start`, or -EINVAL with `w->err` filled. A ykllvm
  * candidate is taken only when the whole blob reads in it and ends cleanly. A blob whose
  * records have ykllvm's shape and fit neither ykllvm layout is reported as read in the layout
@@ -242,15 +254,11 @@ static int choose_dialect(const struct walk *w, uint64_t start, uint64_t records
 	const int family = w->order == JITMAP_ORDER_LITTLE ? yk_family(w, start, records_at, nr) : 0;
 	if (family == 0)
 		return JITMAP_DIALECT_LLVM;
-	struct walk t = *w;
 	jitmap_error e, extras_err;
 	uint64_t end, llvm_end;
-	t.sm = NULL;
-	t.err = &extras_err;
-	t.force_dialect = JITMAP_DIALECT_YK_EXTRAS;
-	int extras = !walk_blob(&t, start, &end);
+	bool extras = reads_as(w, start, JITMAP_DIALECT_YK_EXTRAS, &extras_err, &end);
 	if (extras && !clean_end(w, end)) {
-		extras = 0;
+		extras = false;
 		jitmap__fail(&extras_err, -EINVAL, end, "%llu byte%s after the spill tables: "
 			     "neither padding nor another stackmap", (unsigned long long)(w->len - end),
 			     w->len - end == 1 ? "" : "s");
@@ -258,11 +266,7 @@ static int choose_dialect(const struct walk *w, uint64_t start, uint64_t records
 	if (family > 0) {
 		if (extras)
 			return JITMAP_DIALECT_YK_EXTRAS;
-		t = *w;
-		t.sm = NULL;
-		t.err = &e;
-		t.force_dialect = JITMAP_DIALECT_YK;
-		if (!walk_blob(&t, start, &end) && clean_end(w, end))
+		if (reads_as(w, start, JITMAP_DIALECT_YK, &e, &end) && clean_end(w, end))
 			return JITMAP_DIALECT_YK;
 		return FAIL(extras_err.offset, "ykllvm layout (its records count live variables): %s",
 			    extras_err.reason);
@@ -270,21 +274,13 @@ static int choose_dialect(const struct walk *w, uint64_t start, uint64_t records
 	/* No locations anywhere: where a record has no variables, LLVM's bytes and ykllvm's
 	 * without extras are the same. With extras, spill tables follow the records; all zeros
 	 * there read as LLVM's padding (the same meaning). */
-	t = *w;
-	t.sm = NULL;
-	t.err = &e;
-	t.force_dialect = JITMAP_DIALECT_LLVM;
-	const int llvm = !walk_blob(&t, start, &llvm_end);
+	const bool llvm = reads_as(w, start, JITMAP_DIALECT_LLVM, &e, &llvm_end);
 	if (extras && (!llvm || (llvm_end < end && !all_zero(w->buf + llvm_end, end - llvm_end))))
 		return JITMAP_DIALECT_YK_EXTRAS;
 	if (llvm)
 		return JITMAP_DIALECT_LLVM;
 	/* variables without locations (LLVM's layout read a kind 0) */
-	t = *w;
-	t.sm = NULL;
-	t.err = &e;
-	t.force_dialect = JITMAP_DIALECT_YK;
-	if (!walk_blob(&t, start, &end) && clean_end(w, end))
+	if (reads_as(w, start, JITMAP_DIALECT_YK, &e, &end) && clean_end(w, end))
 		return JITMAP_DIALECT_YK;
 	return JITMAP_DIALECT_LLVM;
 }
