@@ -284,23 +284,49 @@ static int relocate(LLVMBinaryRef bin, LLVMSectionIteratorRef sec, enum llvm_obj
 	return rc;
 }
 
-/* Name the functions no relocation named by a symbol at their address (a linked image). */
+struct unnamed {
+	uint64_t address;
+	size_t function;
+};
+
+static int by_address(const void *a, const void *b)
+{
+	const struct unnamed *x = a, *y = b;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* Name the functions no relocation named by a symbol at their address (a linked image): the
+ * unnamed ones sorted by address, each symbol looked up among them. */
 static int name_by_address(LLVMBinaryRef bin, enum llvm_object_format f, jitmap_stackmap *sm)
 {
-	LLVMSymbolIteratorRef s = llvm.LLVMObjectFileCopySymbolIterator(bin);
-	int rc = 0;
-	for (; !rc && !llvm.LLVMObjectFileIsSymbolIteratorAtEnd(bin, s); llvm.LLVMMoveToNextSymbol(s)) {
-		const char *name = symbol_name(f, llvm.LLVMGetSymbolName(s));
-		if (!name)
-			continue;
-		const uint64_t a = llvm.LLVMGetSymbolAddress(s);
-		for (size_t i = 0; !rc && i < jitmap_stackmap_num_functions(sm); i++) {
-			const jitmap_function *fn = jitmap_stackmap_function(sm, i);
-			if (!fn->name && fn->address == a && a)
-				rc = jitmap_stackmap_set_function_name(sm, i, name);
-		}
+	const size_t nf = jitmap_stackmap_num_functions(sm);
+	struct unnamed *u = malloc((nf + 1) * sizeof(*u));
+	if (!u)
+		return -1;
+	size_t n = 0;
+	for (size_t i = 0; i < nf; i++) {
+		const jitmap_function *fn = jitmap_stackmap_function(sm, i);
+		if (!fn->name && fn->address)
+			u[n++] = (struct unnamed){fn->address, i};
 	}
-	llvm.LLVMDisposeSymbolIterator(s);
+	qsort(u, n, sizeof(*u), by_address);
+	int rc = 0;
+	LLVMSymbolIteratorRef s = n ? llvm.LLVMObjectFileCopySymbolIterator(bin) : NULL;
+	for (; s && !rc && !llvm.LLVMObjectFileIsSymbolIteratorAtEnd(bin, s);
+	     llvm.LLVMMoveToNextSymbol(s)) {
+		const char *name = symbol_name(f, llvm.LLVMGetSymbolName(s));
+		const struct unnamed key = {llvm.LLVMGetSymbolAddress(s), 0};
+		const struct unnamed *hit = name ? bsearch(&key, u, n, sizeof(*u), by_address) : NULL;
+		/* every function at that address (several stackmaps of one function: rare) */
+		while (hit && hit > u && hit[-1].address == key.address)
+			hit--;
+		for (; !rc && hit && hit < u + n && hit->address == key.address; hit++)
+			if (!jitmap_stackmap_function(sm, hit->function)->name)
+				rc = jitmap_stackmap_set_function_name(sm, hit->function, name);
+	}
+	if (s)
+		llvm.LLVMDisposeSymbolIterator(s);
+	free(u);
 	return rc;
 }
 

@@ -234,7 +234,7 @@ object_symbols() {
 			continue
 		fi
 		local why
-		if why=$(python3 - "$outdir/$name.relocs" "$outdir/$name.nm" "$outdir/$name.json" <<'PY'
+		if why=$(python3 - "$outdir/$name.relocs" "$outdir/$name.nm" "$outdir/$name.json" 2>&1 <<'PY'
 import json, re, sys
 relocs, nm, dump = open(sys.argv[1]).read(), open(sys.argv[2]).read(), json.load(open(sys.argv[3]))
 section = re.split(r"RELOCATION RECORDS FOR \[(?:__llvm_stackmaps|\.llvm_stackmaps)\]:", relocs)
@@ -262,6 +262,56 @@ PY
 	[[ $seen == 1 ]] || skip object_symbols "no Mach-O or COFF object was compiled"
 }
 object_symbols
+
+# -- A linked Mach-O image (ld64.lld): no relocations, names by address from the symbol table --
+linked_macho() {
+	local obj name ld=ld64.lld-14 seen=0
+	command -v "$ld" >/dev/null 2>&1 || ld=ld64.lld
+	if ! command -v "$ld" >/dev/null 2>&1 || ! command -v llvm-nm-19 >/dev/null 2>&1; then
+		skip linked_macho "ld64.lld or llvm-nm-19 not found"
+		return
+	fi
+	for obj in "$outdir"/sm_frames_macho_*_19.o; do
+		[[ -f $obj ]] || continue
+		name=linked_$(basename "$obj" .o)
+		seen=1
+		local arch=x86_64 img=$outdir/$name.dylib
+		[[ $obj == *aarch64* ]] && arch=arm64
+		if ! "$ld" -arch "$arch" -platform_version macos 11.0 11.0 -dylib -undefined dynamic_lookup \
+			"$obj" -o "$img" 2>"$outdir/$name.err" ||
+			! readobj_body 19 "$img" "$outdir/$name.readobj.txt" ||
+			! "$dump" --format=llvm-readobj "$img" >"$outdir/$name.dump.txt" 2>>"$outdir/$name.err" ||
+			! "$dump" --format=json "$img" >"$outdir/$name.json" 2>>"$outdir/$name.err" ||
+			! llvm-nm-19 "$img" >"$outdir/$name.nm" 2>>"$outdir/$name.err"; then
+			fail "$name" "ld64.lld, llvm-readobj, jitmap-dump or llvm-nm failed" "$outdir/$name.err"
+			continue
+		fi
+		if ! cmp -s "$outdir/$name.readobj.txt" "$outdir/$name.dump.txt"; then
+			fail "$name" "jitmap-dump differs from llvm-readobj-19"
+			continue
+		fi
+		local why
+		if why=$(python3 - "$outdir/$name.nm" "$outdir/$name.json" 2>&1 <<'PY'
+import json, re, sys
+nm, dump = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+text = {int(a, 16): n[1:] for a, n in re.findall(r"^([0-9a-f]+) +[Tt] +(_\S+)$", nm, re.M)}
+functions = dump["blobs"][0]["functions"]
+if not functions:
+    sys.exit("no functions")
+for f in functions:
+    a = int(f["address"], 16)
+    if a == 0 or f["name"] != text.get(a):
+        sys.exit("function at %s is named %s, llvm-nm says %s" % (f["address"], f["name"], text.get(a)))
+PY
+		); then
+			pass "$name"
+		else
+			fail "$name" "$why"
+		fi
+	done
+	[[ $seen == 1 ]] || skip linked_macho "no Mach-O object from llc-19"
+}
+linked_macho
 
 echo "differential: $passed passed, $failed failed, $skipped skipped"
 [[ $failed -eq 0 ]]
