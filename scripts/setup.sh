@@ -19,11 +19,11 @@ if [ "$mode" != --demo ]; then
   required+=(git libcmocka-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev binutils
              python3-jsonschema)
 fi
-# A second LLVM producer for the differential test, LLDB for the debugger tests, Node.js and
-# a JDK for the perf map tests (tests/perfmap), and for the
+# A second LLVM producer and lld (a linked Mach-O image) for the differential test, LLDB for
+# the debugger tests, Node.js and a JDK for the perf map tests (tests/perfmap), and for the
 # AArch64 and s390x tests (tests/cross) qemu-user, gdb-multiarch and the cross compilers; the
 # tests skip their cases without them.
-optional=(llvm-19 lldb-16 python3-lldb-16 nodejs openjdk-17-jdk-headless
+optional=(llvm-19 lld-14 lldb-16 python3-lldb-16 nodejs openjdk-17-jdk-headless
           qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross
           gcc-s390x-linux-gnu libc6-dev-s390x-cross)
 # The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
