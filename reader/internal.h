@@ -46,10 +46,14 @@ struct jitmap_stackmap {
 	/* Dialects (jitmap_dialect): per blob; ykllvm's groupings, NULL in sections without. */
 	uint8_t *blob_dialects;
 	struct jitmap__record_vars {
-		size_t first;     /* into var_locations */
+		size_t first;     /* into live_vars */
 		uint16_t num;
 	} *record_vars;           /* per record */
-	uint8_t *var_locations;   /* per live variable: its count of locations */
+	struct jitmap__live_var {
+		uint16_t first;   /* its first location, in its record */
+		uint8_t count;
+	} *live_vars;             /* per live variable */
+	uint16_t *location_vars;  /* per location: its live variable, in its record */
 	struct jitmap__loc_extras {
 		size_t first;     /* into extras */
 		uint16_t num;
@@ -113,6 +117,8 @@ int jitmap__stackmap_reindex(jitmap_stackmap *sm);
  * freed by jitmap__big_free with the *mapped it set. NULL when out of memory. */
 void *jitmap__big_alloc(size_t bytes, size_t *mapped);
 void jitmap__big_free(void *p, size_t mapped);
+/* The live variable location `i` of `rec` belongs to (jitmap_record_live_var's index): O(1). */
+size_t jitmap__location_live_var(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i);
 /* Free the PC index's nodes (the struct itself is the caller's). */
 void jitmap__pc_index_free(struct jitmap__pc_index *ix);
 /* Sort keys[0..n) (and vals with them, when not NULL) by LSD radix, a byte at a time, the

@@ -25,7 +25,7 @@ struct walk {
 	jitmap_stackmap *sm; /* NULL while counting */
 	size_t blobs, functions, constants, records, locations, live_outs;
 	/* ykllvm's layouts (jitmap_dialect): live variables, extra places, spills. */
-	size_t vars, extras, spills, extras_locations, spill_tables;
+	size_t vars, extras, spills, spill_tables;
 	int force_dialect; /* -1: tell by the bytes; else the dialect to read (a trial) */
 };
 
@@ -101,13 +101,15 @@ static int walk_live_vars(struct walk *w, jitmap_dialect d, uint64_t start, uint
 			return FAIL(start + at, "record %u live variable %u: truncated", r, v);
 		const uint8_t n = b[at++];
 		if (w->sm)
-			w->sm->var_locations[w->vars] = n;
+			w->sm->live_vars[w->vars] = (struct jitmap__live_var){(uint16_t)nloc, n};
 		w->vars++;
 		for (uint8_t l = 0; l < n; l++, nloc++) {
 			if (nloc == UINT16_MAX)
 				return FAIL(start + at, "record %u: more than 65535 locations in its "
 					    "live variables", r);
-			uint64_t need = 12, nx = 0;
+			if (w->sm)
+				w->sm->location_vars[w->locations] = v;
+			uint64_t need = d == JITMAP_DIALECT_YK_EXTRAS ? 14 : 12, nx = 0;
 			if (d == JITMAP_DIALECT_YK_EXTRAS && left - at >= 10) {
 				nx = U16(b + at + 8);
 				need = 14 + 2 * nx;
@@ -133,7 +135,6 @@ static int walk_live_vars(struct walk *w, jitmap_dialect d, uint64_t start, uint
 						w->sm->extras[w->extras + i] = (int16_t)U16(b + at + 10 + 2 * i);
 				}
 				w->extras += nx;
-				w->extras_locations++;
 			}
 			at += need;
 		}
@@ -607,14 +608,16 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 	if (!sm->blobs || !sm->functions || !sm->names || !sm->sizes || !sm->constants ||
 	    !sm->records || !sm->locations || !sm->live_outs || !sm->blob_dialects)
 		goto fail;
-	/* ykllvm's groupings, only for sections that have them. */
+	/* ykllvm's groupings, only for sections that have them. Extra places and spill tables
+	 * come together: a blob with locations has functions, each with its table. */
 	if (w.vars || w.spill_tables) {
 		sm->record_vars = calloc(w.records + 1, sizeof(*sm->record_vars));
-		sm->var_locations = calloc(w.vars + 1, 1);
-		if (!sm->record_vars || !sm->var_locations)
+		sm->live_vars = calloc(w.vars + 1, sizeof(*sm->live_vars));
+		sm->location_vars = calloc(w.locations + 1, sizeof(*sm->location_vars));
+		if (!sm->record_vars || !sm->live_vars || !sm->location_vars)
 			goto fail;
 	}
-	if (w.extras_locations || w.spill_tables) {
+	if (w.spill_tables) {
 		sm->loc_extras = calloc(w.locations + 1, sizeof(*sm->loc_extras));
 		sm->extras = calloc(w.extras + 1, sizeof(*sm->extras));
 		sm->spill_tables = calloc(w.functions + 1, sizeof(*sm->spill_tables));
@@ -661,7 +664,8 @@ void jitmap_stackmap_free(jitmap_stackmap *sm)
 	jitmap__pc_index_free(&sm->by_address);
 	free(sm->blob_dialects);
 	free(sm->record_vars);
-	free(sm->var_locations);
+	free(sm->live_vars);
+	free(sm->location_vars);
 	free(sm->loc_extras);
 	free(sm->extras);
 	free(sm->spill_tables);
@@ -877,13 +881,19 @@ int jitmap_record_live_var(const jitmap_stackmap *sm, const jitmap_record *rec, 
 		*num_locations = 1;
 		return 0;
 	}
-	const struct jitmap__record_vars *v = &sm->record_vars[record_index(sm, rec)];
-	uint16_t first = 0;
-	for (size_t k = 0; k < i; k++)
-		first = (uint16_t)(first + sm->var_locations[v->first + k]);
-	*first_location = first;
-	*num_locations = sm->var_locations[v->first + i];
+	const struct jitmap__live_var *v =
+		&sm->live_vars[sm->record_vars[record_index(sm, rec)].first + i];
+	*first_location = v->first;
+	*num_locations = v->count;
 	return 0;
+}
+
+size_t jitmap__location_live_var(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i)
+{
+	if (jitmap_blob_dialect(sm, rec->blob) == JITMAP_DIALECT_LLVM || !sm->location_vars ||
+	    record_index(sm, rec) == SIZE_MAX || i >= rec->num_locations)
+		return i;
+	return sm->location_vars[(size_t)(rec->locations - sm->locations) + i];
 }
 
 size_t jitmap_location_extras(const jitmap_stackmap *sm, const jitmap_record *rec, size_t loc,

@@ -96,16 +96,6 @@ static bool yk_record(const jitmap_stackmap *sm, const jitmap_record *rec)
 	return jitmap_blob_dialect(sm, rec->blob) != JITMAP_DIALECT_LLVM;
 }
 
-/* The live variable location `i` belongs to. */
-static size_t live_var_of(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i)
-{
-	uint16_t first, n;
-	for (size_t v = 0; !jitmap_record_live_var(sm, rec, v, &first, &n); v++)
-		if (i < (size_t)first + n)
-			return v;
-	return 0;
-}
-
 /* An extra place as text: a register, or a byte offset from the frame pointer ("[rbp-16]"). */
 static void extra_text(const jitmap_stackmap *sm, int16_t x, char *out, size_t len)
 {
@@ -127,7 +117,7 @@ static void yk_role(const jitmap_stackmap *sm, const jitmap_record *rec, size_t 
 	out[0] = 0;
 	if (!yk_record(sm, rec))
 		return;
-	size_t used = (size_t)snprintf(out, len, "variable %zu", live_var_of(sm, rec, i));
+	size_t used = (size_t)snprintf(out, len, "variable %zu", jitmap__location_live_var(sm, rec, i));
 	const int16_t *x;
 	const size_t nx = jitmap_location_extras(sm, rec, i, &x);
 	for (size_t k = 0; k < nx && used < len; k++) {
@@ -143,7 +133,7 @@ static void yk_location_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
 {
 	if (!yk_record(sm, rec))
 		return;
-	jitmap__buf_printf(b, ", \"live_var\": %zu", live_var_of(sm, rec, i));
+	jitmap__buf_printf(b, ", \"live_var\": %zu", jitmap__location_live_var(sm, rec, i));
 	const int16_t *x;
 	const size_t nx = jitmap_location_extras(sm, rec, i, &x);
 	if (jitmap_blob_dialect(sm, rec->blob) != JITMAP_DIALECT_YK_EXTRAS)

@@ -358,6 +358,51 @@ static void test_truncations(void **state)
 		}
 }
 
+/* A record of 65,000 variables of one location each (ykllvm's limit is 65,535 locations a
+ * record): each location's variable is found directly. Found by counting the variables before
+ * it, rendering this record took 65,000^3 / 6 steps, a hang in the debugger. */
+static void test_many_variables(void **state)
+{
+	(void)state;
+	enum { NV = 65000 };
+	const size_t len = 16 + 24 + 16 + NV * 13 + 8 + 8;
+	uint8_t *b = calloc(1, len);
+	size_t n = 0;
+	b[0] = 3;
+	b[4] = 1, b[12] = 1;                                /* 1 function, 1 record */
+	b[16 + 1] = 0x10, b[16 + 2] = 0x40, b[16 + 8] = 8, b[16 + 16] = 1;
+	n = 40 + 8 + 4;                                     /* record: ID 0, offset 0 */
+	b[n + 2] = NV & 0xff, b[n + 3] = NV >> 8;           /* after the flags: NV variables */
+	n += 4;
+	for (unsigned v = 0; v < NV; v++, n += 13) {
+		b[n] = 1;                                   /* one location: Register R#v%16 */
+		b[n + 1] = REG, b[n + 3] = 8, b[n + 5] = (uint8_t)(v % 16);
+	}
+	n = (n + 7) & ~(size_t)7;
+	n += 8;                                             /* no live-outs, aligned */
+	jitmap_error err;
+	jitmap_stackmap *sm = parse(b, n, &err);
+	if (!sm)
+		fail_msg("offset 0x%llx: %s", (unsigned long long)err.offset, err.reason);
+	const jitmap_record *r = jitmap_stackmap_record(sm, 0);
+	assert_int_equal(r->num_locations, NV);
+	assert_int_equal(jitmap_record_num_live_vars(sm, r), NV);
+	uint16_t first, count;
+	assert_int_equal(jitmap_record_live_var(sm, r, NV - 1, &first, &count), 0);
+	assert_int_equal(first, NV - 1);
+	assert_int_equal(count, 1);
+	char *t = jitmap_record_text(sm, r, JITMAP_STATEPOINT_NONE, NULL, 0, 0);
+	assert_contains(t, "65000 live variables in 65000 locations (ykllvm)");
+	assert_contains(t, "size 8  variable 64999\n");
+	free(t);
+	char *j = jitmap_record_json(sm, r, JITMAP_STATEPOINT_NONE, NULL, 0);
+	assert_contains(j, "\"index\": 64999, \"kind\": \"register\"");
+	assert_contains(j, "\"live_var\": 64999}");
+	free(j);
+	jitmap_stackmap_free(sm);
+	free(b);
+}
+
 /* What breaks a ykllvm layout is named; a section that fits neither is LLVM's error. */
 static void test_hostile(void **state)
 {
@@ -420,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_mixed_blobs),
 		cmocka_unit_test(test_truncations),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_many_variables),
 	};
 	return cmocka_run_group_tests_name("ykllvm", tests, NULL, NULL);
 }
