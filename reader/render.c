@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../arch/arch.h"
 #include "report.h"
 
 #define MASK(size) ((size) >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * (size))) - 1)
@@ -103,10 +104,9 @@ static void extra_text(const jitmap_stackmap *sm, int16_t x, char *out, size_t l
 		reg_label(sm, (unsigned)x, out, len);
 		return;
 	}
-	const jitmap_arch a = jitmap_stackmap_arch(sm);
-	const char *fp = jitmap_reg_name(a, a == JITMAP_ARCH_AARCH64 ? 29 : 6);
-	snprintf(out, len, "[%s%d]", a == JITMAP_ARCH_X86_64 || a == JITMAP_ARCH_AARCH64 ? fp : "fp",
-		 x);
+	const struct jitmap__arch *a = jitmap__arch(jitmap_stackmap_arch(sm));
+	const char *fp = a ? jitmap_reg_name(jitmap_stackmap_arch(sm), (unsigned)a->fp) : NULL;
+	snprintf(out, len, "[%s%d]", fp ? fp : "fp", x);
 }
 
 /* "variable 1" and, with extra places, ", also [rbp-16], r14": a location's role in a ykllvm
@@ -134,10 +134,10 @@ static void yk_location_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
 	if (!yk_record(sm, rec))
 		return;
 	jitmap__buf_printf(b, ", \"live_var\": %zu", jitmap__location_live_var(sm, rec, i));
-	const int16_t *x;
-	const size_t nx = jitmap_location_extras(sm, rec, i, &x);
 	if (jitmap_blob_dialect(sm, rec->blob) != JITMAP_DIALECT_YK_EXTRAS)
 		return;
+	const int16_t *x;
+	const size_t nx = jitmap_location_extras(sm, rec, i, &x);
 	jitmap__buf_puts(b, ", \"extras\": [");
 	for (size_t k = 0; k < nx; k++) {
 		char place[48];
