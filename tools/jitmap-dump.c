@@ -518,9 +518,8 @@ static void print_json_layouts(FILE *out, const jitmap_layouts *l)
 	fputc(']', out);
 }
 
-/* Every blob of `sm` (none when NULL) as llvm-readobj prints one. */
-/* llvm-readobj knows LLVM's layout alone: a blob in another (ykllvm's) is left out, and said
- * so on standard error. */
+/* Every blob of `sm` (none when NULL) as llvm-readobj prints one. llvm-readobj knows LLVM's
+ * layout alone: a blob in another (ykllvm's) is left out, and said so on standard error. */
 static void print_readobj(FILE *out, const char *path, const jitmap_stackmap *sm)
 {
 	for (size_t bi = 0; sm && bi < jitmap_stackmap_num_blobs(sm); bi++) {
@@ -846,23 +845,19 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 			return 1;
 		}
 		if (llvm_object_format(data, len) != LLVM_OBJECT_NONE) {
-			const int rc = llvm_object_read(path, data, len, &sm, kind, sizeof(kind), &e);
-			free(data);
-			if (rc) {
-				report(path, &e);
-				return 1;
-			}
-			raw = sm;
+			rc = llvm_object_read(path, data, len, &sm, kind, sizeof(kind), &e);
 		} else {
 			JITMAP_OPTS(jitmap_parse_opts, opts, .order = o->order, .arch = o->arch);
-			raw = sm = jitmap_stackmap_parse(data, len, &opts, &e);
-			free(data);
-			if (!sm) {
-				report(path, &e);
-				return 1;
-			}
+			sm = jitmap_stackmap_parse(data, len, &opts, &e);
+			rc = !sm;
 			snprintf(kind, sizeof(kind), "raw stackmap section");
 		}
+		free(data);
+		if (rc) {
+			report(path, &e);
+			return 1;
+		}
+		raw = sm;
 	}
 
 	switch (o->format) {
