@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/search.h"
 #include "llvm_object.h"
 
 #ifdef JITMAP_HAVE_LLVM_OBJECT_H
@@ -251,10 +252,14 @@ static const char *symbol_name(enum llvm_object_format f, const char *name)
 /* The function whose Function Address field is at `off`, or SIZE_MAX. */
 static size_t function_at(const jitmap_stackmap *sm, uint64_t off)
 {
-	for (size_t i = 0; i < jitmap_stackmap_num_functions(sm); i++)
-		if (jitmap_stackmap_function(sm, i)->section_offset == off)
-			return i;
-	return SIZE_MAX;
+	/* Functions are in section order, one array: a search, not a scan per relocation (n^2
+	 * steps for an object of n functions, as reader/elf.c found). */
+	const size_t n = jitmap_stackmap_num_functions(sm);
+	if (!n)
+		return SIZE_MAX;
+	const jitmap_function *fns = jitmap_stackmap_function(sm, 0);
+	const size_t i = JITMAP_LOWER_BOUND(fns, n, section_offset, off);
+	return i < n && fns[i].section_offset == off ? i : SIZE_MAX;
 }
 
 static int relocate(LLVMBinaryRef bin, LLVMSectionIteratorRef sec, enum llvm_object_format f,
