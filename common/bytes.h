@@ -6,11 +6,39 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "jitmap/types.h"
 
+/* 1 on a big-endian host (a preprocessor value: enum constants are 0 to #if). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define JITMAP__HOST_BIG 1
+#else
+#define JITMAP__HOST_BIG 0
+#endif
+
 static inline uint64_t jitmap__load(const uint8_t *p, size_t size, jitmap_byte_order order)
 {
+	/* The sizes the formats use, as one load and at most a byte swap: the parser's walks
+	 * run through here for every field. */
+	const int swap = (order == JITMAP_ORDER_BIG) != JITMAP__HOST_BIG;
+	switch (size) {
+	case 2: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return swap ? __builtin_bswap16(v) : v;
+	}
+	case 4: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return swap ? __builtin_bswap32(v) : v;
+	}
+	case 8: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return swap ? __builtin_bswap64(v) : v;
+	}
+	}
 	uint64_t v = 0;
 	if (order == JITMAP_ORDER_BIG) {
 		for (size_t i = 0; i < size; i++)

@@ -7,7 +7,10 @@
  *
  * Parsing walks the bytes twice with the same code: the first walk validates and counts, the
  * second fills arrays allocated to the exact counts. No allocation is sized by a number that
- * was not first shown to fit in the input.
+ * was not first shown to fit in the input. The first walk skims: it checks every count and
+ * field but the contents of LLVM's version 3 locations (most of a section's bytes), which the
+ * second checks as it fills. When the skim finds an error, a walk that checks everything finds
+ * it again, so that the error reported is always the first in the bytes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +30,7 @@ struct walk {
 	/* ykllvm's layouts (jitmap_dialect): live variables, extra places, spills. */
 	size_t vars, extras, spills, spill_tables;
 	int force_dialect; /* -1: tell by the bytes; else the dialect to read (a trial) */
+	bool skim;         /* counting, LLVM's version 3 locations not read (see above) */
 };
 
 #define U16(p) ((uint16_t)jitmap__load((p), 2, w->order))
@@ -81,6 +85,44 @@ static int walk_location(struct walk *w, uint8_t version, uint64_t at, uint64_t 
 	if (w->sm)
 		w->sm->locations[w->locations] = loc;
 	w->locations++;
+	return 0;
+}
+
+/* The reserved bytes of a version 3 location (bytes 1, 6 and 7) in an 8-byte load in host
+ * order: where they sit does not depend on the section's byte order. */
+#if JITMAP__HOST_BIG
+#define V3_RESERVED 0x00ff00000000ffffull
+#else
+#define V3_RESERVED 0xffff00000000ff00ull
+#endif
+
+/* The `n` version 3 locations of LLVM's layout at `at` (12 bytes each): walk_location's checks
+ * in one test a location, for speed (every location of a section comes through here twice).
+ * A location that fails it goes to walk_location, which says what is wrong. */
+static int walk_v3_locations(struct walk *w, uint64_t at, uint32_t rec_no, uint16_t n,
+			     uint32_t num_constants)
+{
+	const uint8_t *p = w->buf + at;
+	jitmap_location *out = w->sm ? w->sm->locations + w->locations : NULL;
+	for (uint16_t l = 0; l < n; l++, p += 12) {
+		uint64_t head;
+		memcpy(&head, p, 8);
+		const uint8_t kind = p[0];
+		const uint32_t offset = U32(p + 8);
+		if ((head & V3_RESERVED) || (uint8_t)(kind - JITMAP_LOC_REGISTER) >
+		    JITMAP_LOC_CONSTANT_INDEX - JITMAP_LOC_REGISTER ||
+		    (kind == JITMAP_LOC_CONSTANT_INDEX && offset >= num_constants)) {
+			w->locations += l;
+			const uint64_t bad = at + 12 * (uint64_t)l;
+			const int rc = walk_location(w, 3, bad, bad + 8, rec_no, l, num_constants);
+			return rc ? rc : FAIL(bad, "record %u location %u: failed a check that "
+					      "walk_location passes", rec_no, l);
+		}
+		if (out)
+			out[l] = (jitmap_location){.kind = kind, .size = U16(p + 2),
+						   .dwarf_reg = U16(p + 4), .offset = (int32_t)offset};
+	}
+	w->locations += n;
 	return 0;
 }
 
@@ -240,6 +282,7 @@ static bool reads_as(const struct walk *w, uint64_t start, jitmap_dialect d, jit
 {
 	struct walk t = *w;
 	t.sm = NULL;
+	t.skim = false;
 	t.err = err;
 	t.force_dialect = (int)d;
 	return !walk_blob(&t, start, end);
@@ -406,7 +449,16 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 			if ((uint64_t)nloc * locsize > left - pos)
 				return FAIL(start + rec_at + 14,
 					    "record %u: location count %u overruns the section", r, nloc);
-			for (uint16_t l = 0; l < nloc; l++) {
+			if (version == 3 && w->skim) {
+				w->locations += nloc;
+				pos += (uint64_t)nloc * locsize;
+			} else if (version == 3) {
+				rc = walk_v3_locations(w, start + pos, r, nloc, nc);
+				if (rc)
+					return rc;
+				pos += (uint64_t)nloc * locsize;
+			}
+			for (uint16_t l = 0; version < 3 && l < nloc; l++) {
 				rc = walk_location(w, version, start + pos, start + pos + 8, r, l, nc);
 				if (rc)
 					return rc;
@@ -550,7 +602,7 @@ static uint64_t header_claims(const uint8_t *buf, size_t len, jitmap_byte_order 
 jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 				       const jitmap_parse_opts *opts, jitmap_error *err)
 {
-	struct walk w = {.buf = buf, .len = len, .err = err, .force_dialect = -1};
+	struct walk w = {.buf = buf, .len = len, .err = err, .force_dialect = -1, .skim = true};
 	jitmap_stackmap *sm = NULL;
 	int rc;
 
@@ -576,8 +628,15 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 				  : JITMAP_ORDER_LITTLE;
 
 	rc = walk_section(&w);
-	if (rc)
+	if (rc) {
+		/* The first error may be in a location the skim did not read. */
+		struct walk full = {.buf = buf, .len = len, .order = w.order, .err = err,
+				    .force_dialect = -1};
+		if (!walk_section(&full))
+			jitmap__fail(err, rc = -EINVAL, 0, "a stackmap a full walk reads and a skim "
+				     "does not (jitmap's fault: please report it)");
 		goto fail;
+	}
 
 	rc = -ENOMEM;
 	sm = calloc(1, sizeof(*sm));
@@ -630,7 +689,7 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 			    .force_dialect = -1};
 	rc = walk_section(&fill);
 	if (rc)
-		goto fail; /* cannot happen unless the caller changed the bytes meanwhile */
+		goto fail; /* a location the skim did not read */
 	sm->index_dirty = 1;
 	rc = jitmap__stackmap_reindex(sm);
 	if (rc)
