@@ -152,18 +152,31 @@ static size_t eyt_next(size_t k, size_t n)
 
 void jitmap__radix_sort(uint64_t *keys, uint32_t *vals, size_t n, uint64_t *tk, uint32_t *tv)
 {
-	if (!n)
+	/* Keys often come in order already (the records of a linked section): then nothing to
+	 * do. The bits that differ between keys say which bytes need a pass. */
+	uint64_t differ = 0;
+	bool sorted = true;
+	for (size_t i = 1; i < n; i++) {
+		sorted &= keys[i - 1] <= keys[i];
+		differ |= keys[i] ^ keys[0];
+	}
+	if (sorted)
 		return;
-	for (unsigned shift = 0; shift < 64; shift += 8) {
-		size_t count[257] = {0};
-		for (size_t i = 0; i < n; i++)
-			count[((keys[i] >> shift) & 0xff) + 1]++;
-		if (count[((keys[0] >> shift) & 0xff) + 1] == n)
-			continue; /* every key has this byte */
+	unsigned shifts[8], passes = 0;
+	for (unsigned shift = 0; shift < 64; shift += 8)
+		if ((differ >> shift) & 0xff)
+			shifts[passes++] = shift;
+	/* The histograms of those bytes in one pass over the keys. */
+	size_t count[8][257] = {{0}};
+	for (size_t i = 0; i < n; i++)
+		for (unsigned p = 0; p < passes; p++)
+			count[p][((keys[i] >> shifts[p]) & 0xff) + 1]++;
+	for (unsigned p = 0; p < passes; p++) {
+		size_t *c = count[p];
 		for (unsigned d = 0; d < 256; d++)
-			count[d + 1] += count[d];
+			c[d + 1] += c[d];
 		for (size_t i = 0; i < n; i++) {
-			const size_t at = count[(keys[i] >> shift) & 0xff]++;
+			const size_t at = c[(keys[i] >> shifts[p]) & 0xff]++;
 			tk[at] = keys[i];
 			if (vals)
 				tv[at] = vals[i];

@@ -122,8 +122,9 @@ size_t jitmap__location_live_var(const jitmap_stackmap *sm, const jitmap_record 
 /* Free the PC index's nodes (the struct itself is the caller's). */
 void jitmap__pc_index_free(struct jitmap__pc_index *ix);
 /* Sort keys[0..n) (and vals with them, when not NULL) by LSD radix, a byte at a time, the
- * bytes all keys share skipped (JIT addresses share their top bytes); stable, so equal keys
- * keep their order. tk and tv are scratch of n elements. */
+ * bytes all keys share skipped (JIT addresses share their top bytes), nothing done when the
+ * keys are in order already; stable, so equal keys keep their order. tk and tv are scratch
+ * of n elements. */
 void jitmap__radix_sort(uint64_t *keys, uint32_t *vals, size_t n, uint64_t *tk, uint32_t *tv);
 
 
