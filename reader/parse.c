@@ -47,6 +47,17 @@ static int all_zero(const uint8_t *p, uint64_t n)
 	return 1;
 }
 
+/* Whether the n < 8 bytes before `end` are zero: a record's padding to 8 bytes, in one load.
+ * `end` is at least 8 bytes into the buffer. */
+static inline int zero_tail(const uint8_t *end, uint64_t n)
+{
+	uint64_t v;
+	if (!n)
+		return 1;
+	memcpy(&v, end - 8, 8);
+	return JITMAP__HOST_BIG ? !(v << (64 - 8 * n)) : !(v >> (64 - 8 * n));
+}
+
 /* A location at `at`; in version 3 its offset field is at `offset_at` (at + 8 but in
  * ykllvm's extras layout, where the extra places come before it). */
 static int walk_location(struct walk *w, uint8_t version, uint64_t at, uint64_t offset_at,
@@ -469,7 +480,7 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 			const uint64_t aligned = jitmap__align8(pos);
 			if (aligned > left)
 				return FAIL(start + pos, "record %u: truncated padding after the locations", r);
-			if (!all_zero(b + pos, aligned - pos))
+			if (!zero_tail(b + aligned, aligned - pos))
 				return FAIL(start + pos, "record %u: non-zero padding after the locations", r);
 			pos = aligned;
 		}
@@ -498,7 +509,7 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 		const uint64_t aligned = jitmap__align8(pos);
 		if (aligned > left)
 			return FAIL(start + pos, "record %u: truncated padding after the live-outs", r);
-		if (!all_zero(b + pos, aligned - pos))
+		if (!zero_tail(b + aligned, aligned - pos))
 			return FAIL(start + pos, "record %u: non-zero padding after the live-outs", r);
 		pos = aligned;
 
