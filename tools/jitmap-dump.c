@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "jitmap/jitmap.h"
 #include "jitmap/core.h"
@@ -92,16 +93,39 @@ static int usage_error(const char *fmt, ...)
 
 /* The readobj text of a large section is millions of short numbers: fprintf and stdio's
  * per-call locking took two thirds of jitmap-dump's time on a 12 MB section, so
- * print_readobj_blob builds its text in a buffer and writes it in large pieces. */
+ * print_readobj_blob builds its text in a buffer and writes it in large pieces, with write(2)
+ * where the stream has a file descriptor: fwrite copied every byte into stdio's buffer
+ * first. */
 struct text {
 	FILE *out;
+	int fd; /* -1: through `out` */
 	size_t n;
-	char b[1 << 14];
+	char b[1 << 16];
 };
+
+static void text_init(struct text *t, FILE *out)
+{
+	fflush(out); /* what stdio holds goes first */
+	t->out = out;
+	t->fd = fileno(out);
+	t->n = 0;
+}
 
 static void text_flush(struct text *t)
 {
-	fwrite(t->b, 1, t->n, t->out);
+	const char *p = t->b;
+	size_t n = t->n;
+	while (n && t->fd >= 0) {
+		const ssize_t k = write(t->fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break; /* fwrite below meets the error again and marks the stream */
+		p += k;
+		n -= (size_t)k;
+	}
+	if (n)
+		fwrite(p, 1, n, t->out);
 	t->n = 0;
 }
 
@@ -115,13 +139,31 @@ static inline void text_put(struct text *t, const char *s, size_t len)
 
 #define TEXT(t, lit) text_put((t), (lit), sizeof(lit) - 1)
 
+/* A number's digits, counted, then written in pairs straight into the buffer, from the end.
+ * (Writing them to a scratch and copying it cost a stalled load a number: the copy read bytes
+ * the pair stores had not finished writing.) */
 static void text_u64(struct text *t, uint64_t v)
 {
-	char d[20], *p = d + sizeof(d);
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
-	text_put(t, p, (size_t)(d + sizeof(d) - p));
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
+	unsigned n = 1;
+	for (uint64_t p10 = 10; n < 20 && v >= p10; p10 *= 10)
+		n++;
+	if (n > sizeof(t->b) - t->n)
+		text_flush(t);
+	char *p = t->b + t->n + n;
+	t->n += n;
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(p - 2, pairs + 2 * v, 2);
+	else
+		p[-1] = (char)('0' + v);
 }
 
 static void text_i64(struct text *t, int64_t v)
@@ -133,7 +175,8 @@ static void text_i64(struct text *t, int64_t v)
 
 static void print_readobj_blob(FILE *out, const jitmap_stackmap *sm, const jitmap_blob *b)
 {
-	struct text t = {.out = out};
+	struct text t;
+	text_init(&t, out);
 	TEXT(&t, "LLVM StackMap Version: ");
 	text_u64(&t, b->version);
 	TEXT(&t, "\nNum Functions: ");
@@ -1022,7 +1065,7 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		status |= dump_one(stdout, argv[i], &o);
 	free(o.sp_ids);
-	if (fflush(stdout)) {
+	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "jitmap-dump: write error: %s\n", strerror(errno));
 		return 1;
 	}

@@ -37,6 +37,23 @@ expect 1 "jitmap-dump: $work/text: unknown stackmap version 104 (jitmap reads ve
 
 expect 1 "jitmap-dump: $work/reserved: offset 0x1: non-zero reserved byte in the stackmap header" "$dump" "$work/reserved"
 
+# A full disk, in every format: "write error" and status 1, not a silent 0 (the readobj
+# printer writes past stdio).
+if command -v llc-14 >/dev/null 2>&1; then
+  llc-14 -filetype=obj -mtriple=x86_64-unknown-linux-gnu \
+    "$(dirname "${BASH_SOURCE[0]}")/../fixtures/ir/stackmap_frames.ll" -o "$work/e.o"
+  many=(); for _ in $(seq 100); do many+=("$work/e.o"); done # past stdio's 64 KiB buffer
+  for fmt in text json llvm-readobj; do
+    err=$("$dump" --format=$fmt "${many[@]}" 2>&1 >/dev/full); rc=$?
+    if [[ $rc -eq 1 && $err == "jitmap-dump: write error: No space left on device" ]]; then
+      pass=$((pass + 1))
+    else
+      fail=$((fail + 1))
+      printf 'FAIL: jitmap-dump --format=%s > /dev/full\n  got exit %d: %s\n' "$fmt" "$rc" "$err"
+    fi
+  done
+fi
+
 # Mach-O and COFF files, read through libLLVM: a damaged one is named with LLVM's reason, and
 # one LLVM gives up on mid-way (report_fatal_error) ends jitmap-dump with status 1, no abort.
 # expect_like STATUS 'GLOB' CMD...: as expect, stderr matched against a glob.
