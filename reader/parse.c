@@ -701,10 +701,7 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 	rc = walk_section(&fill);
 	if (rc)
 		goto fail; /* a location the skim did not read */
-	sm->index_dirty = 1;
-	rc = jitmap__stackmap_reindex(sm);
-	if (rc)
-		goto fail;
+	sm->index_dirty = 1; /* built by the first lookup: relocation would make it stale */
 	return sm;
 
 fail:
