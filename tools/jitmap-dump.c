@@ -142,17 +142,26 @@ static inline void text_put(struct text *t, const char *s, size_t len)
 /* A number's digits, counted, then written in pairs straight into the buffer, from the end.
  * (Writing them to a scratch and copying it cost a stalled load a number: the copy read bytes
  * the pair stores had not finished writing.) */
-static void text_u64(struct text *t, uint64_t v)
+static inline void text_u64(struct text *t, uint64_t v)
 {
 	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
 				    "25262728293031323334353637383940414243444546474849"
 				    "50515253545556575859606162636465666768697071727374"
 				    "75767778798081828384858687888990919293949596979899";
-	unsigned n = 1;
-	for (uint64_t p10 = 10; n < 20 && v >= p10; p10 *= 10)
-		n++;
-	if (n > sizeof(t->b) - t->n)
+	if (20 > sizeof(t->b) - t->n)
 		text_flush(t);
+	if (v < 100) { /* most of them: location numbers, registers, sizes, offsets */
+		if (v < 10) {
+			t->b[t->n++] = (char)('0' + v);
+		} else {
+			memcpy(t->b + t->n, pairs + 2 * v, 2);
+			t->n += 2;
+		}
+		return;
+	}
+	unsigned n = 3;
+	for (uint64_t p10 = 1000; n < 20 && v >= p10; p10 *= 10)
+		n++;
 	char *p = t->b + t->n + n;
 	t->n += n;
 	while (v >= 100) {
