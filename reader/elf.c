@@ -533,7 +533,13 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 			sm_sh = sh;
 		}
 	}
-	if (img->num_syms) /* syms is NULL without a symbol table, and qsort wants a pointer */
+	/* Symbol tables are often in address order already (an object's functions, as emitted):
+	 * one look spares the sort. syms is NULL without a symbol table (qsort wants a pointer). */
+	size_t in_order = 1;
+	while (in_order < img->num_syms &&
+	       cmp_sym(&img->syms[in_order - 1], &img->syms[in_order]) <= 0)
+		in_order++;
+	if (in_order < img->num_syms)
 		qsort(img->syms, img->num_syms, sizeof(*img->syms), cmp_sym);
 	if (img->debug_frame && debug_frame_relocated(elf, df_index)) {
 		/* Its addresses are not filled in: useless to an unwinder. */
