@@ -129,41 +129,46 @@ static void text_flush(struct text *t)
 	t->n = 0;
 }
 
-static inline void text_put(struct text *t, const char *s, size_t len)
+/* Room for `need` bytes: the cursor to write them at. A line is written through a cursor
+ * (PUT, put_u64, put_i64) and ended by text_done, one check of room a line, not a piece. */
+static inline char *text_room(struct text *t, size_t need)
 {
-	if (len > sizeof(t->b) - t->n)
+	if (need > sizeof(t->b) - t->n)
 		text_flush(t);
-	memcpy(t->b + t->n, s, len); /* short pieces: literals and numbers */
-	t->n += len;
+	return t->b + t->n;
 }
 
-#define TEXT(t, lit) text_put((t), (lit), sizeof(lit) - 1)
+static inline void text_done(struct text *t, const char *o)
+{
+	t->n = (size_t)(o - t->b);
+}
 
-/* A number's digits, counted, then written in pairs straight into the buffer, from the end.
- * (Writing them to a scratch and copying it cost a stalled load a number: the copy read bytes
- * the pair stores had not finished writing.) */
-static inline void text_u64(struct text *t, uint64_t v)
+#define PUT(o, lit) (memcpy((o), (lit), sizeof(lit) - 1), (o) + sizeof(lit) - 1)
+
+/* The longest a line of the readobj text takes: its literals and five numbers of 20 digits. */
+#define LINE_MAX_BYTES 256
+
+/* A number's digits, counted, then written in pairs from the end. (Writing them to a scratch
+ * and copying it cost a stalled load a number: the copy read bytes the pair stores had not
+ * finished writing.) */
+static inline char *put_u64(char *o, uint64_t v)
 {
 	static const char pairs[] = "00010203040506070809101112131415161718192021222324"
 				    "25262728293031323334353637383940414243444546474849"
 				    "50515253545556575859606162636465666768697071727374"
 				    "75767778798081828384858687888990919293949596979899";
-	if (20 > sizeof(t->b) - t->n)
-		text_flush(t);
-	if (v < 100) { /* most of them: location numbers, registers, sizes, offsets */
-		if (v < 10) {
-			t->b[t->n++] = (char)('0' + v);
-		} else {
-			memcpy(t->b + t->n, pairs + 2 * v, 2);
-			t->n += 2;
-		}
-		return;
+	if (v < 10) { /* most of them: location numbers, registers, sizes, offsets */
+		*o = (char)('0' + v);
+		return o + 1;
+	}
+	if (v < 100) {
+		memcpy(o, pairs + 2 * v, 2);
+		return o + 2;
 	}
 	unsigned n = 3;
 	for (uint64_t p10 = 1000; n < 20 && v >= p10; p10 *= 10)
 		n++;
-	char *p = t->b + t->n + n;
-	t->n += n;
+	char *p = o + n;
 	while (v >= 100) {
 		p -= 2;
 		memcpy(p, pairs + 2 * (v % 100), 2);
@@ -173,107 +178,128 @@ static inline void text_u64(struct text *t, uint64_t v)
 		memcpy(p - 2, pairs + 2 * v, 2);
 	else
 		p[-1] = (char)('0' + v);
+	return o + n;
 }
 
-static void text_i64(struct text *t, int64_t v)
+static inline char *put_i64(char *o, int64_t v)
 {
 	if (v < 0)
-		TEXT(t, "-");
-	text_u64(t, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+		*o++ = '-';
+	return put_u64(o, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
 }
 
 static void print_readobj_blob(FILE *out, const jitmap_stackmap *sm, const jitmap_blob *b)
 {
 	struct text t;
 	text_init(&t, out);
-	TEXT(&t, "LLVM StackMap Version: ");
-	text_u64(&t, b->version);
-	TEXT(&t, "\nNum Functions: ");
-	text_u64(&t, b->num_functions);
+	char *o = text_room(&t, LINE_MAX_BYTES);
+	o = PUT(o, "LLVM StackMap Version: ");
+	o = put_u64(o, b->version);
+	o = PUT(o, "\nNum Functions: ");
+	o = put_u64(o, b->num_functions);
+	text_done(&t, o);
 	for (uint32_t i = 0; i < b->num_functions; i++) {
 		const jitmap_function *f = jitmap_stackmap_function(sm, b->first_function + i);
 		/* readobj prints the stored bytes: unrelocated in objects. */
-		TEXT(&t, "\n  Function address: ");
-		text_u64(&t, f->raw_address);
-		TEXT(&t, ", stack size: ");
-		text_u64(&t, f->stack_size);
-		TEXT(&t, ", callsite record count: ");
-		text_u64(&t, f->record_count);
+		o = text_room(&t, LINE_MAX_BYTES);
+		o = PUT(o, "\n  Function address: ");
+		o = put_u64(o, f->raw_address);
+		o = PUT(o, ", stack size: ");
+		o = put_u64(o, f->stack_size);
+		o = PUT(o, ", callsite record count: ");
+		o = put_u64(o, f->record_count);
+		text_done(&t, o);
 	}
-	TEXT(&t, "\nNum Constants: ");
-	text_u64(&t, b->num_constants);
+	o = text_room(&t, LINE_MAX_BYTES);
+	o = PUT(o, "\nNum Constants: ");
+	o = put_u64(o, b->num_constants);
+	text_done(&t, o);
 	for (uint32_t i = 0; i < b->num_constants; i++) {
 		uint64_t v = 0;
 		jitmap_stackmap_constant(sm, b->first_constant + i, &v);
-		TEXT(&t, "\n  #");
-		text_u64(&t, i + 1);
-		TEXT(&t, ": ");
-		text_u64(&t, v);
+		o = text_room(&t, LINE_MAX_BYTES);
+		o = PUT(o, "\n  #");
+		o = put_u64(o, i + 1);
+		o = PUT(o, ": ");
+		o = put_u64(o, v);
+		text_done(&t, o);
 	}
-	TEXT(&t, "\nNum Records: ");
-	text_u64(&t, b->num_records);
+	o = text_room(&t, LINE_MAX_BYTES);
+	o = PUT(o, "\nNum Records: ");
+	o = put_u64(o, b->num_records);
+	text_done(&t, o);
 	for (uint32_t i = 0; i < b->num_records; i++) {
 		const jitmap_record *r = jitmap_stackmap_record(sm, b->first_record + i);
-		TEXT(&t, "\n  Record ID: ");
-		text_u64(&t, r->id);
-		TEXT(&t, ", instruction offset: ");
-		text_u64(&t, r->raw_instruction_offset); /* the stored bytes, as llvm-readobj */
-		TEXT(&t, "\n    ");
-		text_u64(&t, r->num_locations);
-		TEXT(&t, " locations:");
+		o = text_room(&t, LINE_MAX_BYTES);
+		o = PUT(o, "\n  Record ID: ");
+		o = put_u64(o, r->id);
+		o = PUT(o, ", instruction offset: ");
+		o = put_u64(o, r->raw_instruction_offset); /* the stored bytes, as llvm-readobj */
+		o = PUT(o, "\n    ");
+		o = put_u64(o, r->num_locations);
+		o = PUT(o, " locations:");
 		for (unsigned l = 0; l < r->num_locations; l++) {
 			const jitmap_location *loc = &r->locations[l];
 			uint64_t v = 0;
-			TEXT(&t, "\n      #");
-			text_u64(&t, l + 1);
+			text_done(&t, o);
+			o = text_room(&t, LINE_MAX_BYTES);
+			o = PUT(o, "\n      #");
+			o = put_u64(o, l + 1);
 			switch (loc->kind) {
 			case JITMAP_LOC_REGISTER:
-				TEXT(&t, ": Register R#");
-				text_u64(&t, loc->dwarf_reg);
+				o = PUT(o, ": Register R#");
+				o = put_u64(o, loc->dwarf_reg);
 				break;
 			case JITMAP_LOC_DIRECT:
-				TEXT(&t, ": Direct R#");
-				text_u64(&t, loc->dwarf_reg);
-				TEXT(&t, " + ");
-				text_i64(&t, loc->offset);
+				o = PUT(o, ": Direct R#");
+				o = put_u64(o, loc->dwarf_reg);
+				o = PUT(o, " + ");
+				o = put_i64(o, loc->offset);
 				break;
 			case JITMAP_LOC_INDIRECT:
-				TEXT(&t, ": Indirect [R#");
-				text_u64(&t, loc->dwarf_reg);
-				TEXT(&t, " + ");
-				text_i64(&t, loc->offset);
-				TEXT(&t, "]");
+				o = PUT(o, ": Indirect [R#");
+				o = put_u64(o, loc->dwarf_reg);
+				o = PUT(o, " + ");
+				o = put_i64(o, loc->offset);
+				o = PUT(o, "]");
 				break;
 			case JITMAP_LOC_CONSTANT:
 				/* readobj prints the small constant as an unsigned 32-bit number. */
-				TEXT(&t, ": Constant ");
-				text_u64(&t, (uint32_t)loc->offset);
+				o = PUT(o, ": Constant ");
+				o = put_u64(o, (uint32_t)loc->offset);
 				break;
 			case JITMAP_LOC_CONSTANT_INDEX:
 				jitmap_location_constant(sm, r, loc, &v);
-				TEXT(&t, ": ConstantIndex #");
-				text_i64(&t, loc->offset);
-				TEXT(&t, " (");
-				text_u64(&t, v);
-				TEXT(&t, ")");
+				o = PUT(o, ": ConstantIndex #");
+				o = put_i64(o, loc->offset);
+				o = PUT(o, " (");
+				o = put_u64(o, v);
+				o = PUT(o, ")");
 				break;
 			}
-			TEXT(&t, ", size: ");
-			text_u64(&t, loc->size);
+			o = PUT(o, ", size: ");
+			o = put_u64(o, loc->size);
 		}
-		TEXT(&t, "\n    ");
-		text_u64(&t, r->num_live_outs);
-		TEXT(&t, " live-outs: [ ");
+		text_done(&t, o);
+		o = text_room(&t, LINE_MAX_BYTES);
+		o = PUT(o, "\n    ");
+		o = put_u64(o, r->num_live_outs);
+		o = PUT(o, " live-outs: [ ");
 		for (unsigned l = 0; l < r->num_live_outs; l++) {
-			TEXT(&t, "R#");
-			text_u64(&t, r->live_outs[l].dwarf_reg);
-			TEXT(&t, " (");
-			text_u64(&t, r->live_outs[l].size);
-			TEXT(&t, "-bytes) ");
+			text_done(&t, o);
+			o = text_room(&t, LINE_MAX_BYTES);
+			o = PUT(o, "R#");
+			o = put_u64(o, r->live_outs[l].dwarf_reg);
+			o = PUT(o, " (");
+			o = put_u64(o, r->live_outs[l].size);
+			o = PUT(o, "-bytes) ");
 		}
-		TEXT(&t, "]");
+		o = PUT(o, "]");
+		text_done(&t, o);
 	}
-	TEXT(&t, "\n");
+	o = text_room(&t, LINE_MAX_BYTES);
+	o = PUT(o, "\n");
+	text_done(&t, o);
 	text_flush(&t);
 }
 
