@@ -460,21 +460,17 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 			if ((uint64_t)nloc * locsize > left - pos)
 				return FAIL(start + rec_at + 14,
 					    "record %u: location count %u overruns the section", r, nloc);
-			if (version == 3 && w->skim) {
-				w->locations += nloc;
-				pos += (uint64_t)nloc * locsize;
-			} else if (version == 3) {
-				rc = walk_v3_locations(w, start + pos, r, nloc, nc);
-				if (rc)
-					return rc;
-				pos += (uint64_t)nloc * locsize;
-			}
 			for (uint16_t l = 0; version < 3 && l < nloc; l++) {
-				rc = walk_location(w, version, start + pos, start + pos + 8, r, l, nc);
+				const uint64_t at = start + pos + l * locsize;
+				rc = walk_location(w, version, at, at + 4, r, l, nc);
 				if (rc)
 					return rc;
-				pos += locsize;
 			}
+			if (version == 3 && w->skim)
+				w->locations += nloc;
+			else if (version == 3 && (rc = walk_v3_locations(w, start + pos, r, nloc, nc)))
+				return rc;
+			pos += (uint64_t)nloc * locsize;
 		}
 		if (version == 3) {
 			const uint64_t aligned = jitmap__align8(pos);
