@@ -31,6 +31,8 @@
 #define CODE_SAMPLE 16 /* code bytes compared to decide that an image handed in is stale */
 #define MAX_CODE_SPAN (UINT64_C(1) << 36) /* a larger "code" section is not code */
 #define MAX_CFI_SECTION (UINT64_C(64) << 20) /* .eh_frame read from the target */
+/* A lazy scan glances at images up to this size (elf.c reads one this size whole too). */
+#define GLANCE_MAX_IMAGE (UINT64_C(64) << 10)
 
 struct text_list {
 	char **items;
@@ -86,6 +88,8 @@ struct source {
 	uint8_t sample[SAMPLE];
 	size_t sample_len; /* 0: unreadable */
 	jitmap_image *image;      /* JIT: without its stackmap copy; object: the whole file */
+	bool glanced;             /* lazy scan: not opened yet; spans, arch and order from a
+				   * glance at its bytes (opened when a PC falls in its code) */
 	jitmap_image *full_image; /* JIT: with the copy, opened on first need */
 	bool full_tried;
 	char *full_problem;       /* why it did not open (said again at each re-read) */
@@ -172,6 +176,9 @@ struct jitmap_process {
 	size_t ndrops, cap_drops;
 	struct text_list taken; /* the `why` of the last take */
 	jitmap_perfmap *perfmap; /* jitmap_process_perfmap's; NULL until asked for */
+	uint8_t *glance_buf;     /* a lazy scan's image bytes (up to GLANCE_MAX_IMAGE): one buffer
+				  * for every image, not an allocation each */
+	size_t glance_cap;
 };
 
 /* -- Small helpers -- */
@@ -504,9 +511,12 @@ static jitmap_image *open_image(jitmap_process *p, struct source *s, unsigned fl
 }
 
 static void open_opened(jitmap_process *p, struct source *s);
+static bool glance_jit_image(jitmap_process *p, struct source *s, const uint8_t *bytes);
 
-/* Open the registered image without its stackmap copy (the live section is read instead). */
-static void open_jit_image(jitmap_process *p, struct source *s)
+/* Open the registered image without its stackmap copy (the live section is read instead); in
+ * a lazy scan, only glance at it when that is enough (glance_jit_image). `bytes`: the image,
+ * when the scan read it already (NULL: read here). */
+static void open_jit_image(jitmap_process *p, struct source *s, const uint8_t *bytes)
 {
 	char why[160];
 	if (!s->symfile_size || !s->symfile_addr) {
@@ -521,6 +531,8 @@ static void open_jit_image(jitmap_process *p, struct source *s)
 			 s->name, s->symfile_size, s->symfile_addr, p->max_image >> 20);
 		return;
 	}
+	if (p->lazy && glance_jit_image(p, s, bytes))
+		return;
 	const size_t n = sample_len_of(s);
 	if (read_mem(p, s->symfile_addr, s->sample, n, why, sizeof(why))) {
 		add_text(&s->problems,
@@ -752,7 +764,7 @@ static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_c
 		s->symfile_addr = c->symfile_addr;
 		s->symfile_size = c->symfile_size;
 		snprintf(s->name, sizeof(s->name), "JIT entry 0x%" PRIx64, c->entry);
-		open_jit_image(p, s);
+		open_jit_image(p, s, NULL);
 		s->open_problems = s->problems.n;
 		at = jit_find(p, c, &found);
 		memmove(&p->jit[at + 1], &p->jit[at], (p->njit - at) * sizeof(*p->jit));
@@ -818,18 +830,19 @@ static const jitmap_code_function *function_in(const struct source *s, uint64_t 
 }
 
 /* The image's code: its executable sections placed in memory, sorted, merged where they
- * touch; a section over MAX_CODE_SPAN is left out. 0 or -ENOMEM. */
-static int make_spans(struct source *s)
+ * touch; a section over MAX_CODE_SPAN is left out. 0 or -ENOMEM. From the glance at a lazy
+ * scan's image (`g`), or else from the image opened. */
+static int make_spans_from(struct source *s, const struct jitmap__glance *g)
 {
-	if (s->spans_made || !s->image)
+	if (s->spans_made || (!s->image && !g))
 		return 0;
-	const size_t n = jitmap_image_num_code_ranges(s->image);
+	const size_t n = g ? g->num_code : jitmap_image_num_code_ranges(s->image);
 	jitmap_image_range *v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		const jitmap_image_range *r = jitmap_image_code_range(s->image, i);
+		const jitmap_image_range *r = g ? &g->code[i] : jitmap_image_code_range(s->image, i);
 		if (r && r->lo < r->hi && r->hi - r->lo <= MAX_CODE_SPAN)
 			v[k++] = *r;
 	}
@@ -848,6 +861,60 @@ static int make_spans(struct source *s)
 	s->nspans = m;
 	s->spans_made = true;
 	return 0;
+}
+
+static int make_spans(struct source *s)
+{
+	return make_spans_from(s, NULL);
+}
+
+/* A lazy scan's look at a JIT image (elf.c, jitmap__image_glance): when it is plain, where its
+ * code is, its architecture and byte order are all a scan needs, and opening it waits until a
+ * PC falls in that code (open_glanced). True when glanced; false to open it now (larger than
+ * GLANCE_MAX_IMAGE, unreadable whole, not plain, or no memory): that path says what is wrong,
+ * as it always did. */
+static bool glance_jit_image(jitmap_process *p, struct source *s, const uint8_t *bytes)
+{
+	struct jitmap__glance g;
+	char why[160];
+	if (s->symfile_size > GLANCE_MAX_IMAGE)
+		return false;
+	if (!bytes) {
+		if (jitmap__grow(&p->glance_buf, &p->glance_cap, (size_t)s->symfile_size, 1) ||
+		    read_mem(p, s->symfile_addr, p->glance_buf, (size_t)s->symfile_size, why,
+			     sizeof(why)))
+			return false;
+		bytes = p->glance_buf;
+	}
+	const bool plain = jitmap__image_glance(bytes, (size_t)s->symfile_size, &g) == 0 &&
+			   make_spans_from(s, &g) == 0;
+	if (plain) {
+		s->sample_len = sample_len_of(s);
+		memcpy(s->sample, bytes, s->sample_len);
+		s->arch = g.arch;
+		s->order = g.order;
+		s->glanced = true;
+	}
+	return plain;
+}
+
+/* A glanced image opened, now that a PC fell in its code: as a scan that is not lazy opens
+ * it. Its code is the image's from now on; should that differ from the glance's (memory that
+ * changed since), the code table is rebuilt. */
+static void open_glanced(jitmap_process *p, struct source *s)
+{
+	jitmap_image_range *old = s->spans;
+	const size_t nold = s->nspans;
+	s->glanced = false;
+	s->spans = NULL;
+	s->nspans = 0;
+	s->spans_made = false;
+	open_opened(p, s);
+	s->open_problems = s->problems.n;
+	if (make_spans(s) || s->nspans != nold ||
+	    (nold && memcmp(old, s->spans, nold * sizeof(*old))))
+		p->code_dirty = true;
+	free(old);
 }
 
 /* The image's functions: its function symbols inside its code, sorted, one per address (the
@@ -908,7 +975,7 @@ static size_t code_rank(const struct source *s)
 
 static int add_code(jitmap_process *p, struct source *s)
 {
-	if (!s->image)
+	if (!s->image && !s->glanced)
 		return 0;
 	if (make_spans(s) || jitmap__grow(&p->code, &p->cap_code, p->ncode + s->nspans, sizeof(*p->code)))
 		return -ENOMEM;
@@ -1678,6 +1745,7 @@ void jitmap_process_free(jitmap_process *p)
 	free_texts(&p->problems);
 	free_texts(&p->taken);
 	jitmap_perfmap_free(p->perfmap);
+	free(p->glance_buf);
 	free(p);
 }
 
@@ -1843,12 +1911,22 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 	if (!p || !out)
 		return -EINVAL;
 	const struct code_range *c;
-	const int rc = code_find(p, addr, false, &c);
-	if (rc == -ENOENT && p->perfmap)
-		return perfmap_code(p, addr, out);
-	if (rc)
-		return rc;
-	struct source *s = c->s;
+	struct source *s;
+	for (;;) {
+		const int rc = code_find(p, addr, false, &c);
+		if (rc == -ENOENT && p->perfmap)
+			return perfmap_code(p, addr, out);
+		if (rc)
+			return rc;
+		s = c->s;
+		if (!s->glanced)
+			break;
+		/* Opened now; once its code is not the glance's, the table changed: look again
+		 * (each time round, one image less is glanced). */
+		open_glanced(p, s);
+		if (!p->code_dirty)
+			break;
+	}
 	if (s->recheck) { /* a handed-in image, or a lazy scan's entry: read it now */
 		s->recheck = false;
 		if (refresh_live(p, s) && index_now(p, s))
