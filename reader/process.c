@@ -33,6 +33,11 @@
 #define MAX_CFI_SECTION (UINT64_C(64) << 20) /* .eh_frame read from the target */
 /* A lazy scan glances at images up to this size (elf.c reads one this size whole too). */
 #define GLANCE_MAX_IMAGE (UINT64_C(64) << 10)
+/* A lazy scan reads the images it glances at in batches of at most this many bytes and
+ * entries (jitmap__read_many). */
+#define BATCH_BYTES ((size_t)128 << 10)
+#define BATCH_ENTRIES 1024
+_Static_assert(GLANCE_MAX_IMAGE <= BATCH_BYTES, "a batch holds any image glanced at");
 
 struct text_list {
 	char **items;
@@ -730,7 +735,9 @@ static bool refresh_live(jitmap_process *p, struct source *s)
 	return true;
 }
 
-static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c)
+/* `bytes`: the entry's image, when the scan read it already (batch_images), or NULL. */
+static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c,
+		      const uint8_t *bytes)
 {
 	bool found;
 	size_t at = jit_find(p, c, &found);
@@ -764,7 +771,7 @@ static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_c
 		s->symfile_addr = c->symfile_addr;
 		s->symfile_size = c->symfile_size;
 		snprintf(s->name, sizeof(s->name), "JIT entry 0x%" PRIx64, c->entry);
-		open_jit_image(p, s, NULL);
+		open_jit_image(p, s, bytes);
 		s->open_problems = s->problems.n;
 		at = jit_find(p, c, &found);
 		memmove(&p->jit[at + 1], &p->jit[at], (p->njit - at) * sizeof(*p->jit));
@@ -1557,6 +1564,54 @@ int jitmap_process_scan_begin(jitmap_process *p)
 	return 0;
 }
 
+/* A lazy scan's images, read in batches (jitmap__read_many) before each is glanced at. */
+struct batch {
+	bool ok;                /* bytes[] holds this batch's images */
+	bool unable;            /* the target reads one at a time: no more batches */
+	uint8_t *buf;           /* BATCH_BYTES */
+	struct jitmap__read *reads;
+	const uint8_t **bytes;  /* per entry of the batch: its image, or NULL (read its own way) */
+};
+
+/* The images of entries [from, end) of `lst` that a lazy scan will glance at (new entries,
+ * up to GLANCE_MAX_IMAGE), read together into b->buf: as many entries as BATCH_BYTES and
+ * BATCH_ENTRIES allow, at least one. Returns `end`; b->ok says whether b->bytes is filled. */
+static size_t batch_images(jitmap_process *p, struct batch *b, const jitmap_jit_list *lst,
+			   size_t from, size_t n)
+{
+	b->ok = false;
+	if (b->unable || (!b->buf && (!(b->buf = malloc(BATCH_BYTES)) ||
+				      !(b->reads = malloc(BATCH_ENTRIES * sizeof(*b->reads))) ||
+				      !(b->bytes = malloc(BATCH_ENTRIES * sizeof(*b->bytes)))))) {
+		b->unable = true; /* (out of memory: each image is read alone, as without) */
+		return from + 1;
+	}
+	size_t end = from, used = 0, k = 0;
+	for (; end < n && end - from < BATCH_ENTRIES; end++) {
+		const jitmap_jit_code *c = jitmap_jit_list_code(lst, end);
+		bool known;
+		b->bytes[end - from] = NULL;
+		if (!c->symfile_addr || !c->symfile_size || c->symfile_size > GLANCE_MAX_IMAGE ||
+		    c->symfile_size > p->max_image || (jit_find(p, c, &known), known))
+			continue;
+		if (c->symfile_size > BATCH_BYTES - used)
+			break;
+		b->reads[k++] = (struct jitmap__read){c->symfile_addr, b->buf + used,
+						      (size_t)c->symfile_size, false};
+		b->bytes[end - from] = b->buf + used;
+		used += (size_t)c->symfile_size;
+	}
+	if (jitmap__read_many(&p->target, b->reads, k) == -ENOTSUP) {
+		b->unable = true;
+		return end;
+	}
+	for (size_t i = from, r = 0; i < end; i++)
+		if (b->bytes[i - from] && !b->reads[r++].done)
+			b->bytes[i - from] = NULL;
+	b->ok = true;
+	return end;
+}
+
 /* Walk the list of the descriptor at `addr` (once per scan), recording how far it was read. */
 static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
 		     jitmap_byte_order order)
@@ -1592,8 +1647,16 @@ static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
 		if (!rc && !(d->problem = strdup(err_text(status))))
 			rc = -ENOMEM;
 	}
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = scan_entry(p, addr, jitmap_jit_list_code(lst, i));
+	struct batch b = {0};
+	for (size_t i = 0; i < n && !rc;) {
+		const size_t end = p->lazy ? batch_images(p, &b, lst, i, n) : i + 1;
+		for (size_t from = i; i < end && !rc; i++)
+			rc = scan_entry(p, addr, jitmap_jit_list_code(lst, i),
+					b.ok ? b.bytes[i - from] : NULL);
+	}
+	free(b.buf);
+	free(b.reads);
+	free(b.bytes);
 	jitmap_jit_list_free(lst);
 	return rc;
 }
