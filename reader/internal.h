@@ -84,6 +84,39 @@ int jitmap__elf_data_symbol(struct Elf *elf, const char *name, uint64_t *value);
 /* The address of the first section `name` placed in memory (sh_addr != 0): 0, or -ENOENT. */
 int jitmap__elf_section_address(struct Elf *elf, const char *name, uint64_t *addr);
 
+/* -- Many reads at once (live.c) -- */
+
+struct jitmap__read {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+	bool done; /* set by jitmap__read_many: all `len` bytes are in `buf` */
+};
+/* Read r[0..n) in as few system calls as the target allows: a live process's targets
+ * (jitmap_live_target, jitmap_live_thread_target) through process_vm_readv, up to 1024 reads
+ * a call. Each read done says so; one not done (unmapped, or the system refused the call) is
+ * the caller's to read through read_mem, which says why it cannot be read. -ENOTSUP for any
+ * other target (none done), else 0. */
+int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n);
+
+/* What opening an image (jitmap_image_open_target, JITMAP_IMAGE_SKIP_STACKMAP) would find
+ * at scan time, read from its bytes alone, without libelf and without allocating: for the
+ * process model's lazy scans (process.c), which open an image only when a PC falls in its
+ * code. */
+#define JITMAP__GLANCE_MAX_CODE 8
+struct jitmap__glance {
+	jitmap_arch arch;
+	jitmap_byte_order order;
+	size_t num_code;
+	jitmap_image_range code[JITMAP__GLANCE_MAX_CODE]; /* as jitmap_image_code_range gives them */
+};
+/* 0 when the `len` bytes at `buf` are a whole image whose opening is sure to succeed, to find
+ * the code ranges, architecture and byte order in `g`, and to find nothing a scan reports
+ * (no .jitmap_deopt section, no symbol table whose values are addresses); -EINVAL for
+ * anything else, unusual or not understood (the image is then opened at once, as before).
+ * Every offset and count is checked against `len` before it is used. */
+int jitmap__image_glance(const void *buf, size_t len, struct jitmap__glance *g);
+
 /* -- The process model for the frame model (process.c) -- */
 
 struct jitmap_process;

@@ -578,6 +578,55 @@ int jitmap_live_thread_reg(const jitmap_live_thread_info *info, unsigned regno, 
 	return -ENOENT;
 }
 
+/* -- Many reads at once --
+ *
+ * A lazy scan of a JIT with thousands of entries reads thousands of small images, scattered
+ * over the heap: one pread of /proc/PID/mem each. process_vm_readv(2) takes them 1024 at a
+ * time. A short count stops in or at the first element it could not read whole: the elements
+ * before it are done, that one is left to read_mem (to say why), and the call goes on after
+ * it (EFAULT with nothing read: the first element is that one). */
+
+#define READ_MANY_IOV 1024 /* Linux's UIO_MAXIOV */
+
+int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n)
+{
+	if (!t || (t->read_mem != live_read_mem && t->read_mem != thread_read_mem))
+		return -ENOTSUP;
+	const jitmap_live *l = t->read_mem == live_read_mem
+				       ? t->ctx : ((const struct thread *)t->ctx)->live;
+	struct iovec local[READ_MANY_IOV], remote[READ_MANY_IOV];
+	size_t at[READ_MANY_IOV];
+	size_t i = 0;
+	for (size_t k = 0; k < n; k++)
+		r[k].done = false;
+	while (i < n) {
+		size_t m = 0;
+		for (; i < n && m < READ_MANY_IOV; i++) {
+			/* pread's rule (pagecache.c): nothing above INT64_MAX */
+			if (!r[i].len || r[i].addr > (uint64_t)INT64_MAX ||
+			    r[i].len > (uint64_t)INT64_MAX - r[i].addr)
+				continue;
+			local[m] = (struct iovec){r[i].buf, r[i].len};
+			remote[m] = (struct iovec){(void *)(uintptr_t)r[i].addr, r[i].len};
+			at[m++] = i;
+		}
+		size_t first = 0;
+		while (first < m) {
+			const ssize_t got = process_vm_readv(l->pid, local + first, m - first,
+							     remote + first, m - first, 0);
+			if (got < 0 && errno != EFAULT)
+				return 0; /* refused (ESRCH, EPERM, ENOSYS, ...): read_mem's to say */
+			size_t left = got < 0 ? 0 : (size_t)got; /* EFAULT: the first is unreadable */
+			while (first < m && left >= local[first].iov_len) {
+				left -= local[first].iov_len;
+				r[at[first++]].done = true;
+			}
+			first++; /* the element it stopped at (if any): read_mem's */
+		}
+	}
+	return 0;
+}
+
 jitmap_target jitmap_live_target(jitmap_live *l)
 {
 	return (jitmap_target){.ctx = l, .read_reg = NULL, .read_mem = live_read_mem};

@@ -31,6 +31,13 @@
 #define CODE_SAMPLE 16 /* code bytes compared to decide that an image handed in is stale */
 #define MAX_CODE_SPAN (UINT64_C(1) << 36) /* a larger "code" section is not code */
 #define MAX_CFI_SECTION (UINT64_C(64) << 20) /* .eh_frame read from the target */
+/* A lazy scan glances at images up to this size (elf.c reads one this size whole too). */
+#define GLANCE_MAX_IMAGE (UINT64_C(64) << 10)
+/* A lazy scan reads the images it glances at in batches of at most this many bytes and
+ * entries (jitmap__read_many). */
+#define BATCH_BYTES ((size_t)128 << 10)
+#define BATCH_ENTRIES 1024
+_Static_assert(GLANCE_MAX_IMAGE <= BATCH_BYTES, "a batch holds any image glanced at");
 
 struct text_list {
 	char **items;
@@ -86,6 +93,8 @@ struct source {
 	uint8_t sample[SAMPLE];
 	size_t sample_len; /* 0: unreadable */
 	jitmap_image *image;      /* JIT: without its stackmap copy; object: the whole file */
+	bool glanced;             /* lazy scan: not opened yet; spans, arch and order from a
+				   * glance at its bytes (opened when a PC falls in its code) */
 	jitmap_image *full_image; /* JIT: with the copy, opened on first need */
 	bool full_tried;
 	char *full_problem;       /* why it did not open (said again at each re-read) */
@@ -172,6 +181,9 @@ struct jitmap_process {
 	size_t ndrops, cap_drops;
 	struct text_list taken; /* the `why` of the last take */
 	jitmap_perfmap *perfmap; /* jitmap_process_perfmap's; NULL until asked for */
+	uint8_t *glance_buf;     /* a lazy scan's image bytes (up to GLANCE_MAX_IMAGE): one buffer
+				  * for every image, not an allocation each */
+	size_t glance_cap;
 };
 
 /* -- Small helpers -- */
@@ -504,9 +516,12 @@ static jitmap_image *open_image(jitmap_process *p, struct source *s, unsigned fl
 }
 
 static void open_opened(jitmap_process *p, struct source *s);
+static bool glance_jit_image(jitmap_process *p, struct source *s, const uint8_t *bytes);
 
-/* Open the registered image without its stackmap copy (the live section is read instead). */
-static void open_jit_image(jitmap_process *p, struct source *s)
+/* Open the registered image without its stackmap copy (the live section is read instead); in
+ * a lazy scan, only glance at it when that is enough (glance_jit_image). `bytes`: the image,
+ * when the scan read it already (NULL: read here). */
+static void open_jit_image(jitmap_process *p, struct source *s, const uint8_t *bytes)
 {
 	char why[160];
 	if (!s->symfile_size || !s->symfile_addr) {
@@ -521,6 +536,8 @@ static void open_jit_image(jitmap_process *p, struct source *s)
 			 s->name, s->symfile_size, s->symfile_addr, p->max_image >> 20);
 		return;
 	}
+	if (p->lazy && glance_jit_image(p, s, bytes))
+		return;
 	const size_t n = sample_len_of(s);
 	if (read_mem(p, s->symfile_addr, s->sample, n, why, sizeof(why))) {
 		add_text(&s->problems,
@@ -718,7 +735,9 @@ static bool refresh_live(jitmap_process *p, struct source *s)
 	return true;
 }
 
-static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c)
+/* `bytes`: the entry's image, when the scan read it already (batch_images), or NULL. */
+static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c,
+		      const uint8_t *bytes)
 {
 	bool found;
 	size_t at = jit_find(p, c, &found);
@@ -752,7 +771,7 @@ static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_c
 		s->symfile_addr = c->symfile_addr;
 		s->symfile_size = c->symfile_size;
 		snprintf(s->name, sizeof(s->name), "JIT entry 0x%" PRIx64, c->entry);
-		open_jit_image(p, s);
+		open_jit_image(p, s, bytes);
 		s->open_problems = s->problems.n;
 		at = jit_find(p, c, &found);
 		memmove(&p->jit[at + 1], &p->jit[at], (p->njit - at) * sizeof(*p->jit));
@@ -818,18 +837,19 @@ static const jitmap_code_function *function_in(const struct source *s, uint64_t 
 }
 
 /* The image's code: its executable sections placed in memory, sorted, merged where they
- * touch; a section over MAX_CODE_SPAN is left out. 0 or -ENOMEM. */
-static int make_spans(struct source *s)
+ * touch; a section over MAX_CODE_SPAN is left out. 0 or -ENOMEM. From the glance at a lazy
+ * scan's image (`g`), or else from the image opened. */
+static int make_spans_from(struct source *s, const struct jitmap__glance *g)
 {
-	if (s->spans_made || !s->image)
+	if (s->spans_made || (!s->image && !g))
 		return 0;
-	const size_t n = jitmap_image_num_code_ranges(s->image);
+	const size_t n = g ? g->num_code : jitmap_image_num_code_ranges(s->image);
 	jitmap_image_range *v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		const jitmap_image_range *r = jitmap_image_code_range(s->image, i);
+		const jitmap_image_range *r = g ? &g->code[i] : jitmap_image_code_range(s->image, i);
 		if (r && r->lo < r->hi && r->hi - r->lo <= MAX_CODE_SPAN)
 			v[k++] = *r;
 	}
@@ -848,6 +868,60 @@ static int make_spans(struct source *s)
 	s->nspans = m;
 	s->spans_made = true;
 	return 0;
+}
+
+static int make_spans(struct source *s)
+{
+	return make_spans_from(s, NULL);
+}
+
+/* A lazy scan's look at a JIT image (elf.c, jitmap__image_glance): when it is plain, where its
+ * code is, its architecture and byte order are all a scan needs, and opening it waits until a
+ * PC falls in that code (open_glanced). True when glanced; false to open it now (larger than
+ * GLANCE_MAX_IMAGE, unreadable whole, not plain, or no memory): that path says what is wrong,
+ * as it always did. */
+static bool glance_jit_image(jitmap_process *p, struct source *s, const uint8_t *bytes)
+{
+	struct jitmap__glance g;
+	char why[160];
+	if (s->symfile_size > GLANCE_MAX_IMAGE)
+		return false;
+	if (!bytes) {
+		if (jitmap__grow(&p->glance_buf, &p->glance_cap, (size_t)s->symfile_size, 1) ||
+		    read_mem(p, s->symfile_addr, p->glance_buf, (size_t)s->symfile_size, why,
+			     sizeof(why)))
+			return false;
+		bytes = p->glance_buf;
+	}
+	const bool plain = jitmap__image_glance(bytes, (size_t)s->symfile_size, &g) == 0 &&
+			   make_spans_from(s, &g) == 0;
+	if (plain) {
+		s->sample_len = sample_len_of(s);
+		memcpy(s->sample, bytes, s->sample_len);
+		s->arch = g.arch;
+		s->order = g.order;
+		s->glanced = true;
+	}
+	return plain;
+}
+
+/* A glanced image opened, now that a PC fell in its code: as a scan that is not lazy opens
+ * it. Its code is the image's from now on; should that differ from the glance's (memory that
+ * changed since), the code table is rebuilt. */
+static void open_glanced(jitmap_process *p, struct source *s)
+{
+	jitmap_image_range *old = s->spans;
+	const size_t nold = s->nspans;
+	s->glanced = false;
+	s->spans = NULL;
+	s->nspans = 0;
+	s->spans_made = false;
+	open_opened(p, s);
+	s->open_problems = s->problems.n;
+	if (make_spans(s) || s->nspans != nold ||
+	    (nold && memcmp(old, s->spans, nold * sizeof(*old))))
+		p->code_dirty = true;
+	free(old);
 }
 
 /* The image's functions: its function symbols inside its code, sorted, one per address (the
@@ -908,7 +982,7 @@ static size_t code_rank(const struct source *s)
 
 static int add_code(jitmap_process *p, struct source *s)
 {
-	if (!s->image)
+	if (!s->image && !s->glanced)
 		return 0;
 	if (make_spans(s) || jitmap__grow(&p->code, &p->cap_code, p->ncode + s->nspans, sizeof(*p->code)))
 		return -ENOMEM;
@@ -1490,6 +1564,54 @@ int jitmap_process_scan_begin(jitmap_process *p)
 	return 0;
 }
 
+/* A lazy scan's images, read in batches (jitmap__read_many) before each is glanced at. */
+struct batch {
+	bool ok;                /* bytes[] holds this batch's images */
+	bool unable;            /* the target reads one at a time: no more batches */
+	uint8_t *buf;           /* BATCH_BYTES */
+	struct jitmap__read *reads;
+	const uint8_t **bytes;  /* per entry of the batch: its image, or NULL (read its own way) */
+};
+
+/* The images of entries [from, end) of `lst` that a lazy scan will glance at (new entries,
+ * up to GLANCE_MAX_IMAGE), read together into b->buf: as many entries as BATCH_BYTES and
+ * BATCH_ENTRIES allow, at least one. Returns `end`; b->ok says whether b->bytes is filled. */
+static size_t batch_images(jitmap_process *p, struct batch *b, const jitmap_jit_list *lst,
+			   size_t from, size_t n)
+{
+	b->ok = false;
+	if (b->unable || (!b->buf && (!(b->buf = malloc(BATCH_BYTES)) ||
+				      !(b->reads = malloc(BATCH_ENTRIES * sizeof(*b->reads))) ||
+				      !(b->bytes = malloc(BATCH_ENTRIES * sizeof(*b->bytes)))))) {
+		b->unable = true; /* (out of memory: each image is read alone, as without) */
+		return from + 1;
+	}
+	size_t end = from, used = 0, k = 0;
+	for (; end < n && end - from < BATCH_ENTRIES; end++) {
+		const jitmap_jit_code *c = jitmap_jit_list_code(lst, end);
+		bool known;
+		b->bytes[end - from] = NULL;
+		if (!c->symfile_addr || !c->symfile_size || c->symfile_size > GLANCE_MAX_IMAGE ||
+		    c->symfile_size > p->max_image || (jit_find(p, c, &known), known))
+			continue;
+		if (c->symfile_size > BATCH_BYTES - used)
+			break;
+		b->reads[k++] = (struct jitmap__read){c->symfile_addr, b->buf + used,
+						      (size_t)c->symfile_size, false};
+		b->bytes[end - from] = b->buf + used;
+		used += (size_t)c->symfile_size;
+	}
+	if (jitmap__read_many(&p->target, b->reads, k) == -ENOTSUP) {
+		b->unable = true;
+		return end;
+	}
+	for (size_t i = from, r = 0; i < end; i++)
+		if (b->bytes[i - from] && !b->reads[r++].done)
+			b->bytes[i - from] = NULL;
+	b->ok = true;
+	return end;
+}
+
 /* Walk the list of the descriptor at `addr` (once per scan), recording how far it was read. */
 static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
 		     jitmap_byte_order order)
@@ -1525,8 +1647,16 @@ static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
 		if (!rc && !(d->problem = strdup(err_text(status))))
 			rc = -ENOMEM;
 	}
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = scan_entry(p, addr, jitmap_jit_list_code(lst, i));
+	struct batch b = {0};
+	for (size_t i = 0; i < n && !rc;) {
+		const size_t end = p->lazy ? batch_images(p, &b, lst, i, n) : i + 1;
+		for (size_t from = i; i < end && !rc; i++)
+			rc = scan_entry(p, addr, jitmap_jit_list_code(lst, i),
+					b.ok ? b.bytes[i - from] : NULL);
+	}
+	free(b.buf);
+	free(b.reads);
+	free(b.bytes);
 	jitmap_jit_list_free(lst);
 	return rc;
 }
@@ -1678,6 +1808,7 @@ void jitmap_process_free(jitmap_process *p)
 	free_texts(&p->problems);
 	free_texts(&p->taken);
 	jitmap_perfmap_free(p->perfmap);
+	free(p->glance_buf);
 	free(p);
 }
 
@@ -1843,12 +1974,22 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 	if (!p || !out)
 		return -EINVAL;
 	const struct code_range *c;
-	const int rc = code_find(p, addr, false, &c);
-	if (rc == -ENOENT && p->perfmap)
-		return perfmap_code(p, addr, out);
-	if (rc)
-		return rc;
-	struct source *s = c->s;
+	struct source *s;
+	for (;;) {
+		const int rc = code_find(p, addr, false, &c);
+		if (rc == -ENOENT && p->perfmap)
+			return perfmap_code(p, addr, out);
+		if (rc)
+			return rc;
+		s = c->s;
+		if (!s->glanced)
+			break;
+		/* Opened now; once its code is not the glance's, the table changed: look again
+		 * (each time round, one image less is glanced). */
+		open_glanced(p, s);
+		if (!p->code_dirty)
+			break;
+	}
 	if (s->recheck) { /* a handed-in image, or a lazy scan's entry: read it now */
 		s->recheck = false;
 		if (refresh_live(p, s) && index_now(p, s))

@@ -83,7 +83,9 @@ typedef struct jitmap_process_opts {
 /* A JIT entry's stackmap is read when something asks for its code (jitmap_process_code_at)
  * rather than at every scan: for a tool that looks at a few frames of a process with thousands
  * of entries. The index then holds the stackmaps read so far, and a source's `stackmap` is
- * NULL until its code was asked for. */
+ * NULL until its code was asked for. So is its `image`, when a look at the image's bytes
+ * (its header and section headers) found where its code is and nothing a scan would report;
+ * any other image is opened at the scan, as without this flag. */
 #define JITMAP_PROCESS_LAZY 1u
 /* An image handed in (jitmap_process_add_image) replaces every image handed in before it
  * whose code overlaps its own: for a debugger that is never told when an entry goes away
@@ -165,7 +167,8 @@ typedef struct jitmap_source_info {
 	uint64_t bias;            /* object: the load bias */
 	jitmap_stackmap *stackmap; /* NULL when none could be read */
 	bool live;                /* stackmap parsed from the bytes in memory */
-	const jitmap_image *image; /* for names (jitmap_image_symbolize); NULL if unreadable */
+	const jitmap_image *image; /* for names (jitmap_image_symbolize); NULL if unreadable,
+				    * or not opened yet (JITMAP_PROCESS_LAZY) */
 	size_t num_problems, num_notes;
 } jitmap_source_info;
 

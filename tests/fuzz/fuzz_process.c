@@ -9,7 +9,8 @@
  * too). Control bit 1 makes the process lazy (JITMAP_PROCESS_LAZY: stackmaps read when their
  * code is asked for), bit 2 makes images handed in replace those whose code they overlap
  * (JITMAP_PROCESS_REPLACE_IMAGES); every scan asks jitmap_process_code_at about each image's
- * code ranges, and for the CFI of the code found (jitmap_process_code_cfi: the live .eh_frame
+ * code ranges (a lazy scan's images only glanced at: the ranges their bytes give, which opens
+ * them), and for the CFI of the code found (jitmap_process_code_cfi: the live .eh_frame
  * read from the fuzzed memory). Reads outside the memory fail. When the read counter reaches "mutate at", one byte of
  * the memory is XORed (entries changing between reads, as in a running JIT). The process is
  * scanned three times, flushed and scanned again; every source's stackmap is walked like
@@ -129,12 +130,39 @@ static void check_scan(jitmap_process *p, const uint64_t *ids, size_t nids)
 	CHECK(jitmap_index_num_records(jitmap_process_index(p)) == records);
 }
 
+static const jitmap_target *g_target; /* the fuzzed memory */
+
+/* A lazy scan's image not opened yet (only glanced at): the code its bytes say it has, asked
+ * for, which opens it (process.c, open_glanced). Memory may have changed since the scan, so
+ * the code need not be found; what is found must be consistent. */
+static void check_glanced(jitmap_process *p, const jitmap_source_info *si)
+{
+	jitmap_error err;
+	jitmap_image *img = jitmap_image_open_target(g_target, si->symfile_addr, si->symfile_size,
+						     JITMAP_IMAGE_SKIP_STACKMAP, &err);
+	for (size_t k = 0; img && k < jitmap_image_num_code_ranges(img) && k < 8; k++) {
+		const jitmap_image_range *r = jitmap_image_code_range(img, k);
+		const uint64_t pcs[2] = {r->lo, r->hi - 1};
+		for (int e = 0; e < 2 && r->lo < r->hi; e++) {
+			jitmap_code_info ci;
+			if (jitmap_process_code_at(p, pcs[e], &ci) != 0)
+				continue;
+			CHECK(ci.lo <= pcs[e] && pcs[e] < ci.hi && ci.source);
+			CHECK(!ci.function_hi || (ci.function_lo <= pcs[e] && pcs[e] < ci.function_hi));
+		}
+	}
+	jitmap_image_free(img);
+}
+
 /* The code at each end of every image's code ranges: found, inside the range returned, with
  * the function (if any) inside its own range. */
 static void check_code(jitmap_process *p)
 {
 	jitmap_source_info si = {.sz = sizeof(si)};
 	for (size_t i = 0; i < jitmap_process_num_sources(p) && i < 16; i++) {
+		if (jitmap_process_source(p, i, &si) == 0 && !si.image && si.symfile_size &&
+		    si.symfile_size <= (1 << 20) && !si.num_problems)
+			check_glanced(p, &si);
 		if (jitmap_process_source(p, i, &si) || !si.image)
 			continue;
 		const size_t n = jitmap_image_num_code_ranges(si.image);
@@ -322,6 +350,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(m.bytes);
 	memcpy(m.bytes, data + 4, m.len);
 	const jitmap_target t = {&m, NULL, mem_read};
+	g_target = &t;
 	/* Small limits: the fuzzer must not make us allocate what it cannot give. */
 	const jitmap_process_opts opts = {.sz = sizeof(opts), .max_entries = 64,
 					  .max_image = 1 << 20, .max_section = 1 << 20,

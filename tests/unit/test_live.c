@@ -9,7 +9,9 @@
  * keeps raising a signal (a stop that holds one back must give it back: none is lost), reading
  * without stopping (JITMAP_LIVE_NO_STOP, this process itself too), and every failure: bad
  * arguments, no such process, this process, a process already traced, another user's
- * (as root: a child that drops to nobody tries), an interrupt.
+ * (as root: a child that drops to nobody tries), an interrupt. Last, a lazy process scan of
+ * a child's 1,500 JIT entries, whose images a live target reads in batches
+ * (process_vm_readv), against the same scan reading them one by one.
  */
 #define _GNU_SOURCE
 #include "unit.h"
@@ -23,7 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <elf.h>
+
 #include "jitmap/live.h"
+#include "jitmap/process.h"
 
 /* What a child shares with the test. */
 struct shared {
@@ -557,6 +562,147 @@ static void test_other_user(void **state)
 	reap(victim);
 }
 
+
+/* -- A lazy scan's images, read in batches --
+ *
+ * Built before fork (the child has them at the same addresses): a JIT descriptor and a list of
+ * ENTRIES entries, each image a minimal ELF object whose .text is placed at CODE + i * 0x100,
+ * spread over the heap with gaps between them; some images lie in a page unmapped before fork,
+ * one starts before that page and runs into it, one is larger than a lazy scan glances at.
+ * A lazy process over the live target (its reads of images batched) must say what the same
+ * process says over a target that wraps the live one (not recognised: one read each). */
+
+#define ENTRIES 1500
+#define CODE UINT64_C(0x7e0000000000)
+
+struct jit_desc {
+	uint32_t version, action;
+	uint64_t relevant, first;
+};
+struct jit_entry {
+	uint64_t next, prev, addr, size;
+};
+
+static size_t make_image(uint8_t *b, size_t len, uint64_t code)
+{
+	static const char names[] = "\0.text\0.shstrtab";
+	const size_t shoff = 64 + 64; /* after the header and .text's 64 bytes */
+	memset(b, 0, len);
+	Elf64_Ehdr eh = {.e_type = ET_REL, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+			 .e_ehsize = sizeof(eh), .e_shoff = shoff, .e_shentsize = sizeof(Elf64_Shdr),
+			 .e_shnum = 3, .e_shstrndx = 2};
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	memcpy(b, &eh, sizeof(eh));
+	const Elf64_Shdr sh[3] = {
+		{0},
+		{.sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+		 .sh_addr = code, .sh_offset = 64, .sh_size = 64, .sh_addralign = 16},
+		{.sh_name = 7, .sh_type = SHT_STRTAB, .sh_offset = shoff + sizeof(sh),
+		 .sh_size = sizeof(names)},
+	};
+	memcpy(b + shoff, sh, sizeof(sh));
+	memcpy(b + shoff + sizeof(sh), names, sizeof(names));
+	const size_t used = shoff + sizeof(sh) + sizeof(names);
+	assert_true(used <= len);
+	return used;
+}
+
+static int wrapped_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	const jitmap_target *t = ctx;
+	return t->read_mem(t->ctx, addr, buf, len, why, why_len);
+}
+
+static void test_lazy_scan_batched(void **state)
+{
+	(void)state;
+	static struct jit_desc desc;
+	static struct jit_entry entries[ENTRIES];
+	const size_t stride = 3000, size = 400, big = 80 << 10;
+	uint8_t *heap = malloc(ENTRIES * stride + big);
+	/* An unmapped page: a hole between two mapped ones. */
+	uint8_t *pages = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			      -1, 0);
+	assert_non_null(heap);
+	assert_true(pages != MAP_FAILED);
+	assert_int_equal(munmap(pages + 4096, 4096), 0);
+	for (size_t i = 0; i < ENTRIES; i++) {
+		uint8_t *img = heap + i * stride;
+		uint64_t len = make_image(img, size, CODE + i * 0x100);
+		if (i % 500 == 7) { /* in the hole */
+			img = pages + 4096 + 8;
+		} else if (i == 11) { /* from the page before the hole into it */
+			memcpy(pages + 4096 - 200, img, 200);
+			img = pages + 4096 - 200;
+		} else if (i == 12) { /* too large to glance at: opened at scan */
+			img = heap + ENTRIES * stride;
+			make_image(img, big, CODE + i * 0x100);
+			len = big;
+		}
+		entries[i] = (struct jit_entry){
+			.next = i + 1 < ENTRIES ? (uint64_t)(uintptr_t)&entries[i + 1] : 0,
+			.prev = i ? (uint64_t)(uintptr_t)&entries[i - 1] : 0,
+			.addr = (uint64_t)(uintptr_t)img, .size = len};
+	}
+	desc = (struct jit_desc){1, 0, (uint64_t)(uintptr_t)&entries[0],
+				 (uint64_t)(uintptr_t)&entries[0]};
+	const pid_t pid = spawn(0, TICK);
+	jitmap_error err;
+	const jitmap_live_opts lo = opts_of(0);
+	jitmap_live *l = jitmap_live_open(pid, &lo, &err);
+	assert_non_null(l);
+	const jitmap_target live = jitmap_live_target(l);
+	const jitmap_target one_by_one = {(void *)&live, NULL, wrapped_read};
+	const jitmap_process_opts po = {.sz = sizeof(po), .flags = JITMAP_PROCESS_LAZY};
+	jitmap_process *a = jitmap_process_new(&live, &po), *b = jitmap_process_new(&one_by_one, &po);
+	assert_non_null(a);
+	assert_non_null(b);
+	for (int k = 0; k < 2; k++) {
+		jitmap_process *p = k ? b : a;
+		assert_int_equal(jitmap_process_scan_begin(p), 0);
+		assert_int_equal(jitmap_process_scan_descriptor(p, (uint64_t)(uintptr_t)&desc, "t"), 0);
+		assert_int_equal(jitmap_process_scan_end(p), 0);
+	}
+	assert_int_equal(jitmap_process_num_sources(a), ENTRIES);
+	assert_int_equal(jitmap_process_num_sources(b), ENTRIES);
+	size_t unreadable = 0;
+	for (size_t i = 0; i < ENTRIES; i++) {
+		jitmap_source_info x = {.sz = sizeof(x)}, y = {.sz = sizeof(y)};
+		assert_int_equal(jitmap_process_source(a, i, &x), 0);
+		assert_int_equal(jitmap_process_source(b, i, &y), 0);
+		assert_int_equal(x.num_problems, y.num_problems);
+		for (size_t k = 0; k < x.num_problems; k++)
+			assert_string_equal(jitmap_process_source_problem(a, i, k),
+					    jitmap_process_source_problem(b, i, k));
+		unreadable += x.num_problems > 0;
+		/* Glanced at, not opened, unless it is the large one or unreadable. */
+		if (i != 12 && !x.num_problems && x.image)
+			fail_msg("entry %zu was opened at the scan", i);
+		jitmap_code_info ca, cb;
+		const uint64_t pc = CODE + i * 0x100 + 5;
+		const int ra = jitmap_process_code_at(a, pc, &ca), rb = jitmap_process_code_at(b, pc, &cb);
+		assert_int_equal(ra, rb);
+		assert_int_equal(ra, x.num_problems ? -ENOENT : 0);
+		if (!ra) {
+			assert_int_equal(ca.lo, cb.lo);
+			assert_int_equal(ca.hi, cb.hi);
+			assert_int_equal(ca.lo, CODE + i * 0x100);
+			assert_non_null(ca.image);
+		}
+	}
+	assert_int_equal(unreadable, 3 + 1); /* entries 7, 507 and 1007 in the hole; 11 into it */
+	jitmap_process_free(a);
+	jitmap_process_free(b);
+	jitmap_live_free(l);
+	reap(pid);
+	munmap(pages, 4096);
+	munmap(pages + 2 * 4096, 4096);
+	free(heap);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -579,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_no_stop),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_other_user),
+		cmocka_unit_test(test_lazy_scan_batched),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -3,7 +3,8 @@
  * sh_addr patched as LLVM's JITs patch it, and its .llvm_stackmaps "loaded" at a live address.
  * Covers the MCJIT case (the live section not relocated yet: addresses from the registered
  * copy), relocation between two scans, reuse without re-parsing, unregistering, an unreadable
- * live section, hostile sizes, a descriptor that cannot be read, and a loaded file. */
+ * live section, hostile sizes, a descriptor that cannot be read, and a loaded file; a lazy
+ * scan's glance at images against opening them at once, on the image damaged byte by byte. */
 #define _GNU_SOURCE /* dl_iterate_phdr */
 #include "unit.h"
 
@@ -37,12 +38,19 @@ struct fake {
 	struct region r[6];
 	size_t n;
 	unsigned reads;
+	uint64_t refuse_addr; /* the first read of exactly refuse_len bytes there fails */
+	size_t refuse_len;
 };
 
 static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
 {
 	struct fake *f = ctx;
 	f->reads++;
+	if (f->refuse_len && addr == f->refuse_addr && len == f->refuse_len) {
+		f->refuse_len = 0;
+		snprintf(why, why_len, "refused once");
+		return -EFAULT;
+	}
 	for (size_t i = 0; i < f->n; i++) {
 		const struct region *r = &f->r[i];
 		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
@@ -1022,6 +1030,180 @@ static void test_code_at(void **state)
 	world_free(&w);
 }
 
+
+/* -- A lazy scan's glance (JITMAP_PROCESS_LAZY) against opening each image at once --
+ *
+ * A lazy scan opens an image only when a PC falls in its code, when a look at its bytes
+ * (elf.c, jitmap__image_glance) says that opening it is sure to succeed and to say nothing at
+ * scan time. The oracle is the same lazy process made to open the image at scan, as it did
+ * before the glance: its first read of the whole image fails (the glance's), so the scan goes
+ * the old way (a 64-byte sample, then jitmap_image_open_target). Every answer must agree: the
+ * problems and notes after the scan and after each lookup, the layout count, and every
+ * jitmap_process_code_at about the code either side found. */
+
+static void expect_same_texts(const jitmap_process *a, const jitmap_process *b, const char *when,
+			      size_t at)
+{
+	jitmap_source_info x = {.sz = sizeof(x)}, y = {.sz = sizeof(y)};
+	assert_int_equal(jitmap_process_num_sources(a), jitmap_process_num_sources(b));
+	assert_int_equal(jitmap_process_num_problems(a), jitmap_process_num_problems(b));
+	assert_int_equal(jitmap_process_num_layout_images(a), jitmap_process_num_layout_images(b));
+	for (size_t i = 0; i < jitmap_process_num_sources(a); i++) {
+		assert_int_equal(jitmap_process_source(a, i, &x), 0);
+		assert_int_equal(jitmap_process_source(b, i, &y), 0);
+		if (x.num_problems != y.num_problems || x.num_notes != y.num_notes)
+			fail_msg("%s (damage at %zu): %zu problems and %zu notes, not %zu and %zu "
+				 "(first: %s)", when, at, x.num_problems, x.num_notes, y.num_problems,
+				 y.num_notes, y.num_problems ? jitmap_process_source_problem(b, i, 0)
+							     : "-");
+		for (size_t k = 0; k < x.num_problems; k++)
+			assert_string_equal(jitmap_process_source_problem(a, i, k),
+					    jitmap_process_source_problem(b, i, k));
+		for (size_t k = 0; k < x.num_notes; k++)
+			assert_string_equal(jitmap_process_source_note(a, i, k),
+					    jitmap_process_source_note(b, i, k));
+	}
+}
+
+static void expect_same_code(jitmap_process *a, jitmap_process *b, uint64_t pc, size_t at)
+{
+	jitmap_code_info x, y;
+	const int rx = jitmap_process_code_at(a, pc, &x), ry = jitmap_process_code_at(b, pc, &y);
+	if (rx != ry)
+		fail_msg("code_at 0x%llx (damage at %zu): %d, not %d", (unsigned long long)pc, at, rx,
+			 ry);
+	if (rx)
+		return;
+	assert_string_equal(x.source, y.source);
+	assert_int_equal(x.entry, y.entry);
+	assert_int_equal(x.lo, y.lo);
+	assert_int_equal(x.hi, y.hi);
+	assert_int_equal(x.function_lo, y.function_lo);
+	assert_int_equal(x.function_hi, y.function_hi);
+	assert_int_equal(x.function != NULL, y.function != NULL);
+	if (x.function)
+		assert_string_equal(x.function, y.function);
+	assert_int_equal(x.image != NULL, y.image != NULL);
+	assert_int_equal(x.stackmap != NULL, y.stackmap != NULL);
+	if (x.stackmap)
+		assert_int_equal(jitmap_stackmap_num_records(x.stackmap),
+				 jitmap_stackmap_num_records(y.stackmap));
+}
+
+/* Scan world `w` lazily twice (glancing, and made to open the image at once) and compare.
+ * Returns whether the glancing process left the image unopened after its scan. */
+static bool glance_against_open(struct world *w, size_t at)
+{
+	const JITMAP_OPTS(jitmap_process_opts, o, .flags = JITMAP_PROCESS_LAZY);
+	struct fake oracle = w->fake;
+	oracle.refuse_addr = IMAGE;
+	oracle.refuse_len = w->image.len;
+	const jitmap_target ot = {&oracle, NULL, fake_read};
+	jitmap_process *a = jitmap_process_new(&w->target, &o);
+	jitmap_process *b = jitmap_process_new(&ot, &o);
+	assert_non_null(a);
+	assert_non_null(b);
+	scan(a, true);
+	scan(b, true);
+	expect_same_texts(a, b, "after the scan", at);
+	jitmap_source_info si = {.sz = sizeof(si)};
+	const bool unopened = jitmap_process_num_sources(a) == 1 &&
+			      jitmap_process_source(a, 0, &si) == 0 && !si.image;
+	/* PCs: the code either side says the image has (the oracle's image says it), and about
+	 * .text where the world placed it. */
+	uint64_t pcs[3 * 10 + 6] = {TEXT, TEXT + 1, TEXT + 0x1f, TEXT + 0x20, TEXT + 0x3f, TEXT + 0x40};
+	size_t npcs = 6;
+	if (jitmap_process_num_sources(b) == 1 && jitmap_process_source(b, 0, &si) == 0 && si.image)
+		for (size_t k = 0; k < jitmap_image_num_code_ranges(si.image) && npcs + 3 <= 36; k++) {
+			const jitmap_image_range *r = jitmap_image_code_range(si.image, k);
+			pcs[npcs++] = r->lo;
+			pcs[npcs++] = r->lo + (r->hi - r->lo) / 2;
+			pcs[npcs++] = r->hi - 1;
+		}
+	for (size_t k = 0; k < npcs; k++)
+		expect_same_code(a, b, pcs[k], at);
+	expect_same_texts(a, b, "after the lookups", at);
+	jitmap_process_free(a);
+	jitmap_process_free(b);
+	return unopened;
+}
+
+static void test_lazy_glance(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	relocate(&w);
+	/* The image as a JIT registers it: glanced at, opened at the first lookup in its code. */
+	assert_true(glance_against_open(&w, SIZE_MAX));
+	const JITMAP_OPTS(jitmap_process_opts, o, .flags = JITMAP_PROCESS_LAZY);
+	jitmap_process *p = jitmap_process_new(&w.target, &o);
+	assert_non_null(p);
+	scan(p, true);
+	jitmap_source_info si = {.sz = sizeof(si)};
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_null(si.image);
+	assert_null(si.stackmap);
+	jitmap_code_info ci;
+	assert_int_equal(jitmap_process_code_at(p, TEXT - 1, &ci), -ENOENT);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_null(si.image); /* not its code: still not opened */
+	assert_int_equal(jitmap_process_code_at(p, TEXT + 0x20, &ci), 0);
+	assert_string_equal(ci.function, "fixture_second");
+	assert_non_null(ci.image);
+	assert_non_null(ci.stackmap);
+	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
+	assert_ptr_equal(si.image, ci.image);
+	jitmap_process_free(p);
+
+	/* What a scan says of an image, said by a lazy scan too: function symbols that hold
+	 * addresses, and a .jitmap_deopt section (here an empty one, renamed from .note.GNU-stack). */
+	sm_bytes keep = sm_bytes_copy(&w.image);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)w.image.data;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(w.image.data + eh->e_shoff);
+	for (size_t i = 1; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB)
+			continue;
+		Elf64_Sym *sym = (Elf64_Sym *)(w.image.data + sh[i].sh_offset);
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(*sym); k++)
+			if (ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC)
+				sym[k].st_value += TEXT;
+	}
+	assert_false(glance_against_open(&w, SIZE_MAX));
+	memcpy(w.image.data, keep.data, keep.len);
+	char *names = (char *)w.image.data + sh[eh->e_shstrndx].sh_offset;
+	char *note = NULL;
+	for (size_t i = 1; i < eh->e_shnum; i++)
+		if (!strcmp(names + sh[i].sh_name, ".note.GNU-stack"))
+			note = names + sh[i].sh_name;
+	assert_non_null(note);
+	memcpy(note, ".jitmap_deopt", sizeof(".jitmap_deopt"));
+	assert_false(glance_against_open(&w, SIZE_MAX));
+	memcpy(w.image.data, keep.data, keep.len);
+
+	/* Every byte of the header, the section headers and the name table, damaged three ways:
+	 * whatever the glance makes of it, the answers are the ones opening it at once gives. */
+	size_t glanced = 0, cases = 0;
+	const size_t shoff = eh->e_shoff, shend = shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr);
+	const size_t str = sh[eh->e_shstrndx].sh_offset, strend = str + sh[eh->e_shstrndx].sh_size;
+	for (size_t at = 0; at < w.image.len; at++) {
+		if (at >= sizeof(Elf64_Ehdr) && (at < shoff || at >= shend) && (at < str || at >= strend))
+			continue;
+		static const uint8_t flips[] = {0x01, 0x80, 0xff};
+		for (size_t f = 0; f < sizeof(flips); f++) {
+			w.image.data[at] ^= flips[f];
+			glanced += glance_against_open(&w, at);
+			cases++;
+			w.image.data[at] = keep.data[at];
+		}
+	}
+	/* Some damage leaves a plain image (a name's letter, an alignment), most does not. */
+	print_message("%zu damaged images, %zu glanced at\n", cases, glanced);
+	assert_true(glanced > 0 && glanced < cases);
+	sm_bytes_free(&keep);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1037,6 +1219,7 @@ int main(void)
 		cmocka_unit_test(test_image_code_at),
 		cmocka_unit_test(test_image_stale),
 		cmocka_unit_test(test_code_cfi),
+		cmocka_unit_test(test_lazy_glance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
