@@ -139,26 +139,14 @@ static bool sym_section(Elf *elf, const GElf_Sym *s, GElf_Shdr *sh)
  * addresses in st_value, not offsets in their section. The reading is unambiguous when every
  * function symbol of a placed section lies outside it read as an offset (sh_addr + st_value)
  * and inside it read as an address: then st_value is the address. */
-struct sym_reader {
-	bool (*sym)(const struct sym_reader *r, size_t i, GElf_Sym *s);
-	bool (*section)(const struct sym_reader *r, const GElf_Sym *s, GElf_Shdr *sh);
-	Elf *elf;
-	Elf_Data *d;
-	const uint8_t *raw; /* the glance's: the image's bytes, the table at raw_syms */
-	uint64_t raw_syms, raw_shoff;
-	size_t raw_nscn;
-};
-
-/* The rule, over symbols and section headers read through `r` (libelf's in open_elf, the
- * image's bytes in the glance): one rule for both readers. */
-static bool values_are_addresses_of(const struct sym_reader *r, size_t n)
+static bool values_are_addresses(Elf *elf, Elf_Data *d, size_t n)
 {
 	size_t placed = 0;
 	for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
 		GElf_Sym s;
 		GElf_Shdr sh;
-		if (!r->sym(r, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
-		    s.st_shndx == SHN_ABS || !r->section(r, &s, &sh))
+		if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+		    s.st_shndx == SHN_ABS || !sym_section(elf, &s, &sh))
 			continue;
 		if (!sh.sh_addr || sh.sh_addr + sh.sh_size < sh.sh_addr)
 			return false;
@@ -172,22 +160,6 @@ static bool values_are_addresses_of(const struct sym_reader *r, size_t n)
 		placed++;
 	}
 	return placed > 0;
-}
-
-static bool libelf_sym(const struct sym_reader *r, size_t i, GElf_Sym *s)
-{
-	return gelf_getsym(r->d, (int)i, s) != NULL;
-}
-
-static bool libelf_section(const struct sym_reader *r, const GElf_Sym *s, GElf_Shdr *sh)
-{
-	return sym_section(r->elf, s, sh);
-}
-
-static bool values_are_addresses(Elf *elf, Elf_Data *d, size_t n)
-{
-	const struct sym_reader r = {.sym = libelf_sym, .section = libelf_section, .elf = elf, .d = d};
-	return values_are_addresses_of(&r, n);
 }
 
 static int load_symbols(jitmap_image *img, Elf *elf, Elf_Scn *symscn, const GElf_Shdr *symsh)
@@ -841,89 +813,68 @@ out:
  *
  * A JIT with thousands of entries registers thousands of small images, and a tool that walks a
  * few stacks needs the few whose code is on them: for the others, where their code lies is
- * enough. The look below reads the header and section headers as they are (native byte order
- * only, ELF64), and says "plain" only when open_elf is sure to succeed on these bytes and to
- * report nothing: each condition it checks is one libelf or open_elf would otherwise decide
- * (a section header table in the image, a name table libelf's elf_strptr reads, every
- * section's bytes inside the image, symbol tables libelf's gelf_getsym reads whole). Anything
- * else, however harmless, answers "not plain", and the image is opened as before. */
+ * enough. The look below reads the header and section headers through libelf, in the host's
+ * byte order, ELF64, and says "plain" only when open_elf is sure to succeed on these bytes and
+ * to report nothing: each condition it checks is one open_elf would otherwise decide (a
+ * section header table in the image, names elf_strptr reads, every section's bytes inside the
+ * image, no deopt layouts, no symbol table whose values are addresses). Anything else,
+ * however harmless, answers "not plain", and the image is opened as before. */
 
-static bool raw_sym(const struct sym_reader *r, size_t i, GElf_Sym *s)
+int jitmap__image_glance(void *buf, size_t len, struct jitmap__glance *g)
 {
-	memcpy(s, r->raw + r->raw_syms + i * sizeof(Elf64_Sym), sizeof(*s));
-	return true;
-}
-
-static bool raw_section(const struct sym_reader *r, const GElf_Sym *s, GElf_Shdr *sh)
-{
-	if (s->st_shndx == SHN_UNDEF || s->st_shndx >= SHN_LORESERVE || s->st_shndx >= r->raw_nscn)
-		return false;
-	memcpy(sh, r->raw + r->raw_shoff + (uint64_t)s->st_shndx * sizeof(Elf64_Shdr), sizeof(*sh));
-	return true;
-}
-
-int jitmap__image_glance(const void *buf, size_t len, struct jitmap__glance *g)
-{
-	const uint8_t *b = buf;
 	const uint16_t one = 1;
-	uint8_t host;
-	memcpy(&host, &one, 1);
-	Elf64_Ehdr eh;
-	if (!b || len < sizeof(eh))
+	uint8_t little;
+	memcpy(&little, &one, 1);
+	if (!buf || elf_ready(NULL))
 		return -EINVAL;
-	memcpy(&eh, b, sizeof(eh));
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != (host ? ELFDATA2LSB : ELFDATA2MSB) ||
-	    eh.e_ident[EI_VERSION] != EV_CURRENT || eh.e_shentsize != sizeof(Elf64_Shdr))
-		return -EINVAL;
+	Elf *elf = elf_memory(buf, len);
+	GElf_Ehdr eh;
+	size_t shstrndx;
+	int rc = -EINVAL;
 	/* No extended numbering (a count or name index held in section 0). */
-	const size_t nscn = eh.e_shnum;
-	if (nscn < 2 || nscn >= SHN_LORESERVE || !eh.e_shstrndx || eh.e_shstrndx >= nscn ||
-	    eh.e_shoff % 8 || eh.e_shoff > len || nscn > (len - eh.e_shoff) / sizeof(Elf64_Shdr))
-		return -EINVAL;
-	const uint8_t *shdrs = b + eh.e_shoff;
-	Elf64_Shdr str;
-	memcpy(&str, shdrs + (size_t)eh.e_shstrndx * sizeof(str), sizeof(str));
-	if (str.sh_type != SHT_STRTAB || !str.sh_size || str.sh_offset > len ||
-	    str.sh_size > len - str.sh_offset || b[str.sh_offset + str.sh_size - 1])
-		return -EINVAL;
-	const char *names = (const char *)b + str.sh_offset;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != (little ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum < 2 || eh.e_shnum >= SHN_LORESERVE ||
+	    eh.e_shoff > len || eh.e_shnum > (len - eh.e_shoff) / sizeof(Elf64_Shdr) ||
+	    elf_getshdrstrndx(elf, &shstrndx) || !shstrndx || shstrndx >= eh.e_shnum)
+		goto out;
 	*g = (struct jitmap__glance){
 		.arch = jitmap_arch_from_elf_machine(eh.e_machine),
-		.order = eh.e_ident[EI_DATA] == ELFDATA2MSB ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE,
+		.order = little ? JITMAP_ORDER_LITTLE : JITMAP_ORDER_BIG,
 	};
-	for (size_t i = 1; i < nscn; i++) {
-		Elf64_Shdr sh;
-		memcpy(&sh, shdrs + i * sizeof(sh), sizeof(sh));
-		if (sh.sh_name >= str.sh_size)
-			return -EINVAL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			goto out;
 		if (sh.sh_type != SHT_NOBITS && sh.sh_size &&
 		    (sh.sh_offset > len || sh.sh_size > len - sh.sh_offset))
-			return -EINVAL;
-		if (!strcmp(names + sh.sh_name, JITMAP__DL_SECTION))
-			return -EINVAL; /* deopt layouts: counted, and maybe a problem, at scan */
+			goto out;
+		if (!strcmp(name, JITMAP__DL_SECTION))
+			goto out; /* deopt layouts: counted, and maybe a problem, at scan */
 		/* note_section's rule for code. */
 		const bool placed = (sh.sh_flags & SHF_ALLOC) && sh.sh_addr &&
 				    sh.sh_addr + sh.sh_size > sh.sh_addr;
 		if (placed && (sh.sh_flags & SHF_EXECINSTR)) {
 			if (g->num_code == JITMAP__GLANCE_MAX_CODE)
-				return -EINVAL;
-			g->code[g->num_code++] = (jitmap_image_range){sh.sh_addr, sh.sh_addr + sh.sh_size};
+				goto out;
+			g->code[g->num_code++] = (jitmap_image_range){sh.sh_addr,
+								      sh.sh_addr + sh.sh_size};
 		}
 		if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) && eh.e_type == ET_REL &&
 		    sh.sh_entsize) {
 			/* load_symbols' values_are_addresses: a problem said at scan. */
-			if (sh.sh_entsize != sizeof(Elf64_Sym) || sh.sh_size % sizeof(Elf64_Sym) ||
-			    sh.sh_offset % 8)
-				return -EINVAL;
-			const struct sym_reader r = {.sym = raw_sym, .section = raw_section, .raw = b,
-						     .raw_syms = sh.sh_offset, .raw_shoff = eh.e_shoff,
-						     .raw_nscn = nscn};
-			if (values_are_addresses_of(&r, (size_t)(sh.sh_size / sizeof(Elf64_Sym))))
-				return -EINVAL;
+			Elf_Data *d = elf_getdata(scn, NULL);
+			if (!d || sh.sh_entsize != sizeof(Elf64_Sym) ||
+			    values_are_addresses(elf, d, d->d_size / sizeof(Elf64_Sym)))
+				goto out;
 		}
 	}
-	return 0;
+	rc = 0;
+out:
+	elf_end(elf);
+	return rc;
 }
 
 void jitmap_image_free(jitmap_image *img)

@@ -114,8 +114,8 @@ struct jitmap__glance {
  * the code ranges, architecture and byte order in `g`, and to find nothing a scan reports
  * (no .jitmap_deopt section, no symbol table whose values are addresses); -EINVAL for
  * anything else, unusual or not understood (the image is then opened at once, as before).
- * Every offset and count is checked against `len` before it is used. */
-int jitmap__image_glance(const void *buf, size_t len, struct jitmap__glance *g);
+ * Read through libelf (elf_memory: `buf` writable, and not changed). */
+int jitmap__image_glance(void *buf, size_t len, struct jitmap__glance *g);
 
 /* -- The process model for the frame model (process.c) -- */
 

@@ -516,12 +516,12 @@ static jitmap_image *open_image(jitmap_process *p, struct source *s, unsigned fl
 }
 
 static void open_opened(jitmap_process *p, struct source *s);
-static bool glance_jit_image(jitmap_process *p, struct source *s, const uint8_t *bytes);
+static bool glance_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes);
 
 /* Open the registered image without its stackmap copy (the live section is read instead); in
  * a lazy scan, only glance at it when that is enough (glance_jit_image). `bytes`: the image,
  * when the scan read it already (NULL: read here). */
-static void open_jit_image(jitmap_process *p, struct source *s, const uint8_t *bytes)
+static void open_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes)
 {
 	char why[160];
 	if (!s->symfile_size || !s->symfile_addr) {
@@ -737,7 +737,7 @@ static bool refresh_live(jitmap_process *p, struct source *s)
 
 /* `bytes`: the entry's image, when the scan read it already (batch_images), or NULL. */
 static int scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c,
-		      const uint8_t *bytes)
+		      uint8_t *bytes)
 {
 	bool found;
 	size_t at = jit_find(p, c, &found);
@@ -880,7 +880,7 @@ static int make_spans(struct source *s)
  * PC falls in that code (open_glanced). True when glanced; false to open it now (larger than
  * GLANCE_MAX_IMAGE, unreadable whole, not plain, or no memory): that path says what is wrong,
  * as it always did. */
-static bool glance_jit_image(jitmap_process *p, struct source *s, const uint8_t *bytes)
+static bool glance_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes)
 {
 	struct jitmap__glance g;
 	char why[160];
@@ -1570,7 +1570,7 @@ struct batch {
 	bool unable;            /* the target reads one at a time: no more batches */
 	uint8_t *buf;           /* BATCH_BYTES */
 	struct jitmap__read *reads;
-	const uint8_t **bytes;  /* per entry of the batch: its image, or NULL (read its own way) */
+	uint8_t **bytes;        /* per entry of the batch: its image, or NULL (read its own way) */
 };
 
 /* The images of entries [from, end) of `lst` that a lazy scan will glance at (new entries,
