@@ -10,8 +10,8 @@
  * found by walking __jit_debug_descriptor in the core's memory (symbols from the files the
  * core's NT_FILE note names, or --exe) and reading each entry's live .llvm_stackmaps, all
  * in the core's byte order. The core itself is read by libjitmap (jitmap/core.h).
- * Exit status: 0 when every input was valid, 1 when any was malformed or unreadable, 2 on
- * usage errors.
+ * Exit status: 0 when every input was valid, 1 when any was malformed or unreadable or the
+ * output could not be written, 2 on usage errors.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -74,8 +74,8 @@ static const char usage_text[] =
 	"  -h, --help          show this help and exit\n"
 	"  -V, --version       show the version and exit\n"
 	"\n"
-	"Exit status: 0 if every FILE was valid, 1 if any was malformed or unreadable,\n"
-	"2 on usage errors.\n";
+	"Exit status: 0 if every FILE was valid, 1 if any was malformed or unreadable or\n"
+	"the output could not be written, 2 on usage errors.\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *fmt, ...)
