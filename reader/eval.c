@@ -25,7 +25,7 @@ const char *jitmap_loc_kind_name(jitmap_loc_kind kind)
 
 /* -- Where -- */
 
-static const char *reg_or_number(const jitmap_stackmap *sm, unsigned regno, char *tmp, size_t len)
+const char *jitmap__reg_label(const jitmap_stackmap *sm, unsigned regno, char *tmp, size_t len)
 {
 	const char *name = jitmap_reg_name(sm->arch, regno);
 	if (name)
@@ -65,7 +65,7 @@ int jitmap_location_format(const jitmap_stackmap *sm, const jitmap_record *rec,
 			   const jitmap_location *loc, char *buf, size_t len)
 {
 	char tmp[16];
-	const char *reg = reg_or_number(sm, loc->dwarf_reg, tmp, sizeof(tmp));
+	const char *reg = jitmap__reg_label(sm, loc->dwarf_reg, tmp, sizeof(tmp));
 	const char sign[2] = {loc->offset < 0 ? '-' : '+', 0};
 	const uint32_t mag = loc->offset < 0 ? 0u - (uint32_t)loc->offset : (uint32_t)loc->offset;
 	uint64_t value;
@@ -171,7 +171,7 @@ static int eval(const jitmap_stackmap *sm, const jitmap_record *rec, const jitma
 		const jitmap_target *t, unsigned level, jitmap_value *out)
 {
 	char why[128] = "", tmp[16];
-	const char *reg = reg_or_number(sm, loc->dwarf_reg, tmp, sizeof(tmp));
+	const char *reg = jitmap__reg_label(sm, loc->dwarf_reg, tmp, sizeof(tmp));
 	uint64_t base;
 	int rc;
 

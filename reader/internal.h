@@ -151,6 +151,9 @@ void *jitmap__big_alloc(size_t bytes, size_t *mapped);
 void jitmap__big_free(void *p, size_t mapped);
 /* The live variable location `i` of `rec` belongs to (jitmap_record_live_var's index): O(1). */
 size_t jitmap__location_live_var(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i);
+/* A register's name in the stackmap's architecture, or "R#N" (written to `tmp`) for a number it
+ * does not name: the one spelling of an unnamed register (eval.c). */
+const char *jitmap__reg_label(const jitmap_stackmap *sm, unsigned regno, char *tmp, size_t len);
 /* Free the PC index's nodes (the struct itself is the caller's). */
 void jitmap__pc_index_free(struct jitmap__pc_index *ix);
 /* Sort keys[0..n) (and vals with them, when not NULL) by LSD radix, a byte at a time, the

@@ -83,11 +83,9 @@ static void where_of(const jitmap_stackmap *sm, const jitmap_record *rec, size_t
 
 static void reg_label(const jitmap_stackmap *sm, unsigned regno, char *out, size_t len)
 {
-	const char *n = jitmap_reg_name(jitmap_stackmap_arch(sm), regno);
-	if (n)
+	const char *n = jitmap__reg_label(sm, regno, out, len);
+	if (n != out)
 		snprintf(out, len, "%s", n);
-	else
-		snprintf(out, len, "R#%u", regno);
 }
 
 /* -- ykllvm's live variables and extra places (jitmap_dialect) -- */
