@@ -830,18 +830,18 @@ def handjit_ykllvm(d):
     """jitmap-handjit --ykllvm: the same JIT and values, its stack map in ykllvm's layout with
     extras (docs/stackmap-format.md, "ykllvm"). `info stackmap` names the layout and each
     location's live variable (the JIT's own grouping, which it prints), text and JSON, with the
-    truth's values; a section misread as LLVM's would have failed to parse or read nonsense."""
+    truth's values; a section misread as LLVM's would have failed to parse or read nonsense.
+    Then a core written at that stop answers the same, text and JSON."""
     d.env.need(d.env.handjit, "jitmap-handjit")
     name = "handjit_ykllvm"
     out = program_out(d, name)
-    s = d.session(name, [
+    asks = [d.ask("f1", "info", ["json"], [1]), d.ask("f1-text", "info", [], [1])]
+    s, core = d.core_at_stop(name, d.env.handjit, [
         d.break_at("jitmap_handjit_safepoint"),
-        d.launch(["--ykllvm"], out),
-        d.ask("f1", "info", ["json"], [1]),
-        d.ask("f1-text", "info", [], [1]),
-    ], d.env.handjit, output=out)
-    t = T.handjit_truth(s.output)
-    groups = re.search(r"^jitmap-handjit: ykllvm variables=([0-9,]+)$", s.output, re.M)
+        d.launch(["--ykllvm"], out)], asks)
+    output = read(out)
+    t = T.handjit_truth(output)
+    groups = re.search(r"^jitmap-handjit: ykllvm variables=([0-9,]+)$", output, re.M)
     check(groups, "handjit_ykllvm: the JIT says its grouping")
     want = [int(v) for v in groups.group(1).split(",")] if groups else []
     check_handjit(s, t, "handjit_ykllvm", [(1, 1002)])
@@ -855,6 +855,10 @@ def handjit_ykllvm(d):
     check("%d live variables in 6 locations (ykllvm-extras)" % len(set(want)) in text and
           re.search(r"#3 +direct +rsp\+8 .*variable %d" % want[3], text),
           "handjit_ykllvm: info stackmap's text:\n" + text)
+    dead = d.session(name + "-core", asks, d.env.handjit, core=core)
+    check(dead.json("f1") == o, "handjit_ykllvm: the core's answer differs from the live one:\n%s\n%s"
+          % (o, dead.json("f1")))
+    check(dead.text("f1-text") == text, "handjit_ykllvm: the core's text differs:\n" + dead.text("f1-text"))
 
 
 def check_handjit(s, t, what, frames):
