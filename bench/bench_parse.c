@@ -2,8 +2,9 @@
  *
  *   bench_parse parse FILE [--runs N]
  *       jitmap_stackmap_parse (validation and decoding) and a first lookup (which builds the
- *       PC index) on the raw section in FILE, N times (default 10); prints the best and the median time and the throughput
- *       of the best run in MB/s (10^6 bytes per second of input).
+ *       PC index) on the raw section in FILE, N times (default 10); prints the best and the
+ *       median time and the throughput of the best run in MB/s (10^6 bytes per second of
+ *       input).
  *   bench_parse lookup FILE [--queries N] [--runs N]
  *       Parses FILE once, then times jitmap_stackmap_lookup on N (default 10^6) PCs drawn at
  *       random from the records' PCs (hits) and on the same PCs + 2 (misses: bench_gen puts
@@ -77,7 +78,7 @@ static int bench_parse(const char *path, int runs)
 	for (int i = 0; i < runs; i++) {
 		double t0 = now();
 		jitmap_stackmap *sm = parse_or_die(path, buf, len);
-		jitmap_stackmap_lookup(sm, 0, NULL, 0); /* the PC index, built by the first lookup */
+		jitmap_stackmap_lookup(sm, 0, NULL, 0); /* builds the PC index */
 		t[i] = now() - t0;
 		records = jitmap_stackmap_num_records(sm);
 		functions = jitmap_stackmap_num_functions(sm);

@@ -131,7 +131,8 @@ static int walk_v3_locations(struct walk *w, uint64_t at, uint32_t rec_no, uint1
 		}
 		if (out)
 			out[l] = (jitmap_location){.kind = kind, .size = U16(p + 2),
-						   .dwarf_reg = U16(p + 4), .offset = (int32_t)offset};
+						   .dwarf_reg = U16(p + 4),
+						   .offset = (int32_t)offset};
 	}
 	w->locations += n;
 	return 0;
@@ -468,7 +469,8 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 			}
 			if (version == 3 && w->skim)
 				w->locations += nloc;
-			else if (version == 3 && (rc = walk_v3_locations(w, start + pos, r, nloc, nc)))
+			else if (version == 3 &&
+				 (rc = walk_v3_locations(w, start + pos, r, nloc, nc)))
 				return rc;
 			pos += (uint64_t)nloc * locsize;
 		}
@@ -640,8 +642,8 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 		struct walk full = {.buf = buf, .len = len, .order = w.order, .err = err,
 				    .force_dialect = -1};
 		if (!walk_section(&full))
-			jitmap__fail(err, rc = -EINVAL, 0, "a stackmap a full walk reads and a skim "
-				     "does not (jitmap's fault: please report it)");
+			jitmap__fail(err, rc = -EINVAL, 0, "a stackmap a full walk reads and a "
+				     "skim does not (jitmap's fault: please report it)");
 		goto fail;
 	}
 
