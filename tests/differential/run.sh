@@ -56,6 +56,18 @@ fail() {
 	fi
 }
 
+# py_check NAME FILE...: the Python check on standard input, over FILE...: PASS NAME, or FAIL
+# NAME with what it printed (its sys.exit message).
+py_check() {
+	local name=$1 why
+	shift
+	if why=$(python3 - "$@" 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "$why"
+	fi
+}
+
 # readobj_body LLC OBJ OUT: llvm-readobj's text from the version line on. Fails if
 # llvm-readobj fails or prints no stackmap.
 readobj_body() {
@@ -184,8 +196,7 @@ resolved_offsets() {
 			fail "$name" "jitmap-dump --format=json breaks its schema" "$outdir/$name.err"
 			continue
 		fi
-		local why
-		if why=$(python3 - "$outdir/$name.relocs" "$outdir/$name.json" <<'PY'
+		py_check "$name" "$outdir/$name.relocs" "$outdir/$name.json" <<'PY'
 import json, re, sys
 relocs, dump = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
 section = relocs.split(".rela.llvm_stackmaps", 1)[1].split("Relocation section", 1)[0]
@@ -201,11 +212,6 @@ for field, off in want.items():
     if got.get(field) != off % (1 << 32):
         sys.exit("the record at .llvm_stackmaps+0x%x has offset %s, want %d" % (field - 8, got.get(field), off))
 PY
-		); then
-			pass "$name"
-		else
-			fail "$name" "$why"
-		fi
 	done
 	[[ $seen == 1 ]] || skip resolved_offsets "llc-19 not found"
 }
@@ -233,8 +239,7 @@ object_symbols() {
 			fail "$name" "jitmap-dump --format=json breaks its schema" "$outdir/$name.err"
 			continue
 		fi
-		local why
-		if why=$(python3 - "$outdir/$name.relocs" "$outdir/$name.nm" "$outdir/$name.json" 2>&1 <<'PY'
+		py_check "$name" "$outdir/$name.relocs" "$outdir/$name.nm" "$outdir/$name.json" <<'PY'
 import json, re, sys
 relocs, nm, dump = open(sys.argv[1]).read(), open(sys.argv[2]).read(), json.load(open(sys.argv[3]))
 section = re.split(r"RELOCATION RECORDS FOR \[(?:__llvm_stackmaps|\.llvm_stackmaps)\]:", relocs)
@@ -253,11 +258,6 @@ for off, sym in fields:
     if f["name"] != want or int(f["address"], 16) != address[sym]:
         sys.exit("function %d is %s at %s, want %s at 0x%x" % (i, f["name"], f["address"], want, address[sym]))
 PY
-		); then
-			pass "$name"
-		else
-			fail "$name" "$why"
-		fi
 	done
 	[[ $seen == 1 ]] || skip object_symbols "no Mach-O or COFF object was compiled"
 }
@@ -290,8 +290,7 @@ linked_macho() {
 			fail "$name" "jitmap-dump differs from llvm-readobj-19"
 			continue
 		fi
-		local why
-		if why=$(python3 - "$outdir/$name.nm" "$outdir/$name.json" 2>&1 <<'PY'
+		py_check "$name" "$outdir/$name.nm" "$outdir/$name.json" <<'PY'
 import json, re, sys
 nm, dump = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
 text = {int(a, 16): n[1:] for a, n in re.findall(r"^([0-9a-f]+) +[Tt] +(_\S+)$", nm, re.M)}
@@ -303,11 +302,6 @@ for f in functions:
     if a == 0 or f["name"] != text.get(a):
         sys.exit("function at %s is named %s, llvm-nm says %s" % (f["address"], f["name"], text.get(a)))
 PY
-		); then
-			pass "$name"
-		else
-			fail "$name" "$why"
-		fi
 	done
 	[[ $seen == 1 ]] || skip linked_macho "no Mach-O object from llc-19"
 }
