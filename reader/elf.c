@@ -388,11 +388,17 @@ static int note_layouts(jitmap_image *img, Elf_Scn *scn, const GElf_Shdr *sh)
 	return img->layouts_problem ? 0 : -ENOMEM;
 }
 
+/* A section placed in memory: allocated, at an address, not wrapping. Code is a placed
+ * section of instructions (note_section, and the lazy scan's glance). */
+static bool is_placed(const GElf_Shdr *sh)
+{
+	return (sh->sh_flags & SHF_ALLOC) && sh->sh_addr && sh->sh_addr + sh->sh_size > sh->sh_addr;
+}
+
 static int note_section(jitmap_image *img, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			size_t shstrndx, size_t *df_index)
 {
-	const bool placed = (sh->sh_flags & SHF_ALLOC) && sh->sh_addr &&
-			    sh->sh_addr + sh->sh_size > sh->sh_addr;
+	const bool placed = is_placed(sh);
 	if (placed && (sh->sh_flags & SHF_EXECINSTR))
 		img->code[img->num_code++] = (jitmap_image_range){sh->sh_addr, sh->sh_addr + sh->sh_size};
 	const char *name = elf_strptr(elf, shstrndx, sh->sh_name);
@@ -853,10 +859,7 @@ int jitmap__image_glance(void *buf, size_t len, struct jitmap__glance *g)
 			goto out;
 		if (!strcmp(name, JITMAP__DL_SECTION))
 			goto out; /* deopt layouts: counted, and maybe a problem, at scan */
-		/* note_section's rule for code. */
-		const bool placed = (sh.sh_flags & SHF_ALLOC) && sh.sh_addr &&
-				    sh.sh_addr + sh.sh_size > sh.sh_addr;
-		if (placed && (sh.sh_flags & SHF_EXECINSTR)) {
+		if (is_placed(&sh) && (sh.sh_flags & SHF_EXECINSTR)) { /* note_section's code */
 			if (g->num_code == JITMAP__GLANCE_MAX_CODE)
 				goto out;
 			g->code[g->num_code++] = (jitmap_image_range){sh.sh_addr,
