@@ -230,59 +230,148 @@ static uint64_t pc_node(const struct jitmap__pc_index *ix, size_t k, size_t *rec
 	return e->pc;
 }
 
+/* The PC of entry i of an index of records (or of functions), or false for a record that has
+ * none (a v1 record whose function cannot be known). */
+static inline bool entry_pc(const jitmap_stackmap *sm, bool records, size_t i, uint64_t *pc)
+{
+	if (!records) {
+		*pc = sm->functions[i].address;
+		return true;
+	}
+	const jitmap_record *r = &sm->records[i];
+	if (r->function == JITMAP_NO_FUNCTION)
+		return false;
+	*pc = sm->functions[r->function].address + r->instruction_offset;
+	return true;
+}
+
+/*
+ * Narrow nodes sorted by PC, in place of a sort of (pc, number) pairs: n of them in `a`, in
+ * number order, sorted by radix on the bytes of their high halves that differ (a stable sort
+ * keeps equal PCs in number order), between `a` and the scratch `b`. Returns the one that
+ * holds them sorted. Half the memory of pairs and their scratch, and memory is what costs:
+ * the first write to a page of a fresh mapping costs more than the sort's work on it.
+ */
+static uint64_t *narrow_sort(uint64_t *a, uint64_t *b, size_t n)
+{
+	uint64_t differ = 0;
+	bool sorted = true;
+	for (size_t i = 1; i < n; i++) {
+		sorted &= a[i - 1] <= a[i];
+		differ |= a[i] ^ a[0];
+	}
+	if (sorted)
+		return a;
+	size_t count[4][257] = {{0}};
+	unsigned shifts[4], passes = 0;
+	for (unsigned shift = 32; shift < 64; shift += 8)
+		if ((differ >> shift) & 0xff)
+			shifts[passes++] = shift;
+	for (size_t i = 0; i < n; i++)
+		for (unsigned p = 0; p < passes; p++)
+			count[p][((a[i] >> shifts[p]) & 0xff) + 1]++;
+	for (unsigned p = 0; p < passes; p++) {
+		size_t *c = count[p];
+		for (unsigned d = 0; d < 256; d++)
+			c[d + 1] += c[d];
+		for (size_t i = 0; i < n; i++)
+			b[c[(a[i] >> shifts[p]) & 0xff]++] = a[i];
+		uint64_t *t = a;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * One index, of the records by PC or of the functions by address. When every PC is within
+ * 4 GiB above the lowest function address (every stackmap but merged or hostile ones), the
+ * nodes are gathered narrow and sorted as they are; otherwise the (pc, number) pairs are
+ * sorted and pc_index_build chooses. Record and function numbers are sorted as 32 bits: a
+ * stackmap of 2^32 records would need hundreds of GB before it got here.
+ */
+static int index_build(jitmap_stackmap *sm, struct jitmap__pc_index *ix, bool records)
+{
+	const size_t count = records ? sm->num_records : sm->num_functions;
+	if (count > UINT32_MAX)
+		return -ENOMEM;
+	uint64_t base = UINT64_MAX;
+	for (size_t i = 0; i < sm->num_functions; i++)
+		if ((!records || sm->functions[i].record_count) && sm->functions[i].address < base)
+			base = sm->functions[i].address;
+	size_t m_a, m_nodes, n = 0;
+	uint64_t *a = NULL, *nodes = NULL, far = count > NARROW_DUP;
+	if (!far) {
+		a = jitmap__big_alloc((count + 1) * sizeof(*a), &m_a);
+		nodes = jitmap__big_alloc((count + 1) * sizeof(*nodes), &m_nodes);
+		if (!a || !nodes)
+			goto narrow_out;
+		for (size_t i = 0; i < count; i++) {
+			uint64_t pc;
+			if (!entry_pc(sm, records, i, &pc))
+				continue;
+			far |= (pc < base) | (pc - base) >> 32;
+			a[n++] = (pc - base) << 32 | i;
+		}
+		if (far)
+			goto narrow_out;
+		const uint64_t *s = narrow_sort(a, nodes + 1, n);
+		if (s != a)
+			s = memcpy(a, s, n * sizeof(*a));
+		/* In order: the sorted entries, one after another, at the nodes in PC order. */
+		size_t k = n ? 1 : 0;
+		while (k && 2 * k <= n)
+			k *= 2;
+		for (size_t i = 0; i < n; i++, k = eyt_next(k, n))
+			nodes[k] = s[i] | (i + 1 < n && s[i + 1] >> 32 == s[i] >> 32) * NARROW_DUP;
+		jitmap__big_free(a, m_a);
+		jitmap__pc_index_free(ix);
+		*ix = (struct jitmap__pc_index){.nodes = nodes, .len = n, .mapped = m_nodes,
+						.base = base, .narrow = true};
+		return 0;
+	narrow_out:
+		jitmap__big_free(a, m_a);
+		jitmap__big_free(nodes, m_nodes);
+		if (!far)
+			return -ENOMEM;
+	}
+
+	/* pc and rec, then their scratch: one allocation each, 12 bytes an element */
+	const size_t half = (count + 1) * (sizeof(uint64_t) + sizeof(uint32_t));
+	size_t m_keys, m_tmp;
+	uint64_t *pc = jitmap__big_alloc(half, &m_keys), *tk = jitmap__big_alloc(half, &m_tmp);
+	int rc = -ENOMEM;
+	if (pc && tk) {
+		uint32_t *rec = (uint32_t *)(pc + count + 1), *tv = (uint32_t *)(tk + count + 1);
+		n = 0;
+		for (size_t i = 0; i < count; i++) {
+			if (!entry_pc(sm, records, i, &pc[n]))
+				continue;
+			rec[n++] = (uint32_t)i;
+		}
+		jitmap__radix_sort(pc, rec, n, tk, tv);
+		rc = pc_index_build(ix, pc, rec, n, count);
+	}
+	jitmap__big_free(pc, m_keys);
+	jitmap__big_free(tk, m_tmp);
+	return rc;
+}
+
 /*
  * The records' PCs, and the functions' addresses, are sorted by radix on the bytes that
  * differ (qsort's merge sort cost 16 bytes of scratch per record and a call per comparison).
  * Radix sorts are stable and the records go in in section order, so records at one PC stay
- * in section order, and functions at one address too. Record and function numbers are sorted
- * as 32 bits: a stackmap of 2^32 records would need hundreds of GB before it got here.
+ * in section order, and functions at one address too.
  */
 int jitmap__stackmap_reindex(jitmap_stackmap *sm)
 {
 	if (!sm->index_dirty)
 		return 0;
-	const size_t most = sm->num_records > sm->num_functions ? sm->num_records
-								 : sm->num_functions;
-	if (most > UINT32_MAX)
-		return -ENOMEM;
-	/* pc and rec, then their scratch: one allocation each, 12 bytes an element */
-	const size_t half = (most + 1) * (sizeof(uint64_t) + sizeof(uint32_t));
-	size_t m_keys, m_tmp;
-	uint64_t *pc = jitmap__big_alloc(half, &m_keys), *tk = jitmap__big_alloc(half, &m_tmp);
-	int rc = -ENOMEM;
-	if (!pc || !tk)
-		goto out;
-	uint32_t *rec = (uint32_t *)(pc + most + 1), *tv = (uint32_t *)(tk + most + 1);
-
-	/* Functions by address. */
-	for (size_t i = 0; i < sm->num_functions; i++) {
-		pc[i] = sm->functions[i].address;
-		rec[i] = (uint32_t)i;
-	}
-	jitmap__radix_sort(pc, rec, sm->num_functions, tk, tv);
-	rc = pc_index_build(&sm->by_address, pc, rec, sm->num_functions, sm->num_functions);
-	if (rc)
-		goto out;
-
-	size_t n = 0;
-	for (size_t i = 0; i < sm->num_records; i++) {
-		const jitmap_record *r = &sm->records[i];
-		if (r->function == JITMAP_NO_FUNCTION)
-			continue; /* a v1 record whose function cannot be known */
-		pc[n] = sm->functions[r->function].address + r->instruction_offset;
-		rec[n] = (uint32_t)i;
-		n++;
-	}
-	jitmap__radix_sort(pc, rec, n, tk, tv);
-	jitmap__big_free(tk, m_tmp);
-	tk = NULL;
-	rc = pc_index_build(&sm->index, pc, rec, n, sm->num_records);
+	int rc = index_build(sm, &sm->by_address, false);
+	if (!rc)
+		rc = index_build(sm, &sm->index, true);
 	if (!rc)
 		sm->index_dirty = 0;
-out:
-	jitmap__big_free(pc, m_keys);
-	if (tk)
-		jitmap__big_free(tk, m_tmp);
 	return rc;
 }
 
