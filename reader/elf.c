@@ -1192,6 +1192,64 @@ out:
 
 /* -- Symbols and sections of a loaded file, for the core and process modules -- */
 
+/* A defined data object named `name`. */
+static bool is_object_named(Elf *elf, size_t strndx, const GElf_Sym *s, const char *name)
+{
+	const char *sn;
+	return s->st_shndx != SHN_UNDEF && GELF_ST_TYPE(s->st_info) == STT_OBJECT &&
+	       (sn = elf_strptr(elf, strndx, s->st_name)) && !strcmp(sn, name);
+}
+
+/*
+ * `name` in the .dynsym `syms` (section `ndx`, names in section `strndx`) by the GNU hash table
+ * linked to it, as the dynamic linker finds it: a few words of the table and the names in one
+ * chain, where reading every symbol of libLLVM touched 1 MB of symbols and 3 MB of names. 1 and
+ * the symbol when found; 0 when the table says it is not there; -1 when there is no table or
+ * it does not hold together (the caller then reads every symbol).
+ */
+static int gnu_hash_find(Elf *elf, size_t ndx, Elf_Data *syms, size_t strndx, const char *name,
+			 GElf_Sym *out)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *h = NULL;
+	while (!h && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_HASH && sh.sh_link == ndx)
+			h = elf_getdata(scn, NULL);
+	}
+	/* libelf gives the words in the host's order: a header of 4, the Bloom filter (words of
+	 * the class's size), a bucket per hash value, a chain word per hashed symbol. */
+	const size_t nw = h && h->d_buf ? h->d_size / 4 : 0;
+#define WORD(i) ({ uint32_t w_; memcpy(&w_, (const char *)h->d_buf + 4 * (i), 4); w_; })
+	if (nw < 4)
+		return -1;
+	const size_t nbuckets = WORD(0), symoffset = WORD(1);
+	const size_t bloom = (size_t)WORD(2) * (gelf_getclass(elf) == ELFCLASS64 ? 2 : 1);
+	if (!nbuckets || bloom > nw - 4 || nbuckets > nw - 4 - bloom)
+		return -1;
+	const size_t buckets = 4 + bloom, chain = buckets + nbuckets;
+	uint32_t hash = 5381;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		hash = hash * 33 + *c;
+	size_t i = WORD(buckets + hash % nbuckets);
+	if (i < symoffset)
+		return 0; /* an empty bucket */
+	for (;; i++) {
+		if (i - symoffset >= nw - chain || i > INT_MAX)
+			return -1;
+		const uint32_t c = WORD(chain + i - symoffset);
+		GElf_Sym sym;
+		if ((c | 1) == (hash | 1) && gelf_getsym(syms, (int)i, &sym) &&
+		    is_object_named(elf, strndx, &sym, name)) {
+			*out = sym;
+			return 1;
+		}
+		if (c & 1)
+			return 0; /* the chain's last */
+	}
+#undef WORD
+}
+
 int jitmap__elf_data_symbol(Elf *elf, const char *name, uint64_t *value)
 {
 	Elf_Scn *scn = NULL;
@@ -1202,14 +1260,17 @@ int jitmap__elf_data_symbol(Elf *elf, const char *name, uint64_t *value)
 		Elf_Data *d = elf_getdata(scn, NULL);
 		if (!d || !sh.sh_entsize)
 			continue;
-		const size_t count = d->d_size / sh.sh_entsize;
+		GElf_Sym s;
+		const int hashed = sh.sh_type == SHT_DYNSYM
+					   ? gnu_hash_find(elf, elf_ndxscn(scn), d, sh.sh_link, name, &s)
+					   : -1;
+		if (hashed == 1) {
+			*value = s.st_value;
+			return 0;
+		}
+		const size_t count = hashed ? d->d_size / sh.sh_entsize : 0;
 		for (size_t i = 0; i < count && i <= INT_MAX; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(s.st_info) != STT_OBJECT)
-				continue;
-			const char *sn = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (sn && !strcmp(sn, name)) {
+			if (gelf_getsym(d, (int)i, &s) && is_object_named(elf, sh.sh_link, &s, name)) {
 				*value = s.st_value;
 				return 0;
 			}

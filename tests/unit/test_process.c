@@ -9,7 +9,9 @@
 #include "unit.h"
 
 #include <elf.h>
+#include <gelf.h>
 #include <link.h>
+#include <unistd.h>
 
 #include "jitmap/process.h"
 
@@ -450,6 +452,117 @@ static void test_scan_file(void **state)
 	assert_string_equal(si.name, s390x);
 	assert_int_equal(si.section_address, sh_addr + 0x100000);
 	jitmap_process_free(p);
+}
+
+/* -- A descriptor named by a GNU hash table -- */
+
+#ifdef JITMAP_DESC_LIB
+/* desc_lib.c's library: where its .dynsym names the descriptor, and where its GNU hash table
+ * and that table's section header are in the file. */
+struct desc_lib {
+	sm_bytes so;
+	uint64_t value;
+	size_t shdr_at, hash_at, bloom_word;
+};
+
+static void desc_lib_read(struct desc_lib *l)
+{
+	*l = (struct desc_lib){.so = sm_read_file(JITMAP_DESC_LIB)};
+	assert_true(elf_version(EV_CURRENT) != EV_NONE);
+	Elf *e = elf_memory((char *)l->so.data, l->so.len);
+	GElf_Ehdr eh;
+	assert_non_null(gelf_getehdr(e, &eh));
+	l->bloom_word = gelf_getclass(e) == ELFCLASS64 ? 8 : 4;
+	bool symtab = false;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		assert_non_null(gelf_getshdr(scn, &sh));
+		symtab |= sh.sh_type == SHT_SYMTAB;
+		if (sh.sh_type == SHT_GNU_HASH) {
+			l->shdr_at = eh.e_shoff + elf_ndxscn(scn) * eh.e_shentsize;
+			l->hash_at = sh.sh_offset;
+		}
+		Elf_Data *d = sh.sh_type == SHT_DYNSYM ? elf_getdata(scn, NULL) : NULL;
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			assert_non_null(gelf_getsym(d, (int)i, &sym));
+			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, "__jit_debug_descriptor"))
+				l->value = sym.st_value;
+		}
+	}
+	elf_end(e);
+	assert_false(symtab); /* stripped: .dynsym alone names the descriptor */
+	assert_true(l->hash_at && l->value);
+}
+
+/* A word of the copy `b` at `at` set to v. */
+static void put_word(sm_bytes *b, size_t at, uint32_t v)
+{
+	assert_true(at + 4 <= b->len);
+	memcpy(b->data + at, &v, 4);
+}
+
+/* jitmap_process_scan_file on `b` written to a file, loaded where the descriptor is at DESC:
+ * 1 when it finds the descriptor (and then reads it). */
+static int scan_lib(sm_bytes *b, uint64_t value)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/jitmap-test-desc-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	const int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b->data, b->len), (ssize_t)b->len);
+	close(fd);
+	static uint8_t desc[24] = {1}; /* version 1, an empty list */
+	struct fake f = {.n = 1};
+	f.r[0] = (struct region){DESC, desc, sizeof(desc)};
+	const jitmap_target t = {.ctx = &f, .read_mem = fake_read};
+	jitmap_process *p = jitmap_process_new(&t, NULL);
+	assert_non_null(p);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	const int rc = jitmap_process_scan_file(p, path, DESC - value, NULL);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	assert_int_equal(f.reads > 0, rc == 1);
+	jitmap_process_free(p);
+	unlink(path);
+	sm_bytes_free(b);
+	return rc;
+}
+#endif
+
+/* A shared library's descriptor is found through the library's GNU hash table, as the dynamic
+ * linker finds symbols (reading every symbol and name of libLLVM cost a run of jitmap-stack a
+ * tenth of its page faults). The table decides: with every bucket emptied, the descriptor is
+ * not found. A table that does not hold together, or none, and every symbol is read. */
+static void test_scan_file_hashed(void **state)
+{
+	(void)state;
+#ifndef JITMAP_DESC_LIB
+	skip();
+#else
+	struct desc_lib l;
+	desc_lib_read(&l);
+	sm_bytes c = sm_bytes_copy(&l.so);
+	assert_int_equal(scan_lib(&c, l.value), 1);
+
+	uint32_t nbuckets, bloom;
+	memcpy(&nbuckets, l.so.data + l.hash_at, 4);
+	memcpy(&bloom, l.so.data + l.hash_at + 8, 4);
+	c = sm_bytes_copy(&l.so);
+	for (uint32_t i = 0; i < nbuckets; i++)
+		put_word(&c, l.hash_at + 16 + bloom * l.bloom_word + 4 * i, 0);
+	assert_int_equal(scan_lib(&c, l.value), 0);
+
+	c = sm_bytes_copy(&l.so);
+	put_word(&c, l.hash_at, 0x7fffffff); /* more buckets than the table has words */
+	assert_int_equal(scan_lib(&c, l.value), 1);
+
+	c = sm_bytes_copy(&l.so);
+	put_word(&c, l.shdr_at + 4, SHT_PROGBITS); /* sh_type: no hash table */
+	assert_int_equal(scan_lib(&c, l.value), 1);
+	sm_bytes_free(&l.so);
+#endif
 }
 
 static bool image_problem(const jitmap_process *p, uint64_t id, const char *needle)
@@ -1213,6 +1326,7 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_loaded_file),
 		cmocka_unit_test(test_scan_file),
+		cmocka_unit_test(test_scan_file_hashed),
 		cmocka_unit_test(test_handed_image),
 		cmocka_unit_test(test_shared_parse),
 		cmocka_unit_test(test_code_at),
