@@ -95,6 +95,15 @@ void jitmap__pc_index_free(struct jitmap__pc_index *ix)
 	ix->len = ix->mapped = 0;
 }
 
+/* The first node in PC order (the leftmost), or 0 when there are none. */
+static size_t eyt_first(size_t n)
+{
+	size_t k = n ? 1 : 0;
+	while (k && 2 * k <= n)
+		k *= 2;
+	return k;
+}
+
 /* The node after k in PC order (its in-order successor), or 0. */
 static size_t eyt_next(size_t k, size_t n)
 {
@@ -110,35 +119,35 @@ static size_t eyt_next(size_t k, size_t n)
 }
 
 /*
- * The first node whose key is >= x, or 0 when none is. The loop goes right (k = 2k + 1) past
- * keys below x and left past the others; the answer is the last node it went left from,
- * which dropping the trailing ones of k (the right turns since) and one more bit gives.
+ * The search: from the root, right (k = 2k + 1) past the nodes whose key `op` x holds, left
+ * past the others, down past the leaves; the k it ends with. The first node whose key is >= x
+ * (op <) is the last node it went left from, which dropping the trailing ones of k (the right
+ * turns since) and one more bit gives; the last node whose key is <= x (op <=), the mirror
+ * image: the last right turn. 0 when there is none.
  * Nodes 16k..16k+15 are 2 cache lines of narrow nodes, 4 of 16-byte ones: prefetching one
  * line of them left the 16-byte index's search at 200-260 ns, as slow as bisection; all of
  * them, 100-120. The prefetches may point past the array: they do not fault.
  */
+#define EYT_DESCEND(e, n, key, op, x)                                                          \
+	({                                                                                   \
+		size_t k_ = 1;                                                               \
+		while (k_ <= (n)) {                                                          \
+			const char *p_ = (const char *)(e) + 16 * k_ * sizeof(*(e));        \
+			for (size_t l_ = 0; l_ < 16 * sizeof(*(e)); l_ += 64)                 \
+				__builtin_prefetch(p_ + l_);                                  \
+			k_ = 2 * k_ + (key((e)[k_]) op (x));                                 \
+		}                                                                            \
+		k_;                                                                          \
+	})
 #define EYT_LOWER_BOUND(e, n, key, x)                                                          \
 	({                                                                                   \
-		size_t k_ = 1;                                                               \
-		while (k_ <= (n)) {                                                          \
-			const char *p_ = (const char *)(e) + 16 * k_ * sizeof(*(e));        \
-			for (size_t l_ = 0; l_ < 16 * sizeof(*(e)); l_ += 64)                 \
-				__builtin_prefetch(p_ + l_);                                  \
-			k_ = 2 * k_ + (key((e)[k_]) < (x));                                  \
-		}                                                                            \
-		k_ >> __builtin_ffsll((long long)~k_);                                       \
+		const size_t d_ = EYT_DESCEND(e, n, key, <, x);                              \
+		d_ >> __builtin_ffsll((long long)~d_);                                       \
 	})
-/* The last node whose key is <= x, or 0: the mirror image (the last right turn). */
 #define EYT_LAST_AT_MOST(e, n, key, x)                                                         \
 	({                                                                                   \
-		size_t k_ = 1;                                                               \
-		while (k_ <= (n)) {                                                          \
-			const char *p_ = (const char *)(e) + 16 * k_ * sizeof(*(e));        \
-			for (size_t l_ = 0; l_ < 16 * sizeof(*(e)); l_ += 64)                 \
-				__builtin_prefetch(p_ + l_);                                  \
-			k_ = 2 * k_ + ((x) >= key((e)[k_]));                                 \
-		}                                                                            \
-		k_ >> __builtin_ffsll((long long)k_);                                        \
+		const size_t d_ = EYT_DESCEND(e, n, key, <=, x);                             \
+		d_ >> __builtin_ffsll((long long)d_);                                        \
 	})
 #define NARROW_KEY(node) (node)
 #define WIDE_KEY(node) ((node).pc)
@@ -195,9 +204,7 @@ static int pc_index_build(struct jitmap__pc_index *ix, const uint64_t *pc, const
 	if (!nodes)
 		return -ENOMEM;
 	/* In order: the sorted entries, one after another, at the nodes in PC order. */
-	size_t k = n ? 1 : 0;
-	while (k && 2 * k <= n)
-		k *= 2;
+	size_t k = eyt_first(n);
 	for (size_t i = 0; i < n; i++, k = eyt_next(k, n)) {
 		const uint64_t dup = i + 1 < n && pc[i + 1] == pc[i];
 		if (narrow)
@@ -314,9 +321,7 @@ static int index_build(jitmap_stackmap *sm, struct jitmap__pc_index *ix, bool re
 		if (s != a)
 			s = memcpy(a, s, n * sizeof(*a));
 		/* In order: the sorted entries, one after another, at the nodes in PC order. */
-		size_t k = n ? 1 : 0;
-		while (k && 2 * k <= n)
-			k *= 2;
+		size_t k = eyt_first(n);
 		for (size_t i = 0; i < n; i++, k = eyt_next(k, n))
 			nodes[k] = s[i] | (i + 1 < n && s[i + 1] >> 32 == s[i] >> 32) * NARROW_DUP;
 		jitmap__big_free(a, m_a);
@@ -581,10 +586,7 @@ static int index_rebuild(jitmap_index *idx)
 	size_t n = 0;
 	for (size_t m = 0; m < idx->num_maps; m++) {
 		const struct jitmap__pc_index *ix = &idx->maps[m]->index;
-		size_t k = ix->len ? 1 : 0;
-		while (k && 2 * k <= ix->len)
-			k *= 2;
-		for (; k; k = eyt_next(k, ix->len), n++) {
+		for (size_t k = eyt_first(ix->len); k; k = eyt_next(k, ix->len), n++) {
 			size_t rec;
 			pc[n] = pc_node(ix, k, &rec);
 			order[n] = (uint32_t)n;
@@ -596,9 +598,7 @@ static int index_rebuild(jitmap_index *idx)
 	uint64_t *ref = tk;
 	for (size_t i = 0; i < n; i++)
 		ref[i] = (uint64_t)from[order[i]].map << 32 | from[order[i]].rec;
-	size_t k = n ? 1 : 0;
-	while (k && 2 * k <= n)
-		k *= 2;
+	size_t k = eyt_first(n);
 	for (size_t i = 0; i < n; i++, k = eyt_next(k, n)) {
 		const uint32_t dup = i + 1 < n && pc[i + 1] == pc[i];
 		nodes[k] = (struct idx_node){.pc = pc[i],
