@@ -28,6 +28,7 @@
 #include "jitmap/frame.h"
 #include "jitmap/process.h"
 #include "json.h"
+#include "heap.h"
 #include "llvm_object.h"
 #include "report.h"
 
@@ -1031,6 +1032,7 @@ static int choose(const char *what, const char *arg, const struct choice *c, siz
 
 int main(int argc, char **argv)
 {
+	jitmap_tool_heap_in_huge_pages();
 	static const struct option longopts[] = {
 		{"format", required_argument, NULL, 'f'},
 		{"statepoints", required_argument, NULL, 's'},

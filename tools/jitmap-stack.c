@@ -15,14 +15,12 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -39,6 +37,7 @@
 #include <jitmap/stack.h>
 
 #include "debuginfo_cache.h"
+#include "heap.h"
 #include "json.h"
 #include "report.h"
 
@@ -1346,45 +1345,9 @@ static bool is_pid(const char *s, pid_t *pid)
 	return true;
 }
 
-/* -- The heap --
- *
- * A scan of a JIT with thousands of entries, and libdw reading libc's DWARF, allocate a few
- * MiB, most of it new heap that the kernel maps a page at a fault: 1,100 of the 1,700 page
- * faults of a run on the bench process (bench/stack.sh), at 15 us a fault on the VM this was
- * measured on (4 us a page populated at once), more than all reads of the process's memory.
- * So the heap grows once by HEAP_STEP, asked for transparent huge pages (what glibc's tunable
- * glibc.malloc.hugetlb=1 does at every growth; nothing changes where the kernel gives none),
- * and blocks up to that size come from it rather than from mmap: a fault then maps 2 MiB.
- * On the bench process: 791 page faults before the heap's start was left unused and nothing
- * was written past it before madvise, 377 after (perf stat -e page-faults). */
-#define HEAP_STEP ((size_t)16 << 20)
-#define HUGE_PAGE ((uintptr_t)2 << 20)
-
-static void heap_in_huge_pages(void)
-{
-	if (!mallopt(M_MMAP_THRESHOLD, (int)HEAP_STEP) || !mallopt(M_TRIM_THRESHOLD, (int)HEAP_STEP) ||
-	    !mallopt(M_TOP_PAD, (int)HEAP_STEP))
-		return;
-	/* A small block grows the heap by HEAP_STEP and writes nothing past the start: a page
-	 * written in a 2 MiB range before madvise keeps that range in 4 KiB pages. */
-	const uintptr_t before = (uintptr_t)sbrk(0);
-	static void *keep[2];
-	keep[0] = malloc(1);
-	const uintptr_t after = (uintptr_t)sbrk(0);
-	const uintptr_t from = (before + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), to = after & ~(HUGE_PAGE - 1);
-	if (!keep[0] || before == (uintptr_t)-1 || after == (uintptr_t)-1 || to <= from ||
-	    madvise((void *)from, to - from, MADV_HUGEPAGE))
-		return;
-	/* The heap below `from` is kept unused (never written: it costs no memory), so that
-	 * the blocks after it start in huge pages. */
-	const uintptr_t used = (uintptr_t)keep[0] + 64;
-	if (from - used > 64)
-		keep[1] = malloc(from - used - 64);
-}
-
 int main(int argc, char **argv)
 {
-	heap_in_huge_pages();
+	jitmap_tool_heap_in_huge_pages();
 	struct options o = {0};
 	int rc = parse_args(argc, argv, &o);
 	if (rc)

@@ -1,0 +1,8 @@
+/* heap.h: the tools' heap in transparent huge pages (heap.c). */
+#ifndef JITMAP_TOOLS_HEAP_H
+#define JITMAP_TOOLS_HEAP_H
+
+/* Called first thing in main, before anything is allocated. */
+void jitmap_tool_heap_in_huge_pages(void);
+
+#endif
