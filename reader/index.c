@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -40,13 +41,14 @@ struct pc_wide {
 /* Large arrays, faulted in by as few faults as can be: on a virtual machine a fault, or the
  * first write to a page the kernel populated, costs more than the work it feeds. Below
  * 256 KiB, the heap (zeroed, 64-byte aligned: nodes 8k..8k+7 in one cache line), which a
- * process reuses. From 256 KiB, a 2 MiB-aligned mapping asked for as transparent huge pages
- * and populated where the kernel can (MADV_POPULATE_WRITE, Linux 5.14): a fault per 2 MiB, and
- * the 8 MB of nodes at 10^6 records in 4 TLB entries instead of 2048. On the 2-core VM of
- * bench/README.md, populating and writing 1 MiB took 495 us in 4 KiB pages and 64 us in a huge
- * one; 256 KiB, 140 and 56. The price is memory: a huge page holds 2 MiB however little of it
- * is used. Without transparent huge pages, only the pages used are populated. Mappings are
- * zeroed by the kernel. *mapped says how to free them (jitmap__big_free). */
+ * process reuses. From 256 KiB, a 2 MiB-aligned mapping populated where the kernel can
+ * (MADV_POPULATE_WRITE, Linux 5.14), in transparent huge pages where at least half of each is
+ * used: a fault per 2 MiB, and the 8 MB of nodes at 10^6 records in 4 TLB entries instead of
+ * 2048. On the 2-core VM of bench/README.md, populating and writing 1 MiB took 495 us in 4 KiB
+ * pages and 64 us in a huge one; 1.5 MiB, 748 and 70. Filling a huge page at least half keeps
+ * the memory they cost under twice what is used; what is left past the last one is in 4 KiB
+ * pages. Mappings are zeroed by the kernel. *mapped says how to free them
+ * (jitmap__big_free). */
 #define BIG ((size_t)256 << 10)
 #define HUGE_PAGE ((size_t)2 << 20)
 #ifndef MADV_POPULATE_WRITE
@@ -63,7 +65,11 @@ void *jitmap__big_alloc(size_t bytes, size_t *mapped)
 			memset(p, 0, bytes);
 		return p;
 	}
-	const size_t len = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	const size_t huge = (bytes & (HUGE_PAGE - 1)) >= HUGE_PAGE / 2
+				    ? (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
+				    : bytes & ~(HUGE_PAGE - 1);
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t len = huge > bytes ? huge : (bytes + page - 1) & ~(page - 1);
 	char *p = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
 	if (p == MAP_FAILED)
@@ -73,7 +79,8 @@ void *jitmap__big_alloc(size_t bytes, size_t *mapped)
 		munmap(p, head);
 	munmap(p + head + len, HUGE_PAGE - head);
 #ifdef MADV_HUGEPAGE
-	(void)madvise(p + head, len, MADV_HUGEPAGE); /* hints: without them, faults as touched */
+	if (huge) /* a hint: without it, faults as touched */
+		(void)madvise(p + head, huge, MADV_HUGEPAGE);
 #endif
 	(void)madvise(p + head, bytes, MADV_POPULATE_WRITE);
 	*mapped = len;

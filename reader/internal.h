@@ -37,9 +37,8 @@ struct jitmap_stackmap {
 	jitmap_record *records;
 	jitmap_location *locations;
 	jitmap_live_out *live_outs;
-	struct {
-		size_t functions, records, locations, live_outs;
-	} mapped;                 /* how each array was allocated (jitmap__big_alloc) */
+	size_t mapped;            /* how functions, records, locations and live_outs, one block
+				   * from functions on, were allocated (jitmap__big_alloc) */
 	char **names;             /* per function, owned; functions[i].name points here */
 	uint64_t *sizes;          /* per function: its symbol's size in bytes, 0 when unknown */
 
@@ -219,6 +218,12 @@ static inline int jitmap__grow(void *arrayp, size_t *cap, size_t need, size_t si
 static inline uint64_t jitmap__align8(uint64_t x)
 {
 	return (x + 7) & ~(uint64_t)7;
+}
+
+/* A cache line's multiple (the start of an array in a block shared with others). */
+static inline size_t jitmap__align64(size_t x)
+{
+	return (x + 63) & ~(size_t)63;
 }
 
 /* -- A core's files, for the process model (core.c) -- */

@@ -664,14 +664,20 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 	sm->names = calloc(w.functions + 1, sizeof(*sm->names));
 	sm->sizes = calloc(w.functions + 1, sizeof(*sm->sizes));
 	sm->constants = calloc(w.constants + 1, sizeof(*sm->constants));
-	/* The large arrays faulted in at once (a fault a page costs more than filling it). */
-	sm->functions = jitmap__big_alloc((w.functions + 1) * sizeof(*sm->functions),
-					  &sm->mapped.functions);
-	sm->records = jitmap__big_alloc((w.records + 1) * sizeof(*sm->records), &sm->mapped.records);
-	sm->locations = jitmap__big_alloc((w.locations + 1) * sizeof(*sm->locations),
-					  &sm->mapped.locations);
-	sm->live_outs = jitmap__big_alloc((w.live_outs + 1) * sizeof(*sm->live_outs),
-					  &sm->mapped.live_outs);
+	/* The large arrays in one block, faulted in at once (a fault a page costs more than
+	 * filling it; jitmap__big_alloc): one block has one partly used page at its end. */
+	const size_t at_records = jitmap__align64((w.functions + 1) * sizeof(*sm->functions));
+	const size_t at_locations = at_records + jitmap__align64((w.records + 1) * sizeof(*sm->records));
+	const size_t at_live_outs =
+		at_locations + jitmap__align64((w.locations + 1) * sizeof(*sm->locations));
+	char *block = jitmap__big_alloc(at_live_outs + (w.live_outs + 1) * sizeof(*sm->live_outs),
+					&sm->mapped);
+	if (block) {
+		sm->functions = (jitmap_function *)block;
+		sm->records = (jitmap_record *)(block + at_records);
+		sm->locations = (jitmap_location *)(block + at_locations);
+		sm->live_outs = (jitmap_live_out *)(block + at_live_outs);
+	}
 	sm->blob_dialects = calloc(w.blobs + 1, 1);
 	if (!sm->blobs || !sm->functions || !sm->names || !sm->sizes || !sm->constants ||
 	    !sm->records || !sm->locations || !sm->live_outs || !sm->blob_dialects)
@@ -720,11 +726,8 @@ void jitmap_stackmap_free(jitmap_stackmap *sm)
 	free(sm->names);
 	free(sm->sizes);
 	free(sm->blobs);
-	jitmap__big_free(sm->functions, sm->mapped.functions);
+	jitmap__big_free(sm->functions, sm->mapped); /* the block of the large arrays */
 	free(sm->constants);
-	jitmap__big_free(sm->records, sm->mapped.records);
-	jitmap__big_free(sm->locations, sm->mapped.locations);
-	jitmap__big_free(sm->live_outs, sm->mapped.live_outs);
 	jitmap__pc_index_free(&sm->index);
 	jitmap__pc_index_free(&sm->by_address);
 	free(sm->blob_dialects);
