@@ -929,6 +929,58 @@ static void test_maximal_counts(void **state)
 	}
 }
 
+/* Sections of 30 to 900 blobs of 32 records (4 locations and a live-out each), whose arrays
+ * (one block of 0.1 to 3.4 MB) come from each of the ways large arrays are allocated: the
+ * heap; a mapping in 4 KiB pages; huge pages with the rest in 4 KiB pages; huge pages, the last
+ * rounded up (index.c, jitmap__big_alloc). Every record reads back, the last found by PC. */
+static void test_large_sections(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = {30, 200, 600, 900};
+	for (size_t k = 0; k < ARRAY_LEN(sizes); k++) {
+		sm_bytes all = {0};
+		for (size_t blob = 0; blob < sizes[k]; blob++) {
+			sm_builder b;
+			smb_init(&b, 3, JITMAP_ORDER_LITTLE);
+			smb_function(&b, 0x100000 + 0x1000 * blob, 16);
+			for (uint32_t r = 0; r < SMB_MAX_RECORDS; r++) {
+				smb_record(&b, blob * SMB_MAX_RECORDS + r, 4 * r);
+				for (uint16_t l = 0; l < 4; l++)
+					smb_loc(&b, l % 2 ? DIRECT : REG, 8, (uint16_t)(r % 16),
+						(int32_t)(blob + l));
+				smb_live_out(&b, (uint16_t)(r % 8), 8);
+			}
+			sm_bytes one = smb_emit(&b);
+			sm_bytes_cat(&all, &one, 0);
+			sm_bytes_free(&one);
+		}
+		jitmap_stackmap *sm = parse_bytes_ok(&all, JITMAP_ORDER_LITTLE, JITMAP_ARCH_X86_64);
+		const size_t n = sizes[k] * SMB_MAX_RECORDS;
+		assert_int_equal(jitmap_stackmap_num_records(sm), n);
+		assert_int_equal(jitmap_stackmap_num_functions(sm), sizes[k]);
+		for (size_t i = 0; i < n; i++) {
+			const jitmap_record *r = jitmap_stackmap_record(sm, i);
+			const size_t blob = i / SMB_MAX_RECORDS, in = i % SMB_MAX_RECORDS;
+			assert_int_equal(r->id, i);
+			assert_int_equal(r->instruction_offset, 4 * in);
+			assert_int_equal(r->function, blob);
+			assert_int_equal(r->num_locations, 4);
+			assert_int_equal(r->num_live_outs, 1);
+			for (size_t l = 0; l < 4; l++) {
+				assert_int_equal(r->locations[l].kind, l % 2 ? DIRECT : REG);
+				assert_int_equal(r->locations[l].dwarf_reg, in % 16);
+				assert_int_equal(r->locations[l].offset, blob + l);
+			}
+			assert_int_equal(r->live_outs[0].dwarf_reg, in % 8);
+		}
+		const jitmap_record *last = jitmap_stackmap_record(sm, n - 1), *out[2];
+		assert_int_equal(jitmap_stackmap_lookup(sm, jitmap_record_pc(sm, last), out, 2), 1);
+		assert_ptr_equal(out[0], last);
+		jitmap_stackmap_free(sm);
+		sm_bytes_free(&all);
+	}
+}
+
 /* v1 and v2: the 8-byte location has no reserved bytes and its offset sits at +4; the
  * function entry is 16 bytes in v1. */
 static void test_hostile_v1_v2(void **state)
@@ -1079,6 +1131,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_v1_v2),
 		cmocka_unit_test(test_first_of_two_faults),
 		cmocka_unit_test(test_sized_opts),
+		cmocka_unit_test(test_large_sections),
 	};
 	return cmocka_run_group_tests_name("parse", tests, NULL, NULL);
 }
