@@ -89,7 +89,7 @@ void *jitmap__big_alloc(size_t bytes, size_t *mapped)
 
 void jitmap__big_free(void *p, size_t mapped)
 {
-	if (mapped)
+	if (p && mapped)
 		munmap(p, mapped);
 	else
 		free(p);
@@ -292,6 +292,48 @@ static uint64_t *narrow_sort(uint64_t *a, uint64_t *b, size_t n)
 	return a;
 }
 
+/* The index of narrow nodes, when every PC is within 4 GiB above `base` and numbers fit: 1
+ * when built, 0 when a PC is too far (the caller sorts pairs), or -ENOMEM. */
+static int narrow_index(jitmap_stackmap *sm, struct jitmap__pc_index *ix, bool records,
+			size_t count, uint64_t base)
+{
+	if (count > NARROW_DUP)
+		return 0;
+	size_t m_a, m_nodes, n = 0;
+	uint64_t *a = jitmap__big_alloc((count + 1) * sizeof(*a), &m_a);
+	uint64_t *nodes = jitmap__big_alloc((count + 1) * sizeof(*nodes), &m_nodes);
+	int rc = -ENOMEM;
+	if (!a || !nodes)
+		goto out;
+	uint64_t far = 0;
+	for (size_t i = 0; i < count; i++) {
+		uint64_t pc;
+		if (!entry_pc(sm, records, i, &pc))
+			continue;
+		far |= (pc < base) | (pc - base) >> 32;
+		a[n++] = (pc - base) << 32 | i;
+	}
+	rc = 0;
+	if (far)
+		goto out;
+	const uint64_t *s = narrow_sort(a, nodes + 1, n);
+	if (s != a)
+		s = memcpy(a, s, n * sizeof(*a));
+	/* In order: the sorted entries, one after another, at the nodes in PC order. */
+	size_t k = eyt_first(n);
+	for (size_t i = 0; i < n; i++, k = eyt_next(k, n))
+		nodes[k] = s[i] | (i + 1 < n && s[i + 1] >> 32 == s[i] >> 32) * NARROW_DUP;
+	jitmap__pc_index_free(ix);
+	*ix = (struct jitmap__pc_index){.nodes = nodes, .len = n, .mapped = m_nodes, .base = base,
+					.narrow = true};
+	nodes = NULL;
+	rc = 1;
+out:
+	jitmap__big_free(a, m_a);
+	jitmap__big_free(nodes, m_nodes);
+	return rc;
+}
+
 /*
  * One index, of the records by PC or of the functions by address. When every PC is within
  * 4 GiB above the lowest function address (every stackmap but merged or hostile ones), the
@@ -308,49 +350,18 @@ static int index_build(jitmap_stackmap *sm, struct jitmap__pc_index *ix, bool re
 	for (size_t i = 0; i < sm->num_functions; i++)
 		if ((!records || sm->functions[i].record_count) && sm->functions[i].address < base)
 			base = sm->functions[i].address;
-	size_t m_a, m_nodes, n = 0;
-	uint64_t *a = NULL, *nodes = NULL, far = count > NARROW_DUP;
-	if (!far) {
-		a = jitmap__big_alloc((count + 1) * sizeof(*a), &m_a);
-		nodes = jitmap__big_alloc((count + 1) * sizeof(*nodes), &m_nodes);
-		if (!a || !nodes)
-			goto narrow_out;
-		for (size_t i = 0; i < count; i++) {
-			uint64_t pc;
-			if (!entry_pc(sm, records, i, &pc))
-				continue;
-			far |= (pc < base) | (pc - base) >> 32;
-			a[n++] = (pc - base) << 32 | i;
-		}
-		if (far)
-			goto narrow_out;
-		const uint64_t *s = narrow_sort(a, nodes + 1, n);
-		if (s != a)
-			s = memcpy(a, s, n * sizeof(*a));
-		/* In order: the sorted entries, one after another, at the nodes in PC order. */
-		size_t k = eyt_first(n);
-		for (size_t i = 0; i < n; i++, k = eyt_next(k, n))
-			nodes[k] = s[i] | (i + 1 < n && s[i + 1] >> 32 == s[i] >> 32) * NARROW_DUP;
-		jitmap__big_free(a, m_a);
-		jitmap__pc_index_free(ix);
-		*ix = (struct jitmap__pc_index){.nodes = nodes, .len = n, .mapped = m_nodes,
-						.base = base, .narrow = true};
-		return 0;
-	narrow_out:
-		jitmap__big_free(a, m_a);
-		jitmap__big_free(nodes, m_nodes);
-		if (!far)
-			return -ENOMEM;
-	}
+	int rc = narrow_index(sm, ix, records, count, base);
+	if (rc)
+		return rc < 0 ? rc : 0;
 
 	/* pc and rec, then their scratch: one allocation each, 12 bytes an element */
 	const size_t half = (count + 1) * (sizeof(uint64_t) + sizeof(uint32_t));
 	size_t m_keys, m_tmp;
 	uint64_t *pc = jitmap__big_alloc(half, &m_keys), *tk = jitmap__big_alloc(half, &m_tmp);
-	int rc = -ENOMEM;
+	rc = -ENOMEM;
 	if (pc && tk) {
 		uint32_t *rec = (uint32_t *)(pc + count + 1), *tv = (uint32_t *)(tk + count + 1);
-		n = 0;
+		size_t n = 0;
 		for (size_t i = 0; i < count; i++) {
 			if (!entry_pc(sm, records, i, &pc[n]))
 				continue;
