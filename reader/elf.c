@@ -1261,16 +1261,18 @@ int jitmap__elf_data_symbol(Elf *elf, const char *name, uint64_t *value)
 		if (!d || !sh.sh_entsize)
 			continue;
 		GElf_Sym s;
-		const int hashed = sh.sh_type == SHT_DYNSYM
-					   ? gnu_hash_find(elf, elf_ndxscn(scn), d, sh.sh_link, name, &s)
-					   : -1;
+		const int hashed =
+			sh.sh_type == SHT_DYNSYM
+				? gnu_hash_find(elf, elf_ndxscn(scn), d, sh.sh_link, name, &s)
+				: -1;
 		if (hashed == 1) {
 			*value = s.st_value;
 			return 0;
 		}
 		const size_t count = hashed ? d->d_size / sh.sh_entsize : 0;
 		for (size_t i = 0; i < count && i <= INT_MAX; i++) {
-			if (gelf_getsym(d, (int)i, &s) && is_object_named(elf, sh.sh_link, &s, name)) {
+			if (gelf_getsym(d, (int)i, &s) &&
+			    is_object_named(elf, sh.sh_link, &s, name)) {
 				*value = s.st_value;
 				return 0;
 			}

@@ -667,7 +667,8 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 	/* The large arrays in one block, faulted in at once (a fault a page costs more than
 	 * filling it; jitmap__big_alloc): one block has one partly used page at its end. */
 	const size_t at_records = jitmap__align64((w.functions + 1) * sizeof(*sm->functions));
-	const size_t at_locations = at_records + jitmap__align64((w.records + 1) * sizeof(*sm->records));
+	const size_t at_locations =
+		at_records + jitmap__align64((w.records + 1) * sizeof(*sm->records));
 	const size_t at_live_outs =
 		at_locations + jitmap__align64((w.locations + 1) * sizeof(*sm->locations));
 	char *block = jitmap__big_alloc(at_live_outs + (w.live_outs + 1) * sizeof(*sm->live_outs),

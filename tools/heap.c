@@ -27,15 +27,16 @@
 
 void jitmap_tool_heap_in_huge_pages(void)
 {
-	if (!mallopt(M_MMAP_THRESHOLD, (int)HEAP_STEP) || !mallopt(M_TRIM_THRESHOLD, (int)HEAP_STEP) ||
-	    !mallopt(M_TOP_PAD, (int)HEAP_STEP))
+	if (!mallopt(M_MMAP_THRESHOLD, (int)HEAP_STEP) ||
+	    !mallopt(M_TRIM_THRESHOLD, (int)HEAP_STEP) || !mallopt(M_TOP_PAD, (int)HEAP_STEP))
 		return;
 	/* A small block grows the heap by HEAP_STEP and writes only at its start. */
 	const uintptr_t before = (uintptr_t)sbrk(0);
 	static void *keep[2];
 	keep[0] = malloc(1);
 	const uintptr_t after = (uintptr_t)sbrk(0);
-	const uintptr_t from = (before + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), to = after & ~(HUGE_PAGE - 1);
+	const uintptr_t from = (before + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	const uintptr_t to = after & ~(HUGE_PAGE - 1);
 	if (!keep[0] || before == (uintptr_t)-1 || after == (uintptr_t)-1 || to <= from ||
 	    madvise((void *)from, to - from, MADV_HUGEPAGE))
 		return;

@@ -27,8 +27,8 @@
 #include "jitmap/core.h"
 #include "jitmap/frame.h"
 #include "jitmap/process.h"
-#include "json.h"
 #include "heap.h"
+#include "json.h"
 #include "llvm_object.h"
 #include "report.h"
 
