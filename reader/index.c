@@ -161,10 +161,13 @@ static size_t eyt_next(size_t k, size_t n)
 
 /* -- One stackmap -- */
 
-void jitmap__radix_sort(uint64_t *keys, uint32_t *vals, size_t n, uint64_t *tk, uint32_t *tv)
+/* A radix sort's plan for n keys, by their bytes from bit `from` up: the shifts of the bytes
+ * that differ, and where each value of each begins (count[p][d]), counted in one pass over the
+ * keys. Returns how many bytes need a pass: 0 when the keys are in order already (the records
+ * of a linked section), and then nothing is counted. */
+static unsigned radix_plan(const uint64_t *keys, size_t n, unsigned from, unsigned shifts[8],
+			   size_t count[8][257])
 {
-	/* Keys often come in order already (the records of a linked section): then nothing to
-	 * do. The bits that differ between keys say which bytes need a pass. */
 	uint64_t differ = 0;
 	bool sorted = true;
 	for (size_t i = 1; i < n; i++) {
@@ -172,22 +175,28 @@ void jitmap__radix_sort(uint64_t *keys, uint32_t *vals, size_t n, uint64_t *tk, 
 		differ |= keys[i] ^ keys[0];
 	}
 	if (sorted)
-		return;
-	unsigned shifts[8], passes = 0;
-	for (unsigned shift = 0; shift < 64; shift += 8)
+		return 0;
+	unsigned passes = 0;
+	for (unsigned shift = from; shift < 64; shift += 8)
 		if ((differ >> shift) & 0xff)
 			shifts[passes++] = shift;
-	/* The histograms of those bytes in one pass over the keys. */
-	size_t count[8][257] = {{0}};
 	for (size_t i = 0; i < n; i++)
 		for (unsigned p = 0; p < passes; p++)
 			count[p][((keys[i] >> shifts[p]) & 0xff) + 1]++;
-	for (unsigned p = 0; p < passes; p++) {
-		size_t *c = count[p];
+	for (unsigned p = 0; p < passes; p++)
 		for (unsigned d = 0; d < 256; d++)
-			c[d + 1] += c[d];
+			count[p][d + 1] += count[p][d];
+	return passes;
+}
+
+void jitmap__radix_sort(uint64_t *keys, uint32_t *vals, size_t n, uint64_t *tk, uint32_t *tv)
+{
+	unsigned shifts[8];
+	size_t count[8][257] = {{0}};
+	const unsigned passes = radix_plan(keys, n, 0, shifts, count);
+	for (unsigned p = 0; p < passes; p++) {
 		for (size_t i = 0; i < n; i++) {
-			const size_t at = c[(keys[i] >> shifts[p]) & 0xff]++;
+			const size_t at = count[p][(keys[i] >> shifts[p]) & 0xff]++;
 			tk[at] = keys[i];
 			if (vals)
 				tv[at] = vals[i];
@@ -263,28 +272,12 @@ static inline bool entry_pc(const jitmap_stackmap *sm, bool records, size_t i, u
  */
 static uint64_t *narrow_sort(uint64_t *a, uint64_t *b, size_t n)
 {
-	uint64_t differ = 0;
-	bool sorted = true;
-	for (size_t i = 1; i < n; i++) {
-		sorted &= a[i - 1] <= a[i];
-		differ |= a[i] ^ a[0];
-	}
-	if (sorted)
-		return a;
-	size_t count[4][257] = {{0}};
-	unsigned shifts[4], passes = 0;
-	for (unsigned shift = 32; shift < 64; shift += 8)
-		if ((differ >> shift) & 0xff)
-			shifts[passes++] = shift;
-	for (size_t i = 0; i < n; i++)
-		for (unsigned p = 0; p < passes; p++)
-			count[p][((a[i] >> shifts[p]) & 0xff) + 1]++;
+	unsigned shifts[8];
+	size_t count[8][257] = {{0}};
+	const unsigned passes = radix_plan(a, n, 32, shifts, count);
 	for (unsigned p = 0; p < passes; p++) {
-		size_t *c = count[p];
-		for (unsigned d = 0; d < 256; d++)
-			c[d + 1] += c[d];
 		for (size_t i = 0; i < n; i++)
-			b[c[(a[i] >> shifts[p]) & 0xff]++] = a[i];
+			b[count[p][(a[i] >> shifts[p]) & 0xff]++] = a[i];
 		uint64_t *t = a;
 		a = b;
 		b = t;
