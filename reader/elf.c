@@ -1204,8 +1204,10 @@ static bool is_object_named(Elf *elf, size_t strndx, const GElf_Sym *s, const ch
  * `name` in the .dynsym `syms` (section `ndx`, names in section `strndx`) by the GNU hash table
  * linked to it, as the dynamic linker finds it: a few words of the table and the names in one
  * chain, where reading every symbol of libLLVM touched 1 MB of symbols and 3 MB of names. 1 and
- * the symbol when found; 0 when the table says it is not there; -1 when there is no table or
- * it does not hold together (the caller then reads every symbol).
+ * the symbol when found; 0 when the table's Bloom filter says it is not there; -1 when there is
+ * no table, it does not hold together, or its filter says the name may be there and its chain
+ * does not have it (the caller then reads every symbol: a damaged table hides nothing that its
+ * filter still shows).
  */
 static int gnu_hash_find(Elf *elf, size_t ndx, Elf_Data *syms, size_t strndx, const char *name,
 			 GElf_Sym *out)
@@ -1223,18 +1225,23 @@ static int gnu_hash_find(Elf *elf, size_t ndx, Elf_Data *syms, size_t strndx, co
 #define WORD(i) ({ uint32_t w_; memcpy(&w_, (const char *)h->d_buf + 4 * (i), 4); w_; })
 	if (nw < 4)
 		return -1;
-	const size_t nbuckets = WORD(0), symoffset = WORD(1);
-	const size_t bloom = (size_t)WORD(2) * (gelf_getclass(elf) == ELFCLASS64 ? 2 : 1);
-	if (!nbuckets || bloom > nw - 4 || nbuckets > nw - 4 - bloom)
+	const size_t nbuckets = WORD(0), symoffset = WORD(1), nbloom = WORD(2);
+	const unsigned shift = WORD(3), bits = gelf_getclass(elf) == ELFCLASS64 ? 64 : 32;
+	const size_t bloom = nbloom * (bits / 32);
+	if (!nbuckets || !nbloom || bloom > nw - 4 || nbuckets > nw - 4 - bloom)
 		return -1;
 	const size_t buckets = 4 + bloom, chain = buckets + nbuckets;
 	uint32_t hash = 5381;
 	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
 		hash = hash * 33 + *c;
-	size_t i = WORD(buckets + hash % nbuckets);
-	if (i < symoffset)
-		return 0; /* an empty bucket */
-	for (;; i++) {
+	/* The filter: two bits of one word, both set for every name the table holds. */
+	uint64_t word = 0;
+	memcpy(&word, (const char *)h->d_buf + 16 + (hash / bits % nbloom) * (bits / 8), bits / 8);
+	if (bits == 32)
+		word = (uint32_t)word;
+	if (!(word >> (hash % bits) & 1) || !(word >> ((hash >> (shift % 32)) % bits) & 1))
+		return 0;
+	for (size_t i = WORD(buckets + hash % nbuckets); i >= symoffset; i++) {
 		if (i - symoffset >= nw - chain || i > INT_MAX)
 			return -1;
 		const uint32_t c = WORD(chain + i - symoffset);
@@ -1245,8 +1252,9 @@ static int gnu_hash_find(Elf *elf, size_t ndx, Elf_Data *syms, size_t strndx, co
 			return 1;
 		}
 		if (c & 1)
-			return 0; /* the chain's last */
+			break; /* the chain's last */
 	}
+	return -1; /* an empty bucket, or a chain without it, where the filter has it */
 #undef WORD
 }
 

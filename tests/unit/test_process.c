@@ -533,8 +533,10 @@ static int scan_lib(sm_bytes *b, uint64_t value)
 
 /* A shared library's descriptor is found through the library's GNU hash table, as the dynamic
  * linker finds symbols (reading every symbol and name of libLLVM cost a run of jitmap-stack a
- * tenth of its page faults). The table decides: with every bucket emptied, the descriptor is
- * not found. A table that does not hold together, or none, and every symbol is read. */
+ * tenth of its page faults). The table's Bloom filter decides that a name is not there: with
+ * the filter cleared, the descriptor is not found. Where the filter has the name and the
+ * chains do not (every bucket emptied), where the table does not hold together, or where there
+ * is none, every symbol is read. */
 static void test_scan_file_hashed(void **state)
 {
 	(void)state;
@@ -550,9 +552,14 @@ static void test_scan_file_hashed(void **state)
 	memcpy(&nbuckets, l.so.data + l.hash_at, 4);
 	memcpy(&bloom, l.so.data + l.hash_at + 8, 4);
 	c = sm_bytes_copy(&l.so);
+	for (uint32_t i = 0; i < bloom * l.bloom_word / 4; i++)
+		put_word(&c, l.hash_at + 16 + 4 * i, 0);
+	assert_int_equal(scan_lib(&c, l.value), 0);
+
+	c = sm_bytes_copy(&l.so);
 	for (uint32_t i = 0; i < nbuckets; i++)
 		put_word(&c, l.hash_at + 16 + bloom * l.bloom_word + 4 * i, 0);
-	assert_int_equal(scan_lib(&c, l.value), 0);
+	assert_int_equal(scan_lib(&c, l.value), 1);
 
 	c = sm_bytes_copy(&l.so);
 	put_word(&c, l.hash_at, 0x7fffffff); /* more buckets than the table has words */
