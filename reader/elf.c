@@ -828,9 +828,6 @@ out:
 
 int jitmap__image_glance(void *buf, size_t len, struct jitmap__glance *g)
 {
-	const uint16_t one = 1;
-	uint8_t little;
-	memcpy(&little, &one, 1);
 	if (!buf || elf_ready(NULL))
 		return -EINVAL;
 	Elf *elf = elf_memory(buf, len);
@@ -840,14 +837,14 @@ int jitmap__image_glance(void *buf, size_t len, struct jitmap__glance *g)
 	/* No extended numbering (a count or name index held in section 0). */
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != (little ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    eh.e_ident[EI_DATA] != (JITMAP__HOST_BIG ? ELFDATA2MSB : ELFDATA2LSB) ||
 	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum < 2 || eh.e_shnum >= SHN_LORESERVE ||
 	    eh.e_shoff > len || eh.e_shnum > (len - eh.e_shoff) / sizeof(Elf64_Shdr) ||
 	    elf_getshdrstrndx(elf, &shstrndx) || !shstrndx || shstrndx >= eh.e_shnum)
 		goto out;
 	*g = (struct jitmap__glance){
 		.arch = jitmap_arch_from_elf_machine(eh.e_machine),
-		.order = little ? JITMAP_ORDER_LITTLE : JITMAP_ORDER_BIG,
+		.order = JITMAP__HOST_BIG ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE,
 	};
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;

@@ -85,14 +85,6 @@ static int read_words(const jitmap_target *t, uint64_t addr, uint8_t *buf, size_
 	return 0;
 }
 
-static jitmap_byte_order host_order(void)
-{
-	const uint16_t one = 1;
-	uint8_t b;
-	memcpy(&b, &one, 1);
-	return b ? JITMAP_ORDER_LITTLE : JITMAP_ORDER_BIG;
-}
-
 static int list_push(jitmap_jit_list *l, const jitmap_jit_code *c)
 {
 	if (l->num == l->cap) {
@@ -136,7 +128,7 @@ jitmap_jit_list *jitmap_jit_list_read(const jitmap_target *t, uint64_t descripto
 		else if (jitmap__load(w, 4, JITMAP_ORDER_BIG) == 1)
 			order = JITMAP_ORDER_BIG;
 		else
-			order = host_order();
+			order = JITMAP__HOST_BIG ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE;
 	}
 	jitmap_jit_descriptor d = {
 		.address = descriptor,
