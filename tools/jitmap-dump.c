@@ -189,16 +189,22 @@ static inline char *put_i64(char *o, int64_t v)
 	return put_u64(o, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
 }
 
+/* A line of a label and a count: "\nNum Records: 3". */
+#define COUNT_LINE(t, lit, count)                                                             \
+	do {                                                                                 \
+		char *o_ = text_room((t), LINE_MAX_BYTES);                                   \
+		o_ = PUT(o_, lit);                                                           \
+		text_done((t), put_u64(o_, (count)));                                        \
+	} while (0)
+
 static void print_readobj_blob(FILE *out, const jitmap_stackmap *sm, const jitmap_blob *b)
 {
 	struct text t;
 	text_init(&t, out);
 	char *o = text_room(&t, LINE_MAX_BYTES);
 	o = PUT(o, "LLVM StackMap Version: ");
-	o = put_u64(o, b->version);
-	o = PUT(o, "\nNum Functions: ");
-	o = put_u64(o, b->num_functions);
-	text_done(&t, o);
+	text_done(&t, put_u64(o, b->version));
+	COUNT_LINE(&t, "\nNum Functions: ", b->num_functions);
 	for (uint32_t i = 0; i < b->num_functions; i++) {
 		const jitmap_function *f = jitmap_stackmap_function(sm, b->first_function + i);
 		/* readobj prints the stored bytes: unrelocated in objects. */
@@ -211,10 +217,7 @@ static void print_readobj_blob(FILE *out, const jitmap_stackmap *sm, const jitma
 		o = put_u64(o, f->record_count);
 		text_done(&t, o);
 	}
-	o = text_room(&t, LINE_MAX_BYTES);
-	o = PUT(o, "\nNum Constants: ");
-	o = put_u64(o, b->num_constants);
-	text_done(&t, o);
+	COUNT_LINE(&t, "\nNum Constants: ", b->num_constants);
 	for (uint32_t i = 0; i < b->num_constants; i++) {
 		uint64_t v = 0;
 		jitmap_stackmap_constant(sm, b->first_constant + i, &v);
@@ -225,10 +228,7 @@ static void print_readobj_blob(FILE *out, const jitmap_stackmap *sm, const jitma
 		o = put_u64(o, v);
 		text_done(&t, o);
 	}
-	o = text_room(&t, LINE_MAX_BYTES);
-	o = PUT(o, "\nNum Records: ");
-	o = put_u64(o, b->num_records);
-	text_done(&t, o);
+	COUNT_LINE(&t, "\nNum Records: ", b->num_records);
 	for (uint32_t i = 0; i < b->num_records; i++) {
 		const jitmap_record *r = jitmap_stackmap_record(sm, b->first_record + i);
 		o = text_room(&t, LINE_MAX_BYTES);
