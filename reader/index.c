@@ -58,7 +58,7 @@ struct pc_wide {
 void *jitmap__big_alloc(size_t bytes, size_t *mapped)
 {
 	*mapped = 0;
-	bytes = (bytes + 63) & ~(size_t)63;
+	bytes = jitmap__align64(bytes);
 	if (bytes < BIG) {
 		void *p = aligned_alloc(64, bytes ? bytes : 64);
 		if (p)

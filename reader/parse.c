@@ -461,17 +461,18 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 			if ((uint64_t)nloc * locsize > left - pos)
 				return FAIL(start + rec_at + 14,
 					    "record %u: location count %u overruns the section", r, nloc);
-			for (uint16_t l = 0; version < 3 && l < nloc; l++) {
-				const uint64_t at = start + pos + l * locsize;
-				rc = walk_location(w, version, at, at + 4, r, l, nc);
-				if (rc)
-					return rc;
-			}
-			if (version == 3 && w->skim)
+			if (version < 3) {
+				for (uint16_t l = 0; l < nloc; l++) {
+					const uint64_t at = start + pos + l * locsize;
+					rc = walk_location(w, version, at, at + 4, r, l, nc);
+					if (rc)
+						return rc;
+				}
+			} else if (w->skim) {
 				w->locations += nloc;
-			else if (version == 3 &&
-				 (rc = walk_v3_locations(w, start + pos, r, nloc, nc)))
+			} else if ((rc = walk_v3_locations(w, start + pos, r, nloc, nc))) {
 				return rc;
+			}
 			pos += (uint64_t)nloc * locsize;
 		}
 		if (version == 3) {
