@@ -90,7 +90,7 @@ static const struct {
 	FIELD(jitmap_frame_desc, function), FIELD(jitmap_frame_desc, target),
 	FIELD(jitmap_frame_desc, statepoints), FIELD(jitmap_frame_desc, statepoint_ids),
 	FIELD(jitmap_frame_desc, num_statepoint_ids), FIELD(jitmap_frame_desc, flags),
-	FIELD(jitmap_frame_desc, order),
+	FIELD(jitmap_frame_desc, order), FIELD(jitmap_frame_desc, guessed),
 	FIELD(jitmap_image_symbol_info, sz), FIELD(jitmap_image_symbol_info, address), FIELD(jitmap_image_symbol_info, size),
 	FIELD(jitmap_image_symbol_info, name), FIELD(jitmap_image_symbol_info, flags),
 	FIELD(jitmap_callee_saved_write, address), FIELD(jitmap_callee_saved_write, regno),
@@ -118,6 +118,7 @@ static const struct {
 	CONSTANT(JITMAP_TEXT_NO_RECORD), CONSTANT(JITMAP_TEXT_REGISTERS),
 	CONSTANT(JITMAP_JSON_NO_FRAME), CONSTANT(JITMAP_JSON_REGISTERS),
 	CONSTANT(JITMAP_UNWIND_FRAME_POINTER), CONSTANT(JITMAP_UNWIND_MAX_REGS),
+	CONSTANT(JITMAP_UNWIND_PROVEN),
 	CONSTANT(JITMAP_DESCRIBE_REGISTERS),
 	CONSTANT(JITMAP_IMAGE_SKIP_STACKMAP), CONSTANT(JITMAP_PROCESS_LAZY),
 };

@@ -227,6 +227,29 @@ static int read_registers(jitmap_frame_report *r, const jitmap_frame_desc *d)
 	return 0;
 }
 
+/* The target of a frame reached by a guess: its memory, and no register (the reason). */
+struct guessed_target {
+	const jitmap_target *t;
+	const char *why;
+};
+
+static int guessed_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why,
+			    size_t why_len)
+{
+	(void)regno;
+	(void)buf;
+	(void)size;
+	snprintf(why, why_len, "%s", ((const struct guessed_target *)ctx)->why);
+	return -EIO;
+}
+
+static int guessed_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			    size_t why_len)
+{
+	const jitmap_target *t = ((const struct guessed_target *)ctx)->t;
+	return t->read_mem(t->ctx, addr, buf, len, why, why_len);
+}
+
 jitmap_frame_report *jitmap_frame_describe(jitmap_process *p, const jitmap_frame_desc *desc)
 {
 	if (!p || !desc || !jitmap__opts_valid(desc, desc->sz, sizeof(*desc))) {
@@ -235,6 +258,17 @@ jitmap_frame_report *jitmap_frame_describe(jitmap_process *p, const jitmap_frame
 	}
 	jitmap_frame_desc d = {0};
 	memcpy(&d, desc, desc->sz < sizeof(d) ? desc->sz : sizeof(d));
+	/* A frame reached by a guess: its memory is still the process's (the code of a call
+	 * sequence), but every register, and what a location reads through one, is unknown. */
+	char guessed_why[96];
+	snprintf(guessed_why, sizeof(guessed_why), "frame %u was reached by a guess",
+		 d.level);
+	struct guessed_target gt = {d.target, guessed_why};
+	jitmap_target guessed = {&gt, guessed_read_reg, guessed_read_mem};
+	if (d.guessed && d.target && d.target->read_mem)
+		d.target = &guessed;
+	else if (d.guessed)
+		d.target = NULL;
 	jitmap_frame_report *r = calloc(1, sizeof(*r));
 	bool failed = !r;
 	if (r) {

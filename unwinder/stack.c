@@ -19,6 +19,8 @@ struct jitmap_stacker {
 	unsigned max_frames;
 	jitmap_stack_native_fn native;
 	void *native_ctx;
+	jitmap_stack_code_fn code_at;
+	void *code_ctx;
 };
 
 jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memory,
@@ -52,6 +54,8 @@ jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memor
 	st->max_frames = o.max_frames ? o.max_frames : DEFAULT_MAX_FRAMES;
 	st->native = o.native_step;
 	st->native_ctx = o.native_ctx;
+	st->code_at = o.code_at;
+	st->code_ctx = o.code_ctx;
 	return st;
 }
 
@@ -94,11 +98,48 @@ static void native_registers(const jitmap_stacker *st, const jitmap_frame_regs *
 	}
 }
 
+/* Append "; TEXT" (or TEXT) to the reasons in `why`. */
+static void add_why(char *why, size_t why_len, const char *text)
+{
+	const size_t n = strlen(why);
+	if (why_len > n && text[0])
+		snprintf(why + n, why_len - n, "%s%s", n ? "; " : "", text);
+}
+
+/* jitmap_unwind_step, first with only the methods that prove a step; when none does, once
+ * more allowing a guess (*guess set, and `why` keeps why no proof was found). */
+static int unwind_step(jitmap_stacker *st, jitmap_unwind_code *code, const jitmap_stack_frame *f,
+		       jitmap_unwind_result *res, bool *guess, char *why, size_t why_len)
+{
+	const uint32_t methods = code->methods;
+	code->methods = methods | JITMAP_UNWIND_PROVEN;
+	char proof[512];
+	int rc = jitmap_unwind_step(code, f->regs, &st->memory, res, proof, sizeof(proof));
+	if (rc == 0 || rc == -ESRCH)
+		return rc;
+	code->methods = methods;
+	char guess_why[512];
+	memset(res, 0, sizeof(*res));
+	rc = jitmap_unwind_step(code, f->regs, &st->memory, res, guess_why, sizeof(guess_why));
+	if (rc == 0) {
+		*guess = true;
+		add_why(why, why_len, proof);
+		return 0;
+	}
+	/* Neither: the guess's reasons say what failed (a frame pointer that is not one). */
+	memset(res, 0, sizeof(*res));
+	add_why(why, why_len, guess_why);
+	return rc;
+}
+
+/* One step from frame `f`. *guess says whether it was a guess; `why` says why it failed or,
+ * for a guess, why no method proved it. */
 static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_result *res,
-		bool *caller_exact, char *why, size_t why_len)
+		bool *caller_exact, bool *guess, char *why, size_t why_len)
 {
 	jitmap_unwind_code code = {.arch = st->arch, .is_innermost = f->exact, .order = st->order};
 	*caller_exact = false;
+	*guess = false;
 	/* Code a perf map or jitdump names (no image): the native unwinder first, since a
 	 * module it knows is the truth where a stale or wrong map line covers it, then the
 	 * frame-pointer chain. Without the code's range: these runtimes set their frame
@@ -114,16 +155,23 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 		code.sm = f->code.stackmap;
 		code.func_lo = f->code.function_lo;
 		code.func_hi = f->code.function_hi;
-		return jitmap_unwind_step(&code, f->regs, &st->memory, res, why, why_len);
+		return unwind_step(st, &code, f, res, guess, why, why_len);
 	}
 	if (st->native) {
 		res->method = JITMAP_UNWIND_NONE;
 		const int rc = st->native(st->native_ctx, f->regs, f->exact, res, caller_exact, why,
 					  why_len);
 		if (rc != -ENOENT) {
+			const bool by_cfi = res->method == JITMAP_UNWIND_CFI;
 			if (rc == 0)
-				native_registers(st, f->regs, res, *caller_exact,
-						 res->method == JITMAP_UNWIND_CFI);
+				native_registers(st, f->regs, res, *caller_exact, by_cfi);
+			if (rc == 0 && !by_cfi && !*caller_exact) {
+				/* libdwfl's own frame-pointer rule, or CFI of a file that may not be
+				 * the one mapped: a guess. */
+				*guess = true;
+				add_why(why, why_len, "native: no CFI of a module known to be the "
+					"mapped file covers this PC");
+			}
 			if (rc == 0 || rc == -ESRCH)
 				res->method = JITMAP_UNWIND_NATIVE;
 			return rc;
@@ -131,13 +179,26 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	}
 	*caller_exact = false;
 	code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
-	char fp_why[256];
-	const int rc = jitmap_unwind_step(&code, f->regs, &st->memory, res, fp_why, sizeof(fp_why));
-	if (rc && why_len) {
-		const size_t n = strlen(why);
-		snprintf(why + n, why_len - n, "%s%s", n ? "; " : "", fp_why);
-	}
-	return rc;
+	return unwind_step(st, &code, f, res, guess, why, why_len);
+}
+
+/* Whether code can be at a caller's PC (a return address: the call's byte before it, or
+ * the address itself, which a trampoline may push at a code range's first byte). 0 when it
+ * cannot, with the reason in `why`. */
+static int code_may_be_at(jitmap_stacker *st, uint64_t pc, bool exact, char *why,
+			  size_t why_len)
+{
+	if (!st->code_at)
+		return 1;
+	char where[256] = "";
+	int rc = st->code_at(st->code_ctx, pc, where, sizeof(where));
+	if (rc == 0 && !exact && pc)
+		rc = st->code_at(st->code_ctx, pc - 1, NULL, 0);
+	if (rc != 0)
+		return 1; /* code, or unknown */
+	snprintf(why, why_len, "the caller's PC 0x%" PRIx64 " lies where no code can be (%s): the "
+		 "stack ends here", pc, where[0] ? where : "not in an executable mapping");
+	return 0;
 }
 
 int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
@@ -146,30 +207,33 @@ int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
 	if (!st || !start || !fn)
 		return -EINVAL;
 	jitmap_frame_regs regs = *start;
-	bool exact = true;
-	char why[768];
+	bool exact = true, guessed = false;
+	char why[768], guess[768] = "";
 	for (unsigned level = 0;; level++) {
 		jitmap_stack_frame f = {.level = level, .pc = regs.pc, .exact = exact, .regs = &regs,
-					.why = ""};
+					.why = "", .guessed = guessed, .guess = guess};
 		/* A return address may lie just past its call's function: look up the call. */
 		const uint64_t at = exact || !regs.pc ? regs.pc : regs.pc - 1;
 		f.jit = jitmap_process_code_at(st->proc, at, &f.code) == 0;
 		record_at(st, regs.pc, &f);
 		jitmap_unwind_result res;
 		memset(&res, 0, sizeof(res));
-		bool caller_exact = false;
+		bool caller_exact = false, step_guess = false;
 		why[0] = 0;
-		int rc = step(st, &f, &res, &caller_exact, why, sizeof(why));
+		int rc = step(st, &f, &res, &caller_exact, &step_guess, why, sizeof(why));
 		f.method = rc == 0 || rc == -ESRCH ? res.method : JITMAP_UNWIND_NONE;
 		f.cfa = rc == 0 || rc == -ESRCH ? res.cfa : 0;
 		if (rc == 0 && !res.caller.pc)
 			rc = -ESRCH; /* a caller at PC 0: the end of the stack (a thread's start) */
+		if (rc == 0 && !code_may_be_at(st, res.caller.pc, caller_exact, why, sizeof(why)))
+			rc = -ENOEXEC;
 		if (rc == 0 && level + 1 >= st->max_frames) {
 			rc = -E2BIG;
 			snprintf(why, sizeof(why), "stopped after %u frames (the limit)", st->max_frames);
 		}
 		f.stop = rc;
 		f.why = rc ? why : "";
+		f.step_guessed = rc == 0 && step_guess;
 		const int r = fn(ctx, &f);
 		if (r)
 			return r;
@@ -177,6 +241,11 @@ int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
 			return 0;
 		if (rc)
 			return rc;
+		if (step_guess && !guessed) {
+			guessed = true;
+			snprintf(guess, sizeof(guess), "frame %u's caller was found by a guess (%s)",
+				 level, why[0] ? why : "no method proved the step");
+		}
 		regs = res.caller;
 		exact = caller_exact;
 	}

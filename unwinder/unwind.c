@@ -683,6 +683,13 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 			    "says where the frame record is", s->a->name);
 			return STEP_DECLINE;
 		}
+		/* Nothing says the function keeps a frame pointer: code built without one leaves
+		 * its caller's there (the chain skips a frame) or holds data in it. */
+		if (s->code->methods & JITMAP_UNWIND_PROVEN) {
+			say(s->why, M, "the function's start is unknown, so nothing says %s is its "
+			    "frame pointer: following it would be a guess", fp_name);
+			return STEP_DECLINE;
+		}
 		uint8_t b[INSN_MAX];
 		const size_t n = s->code->is_innermost ? read_insn(s, s->pc, b) : 0;
 		if (n && s->a->looks_like_prologue(b, n)) {
@@ -755,7 +762,7 @@ int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *
 		[JITMAP_UNWIND_STACKMAP] = by_stackmap,
 		[JITMAP_UNWIND_FRAME_POINTER] = by_frame_pointer,
 	};
-	const uint32_t mask = code->methods ? code->methods : UINT32_MAX;
+	const uint32_t mask = code->methods & ~JITMAP_UNWIND_PROVEN ? code->methods : UINT32_MAX;
 	bool fault = false, tried = false;
 	jitmap_unwind_result r;
 	for (unsigned m = JITMAP_UNWIND_CFI; m <= JITMAP_UNWIND_FRAME_POINTER; m++) {

@@ -117,7 +117,7 @@ class FrameDesc(ctypes.Structure):
                 ("return_address", c_bool), ("arch", c_int), ("function", c_char_p),
                 ("target", ctypes.POINTER(Target)), ("statepoints", c_int),
                 ("statepoint_ids", ctypes.POINTER(c_u64)), ("num_statepoint_ids", c_size),
-                ("flags", ctypes.c_uint), ("order", c_int)]
+                ("flags", ctypes.c_uint), ("order", c_int), ("guessed", c_char_p)]
 
 
 DESCRIBE_RAW, DESCRIBE_REGISTERS = 1, 2

@@ -65,6 +65,10 @@ typedef struct jitmap_frame_desc {
 	unsigned flags;           /* JITMAP_DESCRIBE_* */
 	jitmap_byte_order order;  /* of the target's registers; AUTO: the stackmap's, else the
 				   * architecture's (s390x big-endian) */
+	/* Why the frame's registers are a guess (the unwinder reached it by a step nothing
+	 * proved: jitmap_stack_frame.guess), or NULL when they are not. Then no register of
+	 * the frame is read: every value but a constant is unavailable, with this reason. */
+	const char *guessed;
 } jitmap_frame_desc;
 
 typedef struct jitmap_frame_report jitmap_frame_report;

@@ -53,6 +53,18 @@ typedef struct jitmap_stack_frame {
 	uint64_t cfa;
 	int stop;
 	const char *why;
+	/* Whether a step below this frame was a guess (docs/unwinding.md, "Proven steps and
+	 * guesses"): the frame-pointer chain through code whose start is unknown, a native
+	 * unwinder's answer from anything but CFI rows for the PC (its own frame-pointer
+	 * heuristic, over a module it has no CFI for or whose file is not the one mapped). Such
+	 * a frame is still passed on, but its PC may be wrong and none of its registers is known
+	 * to be right: `guess` says which step and why ("" when every step was proven), and a
+	 * caller states none of its registers or values (jitmap_frame_desc.guessed). */
+	bool guessed;
+	const char *guess;
+	/* Whether the step from this frame to its caller is a guess (then `guess` of the
+	 * caller says why). */
+	bool step_guessed;
 } jitmap_stack_frame;
 
 /* A native frame's caller: fill `out->caller` (PC, SP and the registers the native unwinder
@@ -82,12 +94,25 @@ typedef int (*jitmap_stack_native_fn)(void *ctx, const jitmap_frame_regs *regs, 
 				      size_t why_len);
 
 /* Options (libbpf's convention: `sz` = sizeof(jitmap_stacker_opts); later fields zero). */
+/* Where code can be: 1 when `pc` lies in an executable mapping of the target (an ELF
+ * module's code, JIT code), 0 when it does not (`why`, `why_len` bytes, says where it lies
+ * instead: no mapping, or one that is not executable), a negative errno when it cannot be
+ * told. jitmap_core_code_at and jitmap_live_code_at answer for a core and a live process. */
+typedef int (*jitmap_stack_code_fn)(void *ctx, uint64_t pc, char *why, size_t why_len);
+
+/* Options (libbpf's convention: `sz` = sizeof(jitmap_stacker_opts); later fields zero). */
 typedef struct jitmap_stacker_opts {
 	size_t sz;
 	unsigned max_frames;                /* per walk; 0: 4096 */
 	jitmap_stack_native_fn native_step; /* NULL: the frame pointer for native frames */
 	void *native_ctx;
 	jitmap_byte_order order;            /* of target memory; AUTO: the architecture's */
+	/* When set, a caller whose PC lies where no code can be ends the walk at the frame
+	 * before (its `stop` -ENOEXEC, `why` says where the PC lies): below a thread's last
+	 * real frame lie stack words, and an unwinder that reads one as a return address
+	 * makes a frame no code lives in. NULL: not checked. */
+	jitmap_stack_code_fn code_at;
+	void *code_ctx;
 } jitmap_stacker_opts;
 
 /* A stacker for the threads of process `p` (its JIT code; not owned), reading memory through
@@ -103,7 +128,11 @@ typedef int (*jitmap_stack_frame_fn)(void *ctx, const jitmap_stack_frame *frame)
 
 /* Walk the thread whose innermost frame has registers `regs` (PC and SP at least). Returns 0
  * when the walk reached the outermost frame (or a caller whose PC is 0); the last frame's
- * `stop` and `why` say how it ended otherwise, and the same negative errno is returned. */
+ * `stop` and `why` say how it ended otherwise, and the same negative errno is returned.
+ *
+ * Each step is first asked of the methods that prove it (JITMAP_UNWIND_PROVEN, a native
+ * step by CFI); only when none does is a guess taken, and every frame from there on is
+ * `guessed`. */
 JITMAP_API int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *regs,
 				   jitmap_stack_frame_fn fn, void *ctx);
 

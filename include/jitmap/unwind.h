@@ -95,6 +95,15 @@ typedef enum jitmap_unwind_method {
 /* Bit of a method in jitmap_unwind_code.methods. */
 #define JITMAP_UNWIND_MASK(m) (1u << (m))
 
+/* Not a method but a bit of jitmap_unwind_code.methods: only steps that a method proves
+ * (docs/unwinding.md, "Proven steps and guesses"). CFI, a stackmap's frame size and a
+ * frame-pointer chain checked against the function's prologue prove a step; the
+ * frame-pointer chain through code whose start is unknown does not (a function that keeps
+ * no frame pointer leaves its caller's there, or holds data in the register), and declines
+ * under this bit, with the reason. Without it, such a step is still taken: a caller that
+ * shows it says it is a guess (jitmap_stacker does: jitmap_stack_frame.guessed). */
+#define JITMAP_UNWIND_PROVEN (1u << 31)
+
 /* "cfi", "stackmap", "frame-pointer", "native", "none". */
 JITMAP_API const char *jitmap_unwind_method_name(jitmap_unwind_method m);
 
@@ -107,7 +116,8 @@ typedef struct jitmap_unwind_code {
 	uint64_t func_lo, func_hi;     /* the function's range [lo, hi), 0/0 if unknown */
 	bool is_innermost;             /* frame 0: the PC is exact, not a return address */
 	uint32_t methods;              /* JITMAP_UNWIND_MASK bits of the methods that may be
-	                                  tried (still in the usual order); 0: all of them */
+	                                  tried (still in the usual order; none: all of
+	                                  them), and JITMAP_UNWIND_PROVEN */
 	jitmap_byte_order order;       /* of target memory; AUTO: the CFI's, else big endian on
 	                                  s390x and little endian elsewhere */
 } jitmap_unwind_code;

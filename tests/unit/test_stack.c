@@ -68,6 +68,7 @@ struct seen {
 	unsigned n;
 	jitmap_stack_frame f[16];
 	char why[16][256];
+	char guess[16][256];
 	unsigned stop_after; /* return 1 at this frame (0: never) */
 };
 
@@ -77,6 +78,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	if (s->n < 16) {
 		s->f[s->n] = *f;
 		snprintf(s->why[s->n], sizeof(s->why[0]), "%s", f->why);
+		snprintf(s->guess[s->n], sizeof(s->guess[0]), "%s", f->guess ? f->guess : "(null)");
 	}
 	s->n++;
 	return s->stop_after && s->n == s->stop_after;
@@ -314,6 +316,100 @@ static void test_native_registers(void **state)
 	jitmap_process_free(p);
 }
 
+/* Proven steps and guesses: a native step by CFI rows proves its caller, one without does
+ * not, and neither does the frame-pointer chain through code whose start is unknown; a frame
+ * past a guess stays a guess whatever proves the steps after it, and says which step it was. */
+static void test_guesses(void **state)
+{
+	(void)state;
+	jitmap_process *p = empty_process();
+	const jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = libdwfl_like_step};
+	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
+	const jitmap_frame_regs r = start(NATIVE_PC, STACK, STACK + 0x100);
+	struct kept k = {0};
+	assert_int_equal(jitmap_stacker_walk(st, &r, keep_frame, &k), 0);
+	assert_int_equal(k.n, 4);
+	/* Frame 0 -> 1 by CFI: proven. Frame 1 -> 2 without: frames 2 and 3 are guesses, 3
+	 * although its own step (2 -> 3, CFI) is proven. */
+	assert_false(k.f[0].guessed);
+	assert_false(k.f[0].step_guessed);
+	assert_false(k.f[1].guessed);
+	assert_true(k.f[1].step_guessed);
+	assert_true(k.f[2].guessed);
+	assert_false(k.f[2].step_guessed);
+	assert_true(k.f[3].guessed);
+	jitmap_stacker_free(st);
+
+	/* The frame-pointer chain through code nothing names: a guess, said so. */
+	st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, NULL);
+	memset(stack, 0, sizeof(stack));
+	const uint64_t fp = STACK + 0x100;
+	stack[0x100 / 8 + 1] = FP_PC + 16;
+	struct seen s = {0};
+	const jitmap_frame_regs w = start(FP_PC, STACK + 0x20, fp);
+	assert_true(jitmap_stacker_walk(st, &w, on_frame, &s) < 0);
+	assert_int_equal(s.n, 2);
+	assert_true(s.f[0].step_guessed);
+	assert_true(s.f[1].guessed);
+	assert_int_equal(s.f[1].pc, FP_PC + 16);
+	assert_string_equal(s.guess[0], "");
+	assert_non_null(strstr(s.guess[1], "frame 0's caller was found by a guess"));
+	assert_non_null(strstr(s.guess[1], "the function's start is unknown"));
+	jitmap_stacker_free(st);
+	jitmap_process_free(p);
+}
+
+/* Where no code can be: a caller whose PC the target says is not code ends the walk at the
+ * frame before, with the reason; one it cannot tell about (negative) does not. */
+struct code_map {
+	uint64_t lo, hi; /* the only code */
+	int unknown;     /* answer this (< 0) for everything else */
+	unsigned asked;
+};
+
+static int code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
+{
+	struct code_map *c = ctx;
+	c->asked++;
+	if (pc >= c->lo && pc < c->hi)
+		return 1;
+	if (c->unknown)
+		return c->unknown;
+	if (why)
+		snprintf(why, why_len, "0x%llx is in no mapping", (unsigned long long)pc);
+	return 0;
+}
+
+static void test_no_code(void **state)
+{
+	(void)state;
+	jitmap_process *p = empty_process();
+	/* Frame 0 -> NATIVE_PC + 1 -> 0x7777 (stack junk, where no code is). */
+	struct native n = {.callers = {NATIVE_PC + 1, 0x7777}};
+	struct code_map c = {NATIVE_PC, NATIVE_PC + 8, 0, 0};
+	jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = native_step,
+				    .native_ctx = &n, .code_at = code_at, .code_ctx = &c};
+	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
+	const jitmap_frame_regs r = start(NATIVE_PC, STACK, STACK + 0x10);
+	struct seen s = {0};
+	assert_int_equal(jitmap_stacker_walk(st, &r, on_frame, &s), -ENOEXEC);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.f[1].stop, -ENOEXEC);
+	assert_non_null(strstr(s.why[1], "the caller's PC 0x7777 lies where no code can be"));
+	assert_non_null(strstr(s.why[1], "0x7777 is in no mapping"));
+	assert_true(c.asked > 0);
+	jitmap_stacker_free(st);
+	/* Unknown: the walk goes on (to the native unwinder's end of the stack). */
+	n = (struct native){.callers = {NATIVE_PC + 1, NATIVE_PC + 2, 1}};
+	c = (struct code_map){0x1000, 0x2000, -ENOENT, 0};
+	st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
+	s = (struct seen){0};
+	assert_int_equal(jitmap_stacker_walk(st, &r, on_frame, &s), 0);
+	assert_int_equal(s.n, 3);
+	jitmap_stacker_free(st);
+	jitmap_process_free(p);
+}
+
 static void test_arguments(void **state)
 {
 	(void)state;
@@ -347,6 +443,8 @@ int main(void)
 		cmocka_unit_test(test_native_then_frame_pointer),
 		cmocka_unit_test(test_endings),
 		cmocka_unit_test(test_native_registers),
+		cmocka_unit_test(test_guesses),
+		cmocka_unit_test(test_no_code),
 		cmocka_unit_test(test_arguments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

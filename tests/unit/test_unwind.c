@@ -799,6 +799,15 @@ static void test_frame_pointer(void **state)
 	expect_reg(&res.caller, RSP, 0x7110);
 	expect_reg(&res.caller, RBP, 0x7180);
 	expect_unknown(&res.caller, RBX); /* callee-saved, but where it was saved is not known */
+	/* ... and a guess: under JITMAP_UNWIND_PROVEN it declines, saying why. */
+	code.methods = JITMAP_UNWIND_PROVEN;
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "the function's start is unknown, so nothing says rbp is its frame "
+			"pointer: following it would be a guess");
+	code.methods = JITMAP_UNWIND_PROVEN | JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "following it would be a guess");
+	code.methods = 0;
 
 	static const struct {
 		const char *what;
@@ -846,6 +855,11 @@ static void test_frame_pointer(void **state)
 	r = regs_with(0x1050, 0x7000, 0x7100);
 	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
 	assert_int_equal(res.caller.pc, 0x4444);
+	/* The function's prologue proves it: the same under JITMAP_UNWIND_PROVEN. */
+	code.methods = JITMAP_UNWIND_PROVEN;
+	assert_int_equal(step(&code, &r, &m, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 0x4444);
+	code.methods = 0;
 
 	/* Frame 0 at the entry, and at the push after the endbr64: RA at rsp, every
 	 * callee-saved register unchanged. */
