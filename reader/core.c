@@ -31,14 +31,11 @@
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
 #endif
-#ifndef NT_GNU_BUILD_ID
-#define NT_GNU_BUILD_ID 3
-#endif
 
 #define MAX_MAPS 1000000    /* NT_FILE entries */
 #define MAX_AUXV 4096       /* auxv pairs kept */
 #define MAX_WARNINGS 32
-#define MAX_BUILD_ID 64
+#define MAX_BUILD_ID JITMAP__MAX_BUILD_ID
 #define PRSTATUS_REG 112    /* offset of pr_reg in the 64-bit elf_prstatus */
 #define FIRST_PAGE 4096     /* bytes of a mapping's first page searched for a build ID */
 
@@ -62,6 +59,7 @@ struct file {
 	uint64_t bias;
 	int given;       /* the caller's --exe: opened even with JITMAP_CORE_NO_FILES */
 	int open_errno;  /* why it cannot be opened (0: not a regular file) */
+	char *refused;   /* why the file at its path is not the one the process mapped */
 };
 
 struct thread {
@@ -458,6 +456,41 @@ static size_t find_map(const jitmap_core *c, uint64_t addr)
 	return lo - 1;
 }
 
+static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint8_t *out);
+
+/* Whether the file open at `fd` for file `i` is another build than the one the process
+ * mapped: the build ID in the core's copy of its first page (the kernel dumps the first page
+ * of every ELF mapping, gcore every mapping but unmodified code) differs from the file's, or
+ * the file has none. A package upgraded since the crash, a core read on another machine, a
+ * path that now names another file: its code, CFI and symbols are not the process's, and
+ * nothing is read from it (GDB warns and reads it all the same). A core that holds no build
+ * ID for the file cannot tell: the file is used. */
+static bool other_build(jitmap_core *c, size_t i, int fd)
+{
+	struct file *f = &c->files[i];
+	uint8_t want[MAX_BUILD_ID], got[MAX_BUILD_ID];
+	size_t want_len = 0;
+	for (size_t m = 0; m < c->nmaps && !want_len; m++)
+		if (c->map_file[m] == i && c->maps[m].offset == 0)
+			want_len = mapped_build_id(c, c->maps[m].start,
+						   c->maps[m].end - c->maps[m].start, want);
+	if (!want_len)
+		return false;
+	const size_t got_len = jitmap__fd_build_id(fd, got);
+	if (got_len == want_len && !memcmp(got, want, want_len))
+		return false;
+	char w[2 * MAX_BUILD_ID + 1], g[2 * MAX_BUILD_ID + 1];
+	jitmap__build_id_hex(want, want_len, w, sizeof(w));
+	jitmap__build_id_hex(got, got_len, g, sizeof(g));
+	free(f->refused);
+	if (asprintf(&f->refused, "is another build than the file the process mapped (%s%s; the "
+		     "core's %s)", got_len ? "build ID " : "no build ID", g, w) < 0)
+		f->refused = NULL;
+	if (f->refused && !f->given)
+		warn(c, "%s %s: not used", f->path, f->refused);
+	return true;
+}
+
 static int file_fd(jitmap_core *c, size_t i)
 {
 	struct file *f = &c->files[i];
@@ -480,6 +513,10 @@ static int file_fd(jitmap_core *c, size_t i)
 		return f->fd;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) {
+		close(fd);
+		return f->fd;
+	}
+	if (other_build(c, i, fd)) {
 		close(fd);
 		return f->fd;
 	}
@@ -612,7 +649,9 @@ static void miss_text(const jitmap_core *c, uint64_t addr, const struct span *sp
 	case MISS_SHORT:
 		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core, and %s (mapped "
 			 "there) %s", addr, base_name(c->files[c->map_file[sp->map]].path),
-			 sp->miss == MISS_FILE ? "cannot be opened" : "ends before it");
+			 sp->miss == MISS_SHORT ? "ends before it"
+			 : c->files[c->map_file[sp->map]].refused ? "is another build"
+			 : "cannot be opened");
 		break;
 	default:
 		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core%s", addr,
@@ -684,6 +723,35 @@ int jitmap_core_memory(jitmap_core *c, uint64_t addr, jitmap_core_memory_info *o
 	return jitmap__give(out, &full, sizeof(full));
 }
 
+/* Whether code can be at `pc`: a segment's flags say so where one holds it; a file mapping
+ * no segment covers is the code of its file (gcore leaves unmodified read-only mappings out,
+ * the code among them, and writes a segment for every other: the kernel writes one for
+ * every mapping). */
+int jitmap_core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
+{
+	if (!c)
+		return -EINVAL;
+	const struct seg *next, *s = find_seg(c, pc, &next);
+	char p[4];
+	if (s) {
+		if (s->flags & PF_X)
+			return 1;
+		perms(s->flags, p);
+		const size_t m = find_map(c, pc);
+		if (why && why_len)
+			snprintf(why, why_len, "0x%" PRIx64 " is in %s segment [0x%" PRIx64 ", 0x%" PRIx64
+				 ")%s%s, not code", pc, p, s->vaddr, s->vaddr + s->memsz,
+				 m != SIZE_MAX ? " of " : "",
+				 m != SIZE_MAX ? base_name(c->maps[m].core_path) : "");
+		return 0;
+	}
+	if (find_map(c, pc) != SIZE_MAX)
+		return 1;
+	if (why && why_len)
+		snprintf(why, why_len, "0x%" PRIx64 " is in no mapping of the process", pc);
+	return 0;
+}
+
 static int core_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *why,
 			 size_t why_len)
 {
@@ -720,55 +788,6 @@ static int thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, ch
 
 /* -- Build IDs -- */
 
-/* The NT_GNU_BUILD_ID of `elf` (from its PT_NOTE segments); its length, or 0. */
-static size_t elf_build_id(Elf *elf, uint8_t *out)
-{
-	size_t nph;
-	if (elf_getphdrnum(elf, &nph))
-		return 0;
-	for (size_t i = 0; i < nph && i < 4096; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE || !ph.p_filesz)
-			continue;
-		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
-						   ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-		if (!d || !d->d_buf)
-			continue;
-		size_t off = 0, next, name_off, desc_off;
-		GElf_Nhdr nh;
-		while (off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (next <= off || name_off > d->d_size || nh.n_namesz > d->d_size - name_off ||
-			    desc_off > d->d_size || nh.n_descsz > d->d_size - desc_off)
-				break;
-			off = next;
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
-			    nh.n_descsz <= MAX_BUILD_ID) {
-				memcpy(out, (const char *)d->d_buf + desc_off, nh.n_descsz);
-				return nh.n_descsz;
-			}
-		}
-	}
-	return 0;
-}
-
-static size_t file_build_id(const char *path, uint8_t *out)
-{
-	struct stat st;
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
-	size_t n = 0;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		n = elf_build_id(elf, out);
-	elf_end(elf);
-	close(fd);
-	return n;
-}
-
 /* The build ID of the file whose first page is mapped at `start` (`len` bytes mapped), from
  * the core's copy of that page; its length, or 0. */
 static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint8_t *out)
@@ -780,7 +799,7 @@ static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint
 	if (!core_read(c, start, page, n, 1, NULL, 0)) {
 		Elf *elf = elf_memory((char *)page, n);
 		if (elf && elf_kind(elf) == ELF_K_ELF)
-			id = elf_build_id(elf, out);
+			id = jitmap__elf_build_id(elf, out);
 		elf_end(elf);
 	}
 	free(page);
@@ -800,7 +819,7 @@ static size_t core_file_build_id(jitmap_core *c, size_t fi, uint8_t *out)
 		}
 	if (c->flags & JITMAP_CORE_NO_FILES)
 		return 0;
-	return file_build_id(c->files[fi].path, out);
+	return jitmap__file_build_id(c->files[fi].path, out);
 }
 
 /* -- --exe -- */
@@ -820,7 +839,7 @@ static int replace_file(jitmap_core *c, size_t fi, const char *exe)
 static int match_exe(jitmap_core *c, const char *exe)
 {
 	uint8_t want[MAX_BUILD_ID], got[MAX_BUILD_ID];
-	const size_t want_len = file_build_id(exe, want);
+	const size_t want_len = jitmap__file_build_id(exe, want);
 	char *real = realpath(exe, NULL);
 	size_t match = SIZE_MAX;
 	const char *how = "";
@@ -848,7 +867,8 @@ static int match_exe(jitmap_core *c, const char *exe)
 			size_t n = core_file_build_id(c, match, got);
 			if (n && (n != want_len || memcmp(got, want, n)))
 				warn(c, "--exe %s: its build ID differs from that of %s, which the core maps: "
-				     "it is not the program that was dumped", exe, c->files[match].core_path);
+				     "it is not the program that was dumped, and is not used", exe,
+				     c->files[match].core_path);
 		}
 		rc = replace_file(c, match, exe);
 	}
@@ -1265,6 +1285,7 @@ void jitmap_core_free(jitmap_core *c)
 			close(c->files[i].fd);
 		free(c->files[i].path);
 		free(c->files[i].core_path);
+		free(c->files[i].refused);
 	}
 	for (size_t i = 0; i < c->nthreads; i++)
 		free(c->threads[i].regs);
@@ -1408,9 +1429,16 @@ int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx)
 		int rc = 0;
 		if (file_fd(c, fi) < 0) {
 			/* Not asked to open it, or not a file ("[vdso]"-like names): nothing to say. */
-			if (f->core_path[0] == '/' && (!(c->flags & JITMAP_CORE_NO_FILES) || f->given))
-				rc = fn(ctx, f->path, NULL, false, 0,
-					f->open_errno ? strerror(f->open_errno) : "not a regular file");
+			if (f->core_path[0] == '/' && (!(c->flags & JITMAP_CORE_NO_FILES) || f->given)) {
+				char why[256];
+				if (f->refused)
+					snprintf(why, sizeof(why), "%s", f->refused);
+				else
+					snprintf(why, sizeof(why), "cannot be opened (%s)",
+						 f->open_errno ? strerror(f->open_errno)
+							       : "not a regular file");
+				rc = fn(ctx, f->path, NULL, false, 0, why);
+			}
 		} else {
 			Elf *elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 			uint64_t bias = 0;
@@ -1434,7 +1462,8 @@ size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
 		int fd = file_fd(c, fi);
 		if (fd < 0) {
 			struct file *f = &c->files[fi];
-			if (!f->warned && f->core_path[0] == '/' && !(c->flags & JITMAP_CORE_NO_FILES)) {
+			if (!f->warned && !f->refused && f->core_path[0] == '/' &&
+			    !(c->flags & JITMAP_CORE_NO_FILES)) {
 				warn(c, "%s (mapped by the core) cannot be opened: symbols in it are not "
 				     "found", f->path);
 				f->warned = 1;

@@ -83,6 +83,22 @@ int jitmap__elf_data_symbol(struct Elf *elf, const char *name, uint64_t *value);
 /* The address of the first section `name` placed in memory (sh_addr != 0): 0, or -ENOENT. */
 int jitmap__elf_section_address(struct Elf *elf, const char *name, uint64_t *addr);
 
+/* Build IDs (NT_GNU_BUILD_ID, "GNU" 3): the note that tells one build of a file from another.
+ * Each returns the ID's length (at most JITMAP__MAX_BUILD_ID bytes, into `out`), or 0 when
+ * there is none to be read: of an open ELF (its PT_NOTE segments); of the file at `path` (a
+ * regular file only); of the ELF image whose headers are mapped at `addr` in target `t` (its
+ * first page: the program headers and, in every linked file ld writes, the notes). */
+#define JITMAP__MAX_BUILD_ID 64
+#ifndef NT_GNU_BUILD_ID
+#define NT_GNU_BUILD_ID 3
+#endif
+size_t jitmap__elf_build_id(struct Elf *elf, uint8_t *out);
+size_t jitmap__file_build_id(const char *path, uint8_t *out);
+size_t jitmap__fd_build_id(int fd, uint8_t *out);
+size_t jitmap__target_build_id(const jitmap_target *t, uint64_t addr, uint8_t *out);
+/* The build ID `id` (`n` bytes) as lowercase hex, as GDB and eu-unstrip print it, into `buf`. */
+void jitmap__build_id_hex(const uint8_t *id, size_t n, char *buf, size_t len);
+
 /* -- Many reads at once (live.c) -- */
 
 struct jitmap__read {

@@ -19,15 +19,18 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../arch/arch.h"
+#include "../common/search.h"
 #include "../unwinder/linux_regs.h"
 #include "internal.h"
 #include "jitmap/live.h"
@@ -41,6 +44,15 @@
 struct reg {
 	uint16_t regno;
 	uint64_t value;
+};
+
+/* A line of /proc/PID/maps. */
+struct mapping {
+	uint64_t start, end, offset, inode;
+	unsigned dev_major, dev_minor;
+	char perms[5];
+	bool deleted;      /* the path ends in " (deleted)", which is not part of it */
+	char *path;        /* NULL for an anonymous mapping; "[stack]" and the like kept */
 };
 
 struct thread {
@@ -71,6 +83,9 @@ struct jitmap_live {
 	struct jitmap__pagecache cache;
 	char *warnings[MAX_WARNINGS];
 	size_t nwarnings;
+	struct mapping *maps; /* /proc/PID/maps, sorted by start, read at the first need */
+	size_t nmaps;
+	int maps_read;        /* 0: not yet; 1: read; a negative errno: unreadable */
 };
 
 /* -- Small helpers -- */
@@ -533,6 +548,9 @@ void jitmap_live_free(jitmap_live *l)
 	jitmap__pagecache_fini(&l->cache);
 	if (l->mem_fd >= 0)
 		close(l->mem_fd);
+	for (size_t i = 0; i < l->nmaps; i++)
+		free(l->maps[i].path);
+	free(l->maps);
 	free(l);
 }
 
@@ -643,4 +661,195 @@ jitmap_target jitmap_live_thread_target(jitmap_live *l, size_t i)
 const char *jitmap_live_warning(const jitmap_live *l, size_t i)
 {
 	return i < l->nwarnings ? l->warnings[i] : NULL;
+}
+
+/* -- Mappings --
+ *
+ * /proc/PID/maps, read once: while the threads are stopped, a process changes none of its
+ * mappings. A line is "START-END PERMS OFFSET MAJOR:MINOR INODE [PATH]", the path being
+ * everything after the inode's spaces (it may hold spaces), with " (deleted)" appended by the
+ * kernel when the file was unlinked since it was mapped. */
+
+#define MAX_MAPPINGS (1u << 20)
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int parse_mapping(const char *line, struct mapping *m)
+{
+	int path_at = -1;
+	unsigned long long start, end, offset, inode;
+	memset(m, 0, sizeof(*m));
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, m->perms, &offset,
+		   &m->dev_major, &m->dev_minor, &inode, &path_at) < 7 || end <= start)
+		return -EINVAL;
+	m->start = start;
+	m->end = end;
+	m->offset = offset;
+	m->inode = inode;
+	if (path_at < 0 || !line[path_at])
+		return 0;
+	size_t n = strcspn(line + path_at, "\n");
+	static const char deleted[] = " (deleted)";
+	const size_t dl = sizeof(deleted) - 1;
+	if (n > dl && !memcmp(line + path_at + n - dl, deleted, dl)) {
+		m->deleted = true;
+		n -= dl;
+	}
+	m->path = strndup(line + path_at, n);
+	return m->path ? 0 : -ENOMEM;
+}
+
+static int read_mappings(jitmap_live *l)
+{
+	if (l->maps_read)
+		return l->maps_read < 0 ? l->maps_read : 0;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)l->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return l->maps_read = -errno;
+	char *line = NULL;
+	size_t cap = 0, mcap = 0, n = 0;
+	int rc = 0;
+	while (getline(&line, &cap, f) > 0 && n < MAX_MAPPINGS) {
+		struct mapping m;
+		rc = parse_mapping(line, &m);
+		if (rc == -EINVAL) {
+			rc = 0;
+			continue;
+		}
+		if (rc || (rc = jitmap__grow(&l->maps, &mcap, n + 1, sizeof(m)))) {
+			free(m.path);
+			break;
+		}
+		l->maps[n++] = m;
+	}
+	free(line);
+	fclose(f);
+	l->nmaps = n;
+	if (rc)
+		return rc; /* out of memory: read again next time */
+	qsort(l->maps, l->nmaps, sizeof(*l->maps), cmp_mapping);
+	l->maps_read = 1;
+	return 0;
+}
+
+/* The mapping holding `addr`, or NULL. */
+static const struct mapping *mapping_at(const jitmap_live *l, uint64_t addr)
+{
+	const size_t i = JITMAP_UPPER_BOUND(l->maps, l->nmaps, start, addr);
+	return i && addr < l->maps[i - 1].end ? &l->maps[i - 1] : NULL;
+}
+
+int jitmap_live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len)
+{
+	if (!l)
+		return -EINVAL;
+	const int rc = read_mappings(l);
+	if (rc)
+		return rc;
+	const struct mapping *m = mapping_at(l, pc);
+	if (m && m->perms[2] == 'x')
+		return 1;
+	if (why && why_len && m)
+		snprintf(why, why_len, "0x%" PRIx64 " is in %s mapping [0x%" PRIx64 ", 0x%" PRIx64
+			 ")%s%s, not code", pc, m->perms, m->start, m->end, m->path ? " of " : "",
+			 m->path ? m->path : "");
+	else if (why && why_len)
+		snprintf(why, why_len, "0x%" PRIx64 " is in no mapping of the process", pc);
+	return 0;
+}
+
+/* Whether the file open at `fd` is the one mapping `m` maps: the device and inode the kernel
+ * lists for it, else (a file system whose stat() and maps disagree on the device, as
+ * overlayfs may) the build ID of its first page in memory. */
+static bool is_mapped_file(jitmap_live *l, const struct mapping *m, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	if ((uint64_t)st.st_ino == m->inode && major(st.st_dev) == m->dev_major &&
+	    minor(st.st_dev) == m->dev_minor)
+		return true;
+	/* The mapping at offset 0 of the same file holds its headers. */
+	const struct mapping *head = NULL;
+	for (size_t i = 0; i < l->nmaps && !head; i++)
+		if (l->maps[i].offset == 0 && l->maps[i].inode == m->inode && l->maps[i].path &&
+		    !strcmp(l->maps[i].path, m->path))
+			head = &l->maps[i];
+	uint8_t want[JITMAP__MAX_BUILD_ID], got[JITMAP__MAX_BUILD_ID];
+	const jitmap_target t = jitmap_live_target(l);
+	const size_t want_len = head ? jitmap__target_build_id(&t, head->start, want) : 0;
+	const size_t got_len = want_len ? jitmap__fd_build_id(fd, got) : 0;
+	return want_len && got_len == want_len && !memcmp(want, got, want_len) &&
+	       lseek(fd, 0, SEEK_SET) == 0;
+}
+
+int jitmap_live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t path_len,
+			    char *why, size_t why_len)
+{
+	if (!l || !path || !path_len)
+		return -EINVAL;
+	path[0] = 0;
+	int rc = read_mappings(l);
+	if (rc) {
+		snprintf(why, why_len, "/proc/%d/maps cannot be read: %s", (int)l->pid,
+			 strerror(-rc));
+		return rc;
+	}
+	const struct mapping *m = mapping_at(l, addr);
+	if (!m || !m->path || m->path[0] != '/' || !m->inode) {
+		snprintf(why, why_len, "no file is mapped at 0x%" PRIx64, addr);
+		return -ENOENT;
+	}
+	/* The file the process maps, whatever its path names now (root, or
+	 * CAP_CHECKPOINT_RESTORE: Linux lets no one else open these links). */
+	char link[96];
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)l->pid,
+		 m->start, m->end);
+	int fd = open(link, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd >= 0 && is_mapped_file(l, m, fd)) {
+		snprintf(path, path_len, "%s", link);
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	const int link_errno = fd < 0 ? errno : 0;
+	if (!m->deleted) {
+		/* The path as the process sees it (its root and mount namespace: a container's
+		 * /usr is not ours), then as we do. */
+		char in_root[PATH_MAX];
+		snprintf(in_root, sizeof(in_root), "/proc/%d/root%s", (int)l->pid, m->path);
+		const char *tries[2] = {in_root, m->path};
+		int open_errno = 0;
+		bool other = false;
+		for (int k = 0; k < 2; k++) {
+			fd = open(tries[k], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			if (fd >= 0 && is_mapped_file(l, m, fd)) {
+				snprintf(path, path_len, "%s", tries[k]);
+				return fd;
+			}
+			if (fd >= 0) {
+				close(fd);
+				other = true;
+			} else if (!open_errno) {
+				open_errno = errno;
+			}
+		}
+		if (other) {
+			snprintf(why, why_len, "%s is not the file the process mapped (another inode "
+				 "and build), and %s cannot be opened (%s)", m->path, link,
+				 strerror(link_errno ? link_errno : EINVAL));
+			return -ESTALE;
+		}
+		snprintf(why, why_len, "%s cannot be opened (%s)", m->path, strerror(open_errno));
+		return -open_errno;
+	}
+	snprintf(why, why_len, "%s was deleted since the process mapped it, and %s cannot be "
+		 "opened (%s)", m->path, link, strerror(link_errno ? link_errno : EINVAL));
+	return -ESTALE;
 }

@@ -1508,8 +1508,8 @@ static int scan_core_file(void *ctx, const char *path, Elf *elf, bool bias_known
 	jitmap_process *p = cs->p;
 	if (!elf) {
 		p->unread_files++;
-		return add_text(&p->problems, "%s (mapped by the core) cannot be opened (%s): a JIT "
-			       "descriptor or stackmaps in it are not found", path, why);
+		return add_text(&p->problems, "%s (mapped by the core) %s: a JIT descriptor or "
+			       "stackmaps in it are not found", path, why);
 	}
 	uint64_t desc = 0, sm = 0;
 	const bool has_desc = jitmap__elf_data_symbol(elf, JITMAP_JIT_DESCRIPTOR_SYMBOL, &desc) == 0;

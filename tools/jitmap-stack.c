@@ -96,6 +96,10 @@ struct frame_out {
 	char *registers_json, *registers_text; /* --registers */
 	char *why;           /* how the walk ended here, when it did not end well */
 	const char *method;
+	/* Reached by a guess (jitmap_stack_frame.guess): its registers and values are not
+	 * stated. `guess_first`: the first such frame of its thread, where the text says why. */
+	char *guess;
+	bool guess_first;
 };
 
 struct thread {
@@ -230,12 +234,69 @@ static int open_core(struct target *t, const char *path, const char *exe)
 
 /* -- libdwfl: modules, symbols, native frames -- */
 
+/* Module names made here, kept until exit (a frame's name points at one). */
+static char **g_names;
+static size_t g_nnames;
+
+/* A module's name as users know it: its path's base name, without the " (deleted)" the
+ * kernel appends to a file unlinked since it was mapped. Kept until exit; NULL only when out
+ * of memory. */
+static const char *module_name_of(const char *path)
+{
+	char buf[256];
+	const char *slash = strrchr(path, '/');
+	snprintf(buf, sizeof(buf), "%s", slash ? slash + 1 : path);
+	const size_t n = strlen(buf), dl = strlen(" (deleted)");
+	if (n > dl && !strcmp(buf + n - dl, " (deleted)"))
+		buf[n - dl] = 0;
+	for (size_t i = 0; i < g_nnames; i++)
+		if (!strcmp(g_names[i], buf))
+			return g_names[i];
+	char **v = realloc(g_names, (g_nnames + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	g_names = v;
+	return (g_names[g_nnames] = strdup(buf)) ? g_names[g_nnames++] : NULL;
+}
+
 static char *g_debuginfo_path;
 
 /* Separate debug files found as libdwfl finds them, a compressed one decompressed once into a
  * cache (debuginfo_cache.c): numbering frames as GDB does reads libc's DWARF. */
+/* The process whose modules live_find_elf opens (libdwfl's callbacks carry no context). */
+static struct target *g_live;
+
+/* A live process's module, as the process maps it: a package upgrade may have deleted the
+ * file at its path or put another build there (libdwfl opens the path, whatever it holds).
+ * libjitmap opens the mapping itself, or the path when it is the mapped file; a deleted
+ * file it cannot open is read from the process's memory, as libdwfl does; a file replaced
+ * at its path is refused, with the reason: its symbols and CFI are not the process's. */
+static int live_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
+{
+	if (!g_live || !g_live->process || name[0] != '/')
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	char path[PATH_MAX], why[512];
+	const int fd = jitmap_live_mapped_file(g_live->process, base, path, sizeof(path), why,
+					       sizeof(why));
+	if (fd >= 0) {
+		if (!(*file_name = strdup(path))) {
+			close(fd);
+			return -1;
+		}
+		return fd;
+	}
+	const size_t n = strlen(name), dl = strlen(" (deleted)");
+	const bool deleted = n > dl && !strcmp(name + n - dl, " (deleted)");
+	if (fd == -ESTALE && deleted) /* its image in memory: what libdwfl reads */
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	if (fd != -ENOENT)
+		problem("%s: %s: its symbols and CFI are not used", name, why);
+	return -1;
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
+	.find_elf = live_find_elf,
 	.find_debuginfo = jitmap_stack_find_debuginfo,
 	.debuginfo_path = &g_debuginfo_path,
 };
@@ -402,8 +463,11 @@ static void report_placed_files(struct target *t)
 		(void)dwfl_report_elf(t->dwfl, path, path, -1, bias, false);
 }
 
+static struct native g_native; /* the state of native_step, which libdwfl's thread has */
+
 static int open_dwfl(struct target *t, const char *exe)
 {
+	g_live = t->live ? t : NULL;
 	t->dwfl = dwfl_begin(t->live ? &proc_callbacks : &core_callbacks);
 	if (!t->dwfl) {
 		fprintf(stderr, "jitmap-stack: libdwfl: %s\n", dwfl_errmsg(-1));
@@ -421,19 +485,29 @@ static int open_dwfl(struct target *t, const char *exe)
 	if (rc < 0)
 		problem("the process's modules cannot be read (%s): native frames are unnamed",
 			rc == -1 ? dwfl_errmsg(-1) : strerror(rc));
+	/* Before a module's file is looked for: a deleted one is read from the process's
+	 * memory through this state (dwfl_linux_proc_find_elf asks for its PID). */
+	g_native.t = t;
+	if (!dwfl_attach_state(t->dwfl, t->core_elf, t->pid, &thread_callbacks, &g_native))
+		problem("libdwfl cannot unwind native frames here (%s): the frame pointer is used",
+			dwfl_errmsg(-1));
 	return 0;
 }
 
-/* A module's name as users know it: its file's base name. */
+/* A module's name as users know it: its file's base name (the path the process mapped, not
+ * the /proc/PID/map_files link it was opened through). libdwfl's string, or NULL. */
 static const char *module_name(Dwfl_Module *m)
 {
 	const char *main_file = NULL;
 	const char *name = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
-	const char *n = main_file ? main_file : name;
+	const char *n = name && name[0] == '/' ? name : main_file ? main_file : name;
 	if (!n)
 		return NULL;
 	const char *slash = strrchr(n, '/');
-	return slash ? slash + 1 : n;
+	const char *base = slash ? slash + 1 : n;
+	/* " (deleted)" is the kernel's, not the name's: say it without. */
+	const size_t len = strlen(base), dl = strlen(" (deleted)");
+	return len > dl && !strcmp(base + len - dl, " (deleted)") ? module_name_of(base) : base;
 }
 
 /* A native PC's function and module. libdwfl looks a symbol up by scanning the module's
@@ -860,6 +934,7 @@ static void describe_frame(struct target *t, const struct options *o, const jitm
 		.statepoints = JITMAP_STATEPOINT_AUTO,
 		.flags = o->registers ? JITMAP_DESCRIBE_REGISTERS : 0,
 		.order = t->order,
+		.guessed = f->guessed ? f->guess : NULL,
 	};
 	jitmap_frame_report *r = jitmap_frame_describe(t->proc, &d);
 	if (!r) {
@@ -912,6 +987,7 @@ struct walk {
 	const struct options *o;
 	struct thread *th;
 	uint64_t callee_entry; /* the entry of the frame before this one (0: unknown, JIT) */
+	bool guessed;          /* a frame reached by a guess was seen */
 };
 
 static struct frame_out *new_frame(struct thread *th)
@@ -945,6 +1021,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 {
 	struct walk *w = ctx;
 	struct thread *th = w->th;
+	const size_t first = th->nframes;
 	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
 	/* Code only a perf map or jitdump names: a module's symbol where it has one (a runtime
 	 * lists its own builtins, in its executable, in its map), else the map's name (libdwfl
@@ -1009,17 +1086,35 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		describe_frame(w->t, w->o, f, fo);
 	if (f->stop && f->stop != -ESRCH)
 		fo->why = strdup(f->why);
+	/* This frame's, and its inlined and tail-call frames' (made from its PC). */
+	for (size_t k = first; f->guessed && k < th->nframes; k++) {
+		th->frames[k].guess = strdup(f->guess);
+		th->frames[k].guess_first = !w->guessed;
+		w->guessed = true;
+	}
 	return g_interrupted ? -EINTR : 0;
+}
+
+static int live_code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
+{
+	return jitmap_live_code_at(ctx, pc, why, why_len);
+}
+
+static int core_code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
+{
+	return jitmap_core_code_at(ctx, pc, why, why_len);
 }
 
 static void walk_threads(struct target *t, const struct options *o)
 {
-	struct native n = {.t = t};
-	const jitmap_stacker_opts sopts = {.sz = sizeof(sopts), .native_step = native_step,
-					   .native_ctx = &n, .order = t->order};
-	if (!dwfl_attach_state(t->dwfl, t->core_elf, t->pid, &thread_callbacks, &n))
-		problem("libdwfl cannot unwind native frames here (%s): the frame pointer is used",
-			dwfl_errmsg(-1));
+	const jitmap_stacker_opts sopts = {
+		.sz = sizeof(sopts), .native_step = native_step, .native_ctx = &g_native,
+		.order = t->order,
+		/* Below a thread's last frame lie stack words: none is taken for a frame where
+		 * no code can be. */
+		.code_at = t->live ? live_code_at : core_code_at,
+		.code_ctx = t->live ? (void *)t->process : (void *)t->core,
+	};
 	const bool dwfl_ok = dwfl_pid(t->dwfl) > 0;
 	jitmap_stacker_opts so = sopts;
 	if (!dwfl_ok)
@@ -1034,7 +1129,7 @@ static void walk_threads(struct target *t, const struct options *o)
 		struct thread *th = &t->threads[i];
 		if (!th->have_regs)
 			continue;
-		struct walk w = {t, o, th, 0};
+		struct walk w = {t, o, th, 0, false};
 		jitmap_stacker_walk(st, &th->regs, on_frame, &w);
 	}
 	jitmap_stacker_free(st);
@@ -1134,7 +1229,12 @@ static void print_text(const struct target *t, const struct options *o)
 			} else if (f->module) {
 				printf(" (%s)", f->module);
 			}
+			if (f->guess)
+				printf(" [guess]");
 			printf("\n");
+			if (f->guess_first)
+				printf("    (from here on a guess: %s; no register or value of these "
+				       "frames is stated)\n", f->guess);
 			if (f->registers_text && f->registers_text[0])
 				printf("    registers:\n%s", f->registers_text);
 			if (f->text)
@@ -1213,6 +1313,8 @@ static void print_json(const struct target *t, const struct options *o, const ch
 				printf("\"tail_call\": true, ");
 			printf("\"unwound_by\": ");
 			json_string(stdout, f->method);
+			printf(", \"guess\": ");
+			json_string_or_null(stdout, f->guess);
 			printf(", \"stackmap\": %s", f->stackmap_json ? f->stackmap_json : "null");
 			if (f->registers_json)
 				printf(", \"registers\": %s", f->registers_json);
@@ -1424,6 +1526,7 @@ int main(int argc, char **argv)
 			free(t.threads[i].frames[k].registers_json);
 			free(t.threads[i].frames[k].registers_text);
 			free(t.threads[i].frames[k].why);
+			free(t.threads[i].frames[k].guess);
 		}
 		free(t.threads[i].frames);
 		free(t.threads[i].problem);
@@ -1444,5 +1547,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < g_problems.n; i++)
 		free(g_problems.v[i]);
 	free(g_problems.v);
+	for (size_t i = 0; i < g_nnames; i++)
+		free(g_names[i]);
+	free(g_names);
 	return rc ? 1 : 0;
 }

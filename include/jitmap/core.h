@@ -141,6 +141,13 @@ JITMAP_API int jitmap_core_memory(jitmap_core *core, uint64_t addr, jitmap_core_
  * no callbacks when `i` is out of range. */
 JITMAP_API jitmap_target jitmap_core_thread_target(jitmap_core *core, size_t i);
 
+/* Whether code can be at `pc` in the dumped process: 1 when it lies in an executable
+ * segment, or in a file mapping no segment covers (gcore leaves code mappings out); 0 when it
+ * lies in a segment that is not executable or in no mapping at all, with `why` (`why_len`
+ * bytes; may be NULL) saying where; -EINVAL for a NULL core. For jitmap_stacker_opts.code_at:
+ * a return address read from stack words below a thread's last frame is rarely code. */
+JITMAP_API int jitmap_core_code_at(jitmap_core *core, uint64_t pc, char *why, size_t why_len);
+
 /* -- Mapped files (NT_FILE) -- */
 
 typedef struct jitmap_core_mapping_info {

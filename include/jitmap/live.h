@@ -136,6 +136,30 @@ JITMAP_API jitmap_target jitmap_live_target(jitmap_live *live);
  * with no callbacks when `i` is out of range. */
 JITMAP_API jitmap_target jitmap_live_thread_target(jitmap_live *live, size_t i);
 
+/* -- Mappings -- */
+
+/* Whether code can be at `pc` in the process: 1 when it lies in an executable mapping, 0 when
+ * it does not (`why`, `why_len` bytes, may be NULL: where it lies instead), -EINVAL for a NULL
+ * process, or the errno of /proc/PID/maps. The mappings are read at the first call of this or
+ * jitmap_live_mapped_file and kept (read them while the threads are stopped: a stopped
+ * process changes none). For jitmap_stacker_opts.code_at. */
+JITMAP_API int jitmap_live_code_at(jitmap_live *live, uint64_t pc, char *why, size_t why_len);
+
+/* The file the process maps at `addr`, opened read-only, as the process sees it: a package
+ * upgrade may have deleted it or put another file at its path since. Tried in order: the
+ * mapping itself (/proc/PID/map_files/START-END, which Linux lets only root, or a holder of
+ * CAP_CHECKPOINT_RESTORE, open); the file at the mapping's path as the process sees it
+ * (/proc/PID/root: its root and mount namespace, a container's), then as the caller does, when
+ * it has the device and inode the kernel lists for the mapping or the build ID of the image
+ * in memory. Returns the
+ * file descriptor (the caller closes it), with the path that opens it in `path` (`path_len`
+ * bytes); or a negative errno with `why` filled: -ENOENT when no file is mapped at `addr`,
+ * -ESTALE when the file was deleted or replaced and the mapping cannot be opened (read the
+ * image from the process's memory instead), another errno of open(2), -EINVAL for bad
+ * arguments. */
+JITMAP_API int jitmap_live_mapped_file(jitmap_live *live, uint64_t addr, char *path,
+				       size_t path_len, char *why, size_t why_len);
+
 /* -- Problems -- */
 
 /* What was left out while attaching (the process kept starting threads, more threads than

@@ -1354,6 +1354,79 @@ static void test_real_core(void **state)
 	}
 	free(bytes);
 
+	/* Where code can be: at rip (a file mapping the kernel dumped no code of), not on the
+	 * stack, not where nothing is mapped. */
+	c = jitmap_core_open(core, NULL, &err);
+	assert_non_null(c);
+	assert_int_equal(jitmap_core_code_at(c, rip, why, sizeof(why)), 1);
+	assert_int_equal(jitmap_core_code_at(c, r13, why, sizeof(why)), 0);
+	assert_contains(why, "rw- segment");
+	assert_int_equal(jitmap_core_code_at(c, 0x10, why, sizeof(why)), 0);
+	assert_contains(why, "0x10 is in no mapping of the process");
+	assert_int_equal(jitmap_core_code_at(NULL, 0x10, NULL, 0), -EINVAL);
+	jitmap_core_free(c);
+
+	/* The file at the core's path is another build (a package upgraded since the crash, a
+	 * core read on another machine): refused, nothing of it read, and said why. The same
+	 * bytes with the process's build ID are read. */
+	char root[PATH_MAX], moved[PATH_MAX];
+	snprintf(root, sizeof(root), "%s/sysroot", dir);
+	snprintf(moved, sizeof(moved), "%s%s", root, self);
+	for (char *slash = strchr(moved + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = 0;
+		assert_true(mkdir(moved, 0700) == 0 || errno == EEXIST);
+		*slash = '/';
+	}
+	for (int other_build = 1; other_build >= 0; other_build--) {
+		assert_int_equal(copy_file(self, moved), 0);
+		if (other_build) {
+			/* The note: namesz 4, descsz 20, type NT_GNU_BUILD_ID, "GNU". */
+			static const uint8_t note[16] = {4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0,
+							 'G', 'N', 'U', 0};
+			FILE *g = fopen(moved, "r+b");
+			assert_non_null(g);
+			uint8_t window[16];
+			long at_note = -1;
+			for (long off = 0; at_note < 0 && fseek(g, off, SEEK_SET) == 0 &&
+					   fread(window, 1, 16, g) == 16; off += 4)
+				if (!memcmp(window, note, 16))
+					at_note = off;
+			assert_true(at_note >= 0);
+			fseek(g, at_note + 16, SEEK_SET);
+			const int b = fgetc(g);
+			fseek(g, at_note + 16, SEEK_SET);
+			fputc(b ^ 0xff, g);
+			fclose(g);
+		}
+		const jitmap_core_opts in_root = {.sz = sizeof(in_root), .sysroot = root};
+		c = jitmap_core_open(core, &in_root, &err);
+		assert_non_null(c);
+		const jitmap_target t3 = jitmap_core_target(c);
+		const int got = t3.read_mem(t3.ctx, rip - 2, code, 4, why, sizeof(why));
+		const size_t nsym = jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr,
+							    NULL, 1);
+		if (other_build) {
+			assert_int_equal(got, -EFAULT);
+			assert_contains(why, "is another build");
+			assert_int_equal(nsym, 0);
+			assert_true(has_warning(c, "is another build than the file the process mapped "
+					       "(build ID "));
+		} else {
+			assert_int_equal(got, 0);
+			assert_memory_equal(code, syscall_ud2, 4);
+			assert_int_equal(nsym, 1);
+			assert_false(has_warning(c, "another build"));
+		}
+		jitmap_core_free(c);
+	}
+	unlink(moved);
+	for (char *slash = strrchr(moved, '/'); slash && slash > moved + strlen(root);
+	     slash = strrchr(moved, '/')) {
+		*slash = 0;
+		rmdir(moved);
+	}
+	rmdir(root);
+
 	unlink(link);
 	unlink(copy);
 	unlink(core);

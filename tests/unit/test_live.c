@@ -20,7 +20,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <limits.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -703,6 +705,183 @@ static void test_lazy_scan_batched(void **state)
 	free(heap);
 }
 
+/* -- Mappings: where code can be, and the file a process maps as it maps it -- */
+
+static int copy_to(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+	int rc = in && out ? 0 : -1;
+	while (!rc && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		rc = fwrite(buf, 1, n, out) == n ? 0 : -1;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		rc = -1;
+	return rc ? rc : chmod(to, 0644);
+}
+
+/* A package upgrade: a new file written beside, renamed over the path. */
+static int replace(const char *path, const char *dir)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s/upgrade", dir);
+	return copy_to("/bin/true", tmp) || rename(tmp, path) ? -1 : 0;
+}
+
+static off_t size_of_fd(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) ? -1 : st.st_size;
+}
+
+/* As nobody, with a child that maps `lib` (both nobody: no map_files). 0 when all held,
+ * else the number of the check that failed. */
+static int unprivileged_mapped_file(const char *dir, const char *lib, off_t lib_size)
+{
+	if (setgid(65534) || setuid(65534))
+		return 10;
+	int ready[2];
+	if (pipe(ready))
+		return 11;
+	const pid_t victim = fork();
+	if (victim < 0)
+		return 12;
+	if (victim == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_DUMPABLE, 1); /* setuid cleared it: a tracer of the same user needs it */
+		const int fd = open(lib, O_RDONLY);
+		void *m = fd < 0 ? MAP_FAILED : mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+						    fd, 0);
+		uint64_t addr = m == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)m;
+		if (write(ready[1], &addr, sizeof(addr)) != sizeof(addr))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	uint64_t addr = 0;
+	if (read(ready[0], &addr, sizeof(addr)) != sizeof(addr) || !addr)
+		return 13;
+	int rc = 0;
+	char path[PATH_MAX], why[512], want[PATH_MAX + 32];
+	jitmap_error err;
+	jitmap_live *l = jitmap_live_open(victim, NULL, &err);
+	if (!l) {
+		rc = 14;
+		goto out;
+	}
+	/* map_files is root's: the path, as the process sees it. */
+	int fd = jitmap_live_mapped_file(l, addr, path, sizeof(path), why, sizeof(why));
+	snprintf(want, sizeof(want), "/proc/%d/root%s", (int)victim, lib);
+	if (fd < 0 || strcmp(path, want) || size_of_fd(fd) != lib_size)
+		rc = 15;
+	if (fd >= 0)
+		close(fd);
+	jitmap_live_free(l);
+	/* Upgraded under it: the path names another file now; the mapping cannot be opened. */
+	if (!rc && replace(lib, dir))
+		rc = 16;
+	l = rc ? NULL : jitmap_live_open(victim, NULL, &err);
+	if (!rc && !l)
+		rc = 17;
+	if (l) {
+		fd = jitmap_live_mapped_file(l, addr, path, sizeof(path), why, sizeof(why));
+		if (fd != -ESTALE || !strstr(why, "was deleted since the process mapped it") ||
+		    !strstr(why, "cannot be opened (Operation not permitted)"))
+			rc = 18;
+		if (fd >= 0)
+			close(fd);
+		jitmap_live_free(l);
+	}
+out:
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	return rc;
+}
+
+static void test_mappings(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/jitmap-test-live.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0777), 0);
+	char lib[PATH_MAX], self[PATH_MAX];
+	snprintf(lib, sizeof(lib), "%s/libmapped.so", dir);
+	const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = 0;
+	assert_int_equal(copy_to(self, lib), 0);
+	struct stat st;
+	assert_int_equal(stat(lib, &st), 0);
+	const off_t lib_size = st.st_size;
+	/* Mapped before the fork: the child has it at the same address. */
+	int fd = open(lib, O_RDONLY);
+	assert_true(fd >= 0);
+	uint8_t *code = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	assert_true(code != MAP_FAILED);
+	close(fd);
+	const pid_t pid = spawn(0, TICK);
+	munmap(code, 8192);
+	jitmap_error err;
+	jitmap_live *l = jitmap_live_open(pid, NULL, &err);
+	assert_non_null(l);
+	char why[512], path[PATH_MAX], want[PATH_MAX];
+	const uint64_t at = (uint64_t)(uintptr_t)code + 100;
+	assert_int_equal(jitmap_live_code_at(l, at, why, sizeof(why)), 1);
+	assert_int_equal(jitmap_live_code_at(l, (uint64_t)(uintptr_t)pattern, why, sizeof(why)), 0);
+	assert_contains(why, "rw-p mapping");
+	assert_int_equal(jitmap_live_code_at(l, 0x10, why, sizeof(why)), 0);
+	assert_contains(why, "0x10 is in no mapping of the process");
+	assert_int_equal(jitmap_live_code_at(NULL, 0x10, why, sizeof(why)), -EINVAL);
+	/* No file on the stack. */
+	assert_int_equal(jitmap_live_mapped_file(l, (uint64_t)(uintptr_t)&at, path, sizeof(path),
+						 why, sizeof(why)), -ENOENT);
+	assert_contains(why, "no file is mapped at");
+
+	/* The mapping itself (root may open /proc/PID/map_files), before and after an upgrade
+	 * replaced the file at its path. */
+	snprintf(want, sizeof(want), "/proc/%d/map_files/", (int)pid);
+	for (int upgraded = 0; upgraded < 2; upgraded++) {
+		if (upgraded) {
+			jitmap_live_free(l);
+			assert_int_equal(replace(lib, dir), 0);
+			l = jitmap_live_open(pid, NULL, &err);
+			assert_non_null(l);
+		}
+		fd = jitmap_live_mapped_file(l, at, path, sizeof(path), why, sizeof(why));
+		if (geteuid() != 0) {
+			assert_true(fd >= 0 || upgraded);
+		} else {
+			if (fd < 0)
+				fail_msg("upgraded %d: %s", upgraded, why);
+			assert_int_equal(strncmp(path, want, strlen(want)), 0);
+			assert_int_equal(size_of_fd(fd), lib_size); /* not /bin/true's */
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	jitmap_live_free(l);
+	reap(pid);
+
+	/* Without map_files (not root): the path through the process's root, and an upgraded
+	 * file refused with the reason. */
+	if (geteuid() == 0) {
+		assert_int_equal(copy_to(self, lib), 0);
+		const pid_t harness = fork();
+		assert_true(harness >= 0);
+		if (harness == 0)
+			_exit(unprivileged_mapped_file(dir, lib, lib_size));
+		int status;
+		assert_int_equal(waitpid(harness, &status, 0), harness);
+		assert_true(WIFEXITED(status));
+		if (WEXITSTATUS(status))
+			fail_msg("as nobody: check %d failed", WEXITSTATUS(status));
+	}
+	unlink(lib);
+	rmdir(dir);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -726,6 +905,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_other_user),
 		cmocka_unit_test(test_lazy_scan_batched),
+		cmocka_unit_test(test_mappings),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
