@@ -383,7 +383,7 @@ def gdb_alone(pid):
 
 
 def scenario(tmp, mode, control):
-    label = mode.replace(" ", "").replace("-X", "X").replace("+", "")
+    label = re.sub(r"[^A-Za-z0-9_]+", "-", mode).strip("-")
     argv, env = R.start(tmp, mode)
     outfile = os.path.join(tmp, "out")
     p = subprocess.Popen(argv, cwd=tmp, env=env, stdout=open(outfile, "w"),
