@@ -401,9 +401,10 @@ def scenario(tmp, mode, control):
         truth = R.truth(tmp, out)
         print("test-runtimes-%s: %s: the runtime's stack: %s" % (
             RUNTIME, mode, " -> ".join("|".join(sorted(t)) for t in truth)), flush=True)
+        # BEAM: about half of all snapshots find the scheduler in C between two slices
         tools = [("jitmap-stack --json", "json", stack_json, 40),
                  ("jitmap-stack", "text", stack_text, 40),
-                 ("GDB with jitmap", "gdb-jitmap", gdb_jitmap, 6)]
+                 ("GDB with jitmap", "gdb-jitmap", gdb_jitmap, 10)]
         for tool, what, take, tries in tools:
             start = time.time()
             _, threads, tid = snapshot(label + "-" + what, lambda: take(pid), pid, tries)
@@ -418,7 +419,7 @@ def scenario(tmp, mode, control):
         # modes are the same to GDB alone).
         if not control:
             return
-        alone, threads, tid = snapshot(label + "-gdb-alone", lambda: gdb_alone(pid), pid, 6)
+        alone, threads, tid = snapshot(label + "-gdb-alone", lambda: gdb_alone(pid), pid, 10)
         if tid is not None:
             frames = threads[tid]
             keys = [R.key(f["name"]) for f in frames]
