@@ -20,10 +20,12 @@ if [ "$mode" != --demo ]; then
              python3-jsonschema)
 fi
 # A second LLVM producer and lld (a linked Mach-O image) for the differential test, LLDB for
-# the debugger tests, Node.js and a JDK for the perf map tests (tests/perfmap), and for the
-# AArch64 and s390x tests (tests/cross) qemu-user, gdb-multiarch and the cross compilers; the
-# tests skip their cases without them.
+# the debugger tests, Node.js and a JDK for the perf map tests (tests/perfmap), Erlang/OTP's
+# BEAM and patchelf (scripts/setup-python.sh) for the runtime tests (tests/runtimes), and for
+# the AArch64 and s390x tests (tests/cross) qemu-user, gdb-multiarch and the cross compilers;
+# the tests skip their cases without them.
 optional=(llvm-19 lld-14 lldb-16 python3-lldb-16 nodejs openjdk-17-jdk-headless
+          erlang-base patchelf
           qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross
           gcc-s390x-linux-gnu libc6-dev-s390x-cross)
 # The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
@@ -92,4 +94,8 @@ if [ $extras -eq 1 ]; then
     "$(dirname "$0")/setup-lldb.sh" $v >/dev/null ||
       echo "setup: LLDB $v is not set up; the lldb$v.* tests are skipped" >&2
   done
+  # trixie's CPython 3.13 (-X perf, -X perf_jit) with its debug file, for runtimes.cpython;
+  # after the installs: it needs patchelf.
+  "$(dirname "$0")/setup-python.sh" >/dev/null ||
+    echo "setup: CPython 3.13 is not set up; runtimes.cpython is skipped" >&2
 fi

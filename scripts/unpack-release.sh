@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# unpack-release.sh SUITE DEST PACKAGE...: PACKAGEs of another Debian release (trixie, forky,
-# sid) and their whole run-time closure, downloaded with a private apt state (the machine's
-# sources, lists and packages are not touched) and unpacked into DEST/root with dpkg -x, to
-# run through that release's own dynamic loader (DEST/root/usr/lib/x86_64-linux-gnu/
-# ld-linux-x86-64.so.2), whatever the host's glibc. The archive is the one the system's own
-# apt sources name (one-line or deb822 form; not its security suite). Used by setup-gdb.sh
-# and setup-lldb.sh. Exits 1, saying why, when it cannot.
+# unpack-release.sh SUITE DEST PACKAGE... [-- EXTRA...]: PACKAGEs of another Debian release
+# (trixie, forky, sid) and their whole run-time closure, downloaded with a private apt state
+# (the machine's sources, lists and packages are not touched) and unpacked into DEST/root with
+# dpkg -x, to run through that release's own dynamic loader (DEST/root/usr/lib/x86_64-linux-gnu/
+# ld-linux-x86-64.so.2), whatever the host's glibc. EXTRA packages (optional) are downloaded
+# alone, without their dependencies, into DEST/extra and not unpacked: the caller takes what
+# it needs from them (setup-python.sh: a debug file), and a missing one is no failure. The
+# archive is the one the system's own apt sources name (one-line or deb822 form; not its
+# security suite). Used by setup-gdb.sh, setup-lldb.sh and setup-python.sh. Exits 1, saying
+# why, when it cannot.
 set -euo pipefail
-[ $# -ge 3 ] || { echo "usage: unpack-release.sh SUITE DEST PACKAGE..." >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: unpack-release.sh SUITE DEST PACKAGE... [-- EXTRA...]" >&2; exit 2; }
 suite=$1 dest=$2
 shift 2
+wanted=() extra=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do wanted+=("$1"); shift; done
+[ $# -gt 0 ] && shift && extra=("$@")
+set -- "${wanted[@]}"
 mirror=$( { grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
             awk '{for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; break }}'
           grep -h '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
@@ -39,3 +46,9 @@ rm -f "$dest"/debs/*.deb
   { echo "unpack-release: downloading $* from $suite failed" >&2; exit 1; }
 rm -rf "$dest/root"
 for deb in "$dest"/debs/*.deb; do dpkg -x "$deb" "$dest/root"; done
+rm -rf "$dest/extra"
+mkdir -p "$dest/extra"
+for p in "${extra[@]}"; do
+  (cd "$dest/extra" && apt-get "${apt[@]}" download -qq "$p" >/dev/null 2>&1) ||
+    echo "unpack-release: $p of $suite could not be downloaded; going on without it" >&2
+done

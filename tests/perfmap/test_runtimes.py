@@ -39,7 +39,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
-import jsoncontract  # noqa: E402
+import livestacks  # noqa: E402
+from livestacks import name_at, perf_map  # noqa: E402
 from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 3 or sys.argv[2] not in ("node", "jvm"):
@@ -111,26 +112,6 @@ class Jvm:
 R = Node() if RUNTIME == "node" else Jvm()
 
 
-def perf_map(path):
-    """[(lo, hi, name)] of a perf map, in file order (either spelling of the numbers)."""
-    out = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            parts = line.rstrip("\n").split(None, 2)
-            if len(parts) == 3:
-                lo, size = int(parts[0], 16), int(parts[1], 16)
-                out.append((lo, lo + size, parts[2].strip()))
-    return out
-
-
-def name_at(entries, addr):
-    """The newest line over `addr` (perf's rule), or None."""
-    for lo, hi, name in reversed(entries):
-        if lo <= addr < hi:
-            return name
-    return None
-
-
 def start(tmp, seconds, extra=()):
     out = os.path.join(tmp, "runtime.out")
     p = subprocess.Popen(R.command(tmp, seconds, extra), cwd=tmp, stdout=open(out, "w"),
@@ -177,38 +158,22 @@ def in_order(names):
 
 
 def stack_json(args, tid):
-    r = subprocess.run([STACK, "--json"] + args, capture_output=True, text=True, timeout=120)
-    check(r.returncode == 0, "jitmap-stack %s: exit %d: %s" % (args, r.returncode, r.stderr))
-    obj = jsoncontract.loads(r.stdout, "jitmap-stack")
-    thread = next((t for t in obj["threads"] if t["tid"] == tid), {"frames": []})
-    return obj, thread["frames"]
+    return livestacks.stack_json(STACK, args, tid, check)
 
 
 def named_frames(frames):
     return [(int(f["pc"], 16), f["function"]) for f in frames if f.get("named_by")]
 
 
-BT_THREAD = re.compile(r"^Thread \d+ \(.*?LWP (\d+)\)", re.M)
-# The frame's name: up to its argument list, the last " (" of the line ("StubRoutines (1) ()").
-BT_LINE = re.compile(r"^#(\d+)\s+(?:0x([0-9a-f]+) in )?(.+) \(", re.M)
-
-
 def gdb_run(args):
-    r = subprocess.run(["gdb", "-nx", "-batch"] + args, capture_output=True, text=True,
-                       timeout=300)
-    check("Python Exception" not in r.stdout + r.stderr,
-          "no Python exception in GDB's output:\n%s" % (r.stdout + r.stderr)[-2000:])
-    return r.stdout
+    return livestacks.gdb_run(args, check)
 
 
 def gdb_thread(out, tid, map_names):
     """[(pc, name)] of the frames of thread `tid` in `thread apply all bt` that GDB names as
     the map does, and that thread's text."""
-    parts = BT_THREAD.split(out)
-    text = next((parts[i + 1] for i in range(1, len(parts) - 1, 2) if int(parts[i]) == tid), "")
-    frames = [(int(pc, 16), name) for _, pc, name in BT_LINE.findall(text)
-              if pc and name in map_names]
-    return frames, text
+    frames, text = livestacks.bt_thread(out, tid)
+    return [(pc, name) for _, pc, name in frames if pc and name in map_names], text
 
 
 def live(tmp):
