@@ -313,6 +313,114 @@ static void reg_access(const struct decoder *d, const struct jitmap__arch *a, co
 	}
 }
 
+/* What an x86-64 instruction does to rsp and rbp (insn.h). Operands are told apart by their
+ * kinds, not their places (Capstone's order follows the syntax printed). */
+static void x86_stack(const struct decoder *d, const struct jitmap__arch *a, const cs_insn *in,
+		      struct jitmap__insn *out)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const unsigned sp = X86_REG_RSP, fp = X86_REG_RBP;
+	const cs_x86_op *reg = NULL, *imm = NULL, *mem = NULL, *reg2 = NULL;
+	for (unsigned k = 0; k < x->op_count; k++) {
+		const cs_x86_op *o = &x->operands[k];
+		if (o->type == X86_OP_REG && !reg)
+			reg = o;
+		else if (o->type == X86_OP_REG)
+			reg2 = o;
+		else if (o->type == X86_OP_IMM)
+			imm = o;
+		else if (o->type == X86_OP_MEM)
+			mem = o;
+	}
+	out->push_reg = out->pop_reg = -1;
+	const uint64_t sp_bit = UINT64_C(1) << a->sp;
+	switch (in->id) {
+	case X86_INS_PUSH:
+	case X86_INS_POP: {
+		/* pushq/popq: 8 bytes; pushw/popw: 2. */
+		const unsigned size = x->op_count ? x->operands[0].size : 8;
+		const bool push = in->id == X86_INS_PUSH;
+		out->sp = JITMAP__SP_ADD;
+		out->sp_delta = push ? -(int64_t)(size ? size : 8) : (int64_t)(size ? size : 8);
+		if (reg && !imm && !mem && size == 8 && bit(d, reg->reg)) {
+			if (push)
+				out->push_reg = d->dwarf[reg->reg];
+			else
+				out->pop_reg = d->dwarf[reg->reg];
+		}
+		if (!push && reg && reg->reg == sp)
+			out->sp = JITMAP__SP_UNKNOWN; /* pop %rsp */
+		return;
+	}
+	case X86_INS_PUSHFQ:
+		out->sp = JITMAP__SP_ADD;
+		out->sp_delta = -8;
+		return;
+	case X86_INS_POPFQ:
+		out->sp = JITMAP__SP_ADD;
+		out->sp_delta = 8;
+		return;
+	case X86_INS_LEAVE: /* mov %rbp,%rsp; pop %rbp */
+		out->sp = JITMAP__SP_FROM_FP;
+		out->sp_delta = 8;
+		out->pop_reg = a->fp;
+		return;
+	case X86_INS_CALL:
+		if (imm) {
+			out->target_known = true;
+			out->target = (uint64_t)imm->imm;
+		}
+		return; /* the callee's ret takes back what the call pushed */
+	case X86_INS_ADD:
+	case X86_INS_SUB:
+		if (reg && reg->reg == sp && imm && !mem && !reg2) {
+			out->sp = JITMAP__SP_ADD;
+			out->sp_delta = in->id == X86_INS_ADD ? imm->imm : -imm->imm;
+			return;
+		}
+		break;
+	case X86_INS_LEA:
+		/* lea d(%rsp),%rsp and lea d(%rsp),%rbp: no index. */
+		if (reg && mem && mem->mem.base == sp && mem->mem.index == X86_REG_INVALID &&
+		    mem->mem.segment == X86_REG_INVALID) {
+			if (reg->reg == sp) {
+				out->sp = JITMAP__SP_ADD;
+				out->sp_delta = mem->mem.disp;
+				return;
+			}
+			if (reg->reg == fp) {
+				out->fp_from_sp = true;
+				out->fp_delta = mem->mem.disp;
+				return;
+			}
+		}
+		break;
+	case X86_INS_MOV:
+		/* mov %rsp,%rbp and mov %rbp,%rsp: which one is written, Capstone's access says. */
+		if (reg && reg2 && !mem && !imm && reg->size == 8 && reg2->size == 8) {
+			const cs_x86_op *dst = (reg->access & CS_AC_WRITE) ? reg : reg2;
+			const cs_x86_op *src = dst == reg ? reg2 : reg;
+			if (dst->reg == fp && src->reg == sp) {
+				out->fp_from_sp = true;
+				return;
+			}
+			if (dst->reg == sp && src->reg == fp) {
+				out->sp = JITMAP__SP_FROM_FP;
+				return;
+			}
+		}
+		break;
+	default:
+		if (cs.insn_group(d->handle, in, CS_GRP_JUMP) && imm) {
+			out->target_known = true;
+			out->target = (uint64_t)imm->imm;
+		}
+		break;
+	}
+	if ((out->writes & sp_bit) && !out->ret)
+		out->sp = JITMAP__SP_UNKNOWN;
+}
+
 /* Capstone 4.0 says nothing of what a SystemZ instruction reads or writes: what a call
  * sequence is made of is known here by name. An s390x patchpoint (llc: llilf/iilf/iihf into
  * %r1, then basr %r14, %r1) loads the call's target with instructions that set a register
@@ -401,10 +509,15 @@ int jitmap__insn_decode(jitmap_arch arch, const uint8_t *b, size_t n, uint64_t a
 		out->ret = cs.insn_group(d->handle, in, CS_GRP_RET) ||
 			   (a->is_return && a->is_return(buf, in->size));
 		out->branch = !out->call && !out->ret && cs.insn_group(d->handle, in, CS_GRP_JUMP);
+		out->push_reg = out->pop_reg = -1;
 		if (d->operand_access)
 			reg_access(d, a, in, out);
 		else if (d->cs == CS_ARCH_SYSZ)
 			sysz_setup(d, in, out);
+		if (d->cs == CS_ARCH_X86)
+			x86_stack(d, a, in, out);
+		else if (!out->access_known || (out->writes & (UINT64_C(1) << a->sp)))
+			out->sp = JITMAP__SP_UNKNOWN;
 		rc = 0;
 	}
 	pthread_mutex_unlock(&d->lock);

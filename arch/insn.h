@@ -48,6 +48,23 @@ struct jitmap__insn {
 	bool writes_memory; /* a memory operand written, or an implicit store (push) */
 	uint64_t stores; /* whose value goes to the stack: push, a store based on SP or FP */
 	uint64_t loads;  /* loaded from the stack: pop, leave (FP), a load based on SP or FP */
+	/* What it does to the stack and frame pointers, for an unwinder that follows a
+	 * function's code from its start (x86-64: the forms compilers and JITs emit; elsewhere
+	 * sp is UNKNOWN for anything that writes SP, and the rest is left 0). */
+	enum jitmap__sp_effect {
+		JITMAP__SP_NONE = 0, /* SP unchanged (a call's push and the callee's ret cancel) */
+		JITMAP__SP_ADD,      /* SP += sp_delta: push, pop, add/sub of an immediate, lea */
+		JITMAP__SP_FROM_FP,  /* SP = FP + sp_delta: mov %rbp,%rsp; leave (then its pop) */
+		JITMAP__SP_UNKNOWN,  /* written otherwise (and $-16,%rsp; sub %rax,%rsp) */
+	} sp;
+	int64_t sp_delta;
+	bool fp_from_sp;     /* FP = SP + fp_delta (mov %rsp,%rbp; lea d(%rsp),%rbp), before
+			      * this instruction's own SP change */
+	int64_t fp_delta;
+	int push_reg, pop_reg; /* the register a push stores at the new SP, or a pop (leave's
+				* too) loads from the old one: its DWARF number, else -1 */
+	bool target_known;   /* a direct jump or call: where it goes */
+	uint64_t target;
 	/* "mnemonic operands", as Capstone prints them: x86-64 in AT&T syntax, the syntax GDB
 	 * prints by default (with LLVM's spelling: size suffixes, ", " between operands, as LLDB
 	 * prints it; GDB writes `movabs $0x1,%r11` where this says `movabsq $0x1, %r11`). */

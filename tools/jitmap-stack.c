@@ -1022,12 +1022,21 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	struct walk *w = ctx;
 	struct thread *th = w->th;
 	const size_t first = th->nframes;
-	const uint64_t at = f->exact || !f->pc ? f->pc : f->pc - 1;
+	uint64_t at = f->code_pc;
 	/* Code only a perf map or jitdump names: a module's symbol where it has one (a runtime
 	 * lists its own builtins, in its executable, in its map), else the map's name (libdwfl
 	 * may give a module a range that spans the JIT code between two of its mappings). */
 	const bool named_only = f->jit && !f->code.image;
 	const struct native_name *nn = f->jit && !named_only ? NULL : native_name(w->t, at);
+	/* A return address at a function's first byte, after no function at all (padding):
+	 * a runtime's continuation (V8's InterpreterEnterAtNextBytecode), named from there. */
+	if (nn && !nn->function && at != f->pc) {
+		const struct native_name *here = native_name(w->t, f->pc);
+		if (here && here->function && here->entry == f->pc) {
+			nn = here;
+			at = f->pc;
+		}
+	}
 	const bool jit = f->jit && !(named_only && nn && nn->function);
 	/* A caller at a return address whose call went, by tail calls, to the frame before:
 	 * those functions are frames of their own in GDB's numbering. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jitmap/arch.h"
 #include "jitmap/stack.h"
 #include "../reader/internal.h"
 
@@ -141,10 +142,11 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	*caller_exact = false;
 	*guess = false;
 	/* Code a perf map or jitdump names (no image): the native unwinder first, since a
-	 * module it knows is the truth where a stale or wrong map line covers it, then the
-	 * frame-pointer chain. Without the code's range: these runtimes set their frame
-	 * pointer after a few instructions of their own (V8's optimized code checks for deopt
-	 * first), not as the prologue the method looks for at a function's start. */
+	 * module it knows by CFI is the truth where a stale or wrong map line covers it; then
+	 * the code object's own instructions from its start, which these maps give (CPython's
+	 * trampolines keep no frame pointer; V8 sets its own after a few instructions; BEAM
+	 * leaves its frame before a tail call's jump); then, a guess, the frame-pointer chain
+	 * without the range. */
 	const bool named_only = f->jit && !f->code.image;
 	if (f->jit && !named_only) {
 		/* The image's CFI, read once by the process model (NULL: the step tries the
@@ -156,6 +158,39 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 		code.func_lo = f->code.function_lo;
 		code.func_hi = f->code.function_hi;
 		return unwind_step(st, &code, f, res, guess, why, why_len);
+	}
+	if (named_only) {
+		char native_why[256] = "";
+		if (st->native) {
+			res->method = JITMAP_UNWIND_NONE;
+			const int rc = st->native(st->native_ctx, f->regs, f->exact, res,
+						  caller_exact, native_why, sizeof(native_why));
+			if (rc == 0 && res->method == JITMAP_UNWIND_CFI) {
+				native_registers(st, f->regs, res, *caller_exact, true);
+				res->method = JITMAP_UNWIND_NATIVE;
+				return 0;
+			}
+			memset(res, 0, sizeof(*res));
+			*caller_exact = false;
+		}
+		code.func_lo = f->code.function_lo;
+		code.func_hi = f->code.function_hi;
+		code.methods = JITMAP_UNWIND_PROVEN;
+		char proof[512];
+		int rc = jitmap_unwind_step(&code, f->regs, &st->memory, res, proof, sizeof(proof));
+		if (rc == 0 || rc == -ESRCH)
+			return rc;
+		code.func_lo = code.func_hi = 0;
+		code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
+		memset(res, 0, sizeof(*res));
+		rc = unwind_step(st, &code, f, res, guess, why, why_len);
+		if (rc == 0 || rc == -ESRCH) {
+			/* Why nothing proved it: the range's own reasons, not the startless
+			 * chain's. */
+			why[0] = 0;
+			add_why(why, why_len, proof);
+		}
+		return rc;
 	}
 	if (st->native) {
 		res->method = JITMAP_UNWIND_NONE;
@@ -182,6 +217,31 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	return unwind_step(st, &code, f, res, guess, why, why_len);
 }
 
+/* Whether return address `pc` is a runtime's continuation: the first byte of a code range
+ * (BEAM pushes normal_exit/0's as every process's last frame, V8 its interpreter's re-entry
+ * builtin's), where no call left it: the bytes before it end no call, or belong to no code at
+ * all. Then the frame is that range's, looked up at `pc` (into *code), not at pc - 1, which
+ * lies in the range before it (BEAM's CodeInfoPrologue) or in padding. */
+static bool continuation(jitmap_stacker *st, uint64_t pc, jitmap_code_info *code,
+			 bool before_is_code)
+{
+	jitmap_code_info here;
+	if (jitmap_process_code_at(st->proc, pc, &here) || here.function_lo != pc)
+		return false;
+	if (before_is_code) {
+		uint8_t b[32];
+		char w[8];
+		size_t n = jitmap_arch_call_window(st->arch);
+		n = n < sizeof(b) ? n : sizeof(b);
+		while (n && st->memory.read_mem(st->memory.ctx, pc - n, b, n, w, sizeof(w)))
+			n--;
+		if (!n || jitmap_arch_call_before(st->arch, b, n))
+			return false; /* a call's return (a noreturn call at a range's end) */
+	}
+	*code = here;
+	return true;
+}
+
 /* Whether code can be at a caller's PC (a return address: the call's byte before it, or
  * the address itself, which a trampoline may push at a code range's first byte). 0 when it
  * cannot, with the reason in `why`. */
@@ -192,8 +252,9 @@ static int code_may_be_at(jitmap_stacker *st, uint64_t pc, bool exact, char *why
 		return 1;
 	char where[256] = "";
 	int rc = st->code_at(st->code_ctx, pc, where, sizeof(where));
+	char w[8];
 	if (rc == 0 && !exact && pc)
-		rc = st->code_at(st->code_ctx, pc - 1, NULL, 0);
+		rc = st->code_at(st->code_ctx, pc - 1, w, sizeof(w));
 	if (rc != 0)
 		return 1; /* code, or unknown */
 	snprintf(why, why_len, "the caller's PC 0x%" PRIx64 " lies where no code can be (%s): the "
@@ -212,9 +273,14 @@ int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
 	for (unsigned level = 0;; level++) {
 		jitmap_stack_frame f = {.level = level, .pc = regs.pc, .exact = exact, .regs = &regs,
 					.why = "", .guessed = guessed, .guess = guess};
-		/* A return address may lie just past its call's function: look up the call. */
-		const uint64_t at = exact || !regs.pc ? regs.pc : regs.pc - 1;
-		f.jit = jitmap_process_code_at(st->proc, at, &f.code) == 0;
+		/* A return address may lie just past its call's function: look up the call; but
+		 * a runtime's continuation is the first byte of the code it resumes in. */
+		f.code_pc = exact || !regs.pc ? regs.pc : regs.pc - 1;
+		f.jit = jitmap_process_code_at(st->proc, f.code_pc, &f.code) == 0;
+		if (f.code_pc != regs.pc && continuation(st, regs.pc, &f.code, f.jit)) {
+			f.jit = true;
+			f.code_pc = regs.pc;
+		}
 		record_at(st, regs.pc, &f);
 		jitmap_unwind_result res;
 		memset(&res, 0, sizeof(res));
@@ -243,8 +309,9 @@ int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
 			return rc;
 		if (step_guess && !guessed) {
 			guessed = true;
-			snprintf(guess, sizeof(guess), "frame %u's caller was found by a guess (%s)",
-				 level, why[0] ? why : "no method proved the step");
+			/* By its PC: a front end numbers frames its own way (inlined ones too). */
+			snprintf(guess, sizeof(guess), "the caller of the frame at 0x%" PRIx64 " was "
+				 "found by a guess (%s)", f.pc, why[0] ? why : "no method proved the step");
 		}
 		regs = res.caller;
 		exact = caller_exact;

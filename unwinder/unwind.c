@@ -11,6 +11,7 @@
  * and what was measured to establish them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "unwind_internal.h"
 #include "../arch/arch.h"
@@ -47,6 +48,7 @@ const char *jitmap_unwind_method_name(jitmap_unwind_method m)
 	case JITMAP_UNWIND_STACKMAP: return "stackmap";
 	case JITMAP_UNWIND_FRAME_POINTER: return "frame-pointer";
 	case JITMAP_UNWIND_NATIVE: return "native";
+	case JITMAP_UNWIND_CODE: return "code";
 	default: return "none";
 	}
 }
@@ -727,6 +729,81 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 	return accept(s, M, r, fp + (uint64_t)cfa_from_fp, ra);
 }
 
+/* -- The function's own instructions (walk.c) -- */
+
+static enum outcome by_code(struct step *s, jitmap_unwind_result *r)
+{
+	const char *const M = "code";
+	const uint64_t lo = s->code->func_lo, hi = s->code->func_hi;
+	if (hi <= lo || s->pc < lo || s->pc > hi) {
+		say(s->why, M, "the function's range is not known");
+		return STEP_DECLINE;
+	}
+	if (!s->a->ra_slot) {
+		say(s->why, M, "not done for %s", s->a->name);
+		return STEP_DECLINE;
+	}
+	/* The whole function when it can be read (paths go past the PC and come back), else
+	 * what there is of it up to the PC and an instruction beyond. */
+	size_t len = hi - lo > (64u << 10) ? (64u << 10) : (size_t)(hi - lo);
+	uint8_t *code = malloc(len ? len : 1);
+	if (!code) {
+		say(s->why, M, "out of memory");
+		return STEP_DECLINE;
+	}
+	if (read_mem(s, lo, code, len)) {
+		const size_t to_pc = (size_t)(s->pc - lo);
+		size_t n = to_pc + INSN_MAX < len ? to_pc + INSN_MAX : len;
+		while (n > to_pc && read_mem(s, lo, code, n))
+			n--;
+		if (read_mem(s, lo, code, n) || (n == to_pc && s->code->is_innermost)) {
+			free(code);
+			say(s->why, M, "cannot read the code of the function at 0x%llx", U(lo));
+			return STEP_FAULT;
+		}
+		len = n;
+	}
+	struct jitmap__walk w;
+	char msg[256];
+	const int rc = jitmap__code_walk(s->code->arch, code, len, lo, s->pc, s->code->is_innermost,
+					 &w, msg, sizeof(msg));
+	free(code);
+	if (rc) {
+		say(s->why, M, "%s", msg);
+		return STEP_DECLINE;
+	}
+	/* From the frame pointer where the function set it: a call that returns with SP moved
+	 * (V8's out-of-line prologue does) cannot mislead that one. */
+	uint64_t cfa;
+	const unsigned fp = (unsigned)s->a->fp;
+	if (w.fp_known && known(s->regs, fp)) {
+		cfa = s->regs->reg[fp] + (uint64_t)w.fp_off;
+	} else if (w.sp_known) {
+		cfa = s->sp + (uint64_t)w.sp_off;
+	} else {
+		say(s->why, M, "the CFA is %s + %lld, not known in this frame",
+		    jitmap_reg_name(s->code->arch, fp), (long long)w.fp_off);
+		return STEP_DECLINE;
+	}
+	uint64_t ra;
+	if (read_word(s, cfa - s->a->ra_slot, &ra)) {
+		say(s->why, M, "cannot read the return address at 0x%llx", U(cfa - s->a->ra_slot));
+		return STEP_FAULT;
+	}
+	for (unsigned k = 0; k < w.nslots; k++) {
+		uint64_t v;
+		if (jitmap_unwind_callee_saved(s->code->arch, w.slot[k].reg) &&
+		    read_word(s, cfa - (uint64_t)w.slot[k].off, &v) == 0)
+			jitmap_frame_reg_set(&r->caller, w.slot[k].reg, v);
+	}
+	/* What no path to the PC wrote is still the caller's (a pushed one was read back). */
+	for (unsigned reg = 0; reg < 64 && reg < JITMAP_UNWIND_MAX_REGS; reg++)
+		if (reg != (unsigned)s->a->sp && jitmap_unwind_callee_saved(s->code->arch, reg) &&
+		    !(w.written >> reg & 1) && known(s->regs, reg) && !known(&r->caller, reg))
+			jitmap_frame_reg_set(&r->caller, reg, s->regs->reg[reg]);
+	return accept(s, M, r, cfa, ra);
+}
+
 /* -- One step -- */
 
 int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
@@ -757,20 +834,29 @@ int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *
 		: code->cfi ? jitmap__cfi_order(code->cfi)
 		: s.a->default_order;
 
-	static enum outcome (*const methods[])(struct step *, jitmap_unwind_result *) = {
-		[JITMAP_UNWIND_CFI] = by_cfi,
-		[JITMAP_UNWIND_STACKMAP] = by_stackmap,
-		[JITMAP_UNWIND_FRAME_POINTER] = by_frame_pointer,
+	/* The code before the frame-pointer chain: it follows every instruction to the PC, where
+	 * the chain trusts the prologue alone (after an epilogue's `leave`, before its tail
+	 * call's jump, the frame pointer is already the caller's). The chain answers where the
+	 * code cannot be walked, or the function's start is not known. */
+	static const struct {
+		jitmap_unwind_method m;
+		enum outcome (*fn)(struct step *, jitmap_unwind_result *);
+	} order[] = {
+		{JITMAP_UNWIND_CFI, by_cfi},
+		{JITMAP_UNWIND_STACKMAP, by_stackmap},
+		{JITMAP_UNWIND_CODE, by_code},
+		{JITMAP_UNWIND_FRAME_POINTER, by_frame_pointer},
 	};
 	const uint32_t mask = code->methods & ~JITMAP_UNWIND_PROVEN ? code->methods : UINT32_MAX;
 	bool fault = false, tried = false;
 	jitmap_unwind_result r;
-	for (unsigned m = JITMAP_UNWIND_CFI; m <= JITMAP_UNWIND_FRAME_POINTER; m++) {
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		const jitmap_unwind_method m = order[k].m;
 		if (!(mask & JITMAP_UNWIND_MASK(m)))
 			continue;
 		tried = true;
 		memset(&r, 0, sizeof(r));
-		const enum outcome o = methods[m](&s, &r);
+		const enum outcome o = order[k].fn(&s, &r);
 		if (o == STEP_OK) {
 			r.method = (jitmap_unwind_method)m;
 			*out = r;

@@ -38,6 +38,33 @@ struct jitmap__cfi_row {
 int jitmap__cfi_row(const jitmap_cfi *cfi, uint64_t pc, struct jitmap__cfi_row *row, char *why,
 		    size_t why_len);
 
+/* A function's frame at a PC as its instructions build it (walk.c): the CFA is SP + sp_off
+ * (sp_known) or FP + fp_off (fp_known); the return address at CFA - the table's ra_slot; the
+ * caller's value of each slot's register at CFA - off; a register no path from the start to
+ * the PC writes (bit n of `written` clear) still holds the caller's value. */
+struct jitmap__walk {
+	bool sp_known, fp_known;
+	int64_t sp_off, fp_off;
+	uint64_t written;
+	unsigned nslots;
+	struct {
+		unsigned reg;
+		int64_t off;
+	} slot[8];
+};
+
+/* Walk the code of a function that starts at `lo` (`len` bytes at `code`, up to its end or
+ * what is known of it) to `pc` (exact: where frame 0 stands; else a return address) along
+ * every path. 0 with *out filled, or a negative errno with the reason in `why`: -ENOTSUP for
+ * an architecture not walked, -ERANGE for a PC outside the code (or a return address at its
+ * first byte: no call in it left one there), -EILSEQ for bytes before the PC that are no
+ * instruction, -EINVAL for a PC not at an instruction (or not after a call) or a jump into
+ * an instruction, -ENOENT when no path reaches the PC or the stack pointer is not known
+ * there, -ENOMEM. */
+int jitmap__code_walk(jitmap_arch arch, const uint8_t *code, size_t len, uint64_t lo,
+		      uint64_t pc, bool exact, struct jitmap__walk *out, char *why,
+		      size_t why_len);
+
 /* The byte order the CFI was read in (what the target's memory uses). */
 jitmap_byte_order jitmap__cfi_order(const jitmap_cfi *cfi);
 

@@ -6,8 +6,10 @@
  *     image by the process model: jitmap_process_code_cfi), its stackmap and its function's
  *     range;
  *   - a frame in code only a perf map or jitdump names (jitmap_process_perfmap: no image)
- *     by the native unwinder where it knows the PC (a module's CFI is the truth where a stale
- *     map line covers it), else by the frame-pointer chain, which these runtimes keep;
+ *     by the native unwinder where its CFI covers the PC (a module's CFI is the truth where a
+ *     stale map line covers it), else by jitmap_unwind_step over the code object's range
+ *     (the code's own instructions, a frame-pointer prologue at its start), and where
+ *     nothing proves the step, by the frame-pointer chain as a guess;
  *   - any other frame by the caller's native unwinder, a callback (jitmap-stack's uses
  *     elfutils' libdwfl: modules, symbols, CFI, signal frames), or without one, or where it
  *     has nothing to say (-ENOENT), by the frame-pointer chain.
@@ -65,6 +67,11 @@ typedef struct jitmap_stack_frame {
 	/* Whether the step from this frame to its caller is a guess (then `guess` of the
 	 * caller says why). */
 	bool step_guessed;
+	/* Where the frame's code was looked up: `pc` where it is exact; else the return
+	 * address's call, pc - 1, or `pc` itself when no code holds pc - 1 and a code range
+	 * starts at pc (a runtime's continuation: BEAM's and V8's interpreters push the first
+	 * byte of the code a frame resumes in, which no call left). Name the frame from here. */
+	uint64_t code_pc;
 } jitmap_stack_frame;
 
 /* A native frame's caller: fill `out->caller` (PC, SP and the registers the native unwinder

@@ -90,6 +90,7 @@ typedef enum jitmap_unwind_method {
 	JITMAP_UNWIND_STACKMAP,
 	JITMAP_UNWIND_FRAME_POINTER,
 	JITMAP_UNWIND_NATIVE, /* a caller's native unwinder (jitmap_stacker, stack.h) */
+	JITMAP_UNWIND_CODE,   /* the function's instructions, from its start to the PC */
 } jitmap_unwind_method;
 
 /* Bit of a method in jitmap_unwind_code.methods. */
@@ -104,7 +105,7 @@ typedef enum jitmap_unwind_method {
  * shows it says it is a guess (jitmap_stacker does: jitmap_stack_frame.guessed). */
 #define JITMAP_UNWIND_PROVEN (1u << 31)
 
-/* "cfi", "stackmap", "frame-pointer", "native", "none". */
+/* "cfi", "stackmap", "frame-pointer", "native", "code", "none". */
 JITMAP_API const char *jitmap_unwind_method_name(jitmap_unwind_method m);
 
 /* What is known about the code a frame's PC is in. Any pointer may be NULL; zero-initialise
@@ -157,7 +158,12 @@ typedef struct jitmap_unwind_result {
  *                  [rbp + 8], CFA = rbp + 16; AArch64: the frame record, at a place only the
  *                  function's prologue says), with sanity checks, never inside a known
  *                  function that does not set it up; in frame 0 also at the function's first
- *                  instructions and at a return.
+ *                  instructions and at a return;
+ *   code           the function's instructions (func_lo and func_hi known; x86-64), decoded
+ *                  from its start along every path to the PC: what they do to SP and FP and
+ *                  which callee-saved registers they push or write (docs/unwinding.md,
+ *                  "Unwinding by the code"). For code with neither CFI nor a frame pointer
+ *                  whose start is known: a perf map's or jitdump's range.
  * docs/unwinding.md has each rule and how it was measured. A method that does not apply, or
  * whose answer fails a check, passes to the next.
  * Returns:

@@ -228,6 +228,8 @@ def from_text(out):
             m = re.match(r"^\s+#(\d+)\s+0x([0-9a-f]+) in (.*)$", line)
             if m:
                 rest = m.group(3)
+                if rest.endswith(" [guess]"):  # reached by a guess: still the frame's name
+                    rest = rest[:-len(" [guess]")]
                 if " [JIT" in rest:
                     name = rest.split(" [JIT")[0]
                 else:

@@ -943,6 +943,127 @@ static jitmap_stackmap *one_function_stackmap(uint64_t stack_size, jitmap_arch a
 	return built(&b, JITMAP_ORDER_LITTLE, arch);
 }
 
+/* -- The code: every path from the function's start to the PC (walk.c) -- */
+
+/* One function at 0x1000 of `bytes`, frame at `pc` with SP 0x7000 (rbp `rbp`, rbx 0x3b):
+ * the step's return, with `res` and `why`. */
+static int code_step_fp(const uint8_t *bytes, size_t len, uint64_t pc, bool exact, uint64_t rbp,
+			jitmap_unwind_result *res, char *why, size_t why_len)
+{
+	struct fake_mem m = {0};
+	struct region *code = fake_region(&m, 0x1000, 0x200);
+	memcpy(code->bytes, bytes, len);
+	fake_region(&m, 0x7000, 0x200);
+	for (uint64_t a = 0x7000; a < 0x7200; a += 8)
+		fake_put64(&m, a, 0xdead0000 + (a - 0x7000));
+	jitmap_unwind_code c = {.arch = X86, .func_lo = 0x1000, .func_hi = 0x1000 + len,
+				.is_innermost = exact, .methods = JITMAP_UNWIND_PROVEN};
+	jitmap_frame_regs r = regs_with(pc, 0x7000, rbp);
+	regs_set(&r, RBX, 0x3b);
+	return step(&c, &r, &m, res, why, why_len);
+}
+
+static int code_step(const uint8_t *bytes, size_t len, uint64_t pc, bool exact,
+		     jitmap_unwind_result *res, char *why, size_t why_len)
+{
+	return code_step_fp(bytes, len, pc, exact, 0x7100, res, why, why_len);
+}
+
+static void test_code_walk(void **state)
+{
+	(void)state;
+	jitmap_unwind_result res;
+	char why[512];
+	/* CPython's -X perf trampoline: endbr64; sub $8,%rsp; call *%rcx; add $8,%rsp; ret. */
+	static const uint8_t tramp[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+					0x48, 0x83, 0xc4, 0x08, 0xc3};
+	/* At the return address the call left: 8 pushed by the call into it, 8 subtracted. */
+	assert_int_equal(code_step(tramp, sizeof(tramp), 0x100a, false, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_CODE);
+	assert_int_equal(res.cfa, 0x7010);
+	assert_int_equal(res.caller.pc, 0xdead0008);
+	expect_reg(&res.caller, RSP, 0x7010);
+	expect_reg(&res.caller, RBP, 0x7100); /* no instruction writes them: the caller's */
+	expect_reg(&res.caller, RBX, 0x3b);
+	/* Frame 0 at its entry, after the endbr64, at the ret: the return address at SP. */
+	for (uint64_t pc = 0x1000; pc <= 0x100e; pc += pc == 0x1004 ? 10 : 4) {
+		assert_int_equal(code_step(tramp, sizeof(tramp), pc, true, &res, why, sizeof(why)),
+				 0);
+		assert_int_equal(res.cfa, 0x7008);
+	}
+	/* Not where an instruction starts; a return address at the first byte (no call in it
+	 * left one there: a continuation, BEAM's and V8's); not after a call. */
+	assert_int_equal(code_step(tramp, sizeof(tramp), 0x1005, true, &res, why, sizeof(why)),
+			 -ENOENT);
+	assert_contains(why, "code: 0x1005 is not where an instruction starts");
+	assert_int_equal(code_step(tramp, sizeof(tramp), 0x1000, false, &res, why, sizeof(why)),
+			 -ENOENT);
+	assert_contains(why, "is the code's first byte: no call in it left it there");
+	assert_int_equal(code_step(tramp, sizeof(tramp), 0x1008, false, &res, why, sizeof(why)),
+			 -ENOENT);
+	assert_contains(why, "0x1008 does not follow a call");
+
+	/* V8's shape: checks first (a branch out of the function), then the frame, pushes and
+	 * room for locals: no frame-pointer prologue at the start, so only the code answers.
+	 *   lea -7(%rip),%rbx; cmp %rbx,%rcx; jne 0x2000; push %rbp; mov %rsp,%rbp;
+	 *   push %rsi; push %rdi; push %rax; sub $0x20,%rsp; call *%rax */
+	static const uint8_t v8[] = {0x48, 0x8d, 0x1d, 0xf9, 0xff, 0xff, 0xff, 0x48, 0x39, 0xd9,
+				     0x0f, 0x85, 0xf0, 0x0f, 0x00, 0x00, 0x55, 0x48, 0x89, 0xe5,
+				     0x56, 0x57, 0x50, 0x48, 0x83, 0xec, 0x20, 0xff, 0xd0, 0xc3};
+	/* (rbp as the function set it: SP + the room and the three pushes) */
+	assert_int_equal(code_step_fp(v8, sizeof(v8), 0x101d, false, 0x7000 + 0x20 + 3 * 8, &res,
+				      why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_CODE);
+	assert_int_equal(res.cfa, 0x7000 + 0x20 + 3 * 8 + 8 + 8);
+	assert_int_equal(res.caller.pc, 0xdead0000 + 0x20 + 3 * 8 + 8);
+	expect_reg(&res.caller, RBP, 0xdead0000 + 0x20 + 3 * 8); /* from its slot */
+	expect_unknown(&res.caller, RBX); /* the lea wrote it */
+
+	/* An interpreter's register file, pushed in a loop: SP differs on the two paths into
+	 * the loop, the frame pointer does not.
+	 *   push %rbp; mov %rsp,%rbp; mov $4,%ecx; L: push $0; dec %ecx; jne L; call *%rax */
+	static const uint8_t loop[] = {0x55, 0x48, 0x89, 0xe5, 0xb9, 0x04, 0x00, 0x00, 0x00, 0x6a,
+				       0x00, 0xff, 0xc9, 0x75, 0xfa, 0xff, 0xd0, 0xc3};
+	assert_int_equal(code_step(loop, sizeof(loop), 0x1011, false, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_CODE);
+	assert_int_equal(res.cfa, 0x7110);
+	expect_reg(&res.caller, RBP, 0xdead0100);
+
+	/* BEAM's tail call: the frame already left, rbp the caller's again, then the jump.
+	 *   push %rbp; mov %rsp,%rbp; sub $16,%rsp; call *%rax; leave; jmp 0x3000 */
+	static const uint8_t tail[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xff, 0xd0,
+				       0xc9, 0xe9, 0xf0, 0x1f, 0x00, 0x00};
+	assert_int_equal(code_step(tail, sizeof(tail), 0x100b, true, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_CODE);
+	assert_int_equal(res.cfa, 0x7008);
+	assert_int_equal(res.caller.pc, 0xdead0000);
+	expect_reg(&res.caller, RBP, 0x7100); /* popped back: the caller's */
+
+	/* A dynamic alloca without a frame pointer: SP's distance is not known.
+	 *   push %rbx; sub %rax,%rsp; call *%rdx */
+	static const uint8_t alloca_[] = {0x53, 0x48, 0x29, 0xc4, 0xff, 0xd2, 0xc3};
+	assert_int_equal(code_step(alloca_, sizeof(alloca_), 0x1006, false, &res, why,
+				   sizeof(why)), -ENOENT);
+	assert_contains(why, "the stack pointer's distance to the frame's top differs on the "
+			"paths there, or was changed in a way not followed");
+	/* The same pushes on one path and not the other: the paths disagree.
+	 *   test %edi,%edi; je L; push %rbx; L: call *%rax */
+	static const uint8_t cond[] = {0x85, 0xff, 0x74, 0x01, 0x53, 0xff, 0xd0, 0xc3};
+	assert_int_equal(code_step(cond, sizeof(cond), 0x1007, false, &res, why, sizeof(why)),
+			 -ENOENT);
+	assert_contains(why, "differs on the paths there");
+	/* A jump into the middle of an instruction. jmp 0x1003 over a 5-byte mov; nop; ret */
+	static const uint8_t mid[] = {0xeb, 0x01, 0xb8, 0x01, 0x00, 0x00, 0x00, 0x90, 0xc3};
+	assert_int_equal(code_step(mid, sizeof(mid), 0x1007, true, &res, why, sizeof(why)),
+			 -ENOENT);
+	assert_contains(why, "jumps into the middle of an instruction");
+	/* Code reached only by an indirect jump (a switch's case). jmp *%rax; push %rbx; ret */
+	static const uint8_t ind[] = {0xff, 0xe0, 0x53, 0xc3};
+	assert_int_equal(code_step(ind, sizeof(ind), 0x1002, true, &res, why, sizeof(why)),
+			 -ENOENT);
+	assert_contains(why, "no path from the function's start at 0x1000 reaches 0x1002");
+}
+
 static void test_stackmap_rule(void **state)
 {
 	(void)state;
@@ -2647,6 +2768,7 @@ int main(void)
 		cmocka_unit_test(test_cfi_hostile),
 		cmocka_unit_test(test_cfi_torture_synthetic),
 		cmocka_unit_test(test_frame_pointer),
+		cmocka_unit_test(test_code_walk),
 		cmocka_unit_test(test_stackmap_rule),
 		cmocka_unit_test(test_carry_rule),
 		cmocka_unit_test(test_aarch64),
