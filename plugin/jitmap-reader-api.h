@@ -164,10 +164,13 @@ JITMAP_READER_EXPORT jitmap_process *jitmap_reader_process(uint64_t *serial);
  * above). NULL when the reader is not loaded. */
 JITMAP_READER_EXPORT jitmap_index *jitmap_reader_index(void);
 
-/* The entry whose code holds `pc`: its stackmap (parsed now if needed; NULL when it has none
- * or it does not parse), and with `name` not NULL the function symbol at `pc` (NULL if none)
- * and its range [*start, *end) (when the pointers are not NULL). Returns 0, -ENOENT when no
- * entry holds `pc`, -ENODEV. */
+/* The entry whose code holds `pc`: with `stackmap` not NULL its stackmap (parsed now if
+ * needed; NULL when it has none or it does not parse; not read at all when `stackmap` is
+ * NULL), and with `name` not NULL the function symbol at `pc` (NULL if none) and its range
+ * [*start, *end) (when the pointers are not NULL). Returns 0, -ENOENT when no entry holds
+ * `pc`, -ENODEV. With every pointer NULL it answers only whether a JIT entry GDB registered
+ * holds `pc` (O(log n)): GDB's JIT machinery unwinds such a frame (the reader, or GDB's DWARF
+ * unwinder from the entry's CFI), and no Python unwinder should take it. */
 JITMAP_READER_EXPORT int jitmap_reader_lookup(uint64_t pc, const jitmap_stackmap **stackmap,
 					      const char **name, uint64_t *start, uint64_t *end);
 

@@ -961,9 +961,10 @@ int jitmap_reader_lookup(uint64_t pc, const jitmap_stackmap **stackmap, const ch
 	struct entry *e = rc ? NULL : entry_of(r, code.image_id);
 	if (!e)
 		return -ENOENT;
-	const jitmap_stackmap *sm = entry_stackmap(r, e); /* looked at: drops nothing */
+	/* Its code was looked at: reading its stackmap drops nothing. Not read when not asked
+	 * for: the perf-map unwinder asks about every frame only whether an entry holds it. */
 	if (stackmap)
-		*stackmap = sm;
+		*stackmap = entry_stackmap(r, e);
 	if (name)
 		*name = code.function;
 	if (start)

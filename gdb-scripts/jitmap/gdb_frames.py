@@ -15,6 +15,16 @@ as a number (a printer recognises the marker that stands for it).
 `disable frame-filter global jitmap` turns it off; GDB's own locals of a frame (DWARF) come
 first and are kept.
 
+The filter runs only for a backtrace it adds to: one with a frame in code that has a stackmap
+(a JIT entry's, or a record at the frame's PC), a frame GDB has no name for that a perf map or
+jitdump names, or interpreter frames from the names API (`_needed`, decided once per stop and
+thread). Any other backtrace GDB prints itself, as without jitmap: GDB's frame-filter printer
+(py_print_frame in gdb/python/py-framefilter.c, GDB 13 through 18) writes " at " before
+whatever a decorator's filename() gives, and FrameDecorator gives a library's name for a frame
+without a symtab, so a library frame GDB alone prints `from LIB` would print `at LIB` (MI:
+`file=` where GDB says `from=`); no decorator can make it print " from ". `info frame-filter`
+says the filter is enabled only while it is needed.
+
 GDB calls the decorators from C for `bt`, `bt full` and MI (and DAP), and prints any
 exception that leaves them as "Python Exception <...>" in the middle of the backtrace: every
 method here answers, and a failure of jitmap's own costs its part of the answer only (the
@@ -32,6 +42,7 @@ from gdb.FrameDecorator import FrameDecorator
 from . import commands as C
 from . import format as F
 from . import gdb_perf
+from . import gdb_reader
 from . import model as M
 from . import names
 from . import native as N
@@ -323,12 +334,92 @@ class JitFrameDecorator(FrameDecorator):
         return list(base or []) + [VirtualFrame(self.inferior_frame(), vf) for vf in vfs]
 
 
+# -- Whether a backtrace needs the filter --
+
+NEED_WALK = 10000  # frames looked at to decide; a deeper stack with none needing it runs it
+_need = [None, None]  # [key, answer] for the last stop and thread asked about
+
+
+def _frame_needs(frame, perf, catalog, reader):
+    """Whether jitmap adds anything to `frame` in a backtrace (see the module's docstring)."""
+    pc = frame.pc()
+    if catalog is not None and catalog.lookup(pc):
+        return True
+    if reader and gdb_reader.has_stackmap_at(pc - 1 if frame.level() > 0 and pc else pc):
+        return True
+    return perf is not None and frame.name() is None and perf.code_at(pc, frame.level() > 0)
+
+
+def _needed():
+    """Whether the backtrace about to be printed (the selected thread's, from its newest
+    frame) has a frame the filter adds to. Once per stop and thread: the walk goes through
+    frames GDB keeps for the backtrace that follows. Any failure says yes (the filter runs,
+    as it always did)."""
+    if names.has_frames():
+        return True
+    from .gdb_commands import GDB
+    try:
+        thread = gdb.selected_thread()
+        if thread is None:
+            return False
+        newest = gdb.newest_frame()
+        perf = gdb_perf.maps()  # read again once per stop
+        reader = gdb_reader.library()
+        entries = reader.jitmap_reader_num_entries() if reader else 0
+        # What changes without a stop too: `jitmap perf-map FILE`, jit-reader-load.
+        key = (GDB.stop_id(), thread.global_num, newest.pc(), len(perf) if perf else 0,
+               reader is None, entries)
+        if _need[0] == key:
+            return _need[1]
+        catalog = None
+        N.load(getattr(GDB, "library_hint", None))
+        GDB.check_process()
+        if reader is None or GDB.loaded_objects():
+            # Stackmaps the reader does not hold (loaded files', or every one without the
+            # reader): the stop's catalog, by record at a frame's PC.
+            catalog = C.SESSION.get(GDB)
+            if not catalog.stackmaps:
+                catalog = None
+        answer = False
+        if catalog is not None or perf is not None or entries:
+            frame, n = newest, 0
+            while frame is not None and not answer:
+                if n == NEED_WALK:
+                    answer = True
+                    break
+                answer = bool(_frame_needs(frame, perf, catalog, entries))
+                n += 1
+                try:
+                    frame = frame.older()
+                except gdb.error:
+                    break
+        _need[0], _need[1] = key, answer
+        return answer
+    except (C.CommandError, gdb.error):
+        return False  # no process, no stack: nothing to add to
+    except Exception:
+        if os.environ.get("JITMAP_DEBUG"):
+            traceback.print_exc()
+        return True
+
+
 class JitFrameFilter:
     def __init__(self):
         self.name = "jitmap"
         self.priority = 100
-        self.enabled = True
+        self._enabled = True
         gdb.frame_filters[self.name] = self
+
+    @property
+    def enabled(self):
+        """GDB asks before each backtrace (gdb/frames.py, _sort_list) and for `info
+        frame-filter`: on, and needed by this backtrace."""
+        return self._enabled and _needed()
+
+    @enabled.setter
+    def enabled(self, value):
+        # `enable frame-filter` / `disable frame-filter global jitmap`
+        self._enabled = bool(value)
 
     def filter(self, frames):
         # Once per backtrace, not per frame: whether any layout exists at all.

@@ -5,7 +5,13 @@ never register their code with GDB (Node.js with --perf-basic-prof, CPython -X p
   frame in code a perf map names, and a frame in code GDB has no symbol for whose caller, by
   the frame-pointer chain, is such code (V8 copies builtins beside its JIT code). It steps by
   the frame pointer with libjitmap's checks (perfmaps.frame_pointer_step) and declines every
-  other frame, which GDB's own unwinders then take as before.
+  other frame, which GDB's own unwinders then take as before. It declines too a frame whose
+  code a JIT entry registered with GDB holds, even when a perf map or jitdump names it (LLVM's
+  lli writes a jitdump of the objects it also registers): GDB's JIT machinery unwinds those,
+  the reader or GDB's DWARF unwinder from the entry's CFI, and a Python unwinder comes before
+  GDB's DWARF unwinder, so a frame-pointer step taken there would lose every callee-saved
+  register the CFI restores (and skip the caller of a function without a frame pointer), as
+  the process model already ranks a registered image above a perf map.
 - Names: jitmap's frame filter (gdb_frames.py) asks :func:`code_at` for a frame GDB has no name
   for: the map's name, and the source line a jitdump gives.
 
@@ -22,6 +28,7 @@ import gdb
 import gdb.unwinder
 
 from . import commands as C
+from . import gdb_reader
 from . import native as N
 from . import perfmaps as P
 
@@ -68,6 +75,26 @@ def _named_by_gdb(pc):
         return True
 
 
+def _registered_jit_code(pc):
+    """Whether `pc` is code of a JIT entry registered with GDB (see the module's docstring):
+    the reader's answer when it is loaded (the entries GDB handed it); without it, whether
+    GDB's own reader made an objfile of the entry that holds `pc` (BFD names them
+    <in-memory@ADDRESS>)."""
+    held = gdb_reader.holds_code(pc)
+    if held is not None:
+        return held
+    if not gdb_reader.jit_objfiles_of_gdb():
+        return False
+    find = getattr(gdb.current_progspace(), "objfile_for_address", None)  # GDB 14
+    if find is not None:
+        objfile = find(pc)
+        return objfile is not None and (objfile.filename or "").startswith("<in-memory@")
+    try:
+        return " of <in-memory@" in gdb.execute("info symbol 0x%x" % pc, to_string=True)
+    except gdb.error:
+        return False
+
+
 class _FrameId:
     """What create_unwind_info takes (GDB 14 has gdb.unwinder.FrameId): gdb.Values."""
 
@@ -97,6 +124,8 @@ class PerfMapUnwinder(gdb.unwinder.Unwinder):
             return None
         pc = int(pending.read_register("pc"))
         outer = pending.level() > 0
+        if _registered_jit_code(pc - 1 if outer and pc else pc):
+            return None
         sym = m.code_at(pc, outer)
         if sym is None and _named_by_gdb(pc - 1 if outer and pc else pc):
             return None

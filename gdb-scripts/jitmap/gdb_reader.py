@@ -52,6 +52,27 @@ def function_addresses(name):
     return [starts[i] for i in range(min(n, 64))]
 
 
+def holds_code(pc):
+    """Whether code of a JIT entry GDB registered holds `pc` (the reader keeps every entry
+    GDB hands it, claimed or declined): True or False; None when the reader is not loaded.
+    O(log n) in the entries, no stackmap read."""
+    lib = library()
+    if lib is None:
+        return None
+    return lib.jitmap_reader_lookup(pc & 0xFFFFFFFFFFFFFFFF, None, None, None, None) == 0
+
+
+def has_stackmap_at(pc):
+    """Whether a JIT entry GDB registered holds `pc` and has a stackmap (read and parsed now
+    if it was not yet): True or False; None when the reader is not loaded."""
+    lib = library()
+    if lib is None:
+        return None
+    sm = ctypes.c_void_p()
+    rc = lib.jitmap_reader_lookup(pc & 0xFFFFFFFFFFFFFFFF, ctypes.byref(sm), None, None, None)
+    return rc == 0 and bool(sm.value)
+
+
 def shared_process():
     """(process, serial): the loaded reader's jitmap_process, when the commands' libjitmap is
     the plugin itself (then they scan into it); None otherwise. A process seen with another
@@ -143,7 +164,7 @@ def _ours_loaded(path):
     return bool(lib.jitmap_reader_loaded())
 
 
-def _jit_objfiles_of_gdb():
+def jit_objfiles_of_gdb():
     """JIT entries that GDB's built-in ELF reader has taken (BFD names them <in-memory@...>)."""
     return [o for o in gdb.objfiles() if (o.filename or "").startswith("<in-memory@")]
 
@@ -259,7 +280,7 @@ def load(plugin_path):
             raise gdb.GdbError(
                 "jitmap: not loading the JIT reader: %s, and GDB would hang walking it. "
                 "Source jitmap.gdb before `run` to see such a program's JIT code." % problem)
-        reread = bool(_jit_objfiles_of_gdb())
+        reread = bool(jit_objfiles_of_gdb())
         try:
             gdb.execute("jit-reader-load " + plugin_path, to_string=True)
             if reread:

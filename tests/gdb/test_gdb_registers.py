@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_gdb_registers.py BUILD_DIR: jitmap never knows less than GDB alone (x86-64).
+"""test_gdb_registers.py BUILD_DIR [PROGRAM...]: jitmap never knows less than GDB alone (x86-64).
 
 GDB alone and GDB with jitmap (`set jitmap reader-claim unnamed`, the default, and `auto`)
 stop the same program at the same place; every frame's registers (`frame N`, `info
@@ -14,15 +14,28 @@ exceptions listed below applies, each proven against the program's truth:
   handjit_outer's (amd64_analyze_prologue follows only %rbp), where handjit_outer pushed
   main's. With jitmap every callee-saved register of handjit_outer and main is known;
 - jitmap-demo-jit --program recursion (LLVM, ORC, .eh_frame): GDB alone reads the JIT's
-  objects itself; jitmap unwinds them in `auto`.
+  objects itself; jitmap unwinds them in `auto`;
+- LLVM's own lli-14 -jit-kind=mcjit on tests/gdb/lli_registers.ll (two stops in usleep under
+  three JIT frames, one path with frame pointers, one through a function without): GDB alone
+  unwinds every JIT frame from the objects' .eh_frame, and lli also writes a jitdump of them,
+  which jitmap's perf-map unwinder (a Python unwinder, asked before GDB's DWARF unwinder) must
+  leave to GDB. No exception but the ABI's: every callee-saved register GDB alone knows in
+  outer, outer2 and main, with jitmap too, and equal to the values the program put there;
+  and `bt` prints the same lines as GDB alone (a library frame `from LIB`, never `at LIB`, as
+  any frame filter's output would have it). Its negative control is one session per stop
+  with jitmap as it was before (its perf-map unwinder taking registered JIT code, its frame
+  filter on for every backtrace): the comparison must find what that loses in the outer JIT
+  frames (callee-saved registers, a frame), and `bt` lines that differ.
 
-In both, a caller-saved register of an outer frame that GDB alone repeats from the frame
+In all, a caller-saved register of an outer frame that GDB alone repeats from the frame
 below is <not saved> with jitmap (the ABI: it is not the caller's). The values are checked
 against the programs' truth lines too: each JIT frame's PC and SP, and the registers its
 stackmap record names (handjit's rbx and r12, the recursion's n, acc and tag).
 
-Prints "gdb-registers: N passed, M failed"; exits 77 when GDB, the plugin or the programs
-are missing, or GDB may not trace here. GDB_EXEC=PATH runs another GDB (with_gdb16.sh).
+Usage: test_gdb_registers.py BUILD_DIR [PROGRAM...], PROGRAM one of handjit, demo, lli
+(default: handjit demo). Prints "gdb-registers: N passed, M failed"; exits 77 when GDB, the
+plugin or the programs are missing, or GDB may not trace here. GDB_EXEC=PATH runs another GDB
+(with_gdb.sh).
 """
 import os
 import re
@@ -36,13 +49,17 @@ import regcompare as R  # noqa: E402  (puts tests/lib on sys.path)
 from tally import Tally  # noqa: E402
 
 NAME = "gdb-registers"
-if len(sys.argv) != 2:
-    sys.exit("usage: test_gdb_registers.py BUILD_DIR")
+PARTS = ("handjit", "demo", "lli")
+if len(sys.argv) < 2 or any(p not in PARTS for p in sys.argv[2:]):
+    sys.exit("usage: test_gdb_registers.py BUILD_DIR [%s...]" % "|".join(PARTS))
 BUILD = os.path.abspath(sys.argv[1])
+WANT = sys.argv[2:] or ["handjit", "demo"]
 JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
 PLUGIN = os.path.join(BUILD, "plugin", "jitmap-reader.so")
 HANDJIT = os.path.join(BUILD, "examples", "handjit", "jitmap-handjit")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
+LLI = shutil.which("lli-14")
+LLI_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lli_registers.ll")
 GDB = os.environ.get("GDB_EXEC") or shutil.which("gdb")
 TIMEOUT = 300
 GDB_MAJOR = 0  # set in main()
@@ -56,9 +73,10 @@ T = Tally(NAME)
 check, skip = T.check, T.skip
 
 
-def gdb(program, args, setup, claim=None):
+def gdb(program, args, setup, claim=None, env=None):
     """One `gdb -batch` session: the output (GDB's and the program's, which share the
-    terminal), with the frames' commands after `setup`. claim None: GDB alone."""
+    terminal), with the frames' commands after `setup`. claim None: GDB alone. `env`: more
+    environment for GDB and the program."""
     cmd = [GDB, "-batch", "-nx", "-iex", "set debuginfod enabled off", "-iex",
            "set pagination off", "-iex", "set width 0", "-iex", "set confirm off"]
     if claim:
@@ -66,7 +84,7 @@ def gdb(program, args, setup, claim=None):
     for c in setup + R.frame_commands(LEVELS, GPRS, stackmap=bool(claim)) + ["kill"]:
         cmd += ["-ex", c]
     cmd += ["--args", program] + args
-    env = dict(os.environ)
+    env = dict(os.environ, **(env or {}))
     env.pop("_", None)  # the inferior's stack addresses must not move between sessions
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=TIMEOUT, cwd=WORK, env=env)
@@ -237,20 +255,106 @@ def llvm_demo():
         R.report(NAME, what, used, exceptions)
 
 
+# -- LLVM's lli, MCJIT --
+
+CALLEE_GPRS = ["rbx", "r12", "r13", "r14", "r15"]
+# What lli_registers.ll keeps in rbx, r12-r15 across its calls, by function.
+LLI_VALUES = {f: [int((b + d) * 4, 16) for d in "bcdef"]
+              for f, b in (("outer", "0"), ("outer2", "2"), ("main", "1"))}
+# The JIT frames of each stop (frames 1-3; frame 0 is usleep).
+LLI_STOPS = {1: ["inner", "outer", "main"], 2: ["leaf", "outer2", "main"]}
+# The negative control's jitmap: the perf-map unwinder not asking whether registered JIT code
+# holds a frame, the frame filter on for every backtrace (what they did before).
+UNFIXED = ("python import jitmap.gdb_perf, jitmap.gdb_frames; "
+           "jitmap.gdb_perf._registered_jit_code = lambda pc: False; "
+           "jitmap.gdb_frames._needed = lambda: True")
+
+
+def bt_lines(out):
+    """The `#N` lines of the session's `bt` (its marked section)."""
+    return [l for l in R.sections(out).get(("bt", 0), "").splitlines() if l.startswith("#")]
+
+
+def library_lines(lines):
+    """The lines of frames in a shared library without a source file (`from LIB` with GDB
+    alone), and of those GDB's frame-filter printer writes `at LIB` for."""
+    return [l for l in lines if re.search(r"\) (from|at) /\S+\.so[.0-9]*$", l)]
+
+
+def lli():
+    env = {"JITDUMPDIR": WORK}  # lli's jitdump (LLVM's perf listener) into the work folder
+    args = ["-jit-kind=mcjit", LLI_PROGRAM]
+    for stop, jit in sorted(LLI_STOPS.items()):
+        setup = ["set breakpoint pending on", "break usleep", "run"] + ["continue"] * (stop - 1)
+        setup += ["echo %sbt 0\n" % R.MARK, "bt", "echo %send\n" % R.MARK]
+        alone_out = gdb(LLI, args, setup, env=env)
+        if "ptrace: Operation not permitted" in alone_out:
+            skip("GDB may not trace here (ptrace not permitted)")
+        alone, alone_bt = frames_of(alone_out), bt_lines(alone_out)
+        names = [R.function_of(f) for f in alone]
+        check(names[:4] == ["usleep"] + jit, "lli stop %d: GDB alone's bt %s" % (stop, names))
+        lib = library_lines(alone_bt)
+        check(lib and all(" from /" in l for l in lib),
+              "lli stop %d: GDB alone prints library frames `from LIB` (%s)" % (stop, lib))
+        for claim in ("unnamed", "auto"):
+            what = "lli stop %d, reader-claim %s" % (stop, claim)
+            out = gdb(LLI, args, setup + ["echo %sperf 0\n" % R.MARK, "jitmap perf-map",
+                                          "info unwinder", "echo %send\n" % R.MARK],
+                      claim, env=env)
+            # The case this checks: jitmap read lli's jitdump and its unwinder is on.
+            perf = R.sections(out).get(("perf", 0), "")
+            check(re.search(r"jit-\d+\.dump: [1-9]\d* code objects", perf) and
+                  "jitmap-perf-map" in perf,
+                  "%s: jitmap read lli's jitdump, its perf-map unwinder is on:\n%s" % (what, perf))
+            jm = frames_of(out)
+            got = [R.function_of(f) for f in jm]
+            check(got[:4] == ["usleep"] + jit, "%s: bt %s" % (what, got))
+            for f in jm[1:4]:
+                fn = R.function_of(f)
+                if fn in LLI_VALUES:
+                    values = [f["regs"].get(r) for r in CALLEE_GPRS]
+                    check(values == LLI_VALUES[fn],
+                          "%s: frame %d (%s) rbx, r12-r15 are the program's: %s" % (
+                              what, f["level"], fn, [R.hexs(v) for v in values]))
+            exceptions = [R.abi_caller_saved(CALLEE_SAVED)]
+            problems, used = R.compare(alone, jm, CALLEE_SAVED, exceptions)
+            check(not problems, "%s: against GDB alone:\n  %s" % (what, "\n  ".join(problems)))
+            if claim == "unnamed":  # GDB's own DWARF unwinder: the same numbers everywhere
+                check(set(used) == {"equal", "jitmap-knows-more"},
+                      "%s: every register as GDB alone (%s)" % (what, used))
+            R.report(NAME, what, used, exceptions)
+            check(bt_lines(out) == alone_bt, "%s: bt prints GDB alone's lines:\n  %s" % (
+                what, "\n  ".join(sorted(set(bt_lines(out)) ^ set(alone_bt)))))
+        # The negative control: jitmap as it was, its perf-map unwinder taking the frames of
+        # registered JIT code and its frame filter running for every backtrace.
+        out = gdb(LLI, args, [UNFIXED] + setup, "unnamed", env=env)
+        ctl = frames_of(out)
+        problems, _ = R.compare(alone, ctl, CALLEE_SAVED, [R.abi_caller_saved(CALLEE_SAVED)])
+        # By the frame-pointer chain: outer's and main's callee-saved registers <not saved>
+        # (stop 1), outer2 skipped, leaf having none (stop 2).
+        check(any(re.search(r"\b(%s)\b" % "|".join(jit[1:]), p) for p in problems),
+              "lli stop %d, control: the comparison finds what it loses in %s: %s" % (
+                  stop, jit[1:], problems))
+        ctl_lib = library_lines(bt_lines(out))
+        check(ctl_lib and all(" at /" in l for l in ctl_lib) and bt_lines(out) != alone_bt,
+              "lli stop %d, control: bt prints library frames `at LIB` (%s)" % (stop, ctl_lib))
+
+
 def main():
     global WORK, GDB_MAJOR
     if not GDB or not shutil.which(GDB):
         skip("gdb not found")
     if not os.path.exists(JITMAP_GDB) or not os.path.exists(PLUGIN):
         skip("the plugin was not built (%s)" % PLUGIN)
-    for p in (HANDJIT, DEMO):
-        if not os.access(p, os.X_OK):
-            skip("%s not built" % p)
+    for part, p in (("handjit", HANDJIT), ("demo", DEMO), ("lli", LLI)):
+        if part in WANT and not (p and os.access(p, os.X_OK)):
+            skip("%s not found" % (p or "lli-14"))
     GDB_MAJOR = R.gdb_major(GDB)  # GDB alone's faults differ between versions
     WORK = tempfile.mkdtemp(prefix="jitmap-gdb-registers.")
     try:
-        handjit()
-        llvm_demo()
+        for part, run in (("handjit", handjit), ("demo", llvm_demo), ("lli", lli)):
+            if part in WANT:
+                run()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
     return T.summary()
