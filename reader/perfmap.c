@@ -6,6 +6,10 @@
  * files never overlap themselves, and their index is their entries sorted; otherwise one sweep
  * over the range boundaries with a heap of the open entries (the newest on top) paints them,
  * O(n log n). A lookup is a binary search per file, newest file first.
+ *
+ * A jitdump's unwinding-information records give the .eh_frame of the code load that follows
+ * each: the bytes are kept with the load (and with the places code moves to), and a
+ * jitmap_cfi is built from them at the first question about that code, then kept.
  */
 #define _GNU_SOURCE
 #include "jitmap/perfmap.h"
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "jitmap/unwind.h"
 #include "../common/search.h"
 
 #define NONE UINT32_MAX
@@ -34,7 +39,16 @@
 #define JITDUMP_HEADER 40         /* magic, version, total_size, elf_mach, pad1, pid: u32;
 				     timestamp, flags: u64 */
 #define JITDUMP_RECORD 16         /* id, total_size: u32; timestamp: u64 */
-enum { JIT_CODE_LOAD = 0, JIT_CODE_MOVE = 1, JIT_CODE_DEBUG_INFO = 2, JIT_CODE_CLOSE = 3 };
+#define JITDUMP_UNWIND 24         /* unwinding_size, eh_frame_hdr_size, mapped_size: u64 */
+enum {
+	JIT_CODE_LOAD = 0, JIT_CODE_MOVE = 1, JIT_CODE_DEBUG_INFO = 2, JIT_CODE_CLOSE = 3,
+	JIT_CODE_UNWINDING_INFO = 4,
+};
+/* perf's GEN_ELF_TEXT_OFFSET (tools/perf/util/genelf.h) for the 64-bit machines jitmap
+ * unwinds: sizeof(Elf64_Ehdr), where the image perf inject writes puts .text. */
+#define PERF_TEXT_OFFSET 64
+/* A record's .eh_frame larger than this is not kept (jitmap_cfi_new's own cap). */
+#define MAX_EH_FRAME (UINT64_C(64) << 20)
 
 struct entry {
 	uint64_t lo, hi;
@@ -43,7 +57,18 @@ struct entry {
 	uint32_t nlen;      /* a perf map's name not NUL-terminated yet: its length in the text */
 	uint32_t line;      /* perf map line, jitdump record, from 1 */
 	uint32_t dbg, ndbg; /* its source lines: dbg[dbg .. dbg + ndbg), sorted by address */
+	uint32_t unw;       /* jitdump: its unwinding information, unw[unw], or NONE */
 	uint64_t index;     /* jitdump: code_index */
+};
+
+/* The unwinding information of one code load or move: its .eh_frame bytes (in the file's
+ * eh, shared by a load and its moves) and where they are read, and the CFI made from them. */
+struct unwind {
+	uint64_t eh_addr;  /* the address the .eh_frame's pc-relative encodings are read at */
+	size_t off, len;   /* the bytes: eh[off .. off + len) */
+	uint32_t rec;      /* the unwinding-information record, from 1 */
+	int rc;            /* 0: not built yet, or built (cfi); else why it cannot be */
+	jitmap_cfi *cfi;
 };
 
 struct dbg_line {
@@ -71,6 +96,11 @@ struct pm_file {
 	size_t ndbg, cap_dbg;
 	char *names;
 	size_t nnames, cap_names;
+	struct unwind *unw;
+	size_t nunw, cap_unw;
+	uint8_t *eh;        /* the .eh_frame bytes of its unwinding records */
+	size_t neh, cap_eh;
+	jitmap_arch arch;   /* a jitdump's (its header's elf_mach) */
 	struct seg *seg;
 	size_t nseg, seg_mapped;
 	size_t nranges; /* the code objects it names: lines, or code loads (a move is no new one) */
@@ -95,6 +125,14 @@ static void file_clear(struct pm_file *f)
 	jitmap__big_free(f->e, f->e_mapped);
 	free(f->dbg);
 	free(f->names);
+	for (size_t k = 0; k < f->nunw; k++)
+		jitmap_cfi_free(f->unw[k].cfi);
+	free(f->unw);
+	free(f->eh);
+	f->unw = NULL;
+	f->eh = NULL;
+	f->nunw = f->cap_unw = f->neh = f->cap_eh = 0;
+	f->arch = JITMAP_ARCH_UNKNOWN;
 	jitmap__big_free(f->seg, f->seg_mapped);
 	for (size_t k = 0; k < f->nproblems; k++)
 		free(f->problems[k]);
@@ -214,7 +252,7 @@ static int add_entry(struct pm_file *f, uint64_t lo, uint64_t size, uint32_t nam
 								 sizeof(*f->e))))
 		return -ENOMEM;
 	f->e[f->ne++] = (struct entry){.lo = lo, .hi = lo + size, .name = name, .nlen = 0,
-				       .line = line, .dbg = 0, .ndbg = 0};
+				       .line = line, .dbg = 0, .ndbg = 0, .unw = NONE};
 	f->dirty = true;
 	return 0;
 }
@@ -465,6 +503,118 @@ static bool debug_info(struct pm_file *f, const struct reader *r, size_t off, si
 	return true;
 }
 
+/* An unwinding-information record (JIT_CODE_UNWINDING_INFO, id 4: perf's
+ * jitdump-specification.txt §IX, tools/perf/util/jitdump.h's jr_code_unwinding_info):
+ * unwinding_size, eh_frame_hdr_size, mapped_size (u64 each), then unwinding_size bytes of data,
+ * then padding to the record's end (CPython and V8 pad to 8). What the data holds, and where,
+ * from its one reader and its writers (the specification's prose says the header comes first
+ * and the .eh_frame after it; none of them does that):
+ *   - perf inject (tools/perf/util/genelf.c, jit_add_eh_frame_info) takes the first
+ *     unwinding_size - eh_frame_hdr_size bytes as .eh_frame and the eh_frame_hdr_size bytes
+ *     after them as .eh_frame_hdr, at ALIGN_8(GEN_ELF_TEXT_OFFSET + code_size) and right
+ *     after it, in an image whose .text is at GEN_ELF_TEXT_OFFSET (sizeof(Elf64_Ehdr), 64);
+ *     jitdump.c (jit_repipe_code_load) maps that image with .text at the load's code_addr.
+ *     So .eh_frame's pc-relative encodings are read at code_addr + ALIGN_8(code_size);
+ *   - CPython 3.13 -X perf_jit (Python/perf_jit_trampoline.c, perf_map_jit_write_entry)
+ *     writes one before each trampoline's load: .eh_frame (a 24-byte CIE "zR", FDE encoding
+ *     pcrel|sdata4, and one FDE whose pc_begin is the constant -0x30: the code 16 bytes before
+ *     .eh_frame, ALIGN_8 of its 15-byte trampoline; no terminator), then a 20-byte
+ *     .eh_frame_hdr whose one table entry is -(ALIGN_8(code_size) + .eh_frame's size) from the
+ *     header (datarel): the same place; mapped_size is unwinding_size rounded up to 16;
+ *   - V8 --perf-prof --perf-prof-unwinding-info (src/diagnostics/perf-jit.cc,
+ *     LogWriteUnwindingInfo; eh-frame.cc, EhFrameWriter::Finish) writes the code object's own
+ *     unwinding info, .eh_frame (CIE version 3 "zLR", an FDE whose pc_begin is
+ *     -(RoundUp(code_size, 8) + the field's offset), a terminator) then its 20-byte
+ *     .eh_frame_hdr; for code without any, only an empty header (unwinding_size ==
+ *     eh_frame_hdr_size, mapped_size 0): no .eh_frame, no CFI.
+ * mapped_size only sizes the mapping perf synthesizes, and is not used here. The record
+ * belongs to the next code load, whatever records come between (perf keeps it pending until
+ * jit_repipe_code_load). Here the record is checked and remembered (its offset in the input
+ * in *pending); its bytes are copied when a load takes it. */
+struct pending_unwind {
+	size_t off, len; /* the .eh_frame bytes in the input; len 0: none */
+	uint32_t rec;    /* the record, from 1; 0: nothing pending */
+	size_t at;       /* its offset, for problems */
+};
+
+static void unwinding_info(struct pm_file *f, const struct reader *r, size_t off, size_t body,
+			   size_t end, unsigned rec, struct pending_unwind *pending)
+{
+	if (pending->rec)
+		problem(f, "%s: record %u at offset %zu (unwinding info): another one follows "
+			   "before any code load (record %u): not used", f->path, pending->rec,
+			pending->at, rec);
+	*pending = (struct pending_unwind){0};
+	if (end - body < JITDUMP_UNWIND) {
+		problem(f, "%s: record %u at offset %zu (unwinding info): too short", f->path, rec,
+			off);
+		return;
+	}
+	const uint64_t size = u64at(r, body), hdr = u64at(r, body + 8);
+	const size_t room = end - body - JITDUMP_UNWIND;
+	if (size > room) {
+		problem(f, "%s: record %u at offset %zu (unwinding info): %" PRIu64 " bytes of "
+			   "unwinding data do not fit in its %zu", f->path, rec, off, size, room);
+		return;
+	}
+	if (hdr > size) {
+		problem(f, "%s: record %u at offset %zu (unwinding info): an .eh_frame_hdr of "
+			   "%" PRIu64 " bytes in %" PRIu64 " bytes of unwinding data", f->path, rec,
+			off, hdr, size);
+		return;
+	}
+	if (size - hdr > MAX_EH_FRAME) {
+		problem(f, "%s: record %u at offset %zu (unwinding info): an .eh_frame of %" PRIu64
+			   " bytes (more than %" PRIu64 "): not used", f->path, rec, off,
+			size - hdr, MAX_EH_FRAME);
+		return;
+	}
+	*pending = (struct pending_unwind){.off = body + JITDUMP_UNWIND,
+					   .len = (size_t)(size - hdr), .rec = rec, .at = off};
+}
+
+/* The pending unwinding information given to entry `e`, a load: its .eh_frame copied, read
+ * at perf's place for it (unwinding_info says why). False only when out of memory. */
+static bool take_unwind(struct pm_file *f, const struct reader *r, struct entry *e,
+			const struct pending_unwind *pending)
+{
+	if (!pending->rec || !pending->len) /* none, or V8's empty one: no .eh_frame */
+		return true;
+	if (jitmap__grow(&f->unw, &f->cap_unw, f->nunw + 1, sizeof(*f->unw)) ||
+	    jitmap__grow(&f->eh, &f->cap_eh, f->neh + pending->len, 1))
+		return false;
+	memcpy(f->eh + f->neh, r->p + pending->off, pending->len);
+	const uint64_t size = e->hi - e->lo;
+	/* ALIGN_8(PERF_TEXT_OFFSET + size) - PERF_TEXT_OFFSET; range_check bounded size. */
+	const uint64_t after = ((PERF_TEXT_OFFSET + size + 7) & ~UINT64_C(7)) - PERF_TEXT_OFFSET;
+	f->unw[f->nunw] = (struct unwind){.eh_addr = e->lo + after, .off = f->neh,
+					  .len = pending->len, .rec = pending->rec};
+	f->neh += pending->len;
+	e->unw = (uint32_t)f->nunw++;
+	return true;
+}
+
+/* A move's entry `to` takes the unwinding information of `from` (a load or an earlier move),
+ * the .eh_frame read as far after the new address as it was after the old one: perf
+ * (jit_repipe_code_move) maps the image it wrote for the load, .text and .eh_frame
+ * together, at new_code_addr (under the name jitted-PID-INDEX, without the load's ".so": a
+ * slip in perf, not in the format). False only when out of memory. */
+static bool move_unwind(struct pm_file *f, uint32_t from, struct entry *to)
+{
+	const uint32_t k = f->e[from].unw;
+	if (k == NONE)
+		return true;
+	if (jitmap__grow(&f->unw, &f->cap_unw, f->nunw + 1, sizeof(*f->unw)))
+		return false;
+	struct unwind u = f->unw[k];
+	u.eh_addr = to->lo + (u.eh_addr - f->e[from].lo);
+	u.rc = 0;
+	u.cfi = NULL;
+	f->unw[f->nunw] = u;
+	to->unw = (uint32_t)f->nunw++;
+	return true;
+}
+
 static int cmp_dbg(const void *a, const void *b)
 {
 	const struct dbg_line *x = a, *y = b;
@@ -496,12 +646,16 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 	size_t nloads = 0, cap_loads = 0, added = 0;
 	uint64_t pending_addr = 0;
 	uint32_t pending_first = NONE; /* debug lines waiting for their load */
+	struct pending_unwind pending_unw = {0};
 	unsigned rec = 0;
 	int rc = 0;
+	bool cut = false; /* the file ends inside a record (maybe the load being written) */
+	f->arch = jitmap_arch_from_elf_machine((unsigned)u32at(&r, 12));
 	for (size_t off = (size_t)header; off < len; rec++) {
 		if (len - off < JITDUMP_RECORD || rec == UINT32_MAX - 1) {
 			problem(f, "%s: the file ends inside record %u at offset %zu (still being "
 				   "written, or cut short)", f->path, rec + 1, off);
+			cut = true;
 			break;
 		}
 		const uint64_t id = u32at(&r, off), size = u32at(&r, off + 4);
@@ -511,6 +665,7 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 				size < JITDUMP_RECORD ? "shorter than a record header" :
 							"past the end of the file (still being "
 							"written, or cut short)");
+			cut = size >= JITDUMP_RECORD;
 			break;
 		}
 		const size_t body = off + JITDUMP_RECORD, end = off + (size_t)size;
@@ -522,6 +677,8 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 				rc = -ENOMEM;
 				break;
 			}
+		} else if (id == JIT_CODE_UNWINDING_INFO) {
+			unwinding_info(f, &r, off, body, end, rec + 1, &pending_unw);
 		} else if (id == JIT_CODE_LOAD) {
 			/* pid, tid: u32; vma, code_addr, code_size, code_index: u64; name; code */
 			const uint8_t *nul = end - body > 40 ? memchr(r.p + body + 40, 0, end - body - 40)
@@ -546,11 +703,16 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 						e->dbg = pending_first;
 						e->ndbg = (uint32_t)(f->ndbg - pending_first);
 					}
+					if (!take_unwind(f, &r, e, &pending_unw)) {
+						rc = -ENOMEM;
+						break;
+					}
 					loads[nloads++] = (uint32_t)(f->ne - 1);
 					added++;
 				}
 			}
 			pending_first = NONE;
+			pending_unw = (struct pending_unwind){0};
 		} else if (id == JIT_CODE_MOVE) {
 			/* pid, tid: u32; vma, old_code_addr, new_code_addr, code_size, code_index */
 			if (end - body < 48) {
@@ -568,7 +730,9 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 					const uint32_t name = f->e[load].name;
 					if (add_entry(f, from, csize, NONE, rec + 1) ||
 					    add_entry(f, to, csize, name, rec + 1) ||
-					    jitmap__grow(&loads, &cap_loads, nloads + 1, sizeof(*loads))) {
+					    jitmap__grow(&loads, &cap_loads, nloads + 1,
+							 sizeof(*loads)) ||
+					    !move_unwind(f, load, &f->e[f->ne - 1])) {
 						rc = -ENOMEM;
 						break;
 					}
@@ -576,10 +740,13 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 					loads[nloads++] = (uint32_t)(f->ne - 1);
 				}
 			}
-		} /* unwinding info and records of later versions: skipped */
+		} /* records of later versions: skipped */
 #undef WHERE
 		off = end;
 	}
+	if (pending_unw.rec && !cut)
+		problem(f, "%s: record %u at offset %zu (unwinding info): no code load follows it: "
+			   "not used", f->path, pending_unw.rec, pending_unw.at);
 	free(loads);
 	/* Each load's source lines by address, for the lookup's search. */
 	for (size_t i = 0; i < f->ne; i++)
@@ -871,10 +1038,11 @@ static int paint(struct pm_file *f)
 	return 0;
 }
 
-int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_perfmap_sym *out)
+/* The entry that holds `addr` now (the newest file's that names it), and its file: 0,
+ * -ENOENT, -ENOMEM. */
+static int entry_at(jitmap_perfmap *m, uint64_t addr, struct pm_file **file,
+		    struct entry **entry)
 {
-	if (!m || !out || out->sz < sizeof(size_t))
-		return -EINVAL;
 	for (size_t i = m->n; i-- > 0;) {
 		struct pm_file *f = m->files[i];
 		if (f->dirty && paint(f))
@@ -882,26 +1050,93 @@ int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_perfmap_sym *
 		const size_t at = JITMAP_UPPER_BOUND(f->seg, f->nseg, lo, addr);
 		if (!at || addr >= f->seg[at - 1].hi)
 			continue;
-		struct entry *e = &f->e[f->seg[at - 1].entry];
-		if (e->nlen) { /* a perf map's name, ended in its text now */
-			f->text[e->name + e->nlen] = 0;
-			e->nlen = 0;
-		}
-		jitmap_perfmap_sym sym = {.sz = sizeof(sym),
-					  .name = (f->text ? f->text : f->names) + e->name,
-					  .lo = e->lo, .hi = e->hi, .origin = f->path,
-					  .source = f->source, .line = e->line};
-		if (e->ndbg) {
-			const struct dbg_line *d = f->dbg + e->dbg;
-			const size_t j = JITMAP_UPPER_BOUND(d, e->ndbg, addr, addr);
-			if (j) {
-				sym.file = f->names + d[j - 1].file;
-				sym.file_line = d[j - 1].line;
-			}
-		}
-		return jitmap__give(out, &sym, sizeof(sym));
+		*file = f;
+		*entry = &f->e[f->seg[at - 1].entry];
+		return 0;
 	}
 	return -ENOENT;
+}
+
+int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_perfmap_sym *out)
+{
+	if (!m || !out || out->sz < sizeof(size_t))
+		return -EINVAL;
+	struct pm_file *f;
+	struct entry *e;
+	const int rc = entry_at(m, addr, &f, &e);
+	if (rc)
+		return rc;
+	if (e->nlen) { /* a perf map's name, ended in its text now */
+		f->text[e->name + e->nlen] = 0;
+		e->nlen = 0;
+	}
+	jitmap_perfmap_sym sym = {.sz = sizeof(sym),
+				  .name = (f->text ? f->text : f->names) + e->name,
+				  .lo = e->lo, .hi = e->hi, .origin = f->path,
+				  .source = f->source, .line = e->line};
+	if (e->ndbg) {
+		const struct dbg_line *d = f->dbg + e->dbg;
+		const size_t j = JITMAP_UPPER_BOUND(d, e->ndbg, addr, addr);
+		if (j) {
+			sym.file = f->names + d[j - 1].file;
+			sym.file_line = d[j - 1].line;
+		}
+	}
+	return jitmap__give(out, &sym, sizeof(sym));
+}
+
+/* The CFI of unwinding information `u`, for the code of entry `e`: built at the first call
+ * (a failure, but for want of memory, is said once as a problem of the file and kept). */
+static int unwind_cfi(struct pm_file *f, const struct entry *e, struct unwind *u)
+{
+	if (u->cfi || u->rc)
+		return u->rc;
+	jitmap_error err = {0};
+	u->cfi = jitmap_cfi_new(f->arch, f->eh + u->off, u->len, u->eh_addr, NULL, 0, &err);
+	if (!u->cfi) {
+		const int code = err.code < 0 ? err.code : -EINVAL;
+		if (code == -ENOMEM)
+			return code;
+		u->rc = code;
+		if (code == -ENOTSUP)
+			problem(f, "%s: record %u (unwinding info): %s: not used", f->path, u->rec,
+				err.reason);
+		else if (code != -ENOENT) /* ENOENT: no FDE, which says nothing is known */
+			problem(f, "%s: record %u (unwinding info, read at 0x%" PRIx64 " for the "
+				   "code at 0x%" PRIx64 "): offset %" PRIu64 " of its .eh_frame: "
+				   "%s", f->path, u->rec, u->eh_addr, e->lo, err.offset, err.reason);
+		return u->rc;
+	}
+	/* Every writer's FDE starts at the code (unwinding_info); one that does not was written
+	 * for another place than perf's: say so once (its rows may still cover some PCs). */
+	if (!jitmap_cfi_covers(u->cfi, e->lo, NULL, NULL))
+		problem(f, "%s: record %u (unwinding info, read at 0x%" PRIx64 "): no FDE covers "
+			   "the first byte of its code at 0x%" PRIx64, f->path, u->rec, u->eh_addr,
+			e->lo);
+	return 0;
+}
+
+int jitmap_perfmap_cfi(jitmap_perfmap *m, uint64_t addr, const jitmap_cfi **cfi)
+{
+	if (cfi)
+		*cfi = NULL;
+	if (!m || !cfi)
+		return -EINVAL;
+	struct pm_file *f;
+	struct entry *e;
+	int rc = entry_at(m, addr, &f, &e);
+	if (rc)
+		return rc;
+	if (e->unw == NONE)
+		return -ENOENT;
+	struct unwind *u = &f->unw[e->unw];
+	rc = unwind_cfi(f, e, u);
+	if (rc)
+		return rc;
+	if (!jitmap_cfi_covers(u->cfi, addr, NULL, NULL))
+		return -ENOENT;
+	*cfi = u->cfi;
+	return 0;
 }
 
 size_t jitmap_perfmap_num_files(const jitmap_perfmap *m)

@@ -14,8 +14,10 @@
  * A jitmap_perfmap reads such files and answers which code holds an address: the newest
  * description of those bytes (in each file, the last line or record over them; across files,
  * the file added last). Its code is found as the JIT code of a process (jitmap_process_perfmap:
- * jitmap_process_code_at answers with it where no registered image holds the address), and
- * such frames are unwound by frame pointers, which these runtimes keep.
+ * jitmap_process_code_at answers with it where no registered image holds the address). Such
+ * frames are unwound by the call frame information a jitdump gives for the code
+ * (jitmap_perfmap_cfi: CPython's -X perf_jit trampolines, which keep no frame pointer, V8's
+ * --perf-prof-unwinding-info), else by frame pointers, which most of these runtimes keep.
  *
  * Untrusted input: a line that is not "START SIZE NAME", a range that wraps or is larger than
  * JITMAP_PERFMAP_MAX_RANGE, a jitdump record that does not fit: each is a problem (file and
@@ -34,6 +36,7 @@ extern "C" {
 #endif
 
 typedef struct jitmap_perfmap jitmap_perfmap;
+typedef struct jitmap_cfi jitmap_cfi; /* unwind.h (C11 allows the typedef twice) */
 
 /* No single code object is larger: a line or record saying so names no code (a hostile or
  * broken "0 ffffffffffffffff everything" would otherwise name every frame). */
@@ -50,8 +53,10 @@ JITMAP_API void jitmap_perfmap_free(jitmap_perfmap *m);
 JITMAP_API int jitmap_perfmap_add_perf_map(jitmap_perfmap *m, const char *text, size_t len,
 					   const char *origin);
 
-/* Add the bytes of a jitdump file, as above. Its code loads and moves are kept, and the
- * source lines of its debug-info records; a file whose header is not jitdump's (magic
+/* Add the bytes of a jitdump file, as above. Its code loads and moves are kept, the source
+ * lines of its debug-info records, and the .eh_frame of its unwinding-information records
+ * (each for the code load that follows it, and for the places that code moves to:
+ * jitmap_perfmap_cfi); a file whose header is not jitdump's (magic
  * "JiTD", version 1) adds nothing and fills `err` (may be NULL) with the offset and reason:
  * -EINVAL. A record that does not fit ends the reading there, as a problem (a live runtime
  * may be writing it). Returns how many code ranges it named, or -EINVAL, -ENOMEM. */
@@ -90,6 +95,29 @@ typedef struct jitmap_perfmap_sym {
 /* The code at `addr`: 0, or -ENOENT when no file names it (-EINVAL for a bad sz). O(log n)
  * per file after the first lookup following an add. */
 JITMAP_API int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_perfmap_sym *out);
+
+/* The call frame information of the code at `addr`, from the jitdump record that gave its
+ * unwinding information (JIT_CODE_UNWINDING_INFO, id 4, written before the code's load): its
+ * .eh_frame, read at the address perf inject places it, ALIGN_8(code size) after the code's
+ * start, where the writers' pc-relative FDE addresses point from (CPython 3.13, V8; moved
+ * with the code by a code move, as perf moves it). The code at `addr` is the one
+ * jitmap_perfmap_lookup answers with (the newest description of those bytes; an older file's
+ * unwinding information for them is not used).
+ * The jitmap_cfi is built at the first call for that code (jitmap_cfi_new, for the
+ * architecture of the jitdump's header, elf_mach) and owned by the map: valid until the file
+ * is added again (when it changed) or the map is freed; do not free it. Use it as
+ * jitmap_unwind_code.cfi (unwind.h).
+ * Returns 0 with *cfi set, and an FDE of it covers `addr`; else *cfi is NULL (when `cfi` is
+ * not NULL) and:
+ *   -ENOENT   no file names `addr`, or the code there has no unwinding information (a perf
+ *             map's; a jitdump without the record, or V8's empty one), or its FDEs do not
+ *             cover `addr`;
+ *   -EINVAL   NULL arguments, or the code's .eh_frame is malformed;
+ *   -ENOTSUP  the jitdump's architecture is one jitmap does not unwind;
+ *   -ENOMEM   (tried again at the next call).
+ * A malformed .eh_frame or an unknown architecture is said once as a problem of the file
+ * (jitmap_perfmap_problem), at the first call that meets it. */
+JITMAP_API int jitmap_perfmap_cfi(jitmap_perfmap *m, uint64_t addr, const jitmap_cfi **cfi);
 
 /* How many files were added, and how many code ranges they name now. */
 JITMAP_API size_t jitmap_perfmap_num_files(const jitmap_perfmap *m);

@@ -250,10 +250,10 @@ JITMAP_API int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_c
  * jitmap_process_code_at answers with their code where no image of the process holds the
  * address: `source` is "perf map PATH" or "jitdump PATH", `function` the name the file
  * gives, `lo`/`hi` and `function_lo`/`function_hi` the code object's range; `image`,
- * `stackmap`, `entry` and `image_id` are NULL and 0 (no CFI: the stacker unwinds such frames
- * by frame pointers). jitmap_process_flush keeps it: its files are the user's choice (add
- * them again to read what changed: jitmap_perfmap_add_file costs nothing for a file that did
- * not). */
+ * `stackmap`, `entry` and `image_id` are NULL and 0 (jitmap_process_code_cfi has no CFI for
+ * them: a jitdump's, where it gives one, is jitmap_perfmap_cfi's). jitmap_process_flush
+ * keeps it: its files are the user's choice (add them again to read what changed:
+ * jitmap_perfmap_add_file costs nothing for a file that did not). */
 JITMAP_API jitmap_perfmap *jitmap_process_perfmap(jitmap_process *p);
 /* As jitmap_process_code_at among the images handed in only, and without reading a
  * stackmap: `stackmap` is what the image had when last read (NULL before its first

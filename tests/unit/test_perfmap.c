@@ -10,6 +10,7 @@
 
 #include "jitmap/perfmap.h"
 #include "jitmap/process.h"
+#include "jitmap/unwind.h"
 
 static jitmap_perfmap_sym look(jitmap_perfmap *m, uint64_t addr, int want_rc)
 {
@@ -260,12 +261,12 @@ static void jitdump_in(jitmap_byte_order order)
 	static const char *const files[] = {"/x/app.js", "/x/app.js", "\xff"};
 	jd_debug(&j, 0x5000, 3, addrs, lines, files);
 	jd_load(&j, 0x5000, 0x40, 1, "JS:*hot /x/app.js:10:1");
-	jd_load(&j, 0x6000, 0x20, 2, "JS:*moved");
-	const size_t at = jd_record(&j, 4); /* unwinding info: skipped */
+	const size_t at = jd_record(&j, 4); /* unwinding info without any (its CFI: below) */
 	put(&j, 0, 8);
 	put(&j, 0, 8);
 	put(&j, 0, 8);
 	jd_end(&j, at);
+	jd_load(&j, 0x6000, 0x20, 2, "JS:*moved");
 	jd_move(&j, 0x6000, 0x7000, 0x20, 2);
 	jitmap_perfmap *m = jitmap_perfmap_new();
 	jitmap_error err;
@@ -375,6 +376,551 @@ static void test_jitdump_prefixes(void **state)
 		assert_named(m, 0x5000, n < after_first ? NULL : "a");
 	}
 	jitmap_perfmap_free(m);
+}
+
+/* -- Unwinding information (JIT_CODE_UNWINDING_INFO) -- */
+
+/* CPython 3.13's -X perf_jit trampoline: it keeps no frame pointer, and calls the evaluator
+ * (in rcx) with 8 bytes of its own on the stack. */
+static const uint8_t trampoline[15] = {
+	0xf3, 0x0f, 0x1e, 0xfa, /* endbr64 */
+	0x48, 0x83, 0xec, 0x08, /* sub $8,%rsp */
+	0xff, 0xd1,             /* call *%rcx: returns to +10 */
+	0x48, 0x83, 0xc4, 0x08, /* add $8,%rsp */
+	0xc3,                   /* ret */
+};
+#define TRAMPOLINE_RA 10
+
+static uint64_t align8(uint64_t v)
+{
+	return (v + 7) & ~UINT64_C(7);
+}
+
+/* The unwinding data of code of `code_size` bytes, as the writers lay it out (.eh_frame
+ * then .eh_frame_hdr; the .eh_frame ALIGN_8(code_size) after the code's start), in
+ * little-endian (x86-64's). The trampoline's rows, from the DWARF standard's opcodes: CFA =
+ * rsp + 8 and the return address at CFA - 8 from the CIE; after the sub (offset 8) CFA = rsp
+ * + 16; after the add (offset 14) rsp + 8 again. `fde_shift` moves the FDE's pc_begin away
+ * from the code (a writer that placed .eh_frame elsewhere). Returns the bytes in `out`; the
+ * .eh_frame's size in *eh_len. */
+static size_t unwind_data(uint8_t *out, uint64_t code_size, int64_t fde_shift, size_t *eh_len)
+{
+	size_t n = 0;
+#define B(v) (out[n++] = (uint8_t)(v))
+#define U32(v) (sm_put(out + n, (uint64_t)(v), 4, JITMAP_ORDER_LITTLE), n += 4)
+	/* CIE: length, id 0, version 1, "zR", code align 1, data align -8, RA column 16,
+	 * augmentation data (1 byte: FDE pointers pcrel|sdata4), def_cfa r7+8, offset r16 at
+	 * cfa-8, padded with nops to 24 bytes. */
+	U32(20);
+	U32(0);
+	B(1);
+	B('z'), B('R'), B(0);
+	B(1), B(0x78), B(16);
+	B(1), B(0x1b);
+	B(0x0c), B(7), B(8);
+	B(0x80 | 16), B(1);
+	while (n < 24)
+		B(0);
+	/* FDE: length, CIE pointer (back to offset 0), pc_begin, range, no augmentation data. */
+	const size_t fde = n;
+	U32(20);
+	U32(n);
+	U32((uint64_t)(-(int64_t)(align8(code_size) + n) + fde_shift));
+	U32(code_size);
+	B(0);
+	B(0x40 | 8), B(0x0e), B(16); /* advance 8; def_cfa_offset 16 */
+	B(0x40 | 6), B(0x0e), B(8);  /* advance 6; def_cfa_offset 8 */
+	while (n < fde + 24)
+		B(0);
+	*eh_len = n;
+	/* .eh_frame_hdr: version 1, eh_frame_ptr pcrel|sdata4, count udata4, table
+	 * datarel|sdata4; one entry (the code, its FDE). */
+	const size_t hdr = n;
+	B(1), B(0x1b), B(0x03), B(0x3b);
+	U32((uint64_t)(-(int64_t)(hdr + 4)));
+	U32(1);
+	U32((uint64_t)(-(int64_t)(align8(code_size) + hdr)));
+	U32((uint64_t)(-(int64_t)(hdr - fde)));
+#undef B
+#undef U32
+	return n;
+}
+
+/* An unwinding-information record with `size` bytes of data, `hdr` of them the header, the
+ * data's first `len` bytes from `data` (the rest zero), padded to 8. */
+static void jd_unwind_raw(struct jd *j, uint64_t size, uint64_t hdr, const uint8_t *data,
+			  size_t len)
+{
+	const size_t at = jd_record(j, 4);
+	put(j, size, 8);
+	put(j, hdr, 8);
+	put(j, (size + 15) & ~UINT64_C(15), 8); /* mapped_size (CPython's; not read) */
+	memcpy(j->b + j->len, data, len);
+	j->len += len;
+	while (j->len % 8)
+		put(j, 0, 1);
+	jd_end(j, at);
+}
+
+static void jd_unwind(struct jd *j, uint64_t code_size, int64_t fde_shift)
+{
+	uint8_t data[256];
+	size_t eh_len;
+	const size_t n = unwind_data(data, code_size, fde_shift, &eh_len);
+	jd_unwind_raw(j, n, n - eh_len, data, n);
+}
+
+/* A code load with the trampoline's bytes. */
+static void jd_trampoline(struct jd *j, uint64_t addr, uint64_t index, const char *name)
+{
+	const size_t at = jd_record(j, 0);
+	put(j, 4242, 4);
+	put(j, 4243, 4);
+	put(j, addr, 8);
+	put(j, addr, 8);
+	put(j, sizeof(trampoline), 8);
+	put(j, index, 8);
+	put_str(j, name);
+	memcpy(j->b + j->len, trampoline, sizeof(trampoline));
+	j->len += sizeof(trampoline);
+	jd_end(j, at);
+}
+
+/* A stack of 0x100 bytes at 0x7000, little-endian. */
+struct stack {
+	uint8_t b[0x100];
+};
+#define STACK_LO UINT64_C(0x7000)
+
+static int stack_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	(void)why, (void)why_len;
+	const struct stack *s = ctx;
+	if (addr < STACK_LO || addr - STACK_LO > sizeof(s->b) ||
+	    len > sizeof(s->b) - (addr - STACK_LO))
+		return -EFAULT;
+	memcpy(buf, s->b + (addr - STACK_LO), len);
+	return 0;
+}
+
+static void stack_put(struct stack *s, uint64_t addr, uint64_t v)
+{
+	sm_put(s->b + (addr - STACK_LO), v, 8, JITMAP_ORDER_LITTLE);
+}
+
+/* One step by `cfi` alone from the trampoline at `lo`, stopped at `pc` (an outer frame's
+ * return address unless `innermost`) with rsp = `sp`; the stack holds a stale word at
+ * 0x7080 (what CPython leaves in the slot the sub made) and a return address at 0x7088. */
+static int trampoline_step(const jitmap_cfi *cfi, uint64_t pc, uint64_t sp, bool innermost,
+			   jitmap_unwind_result *res)
+{
+	struct stack s;
+	memset(&s, 0, sizeof(s));
+	stack_put(&s, 0x7080, 0xa84590);   /* tstate, never written by the trampoline */
+	stack_put(&s, 0x7088, 0x54c9f2);   /* into PyObject_Vectorcall */
+	stack_put(&s, 0x7090, 0x1111);
+	const jitmap_target t = {.ctx = &s, .read_mem = stack_read};
+	const jitmap_unwind_code code = {.arch = JITMAP_ARCH_X86_64, .cfi = cfi,
+					 .is_innermost = innermost,
+					 .methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_CFI)};
+	jitmap_frame_regs r;
+	memset(&r, 0, sizeof(r));
+	r.pc = pc;
+	jitmap_frame_reg_set(&r, 7, sp);   /* rsp */
+	jitmap_frame_reg_set(&r, 6, 0xa84590); /* rbp: not a frame pointer */
+	char why[512];
+	memset(res, 0, sizeof(*res));
+	const int rc = jitmap_unwind_step(&code, &r, &t, res, why, sizeof(why));
+	if (rc)
+		print_message("step at 0x%" PRIx64 ": %d: %s\n", pc, rc, why);
+	return rc;
+}
+
+/* The trampoline at `lo` has CFI, and its rows are the trampoline's: at the call's return
+ * address CFA = rsp + 16, the return address at CFA - 8; at its first instruction (frame 0)
+ * CFA = rsp + 8. */
+static void assert_trampoline_cfi(jitmap_perfmap *m, uint64_t lo)
+{
+	const jitmap_cfi *cfi = (const jitmap_cfi *)1;
+	/* An outer frame's return address is looked up at the call (pc - 1). */
+	assert_int_equal(jitmap_perfmap_cfi(m, lo + TRAMPOLINE_RA - 1, &cfi), 0);
+	assert_non_null(cfi);
+	uint64_t flo = 0, fhi = 0;
+	assert_true(jitmap_cfi_covers(cfi, lo, &flo, &fhi));
+	assert_int_equal(flo, lo);
+	assert_int_equal(fhi, lo + sizeof(trampoline));
+	jitmap_unwind_result res;
+	assert_int_equal(trampoline_step(cfi, lo + TRAMPOLINE_RA, 0x7080, false, &res), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_CFI);
+	assert_int_equal(res.cfa, 0x7090);
+	assert_int_equal(res.caller.pc, 0x54c9f2);
+	assert_true(jitmap_frame_reg_known(&res.caller, 7));
+	assert_int_equal(res.caller.reg[7], 0x7090);
+	/* rbp: no rule, callee-saved: the same value, untouched by the trampoline. */
+	assert_int_equal(res.caller.reg[6], 0xa84590);
+	/* Frame 0 at the endbr64: nothing pushed yet, the return address at rsp. */
+	const jitmap_cfi *at0;
+	assert_int_equal(jitmap_perfmap_cfi(m, lo, &at0), 0);
+	assert_ptr_equal(at0, cfi); /* built once per load */
+	assert_int_equal(trampoline_step(cfi, lo, 0x7088, true, &res), 0);
+	assert_int_equal(res.cfa, 0x7090);
+	assert_int_equal(res.caller.pc, 0x54c9f2);
+}
+
+static void unwinding_in(jitmap_byte_order order)
+{
+	struct jd j;
+	jd_header(&j, order);
+	jd_unwind(&j, sizeof(trampoline), 0);
+	jd_trampoline(&j, 0x7f0000001000, 1, "py::f6:/x/nest.py");     /* record 2 */
+	jd_load(&j, 0x7f0000002000, 0x10, 2, "no unwinding info");      /* record 3 */
+	jd_unwind(&j, sizeof(trampoline), 0);
+	static const uint64_t addrs[] = {0x7f0000004000};
+	static const unsigned lines[] = {7};
+	static const char *const files[] = {"/x/nest.py"};
+	jd_debug(&j, 0x7f0000004000, 1, addrs, lines, files); /* between: still pending */
+	jd_trampoline(&j, 0x7f0000004000, 3, "py::f5:/x/nest.py");     /* record 6 */
+	jd_move(&j, 0x7f0000004000, 0x7f0000005010, sizeof(trampoline), 3);
+	jitmap_perfmap *m = jitmap_perfmap_new();
+	jitmap_error err;
+	assert_int_equal(jitmap_perfmap_add_jitdump(m, j.b, j.len, "/x/jit-4242.dump", &err), 3);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 0);
+	assert_trampoline_cfi(m, 0x7f0000001000);
+	/* Moved: the .eh_frame went with the code (read 16 bytes after 0x7f0000005010). */
+	assert_trampoline_cfi(m, 0x7f0000005010);
+	const jitmap_cfi *cfi = (const jitmap_cfi *)1;
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x7f0000004000, &cfi), -ENOENT); /* moved away */
+	assert_null(cfi);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x7f0000002000, &cfi), -ENOENT); /* none */
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x7f0000009000, &cfi), -ENOENT); /* no code */
+	/* The padding after the trampoline is the code's no more (its FDE ends at 15). */
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x7f000000100f, &cfi), -ENOENT);
+	assert_int_equal(jitmap_perfmap_cfi(NULL, 0x7f0000001000, &cfi), -EINVAL);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x7f0000001000, NULL), -EINVAL);
+	/* Names and source lines as before. */
+	jitmap_perfmap_sym s = look(m, 0x7f0000005010, 0);
+	assert_string_equal(s.name, "py::f5:/x/nest.py");
+	assert_int_equal(jitmap_perfmap_num_problems(m), 0);
+	/* Added again (the file grew): the CFI is made anew, and still right. */
+	assert_int_equal(jitmap_perfmap_add_jitdump(m, j.b, j.len, "/x/jit-4242.dump", &err), 3);
+	assert_trampoline_cfi(m, 0x7f0000001000);
+	jitmap_perfmap_free(m);
+}
+
+static void test_jitdump_unwinding(void **state)
+{
+	(void)state;
+	unwinding_in(JITMAP_ORDER_LITTLE);
+	unwinding_in(JITMAP_ORDER_BIG); /* the record's fields; the .eh_frame is x86-64's */
+}
+
+/* What a file's problems say after it was added and each load's CFI asked for. */
+static jitmap_perfmap *unwinding_file(const struct jd *j, int want_loads)
+{
+	jitmap_perfmap *m = jitmap_perfmap_new();
+	assert_int_equal(jitmap_perfmap_add_jitdump(m, j->b, j->len, "u", NULL), want_loads);
+	return m;
+}
+
+static void test_jitdump_unwinding_hostile(void **state)
+{
+	(void)state;
+	struct jd j;
+	uint8_t data[256];
+	size_t eh_len;
+	const size_t n = unwind_data(data, sizeof(trampoline), 0, &eh_len);
+	const jitmap_cfi *cfi;
+	jitmap_perfmap *m;
+
+	/* Sizes that do not fit: each a problem, the load named and without CFI. */
+	static const struct {
+		uint64_t size, hdr;
+		size_t body;     /* bytes of data the record holds */
+		const char *says;
+	} bad[] = {
+		{UINT64_C(1) << 62, 20, 0, "4611686018427387904 bytes of unwinding data do not "
+					   "fit in its 0"},
+		/* 68 bytes and 4 of padding: 72 would fit (padding cannot be told from data) */
+		{76, 20, 68, "76 bytes of unwinding data do not fit in its 72"},
+		{UINT64_MAX, 0, 68, "do not fit"},
+		{68, 69, 68, "an .eh_frame_hdr of 69 bytes in 68 bytes of unwinding data"},
+		{68, UINT64_MAX, 68, "an .eh_frame_hdr of 18446744073709551615 bytes"},
+	};
+	for (size_t k = 0; k < ARRAY_LEN(bad); k++) {
+		jd_header(&j, JITMAP_ORDER_LITTLE);
+		jd_unwind_raw(&j, bad[k].size, bad[k].hdr, data, bad[k].body);
+		jd_trampoline(&j, 0x1000, 1, "t");
+		m = unwinding_file(&j, 1);
+		assert_named(m, 0x1000, "t");
+		assert_int_equal(jitmap_perfmap_cfi(m, 0x100a, &cfi), -ENOENT);
+		assert_int_equal(jitmap_perfmap_num_problems(m), 1);
+		assert_contains(jitmap_perfmap_problem(m, 0), "u: record 1 at offset 40 (unwinding "
+							      "info): ");
+		assert_contains(jitmap_perfmap_problem(m, 0), bad[k].says);
+		jitmap_perfmap_free(m);
+	}
+	/* Shorter than its three sizes. */
+	jd_header(&j, JITMAP_ORDER_LITTLE);
+	size_t at = jd_record(&j, 4);
+	put(&j, 68, 8);
+	put(&j, 20, 8);
+	jd_end(&j, at);
+	jd_trampoline(&j, 0x1000, 1, "t");
+	m = unwinding_file(&j, 1);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x100a, &cfi), -ENOENT);
+	assert_string_equal(jitmap_perfmap_problem(m, 0),
+			    "u: record 1 at offset 40 (unwinding info): too short");
+	jitmap_perfmap_free(m);
+
+	/* No load after it: the end of the file, or a close record. */
+	jd_header(&j, JITMAP_ORDER_LITTLE);
+	jd_trampoline(&j, 0x1000, 1, "t");
+	jd_unwind(&j, sizeof(trampoline), 0);
+	const size_t last = j.len;
+	m = unwinding_file(&j, 1);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x100a, &cfi), -ENOENT); /* not the earlier load's */
+	assert_int_equal(jitmap_perfmap_num_problems(m), 1);
+	assert_contains(jitmap_perfmap_problem(m, 0), "u: record 2 at offset ");
+	assert_contains(jitmap_perfmap_problem(m, 0), "(unwinding info): no code load follows it: "
+						      "not used");
+	jitmap_perfmap_free(m);
+	jd_record(&j, 3); /* JIT_CODE_CLOSE */
+	jd_end(&j, last + 4);
+	jd_trampoline(&j, 0x2000, 2, "after the close"); /* not read */
+	m = unwinding_file(&j, 1);
+	assert_named(m, 0x2000, NULL);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x200a, &cfi), -ENOENT);
+	assert_contains(jitmap_perfmap_problem(m, 0), "no code load follows it");
+	jitmap_perfmap_free(m);
+	/* The record itself cut off at the end of the file: said once, as a cut. */
+	j.len = last - 8;
+	m = unwinding_file(&j, 1);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 1);
+	assert_contains(jitmap_perfmap_problem(m, 0), "past the end of the file");
+	jitmap_perfmap_free(m);
+	/* The load after it cut off (a live runtime's stdio buffer): only the cut is said. */
+	jd_header(&j, JITMAP_ORDER_LITTLE);
+	jd_unwind(&j, sizeof(trampoline), 0);
+	jd_trampoline(&j, 0x1000, 1, "t");
+	j.len -= 5;
+	m = unwinding_file(&j, 0);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 1);
+	assert_contains(jitmap_perfmap_problem(m, 0), "u: record 2 at offset ");
+	assert_contains(jitmap_perfmap_problem(m, 0), "past the end of the file");
+	jitmap_perfmap_free(m);
+
+	/* Two before one load: the second is the load's. The first (its FDE moved away) is
+	 * said. */
+	jd_header(&j, JITMAP_ORDER_LITTLE);
+	jd_unwind(&j, sizeof(trampoline), 0x100);
+	jd_unwind(&j, sizeof(trampoline), 0);
+	jd_trampoline(&j, 0x1000, 1, "t");
+	m = unwinding_file(&j, 1);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 1);
+	assert_contains(jitmap_perfmap_problem(m, 0),
+			"u: record 1 at offset 40 (unwinding info): another one follows before "
+			"any code load (record 2): not used");
+	assert_trampoline_cfi(m, 0x1000);
+	jitmap_perfmap_free(m);
+
+	/* V8's record for code without unwinding info: only an empty header. Nothing known,
+	 * nothing wrong. */
+	jd_header(&j, JITMAP_ORDER_LITTLE);
+	jd_unwind_raw(&j, 20, 20, data + eh_len, 20);
+	jd_trampoline(&j, 0x1000, 1, "t");
+	m = unwinding_file(&j, 1);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x100a, &cfi), -ENOENT);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 0);
+	jitmap_perfmap_free(m);
+
+	/* The header first and the .eh_frame after it (the specification's prose; no writer's
+	 * order): a malformed .eh_frame, said once, at the first question. */
+	jd_header(&j, JITMAP_ORDER_LITTLE);
+	uint8_t swapped[256];
+	memcpy(swapped, data + eh_len, n - eh_len);
+	memcpy(swapped + (n - eh_len), data, eh_len);
+	jd_unwind_raw(&j, n, n - eh_len, swapped, n);
+	jd_trampoline(&j, 0x1000, 1, "t");
+	m = unwinding_file(&j, 1);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 0);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x100a, &cfi), -EINVAL);
+	assert_null(cfi);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x1000, &cfi), -EINVAL);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 1);
+	assert_contains(jitmap_perfmap_problem(m, 0), "u: record 1 (unwinding info, read at "
+						      "0x1010 for the code at 0x1000): ");
+	jitmap_perfmap_free(m);
+
+	/* An FDE written for another place than perf's: said, and no CFI for the code. */
+	jd_header(&j, JITMAP_ORDER_LITTLE);
+	jd_unwind(&j, sizeof(trampoline), 0x40);
+	jd_trampoline(&j, 0x1000, 1, "t");
+	m = unwinding_file(&j, 1);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x100a, &cfi), -ENOENT);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 1);
+	assert_contains(jitmap_perfmap_problem(m, 0), "no FDE covers the first byte of its code "
+						      "at 0x1000");
+	jitmap_perfmap_free(m);
+
+	/* An architecture jitmap does not unwind (EM_386). */
+	jd_header(&j, JITMAP_ORDER_LITTLE);
+	j.b[12] = 3;
+	jd_unwind(&j, sizeof(trampoline), 0);
+	jd_trampoline(&j, 0x1000, 1, "t");
+	m = unwinding_file(&j, 1);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x100a, &cfi), -ENOTSUP);
+	assert_int_equal(jitmap_perfmap_cfi(m, 0x100a, &cfi), -ENOTSUP);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 1);
+	assert_contains(jitmap_perfmap_problem(m, 0), "u: record 1 (unwinding info): "
+						      "architecture ");
+	jitmap_perfmap_free(m);
+}
+
+/* Every prefix of a file with unwinding records, and every byte of one changed: read without
+ * reading past the end (ASan), the CFI there only when its load is. */
+static void test_jitdump_unwinding_prefixes(void **state)
+{
+	(void)state;
+	struct jd j;
+	jd_header(&j, JITMAP_ORDER_LITTLE);
+	jd_unwind(&j, sizeof(trampoline), 0);
+	const size_t unwind_end = j.len;
+	jd_trampoline(&j, 0x1000, 1, "a");
+	const size_t after_first = j.len;
+	jd_unwind(&j, sizeof(trampoline), 0);
+	jd_trampoline(&j, 0x2000, 2, "b");
+	jd_move(&j, 0x2000, 0x3000, sizeof(trampoline), 2);
+	jitmap_perfmap *m = jitmap_perfmap_new();
+	const jitmap_cfi *cfi;
+	for (size_t n = 40; n <= j.len; n++) {
+		uint8_t *copy = malloc(n);
+		memcpy(copy, j.b, n);
+		const int rc = jitmap_perfmap_add_jitdump(m, copy, n, "p", NULL);
+		free(copy);
+		assert_int_equal(rc, n < after_first ? 0 : n < j.len - 64 ? 1 : 2);
+		assert_int_equal(jitmap_perfmap_cfi(m, 0x100a, &cfi),
+				 n < after_first ? -ENOENT : 0);
+		assert_int_equal(jitmap_perfmap_cfi(m, 0x300a, &cfi), n < j.len ? -ENOENT : 0);
+		/* A prefix that ends right after a whole unwinding record says so. */
+		if (n == unwind_end)
+			assert_contains(jitmap_perfmap_problem(m, 0), "no code load follows it");
+	}
+	/* Each byte of the first unwinding record changed: no crash, and what is said is a
+	 * problem, not a wrong answer outside the file. */
+	for (size_t k = 40; k < unwind_end; k++) {
+		for (unsigned v = 0; v < 3; v++) {
+			uint8_t copy[sizeof(j.b)];
+			memcpy(copy, j.b, j.len);
+			copy[k] = v == 0 ? 0 : v == 1 ? 0xff : (uint8_t)(copy[k] ^ 0x80);
+			if (jitmap_perfmap_add_jitdump(m, copy, j.len, "p", NULL) < 0)
+				continue;
+			for (uint64_t pc = 0x1000; pc < 0x1010; pc++)
+				if (jitmap_perfmap_cfi(m, pc, &cfi) == 0)
+					assert_true(jitmap_cfi_covers(cfi, pc, NULL, NULL));
+		}
+	}
+	jitmap_perfmap_free(m);
+}
+
+/* -- CPython 3.13's own jitdump (-X perf_jit) -- */
+
+/* python3.13 as scripts/setup-python.sh sets it up (NULL when it is not). */
+static char *python313(void)
+{
+	char *path = NULL;
+	const char *dest = getenv("JITMAP_PYTHON313"), *cache = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (dest)
+		asprintf(&path, "%s/root/usr/bin/python3.13", dest);
+	else if (cache)
+		asprintf(&path, "%s/jitmap/python313/root/usr/bin/python3.13", cache);
+	else if (home)
+		asprintf(&path, "%s/.cache/jitmap/python313/root/usr/bin/python3.13", home);
+	if (path && access(path, X_OK)) {
+		free(path);
+		path = NULL;
+	}
+	return path;
+}
+
+static uint64_t le(const uint8_t *p, size_t size)
+{
+	uint64_t v = 0;
+	for (size_t i = size; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void test_cpython_perf_jit(void **state)
+{
+	(void)state;
+	char *py = python313();
+	if (!py) {
+		print_message("skipped: no python3.13 (scripts/setup-python.sh sets it up)\n");
+		return;
+	}
+	/* Functions calling each other, so that each gets its trampoline. */
+	char cmd[4400];
+	snprintf(cmd, sizeof(cmd),
+		 "env -u PYTHONPATH -u PYTHONHOME '%s' -X perf_jit -c '"
+		 "import os\n"
+		 "def f1(n): return n + 1\n"
+		 "def f2(n): return f1(n) * 2\n"
+		 "def f3(n): return [f2(i) for i in range(n)]\n"
+		 "f3(5)\n"
+		 "print(os.getpid())'", py);
+	FILE *fp = popen(cmd, "r");
+	assert_non_null(fp);
+	int pid = 0;
+	assert_int_equal(fscanf(fp, "%d", &pid), 1);
+	assert_int_equal(pclose(fp), 0);
+	char dump[64];
+	snprintf(dump, sizeof(dump), "/tmp/jit-%d.dump", pid);
+	jitmap_perfmap *m = jitmap_perfmap_new();
+	jitmap_error err;
+	const int loads = jitmap_perfmap_add_file(m, dump, &err);
+	/* The loads, read here from the file by the specification, each a trampoline that
+	 * calls: its return address's row by the library's CFI. (The file is removed before
+	 * any check can fail.) */
+	static uint8_t b[1 << 22];
+	FILE *in = fopen(dump, "rb");
+	const size_t len = in ? fread(b, 1, sizeof(b), in) : 0;
+	if (in)
+		fclose(in);
+	unlink(dump);
+	assert_true(len > 40 && len < sizeof(b));
+	assert_true(loads > 3);
+	for (size_t k = 0; k < jitmap_perfmap_num_problems(m); k++)
+		print_message("problem: %s\n", jitmap_perfmap_problem(m, k));
+	assert_int_equal(jitmap_perfmap_num_problems(m), 0);
+	unsigned seen = 0, named[3] = {0};
+	for (size_t off = le(b + 8, 4); off + 16 <= len; off += le(b + off + 4, 4)) {
+		const uint64_t id = le(b + off, 4), size = le(b + off + 4, 4);
+		assert_true(size >= 16 && size <= len - off);
+		if (id != 0)
+			continue;
+		const uint64_t lo = le(b + off + 32, 8), csize = le(b + off + 40, 8);
+		const char *name = (const char *)b + off + 56;
+		const uint8_t *code = b + off + size - csize;
+		/* CPython patches a marker into the code bytes it writes in later releases; 3.13
+		 * writes them as they are. */
+		assert_int_equal(csize, sizeof(trampoline));
+		assert_memory_equal(code, trampoline, sizeof(trampoline));
+		for (int f = 0; f < 3; f++) {
+			char want[8];
+			snprintf(want, sizeof(want), "py::f%d:", f + 1);
+			named[f] += !strncmp(name, want, strlen(want));
+		}
+		assert_trampoline_cfi(m, lo);
+		seen++;
+	}
+	assert_int_equal(seen, (unsigned)loads);
+	for (int f = 0; f < 3; f++)
+		assert_int_equal(named[f], 1);
+	print_message("CPython 3.13 -X perf_jit: %u trampolines, each with CFI: CFA = rsp + 16 at "
+		      "the call's return address\n", seen);
+	jitmap_perfmap_free(m);
+	free(py);
 }
 
 static char *write_temp(const char *text, size_t len)
@@ -494,6 +1040,10 @@ int main(void)
 		cmocka_unit_test(test_jitdump),
 		cmocka_unit_test(test_jitdump_refused),
 		cmocka_unit_test(test_jitdump_prefixes),
+		cmocka_unit_test(test_jitdump_unwinding),
+		cmocka_unit_test(test_jitdump_unwinding_hostile),
+		cmocka_unit_test(test_jitdump_unwinding_prefixes),
+		cmocka_unit_test(test_cpython_perf_jit),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_process_files),
 		cmocka_unit_test(test_process_code),
