@@ -1096,6 +1096,12 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "no input files");
+	/* A missing executable is the user's mistake, not a core's: the library would only warn
+	 * that the core maps no file of that name. */
+	if (o.exe && access(o.exe, R_OK)) {
+		fprintf(stderr, "jitmap-dump: --exe %s: %s\n", o.exe, strerror(errno));
+		return 1;
+	}
 
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));

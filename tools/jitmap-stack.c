@@ -1480,6 +1480,11 @@ int main(int argc, char **argv)
 		if (!t.process && err.code != -EINTR)
 			fprintf(stderr, "jitmap-stack: %s\n", err.reason);
 		rc = t.process ? live_threads(&t) : -1;
+	} else if (o.exe && access(o.exe, R_OK)) {
+		/* The user's mistake, not the core's: the library would only warn that the core
+		 * maps no file of that name. */
+		fprintf(stderr, "jitmap-stack: --exe %s: %s\n", o.exe, strerror(errno));
+		return 1;
 	} else {
 		rc = open_core(&t, o.target, o.exe);
 	}

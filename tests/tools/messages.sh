@@ -94,6 +94,20 @@ expect 1 "jitmap-stack: $work/fifo: not a regular file (a device, pipe or socket
 expect 1 "jitmap-stack: $work/empty: not an ELF file (0 bytes)" "$stack" "$work/empty"
 expect 1 "jitmap-stack: $work/none: cannot open: No such file or directory" "$stack" "$work/none"
 
+# --exe naming no file: the user's mistake, said as such (not "the core maps no file named
+# ..." and exit 0). On a real core, where the kernel writes cores into the working directory.
+if [[ $(cat /proc/sys/kernel/core_pattern) != \|* ]]; then
+  (cd "$work" && ulimit -c unlimited && exec sleep 60) & sleeper=$!
+  sleep 0.2; kill -ABRT $sleeper; wait $sleeper 2>/dev/null
+fi
+core=$(find "$work" -maxdepth 1 -name 'core*' -type f | head -1)
+if [[ -n $core ]]; then
+  expect 1 "jitmap-stack: --exe $work/none: No such file or directory" "$stack" --exe="$work/none" "$core"
+  expect 1 "jitmap-dump: --exe $work/none: No such file or directory" "$dump" --exe="$work/none" "$core"
+else
+  echo "messages: no core of sleep in $work (core_pattern): --exe checks skipped"
+fi
+
 # -h and -V, long and short, alike in both tools.
 for tool in "$dump" "$stack"; do
   name=$(basename "$tool")
