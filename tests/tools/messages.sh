@@ -123,6 +123,32 @@ for tool in "$dump" "$stack"; do
   done
 done
 
+# Bash completion (completions/) offers every long option --help lists, so that the two
+# cannot drift apart: bash-completion's own functions, the word "--" completed.
+bc=/usr/share/bash-completion/bash_completion
+if [[ -f $bc ]]; then
+  for tool in "$dump" "$stack"; do
+    name=$(basename "$tool")
+    # The options' column of --help's option lines ("  -h, --help   show ...").
+    want=$("$tool" --help | grep -E '^ +-' | sed -E 's/^ +//; s/  .*//' |
+           grep -oE -- '--[a-z][a-z-]*=?' | sort -u)
+    # (compopt works only under a real completion: here it does nothing)
+    got=$(bash -c 'source "$1" && source "$2" && compopt() { :; } && COMP_WORDS=("$3" --) &&
+                   COMP_CWORD=1 && COMP_LINE="$3 --" && COMP_POINT=${#COMP_LINE} &&
+                   { "_${3//-/_}"; printf "%s\n" "${COMPREPLY[@]}"; }' _ "$bc" \
+            "$(dirname "${BASH_SOURCE[0]}")/../../completions/$name" "$name" 2>&1 | sort -u)
+    if [[ -n $want && $got == "$want" ]]; then pass=$((pass + 1))
+    else
+      fail=$((fail + 1))
+      printf 'FAIL: bash completion of %s "--"\n  --help: %s\n  completed: %s\n' "$name" \
+        "$(echo $want)" "$(echo $got)"
+    fi
+  done
+else
+  fail=$((fail + 1))
+  echo "FAIL: $bc is missing (bash-completion: scripts/setup.sh installs it)"
+fi
+
 # Usage errors: exit 2, what was wrong, and where help is.
 expect 2 "jitmap-stack: unknown option '--bogus'
 Try 'jitmap-stack --help' for more information." "$stack" --bogus 1
