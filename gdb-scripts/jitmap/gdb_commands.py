@@ -383,6 +383,7 @@ class Gdb:
     def objfiles_changed(self, *_args):
         self._objfiles_key = None
         self.invalidate()
+        _arm_hook()
 
     def forget(self, *_args):
         self._objfiles_key = None
@@ -545,17 +546,33 @@ class Gdb:
             raise C.CommandError(str(e)) from None
 
     def watch_registrations(self):
-        global _hook
-        if _hook is not None and _hook.is_valid():
-            return
-        try:
-            _hook = _Hook()
-        except gdb.error:
-            _hook = None
+        global _hook_wanted
+        _hook_wanted = True
+        _arm_hook()
 
 
 GDB = Gdb()
 _hook = None
+_hook_wanted = False  # `jitmap break` asked for the hook; set once a file defines HOOK
+
+
+def _arm_hook():
+    """The registration hook, once a loaded file defines HOOK. Before `run` no file does
+    (the JIT's library is not loaded): a breakpoint made then would be pending, and GDB says
+    'Function "__jit_debug_register_code" not defined.' (for an internal breakpoint too) in
+    the middle of jitmap's own answer; new_objfile calls this again when a library loads,
+    before any of its code runs."""
+    global _hook
+    if not _hook_wanted or (_hook is not None and _hook.is_valid()):
+        return
+    try:
+        gdb.parse_and_eval("&" + HOOK)  # minimal symbols too (no debug information)
+    except gdb.error:
+        return
+    try:
+        _hook = _Hook()
+    except gdb.error:
+        _hook = None
 
 
 class _Hook(gdb.Breakpoint):

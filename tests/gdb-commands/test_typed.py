@@ -403,6 +403,37 @@ def vm_core_typed_negative():
           "vm core negative control: bt:\n" + part["bt"])
 
 
+@RUN.test
+def vm_break_before_run():
+    """`jitmap break 1000` typed before `run`: jitmap's own "not registered yet" line only
+    (GDB's 'Function "__jit_debug_register_code" not defined.' leaked before it, from the
+    hook jitmap sets on the registration function of a library not loaded yet), and the
+    breakpoint still stops jitmap-vm at record 1000 once its JIT registers the code."""
+    ENV.need(ENV.vm, "jitmap-vm (needs llvm-config-14)")
+    where = ENV.dir("vm-break")
+    out = os.path.join(where, "program.out")
+    argv = [GDB, "-batch", "-nx"]
+    for line in SETUP + ["source " + JITMAP_GDB]:
+        argv += ["-iex", line]
+    argv += ["-ex", "echo ==break\\n", "-ex", "jitmap break 1000", "-ex", "echo ==run\\n",
+             "-ex", "run %s > %s" % (" ".join(VM_ARGS), out), "-ex", "echo ==bt\\n",
+             "-ex", "bt 2", "-ex", "echo ==end\\n", "-ex", "kill", ENV.vm]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=where,
+                       stdin=subprocess.DEVNULL, timeout=T.TIMEOUT)
+    text = p.stdout.decode("utf-8", "replace")
+    with open(os.path.join(where, "gdb.out"), "w") as f:
+        f.write(text)
+    clean(text, "vm break")
+    said = text.split("==break\n", 1)[-1].split("==run\n", 1)[0]
+    check(said.strip() == "jitmap: record 1000 is not registered yet: breakpoints will be set "
+          "when JIT code with it is registered", "vm break: jitmap break before run says:\n" +
+          said)
+    check("not defined" not in text, "vm break: GDB's own message:\n" + text)
+    bt = backtrace(text.split("==bt\n", 1)[-1].split("==end", 1)[0])
+    check(names(bt)[:1] == [VM_JIT], "vm break: run stops at record 1000, in %s:\n%s" % (
+        VM_JIT, text))
+
+
 def vm_mi(name, jitmap):
     mi = Mi(name, ENV.vm, jitmap)
     out = os.path.join(mi.where, "program.out")
