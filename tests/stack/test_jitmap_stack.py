@@ -20,7 +20,8 @@
   shapes alone): every problem named as the debuggers' tests expect, good_fn's frame and
   values beside them, the process let go;
 - C++ names: a C++ program blocked in a C++ function, with and without -g: its frames named
-  as GDB's bt names them (demangled; no signature where DWARF describes the function).
+  as GDB's bt names them (demangled; no signature where DWARF describes the function);
+- scripts/stack-demo.sh: its transcript, and no bash report of the processes it kills.
 
 Exits 77 (skipped) when the demo, jitmap-stack, gdb or eu-stack is missing, or cores cannot be
 made here.
@@ -656,6 +657,27 @@ def cxx_names():
               "C++ names, %s: and its text:\n%s" % (what, text))
 
 
+# -- scripts/stack-demo.sh --
+
+
+def stack_demo():
+    """scripts/stack-demo.sh, as a user runs it (on this build tree): it shows the live
+    threads and the core's GC roots, and says nothing else where nothing is wrong: no bash
+    report of the demo it kills ("Killed") or of the one it aborts for the core ("Aborted
+    (core dumped)"), nothing on standard error."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "scripts", "stack-demo.sh")
+    r = run(["bash", script], env=dict(os.environ, JITMAP_BUILD_DIR=BUILD))
+    check(r.returncode == 0 and "$ jitmap-stack --values" in r.stdout and
+          ("$ jitmap-stack --gc-roots core" in r.stdout or "no core file" in r.stdout),
+          "stack-demo.sh: exit 0 and its transcript (%d):\n%s%s" % (
+              r.returncode, r.stdout[-1500:], r.stderr))
+    noise = sorted({l for l in r.stdout.splitlines()
+                    if re.search(r"\b(Killed|Aborted|Terminated)\b", l)} |
+                   set(r.stderr.splitlines()))
+    check(not noise, "stack-demo.sh says nothing but its transcript: %s" % noise)
+
+
 def compressed_sections(path):
     """The names of `path`'s compressed sections (the C flag of readelf -S)."""
     out = run(["readelf", "-SW", path]).stdout
@@ -699,6 +721,7 @@ def main():
         debuginfo_cache(core)
         vm_core()
         cxx_names()
+        stack_demo()
         bad_input(core)
         hostiles()
     finally:
