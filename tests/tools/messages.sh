@@ -28,13 +28,19 @@ expect() {
 mkfifo "$work/fifo"
 printf 'hello, not a section' >"$work/text"
 printf '\003\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/reserved"
+printf '\011\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/version9"
+printf '\000\000\000\000\000\000\000\000' >"$work/zeros"
 
 expect 1 "jitmap-dump: $work/empty: an empty file, not an object file or a section" "$dump" "$work/empty"
 expect 1 "jitmap-dump: $work: a directory, not an object file or a section" "$dump" "$work"
 expect 1 "jitmap-dump: $work/fifo: not a regular file (a device, pipe or socket)" "$dump" "$work/fifo"
 expect 1 "jitmap-dump: $work/none: No such file or directory" "$dump" "$work/none"
-expect 1 "jitmap-dump: $work/text: unknown stackmap version 104 (jitmap reads versions 1, 2 and 3)" "$dump" "$work/text"
-
+# A raw section is a file whose first byte is a version jitmap reads (1 to 3), or that starts
+# as a header of another version would (its reserved bytes zero); anything else (text,
+# zeros) is no stackmap of "version 104".
+expect 1 "jitmap-dump: $work/text: not an object file, a core file or a stackmap section" "$dump" "$work/text"
+expect 1 "jitmap-dump: $work/zeros: not an object file, a core file or a stackmap section" "$dump" "$work/zeros"
+expect 1 "jitmap-dump: $work/version9: unknown stackmap version 9 (jitmap reads versions 1, 2 and 3)" "$dump" "$work/version9"
 expect 1 "jitmap-dump: $work/reserved: offset 0x1: non-zero reserved byte in the stackmap header" "$dump" "$work/reserved"
 
 # A full disk, in every format: "write error" and status 1, not a silent 0 (the readobj
