@@ -33,9 +33,22 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR})
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
-# The shared libraries' shlibs and triggers (ldconfig), so that dpkg-shlibdeps can name
-# them for packages built against them.
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+# The public libraries' shlibs, so that dpkg-shlibdeps can name their packages for programs
+# built against them (CPack adds the ldconfig calls by itself). Written here, not by
+# CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS: that option (global, not per component) takes every
+# shared object of every package for a public library, and the GDB plugin, a module GDB
+# opens by path with no soname, gets a developer warning ("missing soname or soversion") in
+# every scripts/package.sh run. The plugin is no library to link against: it has no shlibs.
+foreach(comp lib producer)
+  if(comp STREQUAL "lib")
+    set(_shlib "libjitmap ${JITMAP_SOVERSION} libjitmap${JITMAP_SOVERSION}")
+  else()
+    set(_shlib "libjitmap-producer ${PROJECT_VERSION_MAJOR} libjitmap-producer${PROJECT_VERSION_MAJOR}")
+  endif()
+  string(TOUPPER ${comp} _upper)
+  file(WRITE ${PROJECT_BINARY_DIR}/cpack/${comp}/shlibs "${_shlib} (= ${PROJECT_VERSION})\n")
+  set(CPACK_DEBIAN_${_upper}_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/cpack/${comp}/shlibs)
+endforeach()
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME libjitmap${JITMAP_SOVERSION})
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)

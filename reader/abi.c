@@ -4,6 +4,7 @@
  * structures against these when it loads the library). */
 #include "internal.h"
 #include "jitmap/arch.h"
+#include "jitmap/core.h"
 #include "jitmap/frame.h"
 #include "jitmap/process.h"
 #include "jitmap/unwind.h"
@@ -32,7 +33,8 @@ static const struct {
 	STRUCT(jitmap_vframe_layout),     STRUCT(jitmap_deopt_layout), STRUCT(jitmap_frame_desc),
 	STRUCT(jitmap_callee_saved_write), STRUCT(jitmap_perfmap_sym),
 	STRUCT(jitmap_frame_regs),        STRUCT(jitmap_unwind_code), STRUCT(jitmap_unwind_result),
-	STRUCT(jitmap_spill),
+	STRUCT(jitmap_spill),             STRUCT(jitmap_descriptor_info),
+	STRUCT(jitmap_core_memory_info),
 };
 
 /* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
@@ -95,6 +97,15 @@ static const struct {
 	FIELD(jitmap_image_symbol_info, name), FIELD(jitmap_image_symbol_info, flags),
 	FIELD(jitmap_callee_saved_write, address), FIELD(jitmap_callee_saved_write, regno),
 	FIELD(jitmap_callee_saved_write, insn),
+	FIELD(jitmap_descriptor_info, sz), FIELD(jitmap_descriptor_info, address),
+	FIELD(jitmap_descriptor_info, where), FIELD(jitmap_descriptor_info, readable),
+	FIELD(jitmap_descriptor_info, complete), FIELD(jitmap_descriptor_info, num_entries),
+	FIELD(jitmap_descriptor_info, problem),
+	FIELD(jitmap_core_memory_info, sz), FIELD(jitmap_core_memory_info, source),
+	FIELD(jitmap_core_memory_info, size), FIELD(jitmap_core_memory_info, offset),
+	FIELD(jitmap_core_memory_info, path), FIELD(jitmap_core_memory_info, segment_start),
+	FIELD(jitmap_core_memory_info, segment_end), FIELD(jitmap_core_memory_info, segment_flags),
+	FIELD(jitmap_core_memory_info, file_unusable), FIELD(jitmap_core_memory_info, why),
 };
 
 /* The values a binding uses, by their C names. */
@@ -121,6 +132,8 @@ static const struct {
 	CONSTANT(JITMAP_UNWIND_PROVEN),
 	CONSTANT(JITMAP_DESCRIBE_REGISTERS),
 	CONSTANT(JITMAP_IMAGE_SKIP_STACKMAP), CONSTANT(JITMAP_PROCESS_LAZY),
+	CONSTANT(JITMAP_CORE_MEM_CORE), CONSTANT(JITMAP_CORE_MEM_FILE),
+	CONSTANT(JITMAP_CORE_MEM_NONE),
 };
 
 size_t jitmap_offsetof(const char *type_name, const char *field)

@@ -1422,14 +1422,69 @@ static int file_bias(jitmap_core *c, size_t fi, Elf *elf, uint64_t *bias)
 	return -1;
 }
 
+/* -- Mappings that are memory, not files -- */
+
+/* Whether `name` is "/SYSV" and the eight hex digits of a System V shared memory key, then
+ * " (deleted)": the kernel's name for a shmat mapping ("SYSV%08x" in ipc/shm.c). */
+static int sysv_name(const char *name)
+{
+	static const char tail[] = " (deleted)";
+	if (strncmp(name, "/SYSV", 5))
+		return 0;
+	for (int i = 5; i < 13; i++)
+		if (!name[i] || !strchr("0123456789abcdef", name[i]))
+			return 0;
+	return !strcmp(name + 13, tail);
+}
+
+/* Whether file `fi`, which cannot be opened, is memory rather than a file that could define a
+ * JIT descriptor or stackmaps (then it is not reported, nor counted as a file that could not
+ * be read). The rule, for the mapping of the file's first page (file offset 0):
+ *   - "/dev/zero (deleted)" (shared anonymous memory) and "/SYSVxxxxxxxx (deleted)" (System V
+ *     shared memory), by name: no loader maps an object from them;
+ *   - a path that exists and is not a regular file: a device (GPU memory, a private
+ *     /dev/zero);
+ *   - the core holds the mapping's first bytes, and they are not an ELF header
+ *     ("/memfd:NAME (deleted)", POSIX shared memory, whatever their names);
+ *   - the core holds none of it, and it is writable: a shared mapping Linux leaves out
+ *     (coredump_filter's default dumps no shared memory of a file that has a name, such as
+ *     PostgreSQL's /dev/shm/PostgreSQL.N, gone once the server restarted). No loader maps an
+ *     object writable at its ELF header, and a private mapping of one would have been dumped
+ *     (its first page, the ELF header, at least).
+ * Anything else is a file: a library deleted since (a package upgrade) or dlopen'ed from a
+ * memfd has its ELF header in the core; a read-only mapping whose first page the core lacks
+ * (gcore leaves unmodified ones out) may be one too. */
+static int memory_not_file(jitmap_core *c, size_t fi)
+{
+	const struct file *f = &c->files[fi];
+	if (!strcmp(f->core_path, "/dev/zero (deleted)") || sysv_name(f->core_path))
+		return 1;
+	if (f->fd == -2 && !f->open_errno && !f->refused)
+		return 1; /* stat found it: not a regular file */
+	for (size_t i = 0; i < c->nmaps; i++) {
+		if (c->map_file[i] != fi || c->maps[i].offset != 0)
+			continue;
+		struct span sp;
+		uint8_t magic[SELFMAG];
+		span_at(c, c->maps[i].start, 1, &sp);
+		if (sp.source == JITMAP_CORE_MEM_CORE)
+			return core_read(c, c->maps[i].start, magic, sizeof(magic), 1, NULL, 0) == 0 &&
+			       memcmp(magic, ELFMAG, SELFMAG) != 0;
+		return sp.seg && (sp.seg->flags & PF_W);
+	}
+	return 0;
+}
+
 int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx)
 {
 	for (size_t fi = 0; fi < c->nfiles; fi++) {
 		const struct file *f = &c->files[fi];
 		int rc = 0;
 		if (file_fd(c, fi) < 0) {
-			/* Not asked to open it, or not a file ("[vdso]"-like names): nothing to say. */
-			if (f->core_path[0] == '/' && (!(c->flags & JITMAP_CORE_NO_FILES) || f->given)) {
+			/* Not asked to open it, not a file ("[vdso]"-like names), or memory: nothing
+			 * to say. */
+			if (f->core_path[0] == '/' && (!(c->flags & JITMAP_CORE_NO_FILES) || f->given) &&
+			    !memory_not_file(c, fi)) {
 				char why[256];
 				if (f->refused)
 					snprintf(why, sizeof(why), "%s", f->refused);
@@ -1463,7 +1518,7 @@ size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
 		if (fd < 0) {
 			struct file *f = &c->files[fi];
 			if (!f->warned && !f->refused && f->core_path[0] == '/' &&
-			    !(c->flags & JITMAP_CORE_NO_FILES)) {
+			    !(c->flags & JITMAP_CORE_NO_FILES) && !memory_not_file(c, fi)) {
 				warn(c, "%s (mapped by the core) cannot be opened: symbols in it are not "
 				     "found", f->path);
 				f->warned = 1;

@@ -19,6 +19,11 @@ cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PR
   -DJITMAP_BUILD_TESTS=OFF -DJITMAP_BUILD_BENCH=OFF -DJITMAP_BUILD_FUZZ=OFF \
   -DJITMAP_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
-(cd "$build" && cpack -G DEB -B "$out" >/dev/null)
+# CPack's progress lines tell a user nothing: its output is shown when it fails, and any
+# line that is not progress (a warning) always.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+(cd "$build" && cpack -G DEB -B "$out" >"$log" 2>&1) || { cat "$log" >&2; exit 1; }
+grep -vE '^(CPack: |CPackDeb: - Generating dependency list$)' "$log" >&2 || true
 rm -rf "$out/_CPack_Packages"
 ls "$out"/*.deb

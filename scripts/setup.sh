@@ -17,7 +17,7 @@ required=(
 )
 if [ "$mode" != --demo ]; then
   required+=(git libcmocka-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev binutils
-             python3-jsonschema)
+             python3-jsonschema bash-completion)
 fi
 # A second LLVM producer and lld (a linked Mach-O image) for the differential test, LLDB for
 # the debugger tests, Node.js and a JDK for the perf map tests (tests/perfmap), Erlang/OTP's

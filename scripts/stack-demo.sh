@@ -19,6 +19,8 @@ pid=
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 
 "$jit" --program recursion --depth 2 --threads 2 --pause >"$work/live.out" 2>&1 &
+# Killed below on purpose: bash is not to report it ("Killed"), whenever it reaps it.
+disown
 for _ in $(seq 300); do grep -q 'holding threads=2' "$work/live.out" && break; sleep 0.1; done
 pid=$(sed -n 's/.*holding threads=2 pid=\([0-9]*\).*/\1/p' "$work/live.out")
 echo "\$ jitmap-demo-jit --program recursion --depth 2 --threads 2 --pause &"
@@ -30,12 +32,15 @@ if command -v eu-stack >/dev/null; then
   eu-stack -p "$pid" 2>&1 | awk '/^TID/ { n++ } n == 2' || true
 fi
 kill -9 "$pid"
-wait "$pid" 2>/dev/null || true
+while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 pid=
 
 echo
 echo "\$ jitmap-demo-jit --program statepoint --threads 2 --abort    # ulimit -c unlimited"
-(cd "$work" && ulimit -c unlimited && "$jit" --program statepoint --threads 2 --abort >core.out 2>&1) || true
+# The subshell reports the abort it waited for ("Aborted (core dumped)") on its standard
+# error, where nothing else is written: the abort is the point, and the core says the rest.
+(cd "$work" && ulimit -c unlimited &&
+  "$jit" --program statepoint --threads 2 --abort >core.out 2>&1) 2>/dev/null || true
 if [ -f "$work/core" ]; then
   echo "\$ jitmap-stack --gc-roots core"
   "$stack" --gc-roots "$work/core" | sed "s|$work/||g"

@@ -877,6 +877,18 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 
 /* -- One input -- */
 
+/* Whether a file that is no object file may be a raw stackmap section: its first byte a
+ * version jitmap reads (1 to 3: the parser says what is wrong after it, by offset), or it
+ * starts as the header of another version would (a version, then three reserved bytes that
+ * are zero: "unknown stackmap version N"). Anything else (text, zeros, another format) is
+ * said to be neither, not read as a stackmap of "version 104" ('h'). */
+static bool may_be_section(const unsigned char *d, size_t len)
+{
+	if (d[0] >= 1 && d[0] <= 3)
+		return true;
+	return d[0] && len >= 4 && !d[1] && !d[2] && !d[3];
+}
+
 static int dump_one(FILE *out, const char *path, const struct options *o)
 {
 	jitmap_error e;
@@ -925,6 +937,11 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 		}
 		if (llvm_object_format(data, len) != LLVM_OBJECT_NONE) {
 			rc = llvm_object_read(path, data, len, &sm, kind, sizeof(kind), &e);
+		} else if (!may_be_section(data, len)) {
+			fprintf(stderr, "jitmap-dump: %s: not an object file, a core file or a stackmap "
+				"section\n", path);
+			free(data);
+			return 1;
 		} else {
 			JITMAP_OPTS(jitmap_parse_opts, opts, .order = o->order, .arch = o->arch);
 			sm = jitmap_stackmap_parse(data, len, &opts, &e);
@@ -1096,6 +1113,12 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "no input files");
+	/* A missing executable is the user's mistake, not a core's: the library would only warn
+	 * that the core maps no file of that name. */
+	if (o.exe && access(o.exe, R_OK)) {
+		fprintf(stderr, "jitmap-dump: --exe %s: %s\n", o.exe, strerror(errno));
+		return 1;
+	}
 
 	static char outbuf[1 << 16];
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));

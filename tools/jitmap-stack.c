@@ -36,6 +36,7 @@
 #include <jitmap/process.h>
 #include <jitmap/stack.h>
 
+#include "cxx_names.h"
 #include "debuginfo_cache.h"
 #include "heap.h"
 #include "json.h"
@@ -524,6 +525,8 @@ struct native_name {
 	unsigned ninlined;
 	uint64_t entry; /* the function's start (its symbol's), 0 when unknown */
 	bool used;
+	bool described; /* DWARF describes the function at pc (GDB names it from there) */
+	char *shown; /* a C++ function's name as GDB prints it (cxx_names.h), or NULL */
 };
 
 /* The name of an inlined subroutine's DIE: its own, or its abstract origin's. */
@@ -549,8 +552,10 @@ static void find_inlined(Dwfl_Module *m, uint64_t pc, struct native_name *n)
 	Dwarf_Die *scopes = NULL;
 	const int k = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
 	for (int i = 0; i < k && n->ninlined < MAX_INLINED; i++) {
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
-			break; /* the function that holds them: the frame itself */
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			n->described = true; /* the function that holds them: the frame itself */
+			break;
+		}
 		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
 			const char *name = inlined_name(&scopes[i]);
 			n->inlined[n->ninlined++] = name ? name : "??";
@@ -582,6 +587,7 @@ static const struct native_name *native_name(struct target *t, uint64_t pc)
 			n->module = module_name(m);
 			n->entry = n->function ? pc - off : 0;
 			find_inlined(m, pc, n);
+			n->shown = jitmap_stack_cxx_name(n->function, n->described);
 		}
 		return n;
 	}
@@ -1083,7 +1089,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 			named_code(w->t, at, fo);
 	} else {
 		if (nn && nn->function)
-			fo->function = strdup(nn->function);
+			fo->function = strdup(nn->shown ? nn->shown : nn->function);
 		if (nn && nn->module)
 			fo->module = strdup(nn->module);
 	}
@@ -1489,6 +1495,11 @@ int main(int argc, char **argv)
 		if (!t.process && err.code != -EINTR)
 			fprintf(stderr, "jitmap-stack: %s\n", err.reason);
 		rc = t.process ? live_threads(&t) : -1;
+	} else if (o.exe && access(o.exe, R_OK)) {
+		/* The user's mistake, not the core's: the library would only warn that the core
+		 * maps no file of that name. */
+		fprintf(stderr, "jitmap-stack: --exe %s: %s\n", o.exe, strerror(errno));
+		return 1;
 	} else {
 		rc = open_core(&t, o.target, o.exe);
 	}
@@ -1541,6 +1552,8 @@ int main(int argc, char **argv)
 		free(t.threads[i].problem);
 	}
 	free(t.threads);
+	for (size_t i = 0; t.names && i < NAME_SLOTS; i++)
+		free(t.names[i].shown);
 	free(t.names);
 	free(t.tails);
 	jitmap_process_free(t.proc);

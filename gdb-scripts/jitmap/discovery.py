@@ -103,6 +103,19 @@ class Source:
         return (N.text(name), off.value) if name else None
 
 
+class Descriptor:
+    """One JIT descriptor the scan walked, and how far (jitmap_descriptor_info): a count of
+    its entries is known only when `readable` and `complete`; else `problem` says why not."""
+
+    def __init__(self, info):
+        self.address = info.address
+        self.where = N.text(info.where)
+        self.readable = info.readable
+        self.complete = info.complete
+        self.num_entries = info.num_entries
+        self.problem = N.text(info.problem)
+
+
 def image_with_code(access, data):
     """The registered image `data` as a file a debugger can be given: its empty code sections
     (SHT_NOBITS, the code left in the process) filled with the code read through `access`
@@ -247,4 +260,9 @@ class Discovery:
         self._wrappers = wrappers
         problems = [N.text(lib.jitmap_process_problem(p, k))
                     for k in range(lib.jitmap_process_num_problems(p))]
-        return Catalog(sources, problems, lib.jitmap_process_index(p), p)
+        descriptors = []
+        d = N.DescriptorInfo()
+        for i in range(lib.jitmap_process_num_descriptors(p)):
+            if lib.jitmap_process_descriptor(p, i, ctypes.byref(d)) == 0:
+                descriptors.append(Descriptor(d))
+        return Catalog(sources, problems, lib.jitmap_process_index(p), p, descriptors)

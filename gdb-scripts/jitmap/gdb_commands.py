@@ -18,6 +18,7 @@ This module only implements commands.Debugger over GDB (frames, registers, memor
 breakpoints, events); what a command computes and prints is commands.py's. Every failure is
 a gdb.GdbError with one clear sentence.
 """
+import ctypes
 import functools
 import os
 import re
@@ -83,6 +84,68 @@ def _has_core():
         return "core dump file" in gdb.execute("info target", to_string=True).lower()
     except gdb.error:
         return False
+
+
+def _core_file():
+    """The core file GDB has open (`info target`), or None."""
+    try:
+        text = gdb.execute("info target", to_string=True)
+    except gdb.error:
+        return None
+    m = re.search(r"core dump file:\s*`(.*)', file type", text)
+    return m.group(1) if m else None
+
+
+class _Core:
+    """The core GDB has open, as libjitmap reads it. GDB 13 reads the bytes of a segment a
+    truncated core lost (and of a writable segment it holds no bytes of) from the mapped file:
+    a JIT descriptor there reads as the file's empty list, and `jitmap status` said "0 JIT
+    entries" where the count is unknown. libjitmap says which bytes no file may stand for
+    (jitmap_core_memory's file_unusable): reads of those fail, with its reason. And a core
+    whose dynamic linker's list was lost leaves GDB without its libraries: the JIT
+    descriptors its mapped files define are found from the core (NT_FILE) instead."""
+
+    def __init__(self, path):
+        self.path = path
+        self.handle = None
+        self._descriptors = None
+        err = N.Error()
+        try:
+            self.handle = N.lib().jitmap_core_open(path.encode(), None, ctypes.byref(err))
+        except (N.LibraryError, OSError):
+            pass
+
+    def close(self):
+        if self.handle:
+            N.lib().jitmap_core_free(self.handle)
+            self.handle = None
+
+    def check(self, addr, size):
+        """Raise D.ReadError unless a file may stand for every byte GDB reads there."""
+        if not self.handle:
+            return
+        lib = N.lib()
+        info = N.CoreMemoryInfo()
+        end = min(addr + size, 1 << 64)
+        while addr < end:
+            if lib.jitmap_core_memory(self.handle, addr, ctypes.byref(info)) or not info.size:
+                return
+            if info.source == N.CORE_MEM_NONE and info.file_unusable:
+                raise D.ReadError(N.text(info.why))
+            addr += info.size
+
+    def descriptors(self):
+        """[(address, file)] of the JIT descriptors the core's mapped files define (once)."""
+        if self._descriptors is None:
+            self._descriptors = []
+            if self.handle:
+                n = 64
+                addrs, files = (ctypes.c_uint64 * n)(), (ctypes.c_char_p * n)()
+                got = N.lib().jitmap_core_find_symbol(self.handle, DESCRIPTOR.encode(), addrs,
+                                                      files, n)
+                self._descriptors = [(addrs[i], N.text(files[i]) or "")
+                                     for i in range(min(got, n))]
+        return self._descriptors
 
 
 def _real_objfiles():
@@ -295,6 +358,7 @@ class Gdb:
         self._descriptors = []
         self._objects = []
         self._saved = {}
+        self._core = None  # a _Core while GDB debugs a core file
 
     @property
     def library_hint(self):
@@ -319,6 +383,7 @@ class Gdb:
     def objfiles_changed(self, *_args):
         self._objfiles_key = None
         self.invalidate()
+        _arm_hook()
 
     def forget(self, *_args):
         self._objfiles_key = None
@@ -359,7 +424,19 @@ class Gdb:
         if key == self._objfiles_key:
             return
         self._objfiles_key = key
+        core = _core_file()
+        if self._core is not None and (core is None or core != self._core.path):
+            self._core.close()
+            self._core = None
+        if core is not None and self._core is None:
+            self._core = _Core(core)
         self._descriptors = _find_descriptors()
+        if self._core is not None:
+            # Those of files GDB could not load (named by the file, as jitmap-stack does).
+            known = {addr for addr, _ in self._descriptors}
+            self._descriptors += sorted((addr, os.path.basename(path))
+                                        for addr, path in self._core.descriptors()
+                                        if addr not in known)
         self._objects = _find_objects()
         try:
             self.big_endian = "big endian" in gdb.execute("show endian", to_string=True)
@@ -375,6 +452,8 @@ class Gdb:
     def read(self, addr, size):
         if size == 0:
             return b""
+        if self._core is not None:
+            self._core.check(addr, size)
         try:
             return gdb.selected_inferior().read_memory(addr, size)
         except (gdb.MemoryError, gdb.error, ValueError, OverflowError) as e:
@@ -467,17 +546,33 @@ class Gdb:
             raise C.CommandError(str(e)) from None
 
     def watch_registrations(self):
-        global _hook
-        if _hook is not None and _hook.is_valid():
-            return
-        try:
-            _hook = _Hook()
-        except gdb.error:
-            _hook = None
+        global _hook_wanted
+        _hook_wanted = True
+        _arm_hook()
 
 
 GDB = Gdb()
 _hook = None
+_hook_wanted = False  # `jitmap break` asked for the hook; set once a file defines HOOK
+
+
+def _arm_hook():
+    """The registration hook, once a loaded file defines HOOK. Before `run` no file does
+    (the JIT's library is not loaded): a breakpoint made then would be pending, and GDB says
+    'Function "__jit_debug_register_code" not defined.' (for an internal breakpoint too) in
+    the middle of jitmap's own answer; new_objfile calls this again when a library loads,
+    before any of its code runs."""
+    global _hook
+    if not _hook_wanted or (_hook is not None and _hook.is_valid()):
+        return
+    try:
+        gdb.parse_and_eval("&" + HOOK)  # minimal symbols too (no debug information)
+    except gdb.error:
+        return
+    try:
+        _hook = _Hook()
+    except gdb.error:
+        _hook = None
 
 
 class _Hook(gdb.Breakpoint):

@@ -179,13 +179,26 @@ def _frame_object(frame):
 def _images_have_layouts():
     """Whether a registered image carries deopt layouts. With the reader plugin, whose process
     holds every image GDB read, the library counts them (O(1)); without it, the stop's catalog
-    says (a scan of the JIT entries, once per stop)."""
+    says (a scan of the JIT entries, once per stop).
+
+    The plugin's count misses an image the process model dropped as replaced by a later one
+    over the same code. A core or an attached process has its entries read descriptor by
+    descriptor in GDB's objfile order, not in the order they were registered: jitmap-vm's
+    runtime registers its image (with the layouts) after LLVM's listener registered its own
+    of the same code, but GDB reads libjitmap-producer's list before libLLVM's, and LLVM's
+    image replaced the runtime's. Then, as without the plugin, the catalog (whose scan walks
+    the lists themselves, and finds the image still registered) says."""
     from .gdb_commands import GDB
     try:
         N.load(getattr(GDB, "library_hint", None))  # once: the plugin itself with jitmap.gdb
         shared = GDB.shared_process()
         if shared:
-            return N.lib().jitmap_process_num_layout_images(shared[0]) > 0
+            if N.lib().jitmap_process_num_layout_images(shared[0]) > 0:
+                return True
+            from . import gdb_reader
+            stats = gdb_reader.stats()
+            if not stats or not stats["replaced"]:
+                return False
         return C.SESSION.get(GDB).has_layouts
     except Exception:  # a bt never fails because of us
         return False

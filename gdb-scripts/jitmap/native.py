@@ -111,6 +111,26 @@ class SourceInfo(ctypes.Structure):
         super().__init__(ctypes.sizeof(SourceInfo))
 
 
+class DescriptorInfo(ctypes.Structure):
+    """jitmap_descriptor_info (process.h): how far a JIT descriptor's list was read."""
+    _fields_ = [("sz", c_size), ("address", c_u64), ("where", c_char_p), ("readable", c_bool),
+                ("complete", c_bool), ("num_entries", c_size), ("problem", c_char_p)]
+
+    def __init__(self):
+        super().__init__(ctypes.sizeof(DescriptorInfo))
+
+
+class CoreMemoryInfo(ctypes.Structure):
+    """jitmap_core_memory_info (core.h): where a core's bytes at an address come from."""
+    _fields_ = [("sz", c_size), ("source", c_int), ("size", c_u64), ("offset", c_u64),
+                ("path", c_char_p), ("segment_start", c_u64), ("segment_end", c_u64),
+                ("segment_flags", ctypes.c_uint), ("file_unusable", c_bool),
+                ("why", ctypes.c_char * 192)]
+
+    def __init__(self):
+        super().__init__(ctypes.sizeof(CoreMemoryInfo))
+
+
 class FrameDesc(ctypes.Structure):
     """jitmap_frame_desc (frame.h): sized."""
     _fields_ = [("sz", c_size), ("level", ctypes.c_uint), ("pc", c_u64),
@@ -185,6 +205,7 @@ TEXT_REGISTERS = 6
 JSON_NO_FRAME = 1
 STACK_SIZE_DYNAMIC = (1 << 64) - 1  # a function's stack_size when it is not known
 UNWIND_FRAME_POINTER = 3  # jitmap_unwind_method
+CORE_MEM_CORE, CORE_MEM_FILE, CORE_MEM_NONE = 1, 2, 3
 
 _CONSTANTS = {
     "JITMAP_SOURCE_JIT": SOURCE_JIT, "JITMAP_SOURCE_OBJECT": SOURCE_OBJECT,
@@ -206,6 +227,8 @@ _CONSTANTS = {
     "JITMAP_TEXT_VFRAMES": TEXT_VFRAMES, "JITMAP_TEXT_NO_RECORD": TEXT_NO_RECORD,
     "JITMAP_JSON_NO_FRAME": JSON_NO_FRAME, "JITMAP_UNWIND_FRAME_POINTER": UNWIND_FRAME_POINTER,
     "JITMAP_UNWIND_MAX_REGS": UNWIND_MAX_REGS,
+    "JITMAP_CORE_MEM_CORE": CORE_MEM_CORE, "JITMAP_CORE_MEM_FILE": CORE_MEM_FILE,
+    "JITMAP_CORE_MEM_NONE": CORE_MEM_NONE,
 }
 
 P = ctypes.POINTER
@@ -221,7 +244,8 @@ _MIRRORED = {
     "jitmap_frame_desc": FrameDesc, "jitmap_image_symbol_info": ImageSymbol,
     "jitmap_callee_saved_write": CalleeSavedWrite, "jitmap_perfmap_sym": PerfmapSym,
     "jitmap_frame_regs": FrameRegs, "jitmap_unwind_code": UnwindCode,
-    "jitmap_unwind_result": UnwindResult,
+    "jitmap_unwind_result": UnwindResult, "jitmap_descriptor_info": DescriptorInfo,
+    "jitmap_core_memory_info": CoreMemoryInfo,
 }
 
 _SIGNATURES = {
@@ -278,6 +302,12 @@ _SIGNATURES = {
     "jitmap_process_problem": (c_char_p, [c_void_p, c_size]),
     "jitmap_process_index": (c_void_p, [c_void_p]),
     "jitmap_process_num_layout_images": (c_size, [c_void_p]),
+    "jitmap_process_num_descriptors": (c_size, [c_void_p]),
+    "jitmap_process_descriptor": (c_int, [c_void_p, c_size, P(DescriptorInfo)]),
+    "jitmap_core_open": (c_void_p, [c_char_p, c_void_p, P(Error)]),
+    "jitmap_core_free": (None, [c_void_p]),
+    "jitmap_core_memory": (c_int, [c_void_p, c_u64, P(CoreMemoryInfo)]),
+    "jitmap_core_find_symbol": (c_size, [c_void_p, c_char_p, P(c_u64), P(c_char_p), c_size]),
     "jitmap_image_with_code": (c_int, [c_void_p, c_size, P(Target), c_void_p, P(c_size), P(Error)]),
     "jitmap_jit_list_read": (c_void_p, [P(Target), c_u64, c_int, c_size, P(Error)]),
     "jitmap_jit_list_free": (None, [c_void_p]),

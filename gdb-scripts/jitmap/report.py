@@ -443,6 +443,22 @@ def verify_text(answer):
 # -- status (jitmap status, stackmap status) --
 
 
+def jit_count(catalog, njit):
+    """How many JIT entries the process has, as far as the scan knows (jitmap-stack's rule):
+    unknown when a descriptor could not be read, a lower bound when a list was not read to
+    its end; each with the first such descriptor's reason."""
+    entries = "%d JIT entr%s" % (njit, "y" if njit == 1 else "ies")
+    for d in catalog.descriptors:
+        if not d.readable:
+            return "JIT entries unknown (the JIT descriptor in %s could not be read: %s)" % (
+                d.where, d.problem or "not read")
+    for d in catalog.descriptors:
+        if not d.complete:
+            return "%s read, the rest unknown (the JIT entry list of the descriptor in %s is " \
+                   "damaged: %s)" % (entries, d.where, d.problem or "not read to its end")
+    return entries
+
+
 def status_lines(library, descriptors, objects, catalog, probs):
     lines = ["libjitmap: %s" % library]
     for addr, where in descriptors:
@@ -452,8 +468,8 @@ def status_lines(library, descriptors, objects, catalog, probs):
     for path, addr in objects:
         lines.append("loaded file %s: .llvm_stackmaps at 0x%x" % (path, addr))
     njit = sum(1 for s in catalog.sources if s.kind == "jit")
-    lines.append("%d JIT entr%s, %d with a stackmap; %d records in all" % (
-        njit, "y" if njit == 1 else "ies",
+    lines.append("%s, %d with a stackmap; %d records in all" % (
+        jit_count(catalog, njit),
         sum(1 for s in catalog.sources if s.kind == "jit" and s.stackmap is not None),
         catalog.num_records))
     lines += ["problem: %s" % p for p in probs]

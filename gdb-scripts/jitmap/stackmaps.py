@@ -160,7 +160,7 @@ class Catalog(_Closed):
     :meth:`build`; :meth:`close` frees the index (the stackmaps belong to the sources).
     """
 
-    def __init__(self, sources, problems, index, process=None):
+    def __init__(self, sources, problems, index, process=None, descriptors=()):
         """`index` is a jitmap_index holding the sources' stackmaps (the discovery keeps it
         from one catalog to the next, so that an unchanged set is not re-sorted), and maybe
         others' (which :meth:`lookup` leaves out)."""
@@ -170,6 +170,7 @@ class Catalog(_Closed):
         self.stackmaps = [s.stackmap for s in sources if s.stackmap is not None]
         self.index = index
         self.process = process  # the jitmap_process the sources are from
+        self.descriptors = list(descriptors)  # discovery.Descriptor: each list, how far read
         # The target's byte order, as its stackmaps say (registers are read in it).
         self.big_endian = any(sm.big_endian for sm in self.stackmaps)
         self._by_handle = {sm.handle: sm for sm in self.stackmaps}

@@ -135,7 +135,9 @@ JITMAP_API int jitmap_process_scan_file(jitmap_process *p, const char *path, uin
  * jitmap_core_thread_target of `core`); call it between scan_begin and scan_end. What it
  * cannot do is recorded as a problem of the process, not returned: a file the core maps that
  * cannot be opened ("PATH (mapped by the core) cannot be opened (No such file or directory):
- * ..."; files the core was opened not to read, JITMAP_CORE_NO_FILES, are not), a file that
+ * ..."; files the core was opened not to read, JITMAP_CORE_NO_FILES, are not, nor mappings
+ * of memory: shared memory, memfds, devices, by the rule docs/jitmap-stack.md gives; a library
+ * deleted since is a file), a file that
  * defines a descriptor or a stackmap section at no known place (no mapping of its first
  * page), and each descriptor's problems (jitmap_process_descriptor). Files that are not ELF,
  * or define neither, add nothing. Returns how many JIT descriptors it found (walked or not: an

@@ -28,7 +28,8 @@ Checks:
   - where the descriptor's list was not read to its end, or the file that defines it cannot
     be read, no count is stated: jitmap-dump's line has no "N entries" and its JSON
     entry_count is null; jitmap-stack's header says "unknown", "read" or "more may be" and its
-    JSON jit_entries is null (the control: the undamaged core's counts are stated).
+    JSON jit_entries is null; GDB's `jitmap status` says "unknown" or "read, the rest
+    unknown" and why (the control: the undamaged core's counts are stated).
 
 Exits 77 (skipped) when the examples, the tools or gdb are missing, or the kernel writes no
 core here (core_pattern pipes cores elsewhere). Prints "damaged-cores: N passed, M failed".
@@ -370,6 +371,16 @@ def exercise(v, base):
         if v.get("gdb_expect"):
             says(re.search(v["gdb_expect"], said, re.S), "gdb with jitmap says /%s/ in:\n%s" % (
                 v["gdb_expect"], said[-1500:]))
+        # `jitmap status`, as jitmap-stack's header: no count where a list was not read to
+        # its end (GDB reads a truncated segment's bytes from the mapped file: jitmap must
+        # not), the count of the undamaged core.
+        if v.get("no_count") and not v.get("gdb_reads_file"):
+            ok(re.search(r"^(JIT entries unknown|\d+ JIT entr(y|ies) read, the rest unknown) "
+                         r"\(.*(not readable|loops|has version)", said, re.M),
+               "gdb's jitmap status states no count, and why:\n%s" % said[-1500:])
+        if v.get("count") is not None:
+            ok(re.search(r"^%d JIT entr(y|ies), " % v["count"], said, re.M),
+               "gdb's jitmap status: %d JIT entries:\n%s" % (v["count"], said[-1500:]))
     if not os.environ.get("DAMAGED_KEEP"):
         os.unlink(path)
     return results
@@ -387,7 +398,7 @@ def variants(base):
     """The damaged copies of `base`'s core: dicts with name, data, expect (a regex naming
     what is missing, for jitmap-stack, and for jitmap-dump unless dump_expect), stack_rc and
     dump_rc (allowed exit statuses), and optionally: no_count (the descriptor's list cannot be
-    read to its end), count (the control: the JIT entries stated), benign (nothing is
+    read to its end; gdb_reads_file: but GDB, which finds the file itself, can), count (the control: the JIT entries stated), benign (nothing is
     missing: the JSON has no problem to name), names (function names, as the JSON must give
     them), gdb_expect, known (a gap left to another part, named: its message checks are
     notes)."""
@@ -477,7 +488,7 @@ def variants(base):
         b[k + len(lib) - 3:k + len(lib)] = b"zzz"
         k = b.find(lib, k + 1, doff + dsz)
     add("descriptor-file-missing", bytes(b), r"zzz \(mapped by the core\) cannot be opened",
-        {0}, {1}, no_count=True)
+        {0}, {1}, no_count=True, gdb_reads_file=True)
     at, _, doff, dsz = core.note(NT_AUXV)
     # (a descriptor size that is not the note's shifts every note after it: NT_FILE is lost)
     add("auxv-odd-size", patch(data, at + 4, "<I", 17), r"no NT_FILE note", {0}, {1})

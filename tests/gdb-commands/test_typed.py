@@ -61,19 +61,21 @@ def clean(text, what):
 # -- Typed commands --
 
 
-def typed(name, exe, args, stop, commands, jitmap=True):
+def typed(name, exe, args, stop, commands, jitmap=True, core=None):
     """`gdb -batch -nx` with -ex commands: break at `stop`, run `exe` with `args` (its output
-    in a file), then `commands`, each (tag, command) after an `echo ==tag` line. (the whole
-    output, {tag: its output}, the program's output)."""
+    in a file), then `commands`, each (tag, command) after an `echo ==tag` line; with `core`,
+    `commands` on that core of `exe` (`gdb EXE CORE`, no run). (the whole output, {tag: its
+    output}, the program's output)."""
     where = ENV.dir(name)
     out = os.path.join(where, "program.out")
     argv = [GDB, "-batch", "-nx"]
     for line in SETUP + (["source " + JITMAP_GDB] if jitmap else []):
         argv += ["-iex", line]
-    argv += ["-ex", "break " + stop, "-ex", "run %s > %s" % (" ".join(args), out)]
+    if core is None:
+        argv += ["-ex", "break " + stop, "-ex", "run %s > %s" % (" ".join(args), out)]
     for tag, command in commands:
         argv += ["-ex", "echo ==%s\\n" % tag, "-ex", command]
-    argv += ["-ex", "echo ==end\\n", "-ex", "kill", exe]
+    argv += ["-ex", "echo ==end\\n"] + (["-ex", "kill", exe] if core is None else [exe, core])
     try:
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=where,
                            stdin=subprocess.DEVNULL, timeout=T.TIMEOUT)
@@ -355,6 +357,81 @@ def vm_typed_negative():
           "vm negative control: bt:\n" + part["bt"])
     check("[Demo." not in text and "deopt0" not in text,
           "vm negative control: no interpreter frame, no deopt value:\n" + text)
+
+
+VM_CORE_TYPED = [("bt", "bt"), ("full", "bt full"), ("status", "jitmap status"),
+                 ("bt-again", "bt")]
+
+
+def vm_core_session(name, jitmap):
+    core, output = T.abort_core(ENV, name, ENV.vm, VM_ARGS)
+    check(core, "%s: jitmap-vm --abort left no core" % name)
+    _, part, _ = typed(name, ENV.vm, [], None, VM_CORE_TYPED, jitmap=jitmap, core=core)
+    return part, output
+
+
+@RUN.test
+def vm_core_typed():
+    """A core of jitmap-vm (--abort in vm_jit_stop, under the compiled code), `gdb EXE CORE`
+    and `bt` typed first: the interpreter frames under jit.Demo.sumSquares at once, as after
+    another jitmap command (GDB reads a core's JIT entries descriptor by descriptor in its
+    objfiles' order, so the runtime's image, which carries the layouts, came before LLVM's
+    own image of the same code, which replaced it in the reader); `bt full` gives them the
+    program's locals."""
+    ENV.need(ENV.vm, "jitmap-vm (needs llvm-config-14)")
+    part, output = vm_core_session("vm-core-typed", True)
+    want, _ = vm_truth(output)
+    for tag in ("bt", "bt-again"):
+        bt = backtrace(part[tag])
+        check(names(bt)[-3:] == ["vm_jit_stop", VM_JIT, "main"] and
+              [e[0] for e in bt[-2][2]] == [w[0] for w in want],
+              "vm core: %s shows %s under %s:\n%s" % (tag, [w[0] for w in want], VM_JIT,
+                                                        part[tag]))
+    full = backtrace(part["full"])
+    got = [(e[0], [(k, num(v)) for k, v in e[1]]) for e in full[-2][2]]
+    check(got == [(w[0], w[1] + [("stack%d" % i, v) for i, v in enumerate(w[2])]) for w in want],
+          "vm core: bt full: the interpreter frames' locals %s, the program's %s" % (got, want))
+
+
+@RUN.test
+def vm_core_typed_negative():
+    """The same core session without jitmap: the JIT frame, no interpreter frame."""
+    ENV.need(ENV.vm, "jitmap-vm (needs llvm-config-14)")
+    part, _ = vm_core_session("vm-core-typed-negative", False)
+    bt = backtrace(part["bt"])
+    check(names(bt)[-3:] == ["vm_jit_stop", VM_JIT, "main"] and not any(f[2] for f in bt),
+          "vm core negative control: bt:\n" + part["bt"])
+
+
+@RUN.test
+def vm_break_before_run():
+    """`jitmap break 1000` typed before `run`: jitmap's own "not registered yet" line only
+    (GDB's 'Function "__jit_debug_register_code" not defined.' leaked before it, from the
+    hook jitmap sets on the registration function of a library not loaded yet), and the
+    breakpoint still stops jitmap-vm at record 1000 once its JIT registers the code."""
+    ENV.need(ENV.vm, "jitmap-vm (needs llvm-config-14)")
+    where = ENV.dir("vm-break")
+    out = os.path.join(where, "program.out")
+    argv = [GDB, "-batch", "-nx"]
+    for line in SETUP + ["source " + JITMAP_GDB]:
+        argv += ["-iex", line]
+    argv += ["-ex", "echo ==break\\n", "-ex", "jitmap break 1000", "-ex", "echo ==run\\n",
+             "-ex", "run %s > %s" % (" ".join(VM_ARGS), out), "-ex", "echo ==bt\\n",
+             "-ex", "bt 2", "-ex", "echo ==end\\n", "-ex", "kill", ENV.vm]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=where,
+                       stdin=subprocess.DEVNULL, timeout=T.TIMEOUT)
+    text = p.stdout.decode("utf-8", "replace")
+    with open(os.path.join(where, "gdb.out"), "w") as f:
+        f.write(text)
+    clean(text, "vm break")
+    said = text.split("==break\n", 1)[-1].split("==run\n", 1)[0]
+    check(said.strip() == "jitmap: record 1000 is not registered yet: breakpoints will be set "
+          "when JIT code with it is registered", "vm break: jitmap break before run says:\n" +
+          said)
+    check("not defined" not in text, "vm break: GDB's own message:\n" + text)
+    bt = backtrace(text.split("==bt\n", 1)[-1].split("==end", 1)[0])
+    check(names(bt)[:1] == [VM_JIT], "vm break: run stops at record 1000, in %s:\n%s" % (
+        VM_JIT, text))
 
 
 def vm_mi(name, jitmap):

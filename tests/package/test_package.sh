@@ -31,9 +31,27 @@ for p in "${pkgs[@]}"; do
   fi
 done
 
-"$top/scripts/package.sh" "$work/debs" || { echo "package: FAIL: scripts/package.sh"; exit 1; }
+"$top/scripts/package.sh" "$work/debs" >"$work/package.out" 2>&1 ||
+  { cat "$work/package.out"; echo "package: FAIL: scripts/package.sh"; exit 1; }
 n=$(ls "$work"/debs/*.deb 2>/dev/null | wc -l)
 [ "$n" -eq 4 ] && ok "four packages built" || bad "four packages built (found $n)"
+# Where nothing is wrong, package.sh lists the packages and nothing else (no CPack progress,
+# no developer warning about the GDB plugin, which has no soname).
+extra=$(grep -v "^$work/debs/[^/]*\.deb\$" "$work/package.out")
+[ -z "$extra" ] && ok "scripts/package.sh prints the packages only" ||
+  bad "scripts/package.sh prints the packages only; also:
+$extra"
+# The public libraries' shlibs (dpkg-shlibdeps names their packages from them), and no other.
+for want in "libjitmap1:libjitmap 1 libjitmap1" "libjitmap-producer0:libjitmap-producer 0 libjitmap-producer0" \
+    "jitmap:" "libjitmap-dev:"; do
+  p=${want%%:*} line=${want#*:}
+  got=$(dpkg-deb -I "$work"/debs/"${p}"_*.deb shlibs 2>/dev/null)
+  if [[ -z $line && -z $got || -n $line && $got =~ ^"$line (= "[0-9.]+")"$ ]]; then
+    ok "$p's shlibs: ${got:-none}"
+  else
+    bad "$p's shlibs: '${got}', not '${line:-none}'"
+  fi
+done
 if $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     "$work"/debs/*.deb >"$work/apt.log" 2>&1; then
   ok "apt-get install ./*.deb"

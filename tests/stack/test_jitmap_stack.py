@@ -18,7 +18,10 @@
   a truncated core (exit 1, or the stacks that could be read with the problem named; never a
   crash); the hostile inferior (tests/hostile/, the modes of modes.py, together and the list
   shapes alone): every problem named as the debuggers' tests expect, good_fn's frame and
-  values beside them, the process let go.
+  values beside them, the process let go;
+- C++ names: a C++ program blocked in a C++ function, with and without -g: its frames named
+  as GDB's bt names them (demangled; no signature where DWARF describes the function);
+- scripts/stack-demo.sh: its transcript, and no bash report of the processes it kills.
 
 Exits 77 (skipped) when the demo, jitmap-stack, gdb or eu-stack is missing, or cores cannot be
 made here.
@@ -591,6 +594,90 @@ def vm_core():
               "vm core: negative control: eu-stack shows no interpreter frame")
 
 
+# -- C++ names --
+
+
+def gdb_bt_names(pid):
+    """The function names of GDB's `bt` of process `pid` (attached), frame by frame: the text
+    between "in " and the arguments (" (args) at FILE:LINE", or " ()" after a minimal
+    symbol's demangled name, which has parentheses of its own)."""
+    r = run([GDB, "-batch", "-nx", "-iex", "set debuginfod enabled off", "-ex", "bt", "-p",
+             str(pid)])
+    names = []
+    for line in r.stdout.splitlines():
+        m = re.match(r"^#(\d+)\s+(?:0x[0-9a-f]+ in )?(.*)$", line)
+        if not m:
+            continue
+        rest = re.sub(r" from \S+$", "", m.group(2))
+        names.append(rest[:-3] if rest.endswith(" ()") else rest.split(" (", 1)[0])
+    return names
+
+
+def cxx_names():
+    """A C++ program blocked in a C++ function, built with and without -g: jitmap-stack
+    names its frames as GDB's `bt` does (which it numbers as GDB does): demangled, without
+    the signature where DWARF describes the function ("ns::Box<long>::wait"), with it where
+    GDB has only the symbol ("ns::Box<long>::wait(int) const"); in the text and the JSON."""
+    cxx = shutil.which("g++")
+    if not cxx:
+        print("SKIP C++ names: no g++")
+        return
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cxx_block.cc")
+    for flags, what in ((["-g"], "with DWARF"), ([], "symbols only")):
+        exe = os.path.join(WORK, "cxx-block" + ("-g" if flags else ""))
+        r = run([cxx, "-O1"] + flags + ["-o", exe, src])
+        check(r.returncode == 0, "C++ names: %s builds: %s" % (exe, r.stderr))
+        p = subprocess.Popen([exe])
+        try:
+            deadline = time.time() + TIMEOUT
+            while time.time() < deadline and state(p.pid) != "S":  # in pause()
+                time.sleep(0.05)
+            r = run([STACK, "--json", str(p.pid)])
+            text = run([STACK, str(p.pid)]).stdout
+            gdb = gdb_bt_names(p.pid)
+        finally:
+            p.kill()
+            p.wait()
+        d = jsoncontract.loads(r.stdout, "jitmap-stack")
+        ours = [f["function"] for f in d["threads"][0]["frames"]]
+        mine = [(i, n) for i, n in enumerate(gdb) if i < len(ours) and
+                d["threads"][0]["frames"][i]["module"] == os.path.basename(exe)]
+        want = {"ns::Box<long>::wait", "ns::twice<unsigned char>", "ns::outer",
+                "(anonymous namespace)::anon", "main"} if flags else {
+                "ns::Box<long>::wait(int) const",
+                "unsigned long ns::twice<unsigned char>(unsigned char)",
+                "ns::outer(ns::Box<long> const&, int)", "(anonymous namespace)::anon(int)", "main"}
+        check({n for _, n in mine} == want,
+              "C++ names, %s: GDB's bt names the program's frames %s (%s)" % (what, want, gdb))
+        check(all(ours[i] == n for i, n in mine),
+              "C++ names, %s: jitmap-stack's JSON names them as GDB does: %s, GDB %s" % (
+                  what, [ours[i] for i, _ in mine], [n for _, n in mine]))
+        check(all(re.search(r"^  #%-3d 0x[0-9a-f]+ in %s \(" % (i, re.escape(n)), text, re.M)
+                  for i, n in mine),
+              "C++ names, %s: and its text:\n%s" % (what, text))
+
+
+# -- scripts/stack-demo.sh --
+
+
+def stack_demo():
+    """scripts/stack-demo.sh, as a user runs it (on this build tree): it shows the live
+    threads and the core's GC roots, and says nothing else where nothing is wrong: no bash
+    report of the demo it kills ("Killed") or of the one it aborts for the core ("Aborted
+    (core dumped)"), nothing on standard error."""
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "scripts", "stack-demo.sh")
+    r = run(["bash", script], env=dict(os.environ, JITMAP_BUILD_DIR=BUILD))
+    check(r.returncode == 0 and "$ jitmap-stack --values" in r.stdout and
+          ("$ jitmap-stack --gc-roots core" in r.stdout or "no core file" in r.stdout),
+          "stack-demo.sh: exit 0 and its transcript (%d):\n%s%s" % (
+              r.returncode, r.stdout[-1500:], r.stderr))
+    noise = sorted({l for l in r.stdout.splitlines()
+                    if re.search(r"\b(Killed|Aborted|Terminated)\b", l)} |
+                   set(r.stderr.splitlines()))
+    check(not noise, "stack-demo.sh says nothing but its transcript: %s" % noise)
+
+
 def compressed_sections(path):
     """The names of `path`'s compressed sections (the C flag of readelf -S)."""
     out = run(["readelf", "-SW", path]).stdout
@@ -633,6 +720,8 @@ def main():
         core = cores()
         debuginfo_cache(core)
         vm_core()
+        cxx_names()
+        stack_demo()
         bad_input(core)
         hostiles()
     finally:

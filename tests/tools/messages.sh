@@ -28,13 +28,19 @@ expect() {
 mkfifo "$work/fifo"
 printf 'hello, not a section' >"$work/text"
 printf '\003\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/reserved"
+printf '\011\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >"$work/version9"
+printf '\000\000\000\000\000\000\000\000' >"$work/zeros"
 
 expect 1 "jitmap-dump: $work/empty: an empty file, not an object file or a section" "$dump" "$work/empty"
 expect 1 "jitmap-dump: $work: a directory, not an object file or a section" "$dump" "$work"
 expect 1 "jitmap-dump: $work/fifo: not a regular file (a device, pipe or socket)" "$dump" "$work/fifo"
 expect 1 "jitmap-dump: $work/none: No such file or directory" "$dump" "$work/none"
-expect 1 "jitmap-dump: $work/text: unknown stackmap version 104 (jitmap reads versions 1, 2 and 3)" "$dump" "$work/text"
-
+# A raw section is a file whose first byte is a version jitmap reads (1 to 3), or that starts
+# as a header of another version would (its reserved bytes zero); anything else (text,
+# zeros) is no stackmap of "version 104".
+expect 1 "jitmap-dump: $work/text: not an object file, a core file or a stackmap section" "$dump" "$work/text"
+expect 1 "jitmap-dump: $work/zeros: not an object file, a core file or a stackmap section" "$dump" "$work/zeros"
+expect 1 "jitmap-dump: $work/version9: unknown stackmap version 9 (jitmap reads versions 1, 2 and 3)" "$dump" "$work/version9"
 expect 1 "jitmap-dump: $work/reserved: offset 0x1: non-zero reserved byte in the stackmap header" "$dump" "$work/reserved"
 
 # A full disk, in every format: "write error" and status 1, not a silent 0 (the readobj
@@ -94,6 +100,20 @@ expect 1 "jitmap-stack: $work/fifo: not a regular file (a device, pipe or socket
 expect 1 "jitmap-stack: $work/empty: not an ELF file (0 bytes)" "$stack" "$work/empty"
 expect 1 "jitmap-stack: $work/none: cannot open: No such file or directory" "$stack" "$work/none"
 
+# --exe naming no file: the user's mistake, said as such (not "the core maps no file named
+# ..." and exit 0). On a real core, where the kernel writes cores into the working directory.
+if [[ $(cat /proc/sys/kernel/core_pattern) != \|* ]]; then
+  (cd "$work" && ulimit -c unlimited && exec sleep 60) & sleeper=$!
+  sleep 0.2; kill -ABRT $sleeper; wait $sleeper 2>/dev/null
+fi
+core=$(find "$work" -maxdepth 1 -name 'core*' -type f | head -1)
+if [[ -n $core ]]; then
+  expect 1 "jitmap-stack: --exe $work/none: No such file or directory" "$stack" --exe="$work/none" "$core"
+  expect 1 "jitmap-dump: --exe $work/none: No such file or directory" "$dump" --exe="$work/none" "$core"
+else
+  echo "messages: no core of sleep in $work (core_pattern): --exe checks skipped"
+fi
+
 # -h and -V, long and short, alike in both tools.
 for tool in "$dump" "$stack"; do
   name=$(basename "$tool")
@@ -108,6 +128,32 @@ for tool in "$dump" "$stack"; do
     else fail=$((fail + 1)); echo "FAIL: $name $opt: exit $rc: ${out:0:80}"; fi
   done
 done
+
+# Bash completion (completions/) offers every long option --help lists, so that the two
+# cannot drift apart: bash-completion's own functions, the word "--" completed.
+bc=/usr/share/bash-completion/bash_completion
+if [[ -f $bc ]]; then
+  for tool in "$dump" "$stack"; do
+    name=$(basename "$tool")
+    # The options' column of --help's option lines ("  -h, --help   show ...").
+    want=$("$tool" --help | grep -E '^ +-' | sed -E 's/^ +//; s/  .*//' |
+           grep -oE -- '--[a-z][a-z-]*=?' | sort -u)
+    # (compopt works only under a real completion: here it does nothing)
+    got=$(bash -c 'source "$1" && source "$2" && compopt() { :; } && COMP_WORDS=("$3" --) &&
+                   COMP_CWORD=1 && COMP_LINE="$3 --" && COMP_POINT=${#COMP_LINE} &&
+                   { "_${3//-/_}"; printf "%s\n" "${COMPREPLY[@]}"; }' _ "$bc" \
+            "$(dirname "${BASH_SOURCE[0]}")/../../completions/$name" "$name" 2>&1 | sort -u)
+    if [[ -n $want && $got == "$want" ]]; then pass=$((pass + 1))
+    else
+      fail=$((fail + 1))
+      printf 'FAIL: bash completion of %s "--"\n  --help: %s\n  completed: %s\n' "$name" \
+        "$(echo $want)" "$(echo $got)"
+    fi
+  done
+else
+  fail=$((fail + 1))
+  echo "FAIL: $bc is missing (bash-completion: scripts/setup.sh installs it)"
+fi
 
 # Usage errors: exit 2, what was wrong, and where help is.
 expect 2 "jitmap-stack: unknown option '--bogus'

@@ -1028,6 +1028,85 @@ static void test_scan_core(void **state)
 	free(self);
 }
 
+/* Mappings of memory that no file on disk holds, as the kernel names them in NT_FILE (shared
+ * anonymous memory, System V and POSIX shared memory, memfd_create's), are not files that could
+ * not be read: a PostgreSQL core maps all but the last, and each made its JIT entry count
+ * unknown. A library deleted since (a package upgrade) or loaded from a memfd still is: the
+ * core holds its ELF header, and its symbols are not. */
+static void test_scan_core_memory_mappings(void **state)
+{
+	(void)state;
+	/* seg: the mapping's PT_LOAD: 'd' dumped (its first bytes `elf` or not), 'w' writable
+	 * and 'r' read-only with no bytes in the core, 0 none. */
+	static const struct {
+		const char *path;
+		char seg;
+		bool elf, unread;
+	} maps[] = {
+		{"/dev/zero (deleted)", 'd', false, false},
+		{"/SYSV00a741aa (deleted)", 'r', false, false}, /* left out (coredump_filter), by name */
+		{"/memfd:jitmap-test (deleted)", 'd', false, false},
+		{"/dev/shm/PostgreSQL.1804289383", 'w', false, false}, /* shared: not dumped; gone */
+		{"/dev/shm/PostgreSQL.1804289384", 'd', false, false},
+		{"/dev/null", 0, false, false},                          /* a device */
+		{"/SYSV00a741a (deleted)", 'r', false, true},            /* not the kernel's name */
+		{"/memfd:jitlib.so (deleted)", 'd', true, true},          /* dlopen'ed from a memfd */
+		{"/nonexistent/jitmap/libgone.so (deleted)", 'd', true, true}, /* upgraded since */
+		{"/nonexistent/jitmap/data (deleted)", 'r', false, true}, /* its first page unknown */
+		{"/nonexistent/jitmap/other", 0, false, true},
+	};
+	enum { N = sizeof(maps) / sizeof(maps[0]), BASE = 0x100000 };
+	core_builder b;
+	cb_init(&b, EM_X86_64, JITMAP_ORDER_LITTLE);
+	uint8_t regs[27 * 8] = {0};
+	cb_prstatus(&b, TID, SIGSEGV, regs, sizeof(regs));
+	uint64_t range[N][3];
+	const char *paths[N];
+	static uint8_t page[N][64];
+	for (size_t i = 0; i < N; i++) {
+		range[i][0] = BASE + 0x10000 * i;
+		range[i][1] = range[i][0] + 0x1000;
+		range[i][2] = 0;
+		paths[i] = maps[i].path;
+		const char *text = maps[i].elf ? "\177ELF\2\1\1" : "PostgreSQL shared memory";
+		memcpy(page[i], text, strlen(text));
+		if (maps[i].seg) {
+			cb_load(&b, range[i][0], 0x1000, page[i], maps[i].seg == 'd' ? sizeof(page[i]) : 0);
+			b.loads[b.nloads - 1].flags = maps[i].seg == 'r' ? PF_R : PF_R | PF_W;
+		}
+	}
+	cb_file(&b, 0x1000, N, (const uint64_t(*)[3])range, paths);
+	size_t len;
+	uint8_t *bytes = cb_emit(&b, &len);
+	assert_non_null(bytes);
+	jitmap_core *c = open_bytes(bytes, len, NULL);
+	const jitmap_target t = jitmap_core_target(c);
+	jitmap_process *p = jitmap_process_new(&t, NULL);
+	assert_non_null(p);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_core(p, c), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	size_t unread = 0;
+	uint64_t addr;
+	assert_int_equal(jitmap_core_find_symbol(c, JITMAP_JIT_DESCRIPTOR_SYMBOL, &addr, NULL, 1), 0);
+	for (size_t i = 0; i < N; i++) {
+		char said[160];
+		snprintf(said, sizeof(said), "%s (mapped by the core) cannot be opened", maps[i].path);
+		if (maps[i].unread != process_problem(p, said) ||
+		    maps[i].unread != (bool)has_warning(c, said))
+			fail_msg("%s: %s", maps[i].path, maps[i].unread ? "not reported" : "reported");
+		unread += maps[i].unread;
+	}
+	assert_int_equal(jitmap_process_num_unread_files(p), unread);
+	/* The memory itself reads from the core. */
+	char buf[8], why[160];
+	assert_int_equal(t.read_mem(t.ctx, BASE, buf, 8, why, sizeof(why)), 0);
+	assert_memory_equal(buf, "PostgreS", 8);
+	jitmap_process_free(p);
+	jitmap_core_free(c);
+	free(bytes);
+}
+
 /* -- A real core, from the kernel -- */
 
 uint64_t jitmap_test_core_marker = 1;
@@ -1450,6 +1529,7 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_hostile_reads),
 		cmocka_unit_test(test_scan_core),
+		cmocka_unit_test(test_scan_core_memory_mappings),
 		cmocka_unit_test(test_real_core),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
