@@ -6,7 +6,9 @@
 #include "jitmap/arch.h"
 #include "jitmap/core.h"
 #include "jitmap/frame.h"
+#include "jitmap/live.h"
 #include "jitmap/process.h"
+#include "jitmap/stack.h"
 #include "jitmap/unwind.h"
 
 #ifndef JITMAP_VERSION_STRING
@@ -35,6 +37,8 @@ static const struct {
 	STRUCT(jitmap_frame_regs),        STRUCT(jitmap_unwind_code), STRUCT(jitmap_unwind_result),
 	STRUCT(jitmap_spill),             STRUCT(jitmap_descriptor_info),
 	STRUCT(jitmap_core_memory_info),
+	STRUCT(jitmap_spill),             STRUCT(jitmap_code_info),   STRUCT(jitmap_stack_frame),
+	STRUCT(jitmap_stacker_opts),      STRUCT(jitmap_live_opts),
 };
 
 /* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
@@ -106,6 +110,26 @@ static const struct {
 	FIELD(jitmap_core_memory_info, path), FIELD(jitmap_core_memory_info, segment_start),
 	FIELD(jitmap_core_memory_info, segment_end), FIELD(jitmap_core_memory_info, segment_flags),
 	FIELD(jitmap_core_memory_info, file_unusable), FIELD(jitmap_core_memory_info, why),
+	FIELD(jitmap_code_info, source), FIELD(jitmap_code_info, entry),
+	FIELD(jitmap_code_info, image_id), FIELD(jitmap_code_info, lo), FIELD(jitmap_code_info, hi),
+	FIELD(jitmap_code_info, image), FIELD(jitmap_code_info, stackmap),
+	FIELD(jitmap_code_info, function), FIELD(jitmap_code_info, function_lo),
+	FIELD(jitmap_code_info, function_hi),
+	FIELD(jitmap_stack_frame, level), FIELD(jitmap_stack_frame, pc),
+	FIELD(jitmap_stack_frame, exact), FIELD(jitmap_stack_frame, regs),
+	FIELD(jitmap_stack_frame, jit), FIELD(jitmap_stack_frame, code),
+	FIELD(jitmap_stack_frame, stackmap), FIELD(jitmap_stack_frame, record),
+	FIELD(jitmap_stack_frame, method), FIELD(jitmap_stack_frame, cfa),
+	FIELD(jitmap_stack_frame, stop), FIELD(jitmap_stack_frame, why),
+	FIELD(jitmap_stack_frame, guessed), FIELD(jitmap_stack_frame, guess),
+	FIELD(jitmap_stack_frame, step_guessed), FIELD(jitmap_stack_frame, code_pc),
+	FIELD(jitmap_stacker_opts, sz), FIELD(jitmap_stacker_opts, max_frames),
+	FIELD(jitmap_stacker_opts, native_step), FIELD(jitmap_stacker_opts, native_ctx),
+	FIELD(jitmap_stacker_opts, order), FIELD(jitmap_stacker_opts, code_at),
+	FIELD(jitmap_stacker_opts, code_ctx),
+	FIELD(jitmap_live_opts, sz), FIELD(jitmap_live_opts, max_threads),
+	FIELD(jitmap_live_opts, max_rounds), FIELD(jitmap_live_opts, flags),
+	FIELD(jitmap_live_opts, interrupt),
 };
 
 /* The values a binding uses, by their C names. */
@@ -129,11 +153,13 @@ static const struct {
 	CONSTANT(JITMAP_TEXT_NO_RECORD), CONSTANT(JITMAP_TEXT_REGISTERS),
 	CONSTANT(JITMAP_JSON_NO_FRAME), CONSTANT(JITMAP_JSON_REGISTERS),
 	CONSTANT(JITMAP_UNWIND_FRAME_POINTER), CONSTANT(JITMAP_UNWIND_MAX_REGS),
-	CONSTANT(JITMAP_UNWIND_PROVEN),
+	CONSTANT(JITMAP_UNWIND_PROVEN), CONSTANT(JITMAP_UNWIND_CODE), CONSTANT(JITMAP_UNWIND_NATIVE),
+	CONSTANT(JITMAP_UNWIND_CFI), CONSTANT(JITMAP_UNWIND_STACKMAP), CONSTANT(JITMAP_UNWIND_NONE),
 	CONSTANT(JITMAP_DESCRIBE_REGISTERS),
 	CONSTANT(JITMAP_IMAGE_SKIP_STACKMAP), CONSTANT(JITMAP_PROCESS_LAZY),
 	CONSTANT(JITMAP_CORE_MEM_CORE), CONSTANT(JITMAP_CORE_MEM_FILE),
 	CONSTANT(JITMAP_CORE_MEM_NONE),
+	CONSTANT(JITMAP_LIVE_NO_STOP),
 };
 
 size_t jitmap_offsetof(const char *type_name, const char *field)

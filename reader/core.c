@@ -465,15 +465,22 @@ static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint
  * path that now names another file: its code, CFI and symbols are not the process's, and
  * nothing is read from it (GDB warns and reads it all the same). A core that holds no build
  * ID for the file cannot tell: the file is used. */
+/* The build ID of file `i` in the core's copy of its first page, or 0. */
+static size_t first_page_build_id(jitmap_core *c, size_t i, uint8_t *out)
+{
+	size_t n = 0;
+	for (size_t m = 0; m < c->nmaps && !n; m++)
+		if (c->map_file[m] == i && c->maps[m].offset == 0)
+			n = mapped_build_id(c, c->maps[m].start, c->maps[m].end - c->maps[m].start,
+					    out);
+	return n;
+}
+
 static bool other_build(jitmap_core *c, size_t i, int fd)
 {
 	struct file *f = &c->files[i];
 	uint8_t want[MAX_BUILD_ID], got[MAX_BUILD_ID];
-	size_t want_len = 0;
-	for (size_t m = 0; m < c->nmaps && !want_len; m++)
-		if (c->map_file[m] == i && c->maps[m].offset == 0)
-			want_len = mapped_build_id(c, c->maps[m].start,
-						   c->maps[m].end - c->maps[m].start, want);
+	const size_t want_len = first_page_build_id(c, i, want);
 	if (!want_len)
 		return false;
 	const size_t got_len = jitmap__fd_build_id(fd, got);
@@ -750,6 +757,19 @@ int jitmap_core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
 	if (why && why_len)
 		snprintf(why, why_len, "0x%" PRIx64 " is in no mapping of the process", pc);
 	return 0;
+}
+
+size_t jitmap_core_build_id_at(jitmap_core *c, uint64_t addr, uint8_t *out, size_t len)
+{
+	if (!c || !out)
+		return 0;
+	const size_t m = find_map(c, addr);
+	uint8_t id[MAX_BUILD_ID];
+	const size_t n = m == SIZE_MAX ? 0 : first_page_build_id(c, c->map_file[m], id);
+	if (!n || n > len)
+		return 0;
+	memcpy(out, id, n);
+	return n;
 }
 
 static int core_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *why,

@@ -853,3 +853,25 @@ int jitmap_live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t pa
 		 "opened (%s)", m->path, link, strerror(link_errno ? link_errno : EINVAL));
 	return -ESTALE;
 }
+
+size_t jitmap_live_build_id_at(jitmap_live *l, uint64_t addr, uint8_t *out, size_t len)
+{
+	if (!l || !out || read_mappings(l))
+		return 0;
+	const struct mapping *m = mapping_at(l, addr);
+	if (!m || !m->path || !m->inode)
+		return 0;
+	/* The same file's mapping at offset 0 holds its headers. */
+	const struct mapping *head = NULL;
+	for (size_t i = 0; i < l->nmaps && !head; i++)
+		if (l->maps[i].offset == 0 && l->maps[i].inode == m->inode &&
+		    l->maps[i].dev_major == m->dev_major && l->maps[i].dev_minor == m->dev_minor)
+			head = &l->maps[i];
+	uint8_t id[JITMAP__MAX_BUILD_ID];
+	const jitmap_target t = jitmap_live_target(l);
+	const size_t n = head ? jitmap__target_build_id(&t, head->start, id) : 0;
+	if (!n || n > len)
+		return 0;
+	memcpy(out, id, n);
+	return n;
+}

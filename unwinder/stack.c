@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "jitmap/arch.h"
+#include "jitmap/perfmap.h"
 #include "jitmap/stack.h"
 #include "../reader/internal.h"
 
@@ -22,6 +23,10 @@ struct jitmap_stacker {
 	void *native_ctx;
 	jitmap_stack_code_fn code_at;
 	void *code_ctx;
+	/* jitmap_stacker_step's frame, valid until its next call */
+	jitmap_stack_frame step_frame;
+	jitmap_frame_regs step_regs;
+	char step_why[768];
 };
 
 jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memory,
@@ -176,6 +181,12 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 		code.func_lo = f->code.function_lo;
 		code.func_hi = f->code.function_hi;
 		code.methods = JITMAP_UNWIND_PROVEN;
+		/* A jitdump's unwinding record for the code (CPython's -X perf_jit writes one for
+		 * each trampoline, V8's --perf-prof-unwinding-info for optimized code). */
+		const jitmap_cfi *cfi;
+		jitmap_perfmap *pm = jitmap_process_perfmap(st->proc);
+		if (pm && jitmap_perfmap_cfi(pm, f->code_pc, &cfi) == 0)
+			code.cfi = cfi;
 		char proof[512];
 		int rc = jitmap_unwind_step(&code, f->regs, &st->memory, res, proof, sizeof(proof));
 		if (rc == 0 || rc == -ESRCH)
@@ -262,6 +273,52 @@ static int code_may_be_at(jitmap_stacker *st, uint64_t pc, bool exact, char *why
 	return 0;
 }
 
+int jitmap_stacker_code_at(jitmap_stacker *st, uint64_t pc, bool exact, jitmap_code_info *code,
+			   uint64_t *code_pc)
+{
+	if (!st || !code)
+		return -EINVAL;
+	uint64_t at = exact || !pc ? pc : pc - 1;
+	int rc = jitmap_process_code_at(st->proc, at, code);
+	if (at != pc && continuation(st, pc, code, rc == 0)) {
+		at = pc;
+		rc = 0;
+	}
+	if (code_pc)
+		*code_pc = at;
+	return rc;
+}
+
+/* One frame of a walk: `f` described (its code, record and how its caller was found, from
+ * level, regs, exact, guessed and guess), its caller in `res`, *caller_exact. Returns the
+ * frame's stop (0: the walk goes on). `why` holds the reasons (f->why points at it). */
+static int one_frame(jitmap_stacker *st, jitmap_stack_frame *f, jitmap_unwind_result *res,
+		     bool *caller_exact, char *why, size_t why_len)
+{
+	const jitmap_frame_regs *regs = f->regs;
+	f->jit = jitmap_stacker_code_at(st, regs->pc, f->exact, &f->code, &f->code_pc) == 0;
+	record_at(st, regs->pc, f);
+	memset(res, 0, sizeof(*res));
+	bool step_guess = false;
+	*caller_exact = false;
+	why[0] = 0;
+	int rc = step(st, f, res, caller_exact, &step_guess, why, why_len);
+	f->method = rc == 0 || rc == -ESRCH ? res->method : JITMAP_UNWIND_NONE;
+	f->cfa = rc == 0 || rc == -ESRCH ? res->cfa : 0;
+	if (rc == 0 && !res->caller.pc)
+		rc = -ESRCH; /* a caller at PC 0: the end of the stack (a thread's start) */
+	if (rc == 0 && !code_may_be_at(st, res->caller.pc, *caller_exact, why, why_len))
+		rc = -ENOEXEC;
+	if (rc == 0 && f->level + 1 >= st->max_frames) {
+		rc = -E2BIG;
+		snprintf(why, why_len, "stopped after %u frames (the limit)", st->max_frames);
+	}
+	f->stop = rc;
+	f->step_guessed = rc == 0 && step_guess;
+	f->why = rc || f->step_guessed ? why : "";
+	return rc;
+}
+
 int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
 			jitmap_stack_frame_fn fn, void *ctx)
 {
@@ -269,37 +326,13 @@ int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
 		return -EINVAL;
 	jitmap_frame_regs regs = *start;
 	bool exact = true, guessed = false;
-	char why[768], guess[768] = "";
+	char why[768], guess[1024] = "";
 	for (unsigned level = 0;; level++) {
 		jitmap_stack_frame f = {.level = level, .pc = regs.pc, .exact = exact, .regs = &regs,
-					.why = "", .guessed = guessed, .guess = guess};
-		/* A return address may lie just past its call's function: look up the call; but
-		 * a runtime's continuation is the first byte of the code it resumes in. */
-		f.code_pc = exact || !regs.pc ? regs.pc : regs.pc - 1;
-		f.jit = jitmap_process_code_at(st->proc, f.code_pc, &f.code) == 0;
-		if (f.code_pc != regs.pc && continuation(st, regs.pc, &f.code, f.jit)) {
-			f.jit = true;
-			f.code_pc = regs.pc;
-		}
-		record_at(st, regs.pc, &f);
+					.guessed = guessed, .guess = guess};
 		jitmap_unwind_result res;
-		memset(&res, 0, sizeof(res));
-		bool caller_exact = false, step_guess = false;
-		why[0] = 0;
-		int rc = step(st, &f, &res, &caller_exact, &step_guess, why, sizeof(why));
-		f.method = rc == 0 || rc == -ESRCH ? res.method : JITMAP_UNWIND_NONE;
-		f.cfa = rc == 0 || rc == -ESRCH ? res.cfa : 0;
-		if (rc == 0 && !res.caller.pc)
-			rc = -ESRCH; /* a caller at PC 0: the end of the stack (a thread's start) */
-		if (rc == 0 && !code_may_be_at(st, res.caller.pc, caller_exact, why, sizeof(why)))
-			rc = -ENOEXEC;
-		if (rc == 0 && level + 1 >= st->max_frames) {
-			rc = -E2BIG;
-			snprintf(why, sizeof(why), "stopped after %u frames (the limit)", st->max_frames);
-		}
-		f.stop = rc;
-		f.why = rc ? why : "";
-		f.step_guessed = rc == 0 && step_guess;
+		bool caller_exact;
+		const int rc = one_frame(st, &f, &res, &caller_exact, why, sizeof(why));
 		const int r = fn(ctx, &f);
 		if (r)
 			return r;
@@ -307,7 +340,7 @@ int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
 			return 0;
 		if (rc)
 			return rc;
-		if (step_guess && !guessed) {
+		if (f.step_guessed && !guessed) {
 			guessed = true;
 			/* By its PC: a front end numbers frames its own way (inlined ones too). */
 			snprintf(guess, sizeof(guess), "the caller of the frame at 0x%" PRIx64 " was "
@@ -316,4 +349,21 @@ int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *start,
 		regs = res.caller;
 		exact = caller_exact;
 	}
+}
+
+int jitmap_stacker_step(jitmap_stacker *st, const jitmap_frame_regs *regs, bool exact,
+			const jitmap_stack_frame **frame, jitmap_frame_regs *caller,
+			bool *caller_exact)
+{
+	if (!st || !regs || !frame || !caller || !caller_exact)
+		return -EINVAL;
+	st->step_regs = *regs;
+	st->step_frame = (jitmap_stack_frame){.pc = regs->pc, .exact = exact,
+					      .regs = &st->step_regs, .guess = ""};
+	jitmap_unwind_result res;
+	const int rc = one_frame(st, &st->step_frame, &res, caller_exact, st->step_why,
+				 sizeof(st->step_why));
+	*frame = &st->step_frame;
+	*caller = res.caller;
+	return rc;
 }

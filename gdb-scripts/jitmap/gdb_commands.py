@@ -304,6 +304,12 @@ class GdbFrame:
             return M.Recovered(data)
         return data
 
+    @property
+    def guessed(self):
+        """Why this frame's registers are a guess (gdb_perf.frame_guess), or None."""
+        from . import gdb_perf
+        return gdb_perf.frame_guess(self.frame)
+
     def read_memory(self, addr, size):
         try:
             return self.inferior.read_memory(addr, size).tobytes()

@@ -1,25 +1,36 @@
 """JIT code that a perf map or a jitdump file names, in GDB (perfmaps.py): the runtimes that
-never register their code with GDB (Node.js with --perf-basic-prof, CPython -X perf, ...).
+never register their code with GDB (Node.js with --perf-basic-prof, CPython -X perf, ...); and
+the end of a stack where no code lives.
 
 - An unwinder ("jitmap-perf-map", `info unwinder`) for the frames GDB cannot unwind there: a
   frame in code a perf map names, and a frame in code GDB has no symbol for whose caller, by
-  the frame-pointer chain, is such code (V8 copies builtins beside its JIT code). It steps by
-  the frame pointer with libjitmap's checks (perfmaps.frame_pointer_step) and declines every
-  other frame, which GDB's own unwinders then take as before. It declines too a frame whose
-  code a JIT entry registered with GDB holds, even when a perf map or jitdump names it (LLVM's
-  lli writes a jitdump of the objects it also registers): GDB's JIT machinery unwinds those,
-  the reader or GDB's DWARF unwinder from the entry's CFI, and a Python unwinder comes before
-  GDB's DWARF unwinder, so a frame-pointer step taken there would lose every callee-saved
-  register the CFI restores (and skip the caller of a function without a frame pointer), as
-  the process model already ranks a registered image above a perf map.
+  the frame-pointer chain, is such code (V8 copies builtins beside its JIT code). It steps as
+  jitmap-stack does (perfmaps.Stepper, libjitmap's stacker): a jitdump's CFI, the code's own
+  instructions from the map's start (CPython's trampolines keep no frame pointer; BEAM leaves
+  its frame before a tail call's jump) or a frame-pointer prologue there prove the step; the
+  frame-pointer chain without them is a guess, which gives GDB the caller's PC and stack and
+  frame pointers only (no other register of it is known). Where the caller's PC lies where no
+  code can be (BEAM's saved rbp 0 at the bottom of a process), or no step can be taken, it
+  ends the walk at that frame: its caller is itself, so GDB stops ("previous frame identical
+  to this frame"), rather than GDB's own fallback reading stack words as frames. It declines
+  a frame whose code a JIT entry registered with GDB holds, even when a perf map or jitdump
+  names it (LLVM's lli writes a jitdump of the objects it also registers): GDB's JIT
+  machinery unwinds those, the reader or GDB's DWARF unwinder from the entry's CFI, and a
+  Python unwinder comes before GDB's DWARF unwinder, as the process model ranks a registered
+  image above a perf map.
+- An unwinder ("jitmap-no-code") for a frame above the innermost whose PC lies where no code can
+  be (codemap.py: /proc/PID/maps, a core's segments): GDB's own unwinders took a stack word for
+  a return address. It gives the frame an ID inner to its callee's, so that GDB stops there
+  ("previous frame inner to this frame"), where GDB alone goes on reading the stack as frames.
 - Names: jitmap's frame filter (gdb_frames.py) asks :func:`code_at` for a frame GDB has no name
-  for: the map's name, and the source line a jitdump gives.
+  for: the map's name (a runtime's continuation, a return address at a code object's first
+  byte, is that object's), and the source line a jitdump gives.
 
 The files are read by the commands' session (commands.Session.perf_maps), again at most once
 per stop the user sees: a live process's own (/tmp/perf-PID.map, the jitdump files it maps),
-and those named with `jitmap perf-map FILE`. The unwinder is registered with GDB only once
-some file was found (at a stop, or by that command): a program without perf maps pays nothing
-per frame.
+and those named with `jitmap perf-map FILE`. The perf-map unwinder is registered with GDB only
+once some file was found (at a stop, or by that command): a program without perf maps pays
+nothing per frame for it.
 """
 import os
 import traceback
@@ -27,6 +38,7 @@ import traceback
 import gdb
 import gdb.unwinder
 
+from . import codemap
 from . import commands as C
 from . import gdb_reader
 from . import native as N
@@ -58,9 +70,72 @@ def code_at(frame):
     if m is None:
         return None
     try:
-        return m.code_at(frame.pc(), frame.level() > 0)
+        stepper = _stepper(m, frame.architecture())
+        try:
+            return m.code_at(frame.pc(), frame.level() > 0, stepper)
+        finally:
+            if stepper is not None:
+                stepper.close()
     except gdb.error:
         return None
+
+
+# -- Where code can be (codemap.py), once per stop --
+
+_code_map = [None, None]  # [key, CodeMap or None]
+
+
+def _core_file():
+    """The core file GDB reads ("Local core dump file:" and the path on the next line of
+    `info target`), or None."""
+    try:
+        lines = gdb.execute("info target", to_string=True).splitlines()
+    except gdb.error:
+        return None
+    for i, line in enumerate(lines[:-1]):
+        if line.strip().lower().startswith("local core dump file"):
+            path = lines[i + 1].strip()
+            if path.startswith("`") and "'" in path:
+                return path[1:path.rindex("'")]
+    return None
+
+
+def code_map():
+    """The selected inferior's codemap.CodeMap for this stop, or None (a remote target, or
+    nothing to read); never raises."""
+    from .gdb_commands import GDB
+    try:
+        inf = gdb.selected_inferior()
+        if inf is None:
+            return None
+        key = (inf.num, inf.pid, GDB.generation)
+        if _code_map[0] != key:
+            if _code_map[1] is not None:
+                _code_map[1].close()
+            _code_map[0], _code_map[1] = key, None
+            pid = GDB.live_pid()
+            core = None if pid else _core_file()
+            if pid or core:
+                try:
+                    _code_map[1] = codemap.CodeMap(pid=pid, core=core)
+                except OSError:
+                    _debug()
+        return _code_map[1]
+    except Exception:
+        _debug()
+        return None
+
+
+def _stepper(m, arch_obj):
+    """A perfmaps.Stepper over `m` for the selected inferior, or None."""
+    lib = N.lib()
+    arch = lib.jitmap_arch_from_name(arch_obj.name().encode())
+    if not arch:
+        return None
+    inf = gdb.selected_inferior()
+    cm = code_map()
+    return P.Stepper(m, arch, lambda a, n: inf.read_memory(a, n).tobytes(),
+                     cm.code_at if cm is not None else None)
 
 
 def _named_by_gdb(pc):
@@ -103,6 +178,105 @@ class _FrameId:
         self.pc = gdb.Value(pc)
 
 
+# -- Which frames are guesses --
+#
+# A frame's registers are only as good as the steps below it. Two kinds of step are guesses:
+# one jitmap's perf-map unwinder took without a proof (recorded here by the caller it gave
+# GDB), and any GDB took through a module whose file is another build than the one the
+# process maps (a package upgraded since the process started, a core read where other files
+# are): GDB unwinds it with that file's CFI and symbols. Neither makes GDB say anything;
+# jitmap states no value of a frame above one (model.py's `guessed`).
+
+_guesses = [None, {}]      # [stop key, {(caller pc, caller sp): why}]
+_file_checked = [None, {}]  # [stop key, {objfile name: why it is another build, or None}]
+
+
+def _stop_key():
+    from .gdb_commands import GDB
+    inf = gdb.selected_inferior()
+    return (inf.num, inf.pid, GDB.generation) if inf is not None else None
+
+
+def _note_guess(caller_pc, caller_sp, why):
+    key = _stop_key()
+    if _guesses[0] != key:
+        _guesses[0], _guesses[1] = key, {}
+    _guesses[1][(caller_pc, caller_sp)] = why
+
+
+def _objfile_of(pc):
+    """The gdb.Objfile GDB reads for the module holding `pc`: a shared library's, else the
+    executable's (a file-backed PC in neither is not GDB's to unwind), or None."""
+    find = getattr(gdb.current_progspace(), "objfile_for_address", None)  # GDB 14
+    if find is not None:
+        return find(pc)
+    name = gdb.solib_name(pc) or gdb.current_progspace().filename
+    return next((o for o in gdb.objfiles() if o.filename == name), None) if name else None
+
+
+def other_build(pc):
+    """Why the file GDB reads for the module holding `pc` is not the one the process maps
+    (their build IDs differ), or None (the same, or it cannot be told)."""
+    try:
+        key = _stop_key()
+        if _file_checked[0] != key:
+            _file_checked[0], _file_checked[1] = key, {}
+        objfile = _objfile_of(pc)
+        if objfile is None or not objfile.filename:
+            return None
+        memo = _file_checked[1]
+        if objfile.filename not in memo:
+            memo[objfile.filename] = None
+            ours = getattr(objfile, "build_id", None)
+            cm = code_map()
+            theirs = cm.build_id_at(pc) if cm is not None else None
+            if ours and theirs and ours.lower() != theirs:
+                memo[objfile.filename] = (
+                    "GDB reads %s, another build than the one the process maps (build ID %s;"
+                    " the process's %s)" % (objfile.filename, ours, theirs))
+        return memo[objfile.filename]
+    except Exception:
+        _debug()
+        return None
+
+
+def frame_guess(frame):
+    """Why `frame`'s registers are a guess, or None: a step below it was (see above)."""
+    try:
+        key = _stop_key()
+        guesses = _guesses[1] if _guesses[0] == key else {}
+        f = frame
+        while f is not None:
+            newer = f.newer()
+            if newer is None:
+                return None
+            sp = None
+            try:
+                sp = int(f.read_register("sp"))
+            except (gdb.error, ValueError):
+                pass
+            why = guesses.get((f.pc(), sp))
+            if why:
+                return why
+            # The frame below f was unwound by GDB through its module's file.
+            at = newer.pc() - (1 if newer.level() > 0 else 0)
+            why = other_build(at)
+            if why:
+                return "frame %d was unwound through a file that is not the process's: %s" % (
+                    newer.level(), why)
+            f = newer
+        return None
+    except Exception:
+        _debug()
+        return None
+
+
+def _pc(pending):
+    """The pending frame's PC (GDB 14's PendingFrame.pc() is cheaper than reading it)."""
+    fn = getattr(pending, "pc", None)
+    return int(fn()) if fn is not None else int(pending.read_register("pc"))
+
+
 class PerfMapUnwinder(gdb.unwinder.Unwinder):
     def __init__(self):
         super().__init__("jitmap-perf-map")
@@ -122,37 +296,83 @@ class PerfMapUnwinder(gdb.unwinder.Unwinder):
         arch = lib.jitmap_arch_from_name(pending.architecture().name().encode())
         if not arch:
             return None
-        pc = int(pending.read_register("pc"))
+        pc = _pc(pending)
         outer = pending.level() > 0
-        if _registered_jit_code(pc - 1 if outer and pc else pc):
+        stepper = _stepper(m, pending.architecture())
+        if stepper is None:
             return None
-        sym = m.code_at(pc, outer)
-        if sym is None and _named_by_gdb(pc - 1 if outer and pc else pc):
-            return None
-        sp_no, fp_no = lib.jitmap_reg_sp(arch), lib.jitmap_reg_fp(arch)
-        name = {r: N.text(lib.jitmap_reg_name(arch, r)) for r in (sp_no, fp_no)}
-        regs = {r: int(pending.read_register(name[r])) for r in (sp_no, fp_no)}
-        inf = gdb.selected_inferior()
         try:
-            caller_pc, caller, cfa = P.frame_pointer_step(
-                arch, pc, regs, lambda a, n: inf.read_memory(a, n).tobytes(), not outer)
-        except P.Unavailable:
-            return None
-        if sym is None and m.code_at(caller_pc, True) is None:
-            return None  # unknown code, not between JIT frames: GDB's own guess stands
-        info = pending.create_unwind_info(_FrameId(cfa, sym["lo"] if sym else pc))
+            at = stepper.code_at(pc, not outer)
+            if _registered_jit_code(at if at is not None else pc - 1 if outer and pc else pc):
+                return None
+            sym = m.lookup(at) if at is not None else None
+            if sym is None and _named_by_gdb(pc - 1 if outer and pc else pc):
+                return None
+            # Every register the architecture tracks that this frame knows: the code's own
+            # instructions carry the callee-saved ones they leave alone.
+            regs = {}
+            for regno in range(lib.jitmap_arch_num_core_regs(arch)):
+                name = N.text(lib.jitmap_reg_name(arch, regno))
+                if not name or regno == lib.jitmap_reg_pc(arch):
+                    continue
+                try:
+                    v = pending.read_register(name)
+                    if not v.is_optimized_out:
+                        regs[regno] = int(v)
+                except (gdb.error, ValueError):
+                    pass
+            step = stepper.step(pc, regs, not outer)
+        finally:
+            stepper.close()
+        sp_no, fp_no = lib.jitmap_reg_sp(arch), lib.jitmap_reg_fp(arch)
         pc_name = N.text(lib.jitmap_reg_name(arch, lib.jitmap_reg_pc(arch))) or "pc"
-        saved = dict(caller)
-        saved[sp_no] = cfa
+        if step.rc == 0 and sym is None and m.code_at(step.caller_pc, True) is None:
+            return None  # unknown code, not between JIT frames: GDB's own guess stands
+        if step.rc != 0 and sym is None:
+            return None
+        if step.rc != 0:
+            # The end of this stack: the caller is this frame itself, so GDB stops here.
+            info = pending.create_unwind_info(_FrameId(regs.get(sp_no, 0), sym["lo"]))
+            caller_pc, saved = pc, regs
+        else:
+            info = pending.create_unwind_info(_FrameId(step.cfa, sym["lo"] if sym else pc))
+            caller_pc, saved = step.caller_pc, dict(step.caller)
+            if step.guess:  # a guess: the chain's registers only, to go on walking
+                saved = {r: v for r, v in saved.items() if r in (sp_no, fp_no)}
+                _note_guess(caller_pc, saved.get(sp_no), "the caller of the frame at 0x%x was "
+                            "found by a guess (%s)" % (pc, step.why))
         values = [(pc_name, caller_pc)]
         for regno, value in sorted(saved.items()):
-            reg = N.text(lib.jitmap_reg_name(arch, regno))
-            if reg and reg != pc_name:
-                values.append((reg, value))
+            name = N.text(lib.jitmap_reg_name(arch, regno))
+            if name and name != pc_name:
+                values.append((name, value))
         for reg, value in values:
             kind = pending.read_register(reg).type
             info.add_saved_register(reg, gdb.Value(value).cast(kind))
         return info
+
+
+class NoCodeUnwinder(gdb.unwinder.Unwinder):
+    """A frame above the innermost whose PC lies where no code can be: the end of the stack."""
+
+    def __init__(self):
+        super().__init__("jitmap-no-code")
+
+    def __call__(self, pending):
+        try:
+            if pending.level() == 0:
+                return None  # the thread is there: whatever the PC, it is frame 0
+            cm = code_map()
+            if cm is None:
+                return None
+            pc = _pc(pending)
+            if not cm.no_code(pc, False):
+                return None
+            # An ID whose stack address is 0, inner to the frame below: GDB ends the walk.
+            return pending.create_unwind_info(_FrameId(0, pc))
+        except Exception:
+            _debug()
+            return None
 
 
 _registered = False
@@ -174,5 +394,6 @@ def register():
     if _registered:
         return
     _registered = True
+    gdb.unwinder.register_unwinder(None, NoCodeUnwinder(), replace=True)
     gdb.events.stop.connect(refresh)
     refresh()  # loaded after an attach: its stop has passed

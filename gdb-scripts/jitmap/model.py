@@ -16,7 +16,10 @@ A front end supplies a *frame* object:
                     byte order; raises :class:`Unavailable` with the reason;
 ``read_memory(addr, size) -> bytes``
                     raises :class:`Unavailable` with the reason;
-``return_address``  (optional) whether ``pc`` is a return address; by default, level > 0.
+``return_address``  (optional) whether ``pc`` is a return address; by default, level > 0;
+``guessed``         (optional) why the frame's registers are a guess (a step below it nothing
+                    proved, a frame below it in a file that is another build than the one the
+                    process maps), or None: then no value of it is stated.
 """
 import ctypes
 import json
@@ -198,6 +201,9 @@ def describe(catalog, frame, raw=False, statepoints=(N.STATEPOINT_AUTO, ())):
                        ctypes.pointer(target.struct), mode, arr, len(ids),
                        N.DESCRIBE_RAW if raw else 0,
                        N.ORDER_BIG if catalog.big_endian else N.ORDER_AUTO)
+    guessed = getattr(frame, "guessed", None)
+    if guessed:
+        desc.guessed = guessed.encode("utf-8", "replace")
     handle = lib.jitmap_frame_describe(catalog.process, ctypes.byref(desc))
     if target.interrupt:
         if handle:

@@ -190,6 +190,45 @@ class UnwindResult(ctypes.Structure):
                 ("restored", c_u64 * (UNWIND_MAX_REGS // 64))]
 
 
+class CodeInfo(ctypes.Structure):
+    """jitmap_code_info (process.h): the JIT code at an address."""
+    _fields_ = [("source", c_char_p), ("entry", c_u64), ("image_id", c_u64), ("lo", c_u64),
+                ("hi", c_u64), ("image", c_void_p), ("stackmap", c_void_p),
+                ("function", c_char_p), ("function_lo", c_u64), ("function_hi", c_u64)]
+
+
+class StackFrame(ctypes.Structure):
+    """jitmap_stack_frame (stack.h): one frame of a walk, as the stacker describes it."""
+    _fields_ = [("level", ctypes.c_uint), ("pc", c_u64), ("exact", c_bool),
+                ("regs", ctypes.POINTER(FrameRegs)), ("jit", c_bool), ("code", CodeInfo),
+                ("stackmap", c_void_p), ("record", c_void_p), ("method", c_int),
+                ("cfa", c_u64), ("stop", c_int), ("why", c_char_p), ("guessed", c_bool),
+                ("guess", c_char_p), ("step_guessed", c_bool), ("code_pc", c_u64)]
+
+
+# int (*)(void *ctx, uint64_t pc, char *why, size_t why_len): jitmap_stack_code_fn.
+CODE_AT = ctypes.CFUNCTYPE(c_int, c_void_p, c_u64, ctypes.c_void_p, c_size)
+
+
+class StackerOpts(ctypes.Structure):
+    """jitmap_stacker_opts (stack.h): sized."""
+    _fields_ = [("sz", c_size), ("max_frames", ctypes.c_uint), ("native_step", c_void_p),
+                ("native_ctx", c_void_p), ("order", c_int), ("code_at", CODE_AT),
+                ("code_ctx", c_void_p)]
+
+    def __init__(self, **kw):
+        super().__init__(ctypes.sizeof(StackerOpts), **kw)
+
+
+class LiveOpts(ctypes.Structure):
+    """jitmap_live_opts (live.h): sized."""
+    _fields_ = [("sz", c_size), ("max_threads", c_size), ("max_rounds", ctypes.c_uint),
+                ("flags", ctypes.c_uint), ("interrupt", c_void_p)]
+
+    def __init__(self, **kw):
+        super().__init__(ctypes.sizeof(LiveOpts), **kw)
+
+
 # Constants and enumerators, each checked against the library's value when it is loaded
 # (jitmap_constant): a library of another build with other values is refused.
 SOURCE_JIT, SOURCE_OBJECT = 1, 2
@@ -204,8 +243,11 @@ TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS, TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_R
 TEXT_REGISTERS = 6
 JSON_NO_FRAME = 1
 STACK_SIZE_DYNAMIC = (1 << 64) - 1  # a function's stack_size when it is not known
-UNWIND_FRAME_POINTER = 3  # jitmap_unwind_method
 CORE_MEM_CORE, CORE_MEM_FILE, CORE_MEM_NONE = 1, 2, 3
+# jitmap_unwind_method, and the bit that asks for proven steps only.
+UNWIND_NONE, UNWIND_CFI, UNWIND_STACKMAP, UNWIND_FRAME_POINTER, UNWIND_NATIVE, UNWIND_CODE = range(6)
+UNWIND_PROVEN = 1 << 31
+LIVE_NO_STOP = 1
 
 _CONSTANTS = {
     "JITMAP_SOURCE_JIT": SOURCE_JIT, "JITMAP_SOURCE_OBJECT": SOURCE_OBJECT,
@@ -228,7 +270,10 @@ _CONSTANTS = {
     "JITMAP_JSON_NO_FRAME": JSON_NO_FRAME, "JITMAP_UNWIND_FRAME_POINTER": UNWIND_FRAME_POINTER,
     "JITMAP_UNWIND_MAX_REGS": UNWIND_MAX_REGS,
     "JITMAP_CORE_MEM_CORE": CORE_MEM_CORE, "JITMAP_CORE_MEM_FILE": CORE_MEM_FILE,
-    "JITMAP_CORE_MEM_NONE": CORE_MEM_NONE,
+    "JITMAP_CORE_MEM_NONE": CORE_MEM_NONE, "JITMAP_UNWIND_NONE": UNWIND_NONE,
+    "JITMAP_UNWIND_CFI": UNWIND_CFI, "JITMAP_UNWIND_STACKMAP": UNWIND_STACKMAP,
+    "JITMAP_UNWIND_NATIVE": UNWIND_NATIVE, "JITMAP_UNWIND_CODE": UNWIND_CODE,
+    "JITMAP_UNWIND_PROVEN": UNWIND_PROVEN, "JITMAP_LIVE_NO_STOP": LIVE_NO_STOP,
 }
 
 P = ctypes.POINTER
@@ -245,7 +290,9 @@ _MIRRORED = {
     "jitmap_callee_saved_write": CalleeSavedWrite, "jitmap_perfmap_sym": PerfmapSym,
     "jitmap_frame_regs": FrameRegs, "jitmap_unwind_code": UnwindCode,
     "jitmap_unwind_result": UnwindResult, "jitmap_descriptor_info": DescriptorInfo,
-    "jitmap_core_memory_info": CoreMemoryInfo,
+    "jitmap_core_memory_info": CoreMemoryInfo, "jitmap_code_info": CodeInfo,
+    "jitmap_stack_frame": StackFrame, "jitmap_stacker_opts": StackerOpts,
+    "jitmap_live_opts": LiveOpts,
 }
 
 _SIGNATURES = {
@@ -257,6 +304,7 @@ _SIGNATURES = {
     "jitmap_arch_name": (c_char_p, [c_int]),
     "jitmap_arch_from_name": (c_int, [c_char_p]),
     "jitmap_reg_name": (c_char_p, [c_int, ctypes.c_uint]),
+    "jitmap_arch_num_core_regs": (ctypes.c_uint, [c_int]),
     "jitmap_reg_sp": (c_int, [c_int]),
     "jitmap_reg_fp": (c_int, [c_int]),
     "jitmap_reg_pc": (c_int, [c_int]),
@@ -336,6 +384,18 @@ _SIGNATURES = {
     "jitmap_perfmap_file": (c_char_p, [c_void_p, c_size, P(c_size)]),
     "jitmap_perfmap_num_problems": (c_size, [c_void_p]),
     "jitmap_perfmap_problem": (c_char_p, [c_void_p, c_size]),
+    "jitmap_stacker_new": (c_void_p, [c_void_p, P(Target), c_int, P(StackerOpts)]),
+    "jitmap_stacker_free": (None, [c_void_p]),
+    "jitmap_unwind_method_name": (c_char_p, [c_int]),
+    "jitmap_stacker_step": (c_int, [c_void_p, P(FrameRegs), c_bool, P(P(StackFrame)),
+                                    P(FrameRegs), P(c_bool)]),
+    "jitmap_stacker_code_at": (c_int, [c_void_p, c_u64, c_bool, P(CodeInfo), P(c_u64)]),
+    "jitmap_live_open": (c_void_p, [c_int, P(LiveOpts), P(Error)]),
+    "jitmap_live_free": (None, [c_void_p]),
+    "jitmap_live_code_at": (c_int, [c_void_p, c_u64, c_void_p, c_size]),
+    "jitmap_core_code_at": (c_int, [c_void_p, c_u64, c_void_p, c_size]),
+    "jitmap_core_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
+    "jitmap_live_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
 }
 
 

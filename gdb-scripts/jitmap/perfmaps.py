@@ -4,9 +4,13 @@ and never register it with GDB.
 
 Debugger-neutral (no ``import gdb``). A :class:`PerfMaps` is one set of such files (a
 ``jitmap_perfmap``): a process model's (``jitmap_process_perfmap``, which then answers with
-their code) or one of its own. :func:`frame_pointer_step` unwinds a frame in that code as
-libjitmap does (its frame-pointer method).
+their code) or one of its own, in a process model of its own. A :class:`Stepper` over it
+unwinds a frame in that code, and says what code a frame is in, as jitmap-stack does
+(``jitmap_stacker_step``, ``jitmap_stacker_code_at``): the code's own instructions or a
+jitdump's CFI prove a step; where nothing does, the frame-pointer chain is a guess, said so.
+:func:`frame_pointer_step` is libjitmap's frame-pointer method alone.
 """
+import collections
 import ctypes
 import os
 
@@ -17,21 +21,32 @@ def text(b):
     return b.decode("utf-8", "replace") if b is not None else None
 
 
+def _no_memory(_ctx, _addr, _buf, _len, _why, _why_len):
+    return -14  # -EFAULT: a process model of perf maps reads nothing itself
+
+
+_NO_MEMORY = N.READ_MEM(_no_memory)
+
+
 class PerfMaps:
     def __init__(self, process=None):
         """`process`: a jitmap_process handle (kept alive by the caller) whose perf maps these
-        are; None: a set of its own, freed by :meth:`close`."""
+        are; None: a set of its own, in a process model of its own (so that a
+        :class:`Stepper` finds its code), freed by :meth:`close`."""
         self.lib = N.lib()
         self.owned = process is None
-        self.handle = (self.lib.jitmap_perfmap_new() if self.owned else
-                       self.lib.jitmap_process_perfmap(process))
+        self._target = N.Target(None, N.READ_REG(0), _NO_MEMORY)
+        self.process = (self.lib.jitmap_process_new(ctypes.byref(self._target), None)
+                        if self.owned else process)
+        self.handle = self.lib.jitmap_process_perfmap(self.process) if self.process else None
         if not self.handle:
+            self.close()
             raise MemoryError("cannot make a perf map set")
 
     def close(self):
-        if self.owned and self.handle:
-            self.lib.jitmap_perfmap_free(self.handle)
-        self.handle = None
+        if self.owned and self.process:
+            self.lib.jitmap_process_free(self.process)  # its perf maps with it
+        self.process = self.handle = None
 
     def add_file(self, path):
         """Read a perf map or jitdump (by its content): how many code objects it names, or
@@ -60,9 +75,14 @@ class PerfMaps:
                 "source": text(sym.source), "line": sym.line, "file": text(sym.file),
                 "file_line": sym.file_line}
 
-    def code_at(self, pc, outer):
+    def code_at(self, pc, outer, stepper=None):
         """lookup() of a frame's code: an outer frame's PC is a return address, which may lie
-        just past its call's code object, so the byte before it is looked up."""
+        just past its call's code object, so the byte before it is looked up; with a
+        :class:`Stepper` (which reads the code), a runtime's continuation, a return address
+        at a code object's first byte that no call left, is that object's."""
+        if stepper is not None:
+            at = stepper.code_at(pc, not outer)
+            return self.lookup(at) if at is not None else None
         return self.lookup(pc - 1 if outer and pc else pc)
 
     def __len__(self):
@@ -81,6 +101,101 @@ class PerfMaps:
     def problems(self):
         return [text(self.lib.jitmap_perfmap_problem(self.handle, k))
                 for k in range(self.lib.jitmap_perfmap_num_problems(self.handle))]
+
+
+def _regs(pc, regs):
+    fr = N.FrameRegs()
+    fr.pc = pc & 0xFFFFFFFFFFFFFFFF
+    for regno, value in regs.items():
+        if 0 <= regno < N.UNWIND_MAX_REGS and value is not None:
+            fr.reg[regno] = value & 0xFFFFFFFFFFFFFFFF
+            fr.known[regno // 64] |= 1 << (regno % 64)
+    return fr
+
+
+def _memory(read_memory):
+    """A READ_MEM callback over `read_memory(addr, n)` (bytes, or raises)."""
+    def read_mem(_ctx, addr, buf, length, why, why_len):
+        try:
+            data = bytes(read_memory(addr, length))
+            if len(data) != length:
+                raise ValueError("short read")
+            ctypes.memmove(buf, data, length)
+            return 0
+        except Exception as e:
+            msg = (str(e) or type(e).__name__).encode("utf-8", "replace")[:max(why_len - 1, 0)]
+            ctypes.memmove(why, msg + b"\0", len(msg) + 1)
+            return -14  # -EFAULT
+    return N.READ_MEM(read_mem)
+
+
+# One step's answer: rc (0, -ESRCH at the outermost frame, -ENOEXEC where the caller's PC
+# lies where no code can be, another negative errno), the caller's PC, its registers
+# ({DWARF number: value}) and whether its PC is exact, this frame's CFA, the method's name,
+# whether the step is a guess, why (why it failed, or why nothing proved it), and where the
+# frame's code was looked up (its code object's [lo, hi), or None).
+Step = collections.namedtuple(
+    "Step", "rc caller_pc caller caller_exact cfa method guess why code_pc code_lo code_hi")
+
+
+class Stepper:
+    """libjitmap's stacker over the code of a :class:`PerfMaps`, reading memory through
+    `read_memory(addr, n)` (bytes, or raises), on `arch` (a jitmap_arch); `code_at(pc)`, when
+    given, says whether code can be at an address (1, 0, or negative: unknown), so that a
+    caller's PC where none can be ends the stack."""
+
+    def __init__(self, maps, arch, read_memory, code_at=None):
+        self.lib = N.lib()
+        self._mem = _memory(read_memory)
+        self._target = N.Target(None, N.READ_REG(0), self._mem)
+        opts = N.StackerOpts()
+        if code_at is not None:
+            def where(_ctx, pc, _why, _why_len):
+                try:
+                    return int(code_at(pc))
+                except Exception:
+                    return -5  # -EIO: unknown
+            self._code_at = N.CODE_AT(where)
+            opts.code_at = self._code_at
+        self.st = self.lib.jitmap_stacker_new(maps.process, ctypes.byref(self._target), arch,
+                                              ctypes.byref(opts))
+        if not self.st:
+            raise Unavailable("jitmap cannot unwind this architecture")
+
+    def close(self):
+        if self.st:
+            self.lib.jitmap_stacker_free(self.st)
+        self.st = None
+
+    def code_at(self, pc, exact):
+        """Where the code of a frame at `pc` is looked up (pc - 1 for a return address, pc
+        for a continuation), or None when no code of the maps holds it."""
+        code = N.CodeInfo()
+        at = N.c_u64()
+        if self.lib.jitmap_stacker_code_at(self.st, pc & 0xFFFFFFFFFFFFFFFF, bool(exact),
+                                           ctypes.byref(code), ctypes.byref(at)):
+            return None
+        return at.value
+
+    def step(self, pc, regs, exact):
+        """The frame at `pc` with registers `regs` ({DWARF number: value}) one step: a
+        :data:`Step`."""
+        fr = _regs(pc, regs)
+        frame = ctypes.POINTER(N.StackFrame)()
+        caller = N.FrameRegs()
+        caller_exact = N.c_bool()
+        rc = self.lib.jitmap_stacker_step(self.st, ctypes.byref(fr), bool(exact),
+                                          ctypes.byref(frame), ctypes.byref(caller),
+                                          ctypes.byref(caller_exact))
+        if rc == -22 or not frame:
+            raise Unavailable("jitmap_stacker_step: invalid arguments")
+        f = frame.contents
+        known = {r: caller.reg[r] for r in range(N.UNWIND_MAX_REGS)
+                 if (caller.known[r // 64] >> (r % 64)) & 1}
+        return Step(rc, caller.pc, known, bool(caller_exact.value), f.cfa,
+                    text(self.lib.jitmap_unwind_method_name(f.method)), bool(f.step_guessed),
+                    text(f.why) or "", f.code_pc, f.code.function_lo if f.jit else None,
+                    f.code.function_hi if f.jit else None)
 
 
 class Unavailable(Exception):

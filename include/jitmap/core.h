@@ -148,6 +148,14 @@ JITMAP_API jitmap_target jitmap_core_thread_target(jitmap_core *core, size_t i);
  * a return address read from stack words below a thread's last frame is rarely code. */
 JITMAP_API int jitmap_core_code_at(jitmap_core *core, uint64_t pc, char *why, size_t why_len);
 
+/* The build ID of the file the process mapped at `addr`, as the core's copy of that file's
+ * first page says (NT_GNU_BUILD_ID, the note a debugger matches files by): its length, with
+ * the ID in `out` (`len` bytes; 20 for GNU ld's, at most 64), or 0 when no file is mapped
+ * there, the core holds no first page of it, or it has no build ID. For a debugger that
+ * checks the file it reads for a module against the process (GDB's objfile.build_id). */
+JITMAP_API size_t jitmap_core_build_id_at(jitmap_core *core, uint64_t addr, uint8_t *out,
+					  size_t len);
+
 /* -- Mapped files (NT_FILE) -- */
 
 typedef struct jitmap_core_mapping_info {

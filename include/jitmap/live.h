@@ -160,6 +160,11 @@ JITMAP_API int jitmap_live_code_at(jitmap_live *live, uint64_t pc, char *why, si
 JITMAP_API int jitmap_live_mapped_file(jitmap_live *live, uint64_t addr, char *path,
 				       size_t path_len, char *why, size_t why_len);
 
+/* The build ID of the file the process maps at `addr`, read from its first page in the
+ * process's memory: as jitmap_core_build_id_at, for a live process. */
+JITMAP_API size_t jitmap_live_build_id_at(jitmap_live *live, uint64_t addr, uint8_t *out,
+					  size_t len);
+
 /* -- Problems -- */
 
 /* What was left out while attaching (the process kept starting threads, more threads than

@@ -54,7 +54,7 @@ typedef struct jitmap_stack_frame {
 	jitmap_unwind_method method;
 	uint64_t cfa;
 	int stop;
-	const char *why;
+	const char *why;      /* also, where step_guessed, why no method proved the step */
 	/* Whether a step below this frame was a guess (docs/unwinding.md, "Proven steps and
 	 * guesses"): the frame-pointer chain through code whose start is unknown, a native
 	 * unwinder's answer from anything but CFI rows for the PC (its own frame-pointer
@@ -142,6 +142,29 @@ typedef int (*jitmap_stack_frame_fn)(void *ctx, const jitmap_stack_frame *frame)
  * `guessed`. */
 JITMAP_API int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *regs,
 				   jitmap_stack_frame_fn fn, void *ctx);
+
+/* The JIT code of a frame at `pc` (`exact`: where the frame stands; else a return
+ * address), as the walk looks it up: the call before a return address (pc - 1), or the code
+ * range that starts at pc when no call left it there (a runtime's continuation:
+ * jitmap_stack_frame.code_pc). 0 with *code filled and *code_pc (may be NULL) where it was
+ * looked up; -ENOENT when no JIT code the process knows holds it; -EINVAL. */
+JITMAP_API int jitmap_stacker_code_at(jitmap_stacker *st, uint64_t pc, bool exact,
+				      jitmap_code_info *code, uint64_t *code_pc);
+
+/* One frame as jitmap_stacker_walk would take it, for a debugger that walks frames itself
+ * and asks jitmap about some of them (GDB's unwinder for code a perf map names): the frame
+ * at `regs` (`exact`: frame 0, or one a signal interrupted; else its PC is a return address)
+ * is described into *frame (its code and code_pc, record, method, cfa, stop, why, and
+ * step_guessed; level 0 and guessed false: the walk's history is the caller's to keep), and
+ * its caller's registers go to *caller, whether the caller's PC is exact to *caller_exact.
+ * *frame and the strings it points at belong to the stacker and stay valid until its next
+ * call. Returns the frame's `stop`: 0 (the caller is known, proven unless step_guessed;
+ * `why` says then why nothing proved it), -ESRCH (the outermost frame), -ENOEXEC (the
+ * caller's PC lies where no code can be: the stack ends here, why says where), another
+ * negative errno when no step could be taken (why says why); -EINVAL for NULL arguments. */
+JITMAP_API int jitmap_stacker_step(jitmap_stacker *st, const jitmap_frame_regs *regs, bool exact,
+				   const jitmap_stack_frame **frame, jitmap_frame_regs *caller,
+				   bool *caller_exact);
 
 #ifdef __cplusplus
 }
