@@ -366,8 +366,8 @@ class NoCodeUnwinder(gdb.unwinder.Unwinder):
             if cm is None:
                 return None
             pc = _pc(pending)
-            if not cm.no_code(pc, False):
-                return None
+            if pc == 0 or not cm.no_code(pc, False):
+                return None  # (GDB ends a stack at a caller's PC of 0 by itself)
             # An ID whose stack address is 0, inner to the frame below: GDB ends the walk.
             return pending.create_unwind_info(_FrameId(0, pc))
         except Exception:

@@ -146,6 +146,7 @@ class Stepper:
 
     def __init__(self, maps, arch, read_memory, code_at=None):
         self.lib = N.lib()
+        self.arch, self.read_memory = arch, read_memory
         self._mem = _memory(read_memory)
         self._target = N.Target(None, N.READ_REG(0), self._mem)
         opts = N.StackerOpts()

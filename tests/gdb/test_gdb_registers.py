@@ -264,10 +264,10 @@ LLI_VALUES = {f: [int((b + d) * 4, 16) for d in "bcdef"]
 # The JIT frames of each stop (frames 1-3; frame 0 is usleep).
 LLI_STOPS = {1: ["inner", "outer", "main"], 2: ["leaf", "outer2", "main"]}
 # The negative control's jitmap: the perf-map unwinder not asking whether registered JIT code
-# holds a frame, the frame filter on for every backtrace (what they did before).
-UNFIXED = ("python import jitmap.gdb_perf, jitmap.gdb_frames; "
-           "jitmap.gdb_perf._registered_jit_code = lambda pc: False; "
-           "jitmap.gdb_frames._needed = lambda: True")
+# holds a frame and stepping by the frame pointer alone, the frame filter on for every
+# backtrace (what they did before).
+UNFIXED = "source %s" % os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                     "old_perf_unwinder.py")
 
 
 def bt_lines(out):

@@ -1,0 +1,85 @@
+"""Where code can be in the debugged process: libjitmap's answer (jitmap_live_code_at for a live
+process, its /proc/PID/maps; jitmap_core_code_at for a core, its segments' flags and file
+mappings), for the unwinders that end a stack where a caller's PC lies where no code can be.
+Below a thread's last real frame lie stack words; an unwinder that takes one for a return
+address makes a frame no code lives in, and every frame after it is as false.
+
+Debugger-neutral (no ``import gdb``): the adapter says which process or core, and makes a new
+:class:`CodeMap` at each stop (a running process maps and unmaps).
+"""
+import ctypes
+
+from . import native as N
+
+
+class CodeMap:
+    """The memory map of live process `pid`, or of the core file at `core`."""
+
+    def __init__(self, pid=None, core=None):
+        self.lib = N.lib()
+        self.live = self.core = None
+        err = N.Error()
+        if pid:
+            # Nothing is stopped: the debugger holds the process already.
+            opts = N.LiveOpts(flags=N.LIVE_NO_STOP)
+            self.live = self.lib.jitmap_live_open(int(pid), ctypes.byref(opts), ctypes.byref(err))
+        elif core:
+            self.core = self.lib.jitmap_core_open(core.encode(), None, ctypes.byref(err))
+        if not self.live and not self.core:
+            raise OSError(N.text(err.reason.value) or "no process or core")
+        self._memo = {}
+
+    def close(self):
+        if self.live:
+            self.lib.jitmap_live_free(self.live)
+        if self.core:
+            self.lib.jitmap_core_free(self.core)
+        self.live = self.core = None
+
+    def code_at(self, pc):
+        """1 when `pc` lies in an executable mapping (or a file mapping a core holds no
+        segment of), 0 when it does not, negative when it cannot be told."""
+        pc &= 0xFFFFFFFFFFFFFFFF
+        got = self._memo.get(pc)
+        if got is None:
+            if self.live:
+                got = self.lib.jitmap_live_code_at(self.live, pc, None, 0)
+            elif self.core:
+                got = self.lib.jitmap_core_code_at(self.core, pc, None, 0)
+            else:
+                got = -5
+            if len(self._memo) < 65536:
+                self._memo[pc] = got
+        return got
+
+    def where(self, pc):
+        """Why no code can be at `pc` (the library's words), or None when it can."""
+        why = ctypes.create_string_buffer(256)
+        pc &= 0xFFFFFFFFFFFFFFFF
+        if self.live:
+            rc = self.lib.jitmap_live_code_at(self.live, pc, why, len(why))
+        elif self.core:
+            rc = self.lib.jitmap_core_code_at(self.core, pc, why, len(why))
+        else:
+            return None
+        return N.text(why.value) if rc == 0 else None
+
+    def no_code(self, pc, exact):
+        """Whether no code can be at a frame's `pc`: neither at it nor, for a return address,
+        at the call before it."""
+        if self.code_at(pc) != 0:
+            return False
+        return exact or not pc or self.code_at(pc - 1) == 0
+
+    def build_id_at(self, pc):
+        """The build ID (lowercase hex) of the file the process maps at `pc`, from its first
+        page (the process's memory, or the core's copy), or None."""
+        buf = (ctypes.c_uint8 * 64)()
+        pc &= 0xFFFFFFFFFFFFFFFF
+        if self.live:
+            n = self.lib.jitmap_live_build_id_at(self.live, pc, buf, len(buf))
+        elif self.core:
+            n = self.lib.jitmap_core_build_id_at(self.core, pc, buf, len(buf))
+        else:
+            n = 0
+        return bytes(buf[:n]).hex() if n else None
