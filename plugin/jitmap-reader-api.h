@@ -54,7 +54,7 @@ extern "C" {
  * 3: jitmap_reader_process.
  * 4: jitmap_reader_set_arch.
  */
-#define JITMAP_READER_API_VERSION 4
+#define JITMAP_READER_API_VERSION 5
 JITMAP_READER_EXPORT int jitmap_reader_api_version(void);
 
 /* Whether the reader is loaded: 1 between GDB's gdb_init_reader and destroy calls, else 0.
@@ -197,8 +197,16 @@ typedef struct jitmap_reader_stats {
 	uint64_t unwinds;     /* frames unwound by the reader */
 	uint64_t unwind_failures; /* frames in JIT code the reader could not unwind */
 	uint64_t outermost;   /* frames whose CFI marks them outermost (not in `unwinds`) */
+	uint64_t guesses;     /* of `unwinds`, steps no method proved (API version 5) */
 } jitmap_reader_stats;
 JITMAP_READER_EXPORT int jitmap_reader_get_stats(jitmap_reader_stats *out);
+
+/* Whether the reader found the caller it gave GDB as PC `pc` and SP `sp` by a guess, in this
+ * stop: a step no method proved (the frame-pointer chain through code whose start is
+ * unknown). GDB then got the caller's PC, SP and frame pointer only, and shows them as facts;
+ * jitmap's commands state no value of that frame or of any above it. 1 with `why` (`len`
+ * bytes) saying which step and why, else 0. (API version 5.) */
+JITMAP_READER_EXPORT int jitmap_reader_guess(uint64_t pc, uint64_t sp, char *why, size_t len);
 
 #ifdef __cplusplus
 }

@@ -116,6 +116,17 @@ struct cache_slot {
 	jitmap_unwind_result res;
 	uint64_t func_lo;
 	bool outermost;
+	bool guess;
+};
+
+/* Callers the reader found by a guess (a step no method proved: the frame-pointer chain
+ * through code whose start is unknown), by the PC and SP it gave GDB for them, for
+ * jitmap_reader_guess: GDB shows such a frame's registers as facts, and only jitmap's own
+ * commands can say that they are not. */
+#define GUESS_SLOTS 64
+struct guess_slot {
+	uint64_t gen, epoch, pc, sp;
+	char why[200];
 };
 
 /* Target memory read while unwinding one frame: the return address and the save slots of a
@@ -144,6 +155,8 @@ struct reader {
 	jitmap_process *proc; /* the images, their code, stackmaps and CFI */
 	struct cache_slot cache[CACHE_SLOTS];
 	unsigned cache_next;
+	struct guess_slot guesses[GUESS_SLOTS];
+	unsigned guess_next;
 	jitmap_reader_stats stats;
 };
 
@@ -481,6 +494,7 @@ struct frame_calc {
 	jitmap_unwind_result res;
 	uint64_t func_lo;  /* the function's start, for the frame ID */
 	bool outermost;    /* the CFI marks it outermost: res.cfa only, no caller */
+	bool guess;        /* no method proved the step: GDB gets the chain's registers only */
 };
 
 /* Unwind the frame that `cb` shows into `fc`. Returns 0 (with fc->outermost set when the
@@ -541,6 +555,7 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 			fc->res = c->res;
 			fc->func_lo = c->func_lo;
 			fc->outermost = c->outermost;
+			fc->guess = c->guess;
 			return 0;
 		}
 	}
@@ -562,19 +577,34 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 	} else if (!cfi || !jitmap_cfi_covers(cfi, where, &lo, &hi)) {
 		lo = hi = 0;
 	}
-	const jitmap_unwind_code ucode = {
+	jitmap_unwind_code ucode = {
 		.arch = R.arch,
 		.cfi = cfi,
 		.sm = sm,
 		.func_lo = lo,
 		.func_hi = hi,
 		.is_innermost = innermost,
+		.methods = JITMAP_UNWIND_PROVEN,
 		.order = jitmap_image_byte_order(code.image),
 	};
 	const jitmap_target target = {r, NULL, unwind_read_mem};
 	r->lines[0].valid = r->lines[1].valid = false;
 	char why[160] = "";
+	/* A proof first (CFI, the stackmap's frame size, the code's instructions, a frame
+	 * pointer its prologue sets); only then a guess, which GDB is told as little of as it
+	 * needs to go on. */
 	rc = jitmap_unwind_step(&ucode, &regs, &target, &fc->res, why, sizeof(why));
+	fc->guess = false;
+	if (rc && rc != -ESRCH) {
+		char guess_why[160];
+		ucode.methods = 0;
+		memcpy(guess_why, why, sizeof(why));
+		if (jitmap_unwind_step(&ucode, &regs, &target, &fc->res, why, sizeof(why)) == 0) {
+			rc = 0;
+			fc->guess = true;
+			memcpy(why, guess_why, sizeof(why));
+		}
+	}
 	fc->outermost = rc == -ESRCH;
 	if (rc && !fc->outermost) {
 		r->stats.unwind_failures++;
@@ -584,11 +614,21 @@ static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct fra
 	}
 	fc->id = e->id;
 	fc->func_lo = lo ? lo : known ? at.lo : pc;
+	if (fc->guess) {
+		const jitmap_frame_regs *cr = &fc->res.caller;
+		struct guess_slot *g = &r->guesses[r->guess_next++ % GUESS_SLOTS];
+		*g = (struct guess_slot){.gen = r->gen, .epoch = r->epoch, .pc = cr->pc,
+					 .sp = jitmap_frame_reg_known(cr, (unsigned)R.sp)
+						       ? cr->reg[R.sp] : fc->res.cfa};
+		snprintf(g->why, sizeof(g->why), "the caller of the frame at 0x%" PRIx64 " was "
+			 "found by a guess (%s)", pc, why);
+	}
 
 	struct cache_slot *c = &r->cache[r->cache_next++ % CACHE_SLOTS];
 	*c = (struct cache_slot){.gen = r->gen, .epoch = r->epoch, .pc = pc,
 				 .known = regs.known[0], .id = e->id, .res = fc->res,
-				 .func_lo = fc->func_lo, .outermost = fc->outermost};
+				 .func_lo = fc->func_lo, .outermost = fc->outermost,
+				 .guess = fc->guess};
 	memcpy(c->reg, regs.reg, (size_t)R.ngpr * sizeof(c->reg[0]));
 	return 0;
 }
@@ -702,9 +742,10 @@ static enum gdb_status unwind_frame(struct gdb_reader_funcs *self, struct gdb_un
 		return GDB_SUCCESS;
 	}
 	r->stats.unwinds++;
+	r->stats.guesses += fc.guess;
 	const jitmap_frame_regs *c = &fc.res.caller;
 	for (int n = 0; n < R.ngpr; n++)
-		if (n != R.sp && jitmap_frame_reg_known(c, (unsigned)n))
+		if (n != R.sp && jitmap_frame_reg_known(c, (unsigned)n) && (!fc.guess || n == R.fp))
 			set_reg(cb, n, c->reg[n]);
 	set_reg(cb, R.sp, jitmap_frame_reg_known(c, (unsigned)R.sp) ? c->reg[R.sp] : fc.res.cfa);
 	set_reg(cb, R.pc, c->pc);
@@ -999,6 +1040,22 @@ size_t jitmap_reader_find_function(const char *name, uint64_t *starts, size_t ma
 const char *jitmap_reader_last_error(void)
 {
 	return g_last_error;
+}
+
+int jitmap_reader_guess(uint64_t pc, uint64_t sp, char *why, size_t len)
+{
+	if (!g_reader)
+		return 0;
+	for (unsigned i = 0; i < GUESS_SLOTS; i++) {
+		const struct guess_slot *g = &g_reader->guesses[i];
+		if (g->why[0] && g->gen == g_reader->gen && g->epoch == g_reader->epoch &&
+		    g->pc == pc && g->sp == sp) {
+			if (why && len)
+				snprintf(why, len, "%s", g->why);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 int jitmap_reader_get_stats(jitmap_reader_stats *out)

@@ -1478,3 +1478,14 @@ void jitmap__build_id_hex(const uint8_t *id, size_t n, char *buf, size_t len)
 	for (size_t i = 0; i < n && k + 3 <= len; i++, k += 2)
 		snprintf(buf + k, len - k, "%02x", id[i]);
 }
+
+size_t jitmap_image_build_id_at(const jitmap_target *target, uint64_t addr, uint8_t *out,
+				size_t len)
+{
+	uint8_t id[JITMAP__MAX_BUILD_ID];
+	const size_t n = out ? jitmap__target_build_id(target, addr, id) : 0;
+	if (!n || n > len)
+		return 0;
+	memcpy(out, id, n);
+	return n;
+}

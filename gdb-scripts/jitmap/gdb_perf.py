@@ -255,7 +255,8 @@ def frame_guess(frame):
                 sp = int(f.read_register("sp"))
             except (gdb.error, ValueError):
                 pass
-            why = guesses.get((f.pc(), sp))
+            why = guesses.get((f.pc(), sp)) or (gdb_reader.guess(f.pc(), sp)
+                                                if sp is not None else None)
             if why:
                 return why
             # The frame below f was unwound by GDB through its module's file.

@@ -62,6 +62,17 @@ def holds_code(pc):
     return lib.jitmap_reader_lookup(pc & 0xFFFFFFFFFFFFFFFF, None, None, None, None) == 0
 
 
+def guess(pc, sp):
+    """Why the reader found the caller it gave GDB as (`pc`, `sp`) by a guess, or None."""
+    lib = library()
+    if lib is None or not hasattr(lib, "jitmap_reader_guess"):
+        return None
+    why = ctypes.create_string_buffer(256)
+    if lib.jitmap_reader_guess(pc & 0xFFFFFFFFFFFFFFFF, sp & 0xFFFFFFFFFFFFFFFF, why, len(why)):
+        return why.value.decode("utf-8", "replace")
+    return None
+
+
 def has_stackmap_at(pc):
     """Whether a JIT entry GDB registered holds `pc` and has a stackmap (read and parsed now
     if it was not yet): True or False; None when the reader is not loaded."""
@@ -101,7 +112,7 @@ class _Stats(ctypes.Structure):
     # struct jitmap_reader_stats (jitmap-reader-api.h)
     _fields_ = [(n, ctypes.c_uint64) for n in (
         "reads", "claimed", "declined", "rejected", "replaced", "dropped", "unwinds",
-        "unwind_failures", "outermost")]
+        "unwind_failures", "outermost", "guesses")]
 
 
 def stats():
@@ -145,6 +156,10 @@ def _open(path, mode=0):
     lib.jitmap_reader_find_function.restype = ctypes.c_size_t
     lib.jitmap_reader_find_function.argtypes = [
         ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+    if hasattr(lib, "jitmap_reader_guess"):  # API version 5
+        lib.jitmap_reader_guess.restype = ctypes.c_int
+        lib.jitmap_reader_guess.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_char_p,
+                                            ctypes.c_size_t]
     if hasattr(lib, "jitmap_reader_process"):  # API version 3
         lib.jitmap_reader_process.restype = ctypes.c_void_p
         lib.jitmap_reader_process.argtypes = [ctypes.POINTER(ctypes.c_uint64)]

@@ -396,6 +396,7 @@ _SIGNATURES = {
     "jitmap_core_code_at": (c_int, [c_void_p, c_u64, c_void_p, c_size]),
     "jitmap_core_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
     "jitmap_live_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
+    "jitmap_image_build_id_at": (c_size, [P(Target), c_u64, c_void_p, c_size]),
 }
 
 

@@ -438,6 +438,15 @@ JITMAP_API int jitmap_elf_decompress(int in, int out);
 JITMAP_API jitmap_image *jitmap_image_open_target(const jitmap_target *target, uint64_t addr,
 						  uint64_t size, unsigned flags, jitmap_error *err);
 
+/* The build ID (NT_GNU_BUILD_ID) of the ELF image whose headers are mapped at `addr` in target
+ * memory (a loaded module's first page: where ld puts the program headers and notes): its
+ * length, with the ID in `out` (`len` bytes; 20 for GNU ld's), or 0 when there is none to
+ * read. For a debugger that checks the file it reads for a module against what the process
+ * maps (jitmap_core_build_id_at and jitmap_live_build_id_at do the same for a core and a
+ * process the library opened). */
+JITMAP_API size_t jitmap_image_build_id_at(const jitmap_target *target, uint64_t addr,
+					   uint8_t *out, size_t len);
+
 JITMAP_API jitmap_arch jitmap_image_arch(const jitmap_image *img);
 /* ELF e_type (1 REL, 2 EXEC, 3 DYN, 4 CORE) and e_machine. */
 JITMAP_API unsigned jitmap_image_elf_type(const jitmap_image *img);
