@@ -23,6 +23,8 @@ sections and breakpoints through ``SBTarget``). Every failure is one sentence th
 
 Written against the SB API of LLDB 14 (nothing newer is used); tested with LLDB 16 and 19.
 """
+import bisect
+import ctypes
 import os
 import re
 import shlex
@@ -138,6 +140,23 @@ def _split_caveat(frame):
                                                        ranges[0][0]))
 
 
+def _build_id_at(process, addr):
+    """The build ID (lowercase hex) of the ELF image whose headers are at `addr` in the
+    process's memory (libjitmap reads it: jitmap_image_build_id_at), or None."""
+    def read_mem(_ctx, at, buf, length, why, why_len):
+        err = lldb.SBError()
+        data = process.ReadMemory(at, length, err)
+        if err.Fail() or data is None or len(data) != length:
+            return -14  # -EFAULT
+        ctypes.memmove(buf, data, length)
+        return 0
+    mem = N.READ_MEM(read_mem)
+    target = N.Target(None, N.READ_REG(0), mem)
+    out = (ctypes.c_uint8 * 64)()
+    n = N.lib().jitmap_image_build_id_at(ctypes.byref(target), addr, out, len(out))
+    return bytes(out[:n]).hex() if n else None
+
+
 class LldbFrame:
     """commands' frame object over an SBFrame.
 
@@ -154,6 +173,18 @@ class LldbFrame:
         self.pc = frame.GetPC()
         self.arch = None
         self.function = frame.GetFunctionName() or None
+
+    @property
+    def guessed(self):
+        """Why this frame's registers are a guess: a frame below it that LLDB unwound
+        through a file of another build than the process maps (model.py's `guessed`)."""
+        thread = self.frame.GetThread()
+        for k in range(self.level):
+            why = self.dbg.other_build(thread.GetFrameAtIndex(k))
+            if why:
+                return "frame %d was unwound through a file that is not the process's: %s" % (
+                    k, why)
+        return None
 
     def read_register(self, regno, name, size):
         if not name:
@@ -222,6 +253,8 @@ class Lldb:
         self.process = exe_ctx.GetProcess()
         self._files = None  # (descriptors, objects), found once per command
         self.caveat = None  # the first _split_caveat of the frames walked
+        self._builds = {}   # {stop id: {module path: why it is another build, or None}}
+        self._region_list = None  # the process's memory regions, read at the first need
 
     def check_process(self):
         target, process = self.target, self.process
@@ -339,9 +372,78 @@ class Lldb:
                 break
             if lldb_frames.is_provided(f):
                 continue  # an interpreter frame: described with its JIT frame
+            if i > 0:
+                where = self.no_code(f.GetPC())
+                if where:  # LLDB took a stack word for a return address: the stack ends
+                    self.caveat = "the stack ends at frame %d: its PC 0x%x lies where no " \
+                                  "code can be (%s)" % (i, f.GetPC(), where)
+                    break
             if self.caveat is None:
                 self.caveat = _split_caveat(f)
             yield LldbFrame(self, f)
+
+    # -- Where code can be, and which files are the process's --
+
+    def _regions(self):
+        """The process's memory regions, [(start, end, mapped, executable)] sorted, read once
+        per command (live: the process's map; a core: its segments)."""
+        if self._region_list is None:
+            out = []
+            regions = self.process.GetMemoryRegions()
+            info = lldb.SBMemoryRegionInfo()
+            for i in range(regions.GetSize()):
+                if regions.GetMemoryRegionAtIndex(i, info):
+                    out.append((info.GetRegionBase(), info.GetRegionEnd(), info.IsMapped(),
+                                info.IsExecutable()))
+            out.sort()
+            self._region_list = out
+        return self._region_list
+
+    def _region(self, addr):
+        regions = self._regions()
+        k = bisect.bisect_right(regions, (addr, float("inf"))) - 1
+        if k >= 0 and regions[k][0] <= addr < regions[k][1] and regions[k][2]:
+            return regions[k]
+        return None
+
+    def _code_region(self, addr):
+        """Whether LLDB knows code at `addr`: an executable memory region, or a module's
+        executable section (a core written by gcore holds no segment for the code it left
+        in files)."""
+        r = self._region(addr)
+        if r is not None and r[3]:
+            return True
+        sec = self.target.ResolveLoadAddress(addr).GetSection()
+        return bool(sec.IsValid() and sec.GetPermissions() & lldb.ePermissionsExecutable)
+
+    def no_code(self, pc):
+        """Why no code can be at a return address `pc` (neither at it nor at the call before
+        it), or None; None too when LLDB knows no region at all (it cannot tell)."""
+        if not pc or not self._regions() or self._code_region(pc) or self._code_region(pc - 1):
+            return None
+        if self._region(pc) is not None:
+            return "0x%x is in a mapping that is not executable" % pc
+        return "0x%x is in no mapping of the process" % pc
+
+    def other_build(self, frame):
+        """Why the file LLDB reads for the module of `frame` (an SBFrame) is not the one the
+        process maps (their build IDs differ), or None."""
+        module = frame.GetModule()
+        if not module.IsValid():
+            return None
+        key = module.GetFileSpec().fullpath
+        memo = self._builds.setdefault(self.stop_id(), {})
+        if key in memo:
+            return memo[key]
+        memo[key] = None
+        ours = (module.GetUUIDString() or "").replace("-", "").lower()
+        header = module.GetObjectFileHeaderAddress().GetLoadAddress(self.target)
+        if ours and header not in (0, lldb.LLDB_INVALID_ADDRESS):
+            theirs = _build_id_at(self.process, header)
+            if theirs and theirs != ours:
+                memo[key] = ("LLDB reads %s, another build than the one the process maps "
+                             "(build ID %s; the process's %s)" % (key, ours, theirs))
+        return memo[key]
 
     def unwind_note(self):
         """commands.Debugger: what may be wrong with the frames walked so far."""

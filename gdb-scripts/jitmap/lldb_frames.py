@@ -136,12 +136,18 @@ class InterpreterFrames(ScriptedFrameProvider):
     def _frames(self, input_frames):
         from .lldb_commands import Lldb, LldbFrame
         dbg = Lldb(lldb.SBExecutionContext(self.thread))
-        catalog = C.SESSION.get(dbg)
-        if not catalog.stackmaps or not _layouts_may_apply(catalog):
-            return None
         size = input_frames.GetSize()
         n = min(size, MAX_FRAMES)
-        self.inserted_past = size > n  # frames past the ones looked at, passed through
+        # No frame where no code lives: LLDB's own unwinder may take a stack word below a
+        # thread's last frame for a return address; the stack ends before that frame.
+        end = next((i for i in range(1, n)
+                    if dbg.no_code(input_frames.GetFrameAtIndex(i).GetPC())), None)
+        catalog = C.SESSION.get(dbg)
+        if not catalog.stackmaps or not _layouts_may_apply(catalog):
+            return list(range(end)) if end is not None else None
+        if end is not None:
+            n = end
+        self.inserted_past = end is None and size > n  # frames past those looked at
         out = []
         for i in range(n):
             f = input_frames.GetFrameAtIndex(i)
