@@ -25,6 +25,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
@@ -45,7 +46,7 @@
 
 struct options {
 	bool json, values, gc_roots, registers, no_perf_maps;
-	const char *target, *exe;
+	const char *target, *exe, *sysroot;
 	const char **perf_files; /* --perf-map, --jitdump: in the order given */
 	size_t nperf;
 };
@@ -185,10 +186,10 @@ static int live_threads(struct target *t)
 	return 0;
 }
 
-static int open_core(struct target *t, const char *path, const char *exe)
+static int open_core(struct target *t, const char *path, const char *exe, const char *sysroot)
 {
 	jitmap_error err;
-	const jitmap_core_opts opts = {.sz = sizeof(opts), .exe = exe};
+	const jitmap_core_opts opts = {.sz = sizeof(opts), .exe = exe, .sysroot = sysroot};
 	t->core = jitmap_core_open(path, &opts, &err);
 	if (!t->core) {
 		report_error("jitmap-stack", path, &err);
@@ -302,8 +303,47 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.debuginfo_path = &g_debuginfo_path,
 };
 
+/* --sysroot: where a core's files are, as GDB's `set sysroot` (a core from another machine
+ * or a container, its files copied or mounted there). */
+static const char *g_sysroot;
+
+/* A core's module: under --sysroot, the file at its path there when its build ID is the one
+ * the core's copy of its first page holds (libdwfl knows it: dwfl_module_build_id); else
+ * libdwfl's own search by build ID (its debug directories, debuginfod), which never takes a
+ * file of another build. */
+static int core_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
+{
+	if (g_sysroot && name[0] == '/') {
+		char path[PATH_MAX];
+		const unsigned char *want;
+		GElf_Addr vaddr;
+		const int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+		if (snprintf(path, sizeof(path), "%s%s", g_sysroot, name) < (int)sizeof(path)) {
+			const int fd = open(path, O_RDONLY | O_CLOEXEC);
+			Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+			const void *got = NULL;
+			const ssize_t got_len = elf ? dwelf_elf_gnu_build_id(elf, &got) : -1;
+			const bool same = elf && (want_len <= 0 || (got_len == want_len &&
+								   !memcmp(got, want, (size_t)got_len)));
+			if (same && (*file_name = strdup(path))) {
+				*elfp = elf;
+				return fd;
+			}
+			if (elf)
+				elf_end(elf);
+			if (fd >= 0)
+				close(fd);
+			if (elf && !same)
+				problem("%s: another build than the file the core's process mapped: not "
+					"used", path);
+		}
+	}
+	return dwfl_build_id_find_elf(mod, userdata, name, base, file_name, elfp);
+}
+
 static const Dwfl_Callbacks core_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
+	.find_elf = core_find_elf,
 	.find_debuginfo = jitmap_stack_find_debuginfo,
 	.debuginfo_path = &g_debuginfo_path,
 };
@@ -1369,6 +1409,9 @@ static void usage(FILE *out)
 		"  --registers     each frame's registers as unwound, or why one is not known there\n"
 		"  --exe=FILE      for core files: the program's executable, when it is no longer\n"
 		"                  where the core says\n"
+		"  --sysroot=DIR   for core files: read the files the core maps under DIR (a core\n"
+		"                  from another machine or a container); a file there of another\n"
+		"                  build than the one the process mapped is not used\n"
 		"  --perf-map=FILE, --jitdump=FILE\n"
 		"                  name JIT code as this perf map (START SIZE NAME lines) or\n"
 		"                  jitdump file says (either option takes either kind; repeatable);\n"
@@ -1391,13 +1434,15 @@ static int usage_error(const char *what)
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_PERF, OPT_NO_PERF };
+	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_PERF, OPT_NO_PERF,
+	       OPT_SYSROOT };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"values", no_argument, NULL, OPT_VALUES},
 		{"gc-roots", no_argument, NULL, OPT_GC},
 		{"registers", no_argument, NULL, OPT_REGS},
 		{"exe", required_argument, NULL, OPT_EXE},
+		{"sysroot", required_argument, NULL, OPT_SYSROOT},
 		{"perf-map", required_argument, NULL, OPT_PERF},
 		{"jitdump", required_argument, NULL, OPT_PERF},
 		{"no-perf-maps", no_argument, NULL, OPT_NO_PERF},
@@ -1414,6 +1459,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_GC: o->gc_roots = true; break;
 		case OPT_REGS: o->registers = true; break;
 		case OPT_EXE: o->exe = optarg; break;
+		case OPT_SYSROOT: o->sysroot = optarg; break;
 		case OPT_PERF: {
 			const char **a = realloc(o->perf_files, (o->nperf + 1) * sizeof(*a));
 			if (!a) {
@@ -1486,8 +1532,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (live) {
-		if (o.exe)
-			fprintf(stderr, "jitmap-stack: --exe is for core files; ignored\n");
+		if (o.exe || o.sysroot)
+			fprintf(stderr, "jitmap-stack: --%s is for core files; ignored (a live "
+				"process's files are read through the process)\n",
+				o.exe ? "exe" : "sysroot");
 		/* libjitmap stops every thread; a signal meanwhile makes it let them go. */
 		jitmap_error err;
 		const jitmap_live_opts lo = {.sz = sizeof(lo), .interrupt = &g_interrupted};
@@ -1495,13 +1543,17 @@ int main(int argc, char **argv)
 		if (!t.process && err.code != -EINTR)
 			fprintf(stderr, "jitmap-stack: %s\n", err.reason);
 		rc = t.process ? live_threads(&t) : -1;
+	} else if (o.sysroot && access(o.sysroot, X_OK)) {
+		fprintf(stderr, "jitmap-stack: --sysroot %s: %s\n", o.sysroot, strerror(errno));
+		return 1;
 	} else if (o.exe && access(o.exe, R_OK)) {
 		/* The user's mistake, not the core's: the library would only warn that the core
 		 * maps no file of that name. */
 		fprintf(stderr, "jitmap-stack: --exe %s: %s\n", o.exe, strerror(errno));
 		return 1;
 	} else {
-		rc = open_core(&t, o.target, o.exe);
+		g_sysroot = o.sysroot && o.sysroot[0] && strcmp(o.sysroot, "/") ? o.sysroot : NULL;
+		rc = open_core(&t, o.target, o.exe, g_sysroot);
 	}
 	if (rc == 0) {
 		size_t readable = 0;
