@@ -485,6 +485,12 @@ static int native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
 		out->method = cfi_covers(m, n->initial.pc, jitmap_arch_num_core_regs(n->t->arch),
 					 out->restored) ? JITMAP_UNWIND_CFI : JITMAP_UNWIND_NONE;
 		*caller_exact = n->caller_exact;
+		/* Not by CFI (libdwfl's frame-pointer rule): why, for the guess the library marks. */
+		GElf_Addr bias;
+		if (out->method != JITMAP_UNWIND_CFI && why_len)
+			snprintf(why, why_len, "native: %s", dwfl_module_getelf(m, &bias)
+				 ? "no CFI of its module covers this PC"
+				 : "its module's file is missing, or is not the one the process mapped");
 		return 0;
 	}
 	if (rc == 0)

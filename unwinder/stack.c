@@ -213,10 +213,11 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 				native_registers(st, f->regs, res, *caller_exact, by_cfi);
 			if (rc == 0 && !by_cfi && !*caller_exact) {
 				/* libdwfl's own frame-pointer rule, or CFI of a file that may not be
-				 * the one mapped: a guess. */
+				 * the one mapped: a guess (the callback may have said why). */
 				*guess = true;
-				add_why(why, why_len, "native: no CFI of a module known to be the "
-					"mapped file covers this PC");
+				if (!why[0])
+					add_why(why, why_len, "native: no CFI of a module known to be "
+						"the mapped file covers this PC");
 			}
 			if (rc == 0 || rc == -ESRCH)
 				res->method = JITMAP_UNWIND_NATIVE;
