@@ -21,11 +21,12 @@ if [ "$mode" != --demo ]; then
 fi
 # A second LLVM producer and lld (a linked Mach-O image) for the differential test, LLDB for
 # the debugger tests, Node.js and a JDK for the perf map tests (tests/perfmap), Erlang/OTP's
-# BEAM and patchelf (scripts/setup-python.sh) for the runtime tests (tests/runtimes), and for
+# BEAM and patchelf (scripts/setup-python.sh) for the runtime tests (tests/runtimes), a
+# debuginfod server on loopback for tests/stack/test_debuginfod.py, and for
 # the AArch64 and s390x tests (tests/cross) qemu-user, gdb-multiarch and the cross compilers;
 # the tests skip their cases without them.
 optional=(llvm-19 lld-14 lldb-16 python3-lldb-16 nodejs openjdk-17-jdk-headless
-          erlang-base patchelf
+          erlang-base patchelf debuginfod
           qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross
           gcc-s390x-linux-gnu libc6-dev-s390x-cross)
 # The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
