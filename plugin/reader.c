@@ -126,7 +126,7 @@ struct cache_slot {
 #define GUESS_SLOTS 64
 struct guess_slot {
 	uint64_t gen, epoch, pc, sp;
-	char why[200];
+	char why[256];
 };
 
 /* Target memory read while unwinding one frame: the return address and the save slots of a
