@@ -17,7 +17,9 @@ static inline void check_step(jitmap_arch arch, bool innermost, const jitmap_fra
 	CHECK(jitmap_unwind_arch_regs(arch, &sp, &fp, &ra) == 0);
 	CHECK(memchr(why, '\0', why_len) != NULL);
 	if (rc == 0) {
-		CHECK(res->method >= JITMAP_UNWIND_CFI && res->method <= JITMAP_UNWIND_FRAME_POINTER);
+		CHECK((res->method >= JITMAP_UNWIND_CFI &&
+		       res->method <= JITMAP_UNWIND_FRAME_POINTER) ||
+		      res->method == JITMAP_UNWIND_CODE);
 		CHECK(jitmap_frame_reg_known(&res->caller, sp));
 		/* The caller's SP is the CFA, or on s390x 160 bytes below it (the register save
 		 * area), and above this frame's SP; only frame 0 with its return address still in

@@ -1,5 +1,6 @@
 /* fuzz_unwind: libFuzzer target for jitmap_unwind_step's methods that read the code and the
- * stack rather than CFI: the stackmap's frame size at a record and the frame-pointer chain,
+ * stack rather than CFI: the stackmap's frame size at a record, the function's own code
+ * (walk.c: every path from its start to the PC) and the frame-pointer chain,
  * with each architecture table's instruction decoders (prologue shapes, the stores of a leaf
  * before the PC, SP moves, returns, the call before a return address) on code bytes that
  * come from the input.
@@ -7,7 +8,8 @@
  * Input: a control byte, then four little-endian 16-bit words, then the code, then the
  * stack. Control bits 0-2: the architecture (modulo the number of jitmap_arch values, 0
  * meaning x86-64); bit 3: frame 0; bits 4-5: the methods (0 stackmap and frame pointer, 1
- * stackmap, 2 frame pointer, 3 all); bit 6: the function's range is given. The words: the
+ * the code alone, proven steps only, 2 frame pointer, 3 all); bit 6: the function's range is
+ * given (the code method needs it). The words: the
  * function's stack size in 8-byte units, the record's offset in the code (modulo the code's
  * length + 1), the code's length (at most what is left), the frame pointer's distance above
  * SP. The code sits at CODE, a one-function stackmap describes it with one record, and the
@@ -65,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint32_t methods[] = {
 		JITMAP_UNWIND_MASK(JITMAP_UNWIND_STACKMAP) |
 			JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER),
-		JITMAP_UNWIND_MASK(JITMAP_UNWIND_STACKMAP),
+		JITMAP_UNWIND_MASK(JITMAP_UNWIND_CODE) | JITMAP_UNWIND_PROVEN,
 		JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER), 0};
 	const uint64_t stack_size = 8 * (uint64_t)word16(data + 1);
 	struct mem m = {0};
