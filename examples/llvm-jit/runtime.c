@@ -199,8 +199,26 @@ unsigned demo_safepoint_problems(void)
 #else
 #define DEMO_NOCLONE noclone
 #endif
+#ifdef JITMAP_DEMO_VARIANT
+/* jitmap-demo-jit-variant (CMakeLists.txt): this code moves the safepoint and what follows it,
+ * and the safepoint's larger frame changes its CFI, so that this build's symbols and unwinding
+ * information are wrong for jitmap-demo-jit's code at the same addresses. */
+__attribute__((noinline, used)) uint64_t jitmap_demo_variant_filler(uint64_t x)
+{
+    volatile uint64_t acc[16] = {0};
+    for (unsigned i = 0; i < 64; i++)
+        acc[i % 16] += (x ^ i) * 0x9e3779b97f4a7c15u + acc[(i + 7) % 16];
+    return acc[3] ^ acc[11];
+}
+#endif
+
 __attribute__((noinline, DEMO_NOCLONE)) void jitmap_demo_safepoint(int64_t id)
 {
+#ifdef JITMAP_DEMO_VARIANT
+    uint64_t variant_pad[24];
+    variant_pad[0] = (uint64_t)id;
+    __asm__ volatile("" : : "r"(variant_pad) : "memory"); /* kept, with its frame */
+#endif
     uint64_t ret = jitmap_demo_trampoline_ret;
     jitmap_demo_trampoline_ret = 0;
     if (!ret)

@@ -50,6 +50,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import jsoncontract  # noqa: E402
 from tally import Tally  # noqa: E402
+from corefile import Core  # noqa: E402
 
 if len(sys.argv) != 2:
     sys.exit("usage: damaged_cores.py BUILD_DIR")
@@ -81,51 +82,7 @@ with open("/proc/sys/kernel/core_pattern") as f:
 WORK = tempfile.mkdtemp(prefix="jitmap-damaged-")
 
 
-# -- The core's layout --
-
-
-class Core:
-    """An x86-64 ELF core: its program headers, notes and how addresses map to offsets."""
-
-    def __init__(self, data):
-        self.data = bytes(data)
-        self.phoff, = struct.unpack_from("<Q", data, 0x20)
-        self.phnum, = struct.unpack_from("<H", data, 0x38)
-        self.phdrs = []  # (index, type, flags, offset, vaddr, filesz, memsz)
-        for i in range(self.phnum):
-            t, fl, off, va, _, fs, ms, _ = struct.unpack_from("<IIQQQQQQ", data,
-                                                              self.phoff + 56 * i)
-            self.phdrs.append((i, t, fl, off, va, fs, ms))
-        self.notes = []  # (header offset, type, desc offset, descsz)
-        for _, t, _, off, _, fs, _ in self.phdrs:
-            if t != 4:
-                continue
-            at = off
-            while at + 12 <= off + fs:
-                namesz, descsz, ntype = struct.unpack_from("<III", data, at)
-                desc = at + 12 + ((namesz + 3) & ~3)
-                self.notes.append((at, ntype, desc, descsz))
-                at = desc + ((descsz + 3) & ~3)
-
-    def note(self, ntype):
-        return next(n for n in self.notes if n[1] == ntype)
-
-    def segment(self, vaddr):
-        """The PT_LOAD holding `vaddr` with bytes in the core: (index, offset of vaddr)."""
-        for i, t, _, off, va, fs, _ in self.phdrs:
-            if t == 1 and va <= vaddr < va + fs:
-                return i, off + vaddr - va
-        raise KeyError(hex(vaddr))
-
-    def offset(self, vaddr):
-        return self.segment(vaddr)[1]
-
-    def segment_start(self, vaddr):
-        i, _ = self.segment(vaddr)
-        return self.phdrs[i][3]
-
-    def u64(self, vaddr):
-        return struct.unpack_from("<Q", self.data, self.offset(vaddr))[0]
+# -- Changing a core's bytes (its layout: tests/lib/corefile.py) --
 
 
 def patch(data, at, fmt, *values):

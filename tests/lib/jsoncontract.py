@@ -20,6 +20,7 @@ object, or one per line for jitmap-dump.
 import json
 import os
 import sys
+import threading
 
 SCHEMAS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                        "docs", "schema")
@@ -90,6 +91,9 @@ def _strict(node):
 
 
 _validators = {}
+# A validator's RefResolver keeps a stack of the scopes it is in while it follows a "$ref":
+# one check at a time (tests/field reads its conditions in two threads).
+_lock = threading.Lock()
 
 
 def _validator(output):
@@ -122,7 +126,8 @@ def _where(path):
 
 def check(obj, output):
     """Raise ContractError if OBJ is not what OUTPUT's schema says."""
-    errors = sorted(_validator(output).iter_errors(obj), key=lambda e: list(e.absolute_path))
+    with _lock:
+        errors = sorted(_validator(output).iter_errors(obj), key=lambda e: list(e.absolute_path))
     samples = os.environ.get("JITMAP_TEST_JSON_SAMPLES")
     if samples:
         os.makedirs(samples, exist_ok=True)
