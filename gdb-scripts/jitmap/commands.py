@@ -41,6 +41,9 @@ The Debugger protocol: what only the debugger knows.
 ``forget_frames()`` (optional)
     drop the frames the debugger unwound (perf maps were added: they may unwind otherwise).
 
+``no_code_at(pc) -> str or None`` (optional)
+    why no code can be at an outer frame's `pc` (neither at it nor at the call before it):
+    a frame the debugger made from a stack word, of which jitmap says nothing; or None.
 ``unwind_note() -> str or None`` (optional)
     after ``frames()``: why the debugger's own frames may be wrong (LLDB 19 and functions split
     into parts); the commands that walk the stack print it as a warning.
@@ -176,8 +179,10 @@ class Session:
         return R.problems(self.catalog, limit)
 
     def no_stackmaps(self, dbg):
+        hint = getattr(dbg, "files_hint", None)
         return CommandError(R.no_stackmaps_message(self.problems(), dbg.jit_descriptors(),
-                                                   dbg.loaded_objects()))
+                                                   dbg.loaded_objects(),
+                                                   hint() if hint else None))
 
     def stackmaps(self, dbg):
         """The catalog, which must have stackmaps."""
@@ -417,6 +422,12 @@ def _run_info(ctx, opts, args):
             raise CommandError("%s: %s must be a frame number, not %r" % (
                 ctx.who, ctx.command.spell(dbg.name)["level"], args[0])) from None
         frame = dbg.frame(level)
+    # A frame the debugger made from a stack word, below the thread's last real frame.
+    no_code = getattr(dbg, "no_code_at", None)
+    where = no_code(frame.pc) if no_code and frame.level > 0 else None
+    if where:
+        raise CommandError("jitmap: frame %d (pc 0x%x) lies where no code can be (%s): the "
+                           "thread's stack ends before it" % (frame.level, frame.pc, where))
     catalog = s.get(dbg)
     if not catalog.stackmaps:
         code = s.perf_code(dbg, frame)

@@ -425,6 +425,30 @@ class Gdb:
             return inf.pid if kind == "native" else None
         return None if _has_core() else inf.pid
 
+    def no_code_at(self, pc):
+        """Why no code can be at an outer frame's `pc` (gdb_perf.code_map), or None."""
+        from . import gdb_perf
+        cm = gdb_perf.code_map()
+        if cm is None or not cm.no_code(pc, False):
+            return None
+        return cm.where(pc) or "not in an executable mapping"
+
+    def files_hint(self):
+        """Why GDB read no file of a live process, and what to do (its executable was
+        deleted since it started: GDB cannot open the path /proc/PID/exe names), or None."""
+        pid = self.live_pid()
+        if not pid or gdb.current_progspace().filename:
+            return None
+        try:
+            exe = os.readlink("/proc/%d/exe" % pid)
+        except OSError:
+            return None
+        if not exe.endswith(" (deleted)"):
+            return None
+        return ("GDB read no file of process %d: its executable %s was deleted since it "
+                "started (an upgrade?); `file /proc/%d/exe` reads the one it runs, and "
+                "`jitmap status` then finds what it registered" % (pid, exe[:-10], pid))
+
     def _refresh_files(self):
         key = _real_objfiles()
         if key == self._objfiles_key:

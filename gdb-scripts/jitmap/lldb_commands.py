@@ -180,7 +180,13 @@ class LldbFrame:
         through a file of another build than the process maps (model.py's `guessed`)."""
         thread = self.frame.GetThread()
         for k in range(self.level):
-            why = self.dbg.other_build(thread.GetFrameAtIndex(k))
+            f = thread.GetFrameAtIndex(k)
+            if not f.GetModule().IsValid():
+                # No file LLDB read holds the code (its file missing, or code LLDB has no
+                # object of): LLDB unwound it by its own heuristics.
+                return ("frame %d (0x%x) is in no module LLDB has read: its step is LLDB's "
+                        "guess" % (k, f.GetPC()))
+            why = self.dbg.other_build(f)
             if why:
                 return "frame %d was unwound through a file that is not the process's: %s" % (
                     k, why)
@@ -424,6 +430,10 @@ class Lldb:
         if self._region(pc) is not None:
             return "0x%x is in a mapping that is not executable" % pc
         return "0x%x is in no mapping of the process" % pc
+
+    def no_code_at(self, pc):
+        """commands.Debugger: why no code can be at an outer frame's `pc`, or None."""
+        return self.no_code(pc)
 
     def other_build(self, frame):
         """Why the file LLDB reads for the module of `frame` (an SBFrame) is not the one the

@@ -54,11 +54,14 @@ def problems(catalog, limit=20):
     return out
 
 
-def no_stackmaps_message(probs, descriptors, objects):
-    """Why no command can answer: nothing could be read, or there is nothing to read."""
+def no_stackmaps_message(probs, descriptors, objects, files_hint=None):
+    """Why no command can answer: nothing could be read, or there is nothing to read; or the
+    debugger read none of the program's files (`files_hint`: why, and what to do)."""
     if probs:
         return "jitmap: no stackmap could be read: " + "; ".join(probs[:3])
     if not descriptors and not objects:
+        if files_hint:
+            return "jitmap: no JIT descriptor was found: %s" % files_hint
         return ("jitmap: the program has no JIT descriptor (%s) and no loaded file with a "
                 ".llvm_stackmaps section" % DESCRIPTOR)
     return "jitmap: no stackmap is registered (no JIT entry has a .llvm_stackmaps section)"

@@ -108,7 +108,7 @@ else
 	skip "nofile" "no python3"
 fi
 
-other=$(command -v true)
+other=$(type -P true)  # the program, not bash's builtin
 run other --exe="$other"
 if grep -q "the core maps no file named true" "$out/other.err"; then
 	pass "other: --exe naming another program warns"
