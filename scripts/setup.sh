@@ -38,17 +38,33 @@ optional=(llvm-19 lld-14 lldb-16 python3-lldb-16 nodejs openjdk-17-jdk-headless
 extras=0
 [ "$mode" != --demo ] && command -v apt-get >/dev/null &&
   [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && extras=1
+# The unpacked debuggers and CPython come from other Debian releases through apt states of
+# their own (scripts/unpack-release.sh): they touch none of the system's, so they download at
+# once, beside the system's own installs (most of their time is the network's). Each one's
+# failure only skips its tests.
+aside=()
+beside() { # MESSAGE SCRIPT ARGS...: run SCRIPT in the background; at `together`, MESSAGE if it failed
+  local msg=$1
+  shift
+  ( "$@" >/dev/null || echo "$msg" >&2 ) &
+  aside+=($!)
+}
+together() {
+  local pid
+  for pid in "${aside[@]}"; do wait "$pid" || true; done
+  aside=()
+}
 if [ $extras -eq 1 ]; then
+  # Debian 13's GDB 16 and the next release's GDB 18 beside the system's, for the DAP tests
+  # and the gdb16.* and gdb18.* tests.
+  for v in 16 18; do
+    beside "setup: GDB $v is not set up; the gdb$v.* tests are skipped" \
+      "$(dirname "$0")/setup-gdb.sh" $v
+  done
   "$(dirname "$0")/setup-arm64.sh" >/dev/null ||
     echo "setup: the arm64 LLVM pieces are not set up; tests that need them are skipped" >&2
   "$(dirname "$0")/setup-s390x.sh" >/dev/null ||
     echo "setup: the s390x LLVM pieces are not set up; tests that need them are skipped" >&2
-  # Debian 13's GDB 16 and the next release's GDB 18 beside the system's, for the DAP tests
-  # and the gdb16.* and gdb18.* tests.
-  for v in 16 18; do
-    "$(dirname "$0")/setup-gdb.sh" $v >/dev/null ||
-      echo "setup: GDB $v is not set up; the gdb$v.* tests are skipped" >&2
-  done
 fi
 
 missing=()
@@ -87,16 +103,16 @@ fi
 # python3-lldb-16), for the lldb19.* tests; after the installs, so that it fetches only what
 # LLDB 16 and llvm-19 did not bring, with the package lists apt-get update read.
 if [ $extras -eq 1 ]; then
+  # LLDB 22 and 23 of newer releases, unpacked with their own libraries, for lldb22.* and
+  # lldb23.*; trixie's CPython 3.13 (-X perf, -X perf_jit) with its debug file, for
+  # runtimes.cpython (after the installs: it needs patchelf).
+  for v in 22 23; do
+    beside "setup: LLDB $v is not set up; the lldb$v.* tests are skipped" \
+      "$(dirname "$0")/setup-lldb.sh" $v
+  done
+  beside "setup: CPython 3.13 is not set up; runtimes.cpython is skipped" \
+    "$(dirname "$0")/setup-python.sh"
   "$(dirname "$0")/setup-lldb19.sh" >/dev/null ||
     echo "setup: LLDB 19 is not set up; the lldb19.* tests are skipped" >&2
-  # LLDB 22 and 23 of newer releases, unpacked with their own libraries, for lldb22.* and
-  # lldb23.*.
-  for v in 22 23; do
-    "$(dirname "$0")/setup-lldb.sh" $v >/dev/null ||
-      echo "setup: LLDB $v is not set up; the lldb$v.* tests are skipped" >&2
-  done
-  # trixie's CPython 3.13 (-X perf, -X perf_jit) with its debug file, for runtimes.cpython;
-  # after the installs: it needs patchelf.
-  "$(dirname "$0")/setup-python.sh" >/dev/null ||
-    echo "setup: CPython 3.13 is not set up; runtimes.cpython is skipped" >&2
 fi
+together
