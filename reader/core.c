@@ -816,12 +816,8 @@ static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint
 	if (!page)
 		return 0;
 	size_t n = len < FIRST_PAGE ? (size_t)len : FIRST_PAGE, id = 0;
-	if (!core_read(c, start, page, n, 1, NULL, 0)) {
-		Elf *elf = elf_memory((char *)page, n);
-		if (elf && elf_kind(elf) == ELF_K_ELF)
-			id = jitmap__elf_build_id(elf, out);
-		elf_end(elf);
-	}
+	if (!core_read(c, start, page, n, 1, NULL, 0))
+		id = jitmap__buffer_build_id(page, n, out);
 	free(page);
 	return id;
 }

@@ -1423,6 +1423,14 @@ size_t jitmap__elf_build_id(Elf *elf, uint8_t *out)
 	return 0;
 }
 
+size_t jitmap__buffer_build_id(void *buf, size_t len, uint8_t *out)
+{
+	Elf *elf = elf_memory(buf, len);
+	const size_t n = elf && elf_kind(elf) == ELF_K_ELF ? jitmap__elf_build_id(elf, out) : 0;
+	elf_end(elf);
+	return n;
+}
+
 size_t jitmap__fd_build_id(int fd, uint8_t *out)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -1460,12 +1468,8 @@ size_t jitmap__target_build_id(const jitmap_target *t, uint64_t addr, uint8_t *o
 	/* A mapping shorter than a page: what there is, down to the ELF header. */
 	while (n >= 64 && t->read_mem(t->ctx, addr, page, n, why, sizeof(why)))
 		n /= 2;
-	if (n >= 64) {
-		Elf *elf = elf_memory((char *)page, n);
-		if (elf && elf_kind(elf) == ELF_K_ELF)
-			id = jitmap__elf_build_id(elf, out);
-		elf_end(elf);
-	}
+	if (n >= 64)
+		id = jitmap__buffer_build_id(page, n, out);
 	free(page);
 	return id;
 }

@@ -95,6 +95,7 @@ int jitmap__elf_section_address(struct Elf *elf, const char *name, uint64_t *add
 size_t jitmap__elf_build_id(struct Elf *elf, uint8_t *out);
 size_t jitmap__file_build_id(const char *path, uint8_t *out);
 size_t jitmap__fd_build_id(int fd, uint8_t *out);
+size_t jitmap__buffer_build_id(void *buf, size_t len, uint8_t *out); /* headers in memory */
 size_t jitmap__target_build_id(const jitmap_target *t, uint64_t addr, uint8_t *out);
 /* The build ID `id` (`n` bytes) as lowercase hex, as GDB and eu-unstrip print it, into `buf`. */
 void jitmap__build_id_hex(const uint8_t *id, size_t n, char *buf, size_t len);

@@ -36,18 +36,21 @@ class CodeMap:
             self.lib.jitmap_core_free(self.core)
         self.live = self.core = None
 
+    def _ask(self, what, pc, buf, length, otherwise):
+        """libjitmap's jitmap_live_WHAT or jitmap_core_WHAT at `pc`."""
+        pc &= 0xFFFFFFFFFFFFFFFF
+        if self.live:
+            return getattr(self.lib, "jitmap_live_" + what)(self.live, pc, buf, length)
+        if self.core:
+            return getattr(self.lib, "jitmap_core_" + what)(self.core, pc, buf, length)
+        return otherwise
+
     def code_at(self, pc):
         """1 when `pc` lies in an executable mapping (or a file mapping a core holds no
         segment of), 0 when it does not, negative when it cannot be told."""
-        pc &= 0xFFFFFFFFFFFFFFFF
         got = self._memo.get(pc)
         if got is None:
-            if self.live:
-                got = self.lib.jitmap_live_code_at(self.live, pc, None, 0)
-            elif self.core:
-                got = self.lib.jitmap_core_code_at(self.core, pc, None, 0)
-            else:
-                got = -5
+            got = self._ask("code_at", pc, None, 0, -5)
             if len(self._memo) < 65536:
                 self._memo[pc] = got
         return got
@@ -55,14 +58,7 @@ class CodeMap:
     def where(self, pc):
         """Why no code can be at `pc` (the library's words), or None when it can."""
         why = ctypes.create_string_buffer(256)
-        pc &= 0xFFFFFFFFFFFFFFFF
-        if self.live:
-            rc = self.lib.jitmap_live_code_at(self.live, pc, why, len(why))
-        elif self.core:
-            rc = self.lib.jitmap_core_code_at(self.core, pc, why, len(why))
-        else:
-            return None
-        return N.text(why.value) if rc == 0 else None
+        return N.text(why.value) if self._ask("code_at", pc, why, len(why), 1) == 0 else None
 
     def no_code(self, pc, exact):
         """Whether no code can be at a frame's `pc`: neither at it nor, for a return address,
@@ -75,11 +71,5 @@ class CodeMap:
         """The build ID (lowercase hex) of the file the process maps at `pc`, from its first
         page (the process's memory, or the core's copy), or None."""
         buf = (ctypes.c_uint8 * 64)()
-        pc &= 0xFFFFFFFFFFFFFFFF
-        if self.live:
-            n = self.lib.jitmap_live_build_id_at(self.live, pc, buf, len(buf))
-        elif self.core:
-            n = self.lib.jitmap_core_build_id_at(self.core, pc, buf, len(buf))
-        else:
-            n = 0
+        n = self._ask("build_id_at", pc, buf, len(buf), 0)
         return bytes(buf[:n]).hex() if n else None

@@ -210,28 +210,10 @@ def frame_pointer_step(arch, pc, regs, read_memory, innermost):
     value} of the caller's registers it knows, this frame's CFA). `read_memory(addr, n)`
     returns bytes or raises. Raises Unavailable with the library's reason."""
     lib = N.lib()
-    fr = N.FrameRegs()
-    fr.pc = pc
-    for regno, value in regs.items():
-        if 0 <= regno < N.UNWIND_MAX_REGS and value is not None:
-            fr.reg[regno] = value & 0xFFFFFFFFFFFFFFFF
-            fr.known[regno // 64] |= 1 << (regno % 64)
+    fr = _regs(pc, regs)
     code = N.UnwindCode(arch=arch, is_innermost=bool(innermost),
                         methods=1 << N.UNWIND_FRAME_POINTER)
-
-    def read_mem(_ctx, addr, buf, length, why, why_len):
-        try:
-            data = bytes(read_memory(addr, length))
-            if len(data) != length:
-                raise ValueError("short read")
-            ctypes.memmove(buf, data, length)
-            return 0
-        except Exception as e:
-            msg = (str(e) or type(e).__name__).encode("utf-8", "replace")[:max(why_len - 1, 0)]
-            ctypes.memmove(why, msg + b"\0", len(msg) + 1)
-            return -14  # -EFAULT
-
-    mem = N.READ_MEM(read_mem)
+    mem = _memory(read_memory)
     target = N.Target(None, N.READ_REG(0), mem)
     out = N.UnwindResult()
     why = ctypes.create_string_buffer(512)
