@@ -5,7 +5,7 @@
  * from x29 only through the function's prologue (the shape hook). The return address
  * arrives in x30 (the link register). Instructions are little-endian words in either data
  * byte order (encodings: Arm ARM, checked with aarch64-linux-gnu-as). */
-#include "arch.h"
+#include "internal.h"
 
 static const char *reg_name(unsigned r)
 {

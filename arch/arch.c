@@ -3,12 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch.h"
-#include "jitmap/jitmap.h"
+#include "internal.h"
 #include "jitmap/unwind.h"
-#include "../reader/internal.h"
 
-static const struct jitmap__arch *const tables[] = {
+static const struct jitmap__arch *const tables[JITMAP__NUM_ARCHES] = {
 	[JITMAP_ARCH_X86_64] = &jitmap__x86_64,   [JITMAP_ARCH_AARCH64] = &jitmap__aarch64,
 	[JITMAP_ARCH_PPC64] = &jitmap__ppc64,     [JITMAP_ARCH_S390X] = &jitmap__s390x,
 	[JITMAP_ARCH_RISCV64] = &jitmap__riscv64,
@@ -18,18 +16,6 @@ static const struct jitmap__arch *const tables[] = {
 const struct jitmap__arch *jitmap__arch(jitmap_arch arch)
 {
 	return (unsigned)arch < NUM_TABLES ? tables[arch] : NULL;
-}
-
-/* -- Numbered register names -- */
-
-static char numbered[NUM_TABLES][JITMAP_MAX_REGNO][8];
-
-const char *jitmap__numbered(jitmap_arch arch, unsigned regno, const char *prefix, unsigned n)
-{
-	char *s = numbered[arch][regno];
-	if (!s[0])
-		snprintf(s, sizeof(numbered[0][0]), "%s%u", prefix, n);
-	return s;
 }
 
 /* Fill every numbered name once at load time, so that later calls only read the table and
@@ -42,6 +28,25 @@ __attribute__((constructor)) static void fill_numbered_names(void)
 }
 
 /* -- Architectures -- */
+
+int jitmap_unwind_arch_regs(jitmap_arch arch, unsigned *sp, unsigned *fp, unsigned *ra)
+{
+	const struct jitmap__arch *a = jitmap__arch(arch);
+	if (!a)
+		return -ENOTSUP;
+	if (sp)
+		*sp = (unsigned)a->sp;
+	if (fp)
+		*fp = (unsigned)a->fp;
+	if (ra)
+		*ra = (unsigned)a->ra;
+	return 0;
+}
+
+bool jitmap_unwind_callee_saved(jitmap_arch arch, unsigned dwarf_reg)
+{
+	return jitmap_reg_is_callee_saved(arch, dwarf_reg);
+}
 
 const char *jitmap_arch_name(jitmap_arch arch)
 {

@@ -10,8 +10,7 @@
 #include <capstone/capstone.h>
 #include <dlfcn.h>
 
-#include "arch.h"
-#include "insn.h"
+#include "internal.h"
 
 /* -- Capstone, loaded at the first instruction decoded --
  *

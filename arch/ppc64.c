@@ -1,6 +1,6 @@
 /* 64-bit PowerPC: ELFv2 (and ELFv1) ABI, LLVM's DWARF numbering, which differs from GDB's
  * rs6000_dwarf2_reg_to_regnum for LR, CTR and the vector registers; stackmaps use LLVM's. */
-#include "arch.h"
+#include "internal.h"
 
 static const char *reg_name(unsigned r)
 {

@@ -1,7 +1,7 @@
 /* RISC-V 64: LP64D ABI, DWARF x0-x31 0-31, f0-f31 32-63, v0-v31 96-127. The return address
  * arrives in ra (x1); with a frame pointer, fp (s0) is the CFA, ra at fp - 8 and the caller's
  * fp at fp - 16. */
-#include "arch.h"
+#include "internal.h"
 
 static const char *const x[32] = {
 	"zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "fp", "s1", "a0",

@@ -7,7 +7,7 @@
  * calls saves r6-r15 there with one store-multiple (stmg %rN,%r15,8*N(%r15)) as its first
  * instruction (llc-14 and GCC). Instructions are big-endian halfwords (z/Architecture
  * Principles of Operation; encodings checked with s390x-linux-gnu-objdump). */
-#include "arch.h"
+#include "internal.h"
 
 static const unsigned char fpr[16] = {0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15};
 
@@ -226,7 +226,7 @@ const struct jitmap__arch jitmap__s390x = {
 	.ra = 14,
 	/* The PSW address: LLVM numbers no PC, but GDB's s390 DWARF map (s390-tdep.c,
 	 * s390_dwarf_regmap: 64 PSWM, 65 PSWA), and so its jit-reader API, and jitmap's core
-	 * reader (reader/core.c) do. */
+	 * reader (targets/core.c) do. */
 	.pc = 65,
 	.num_core_regs = 16,
 	.ra_in_register = true,

@@ -3,8 +3,7 @@
  * recognised makes the asking method decline. */
 #include <string.h>
 
-#include "../common/bytes.h"
-#include "arch.h"
+#include "internal.h"
 
 static const char *const gpr[17] = {
 	"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",

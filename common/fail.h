@@ -1,5 +1,5 @@
 /* fail.h (private, not installed): the one way jitmap fills a jitmap_error (types.h), for
- * libjitmap (reader/error.c) and libjitmap-producer (producer/smbuild.c) alike. */
+ * libjitmap (common/error.c) and libjitmap-producer (producer/smbuild.c) alike. */
 #ifndef JITMAP_COMMON_FAIL_H
 #define JITMAP_COMMON_FAIL_H
 

@@ -1,7 +1,7 @@
 /* gdb_jit.h (private, not installed): GDB's JIT interface as the debugger reads it from the
  * process (GDB manual, "JIT Interface"; gdb/jit.h). The one statement of the layout in
  * jitmap: libjitmap-producer writes it (producer/producer.c), libjitmap walks it in a
- * target of either byte order (reader/jitdesc.c; 64-bit targets, `p` = 8, so far).
+ * target of either byte order (targets/jitdesc.c; 64-bit targets, `p` = 8, so far).
  *
  *   struct jit_code_entry { next_entry; prev_entry; symfile_addr; uint64_t symfile_size; };
  *   struct jit_descriptor { uint32_t version; uint32_t action_flag; relevant_entry;

@@ -26,12 +26,9 @@
 #define HOST_MACHINE 0 /* EM_NONE */
 #endif
 
-/* The registration lock (producer.c), which perf.c's files are written under too. */
-void jitmap_producer__lock(void);
-void jitmap_producer__unlock(void);
-
 /* Tell perf about a region just registered (perf.c): a perf map line and a jitdump code load
- * per function, when jitmap_perf_open asked for them. Called with the registration lock. */
+ * per function, when jitmap_perf_open asked for them. Called with the registration lock held;
+ * takes perf.c's own (so the lock order is always registration, then perf). */
 void jitmap_producer__perf_register(const jitmap_jit_region *r);
 
 /* Fill `err` (may be NULL) and return `code`: the convention of jitmap.h. */

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ static struct {
 	long page;
 	uint64_t code_index;
 } perf = {0, -1, -1, NULL, 0, 0};
+/* Guards `perf`: taken by jitmap_perf_open and _close, and by jitmap_producer__perf_register
+ * under the registration lock (always in that order). */
+static pthread_mutex_t perf_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t now_ns(void)
 {
@@ -113,7 +117,7 @@ int jitmap_perf_open(unsigned flags, const char *jitdump_dir)
 {
 	if (flags & ~(unsigned)(JITMAP_PERF_MAP | JITMAP_PERF_JITDUMP))
 		return -EINVAL;
-	jitmap_producer__lock();
+	pthread_mutex_lock(&perf_lock);
 	close_all();
 	int rc = 0;
 	if (flags & JITMAP_PERF_MAP) {
@@ -129,15 +133,15 @@ int jitmap_perf_open(unsigned flags, const char *jitdump_dir)
 		close_all();
 	else
 		perf.flags = flags;
-	jitmap_producer__unlock();
+	pthread_mutex_unlock(&perf_lock);
 	return rc;
 }
 
 void jitmap_perf_close(void)
 {
-	jitmap_producer__lock();
+	pthread_mutex_lock(&perf_lock);
 	close_all();
-	jitmap_producer__unlock();
+	pthread_mutex_unlock(&perf_lock);
 }
 
 static void code_load(const jitmap_jit_function *f)
@@ -167,9 +171,8 @@ static void code_load(const jitmap_jit_function *f)
 
 void jitmap_producer__perf_register(const jitmap_jit_region *r)
 {
-	if (!perf.flags)
-		return;
-	for (size_t i = 0; i < r->num_functions; i++) {
+	pthread_mutex_lock(&perf_lock);
+	for (size_t i = 0; perf.flags && i < r->num_functions; i++) {
 		const jitmap_jit_function *f = &r->functions[i];
 		if (perf.map_fd >= 0) {
 			char *line = NULL;
@@ -182,4 +185,5 @@ void jitmap_producer__perf_register(const jitmap_jit_region *r)
 		if (perf.dump_fd >= 0)
 			code_load(f);
 	}
+	pthread_mutex_unlock(&perf_lock);
 }

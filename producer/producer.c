@@ -54,16 +54,6 @@ static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void (*jitmap__jit_observer)(void);
 
-void jitmap_producer__lock(void)
-{
-	pthread_mutex_lock(&jit_lock);
-}
-
-void jitmap_producer__unlock(void)
-{
-	pthread_mutex_unlock(&jit_lock);
-}
-
 struct jitmap_jit_entry {
 	struct jit_code_entry code; /* what the debugger reads */
 	void *image;

@@ -9,19 +9,7 @@
 #include <stdio.h>
 
 #include "internal.h"
-#include "strbuf.h"
-
-const char *jitmap_loc_kind_name(jitmap_loc_kind kind)
-{
-	switch (kind) {
-	case JITMAP_LOC_REGISTER: return "register";
-	case JITMAP_LOC_DIRECT: return "direct";
-	case JITMAP_LOC_INDIRECT: return "indirect";
-	case JITMAP_LOC_CONSTANT: return "constant";
-	case JITMAP_LOC_CONSTANT_INDEX: return "constant_index";
-	default: return "unknown";
-	}
-}
+#include "../common/strbuf.h"
 
 /* -- Where -- */
 

@@ -745,6 +745,18 @@ void jitmap_stackmap_free(jitmap_stackmap *sm)
 
 /* -- Accessors -- */
 
+const char *jitmap_loc_kind_name(jitmap_loc_kind kind)
+{
+	switch (kind) {
+	case JITMAP_LOC_REGISTER: return "register";
+	case JITMAP_LOC_DIRECT: return "direct";
+	case JITMAP_LOC_INDIRECT: return "indirect";
+	case JITMAP_LOC_CONSTANT: return "constant";
+	case JITMAP_LOC_CONSTANT_INDEX: return "constant_index";
+	default: return "unknown";
+	}
+}
+
 jitmap_byte_order jitmap_stackmap_byte_order(const jitmap_stackmap *sm) { return sm->order; }
 jitmap_arch jitmap_stackmap_arch(const jitmap_stackmap *sm) { return sm->arch; }
 size_t jitmap_stackmap_num_blobs(const jitmap_stackmap *sm) { return sm->num_blobs; }

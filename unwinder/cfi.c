@@ -23,9 +23,8 @@
 #include <libdwarf/dwarf.h>
 #include <libdwarf/libdwarf.h>
 
-#include "unwind_internal.h"
+#include "internal.h"
 #include "../common/search.h"
-#include "../arch/arch.h"
 
 /* Caps on untrusted sizes. A JIT object's .eh_frame is a few KiB; 64 MiB is far beyond any
  * real one and bounds the copies and the entry tables. */

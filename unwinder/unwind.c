@@ -1,7 +1,7 @@
 /* unwind.c: one step of unwinding through JIT code: CFI, then the stackmap's frame size at a
  * record's PC, then the frame-pointer chain, each with checks that make it decline rather
  * than guess. What depends on the architecture (register roles, the frame-size rule, the frame
- * record, instruction patterns) comes from its table (arch/arch.h); a method whose facts the
+ * record, instruction patterns) comes from its table (arch/internal.h); a method whose facts the
  * table lacks declines.
  *
  * Everything read from the target (stack words, code bytes) and from the code object (CFI
@@ -13,33 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "unwind_internal.h"
-#include "../arch/arch.h"
+#include "internal.h"
 
 /* A frame pointer farther than this above the stack pointer is not one (JIT frames are
  * small; 16 MiB is beyond any thread's default stack). Stack sizes are held to it too. */
 #define FP_MAX_DISTANCE (UINT64_C(16) << 20)
 
 /* -- Architectures -- */
-
-int jitmap_unwind_arch_regs(jitmap_arch arch, unsigned *sp, unsigned *fp, unsigned *ra)
-{
-	const struct jitmap__arch *a = jitmap__arch(arch);
-	if (!a)
-		return -ENOTSUP;
-	if (sp)
-		*sp = (unsigned)a->sp;
-	if (fp)
-		*fp = (unsigned)a->fp;
-	if (ra)
-		*ra = (unsigned)a->ra;
-	return 0;
-}
-
-bool jitmap_unwind_callee_saved(jitmap_arch arch, unsigned dwarf_reg)
-{
-	return jitmap_reg_is_callee_saved(arch, dwarf_reg);
-}
 
 const char *jitmap_unwind_method_name(jitmap_unwind_method m)
 {

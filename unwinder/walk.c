@@ -4,7 +4,7 @@
  * `endbr64; sub $8,%rsp; call *%rcx; add $8,%rsp; ret`; HotSpot's and V8's code, where the
  * frame pointer is set after a few instructions, or not at all) can still be unwound where
  * its start is known: every instruction from the start to the PC is decoded (Capstone,
- * arch/insn.h), and what each does to the stack pointer, the frame pointer and the
+ * arch/internal.h), and what each does to the stack pointer, the frame pointer and the
  * callee-saved registers is followed along every path the code can take, as a compiler's
  * data-flow pass would: the state at an instruction is the same on every path that reaches
  * it, or the part that differs is not known. LLDB's assembly profiler
@@ -24,9 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind_internal.h"
-#include "../arch/arch.h"
-#include "../arch/insn.h"
+#include "internal.h"
 
 /* Bytes of a function walked at most (16k instructions or so: V8's largest optimized
  * functions fit; a frame costs about a millisecond at that size). */

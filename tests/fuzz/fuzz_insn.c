@@ -15,7 +15,7 @@
  * the same however much room is given.
  */
 #include "fuzz_common.h"
-#include "insn.h"
+#include "internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

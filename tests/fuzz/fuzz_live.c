@@ -1,4 +1,4 @@
-/* fuzz_live: libFuzzer target for a live process's memory path (reader/pagecache.c, which
+/* fuzz_live: libFuzzer target for a live process's memory path (targets/pagecache.c, which
  * jitmap_live_target reads /proc/PID/mem through), over a fake /proc/PID/mem.
  *
  * The fake behaves as the kernel's: a read returns the bytes up to the first unmapped one
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../reader/pagecache.h"
+#include "../../targets/internal.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
 
 #include <pthread.h>
 
-#include "insn.h"
+#include "internal.h"
 
 #define X86 JITMAP_ARCH_X86_64
 #define A64 JITMAP_ARCH_AARCH64

@@ -5,9 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "report.h"
+#include "internal.h"
 #include "jitmap/arch.h"
-#include "../arch/arch.h"
 
 /* How far before a return address a patchpoint's call sequence may start (LLVM's x86-64
  * sequence is 13 bytes, AArch64's 16, s390x's up to 14; the patch region may be padded). */

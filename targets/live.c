@@ -29,12 +29,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../arch/arch.h"
 #include "../common/search.h"
-#include "../unwinder/linux_regs.h"
 #include "internal.h"
 #include "jitmap/live.h"
-#include "pagecache.h"
 
 #define DEFAULT_MAX_THREADS 65536
 #define DEFAULT_MAX_ROUNDS 16

@@ -22,8 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../arch/arch.h"
-#include "../unwinder/linux_regs.h"
 #include "../common/search.h"
 #include "internal.h"
 #include "jitmap/core.h"
@@ -134,7 +132,7 @@ static int core_bytes(const jitmap_core *c, uint64_t off, void *buf, size_t n)
 	return 0;
 }
 
-/* -- Registers: NT_PRSTATUS's pr_reg, laid out as Linux does (unwinder/linux_regs.c) -- */
+/* -- Registers: NT_PRSTATUS's pr_reg, laid out as Linux does (linux_regs.c) -- */
 
 static int cmp_reg(const void *a, const void *b)
 {

@@ -2091,7 +2091,7 @@ const jitmap_cfi *jitmap_process_code_cfi(jitmap_process *p, const jitmap_code_i
 	return s->cfi;
 }
 
-/* -- For the frame model (reader/frame.c) -- */
+/* -- For the frame model (frame.c) -- */
 
 static const struct source *source_of(const jitmap_process *p, size_t i)
 {

@@ -1,10 +1,31 @@
-/* report.h (internal): a frame report as frame.c builds it and render.c writes it. */
-#ifndef JITMAP_REPORT_H
-#define JITMAP_REPORT_H
+/* internal.h (model): what the model's files share: the process model's stackmaps for the
+ * frame model, and a frame report as the frame model builds it and the renderer writes it. */
+#ifndef JITMAP_MODEL_INTERNAL_H
+#define JITMAP_MODEL_INTERNAL_H
 
-#include "internal.h"
-#include "strbuf.h"
 #include "jitmap/frame.h"
+#include "../common/strbuf.h"
+#include "../targets/internal.h"
+
+/* -- The process model, for the frame model (process.c) -- */
+
+struct jitmap_process;
+/* Where a stackmap of the process came from: the name the user sees ("JIT entry 0x...", a
+ * file's path, the name an image was handed in with), its image, its notes. */
+struct jitmap__stackmap_source {
+	const char *name;
+	const jitmap_image *image;
+	const char *const *notes;
+	size_t num_notes;
+};
+/* The process's stackmaps: the last scan's sources in their order, then the images handed
+ * in. Element `i` (NULL when it has no stackmap, or past the end) and, when `out` is not NULL,
+ * where it came from. */
+size_t jitmap__process_num_stackmaps(const struct jitmap_process *p);
+const jitmap_stackmap *jitmap__process_stackmap(const struct jitmap_process *p, size_t i,
+						struct jitmap__stackmap_source *out);
+
+/* -- A frame report, as frame.c builds it and render.c writes it -- */
 
 /* An interpreter frame of a front end's own layout (jitmap_frame_report_add_vframe). */
 struct jitmap__vslot {
@@ -69,4 +90,4 @@ static inline bool jitmap__value_wide(const jitmap_location *loc, const jitmap_v
 	       (loc->kind == JITMAP_LOC_REGISTER || loc->kind == JITMAP_LOC_INDIRECT);
 }
 
-#endif /* JITMAP_REPORT_H */
+#endif /* JITMAP_MODEL_INTERNAL_H */

@@ -1,4 +1,4 @@
-/* pagecache.c: a stopped process's memory, read by the page and kept (see pagecache.h).
+/* pagecache.c: a stopped process's memory, read by the page and kept (targets/internal.h says how it is called).
  *
  * A JIT's entry list, its images (allocated near each other) and the stacks are read in many
  * small pieces; with the threads stopped, memory does not change, so each page costs one
@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pagecache.h"
+#include "internal.h"
+
 
 int jitmap__pagecache_init(struct jitmap__pagecache *c, jitmap__pread_fn fn, void *ctx, bool keep)
 {

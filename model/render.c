@@ -6,8 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../arch/arch.h"
-#include "report.h"
+#include "internal.h"
 
 #define MASK(size) ((size) >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * (size))) - 1)
 

@@ -1,7 +1,7 @@
 /* error.c: the one error convention: negative errno values, plus a record of where and why. */
 #include <stdio.h>
 
-#include "../common/fail.h"
+#include "fail.h"
 #include "internal.h"
 
 int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)

@@ -3,10 +3,7 @@
  * DWARF-numbered registers. Where each register sits is a fact about Linux's ABI for an
  * architecture, not about the architecture: it is kept here, beside the unwinder that uses
  * the registers, and the architecture tables say only what the registers are. */
-#include "jitmap/unwind.h"
-#include "linux_regs.h"
-#include "../arch/arch.h"
-#include "../reader/internal.h"
+#include "internal.h"
 
 /* A register in pr_reg: its DWARF number, its offset and size in bytes. */
 struct greg {

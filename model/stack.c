@@ -9,7 +9,7 @@
 #include "jitmap/arch.h"
 #include "jitmap/perfmap.h"
 #include "jitmap/stack.h"
-#include "../reader/internal.h"
+#include "internal.h"
 
 #define DEFAULT_MAX_FRAMES 4096
 
