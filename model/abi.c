@@ -9,6 +9,7 @@
 #include "jitmap/live.h"
 #include "jitmap/process.h"
 #include "jitmap/stack.h"
+#include "jitmap/stopped.h"
 #include "jitmap/unwind.h"
 
 #ifndef JITMAP_VERSION_STRING
@@ -39,6 +40,7 @@ static const struct {
 	STRUCT(jitmap_core_memory_info),
 	STRUCT(jitmap_spill),             STRUCT(jitmap_code_info),   STRUCT(jitmap_stack_frame),
 	STRUCT(jitmap_stacker_opts),      STRUCT(jitmap_live_opts),
+	STRUCT(jitmap_stopped_opts),      STRUCT(jitmap_stopped_thread_info),
 };
 
 /* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
@@ -130,6 +132,13 @@ static const struct {
 	FIELD(jitmap_live_opts, sz), FIELD(jitmap_live_opts, max_threads),
 	FIELD(jitmap_live_opts, max_rounds), FIELD(jitmap_live_opts, flags),
 	FIELD(jitmap_live_opts, interrupt),
+	FIELD(jitmap_stopped_opts, sz), FIELD(jitmap_stopped_opts, exe),
+	FIELD(jitmap_stopped_opts, sysroot), FIELD(jitmap_stopped_opts, max_threads),
+	FIELD(jitmap_stopped_opts, flags), FIELD(jitmap_stopped_opts, max_rounds),
+	FIELD(jitmap_stopped_opts, interrupt),
+	FIELD(jitmap_stopped_thread_info, tid), FIELD(jitmap_stopped_thread_info, name),
+	FIELD(jitmap_stopped_thread_info, signal), FIELD(jitmap_stopped_thread_info, error),
+	FIELD(jitmap_stopped_thread_info, why), FIELD(jitmap_stopped_thread_info, regs),
 };
 
 /* The values a binding uses, by their C names. */
@@ -160,6 +169,8 @@ static const struct {
 	CONSTANT(JITMAP_CORE_MEM_CORE), CONSTANT(JITMAP_CORE_MEM_FILE),
 	CONSTANT(JITMAP_CORE_MEM_NONE),
 	CONSTANT(JITMAP_LIVE_NO_STOP),
+	CONSTANT(JITMAP_STOPPED_CORE), CONSTANT(JITMAP_STOPPED_LIVE),
+	CONSTANT(JITMAP_STOPPED_NO_FILES), CONSTANT(JITMAP_STOPPED_NO_STOP),
 };
 
 size_t jitmap_offsetof(const char *type_name, const char *field)

@@ -32,7 +32,6 @@
 
 #define MAX_MAPS 1000000    /* NT_FILE entries */
 #define MAX_AUXV 4096       /* auxv pairs kept */
-#define MAX_WARNINGS 32
 #define MAX_BUILD_ID JITMAP__MAX_BUILD_ID
 #define PRSTATUS_REG 112    /* offset of pr_reg in the 64-bit elf_prstatus */
 #define FIRST_PAGE 4096     /* bytes of a mapping's first page searched for a build ID */
@@ -60,12 +59,6 @@ struct file {
 	char *refused;   /* why the file at its path is not the one the process mapped */
 };
 
-struct thread {
-	jitmap_core_thread_info pub; /* first: jitmap_core_thread returns &pub */
-	jitmap_core *core;      /* for jitmap_core_thread_target */
-	jitmap_core_reg *regs;
-};
-
 struct jitmap_core {
 	int fd;            /* the core file, or -1 for a core in memory */
 	uint8_t *mem;      /* the core in memory (owned copy) */
@@ -83,25 +76,19 @@ struct jitmap_core {
 	size_t nmaps;
 	struct file *files;
 	size_t nfiles;
-	struct thread *threads;
-	size_t nthreads;
+	struct jitmap__threads threads; /* and the warnings */
 	uint64_t *auxv;    /* pairs */
 	size_t nauxv;
 	int have_file_note, have_auxv;
-	char *warnings[MAX_WARNINGS];
-	size_t nwarnings;
 };
 
 static void warn(jitmap_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void warn(jitmap_core *c, const char *fmt, ...)
 {
-	if (c->nwarnings == MAX_WARNINGS)
-		return;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&c->warnings[c->nwarnings], fmt, ap) >= 0)
-		c->nwarnings++;
+	jitmap__vwarn(&c->threads, fmt, ap);
 	va_end(ap);
 }
 
@@ -132,39 +119,7 @@ static int core_bytes(const jitmap_core *c, uint64_t off, void *buf, size_t n)
 	return 0;
 }
 
-/* -- Registers: NT_PRSTATUS's pr_reg, laid out as Linux does (linux_regs.c) -- */
-
-static int cmp_reg(const void *a, const void *b)
-{
-	const jitmap_core_reg *x = a, *y = b;
-	return (x->regno > y->regno) - (x->regno < y->regno);
-}
-
-/* Fill `t`'s registers from pr_reg (`len` bytes at `p`); 0 or -ENOMEM. Registers that do not
- * fit in `len` are left out. */
-static int read_regs(jitmap_core *c, struct thread *t, const uint8_t *p, size_t len)
-{
-	enum { MAX = 64 };
-	jitmap_core_reg tmp[MAX];
-	uint16_t regno[MAX];
-	uint64_t value[MAX];
-	size_t n = jitmap__linux_gregs(jitmap_arch_from_elf_machine(c->machine), c->order, p, len,
-				       regno, value, MAX);
-	if (n > MAX)
-		n = MAX;
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = (jitmap_core_reg){regno[i], value[i]};
-	if (!n)
-		return 0;
-	qsort(tmp, n, sizeof(tmp[0]), cmp_reg);
-	t->regs = malloc(n * sizeof(*t->regs));
-	if (!t->regs)
-		return -ENOMEM;
-	memcpy(t->regs, tmp, n * sizeof(*t->regs));
-	t->pub.regs = t->regs;
-	t->pub.num_regs = n;
-	return 0;
-}
+/* -- Threads: NT_PRSTATUS, its pr_reg laid out as Linux does (threads.c, linux_regs.c) -- */
 
 static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 {
@@ -173,16 +128,19 @@ static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 		     "left out", at, len);
 		return 0;
 	}
-	struct thread *t = realloc(c->threads, (c->nthreads + 1) * sizeof(*t));
+	const uint32_t tid = (uint32_t)jitmap__load(d + 32, 4, c->order);
+	struct jitmap__thread *t = jitmap__threads_add(&c->threads, (pid_t)tid, c);
 	if (!t)
 		return -ENOMEM;
-	c->threads = t;
-	t = &c->threads[c->nthreads++];
-	memset(t, 0, sizeof(*t));
-	t->core = c;
-	t->pub.tid = (uint32_t)jitmap__load(d + 32, 4, c->order);
-	t->pub.signal = (int16_t)jitmap__load(d + 12, 2, c->order);
-	return read_regs(c, t, d + PRSTATUS_REG, len - PRSTATUS_REG);
+	jitmap__thread_set_signal(t, (int16_t)jitmap__load(d + 12, 2, c->order));
+	/* Registers that do not fit in the note are left out. */
+	const int rc = jitmap__thread_set_regs(t, c->arch, d + PRSTATUS_REG, len - PRSTATUS_REG);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc)
+		jitmap__thread_failed(t, rc == -ENOTSUP ? rc : -ENODATA,
+				      "the core holds no registers for it");
+	return 0;
 }
 
 /* -- NT_AUXV -- */
@@ -779,29 +737,7 @@ static int core_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *
 static int thread_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *why,
 			   size_t why_len)
 {
-	return core_read(((struct thread *)ctx)->core, addr, out, len, 0, why, why_len);
-}
-
-static int thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why,
-			   size_t why_len)
-{
-	const struct thread *t = ctx;
-	uint64_t v;
-	if (jitmap_core_thread_reg(&t->pub, regno, &v)) {
-		snprintf(why, why_len, "the core holds no register %u for thread %" PRIu32, regno,
-			 t->pub.tid);
-		return -ENOENT;
-	}
-	if (size == 0 || size > 8) {
-		snprintf(why, why_len, "register %u has 8 bytes, not %zu", regno, size);
-		return -EINVAL;
-	}
-	uint8_t *b = buf;
-	for (size_t i = 0; i < size; i++) {
-		const size_t shift = 8 * (t->core->order == JITMAP_ORDER_BIG ? size - 1 - i : i);
-		b[i] = (uint8_t)(v >> shift);
-	}
-	return 0;
+	return core_read(((struct jitmap__thread *)ctx)->owner, addr, out, len, 0, why, why_len);
 }
 
 /* -- Build IDs -- */
@@ -1145,6 +1081,7 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	c->machine = eh.e_machine;
 	c->arch = jitmap_arch_from_elf_machine(eh.e_machine);
 	c->order = eh.e_ident[EI_DATA] == ELFDATA2MSB ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE;
+	c->threads.order = c->order;
 	size_t nph;
 	if (elf_getphdrnum(c->elf, &nph))
 		return open_fail(c, err, -EINVAL, eh.e_phoff, "bad program headers: %s",
@@ -1243,6 +1180,7 @@ static jitmap_core *core_new(jitmap_error *err)
 	if (!c)
 		return open_fail(NULL, err, -ENOMEM, 0, "out of memory");
 	c->fd = -1;
+	jitmap__threads_init(&c->threads, true, JITMAP_ORDER_LITTLE); /* its order: e_ident's */
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return open_fail(c, err, -ENOTSUP, 0, "libelf is too old");
 	return c;
@@ -1301,11 +1239,7 @@ void jitmap_core_free(jitmap_core *c)
 		free(c->files[i].core_path);
 		free(c->files[i].refused);
 	}
-	for (size_t i = 0; i < c->nthreads; i++)
-		free(c->threads[i].regs);
-	for (size_t i = 0; i < c->nwarnings; i++)
-		free(c->warnings[i]);
-	free(c->threads);
+	jitmap__threads_fini(&c->threads);
 	free(c->auxv);
 	free(c->files);
 	free(c->maps);
@@ -1325,30 +1259,27 @@ void jitmap_core_free(jitmap_core *c)
 jitmap_arch jitmap_core_arch(const jitmap_core *c) { return c->arch; }
 unsigned jitmap_core_elf_machine(const jitmap_core *c) { return c->machine; }
 jitmap_byte_order jitmap_core_byte_order(const jitmap_core *c) { return c->order; }
-size_t jitmap_core_num_threads(const jitmap_core *c) { return c->nthreads; }
+size_t jitmap_core_num_threads(const jitmap_core *c) { return c->threads.n; }
 size_t jitmap_core_num_mappings(const jitmap_core *c) { return c->nmaps; }
 
 const jitmap_core_thread_info *jitmap_core_thread(const jitmap_core *c, size_t i)
 {
-	return i < c->nthreads ? &c->threads[i].pub : NULL;
+	return i < c->threads.n ? &c->threads.v[i]->core_view : NULL;
 }
 
 int jitmap_core_thread_reg(const jitmap_core_thread_info *t, unsigned regno, uint64_t *value)
 {
-	size_t lo = 0, hi = t ? t->num_regs : 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->regs[mid].regno == regno) {
-			if (value)
-				*value = t->regs[mid].value;
-			return 0;
-		}
-		if (t->regs[mid].regno < regno)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -ENOENT;
+	return jitmap__regs_find(t ? t->regs : NULL, t ? t->num_regs : 0, regno, value);
+}
+
+struct jitmap__threads *jitmap__core_threads(jitmap_core *c)
+{
+	return &c->threads;
+}
+
+struct Elf *jitmap_core_elf(jitmap_core *c)
+{
+	return c ? c->elf : NULL;
 }
 
 const jitmap_core_mapping_info *jitmap_core_mapping(const jitmap_core *c, size_t i)
@@ -1383,7 +1314,7 @@ int jitmap_core_placed_file(const jitmap_core *c, size_t i, const char **path, u
 
 const char *jitmap_core_warning(const jitmap_core *c, size_t i)
 {
-	return i < c->nwarnings ? c->warnings[i] : NULL;
+	return jitmap__warning(&c->threads, i);
 }
 
 jitmap_target jitmap_core_target(jitmap_core *c)
@@ -1393,10 +1324,9 @@ jitmap_target jitmap_core_target(jitmap_core *c)
 
 jitmap_target jitmap_core_thread_target(jitmap_core *c, size_t i)
 {
-	if (i >= c->nthreads)
+	if (i >= c->threads.n)
 		return (jitmap_target){0};
-	c->threads[i].core = c;
-	return (jitmap_target){.ctx = &c->threads[i], .read_reg = thread_read_reg,
+	return (jitmap_target){.ctx = c->threads.v[i], .read_reg = jitmap__thread_read_reg,
 			       .read_mem = thread_read_mem};
 }
 

@@ -1,10 +1,14 @@
 /* internal.h (targets): what the targets layer gives the model above it: ELF helpers and
  * build IDs (elf.c), many reads at once (live.c), a glance at an image (elf.c), a core's files
- * (core.c), Linux's register sets (linux_regs.c) and the page cache (pagecache.c). */
+ * (core.c), a stopped process's threads (threads.c), Linux's register sets (linux_regs.c) and
+ * the page cache (pagecache.c). */
 #ifndef JITMAP_TARGETS_INTERNAL_H
 #define JITMAP_TARGETS_INTERNAL_H
 
 #include "../unwinder/internal.h"
+#include "jitmap/core.h"
+#include "jitmap/live.h"
+#include "jitmap/stopped.h"
 
 /* -- ELF files for other modules (elf.c) -- */
 
@@ -76,6 +80,85 @@ typedef int (*jitmap__core_file_fn)(void *ctx, const char *path, struct Elf *elf
 /* Call `fn` for each file of the core that is ELF or cannot be opened (files the caller said
  * not to open, JITMAP_CORE_NO_FILES, are left out): 0, or what `fn` returned. */
 int jitmap__core_each_file(struct jitmap_core *c, jitmap__core_file_fn fn, void *ctx);
+
+/* -- A stopped process's threads and warnings (threads.c) --
+ *
+ * What a core (core.c) and a live process (live.c) both hold, kept once: the threads, each
+ * with its ID, name, signal, registers (the unwinder's jitmap_frame_regs, and every register
+ * of Linux's layout sorted by DWARF number) or why it has none; the one read_reg of a thread
+ * target; and the warnings met reading it. Each public thread struct is a view of one
+ * jitmap__thread: jitmap_stopped_thread_info (stopped.h), jitmap_core_thread_info (its
+ * sorted registers) and jitmap_live_thread_info, kept in step by the calls below. */
+
+#define JITMAP__MAX_GREGS 64    /* registers of Linux's layout kept (x86-64 has 26, AArch64 33,
+				 * s390x 34) */
+#define JITMAP__MAX_WARNINGS 32
+
+struct jitmap__threads;
+
+struct jitmap__thread {
+	jitmap_stopped_thread_info pub;    /* jitmap_stopped_thread's view */
+	jitmap_core_thread_info core_view; /* jitmap_core_thread's */
+	jitmap_live_thread_info live_view; /* jitmap_live_thread's */
+	const struct jitmap__threads *list;
+	void *owner;        /* the jitmap_core or jitmap_live: a thread target's memory */
+	bool attached;      /* live: seized, PTRACE_DETACH is owed */
+	bool stopped;       /* live: its stop was waited for */
+	char name[64];
+	char why[160];
+	jitmap_frame_regs regs;
+	size_t nregs;
+	jitmap_core_reg *byno; /* nregs, sorted by regno */
+};
+
+struct jitmap__threads {
+	struct jitmap__thread **v;
+	size_t n, cap;
+	jitmap_byte_order order;
+	bool core;          /* a core's threads: what a missing register's words say */
+	char *warnings[JITMAP__MAX_WARNINGS];
+	size_t nwarnings;
+};
+
+/* An empty list of a core's threads (`core`) or a live process's, in byte order `order`. */
+void jitmap__threads_init(struct jitmap__threads *l, bool core, jitmap_byte_order order);
+void jitmap__threads_fini(struct jitmap__threads *l);
+/* A new thread `tid` of `owner` at the end of the list, with no registers (error 0: set them,
+ * or say why there are none), or NULL when out of memory. */
+struct jitmap__thread *jitmap__threads_add(struct jitmap__threads *l, pid_t tid, void *owner);
+/* Thread `i`, or NULL. */
+struct jitmap__thread *jitmap__threads_at(const struct jitmap__threads *l, size_t i);
+/* A warning (one sentence, no period); those past JITMAP__MAX_WARNINGS are dropped. */
+void jitmap__warn(struct jitmap__threads *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void jitmap__vwarn(struct jitmap__threads *l, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+const char *jitmap__warning(const struct jitmap__threads *l, size_t i);
+
+/* The thread's registers from Linux's general registers of architecture `arch` (`len` bytes
+ * at `gregs`, in the list's byte order). Every register the layout holds goes into the sorted
+ * list; the frame registers are jitmap_frame_regs_from_linux's: 0 (error 0, regs set), or its
+ * negative errno, leaving the thread without frame registers for the caller to say why; or
+ * -ENOMEM, nothing changed. */
+int jitmap__thread_set_regs(struct jitmap__thread *t, jitmap_arch arch, const uint8_t *gregs,
+			    size_t len);
+/* The thread has no registers: `error` (a negative errno) and why, in words. */
+void jitmap__thread_failed(struct jitmap__thread *t, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void jitmap__thread_set_signal(struct jitmap__thread *t, int signal);
+/* DWARF register `regno` of the sorted list at `regs` (`n` of them): 0, or -ENOENT. */
+int jitmap__regs_find(const jitmap_core_reg *regs, size_t n, unsigned regno, uint64_t *value);
+/* Thread `t`'s DWARF register `regno`: 0, or -ENOENT. A live thread whose registers could not
+ * be read has none (live.h); a core's has what its note holds, PC or not (core.h). */
+int jitmap__thread_reg(const struct jitmap__thread *t, unsigned regno, uint64_t *value);
+/* A thread target's read_reg, its context the jitmap__thread: values of up to 8 bytes in the
+ * list's byte order; -ENOENT for a register the thread does not have, -EINVAL for a size. */
+int jitmap__thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why,
+			    size_t why_len);
+
+/* The thread list of a core or of a live process (stopped.c's threads). */
+struct jitmap__threads *jitmap__core_threads(jitmap_core *c);
+struct jitmap__threads *jitmap__live_threads(jitmap_live *l);
 
 /* -- Linux register sets (linux_regs.c) --
  *

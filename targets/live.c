@@ -36,12 +36,6 @@
 #define DEFAULT_MAX_THREADS 65536
 #define DEFAULT_MAX_ROUNDS 16
 #define MAX_GREGS 64      /* u64 words of pr_reg read (x86-64 has 27, AArch64 34, s390x 27) */
-#define MAX_WARNINGS 8
-
-struct reg {
-	uint16_t regno;
-	uint64_t value;
-};
 
 /* A line of /proc/PID/maps. */
 struct mapping {
@@ -50,18 +44,6 @@ struct mapping {
 	char perms[5];
 	bool deleted;      /* the path ends in " (deleted)", which is not part of it */
 	char *path;        /* NULL for an anonymous mapping; "[stack]" and the like kept */
-};
-
-struct thread {
-	jitmap_live_thread_info pub; /* first: jitmap_live_thread_reg gets back here */
-	jitmap_live *live;
-	bool attached; /* seized: PTRACE_DETACH is owed */
-	bool stopped;  /* its stop was waited for */
-	char name[64];
-	char why[160];
-	jitmap_frame_regs regs;
-	size_t nregs;
-	struct reg byno[MAX_GREGS]; /* sorted by regno */
 };
 
 struct jitmap_live {
@@ -74,12 +56,9 @@ struct jitmap_live {
 	size_t max_threads;
 	unsigned max_rounds;
 	const volatile sig_atomic_t *interrupt;
-	struct thread **threads;
-	size_t nthreads, cap_threads;
+	struct jitmap__threads threads; /* and the warnings */
 	int mem_fd;
 	struct jitmap__pagecache cache;
-	char *warnings[MAX_WARNINGS];
-	size_t nwarnings;
 	struct mapping *maps; /* /proc/PID/maps, sorted by start, read at the first need */
 	size_t nmaps;
 	int maps_read;        /* 0: not yet; 1: read; a negative errno: unreadable */
@@ -95,18 +74,6 @@ static pid_t current_tid(void)
 static bool interrupted(const jitmap_live *l)
 {
 	return l->interrupt && *l->interrupt;
-}
-
-static void warn(jitmap_live *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(jitmap_live *l, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (l->nwarnings < MAX_WARNINGS && (l->warnings[l->nwarnings] = strdup(buf)))
-		l->nwarnings++;
 }
 
 /* /proc/PID/task/TID/comm without its newline; "" when it cannot be read. */
@@ -140,97 +107,43 @@ static bool thread_gone(pid_t pid, pid_t tid)
 	return close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
 }
 
-/* -- Threads -- */
-
-static struct thread *add_thread(jitmap_live *l, pid_t tid)
-{
-	if (l->nthreads == l->cap_threads) {
-		const size_t cap = l->cap_threads ? 2 * l->cap_threads : 16;
-		struct thread **a = realloc(l->threads, cap * sizeof(*a));
-		if (!a)
-			return NULL;
-		l->threads = a;
-		l->cap_threads = cap;
-	}
-	struct thread *t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->live = l;
-	t->pub.tid = tid;
-	t->pub.name = t->name;
-	t->pub.why = t->why;
-	l->threads[l->nthreads++] = t;
-	return t;
-}
+/* -- Threads (threads.c holds them) -- */
 
 static bool has_thread(const jitmap_live *l, pid_t tid)
 {
-	for (size_t i = 0; i < l->nthreads; i++)
-		if (l->threads[i]->pub.tid == tid)
+	for (size_t i = 0; i < l->threads.n; i++)
+		if (l->threads.v[i]->pub.tid == tid)
 			return true;
 	return false;
 }
 
-static void thread_failed(struct thread *t, int error, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void thread_failed(struct thread *t, int error, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(t->why, sizeof(t->why), fmt, ap);
-	va_end(ap);
-	t->pub.error = error;
-	t->pub.regs = NULL;
-}
-
-static int cmp_reg(const void *a, const void *b)
-{
-	const struct reg *x = a, *y = b;
-	return (x->regno > y->regno) - (x->regno < y->regno);
-}
-
 /* A stopped thread's registers: the kernel gives its general registers as a core's
  * NT_PRSTATUS holds them, and the architecture tables know their layout. */
-static void read_regs(jitmap_live *l, struct thread *t)
+static void read_regs(jitmap_live *l, struct jitmap__thread *t)
 {
 	uint64_t gregs[MAX_GREGS];
 	struct iovec iov = {gregs, sizeof(gregs)};
 	if (ptrace(PTRACE_GETREGSET, t->pub.tid, (void *)NT_PRSTATUS, &iov) != 0) {
 		const int e = errno;
 		if (e == ESRCH) /* it was killed since it stopped */
-			thread_failed(t, -ESRCH, "the thread exited while being read");
+			jitmap__thread_failed(t, -ESRCH, "the thread exited while being read");
 		else
-			thread_failed(t, -e, "its registers cannot be read: %s", strerror(e));
+			jitmap__thread_failed(t, -e, "its registers cannot be read: %s", strerror(e));
 		return;
 	}
 	if (iov.iov_len > sizeof(gregs)) {
-		thread_failed(t, -EIO, "its registers cannot be read: the kernel gave %zu bytes, "
-			      "more than the %zu asked", iov.iov_len, sizeof(gregs));
+		jitmap__thread_failed(t, -EIO, "its registers cannot be read: the kernel gave %zu "
+				      "bytes, more than the %zu asked", iov.iov_len, sizeof(gregs));
 		return;
 	}
-	const int rc = jitmap_frame_regs_from_linux(l->arch, l->order, gregs, iov.iov_len,
-						    &t->regs);
-	if (rc < 0) {
-		thread_failed(t, rc, "its registers cannot be read: %s", strerror(-rc));
-		return;
-	}
-	uint16_t regno[MAX_GREGS];
-	uint64_t value[MAX_GREGS];
-	size_t n = jitmap__linux_gregs(l->arch, l->order, (const uint8_t *)gregs, iov.iov_len,
-				       regno, value, MAX_GREGS);
-	if (n > MAX_GREGS)
-		n = MAX_GREGS;
-	for (size_t i = 0; i < n; i++)
-		t->byno[i] = (struct reg){regno[i], value[i]};
-	qsort(t->byno, n, sizeof(t->byno[0]), cmp_reg);
-	t->nregs = n;
-	t->pub.error = 0;
-	t->pub.regs = &t->regs;
+	const int rc = jitmap__thread_set_regs(t, l->arch, (const uint8_t *)gregs, iov.iov_len);
+	if (rc < 0)
+		jitmap__thread_failed(t, rc, "its registers cannot be read: %s", strerror(-rc));
 }
 
 /* Wait for seized thread `t` to stop. `give_up`: return -EINTR when the caller's interrupt
  * flag is set and a signal woke the wait. 0 (stopped, or exited: see t->stopped). */
-static int wait_stop(jitmap_live *l, struct thread *t, bool give_up)
+static int wait_stop(jitmap_live *l, struct jitmap__thread *t, bool give_up)
 {
 	int status;
 	for (;;) {
@@ -251,19 +164,19 @@ static int wait_stop(jitmap_live *l, struct thread *t, bool give_up)
 	}
 	t->stopped = true;
 	if ((status >> 16) == 0) /* a signal-delivery stop: the signal is given back */
-		t->pub.signal = WSTOPSIG(status);
+		jitmap__thread_set_signal(t, WSTOPSIG(status));
 	return 0;
 }
 
 /* Stop thread `t` and read it. 0 (the thread may have exited: see its error), -EINTR, or the
  * negative errno of a thread that may not be traced (with `err` filled). */
-static int stop_thread(jitmap_live *l, struct thread *t, jitmap_error *err)
+static int stop_thread(jitmap_live *l, struct jitmap__thread *t, jitmap_error *err)
 {
 	const pid_t tid = t->pub.tid;
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
 		const int e = errno;
 		if (e == ESRCH || (e == EPERM && thread_gone(l->pid, tid))) {
-			thread_failed(t, -ESRCH, "the thread exited while being read");
+			jitmap__thread_failed(t, -ESRCH, "the thread exited while being read");
 			return 0;
 		}
 		return jitmap__fail(err, -e, 0, "cannot trace process %d (thread %d): %s%s",
@@ -277,14 +190,14 @@ static int stop_thread(jitmap_live *l, struct thread *t, jitmap_error *err)
 		int status;
 		if (waitpid(tid, &status, __WALL | WNOHANG) == tid && !WIFSTOPPED(status))
 			t->attached = false;
-		thread_failed(t, -ESRCH, "the thread exited while being read");
+		jitmap__thread_failed(t, -ESRCH, "the thread exited while being read");
 		return 0;
 	}
 	const int rc = wait_stop(l, t, true);
 	if (rc)
 		return rc;
 	if (!t->stopped) {
-		thread_failed(t, -ESRCH, "the thread exited while being read");
+		jitmap__thread_failed(t, -ESRCH, "the thread exited while being read");
 		return 0;
 	}
 	read_regs(l, t);
@@ -324,11 +237,11 @@ static int read_threads(jitmap_live *l, jitmap_error *err)
 			const pid_t tid = (pid_t)v;
 			if (has_thread(l, tid))
 				continue;
-			if (l->nthreads >= l->max_threads) {
+			if (l->threads.n >= l->max_threads) {
 				capped = true;
 				continue;
 			}
-			struct thread *t = add_thread(l, tid);
+			struct jitmap__thread *t = jitmap__threads_add(&l->threads, tid, l);
 			if (!t) {
 				rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
 				break;
@@ -336,7 +249,7 @@ static int read_threads(jitmap_live *l, jitmap_error *err)
 			added = true;
 			read_comm(l->pid, tid, t->name, sizeof(t->name));
 			if (l->flags & JITMAP_LIVE_NO_STOP)
-				thread_failed(t, -ENODATA, "the thread was not stopped "
+				jitmap__thread_failed(t, -ENODATA, "the thread was not stopped "
 					      "(JITMAP_LIVE_NO_STOP): its registers are not read");
 			else
 				rc = stop_thread(l, t, err);
@@ -352,10 +265,11 @@ static int read_threads(jitmap_live *l, jitmap_error *err)
 			break;
 	}
 	if (round == l->max_rounds)
-		warn(l, "the process kept starting threads: %zu read", l->nthreads);
+		jitmap__warn(&l->threads, "the process kept starting threads: %zu read",
+			     l->threads.n);
 	if (capped)
-		warn(l, "the process has more than %zu threads: the others were not read",
-		     l->max_threads);
+		jitmap__warn(&l->threads, "the process has more than %zu threads: the others were "
+			     "not read", l->max_threads);
 	return 0;
 }
 
@@ -377,30 +291,8 @@ static int live_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *
 static int thread_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
 			   size_t why_len)
 {
-	const struct thread *t = ctx;
-	return live_read_mem(t->live, addr, buf, len, why, why_len);
-}
-
-static int thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why,
-			   size_t why_len)
-{
-	const struct thread *t = ctx;
-	uint64_t v;
-	if (jitmap_live_thread_reg(&t->pub, regno, &v)) {
-		snprintf(why, why_len, "thread %d has no register %u%s%s", (int)t->pub.tid, regno,
-			 t->why[0] ? ": " : "", t->why);
-		return -ENOENT;
-	}
-	if (size == 0 || size > 8) {
-		snprintf(why, why_len, "register %u has 8 bytes, not %zu", regno, size);
-		return -EINVAL;
-	}
-	uint8_t *b = buf;
-	for (size_t i = 0; i < size; i++) {
-		const size_t shift = 8 * (t->live->order == JITMAP_ORDER_BIG ? size - 1 - i : i);
-		b[i] = (uint8_t)(v >> shift);
-	}
-	return 0;
+	const struct jitmap__thread *t = ctx;
+	return live_read_mem(t->owner, addr, buf, len, why, why_len);
 }
 
 /* -- Opening and letting go -- */
@@ -413,8 +305,8 @@ static int open_mem(jitmap_live *l, jitmap_error *err)
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)l->pid);
 	l->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	int e = l->mem_fd < 0 ? errno : 0;
-	for (size_t i = 0; e == ESRCH && i < l->nthreads; i++) {
-		const struct thread *t = l->threads[i];
+	for (size_t i = 0; e == ESRCH && i < l->threads.n; i++) {
+		const struct jitmap__thread *t = l->threads.v[i];
 		if (t->pub.error == -ESRCH)
 			continue;
 		char task[96];
@@ -426,8 +318,8 @@ static int open_mem(jitmap_live *l, jitmap_error *err)
 		return 0;
 	if (e == ENOENT || e == ESRCH) {
 		bool any = false; /* a thread that was there to stop: it exited meanwhile */
-		for (size_t i = 0; i < l->nthreads; i++)
-			any |= l->threads[i]->pub.error != -ESRCH;
+		for (size_t i = 0; i < l->threads.n; i++)
+			any |= l->threads.v[i]->pub.error != -ESRCH;
 		return jitmap__fail(err, -ESRCH, 0, any ? "process %d exited while being read"
 							: "process %d has exited (a zombie)",
 				    (int)l->pid);
@@ -476,6 +368,7 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 		l->interrupt = opts->interrupt;
 	/* A process this library can trace runs the host's code. */
 	l->arch = jitmap_arch_host(&l->order);
+	jitmap__threads_init(&l->threads, false, l->order);
 	read_comm(pid, pid, l->name, sizeof(l->name));
 
 	char path[64];
@@ -508,14 +401,14 @@ int jitmap_live_detach(jitmap_live *l)
 		return 0;
 	int rc = 0;
 	bool owed = false;
-	for (size_t i = 0; i < l->nthreads; i++)
-		owed |= l->threads[i]->attached;
+	for (size_t i = 0; i < l->threads.n; i++)
+		owed |= l->threads.v[i]->attached;
 	if (owed && current_tid() != l->tracer)
 		return -EPERM; /* Linux: only the thread that attached may detach */
 	/* Memory may change from now on. */
 	jitmap__pagecache_stop_keeping(&l->cache);
-	for (size_t i = 0; i < l->nthreads; i++) {
-		struct thread *t = l->threads[i];
+	for (size_t i = 0; i < l->threads.n; i++) {
+		struct jitmap__thread *t = l->threads.v[i];
 		if (!t->attached)
 			continue;
 		/* Seized but interrupted before its stop was seen: PTRACE_DETACH wants it
@@ -537,11 +430,7 @@ void jitmap_live_free(jitmap_live *l)
 	if (!l)
 		return;
 	jitmap_live_detach(l);
-	for (size_t i = 0; i < l->nthreads; i++)
-		free(l->threads[i]);
-	free(l->threads);
-	for (size_t i = 0; i < l->nwarnings; i++)
-		free(l->warnings[i]);
+	jitmap__threads_fini(&l->threads);
 	jitmap__pagecache_fini(&l->cache);
 	if (l->mem_fd >= 0)
 		close(l->mem_fd);
@@ -557,40 +446,34 @@ pid_t jitmap_live_pid(const jitmap_live *l) { return l->pid; }
 const char *jitmap_live_name(const jitmap_live *l) { return l->name; }
 jitmap_arch jitmap_live_arch(const jitmap_live *l) { return l->arch; }
 jitmap_byte_order jitmap_live_byte_order(const jitmap_live *l) { return l->order; }
-size_t jitmap_live_num_threads(const jitmap_live *l) { return l->nthreads; }
+size_t jitmap_live_num_threads(const jitmap_live *l) { return l->threads.n; }
 
 bool jitmap_live_stopped(const jitmap_live *l)
 {
-	for (size_t i = 0; i < l->nthreads; i++)
-		if (l->threads[i]->stopped)
+	for (size_t i = 0; i < l->threads.n; i++)
+		if (l->threads.v[i]->stopped)
 			return true;
 	return false;
 }
 
 const jitmap_live_thread_info *jitmap_live_thread(const jitmap_live *l, size_t i)
 {
-	return i < l->nthreads ? &l->threads[i]->pub : NULL;
+	return i < l->threads.n ? &l->threads.v[i]->live_view : NULL;
 }
 
 int jitmap_live_thread_reg(const jitmap_live_thread_info *info, unsigned regno, uint64_t *value)
 {
-	if (!info || info->error)
+	if (!info)
 		return -ENOENT;
-	const struct thread *t = (const struct thread *)info;
-	size_t lo = 0, hi = t->nregs;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (t->byno[mid].regno == regno) {
-			if (value)
-				*value = t->byno[mid].value;
-			return 0;
-		}
-		if (t->byno[mid].regno < regno)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -ENOENT;
+	/* a view of the thread (threads.c) */
+	const struct jitmap__thread *t = (const void *)((const char *)info -
+							offsetof(struct jitmap__thread, live_view));
+	return jitmap__thread_reg(t, regno, value);
+}
+
+struct jitmap__threads *jitmap__live_threads(jitmap_live *l)
+{
+	return &l->threads;
 }
 
 /* -- Many reads at once --
@@ -608,7 +491,7 @@ int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n)
 	if (!t || (t->read_mem != live_read_mem && t->read_mem != thread_read_mem))
 		return -ENOTSUP;
 	const jitmap_live *l = t->read_mem == live_read_mem
-				       ? t->ctx : ((const struct thread *)t->ctx)->live;
+				       ? t->ctx : ((const struct jitmap__thread *)t->ctx)->owner;
 	struct iovec local[READ_MANY_IOV], remote[READ_MANY_IOV];
 	size_t at[READ_MANY_IOV];
 	size_t i = 0;
@@ -649,15 +532,15 @@ jitmap_target jitmap_live_target(jitmap_live *l)
 
 jitmap_target jitmap_live_thread_target(jitmap_live *l, size_t i)
 {
-	if (i >= l->nthreads)
+	if (i >= l->threads.n)
 		return (jitmap_target){0};
-	return (jitmap_target){.ctx = l->threads[i], .read_reg = thread_read_reg,
+	return (jitmap_target){.ctx = l->threads.v[i], .read_reg = jitmap__thread_read_reg,
 			       .read_mem = thread_read_mem};
 }
 
 const char *jitmap_live_warning(const jitmap_live *l, size_t i)
 {
-	return i < l->nwarnings ? l->warnings[i] : NULL;
+	return jitmap__warning(&l->threads, i);
 }
 
 /* -- Mappings --

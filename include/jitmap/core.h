@@ -195,6 +195,15 @@ JITMAP_API int jitmap_core_placed_file(const jitmap_core *core, size_t i, const 
 JITMAP_API size_t jitmap_core_find_symbol(jitmap_core *core, const char *name, uint64_t *out,
 					  const char **files, size_t max);
 
+/* -- The core file -- */
+
+struct Elf;
+/* The core as libelf reads it (elf_begin with ELF_C_READ_MMAP, or elf_memory for
+ * jitmap_core_open_memory), for a reader that takes one, so that the core is opened once:
+ * libdwfl's dwfl_core_file_report and dwfl_attach_state. Owned by the core (not to be ended),
+ * valid until the core is freed; NULL for a NULL core. */
+JITMAP_API struct Elf *jitmap_core_elf(jitmap_core *core);
+
 /* -- Problems -- */
 
 /* Problems met while reading the core (truncation, bad notes, mapped files missing or

@@ -1,0 +1,199 @@
+/* threads.c: the threads of a stopped process, a core's (core.c) or a live one's (live.c),
+ * and the warnings met reading it: what the two kinds hold alike, kept once
+ * (targets/internal.h).
+ *
+ * A thread is one jitmap__thread; the public structs of core.h, live.h and stopped.h are
+ * views of it, each kept in step by the setters here, so that a caller of any of the three
+ * sees the same thread: its ID, name, signal, frame registers (jitmap_frame_regs_from_linux)
+ * and every register of Linux's layout by DWARF number (jitmap__linux_gregs, sorted).
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+/* -- The list -- */
+
+void jitmap__threads_init(struct jitmap__threads *l, bool core, jitmap_byte_order order)
+{
+	memset(l, 0, sizeof(*l));
+	l->core = core;
+	l->order = order;
+}
+
+void jitmap__threads_fini(struct jitmap__threads *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i]->byno);
+		free(l->v[i]);
+	}
+	free(l->v);
+	for (size_t i = 0; i < l->nwarnings; i++)
+		free(l->warnings[i]);
+	memset(l, 0, sizeof(*l));
+}
+
+/* The views, from the thread's own fields. */
+static void publish(struct jitmap__thread *t)
+{
+	t->pub.name = t->name;
+	t->pub.why = t->why;
+	t->core_view = (jitmap_core_thread_info){
+		.tid = (uint32_t)t->pub.tid,
+		.signal = t->pub.signal,
+		.num_regs = t->nregs,
+		.regs = t->nregs ? t->byno : NULL,
+	};
+	t->live_view = (jitmap_live_thread_info){
+		.tid = t->pub.tid,
+		.name = t->name,
+		.signal = t->pub.signal,
+		.error = t->pub.error,
+		.why = t->why,
+		.regs = t->pub.regs,
+	};
+}
+
+struct jitmap__thread *jitmap__threads_add(struct jitmap__threads *l, pid_t tid, void *owner)
+{
+	if (jitmap__grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
+		return NULL;
+	struct jitmap__thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->list = l;
+	t->owner = owner;
+	t->pub.tid = tid;
+	publish(t);
+	l->v[l->n++] = t;
+	return t;
+}
+
+struct jitmap__thread *jitmap__threads_at(const struct jitmap__threads *l, size_t i)
+{
+	return i < l->n ? l->v[i] : NULL;
+}
+
+/* -- Warnings -- */
+
+void jitmap__vwarn(struct jitmap__threads *l, const char *fmt, va_list ap)
+{
+	if (l->nwarnings < JITMAP__MAX_WARNINGS && vasprintf(&l->warnings[l->nwarnings], fmt, ap) >= 0)
+		l->nwarnings++;
+}
+
+void jitmap__warn(struct jitmap__threads *l, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	jitmap__vwarn(l, fmt, ap);
+	va_end(ap);
+}
+
+const char *jitmap__warning(const struct jitmap__threads *l, size_t i)
+{
+	return i < l->nwarnings ? l->warnings[i] : NULL;
+}
+
+/* -- A thread's registers -- */
+
+static int cmp_reg(const void *a, const void *b)
+{
+	const jitmap_core_reg *x = a, *y = b;
+	return (x->regno > y->regno) - (x->regno < y->regno);
+}
+
+int jitmap__thread_set_regs(struct jitmap__thread *t, jitmap_arch arch, const uint8_t *gregs,
+			    size_t len)
+{
+	uint16_t regno[JITMAP__MAX_GREGS];
+	uint64_t value[JITMAP__MAX_GREGS];
+	size_t n = jitmap__linux_gregs(arch, t->list->order, gregs, len, regno, value,
+				       JITMAP__MAX_GREGS);
+	if (n > JITMAP__MAX_GREGS)
+		n = JITMAP__MAX_GREGS;
+	jitmap_core_reg *byno = n ? malloc(n * sizeof(*byno)) : NULL;
+	if (n && !byno)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		byno[i] = (jitmap_core_reg){regno[i], value[i]};
+	qsort(byno, n, sizeof(*byno), cmp_reg);
+	free(t->byno);
+	t->byno = byno;
+	t->nregs = n;
+	const int rc = jitmap_frame_regs_from_linux(arch, t->list->order, gregs, len, &t->regs);
+	t->pub.error = rc;
+	t->pub.regs = rc ? NULL : &t->regs;
+	t->why[0] = 0;
+	publish(t);
+	return rc;
+}
+
+void jitmap__thread_failed(struct jitmap__thread *t, int error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->why, sizeof(t->why), fmt, ap);
+	va_end(ap);
+	t->pub.error = error;
+	t->pub.regs = NULL;
+	publish(t);
+}
+
+void jitmap__thread_set_signal(struct jitmap__thread *t, int signal)
+{
+	t->pub.signal = signal;
+	publish(t);
+}
+
+int jitmap__regs_find(const jitmap_core_reg *regs, size_t n, unsigned regno, uint64_t *value)
+{
+	size_t lo = 0, hi = regs ? n : 0;
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if (regs[mid].regno == regno) {
+			if (value)
+				*value = regs[mid].value;
+			return 0;
+		}
+		if (regs[mid].regno < regno)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -ENOENT;
+}
+
+int jitmap__thread_reg(const struct jitmap__thread *t, unsigned regno, uint64_t *value)
+{
+	if (!t->list->core && t->pub.error)
+		return -ENOENT;
+	return jitmap__regs_find(t->byno, t->nregs, regno, value);
+}
+
+int jitmap__thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why,
+			    size_t why_len)
+{
+	const struct jitmap__thread *t = ctx;
+	uint64_t v;
+	if (jitmap__thread_reg(t, regno, &v)) {
+		if (t->list->core)
+			snprintf(why, why_len, "the core holds no register %u for thread %" PRIu32,
+				 regno, (uint32_t)t->pub.tid);
+		else
+			snprintf(why, why_len, "thread %d has no register %u%s%s", (int)t->pub.tid,
+				 regno, t->why[0] ? ": " : "", t->why);
+		return -ENOENT;
+	}
+	if (size == 0 || size > 8) {
+		snprintf(why, why_len, "register %u has 8 bytes, not %zu", regno, size);
+		return -EINVAL;
+	}
+	uint8_t *b = buf;
+	for (size_t i = 0; i < size; i++) {
+		const size_t shift = 8 * (t->list->order == JITMAP_ORDER_BIG ? size - 1 - i : i);
+		b[i] = (uint8_t)(v >> shift);
+	}
+	return 0;
+}
