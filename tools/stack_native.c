@@ -1,0 +1,441 @@
+/* stack_native.c: jitmap-stack's native frames, through elfutils' libdwfl: the process's
+ * modules and their files (a live process's as it maps them, a core's by build ID), native
+ * names and the functions inlined there, and one native step at a time for the stacker.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+
+#include <jitmap/arch.h>
+#include <jitmap/core.h>
+#include <jitmap/live.h>
+
+#include "cxx_names.h"
+#include "debuginfo_cache.h"
+#include "stack_tool.h"
+
+/* -- Modules and their files -- */
+
+/* Module names made here, kept until exit (a frame's name points at one). */
+static char **g_names;
+static size_t g_nnames;
+
+/* A module's name as users know it: its path's base name, without the " (deleted)" the
+ * kernel appends to a file unlinked since it was mapped. Kept until exit; NULL only when out
+ * of memory. */
+static const char *module_name_of(const char *path)
+{
+	char buf[256];
+	const char *slash = strrchr(path, '/');
+	snprintf(buf, sizeof(buf), "%s", slash ? slash + 1 : path);
+	const size_t n = strlen(buf), dl = strlen(" (deleted)");
+	if (n > dl && !strcmp(buf + n - dl, " (deleted)"))
+		buf[n - dl] = 0;
+	for (size_t i = 0; i < g_nnames; i++)
+		if (!strcmp(g_names[i], buf))
+			return g_names[i];
+	char **v = realloc(g_names, (g_nnames + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	g_names = v;
+	return (g_names[g_nnames] = strdup(buf)) ? g_names[g_nnames++] : NULL;
+}
+
+static char *g_debuginfo_path;
+
+/* Separate debug files found as libdwfl finds them, a compressed one decompressed once into a
+ * cache (debuginfo_cache.c): numbering frames as GDB does reads libc's DWARF. */
+/* The process whose modules live_find_elf opens (libdwfl's callbacks carry no context). */
+static struct target *g_live;
+
+/* A live process's module, as the process maps it: a package upgrade may have deleted the
+ * file at its path or put another build there (libdwfl opens the path, whatever it holds).
+ * libjitmap opens the mapping itself, or the path when it is the mapped file; a deleted
+ * file it cannot open is read from the process's memory, as libdwfl does; a file replaced
+ * at its path is refused, with the reason: its symbols and CFI are not the process's. */
+static int live_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
+{
+	jitmap_live *live = g_live ? jitmap_stopped_live(g_live->stopped) : NULL;
+	if (!live || name[0] != '/')
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	char path[PATH_MAX], why[512];
+	const int fd = jitmap_live_mapped_file(live, base, path, sizeof(path), why, sizeof(why));
+	if (fd >= 0) {
+		if (!(*file_name = strdup(path))) {
+			close(fd);
+			return -1;
+		}
+		return fd;
+	}
+	const size_t n = strlen(name), dl = strlen(" (deleted)");
+	const bool deleted = n > dl && !strcmp(name + n - dl, " (deleted)");
+	if (fd == -ESTALE && deleted) /* its image in memory: what libdwfl reads */
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	if (fd != -ENOENT)
+		jitmap_stack_problem("%s: %s: its symbols and CFI are not used", name, why);
+	return -1;
+}
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = live_find_elf,
+	.find_debuginfo = jitmap_stack_find_debuginfo,
+	.debuginfo_path = &g_debuginfo_path,
+};
+
+/* --sysroot: where a core's files are, as GDB's `set sysroot` (a core from another machine
+ * or a container, its files copied or mounted there). */
+static const char *g_sysroot;
+
+/* A core's module: under --sysroot, the file at its path there when its build ID is the one
+ * the core's copy of its first page holds (libdwfl knows it: dwfl_module_build_id); else
+ * libdwfl's own search by build ID (its debug directories, debuginfod), which never takes a
+ * file of another build. */
+static int core_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+			 char **file_name, Elf **elfp)
+{
+	if (g_sysroot && name[0] == '/') {
+		char path[PATH_MAX];
+		const unsigned char *want;
+		GElf_Addr vaddr;
+		const int want_len = dwfl_module_build_id(mod, &want, &vaddr);
+		if (snprintf(path, sizeof(path), "%s%s", g_sysroot, name) < (int)sizeof(path)) {
+			const int fd = open(path, O_RDONLY | O_CLOEXEC);
+			Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+			const void *got = NULL;
+			const ssize_t got_len = elf ? dwelf_elf_gnu_build_id(elf, &got) : -1;
+			const bool same = elf && (want_len <= 0 || (got_len == want_len &&
+								   !memcmp(got, want, (size_t)got_len)));
+			if (same && (*file_name = strdup(path))) {
+				*elfp = elf;
+				return fd;
+			}
+			if (elf)
+				elf_end(elf);
+			if (fd >= 0)
+				close(fd);
+			if (elf && !same)
+				jitmap_stack_problem("%s: another build than the file the core's "
+						     "process mapped: not used", path);
+		}
+	}
+	return dwfl_build_id_find_elf(mod, userdata, name, base, file_name, elfp);
+}
+
+static const Dwfl_Callbacks core_callbacks = {
+	.find_elf = core_find_elf,
+	.find_debuginfo = jitmap_stack_find_debuginfo,
+	.debuginfo_path = &g_debuginfo_path,
+};
+
+/* -- Native steps -- */
+
+/* One native step at a time: libdwfl unwinds from `initial` (a thread of our own making)
+ * and gives back its second frame. */
+struct native {
+	struct target *t;
+	jitmap_frame_regs initial;
+	unsigned seen;
+	bool got, caller_exact;
+	jitmap_frame_regs caller;
+};
+
+static pid_t no_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)arg;
+	(void)thread_argp;
+	return 0;
+}
+
+static bool any_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+static bool dwfl_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	const struct native *n = arg;
+	char why[8];
+	uint8_t b[8];
+	if (n->t->memory.read_mem(n->t->memory.ctx, addr, b, sizeof(b), why, sizeof(why)))
+		return false;
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)b[n->t->order == JITMAP_ORDER_BIG ? i : 7 - i] << (8 * (7 - i));
+	*result = v;
+	return true;
+}
+
+static bool initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	const struct native *n = arg;
+	for (unsigned r = 0; r < JITMAP_UNWIND_MAX_REGS; r++) {
+		if (!jitmap_frame_reg_known(&n->initial, r))
+			continue;
+		const Dwarf_Word v = n->initial.reg[r];
+		if (!dwfl_thread_state_registers(thread, (int)r, 1, &v))
+			return false;
+	}
+	dwfl_thread_state_register_pc(thread, n->initial.pc);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = no_next_thread,
+	.get_thread = any_thread,
+	.memory_read = dwfl_read,
+	.set_initial_registers = initial_registers,
+};
+
+static int native_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct native *n = arg;
+	if (n->seen++ == 0)
+		return DWARF_CB_OK;
+	Dwarf_Addr pc;
+	bool activation = false;
+	if (!dwfl_frame_pc(frame, &pc, &activation))
+		return DWARF_CB_ABORT;
+	memset(&n->caller, 0, sizeof(n->caller));
+	n->caller.pc = pc;
+	for (unsigned r = 0; r < jitmap_arch_num_core_regs(n->t->arch) && r < JITMAP_UNWIND_MAX_REGS;
+	     r++) {
+		Dwarf_Word v;
+		if ((int)r != jitmap_reg_pc(n->t->arch) && dwfl_frame_reg(frame, r, &v) == 0)
+			jitmap_frame_reg_set(&n->caller, r, v);
+	}
+	n->got = true;
+	n->caller_exact = activation;
+	return DWARF_CB_ABORT;
+}
+
+/* Whether CFI rows of module `m` cover `pc` (its .eh_frame, then its .debug_frame, the order
+ * libdwfl tries them in): libdwfl then unwound by them, not by its backend's frame-pointer
+ * fallback, and a callee-saved register it did not recover had no rule ("same value" under
+ * the ABI; the library carries it, stack.h). */
+/* Whether the module's CFI has a row for `pc`; when it has, set in `restored` each register
+ * whose rule there reads it back from a save slot or another register (not "same value", not
+ * undefined: libdw gives those no location expression). */
+static bool cfi_covers(Dwfl_Module *m, Dwarf_Addr pc, unsigned nregs, uint64_t *restored)
+{
+	for (int k = 0; k < 2; k++) {
+		Dwarf_Addr bias = 0;
+		Dwarf_CFI *cfi = k == 0 ? dwfl_module_eh_cfi(m, &bias) : dwfl_module_dwarf_cfi(m, &bias);
+		Dwarf_Frame *frame = NULL;
+		if (cfi && dwarf_cfi_addrframe(cfi, pc - bias, &frame) == 0) {
+			for (unsigned r = 0; r < nregs && r < JITMAP_UNWIND_MAX_REGS; r++) {
+				Dwarf_Op mem[3], *ops = NULL;
+				size_t nops = 0;
+				if (dwarf_frame_register(frame, (int)r, mem, &ops, &nops) == 0 && ops &&
+				    nops > 0)
+					restored[r / 64] |= UINT64_C(1) << (r % 64);
+			}
+			free(frame);
+			return true;
+		}
+	}
+	return false;
+}
+
+int jitmap_stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
+		       jitmap_unwind_result *out, bool *caller_exact, char *why, size_t why_len)
+{
+	struct native *n = ctx;
+	/* libdwfl takes the first frame's PC as exact: give it the call's last byte for a
+	 * return address, so that it reads the row of the call's function. */
+	n->initial = *regs;
+	if (!exact && regs->pc)
+		n->initial.pc = regs->pc - 1;
+	Dwfl_Module *m = dwfl_addrmodule(n->t->dwfl, n->initial.pc);
+	if (!m)
+		return -ENOENT;
+	n->seen = 0;
+	n->got = false;
+	const int rc = dwfl_getthread_frames(n->t->dwfl, n->t->pid, native_frame, n);
+	const unsigned sp = (unsigned)jitmap_reg_sp(n->t->arch);
+	if (n->got && jitmap_frame_reg_known(&n->caller, sp)) {
+		memset(out, 0, sizeof(*out));
+		/* Every register libdwfl gives goes in; the library drops the caller-saved ones
+		 * (elfutils marks x86-64's rax "same value": docs/jitmap-stack.md). */
+		out->caller = n->caller;
+		out->cfa = n->caller.reg[sp];
+		out->method = cfi_covers(m, n->initial.pc, jitmap_arch_num_core_regs(n->t->arch),
+					 out->restored) ? JITMAP_UNWIND_CFI : JITMAP_UNWIND_NONE;
+		*caller_exact = n->caller_exact;
+		/* Not by CFI (libdwfl's frame-pointer rule): why, for the guess the library marks. */
+		GElf_Addr bias;
+		if (out->method != JITMAP_UNWIND_CFI && why_len)
+			snprintf(why, why_len, "native: %s", dwfl_module_getelf(m, &bias)
+				 ? "no CFI of its module covers this PC"
+				 : "its module's file is missing, or is not the one the process mapped");
+		return 0;
+	}
+	if (rc == 0)
+		return -ESRCH; /* libdwfl reached the end: the outermost frame */
+	snprintf(why, why_len, "native: %s", rc < 0 ? dwfl_errmsg(-1) : "no caller");
+	return -ENOENT;
+}
+
+/* A core libdwfl finds no module in (no NT_FILE note: qemu-user's guest cores) names no
+ * native frame. With --exe, the library placed the executable and the libraries it loaded
+ * (to find the JIT descriptor): report each to libdwfl where the library put it. */
+static void report_placed_files(struct target *t)
+{
+	jitmap_core *core = jitmap_stopped_core(t->stopped);
+	const char *path;
+	uint64_t bias;
+	for (size_t i = 0; core && jitmap_core_placed_file(core, i, &path, &bias) == 0; i++)
+		(void)dwfl_report_elf(t->dwfl, path, path, -1, bias, false);
+}
+
+static struct native g_native; /* the state of native_step, which libdwfl's thread has */
+
+void *jitmap_stack_native_ctx(void)
+{
+	return &g_native;
+}
+
+int jitmap_stack_open_dwfl(struct target *t, const char *exe, const char *sysroot)
+{
+	g_live = t->live ? t : NULL;
+	g_sysroot = sysroot;
+	/* A core's own libelf handle: the core is opened once. */
+	Elf *core_elf = jitmap_core_elf(jitmap_stopped_core(t->stopped));
+	t->dwfl = dwfl_begin(t->live ? &proc_callbacks : &core_callbacks);
+	if (!t->dwfl) {
+		fprintf(stderr, "jitmap-stack: libdwfl: %s\n", dwfl_errmsg(-1));
+		return -1;
+	}
+	dwfl_report_begin(t->dwfl);
+	int rc;
+	if (t->live)
+		rc = dwfl_linux_proc_report(t->dwfl, t->pid);
+	else
+		rc = core_elf ? dwfl_core_file_report(t->dwfl, core_elf, exe) : -1;
+	if (!t->live && exe && rc == 0) /* dwfl_core_file_report: the modules it reported */
+		report_placed_files(t);
+	dwfl_report_end(t->dwfl, NULL, NULL);
+	if (rc < 0)
+		jitmap_stack_problem("the process's modules cannot be read (%s): native frames "
+				     "are unnamed", rc == -1 ? dwfl_errmsg(-1) : strerror(rc));
+	/* Before a module's file is looked for: a deleted one is read from the process's
+	 * memory through this state (dwfl_linux_proc_find_elf asks for its PID). */
+	g_native.t = t;
+	if (!dwfl_attach_state(t->dwfl, core_elf, t->pid, &thread_callbacks, &g_native))
+		jitmap_stack_problem("libdwfl cannot unwind native frames here (%s): the frame "
+				     "pointer is used", dwfl_errmsg(-1));
+	return 0;
+}
+
+/* -- Names -- */
+
+/* A module's name as users know it: its file's base name (the path the process mapped, not
+ * the /proc/PID/map_files link it was opened through). libdwfl's string, or NULL. */
+const char *jitmap_stack_module_name(Dwfl_Module *m)
+{
+	const char *main_file = NULL;
+	const char *name = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
+	const char *n = name && name[0] == '/' ? name : main_file ? main_file : name;
+	if (!n)
+		return NULL;
+	const char *slash = strrchr(n, '/');
+	const char *base = slash ? slash + 1 : n;
+	/* " (deleted)" is the kernel's, not the name's: say it without. */
+	const size_t len = strlen(base), dl = strlen(" (deleted)");
+	return len > dl && !strcmp(base + len - dl, " (deleted)") ? module_name_of(base) : base;
+}
+
+/* A native PC's function and module. libdwfl looks a symbol up by scanning the module's
+ * table (a JIT linked with LLVM has a hundred thousand symbols), and every thread of a JIT
+ * runtime stands at the same few PCs: the answers are kept (struct native_name). */
+
+const char *jitmap_stack_inlined_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die origin;
+	const char *n = dwarf_diename(die);
+	if (n)
+		return n;
+	if (dwarf_attr_integrate(die, DW_AT_name, &a))
+		return dwarf_formstring(&a);
+	if (dwarf_attr(die, DW_AT_abstract_origin, &a) && dwarf_formref_die(&a, &origin))
+		return dwarf_diename(&origin);
+	return NULL;
+}
+
+/* The functions inlined at `pc` in module `m`, innermost first, as GDB counts them. */
+static void find_inlined(Dwfl_Module *m, uint64_t pc, struct native_name *n)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m, pc, &bias);
+	Dwarf_Die *scopes = NULL;
+	const int k = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	for (int i = 0; i < k && n->ninlined < MAX_INLINED; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			n->described = true; /* the function that holds them: the frame itself */
+			break;
+		}
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			const char *name = jitmap_stack_inlined_name(&scopes[i]);
+			n->inlined[n->ninlined++] = name ? name : "??";
+		}
+	}
+	free(scopes);
+}
+
+#define NAME_SLOTS 4096
+
+const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc)
+{
+	if (!t->names && !(t->names = calloc(NAME_SLOTS, sizeof(*t->names))))
+		return NULL;
+	size_t h = (size_t)((pc * UINT64_C(0x9e3779b97f4a7c15)) >> 52) % NAME_SLOTS;
+	for (size_t probe = 0; probe < NAME_SLOTS; probe++, h = (h + 1) % NAME_SLOTS) {
+		struct native_name *n = &t->names[h];
+		if (n->used && n->pc == pc)
+			return n;
+		if (n->used)
+			continue;
+		n->used = true;
+		n->pc = pc;
+		Dwfl_Module *m = dwfl_addrmodule(t->dwfl, pc);
+		if (m) {
+			GElf_Off off;
+			GElf_Sym sym;
+			n->function = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
+			n->module = jitmap_stack_module_name(m);
+			n->entry = n->function ? pc - off : 0;
+			find_inlined(m, pc, n);
+			n->shown = jitmap_stack_cxx_name(n->function, n->described);
+		}
+		return n;
+	}
+	return NULL; /* full: the caller goes without */
+}
+
+void jitmap_stack_native_free(struct target *t)
+{
+	for (size_t i = 0; t->names && i < NAME_SLOTS; i++)
+		free(t->names[i].shown);
+	free(t->names);
+	if (t->dwfl)
+		dwfl_end(t->dwfl);
+	for (size_t i = 0; i < g_nnames; i++)
+		free(g_names[i]);
+	free(g_names);
+}

@@ -1,0 +1,212 @@
+/* stack_output.c: what jitmap-stack prints: the process, its JIT entries and perf maps,
+ * each thread's frames and the problems, as text or as one JSON object (docs/json.md).
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jitmap/perfmap.h>
+
+#include "json.h"
+#include "stack_tool.h"
+
+/* How many JIT entries the process has: a count only when every descriptor's list was read
+ * to its end and every file that may define one was looked into. `unknown`: some descriptor
+ * could not be read at all; `partial`: some list was read only in part (the count is of the
+ * entries read); `unread`: files of a core that could not be read; `why`: the first such
+ * problem. */
+struct jit_count {
+	size_t entries, unread;
+	bool unknown, partial;
+	char why[512];
+};
+
+static void count_jit_entries(const struct target *t, struct jit_count *n)
+{
+	memset(n, 0, sizeof(*n));
+	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
+		jitmap_source_info si = {.sz = sizeof(si)};
+		if (jitmap_process_source(t->proc, i, &si) == 0 && si.kind == JITMAP_SOURCE_JIT)
+			n->entries++;
+	}
+	for (size_t i = 0; i < jitmap_process_num_descriptors(t->proc); i++) {
+		jitmap_descriptor_info d = {.sz = sizeof(d)};
+		if (jitmap_process_descriptor(t->proc, i, &d) || d.complete)
+			continue;
+		/* (the words of the process's problem for it) */
+		if (!n->unknown && !n->partial)
+			snprintf(n->why, sizeof(n->why), "the %s in %s: %s",
+				 d.readable ? "JIT entry list of the descriptor" : "JIT descriptor",
+				 d.where, d.problem ? d.problem : "not read");
+		n->unknown |= !d.readable;
+		n->partial |= d.readable;
+	}
+	n->unread = jitmap_process_num_unread_files(t->proc);
+	if (n->unread && !n->unknown && !n->partial)
+		snprintf(n->why, sizeof(n->why), "%zu file%s the core maps could not be read (see "
+			 "problems): a JIT descriptor in one would not be seen", n->unread,
+			 n->unread == 1 ? "" : "s");
+}
+
+void jitmap_stack_print_text(const struct target *t)
+{
+	struct jit_count n;
+	count_jit_entries(t, &n);
+	printf("%s %d%s%s%s, %s, %zu thread%s; ", t->live ? "process" : "core of process",
+	       (int)t->pid, t->comm[0] ? " (" : "", t->comm, t->comm[0] ? ")" : "",
+	       jitmap_arch_name(t->arch), t->nthreads, t->nthreads == 1 ? "" : "s");
+	if (n.unknown)
+		printf("JIT entries unknown (a JIT descriptor could not be read: see problems)\n");
+	else if (n.partial)
+		printf("%zu JIT entr%s read, the rest unknown (a JIT entry list is damaged: see "
+		       "problems)\n", n.entries, n.entries == 1 ? "y" : "ies");
+	else if (n.unread)
+		printf("%zu JIT entr%s found, more may be in the %zu file%s the core maps that could "
+		       "not be read (see problems)\n", n.entries, n.entries == 1 ? "y" : "ies",
+		       n.unread, n.unread == 1 ? "" : "s");
+	else
+		printf("%zu JIT entr%s\n", n.entries, n.entries == 1 ? "y" : "ies");
+	const jitmap_perfmap *pm = jitmap_process_perfmap(t->proc);
+	for (size_t i = 0; i < jitmap_perfmap_num_files(pm); i++) {
+		size_t ranges;
+		const char *path = jitmap_perfmap_file(pm, i, &ranges);
+		printf("code named by %s: %zu code object%s\n", path, ranges,
+		       ranges == 1 ? "" : "s");
+	}
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct thread *th = &t->threads[i];
+		printf("\nthread %d", (int)th->info->tid);
+		if (th->info->name[0])
+			printf(" \"%s\"", th->info->name);
+		printf(":\n");
+		if (th->problem)
+			printf("  (%s)\n", th->problem);
+		for (size_t k = 0; k < th->nframes; k++) {
+			const struct frame_out *f = &th->frames[k];
+			printf("  #%-3u 0x%016" PRIx64 " in %s", f->level, f->pc,
+			       f->function ? f->function : "??");
+			if (f->inlined)
+				printf(" [inlined]");
+			if (f->tail_call)
+				printf(" [tail call]");
+			if (f->jit) {
+				printf(" [JIT");
+				if (f->entry)
+					printf(" entry 0x%" PRIx64, f->entry);
+				if (f->named_by)
+					printf(", %s", f->named_by);
+				printf("]");
+				if (f->source_line)
+					printf(" at %s", f->source_line);
+			} else if (f->module) {
+				printf(" (%s)", f->module);
+			}
+			if (f->guess)
+				printf(" [guess]");
+			printf("\n");
+			if (f->guess_first)
+				printf("    (from here on a guess: %s; no register or value of these "
+				       "frames is stated)\n", f->guess);
+			if (f->registers_text && f->registers_text[0])
+				printf("    registers:\n%s", f->registers_text);
+			if (f->text)
+				fputs(f->text, stdout);
+			if (f->why)
+				printf("  (unwinding stops here: %s)\n", f->why);
+		}
+	}
+	if (jitmap_stack_num_problems()) {
+		printf("\nproblems:\n");
+		for (size_t i = 0; i < jitmap_stack_num_problems(); i++)
+			printf("  %s\n", jitmap_stack_problem_at(i));
+	}
+}
+
+void jitmap_stack_print_json(const struct target *t, const char *target)
+{
+	printf("{\"process\": {\"pid\": %d, \"live\": %s, \"core\": ", (int)t->pid,
+	       t->live ? "true" : "false");
+	json_string_or_null(stdout, t->live ? NULL : target);
+	printf(", \"name\": ");
+	json_string_or_null(stdout, t->comm[0] ? t->comm : NULL);
+	printf(", \"arch\": ");
+	json_string(stdout, jitmap_arch_name(t->arch));
+	struct jit_count n;
+	count_jit_entries(t, &n);
+	printf(", \"jit_descriptors\": %zu, \"jit_entries\": ",
+	       jitmap_process_num_descriptors(t->proc));
+	/* null where not every list was read to its end, or a file that may define one was not
+	 * read: the error says which and why */
+	const bool counted = !n.unknown && !n.partial && !n.unread;
+	if (!counted)
+		printf("null, \"jit_entries_read\": %zu, \"error\": ", n.entries);
+	else
+		printf("%zu, \"jit_entries_read\": %zu, \"error\": ", n.entries, n.entries);
+	json_string_or_null(stdout, counted ? NULL : n.why);
+	printf(", \"perf_maps\": [");
+	const jitmap_perfmap *pm = jitmap_process_perfmap(t->proc);
+	for (size_t i = 0; i < jitmap_perfmap_num_files(pm); i++) {
+		size_t ranges;
+		const char *path = jitmap_perfmap_file(pm, i, &ranges);
+		printf("%s{\"path\": ", i ? ", " : "");
+		json_string(stdout, path);
+		printf(", \"code_objects\": %zu}", ranges);
+	}
+	printf("]}, \"threads\": [");
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct thread *th = &t->threads[i];
+		printf("%s{\"tid\": %d, \"name\": ", i ? ", " : "", (int)th->info->tid);
+		json_string_or_null(stdout, th->info->name[0] ? th->info->name : NULL);
+		printf(", \"frames\": [");
+		for (size_t k = 0; k < th->nframes; k++) {
+			const struct frame_out *f = &th->frames[k];
+			printf("%s{\"index\": %u, \"pc\": \"0x%" PRIx64 "\", \"function\": ",
+			       k ? ", " : "", f->level, f->pc);
+			json_string_or_null(stdout, f->function);
+			printf(", \"module\": ");
+			json_string_or_null(stdout, f->jit ? NULL : f->module);
+			printf(", \"jit_entry\": ");
+			if (f->jit && f->entry)
+				printf("\"0x%" PRIx64 "\"", f->entry);
+			else
+				printf("null");
+			printf(", \"jit\": %s, ", f->jit ? "true" : "false");
+			if (f->named_by) {
+				printf("\"named_by\": ");
+				json_string(stdout, f->named_by);
+				printf(", \"source_line\": ");
+				json_string_or_null(stdout, f->source_line);
+				printf(", ");
+			}
+			if (f->inlined)
+				printf("\"inlined\": true, ");
+			if (f->tail_call)
+				printf("\"tail_call\": true, ");
+			printf("\"unwound_by\": ");
+			json_string(stdout, f->method);
+			printf(", \"guess\": ");
+			json_string_or_null(stdout, f->guess);
+			printf(", \"stackmap\": %s", f->stackmap_json ? f->stackmap_json : "null");
+			if (f->registers_json)
+				printf(", \"registers\": %s", f->registers_json);
+			if (f->why) {
+				printf(", \"error\": ");
+				json_string(stdout, f->why);
+			}
+			printf("}");
+		}
+		printf("]");
+		if (th->problem) {
+			printf(", \"error\": ");
+			json_string(stdout, th->problem);
+		}
+		printf("}");
+	}
+	printf("], \"problems\": [");
+	for (size_t i = 0; i < jitmap_stack_num_problems(); i++) {
+		printf("%s", i ? ", " : "");
+		json_string(stdout, jitmap_stack_problem_at(i));
+	}
+	printf("]}\n");
+}

@@ -1,0 +1,164 @@
+/* stack_tool.h: what the parts of jitmap-stack share, bottom first, each using only the ones
+ * before it:
+ *   stack_target.c    the stopped process (a core or a live one, one jitmap_stopped), its
+ *                     threads as the output lists them, and the problems said after them;
+ *   stack_native.c    libdwfl: modules, their files, native names, inlined functions and
+ *                     native steps;
+ *   stack_tailcalls.c the tail-call frames GDB rebuilds from DWARF call sites;
+ *   stack_walk.c      where the stackmaps are, each thread's walk, each frame's description;
+ *   stack_output.c    the text and the JSON;
+ *   jitmap-stack.c    options, and the order of it all (main).
+ */
+#ifndef JITMAP_TOOLS_STACK_TOOL_H
+#define JITMAP_TOOLS_STACK_TOOL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <elfutils/libdwfl.h>
+
+#include <jitmap/process.h>
+#include <jitmap/stack.h>
+#include <jitmap/stopped.h>
+
+struct options {
+	bool json, values, gc_roots, registers, no_perf_maps;
+	const char *target, *exe, *sysroot;
+	const char **perf_files; /* --perf-map, --jitdump: in the order given */
+	size_t nperf;
+};
+
+struct frame_out {
+	unsigned level;      /* as GDB numbers it: inlined functions are frames of their own */
+	uint64_t pc;
+	bool exact, jit;
+	bool inlined;        /* a function inlined at this PC into the next frame's */
+	bool tail_call;      /* a function that tail-called the frame before (GDB's "tail call
+			      * frame", from DWARF call-site information) */
+	char *function, *module;
+	uint64_t entry;
+	char *named_by;      /* JIT code a perf map or jitdump names: "perf map PATH" */
+	char *source_line;   /* and the source line its debug info gives, "FILE:LINE" */
+	char *stackmap_json; /* the record object (JSON), when asked for and at a record */
+	char *text;          /* the same for the text output */
+	char *registers_json, *registers_text; /* --registers */
+	char *why;           /* how the walk ended here, when it did not end well */
+	const char *method;
+	/* Reached by a guess (jitmap_stack_frame.guess): its registers and values are not
+	 * stated. `guess_first`: the first such frame of its thread, where the text says why. */
+	char *guess;
+	bool guess_first;
+};
+
+/* A thread of the stopped process, and the frames found on its stack. */
+struct thread {
+	const jitmap_stopped_thread_info *info; /* its ID, name and registers (NULL: none) */
+	struct frame_out *frames;
+	size_t nframes, cap_frames;
+	unsigned next_level;
+	char *problem;       /* why it has no registers */
+};
+
+struct target {
+	jitmap_stopped *stopped; /* a live process's threads stay stopped until detached */
+	bool live;
+	pid_t pid;
+	const char *comm;        /* the process's name, "" when unknown */
+	jitmap_target memory;
+	jitmap_arch arch;
+	jitmap_byte_order order;
+	struct thread *threads;
+	size_t nthreads;
+	Dwfl *dwfl;
+	struct native_name *names;
+	struct tail_memo *tails; /* tail_calls' answers, by return address and callee */
+	jitmap_process *proc;
+};
+
+/* -- stack_target.c -- */
+
+/* Set by the signal handler: a live process's threads are let go early. */
+extern volatile sig_atomic_t jitmap_stack_interrupted;
+
+/* A problem, said once, in order, after the stacks (or on standard error when no stack is
+ * printed). */
+void jitmap_stack_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+size_t jitmap_stack_num_problems(void);
+const char *jitmap_stack_problem_at(size_t i);
+
+/* Open the core at `path` (--exe, --sysroot: NULL when not given) or stop process `pid`, and
+ * list its threads: 0, or -1 with the reason said on standard error. */
+int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
+			   const char *sysroot);
+int jitmap_stack_open_pid(struct target *t, pid_t pid);
+/* The threads, their frames, the stopped process (let go if not yet) and the problems. */
+void jitmap_stack_target_free(struct target *t);
+
+/* -- stack_native.c -- */
+
+#define MAX_INLINED 16
+
+/* A native PC's function and module (native_name). */
+struct native_name {
+	uint64_t pc;
+	const char *function, *module; /* libdwfl's strings, valid while the Dwfl is */
+	/* The functions inlined at pc, innermost first (libdw's strings): each is a frame of
+	 * its own in GDB's and LLDB's backtraces, and so here, so that frame numbers agree. */
+	const char *inlined[MAX_INLINED];
+	unsigned ninlined;
+	uint64_t entry; /* the function's start (its symbol's), 0 when unknown */
+	bool used;
+	bool described; /* DWARF describes the function at pc (GDB names it from there) */
+	char *shown; /* a C++ function's name as GDB prints it (cxx_names.h), or NULL */
+};
+
+/* libdwfl over the process's modules (a core's files under `sysroot`, or NULL), and its
+ * thread state for native steps: 0, or -1 with the reason said. */
+int jitmap_stack_open_dwfl(struct target *t, const char *exe, const char *sysroot);
+/* The stacker's native_step, and its context (jitmap_stacker_opts). */
+int jitmap_stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
+			     jitmap_unwind_result *out, bool *caller_exact, char *why,
+			     size_t why_len);
+void *jitmap_stack_native_ctx(void);
+/* A module's name as users know it (its file's base name): libdwfl's string, or NULL. */
+const char *jitmap_stack_module_name(Dwfl_Module *m);
+/* The function and module at a native PC, kept: NULL only when the table is full. */
+const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc);
+/* The name of an inlined subroutine's DIE: its own, or its abstract origin's. */
+const char *jitmap_stack_inlined_name(Dwarf_Die *die);
+/* The native names kept, libdwfl's state, and the module names made. */
+void jitmap_stack_native_free(struct target *t);
+
+/* -- stack_tailcalls.c -- */
+
+#define MAX_TAIL_CALLS 4 /* functions in one chain */
+
+struct tail_frame {
+	uint64_t pc;      /* after the tail call, as GDB shows it */
+	const char *name; /* libdw's string */
+};
+
+/* The chain of tail calls from the caller at return address `ret` to the function starting
+ * at `callee`, outermost first, in `out`; how many (0: none, or none GDB would show). Each
+ * (ret, callee) is asked once. */
+unsigned jitmap_stack_tail_calls(struct target *t, uint64_t ret, uint64_t callee,
+				 struct tail_frame out[MAX_TAIL_CALLS]);
+
+/* -- stack_walk.c -- */
+
+/* The JIT entries, loaded files and perf maps of the process: 0, or -1 (out of memory). */
+int jitmap_stack_scan(struct target *t, const struct options *o);
+/* What went wrong reading the JIT entries, as problems (after the walk: a stackmap is read
+ * when a frame is in its code). */
+void jitmap_stack_process_problems(struct target *t);
+/* Every thread's frames. */
+void jitmap_stack_walk(struct target *t, const struct options *o);
+
+/* -- stack_output.c -- */
+
+void jitmap_stack_print_text(const struct target *t);
+void jitmap_stack_print_json(const struct target *t, const char *target);
+
+#endif

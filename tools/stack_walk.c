@@ -1,0 +1,362 @@
+/* stack_walk.c: jitmap-stack's walk of every thread: where the stackmaps are (the JIT
+ * entries and loaded files, perf maps and jitdumps), each thread's frames by a
+ * jitmap_stacker (include/jitmap/stack.h) with libdwfl's native steps, and what each frame
+ * shows, as the library describes it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gelf.h>
+
+#include <jitmap/arch.h>
+#include <jitmap/core.h>
+#include <jitmap/frame.h>
+#include <jitmap/perfmap.h>
+
+#include "stack_tool.h"
+
+/* -- Where the stackmaps are: JIT descriptors and loaded files, from the modules -- */
+
+struct discovery {
+	struct target *t;
+};
+
+/* Each module's file: the JIT descriptor it defines and its .llvm_stackmaps (the library
+ * reads both, moved by the module's bias). */
+static int each_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr start,
+		       void *arg)
+{
+	(void)userdata;
+	(void)name;
+	(void)start;
+	struct discovery *d = arg;
+	GElf_Addr bias;
+	const char *file = NULL;
+	if (!dwfl_module_getelf(m, &bias))
+		return DWARF_CB_OK;
+	dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+	const int n = file ? jitmap_process_scan_file(d->t->proc, file, bias,
+						      jitmap_stack_module_name(m)) : 0;
+	return n < 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* The perf maps and jitdump files the user named, and a live process's own. */
+static void read_perf_maps(struct target *t, const struct options *o)
+{
+	jitmap_perfmap *pm = jitmap_process_perfmap(t->proc);
+	if (!pm) {
+		jitmap_stack_problem("perf maps are not read: out of memory");
+		return;
+	}
+	for (size_t i = 0; i < o->nperf; i++)
+		(void)jitmap_perfmap_add_file(pm, o->perf_files[i], NULL); /* problems: below */
+	if (t->live && !o->no_perf_maps)
+		(void)jitmap_perfmap_add_process(pm, (int)t->pid);
+	for (size_t k = 0; k < jitmap_perfmap_num_problems(pm); k++)
+		jitmap_stack_problem("%s", jitmap_perfmap_problem(pm, k));
+}
+
+int jitmap_stack_scan(struct target *t, const struct options *o)
+{
+	/* Stackmaps are read for the JIT code the stacks are in, not for every entry. */
+	const jitmap_process_opts popts = {.sz = sizeof(popts), .flags = JITMAP_PROCESS_LAZY};
+	t->proc = jitmap_process_new(&t->memory, &popts);
+	if (!t->proc) {
+		fprintf(stderr, "jitmap-stack: out of memory\n");
+		return -1;
+	}
+	struct discovery d = {.t = t};
+	jitmap_process_scan_begin(t->proc);
+	/* A core: the library's one scan (jitmap-dump's too), NT_FILE's files and those it
+	 * placed without NT_FILE. A live process: the modules libdwfl lists. */
+	jitmap_core *core = jitmap_stopped_core(t->stopped);
+	const int rc = core ? jitmap_process_scan_core(t->proc, core)
+			    : dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0 ? -ENOMEM : 0;
+	if (rc < 0 || jitmap_process_scan_end(t->proc)) {
+		fprintf(stderr, "jitmap-stack: out of memory\n");
+		return -1;
+	}
+	read_perf_maps(t, o);
+	return 0;
+}
+
+void jitmap_stack_process_problems(struct target *t)
+{
+	for (size_t k = 0; k < jitmap_process_num_problems(t->proc); k++)
+		jitmap_stack_problem("%s", jitmap_process_problem(t->proc, k));
+	jitmap_source_info si = {.sz = sizeof(si)};
+	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
+		jitmap_process_source(t->proc, i, &si);
+		for (size_t k = 0; k < si.num_problems; k++)
+			jitmap_stack_problem("%s", jitmap_process_source_problem(t->proc, i, k));
+	}
+}
+
+/* -- Values: a frame described by the library -- */
+
+/* A frame's registers as the unwinders left them, and the target's memory: the frame target
+ * of jitmap_frame_describe. */
+struct frame_regs_target {
+	const jitmap_frame_regs *regs;
+	const struct target *t;
+};
+
+static int frame_read_reg(void *ctx, unsigned regno, void *buf, size_t size, char *why,
+			  size_t why_len)
+{
+	const struct frame_regs_target *f = ctx;
+	(void)why;
+	(void)why_len;
+	const bool pc = jitmap_reg_pc(f->t->arch) == (int)regno; /* kept apart from the others */
+	if ((!pc && !jitmap_frame_reg_known(f->regs, regno)) || size > 8)
+		return -ENOENT; /* the library words it from the register's class */
+	const uint64_t v = pc ? f->regs->pc : f->regs->reg[regno];
+	uint8_t *b = buf;
+	for (size_t i = 0; i < size; i++)
+		b[f->t->order == JITMAP_ORDER_BIG ? size - 1 - i : i] = (uint8_t)(v >> (8 * i));
+	/* What the unwinders know of an outer frame was restored from where it was saved, or
+	 * carried over by the ABI's rule (a caller-saved register is never carried into a
+	 * caller): believed. */
+	return JITMAP_REG_RECOVERED;
+}
+
+static int frame_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			  size_t why_len)
+{
+	const struct frame_regs_target *f = ctx;
+	return f->t->memory.read_mem(f->t->memory.ctx, addr, buf, len, why, why_len);
+}
+
+static char *dup_text(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* What the output shows of frame `f` at a record (or a JIT frame at none): the library's
+ * answer, as `info stackmap -json` gives it (less "frame") and as its text. */
+static void describe_frame(struct target *t, const struct options *o, const jitmap_stack_frame *f,
+			   struct frame_out *fo)
+{
+	struct frame_regs_target ft = {f->regs, t};
+	const jitmap_target target = {&ft, frame_read_reg, frame_read_mem};
+	const jitmap_frame_desc d = {
+		.sz = sizeof(d),
+		.level = fo->level,
+		.pc = f->pc,
+		.return_address = !f->exact,
+		.arch = t->arch,
+		.function = fo->function,
+		.target = &target,
+		.statepoints = JITMAP_STATEPOINT_AUTO,
+		.flags = o->registers ? JITMAP_DESCRIBE_REGISTERS : 0,
+		.order = t->order,
+		.guessed = f->guessed ? f->guess : NULL,
+	};
+	jitmap_frame_report *r = jitmap_frame_describe(t->proc, &d);
+	if (!r) {
+		jitmap_stack_problem("frame %u: %s", fo->level, strerror(errno));
+		return;
+	}
+	if (o->registers) {
+		fo->registers_json = dup_text(jitmap_frame_report_json(r, JITMAP_JSON_REGISTERS));
+		fo->registers_text = dup_text(jitmap_frame_report_text(r, JITMAP_TEXT_REGISTERS, 6));
+	}
+	const bool at_record = jitmap_frame_report_num_records(r) > 0;
+	if (!at_record && !f->jit) {
+		jitmap_frame_report_free(r);
+		return;
+	}
+	if (o->values || o->gc_roots)
+		fo->stackmap_json = dup_text(jitmap_frame_report_json(r, JITMAP_JSON_NO_FRAME));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *x = open_memstream(&text, &len);
+	if (x) {
+		if (!at_record) {
+			if (o->values || o->gc_roots)
+				fprintf(x, "    (%s)\n",
+					jitmap_frame_report_text(r, JITMAP_TEXT_NO_RECORD, 0));
+		} else {
+			if (o->values)
+				fputs(jitmap_frame_report_text(r, JITMAP_TEXT_RECORDS, 4), x);
+			else
+				fputs(jitmap_frame_report_text(r, JITMAP_TEXT_VFRAMES, 4), x);
+			const char *rows = o->gc_roots
+				? jitmap_frame_report_text(r, JITMAP_TEXT_GC_ROOTS, 4) : "";
+			if (rows && rows[0]) {
+				char *copy = strdup(rows);
+				fputs(jitmap_frame_report_text(r, JITMAP_TEXT_GC_HEADER, 4), x);
+				fputs(copy ? copy : "", x);
+				free(copy);
+			}
+		}
+		fclose(x);
+		fo->text = text;
+	}
+	jitmap_frame_report_free(r);
+}
+
+/* -- Walking every thread -- */
+
+struct walk {
+	struct target *t;
+	const struct options *o;
+	struct thread *th;
+	uint64_t callee_entry; /* the entry of the frame before this one (0: unknown, JIT) */
+	bool guessed;          /* a frame reached by a guess was seen */
+};
+
+static struct frame_out *new_frame(struct thread *th)
+{
+	if (th->nframes == th->cap_frames) {
+		const size_t cap = th->cap_frames ? 2 * th->cap_frames : 32;
+		struct frame_out *a = realloc(th->frames, cap * sizeof(*a));
+		if (!a)
+			return NULL;
+		th->frames = a;
+		th->cap_frames = cap;
+	}
+	struct frame_out *fo = &th->frames[th->nframes++];
+	memset(fo, 0, sizeof(*fo));
+	fo->level = th->next_level++;
+	return fo;
+}
+
+/* Which file names the code at `at`, and the source line there. */
+static void named_code(struct target *t, uint64_t at, struct frame_out *fo)
+{
+	jitmap_perfmap_sym sym = {.sz = sizeof(sym)};
+	if (jitmap_perfmap_lookup(jitmap_process_perfmap(t->proc), at, &sym))
+		return;
+	fo->named_by = strdup(sym.source);
+	if (sym.file && asprintf(&fo->source_line, "%s:%u", sym.file, sym.file_line) < 0)
+		fo->source_line = NULL;
+}
+
+static int on_frame(void *ctx, const jitmap_stack_frame *f)
+{
+	struct walk *w = ctx;
+	struct thread *th = w->th;
+	const size_t first = th->nframes;
+	uint64_t at = f->code_pc;
+	/* Code only a perf map or jitdump names: a module's symbol where it has one (a runtime
+	 * lists its own builtins, in its executable, in its map), else the map's name (libdwfl
+	 * may give a module a range that spans the JIT code between two of its mappings). */
+	const bool named_only = f->jit && !f->code.image;
+	const struct native_name *nn = f->jit && !named_only ? NULL
+							     : jitmap_stack_native_name(w->t, at);
+	/* A return address at a function's first byte, after no function at all (padding):
+	 * a runtime's continuation (V8's InterpreterEnterAtNextBytecode), named from there. */
+	if (nn && !nn->function && at != f->pc) {
+		const struct native_name *here = jitmap_stack_native_name(w->t, f->pc);
+		if (here && here->function && here->entry == f->pc) {
+			nn = here;
+			at = f->pc;
+		}
+	}
+	const bool jit = f->jit && !(named_only && nn && nn->function);
+	/* A caller at a return address whose call went, by tail calls, to the frame before:
+	 * those functions are frames of their own in GDB's numbering. */
+	struct tail_frame tails[MAX_TAIL_CALLS];
+	const unsigned ntails = !jit && !f->exact && f->level > 0 && w->callee_entry
+		? jitmap_stack_tail_calls(w->t, f->pc, w->callee_entry, tails) : 0;
+	for (unsigned i = ntails; i-- > 0;) {
+		struct frame_out *tc = new_frame(th);
+		if (!tc)
+			return -ENOMEM;
+		tc->pc = tails[i].pc;
+		tc->tail_call = true;
+		tc->function = strdup(tails[i].name);
+		/* its own module: the caller's call may have gone to another library */
+		Dwfl_Module *tm = dwfl_addrmodule(w->t->dwfl, tails[i].pc - 1);
+		const char *module = tm ? jitmap_stack_module_name(tm) : NULL;
+		tc->module = module ? strdup(module) : NULL;
+		tc->method = "tail-call";
+	}
+	w->callee_entry = nn ? nn->entry : 0;
+	for (unsigned i = 0; nn && i < nn->ninlined; i++) {
+		struct frame_out *in = new_frame(th);
+		if (!in)
+			return -ENOMEM;
+		in->pc = f->pc;
+		in->exact = f->exact;
+		in->inlined = true;
+		in->function = strdup(nn->inlined[i]);
+		if (nn->module)
+			in->module = strdup(nn->module);
+		in->method = "inline";
+	}
+	struct frame_out *fo = new_frame(th);
+	if (!fo)
+		return -ENOMEM;
+	fo->pc = f->pc;
+	fo->exact = f->exact;
+	fo->jit = jit;
+	fo->method = jitmap_unwind_method_name(f->method);
+	if (jit) {
+		if (f->code.function)
+			fo->function = strdup(f->code.function);
+		fo->entry = f->code.entry;
+		if (named_only)
+			named_code(w->t, at, fo);
+	} else {
+		if (nn && nn->function)
+			fo->function = strdup(nn->shown ? nn->shown : nn->function);
+		if (nn && nn->module)
+			fo->module = strdup(nn->module);
+	}
+	/* The library describes a frame at a record, and a JIT frame at none, when the output
+	 * shows values or roots; the interpreter frames a runtime's layouts give always. */
+	const bool asked = w->o->values || w->o->gc_roots;
+	if (((asked || jitmap_process_num_layout_images(w->t->proc)) && (f->record || f->jit)) ||
+	    w->o->registers)
+		describe_frame(w->t, w->o, f, fo);
+	if (f->stop && f->stop != -ESRCH)
+		fo->why = strdup(f->why);
+	/* This frame's, and its inlined and tail-call frames' (made from its PC). */
+	for (size_t k = first; f->guessed && k < th->nframes; k++) {
+		th->frames[k].guess = strdup(f->guess);
+		th->frames[k].guess_first = !w->guessed;
+		w->guessed = true;
+	}
+	return jitmap_stack_interrupted ? -EINTR : 0;
+}
+
+static int code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
+{
+	return jitmap_stopped_code_at(ctx, pc, why, why_len);
+}
+
+void jitmap_stack_walk(struct target *t, const struct options *o)
+{
+	const jitmap_stacker_opts sopts = {
+		.sz = sizeof(sopts), .native_step = jitmap_stack_native_step,
+		.native_ctx = jitmap_stack_native_ctx(),
+		.order = t->order,
+		/* Below a thread's last frame lie stack words: none is taken for a frame where
+		 * no code can be. */
+		.code_at = code_at,
+		.code_ctx = t->stopped,
+	};
+	const bool dwfl_ok = dwfl_pid(t->dwfl) > 0;
+	jitmap_stacker_opts so = sopts;
+	if (!dwfl_ok)
+		so.native_step = NULL;
+	jitmap_stacker *st = jitmap_stacker_new(t->proc, &t->memory, t->arch, &so);
+	if (!st) {
+		jitmap_stack_problem("jitmap cannot unwind %s stacks: %s",
+				     jitmap_arch_name(t->arch), strerror(errno));
+		return;
+	}
+	for (size_t i = 0; i < t->nthreads && !jitmap_stack_interrupted; i++) {
+		struct thread *th = &t->threads[i];
+		if (!th->info->regs)
+			continue;
+		struct walk w = {t, o, th, 0, false};
+		jitmap_stacker_walk(st, th->info->regs, on_frame, &w);
+	}
+	jitmap_stacker_free(st);
+}
