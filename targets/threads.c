@@ -79,7 +79,8 @@ struct jitmap__thread *jitmap__threads_at(const struct jitmap__threads *l, size_
 
 void jitmap__vwarn(struct jitmap__threads *l, const char *fmt, va_list ap)
 {
-	if (l->nwarnings < JITMAP__MAX_WARNINGS && vasprintf(&l->warnings[l->nwarnings], fmt, ap) >= 0)
+	if (l->nwarnings < JITMAP__MAX_WARNINGS &&
+	    vasprintf(&l->warnings[l->nwarnings], fmt, ap) >= 0)
 		l->nwarnings++;
 }
 

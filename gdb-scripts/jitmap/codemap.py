@@ -1,6 +1,6 @@
-"""Where code can be in the debugged process: libjitmap's answer (jitmap_live_code_at for a live
-process, its /proc/PID/maps; jitmap_core_code_at for a core, its segments' flags and file
-mappings), for the unwinders that end a stack where a caller's PC lies where no code can be.
+"""Where code can be in the debugged process: libjitmap's answer (jitmap_stopped_code_at: for a
+live process, its /proc/PID/maps; for a core, its segments' flags and file mappings), for the
+unwinders that end a stack where a caller's PC lies where no code can be.
 Below a thread's last real frame lie stack words; an unwinder that takes one for a return
 address makes a frame no code lives in, and every frame after it is as false.
 
@@ -17,32 +17,30 @@ class CodeMap:
 
     def __init__(self, pid=None, core=None):
         self.lib = N.lib()
-        self.live = self.core = None
+        self.stopped = None
         err = N.Error()
         if pid:
             # Nothing is stopped: the debugger holds the process already.
-            opts = N.LiveOpts(flags=N.LIVE_NO_STOP)
-            self.live = self.lib.jitmap_live_open(int(pid), ctypes.byref(opts), ctypes.byref(err))
+            opts = N.StoppedOpts(flags=N.STOPPED_NO_STOP)
+            self.stopped = self.lib.jitmap_stopped_open_pid(int(pid), ctypes.byref(opts),
+                                                            ctypes.byref(err))
         elif core:
-            self.core = self.lib.jitmap_core_open(core.encode(), None, ctypes.byref(err))
-        if not self.live and not self.core:
-            raise OSError(N.text(err.reason.value) or "no process or core")
+            self.stopped = self.lib.jitmap_stopped_open_core(core.encode(), None,
+                                                             ctypes.byref(err))
+        if not self.stopped:
+            raise OSError(N.error_text(err) if err.code else "no process or core")
         self._memo = {}
 
     def close(self):
-        if self.live:
-            self.lib.jitmap_live_free(self.live)
-        if self.core:
-            self.lib.jitmap_core_free(self.core)
-        self.live = self.core = None
+        if self.stopped:
+            self.lib.jitmap_stopped_free(self.stopped)
+        self.stopped = None
 
     def _ask(self, what, pc, buf, length, otherwise):
-        """libjitmap's jitmap_live_WHAT or jitmap_core_WHAT at `pc`."""
+        """libjitmap's jitmap_stopped_WHAT at `pc`."""
         pc &= 0xFFFFFFFFFFFFFFFF
-        if self.live:
-            return getattr(self.lib, "jitmap_live_" + what)(self.live, pc, buf, length)
-        if self.core:
-            return getattr(self.lib, "jitmap_core_" + what)(self.core, pc, buf, length)
+        if self.stopped:
+            return getattr(self.lib, "jitmap_stopped_" + what)(self.stopped, pc, buf, length)
         return otherwise
 
     def code_at(self, pc):

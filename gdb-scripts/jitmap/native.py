@@ -220,13 +220,14 @@ class StackerOpts(ctypes.Structure):
         super().__init__(ctypes.sizeof(StackerOpts), **kw)
 
 
-class LiveOpts(ctypes.Structure):
-    """jitmap_live_opts (live.h): sized."""
-    _fields_ = [("sz", c_size), ("max_threads", c_size), ("max_rounds", ctypes.c_uint),
-                ("flags", ctypes.c_uint), ("interrupt", c_void_p)]
+class StoppedOpts(ctypes.Structure):
+    """jitmap_stopped_opts (stopped.h): sized."""
+    _fields_ = [("sz", c_size), ("exe", c_char_p), ("sysroot", c_char_p),
+                ("max_threads", c_size), ("flags", ctypes.c_uint),
+                ("max_rounds", ctypes.c_uint), ("interrupt", c_void_p)]
 
     def __init__(self, **kw):
-        super().__init__(ctypes.sizeof(LiveOpts), **kw)
+        super().__init__(ctypes.sizeof(StoppedOpts), **kw)
 
 
 # Constants and enumerators, each checked against the library's value when it is loaded
@@ -247,7 +248,7 @@ CORE_MEM_CORE, CORE_MEM_FILE, CORE_MEM_NONE = 1, 2, 3
 # jitmap_unwind_method, and the bit that asks for proven steps only.
 UNWIND_NONE, UNWIND_CFI, UNWIND_STACKMAP, UNWIND_FRAME_POINTER, UNWIND_NATIVE, UNWIND_CODE = range(6)
 UNWIND_PROVEN = 1 << 31
-LIVE_NO_STOP = 1
+STOPPED_NO_STOP = 2
 
 _CONSTANTS = {
     "JITMAP_SOURCE_JIT": SOURCE_JIT, "JITMAP_SOURCE_OBJECT": SOURCE_OBJECT,
@@ -273,7 +274,7 @@ _CONSTANTS = {
     "JITMAP_CORE_MEM_NONE": CORE_MEM_NONE, "JITMAP_UNWIND_NONE": UNWIND_NONE,
     "JITMAP_UNWIND_CFI": UNWIND_CFI, "JITMAP_UNWIND_STACKMAP": UNWIND_STACKMAP,
     "JITMAP_UNWIND_NATIVE": UNWIND_NATIVE, "JITMAP_UNWIND_CODE": UNWIND_CODE,
-    "JITMAP_UNWIND_PROVEN": UNWIND_PROVEN, "JITMAP_LIVE_NO_STOP": LIVE_NO_STOP,
+    "JITMAP_UNWIND_PROVEN": UNWIND_PROVEN, "JITMAP_STOPPED_NO_STOP": STOPPED_NO_STOP,
 }
 
 P = ctypes.POINTER
@@ -292,7 +293,7 @@ _MIRRORED = {
     "jitmap_unwind_result": UnwindResult, "jitmap_descriptor_info": DescriptorInfo,
     "jitmap_core_memory_info": CoreMemoryInfo, "jitmap_code_info": CodeInfo,
     "jitmap_stack_frame": StackFrame, "jitmap_stacker_opts": StackerOpts,
-    "jitmap_live_opts": LiveOpts,
+    "jitmap_stopped_opts": StoppedOpts,
 }
 
 _SIGNATURES = {
@@ -390,12 +391,11 @@ _SIGNATURES = {
     "jitmap_stacker_step": (c_int, [c_void_p, P(FrameRegs), c_bool, P(P(StackFrame)),
                                     P(FrameRegs), P(c_bool)]),
     "jitmap_stacker_code_at": (c_int, [c_void_p, c_u64, c_bool, P(CodeInfo), P(c_u64)]),
-    "jitmap_live_open": (c_void_p, [c_int, P(LiveOpts), P(Error)]),
-    "jitmap_live_free": (None, [c_void_p]),
-    "jitmap_live_code_at": (c_int, [c_void_p, c_u64, c_void_p, c_size]),
-    "jitmap_core_code_at": (c_int, [c_void_p, c_u64, c_void_p, c_size]),
-    "jitmap_core_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
-    "jitmap_live_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
+    "jitmap_stopped_open_pid": (c_void_p, [c_int, P(StoppedOpts), P(Error)]),
+    "jitmap_stopped_open_core": (c_void_p, [c_char_p, P(StoppedOpts), P(Error)]),
+    "jitmap_stopped_free": (None, [c_void_p]),
+    "jitmap_stopped_code_at": (c_int, [c_void_p, c_u64, c_void_p, c_size]),
+    "jitmap_stopped_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
     "jitmap_image_build_id_at": (c_size, [P(Target), c_u64, c_void_p, c_size]),
 }
 
