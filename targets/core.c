@@ -12,6 +12,10 @@
  *     Linux dumps for ELF files (coredump_filter bit 4), and in the files themselves.
  * Every ELF structure goes through libelf (headers, program headers, notes); the note
  * descriptors are read field by field with every count checked against the descriptor size.
+ *
+ * This file reads the core: its notes, segments and mapped files, --exe, the files of a core
+ * without NT_FILE. Its memory is core_memory.c's, its files' symbols core_symbols.c's; what
+ * the three see of a core is in targets/internal.h.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -34,53 +38,6 @@
 #define MAX_AUXV 4096       /* auxv pairs kept */
 #define MAX_BUILD_ID JITMAP__MAX_BUILD_ID
 #define PRSTATUS_REG 112    /* offset of pr_reg in the 64-bit elf_prstatus */
-#define FIRST_PAGE 4096     /* bytes of a mapping's first page searched for a build ID */
-
-struct seg {
-	uint64_t vaddr, memsz;
-	uint64_t filesz; /* bytes at `offset` in the core */
-	uint64_t want;   /* bytes the program header says the core holds (filesz < want: the core
-			  * ends before them) */
-	uint64_t offset;
-	unsigned flags;  /* p_flags: PF_R, PF_W, PF_X */
-	size_t index;    /* in the program headers: breaks ties when sorting */
-};
-
-struct file {
-	char *path;      /* the file read */
-	char *core_path; /* as the core names it */
-	int fd;          /* -1 until opened; -2 when it cannot be */
-	int warned;
-	uint64_t size;
-	int has_bias;    /* placed by the dynamic linker's list, not by NT_FILE */
-	uint64_t bias;
-	int given;       /* the caller's --exe: opened even with JITMAP_CORE_NO_FILES */
-	int open_errno;  /* why it cannot be opened (0: not a regular file) */
-	char *refused;   /* why the file at its path is not the one the process mapped */
-};
-
-struct jitmap_core {
-	int fd;            /* the core file, or -1 for a core in memory */
-	uint8_t *mem;      /* the core in memory (owned copy) */
-	uint64_t size;
-	Elf *elf;
-	unsigned machine;
-	jitmap_arch arch;
-	jitmap_byte_order order;
-	unsigned flags;
-	char *sysroot;
-	struct seg *segs;  /* sorted by vaddr, not overlapping */
-	size_t nsegs;
-	jitmap_core_mapping_info *maps; /* sorted by start, not overlapping */
-	size_t *map_file;  /* per map: index into files */
-	size_t nmaps;
-	struct file *files;
-	size_t nfiles;
-	struct jitmap__threads threads; /* and the warnings */
-	uint64_t *auxv;    /* pairs */
-	size_t nauxv;
-	int have_file_note, have_auxv;
-};
 
 static void warn(jitmap_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -90,33 +47,6 @@ static void warn(jitmap_core *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	jitmap__vwarn(&c->threads, fmt, ap);
 	va_end(ap);
-}
-
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s ? s + 1 : p;
-}
-
-/* Bytes [off, off + n) of the core file; 0 or -EIO. */
-static int core_bytes(const jitmap_core *c, uint64_t off, void *buf, size_t n)
-{
-	if (off > c->size || n > c->size - off)
-		return -EIO;
-	if (c->mem) {
-		memcpy(buf, c->mem + off, n);
-		return 0;
-	}
-	uint8_t *b = buf;
-	while (n) {
-		ssize_t got = pread(c->fd, b, n, (off_t)off);
-		if (got <= 0)
-			return -EIO;
-		b += got;
-		off += (uint64_t)got;
-		n -= (size_t)got;
-	}
-	return 0;
 }
 
 /* -- Threads: NT_PRSTATUS, its pr_reg laid out as Linux does (threads.c, linux_regs.c) -- */
@@ -175,7 +105,7 @@ static size_t file_index(jitmap_core *c, const char *path)
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (!strcmp(c->files[i].core_path, path))
 			return i;
-	struct file *f = realloc(c->files, (c->nfiles + 1) * sizeof(*f));
+	struct jitmap__core_file *f = realloc(c->files, (c->nfiles + 1) * sizeof(*f));
 	if (!f)
 		return SIZE_MAX;
 	c->files = f;
@@ -191,7 +121,7 @@ static size_t file_index(jitmap_core *c, const char *path)
 		free(read_path);
 		return SIZE_MAX;
 	}
-	c->files[c->nfiles] = (struct file){.path = read_path, .core_path = copy, .fd = -1};
+	c->files[c->nfiles] = (struct jitmap__core_file){.path = read_path, .core_path = copy, .fd = -1};
 	return c->nfiles++;
 }
 
@@ -303,7 +233,7 @@ static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 
 static int cmp_seg(const void *a, const void *b)
 {
-	const struct seg *x = a, *y = b;
+	const struct jitmap__core_seg *x = a, *y = b;
 	if (x->vaddr != y->vaddr)
 		return (x->vaddr > y->vaddr) - (x->vaddr < y->vaddr);
 	return (x->index > y->index) - (x->index < y->index);
@@ -315,7 +245,7 @@ static void sort_segs(jitmap_core *c)
 	size_t n = 0, overlaps = 0;
 	uint64_t end = 0;
 	for (size_t i = 0; i < c->nsegs; i++) {
-		struct seg s = c->segs[i];
+		struct jitmap__core_seg s = c->segs[i];
 		if (n && s.vaddr < end) {
 			const uint64_t cut = end - s.vaddr;
 			overlaps++;
@@ -391,387 +321,6 @@ static void link_maps(jitmap_core *c)
 	}
 }
 
-/* -- Memory -- */
-
-/* The segment holding `addr`, or NULL; `*next` is the first segment above it (or NULL). */
-static const struct seg *find_seg(const jitmap_core *c, uint64_t addr, const struct seg **next)
-{
-	const size_t lo = JITMAP_UPPER_BOUND(c->segs, c->nsegs, vaddr, addr);
-	*next = lo < c->nsegs ? &c->segs[lo] : NULL;
-	if (!lo)
-		return NULL;
-	const struct seg *s = &c->segs[lo - 1];
-	return addr - s->vaddr < s->memsz ? s : NULL;
-}
-
-static size_t find_map(const jitmap_core *c, uint64_t addr)
-{
-	const size_t lo = JITMAP_UPPER_BOUND(c->maps, c->nmaps, start, addr);
-	if (!lo || addr >= c->maps[lo - 1].end)
-		return SIZE_MAX;
-	return lo - 1;
-}
-
-static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint8_t *out);
-
-/* Whether the file open at `fd` for file `i` is another build than the one the process
- * mapped: the build ID in the core's copy of its first page (the kernel dumps the first page
- * of every ELF mapping, gcore every mapping but unmodified code) differs from the file's, or
- * the file has none. A package upgraded since the crash, a core read on another machine, a
- * path that now names another file: its code, CFI and symbols are not the process's, and
- * nothing is read from it (GDB warns and reads it all the same). A core that holds no build
- * ID for the file cannot tell: the file is used. */
-/* The build ID of file `i` in the core's copy of its first page, or 0. */
-static size_t first_page_build_id(jitmap_core *c, size_t i, uint8_t *out)
-{
-	size_t n = 0;
-	for (size_t m = 0; m < c->nmaps && !n; m++)
-		if (c->map_file[m] == i && c->maps[m].offset == 0)
-			n = mapped_build_id(c, c->maps[m].start, c->maps[m].end - c->maps[m].start,
-					    out);
-	return n;
-}
-
-static bool other_build(jitmap_core *c, size_t i, int fd)
-{
-	struct file *f = &c->files[i];
-	uint8_t want[MAX_BUILD_ID], got[MAX_BUILD_ID];
-	const size_t want_len = first_page_build_id(c, i, want);
-	if (!want_len)
-		return false;
-	const size_t got_len = jitmap__fd_build_id(fd, got);
-	if (got_len == want_len && !memcmp(got, want, want_len))
-		return false;
-	char w[2 * MAX_BUILD_ID + 1], g[2 * MAX_BUILD_ID + 1];
-	jitmap__build_id_hex(want, want_len, w, sizeof(w));
-	jitmap__build_id_hex(got, got_len, g, sizeof(g));
-	free(f->refused);
-	if (asprintf(&f->refused, "is another build than the file the process mapped (%s%s; the "
-		     "core's %s)", got_len ? "build ID " : "no build ID", g, w) < 0)
-		f->refused = NULL;
-	if (f->refused && !f->given)
-		warn(c, "%s %s: not used", f->path, f->refused);
-	return true;
-}
-
-static int file_fd(jitmap_core *c, size_t i)
-{
-	struct file *f = &c->files[i];
-	if (f->fd != -1)
-		return f->fd;
-	f->fd = -2;
-	if ((c->flags & JITMAP_CORE_NO_FILES) && !f->given)
-		return f->fd;
-	/* Regular files only: a path in a core may name a FIFO or a device. */
-	struct stat st;
-	if (stat(f->path, &st)) {
-		f->open_errno = errno;
-		return f->fd;
-	}
-	if (!S_ISREG(st.st_mode))
-		return f->fd;
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		f->open_errno = errno;
-		return f->fd;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) {
-		close(fd);
-		return f->fd;
-	}
-	if (other_build(c, i, fd)) {
-		close(fd);
-		return f->fd;
-	}
-	f->size = (uint64_t)st.st_size;
-	f->fd = fd;
-	return fd;
-}
-
-/* Where the bytes at an address come from, and how far that holds: the core's bytes; for a
- * file mapping the core did not dump, the file; or nothing, for a reason.
- *
- * Which file mappings are read from their files: Linux dumps a private file mapping whole
- * once it has been written (it has anonymous pages), and only the first page of an ELF file's
- * read-only mapping otherwise (coredump_filter's default); gcore writes every writable mapping
- * and leaves out unmodified read-only ones altogether (no PT_LOAD). So a read-only segment the
- * core holds no bytes of, or a mapping no segment covers, is the file's bytes; a writable
- * segment the core holds no bytes of is not read from the file (its file's bytes need not be
- * the process's: a coredump_filter without bit 0 leaves written pages out too); and bytes a
- * program header says are in the core but lie past its end (a truncated core) are never read
- * from the file: the kernel dumped them because they differ from it (a .data written since,
- * RELRO after relocation). */
-enum miss {
-	MISS_NONE,       /* readable */
-	MISS_CUT,        /* the segment's bytes lie past the end of the core */
-	MISS_WRITABLE,   /* a writable segment the core holds no bytes of */
-	MISS_NOWHERE,    /* neither the core nor a mapped file */
-	MISS_FILE,       /* the file mapped there cannot be opened */
-	MISS_SHORT,      /* the file mapped there ends before the address */
-};
-
-struct span {
-	jitmap_core_source source;
-	enum miss miss;
-	uint64_t left;          /* bytes from the address on that come from the same place (>0) */
-	uint64_t offset;        /* in the core (CORE) or in the file (FILE) */
-	size_t map;             /* the NT_FILE mapping holding the address, or SIZE_MAX */
-	const struct seg *seg;  /* the PT_LOAD segment holding it, or NULL */
-};
-
-static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-
-/* Bytes up to the top of the address space from `addr` (2^64 - addr, capped). */
-static uint64_t to_top(uint64_t addr) { return addr ? (UINT64_MAX - addr) + 1 : UINT64_MAX; }
-
-/* The file of the mapping at `addr`, if it can be read there: FILE, or MISS_FILE. */
-static void file_span(jitmap_core *c, uint64_t addr, struct span *sp)
-{
-	const jitmap_core_mapping_info *m = &c->maps[sp->map];
-	const size_t fi = c->map_file[sp->map];
-	const uint64_t in = addr - m->start;
-	sp->left = min64(sp->left, m->end - addr);
-	sp->miss = MISS_FILE;
-	if (file_fd(c, fi) < 0)
-		return;
-	sp->miss = MISS_SHORT;
-	if (in > UINT64_MAX - m->offset || m->offset + in >= c->files[fi].size)
-		return;
-	sp->offset = m->offset + in;
-	sp->left = min64(sp->left, c->files[fi].size - sp->offset);
-	sp->source = JITMAP_CORE_MEM_FILE;
-	sp->miss = MISS_NONE;
-}
-
-/* What is at `addr`. With `core_only`, mapped files are not read. */
-static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *sp)
-{
-	const struct seg *next, *s = find_seg(c, addr, &next);
-	*sp = (struct span){.source = JITMAP_CORE_MEM_NONE, .miss = MISS_NOWHERE,
-			    .map = find_map(c, addr), .seg = s};
-	if (s) {
-		const uint64_t in = addr - s->vaddr;
-		if (in < s->filesz) {
-			sp->source = JITMAP_CORE_MEM_CORE;
-			sp->miss = MISS_NONE;
-			sp->left = s->filesz - in;
-			sp->offset = s->offset + in;
-			return;
-		}
-		if (in < s->want) {
-			sp->miss = MISS_CUT;
-			sp->left = s->want - in;
-			return;
-		}
-		sp->left = s->memsz - in;
-		if (s->flags & PF_W)
-			sp->miss = MISS_WRITABLE;
-		else if (!core_only && sp->map != SIZE_MAX)
-			file_span(c, addr, sp);
-		return;
-	}
-	sp->left = next ? next->vaddr - addr : to_top(addr);
-	if (!core_only && sp->map != SIZE_MAX) {
-		file_span(c, addr, sp);
-	} else if (sp->map == SIZE_MAX) { /* nothing up to the next mapping either */
-		const size_t lo = JITMAP_UPPER_BOUND(c->maps, c->nmaps, start, addr);
-		if (lo < c->nmaps)
-			sp->left = min64(sp->left, c->maps[lo].start - addr);
-	}
-}
-
-static void perms(unsigned flags, char out[4])
-{
-	out[0] = flags & PF_R ? 'r' : '-';
-	out[1] = flags & PF_W ? 'w' : '-';
-	out[2] = flags & PF_X ? 'x' : '-';
-	out[3] = 0;
-}
-
-/* One sentence: why the bytes at `addr` cannot be read. Short enough to follow "the JIT
- * descriptor at 0x... is not readable: " in a jitmap_error's reason. */
-static void miss_text(const jitmap_core *c, uint64_t addr, const struct span *sp, int core_only,
-		      char *why, size_t why_len)
-{
-	char p[4] = "";
-	const struct seg *s = sp->seg;
-	if (s)
-		perms(s->flags, p);
-	switch (sp->miss) {
-	case MISS_CUT:
-		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core: the core is "
-			 "truncated in segment [0x%" PRIx64 ", 0x%" PRIx64 ") %s", addr, s->vaddr,
-			 s->vaddr + s->memsz, p);
-		break;
-	case MISS_WRITABLE:
-		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core: writable segment "
-			 "[0x%" PRIx64 ", 0x%" PRIx64 ") was not dumped (a file's bytes are not "
-			 "its)", addr, s->vaddr, s->vaddr + s->memsz);
-		break;
-	case MISS_FILE:
-	case MISS_SHORT:
-		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core, and %s (mapped "
-			 "there) %s", addr, base_name(c->files[c->map_file[sp->map]].path),
-			 sp->miss == MISS_SHORT ? "ends before it"
-			 : c->files[c->map_file[sp->map]].refused ? "is another build"
-			 : "cannot be opened");
-		break;
-	default:
-		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core%s", addr,
-			 core_only ? "" : " or its files");
-		break;
-	}
-}
-
-static int core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int core_only,
-		     char *why, size_t why_len)
-{
-	uint8_t *buf = out;
-	if (len && addr + (len - 1) < addr) {
-		if (why && why_len)
-			snprintf(why, why_len, "%zu bytes at 0x%" PRIx64 " wrap around the address space",
-				 len, addr);
-		return -EFAULT;
-	}
-	while (len) {
-		struct span sp;
-		span_at(c, addr, core_only, &sp);
-		const size_t n = (size_t)min64(sp.left, len);
-		int rc = sp.source == JITMAP_CORE_MEM_NONE ? -EFAULT : 0;
-		if (!rc && sp.source == JITMAP_CORE_MEM_CORE)
-			rc = core_bytes(c, sp.offset, buf, n);
-		else if (!rc) {
-			const int fd = c->files[c->map_file[sp.map]].fd;
-			const ssize_t got = pread(fd, buf, n, (off_t)sp.offset);
-			rc = got == (ssize_t)n ? 0 : -EIO;
-			if (rc) /* changed since it was opened */
-				sp.miss = MISS_SHORT;
-		}
-		if (rc) {
-			if (sp.miss == MISS_NONE) /* the core's own bytes: pread failed */
-				sp.miss = MISS_NOWHERE;
-			if (why && why_len)
-				miss_text(c, addr, &sp, core_only, why, why_len);
-			return -EFAULT;
-		}
-		addr += n;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
-int jitmap_core_memory(jitmap_core *c, uint64_t addr, jitmap_core_memory_info *out)
-{
-	if (!c || !out)
-		return -EINVAL;
-	struct span sp;
-	span_at(c, addr, 0, &sp);
-	jitmap_core_memory_info full = {
-		.sz = sizeof(full),
-		.source = sp.source,
-		.size = sp.left,
-		.offset = sp.offset,
-		.path = sp.map != SIZE_MAX ? c->files[c->map_file[sp.map]].path : NULL,
-	};
-	if (sp.seg) {
-		full.segment_start = sp.seg->vaddr;
-		full.segment_end = sp.seg->vaddr + sp.seg->memsz;
-		full.segment_flags = sp.seg->flags;
-	}
-	if (sp.source == JITMAP_CORE_MEM_NONE) {
-		full.file_unusable = sp.miss == MISS_CUT || sp.miss == MISS_WRITABLE;
-		miss_text(c, addr, &sp, 0, full.why, sizeof(full.why));
-	}
-	return jitmap__give(out, &full, sizeof(full));
-}
-
-/* Whether code can be at `pc`: a segment's flags say so where one holds it; a file mapping
- * no segment covers is the code of its file (gcore leaves unmodified read-only mappings out,
- * the code among them, and writes a segment for every other: the kernel writes one for
- * every mapping). */
-int jitmap_core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
-{
-	if (!c)
-		return -EINVAL;
-	const struct seg *next, *s = find_seg(c, pc, &next);
-	char p[4];
-	if (s) {
-		if (s->flags & PF_X)
-			return 1;
-		perms(s->flags, p);
-		const size_t m = find_map(c, pc);
-		if (why && why_len)
-			snprintf(why, why_len, "0x%" PRIx64 " is in %s segment [0x%" PRIx64 ", 0x%" PRIx64
-				 ")%s%s, not code", pc, p, s->vaddr, s->vaddr + s->memsz,
-				 m != SIZE_MAX ? " of " : "",
-				 m != SIZE_MAX ? base_name(c->maps[m].core_path) : "");
-		return 0;
-	}
-	if (find_map(c, pc) != SIZE_MAX)
-		return 1;
-	if (why && why_len)
-		snprintf(why, why_len, "0x%" PRIx64 " is in no mapping of the process", pc);
-	return 0;
-}
-
-size_t jitmap_core_build_id_at(jitmap_core *c, uint64_t addr, uint8_t *out, size_t len)
-{
-	if (!c || !out)
-		return 0;
-	const size_t m = find_map(c, addr);
-	uint8_t id[MAX_BUILD_ID];
-	const size_t n = m == SIZE_MAX ? 0 : first_page_build_id(c, c->map_file[m], id);
-	if (!n || n > len)
-		return 0;
-	memcpy(out, id, n);
-	return n;
-}
-
-static int core_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *why,
-			 size_t why_len)
-{
-	return core_read(ctx, addr, out, len, 0, why, why_len);
-}
-
-static int thread_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char *why,
-			   size_t why_len)
-{
-	return core_read(((struct jitmap__thread *)ctx)->owner, addr, out, len, 0, why, why_len);
-}
-
-/* -- Build IDs -- */
-
-/* The build ID of the file whose first page is mapped at `start` (`len` bytes mapped), from
- * the core's copy of that page; its length, or 0. */
-static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint8_t *out)
-{
-	uint8_t *page = malloc(FIRST_PAGE);
-	if (!page)
-		return 0;
-	size_t n = len < FIRST_PAGE ? (size_t)len : FIRST_PAGE, id = 0;
-	if (!core_read(c, start, page, n, 1, NULL, 0))
-		id = jitmap__buffer_build_id(page, n, out);
-	free(page);
-	return id;
-}
-
-/* The build ID of file `fi`: from the core's copy of its first page, else from the file. */
-static size_t core_file_build_id(jitmap_core *c, size_t fi, uint8_t *out)
-{
-	for (size_t i = 0; i < c->nmaps; i++)
-		if (c->map_file[i] == fi && c->maps[i].offset == 0) {
-			size_t n = mapped_build_id(c, c->maps[i].start, c->maps[i].end - c->maps[i].start,
-						   out);
-			if (n)
-				return n;
-			break;
-		}
-	if (c->flags & JITMAP_CORE_NO_FILES)
-		return 0;
-	return jitmap__file_build_id(c->files[fi].path, out);
-}
-
 /* -- --exe -- */
 
 static int replace_file(jitmap_core *c, size_t fi, const char *exe)
@@ -791,30 +340,32 @@ static int match_exe(jitmap_core *c, const char *exe)
 	uint8_t want[MAX_BUILD_ID], got[MAX_BUILD_ID];
 	const size_t want_len = jitmap__file_build_id(exe, want);
 	char *real = realpath(exe, NULL);
+	const char *exe_name = jitmap__base_name(exe);
+	const char *real_name = real ? jitmap__base_name(real) : NULL;
 	size_t match = SIZE_MAX;
 	const char *how = "";
 	int rc = 0;
 
 	if (want_len)
 		for (size_t i = 0; i < c->nfiles && match == SIZE_MAX; i++)
-			if (core_file_build_id(c, i, got) == want_len && !memcmp(got, want, want_len))
+			if (jitmap__core_file_build_id(c, i, got) == want_len && !memcmp(got, want, want_len))
 				match = i, how = "build ID";
 	for (size_t i = 0; i < c->nfiles && match == SIZE_MAX && real; i++)
 		if (!strcmp(c->files[i].core_path, real))
 			match = i, how = "path";
 	for (size_t i = 0; i < c->nfiles && match == SIZE_MAX; i++)
-		if (!strcmp(base_name(c->files[i].core_path), base_name(exe)) ||
-		    (real && !strcmp(base_name(c->files[i].core_path), base_name(real))))
+		if (!strcmp(jitmap__base_name(c->files[i].core_path), exe_name) ||
+		    (real && !strcmp(jitmap__base_name(c->files[i].core_path), real_name)))
 			match = i, how = "name";
 	if (match == SIZE_MAX) {
-		warn(c, "--exe %s: the core maps no file named %s%s%s", exe, base_name(exe),
-		     real && strcmp(base_name(real), base_name(exe)) ? " or " : "",
-		     real && strcmp(base_name(real), base_name(exe)) ? base_name(real) : "");
+		warn(c, "--exe %s: the core maps no file named %s%s%s", exe, exe_name,
+		     real && strcmp(real_name, exe_name) ? " or " : "",
+		     real && strcmp(real_name, exe_name) ? real_name : "");
 		if (want_len && c->nfiles)
 			warn(c, "--exe %s: no file the core maps has its build ID", exe);
 	} else {
 		if (strcmp(how, "build ID") && want_len) {
-			size_t n = core_file_build_id(c, match, got);
+			size_t n = jitmap__core_file_build_id(c, match, got);
 			if (n && (n != want_len || memcmp(got, want, n)))
 				warn(c, "--exe %s: its build ID differs from that of %s, which the core maps: "
 				     "it is not the program that was dumped, and is not used", exe,
@@ -875,7 +426,7 @@ static int place_named(jitmap_core *c, const char *name, uint64_t bias)
 		return -ENOMEM;
 	if (c->files[fi].has_bias)
 		return 0; /* listed twice */
-	int fd = file_fd(c, fi);
+	int fd = jitmap__core_file_fd(c, fi);
 	if (fd < 0) {
 		c->files[fi].has_bias = 1; /* find_symbol warns that it cannot be opened */
 		c->files[fi].bias = bias;
@@ -899,7 +450,7 @@ static uint64_t dt_debug(jitmap_core *c, uint64_t addr, uint64_t len)
 	uint8_t *raw = malloc(len ? len : 1);
 	Elf64_Dyn *dyn = malloc(len ? len : 1);
 	uint64_t v = 0;
-	if (raw && dyn && len && !core_read(c, addr, raw, (size_t)len, 1, NULL, 0)) {
+	if (raw && dyn && len && !jitmap__core_read(c, addr, raw, (size_t)len, 1, NULL, 0)) {
 		Elf_Data src = {.d_buf = raw, .d_type = ELF_T_DYN, .d_size = len,
 				.d_version = EV_CURRENT};
 		Elf_Data dst = {.d_buf = dyn, .d_type = ELF_T_DYN, .d_size = len,
@@ -926,9 +477,9 @@ static char *read_string(jitmap_core *c, uint64_t addr)
 	for (size_t n = 0; n < MAX_NAME; n += 64) {
 		size_t chunk = 64;
 		/* Byte by byte near the end of what is readable. */
-		if (core_read(c, addr + n, s + n, chunk, 1, NULL, 0)) {
+		if (jitmap__core_read(c, addr + n, s + n, chunk, 1, NULL, 0)) {
 			for (chunk = 0; chunk < 64; chunk++)
-				if (core_read(c, addr + n + chunk, s + n + chunk, 1, 1, NULL, 0))
+				if (jitmap__core_read(c, addr + n + chunk, s + n + chunk, 1, 1, NULL, 0))
 					break;
 		}
 		char *nul = memchr(s + n, 0, chunk);
@@ -960,7 +511,7 @@ static int files_from_exe(jitmap_core *c, const char *exe)
 	if (!(c->files[fi].path = strdup(exe))) /* no sysroot: --exe is a path on this host */
 		return -ENOMEM;
 	c->files[fi].given = 1;
-	int fd = file_fd(c, fi);
+	int fd = jitmap__core_file_fd(c, fi);
 	if (fd < 0) {
 		warn(c, "--exe %s cannot be opened", exe);
 		return 0;
@@ -1004,10 +555,10 @@ static int files_from_exe(jitmap_core *c, const char *exe)
 	size_t libs = 0;
 	uint64_t debug = dyn ? dt_debug(c, bias + dyn, dyn_size) : 0, map = 0;
 	uint8_t w[32];
-	if (debug && !core_read(c, debug + R_MAP, w, 8, 1, NULL, 0))
+	if (debug && !jitmap__core_read(c, debug + R_MAP, w, 8, 1, NULL, 0))
 		map = jitmap__load(w, 8, c->order);
 	for (size_t n = 0; map && n < MAX_LINK_MAP; n++) {
-		if (core_read(c, map, w, 32, 1, NULL, 0))
+		if (jitmap__core_read(c, map, w, 32, 1, NULL, 0))
 			break;
 		const uint64_t l_addr = jitmap__load(w + L_ADDR, 8, c->order);
 		const uint64_t l_name = jitmap__load(w + L_NAME, 8, c->order);
@@ -1099,7 +650,7 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 		warn(c, "e_phentsize is %u, not %zu: the program headers are read as %zu-byte "
 		     "headers", (unsigned)eh.e_phentsize, sizeof(Elf64_Phdr), sizeof(Elf64_Phdr));
 	c->segs = calloc(nph ? nph : 1, sizeof(*c->segs));
-	struct seg *notes = calloc(nph ? nph : 1, sizeof(*notes));
+	struct jitmap__core_seg *notes = calloc(nph ? nph : 1, sizeof(*notes));
 	size_t nnotes = 0, bad = 0, truncated = 0, oversized = 0;
 	if (!c->segs || !notes) {
 		free(notes);
@@ -1136,12 +687,12 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 				     " of its %" PRIu64 " bytes", (uint64_t)ph.p_vaddr, filesz,
 				     (uint64_t)ph.p_filesz);
 			if (memsz)
-				c->segs[c->nsegs++] = (struct seg){
+				c->segs[c->nsegs++] = (struct jitmap__core_seg){
 					.vaddr = ph.p_vaddr, .memsz = memsz, .filesz = filesz,
 					.want = ph.p_filesz < memsz ? ph.p_filesz : memsz,
 					.offset = ph.p_offset, .flags = ph.p_flags, .index = i};
 		} else if (ph.p_type == PT_NOTE) {
-			notes[nnotes++] = (struct seg){.filesz = ph.p_filesz, .offset = ph.p_offset,
+			notes[nnotes++] = (struct jitmap__core_seg){.filesz = ph.p_filesz, .offset = ph.p_offset,
 						       .index = i};
 		}
 	}
@@ -1317,175 +868,3 @@ const char *jitmap_core_warning(const jitmap_core *c, size_t i)
 	return jitmap__warning(&c->threads, i);
 }
 
-jitmap_target jitmap_core_target(jitmap_core *c)
-{
-	return (jitmap_target){.ctx = c, .read_reg = NULL, .read_mem = core_read_mem};
-}
-
-jitmap_target jitmap_core_thread_target(jitmap_core *c, size_t i)
-{
-	if (i >= c->threads.n)
-		return (jitmap_target){0};
-	return (jitmap_target){.ctx = c->threads.v[i], .read_reg = jitmap__thread_read_reg,
-			       .read_mem = thread_read_mem};
-}
-
-/* -- Symbols -- */
-
-/* The load bias of file `fi`: where its first page is mapped, minus where its first PT_LOAD
- * wants to be (0 for a fixed-address executable). */
-static int file_bias(jitmap_core *c, size_t fi, Elf *elf, uint64_t *bias)
-{
-	if (c->files[fi].has_bias) {
-		*bias = c->files[fi].bias;
-		return 0;
-	}
-	GElf_Ehdr eh;
-	if (!gelf_getehdr(elf, &eh))
-		return -1;
-	if (eh.e_type == ET_EXEC) {
-		*bias = 0;
-		return 0;
-	}
-	uint64_t first = UINT64_MAX;
-	size_t nph;
-	if (elf_getphdrnum(elf, &nph))
-		return -1;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_offset == 0)
-			first = ph.p_vaddr < first ? ph.p_vaddr : first;
-	}
-	if (first == UINT64_MAX)
-		return -1;
-	for (size_t i = 0; i < c->nmaps; i++)
-		if (c->map_file[i] == fi && c->maps[i].offset == 0) {
-			*bias = c->maps[i].start - (first & ~(uint64_t)0xfff);
-			return 0;
-		}
-	return -1;
-}
-
-/* -- Mappings that are memory, not files -- */
-
-/* Whether `name` is "/SYSV" and the eight hex digits of a System V shared memory key, then
- * " (deleted)": the kernel's name for a shmat mapping ("SYSV%08x" in ipc/shm.c). */
-static int sysv_name(const char *name)
-{
-	static const char tail[] = " (deleted)";
-	if (strncmp(name, "/SYSV", 5))
-		return 0;
-	for (int i = 5; i < 13; i++)
-		if (!name[i] || !strchr("0123456789abcdef", name[i]))
-			return 0;
-	return !strcmp(name + 13, tail);
-}
-
-/* Whether file `fi`, which cannot be opened, is memory rather than a file that could define a
- * JIT descriptor or stackmaps (then it is not reported, nor counted as a file that could not
- * be read). The rule, for the mapping of the file's first page (file offset 0):
- *   - "/dev/zero (deleted)" (shared anonymous memory) and "/SYSVxxxxxxxx (deleted)" (System V
- *     shared memory), by name: no loader maps an object from them;
- *   - a path that exists and is not a regular file: a device (GPU memory, a private
- *     /dev/zero);
- *   - the core holds the mapping's first bytes, and they are not an ELF header
- *     ("/memfd:NAME (deleted)", POSIX shared memory, whatever their names);
- *   - the core holds none of it, and it is writable: a shared mapping Linux leaves out
- *     (coredump_filter's default dumps no shared memory of a file that has a name, such as
- *     PostgreSQL's /dev/shm/PostgreSQL.N, gone once the server restarted). No loader maps an
- *     object writable at its ELF header, and a private mapping of one would have been dumped
- *     (its first page, the ELF header, at least).
- * Anything else is a file: a library deleted since (a package upgrade) or dlopen'ed from a
- * memfd has its ELF header in the core; a read-only mapping whose first page the core lacks
- * (gcore leaves unmodified ones out) may be one too. */
-static int memory_not_file(jitmap_core *c, size_t fi)
-{
-	const struct file *f = &c->files[fi];
-	if (!strcmp(f->core_path, "/dev/zero (deleted)") || sysv_name(f->core_path))
-		return 1;
-	if (f->fd == -2 && !f->open_errno && !f->refused)
-		return 1; /* stat found it: not a regular file */
-	for (size_t i = 0; i < c->nmaps; i++) {
-		if (c->map_file[i] != fi || c->maps[i].offset != 0)
-			continue;
-		struct span sp;
-		uint8_t magic[SELFMAG];
-		span_at(c, c->maps[i].start, 1, &sp);
-		if (sp.source == JITMAP_CORE_MEM_CORE)
-			return core_read(c, c->maps[i].start, magic, sizeof(magic), 1, NULL, 0) == 0 &&
-			       memcmp(magic, ELFMAG, SELFMAG) != 0;
-		return sp.seg && (sp.seg->flags & PF_W);
-	}
-	return 0;
-}
-
-int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx)
-{
-	for (size_t fi = 0; fi < c->nfiles; fi++) {
-		const struct file *f = &c->files[fi];
-		int rc = 0;
-		if (file_fd(c, fi) < 0) {
-			/* Not asked to open it, not a file ("[vdso]"-like names), or memory: nothing
-			 * to say. */
-			if (f->core_path[0] == '/' && (!(c->flags & JITMAP_CORE_NO_FILES) || f->given) &&
-			    !memory_not_file(c, fi)) {
-				char why[256];
-				if (f->refused)
-					snprintf(why, sizeof(why), "%s", f->refused);
-				else
-					snprintf(why, sizeof(why), "cannot be opened (%s)",
-						 f->open_errno ? strerror(f->open_errno)
-							       : "not a regular file");
-				rc = fn(ctx, f->path, NULL, false, 0, why);
-			}
-		} else {
-			Elf *elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
-			uint64_t bias = 0;
-			if (elf && elf_kind(elf) == ELF_K_ELF) {
-				const bool known = file_bias(c, fi, elf, &bias) == 0;
-				rc = fn(ctx, f->path, elf, known, bias, NULL);
-			}
-			elf_end(elf);
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
-			       const char **files, size_t max)
-{
-	size_t n = 0;
-	for (size_t fi = 0; fi < c->nfiles; fi++) {
-		int fd = file_fd(c, fi);
-		if (fd < 0) {
-			struct file *f = &c->files[fi];
-			if (!f->warned && !f->refused && f->core_path[0] == '/' &&
-			    !(c->flags & JITMAP_CORE_NO_FILES) && !memory_not_file(c, fi)) {
-				warn(c, "%s (mapped by the core) cannot be opened: symbols in it are not "
-				     "found", f->path);
-				f->warned = 1;
-			}
-			continue;
-		}
-		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-		uint64_t bias;
-		if (!elf || elf_kind(elf) != ELF_K_ELF || file_bias(c, fi, elf, &bias)) {
-			if (elf)
-				elf_end(elf);
-			continue;
-		}
-		uint64_t value;
-		if (jitmap__elf_data_symbol(elf, name, &value) == 0) {
-			if (n < max) {
-				out[n] = value + bias;
-				if (files)
-					files[n] = c->files[fi].path;
-			}
-			n++;
-		}
-		elf_end(elf);
-	}
-	return n;
-}

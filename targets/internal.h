@@ -1,6 +1,6 @@
 /* internal.h (targets): what the targets layer gives the model above it: ELF helpers and
- * build IDs (elf.c), many reads at once (live.c), a glance at an image (elf.c), a core's files
- * (core.c), a stopped process's threads (threads.c), Linux's register sets (linux_regs.c) and
+ * build IDs (elf.c), many reads at once (live.c), a glance at an image (elf.c), a core's insides
+ * and files (core.c, core_memory.c, core_symbols.c), a stopped process's threads (threads.c), Linux's register sets (linux_regs.c) and
  * the page cache (pagecache.c). */
 #ifndef JITMAP_TARGETS_INTERNAL_H
 #define JITMAP_TARGETS_INTERNAL_H
@@ -67,19 +67,6 @@ struct jitmap__glance {
  * anything else, unusual or not understood (the image is then opened at once, as before).
  * Read through libelf (elf_memory: `buf` writable, and not changed). */
 int jitmap__image_glance(void *buf, size_t len, struct jitmap__glance *g);
-
-/* -- A core's files, for the process model (core.c) -- */
-
-struct jitmap_core;
-/* One file a core maps (NT_FILE's, or one the library placed without it), opened as `elf`
- * with its load bias (`bias_known` false when no mapping of its first page says where it is
- * loaded); or, for one that cannot be opened, `elf` NULL and `why` (strerror's words). A
- * nonzero return stops the walk. */
-typedef int (*jitmap__core_file_fn)(void *ctx, const char *path, struct Elf *elf,
-				    bool bias_known, uint64_t bias, const char *why);
-/* Call `fn` for each file of the core that is ELF or cannot be opened (files the caller said
- * not to open, JITMAP_CORE_NO_FILES, are left out): 0, or what `fn` returned. */
-int jitmap__core_each_file(struct jitmap_core *c, jitmap__core_file_fn fn, void *ctx);
 
 /* -- A stopped process's threads and warnings (threads.c) --
  *
@@ -159,6 +146,90 @@ int jitmap__thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, c
 /* The thread list of a core or of a live process (stopped.c's threads). */
 struct jitmap__threads *jitmap__core_threads(jitmap_core *c);
 struct jitmap__threads *jitmap__live_threads(jitmap_live *l);
+
+/* -- A core's insides (core.c reads it, core_memory.c its bytes, core_symbols.c its files'
+ * symbols) -- */
+
+struct Elf;
+
+struct jitmap__core_seg {
+	uint64_t vaddr, memsz;
+	uint64_t filesz; /* bytes at `offset` in the core */
+	uint64_t want;   /* bytes the program header says the core holds (filesz < want: the core
+			  * ends before them) */
+	uint64_t offset;
+	unsigned flags;  /* p_flags: PF_R, PF_W, PF_X */
+	size_t index;    /* in the program headers: breaks ties when sorting */
+};
+
+struct jitmap__core_file {
+	char *path;      /* the file read */
+	char *core_path; /* as the core names it */
+	int fd;          /* -1 until opened; -2 when it cannot be */
+	int warned;
+	uint64_t size;
+	int has_bias;    /* placed by the dynamic linker's list, not by NT_FILE */
+	uint64_t bias;
+	int given;       /* the caller's --exe: opened even with JITMAP_CORE_NO_FILES */
+	int open_errno;  /* why it cannot be opened (0: not a regular file) */
+	char *refused;   /* why the file at its path is not the one the process mapped */
+};
+
+struct jitmap_core {
+	int fd;            /* the core file, or -1 for a core in memory */
+	uint8_t *mem;      /* the core in memory (owned copy) */
+	uint64_t size;
+	struct Elf *elf;
+	unsigned machine;
+	jitmap_arch arch;
+	jitmap_byte_order order;
+	unsigned flags;
+	char *sysroot;
+	struct jitmap__core_seg *segs; /* sorted by vaddr, not overlapping */
+	size_t nsegs;
+	jitmap_core_mapping_info *maps; /* sorted by start, not overlapping */
+	size_t *map_file;  /* per map: index into files */
+	size_t nmaps;
+	struct jitmap__core_file *files;
+	size_t nfiles;
+	struct jitmap__threads threads; /* and the warnings */
+	uint64_t *auxv;    /* pairs */
+	size_t nauxv;
+	int have_file_note, have_auxv;
+};
+
+
+/* `len` bytes at `addr` of the dumped process, from the core and (unless `core_only`) the
+ * files it maps: 0, or -EFAULT with why (`why` may be NULL). */
+int jitmap__core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int core_only,
+		      char *why, size_t why_len);
+/* File `i`, opened at the first call: its descriptor, or < 0 when it cannot be or may not be
+ * read (JITMAP_CORE_NO_FILES, another build than the process mapped: see its fields). */
+int jitmap__core_file_fd(jitmap_core *c, size_t i);
+/* The build ID of file `i`: from the core's copy of its first page, else from the file; its
+ * length, or 0. */
+size_t jitmap__core_file_build_id(jitmap_core *c, size_t i, uint8_t *out);
+/* Whether file `i`, which cannot be opened, is memory rather than a file that could define a
+ * JIT descriptor or stackmaps (core_memory.c says by what). */
+int jitmap__core_memory_not_file(jitmap_core *c, size_t i);
+
+static inline const char *jitmap__base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* -- A core's files, for the process model (core_symbols.c) -- */
+
+/* One file a core maps (NT_FILE's, or one the library placed without it), opened as `elf`
+ * with its load bias (`bias_known` false when no mapping of its first page says where it is
+ * loaded); or, for one that cannot be opened, `elf` NULL and `why` (strerror's words). A
+ * nonzero return stops the walk. */
+typedef int (*jitmap__core_file_fn)(void *ctx, const char *path, struct Elf *elf,
+				    bool bias_known, uint64_t bias, const char *why);
+/* Call `fn` for each file of the core that is ELF or cannot be opened (files the caller said
+ * not to open, JITMAP_CORE_NO_FILES, are left out): 0, or what `fn` returned. */
+int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx);
 
 /* -- Linux register sets (linux_regs.c) --
  *
