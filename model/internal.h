@@ -90,4 +90,37 @@ static inline bool jitmap__value_wide(const jitmap_location *loc, const jitmap_v
 	       (loc->kind == JITMAP_LOC_REGISTER || loc->kind == JITMAP_LOC_INDIRECT);
 }
 
+/* -- The renderer's pieces (render.c), shared by frame reports (report.c) and records without
+ * a frame (records.c) -- */
+
+/* A value in the contract's words: whether it is known, why not, and as text or JSON. */
+bool jitmap__value_available(const jitmap_value *v);
+const char *jitmap__value_why(const jitmap_value *v);
+void jitmap__value_text(struct jitmap__buf *b, const jitmap_location *loc, const jitmap_value *v);
+void jitmap__value_json(struct jitmap__buf *b, const jitmap_location *loc, const jitmap_value *v);
+/* Where location `i` of `rec` is ("[rbp-16]"), and a register's label ("rbx", "R#40"). */
+void jitmap__where(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i, char *w,
+		   size_t len);
+void jitmap__reg_text(const jitmap_stackmap *sm, unsigned regno, char *out, size_t len);
+/* ykllvm's records: whether `rec` is one, and its location's live variable and extras. */
+bool jitmap__yk_record(const jitmap_stackmap *sm, const jitmap_record *rec);
+void jitmap__yk_location_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
+			      const jitmap_record *rec, size_t i);
+size_t jitmap__rrec_index(const struct jitmap__rrec *x, const jitmap_location *loc);
+/* Whether both values of a GC root are numbers, and the derived pointer's offset. */
+bool jitmap__root_offset(const struct jitmap__rrec *x, size_t base, size_t derived, int64_t *off);
+/* The role of each location of a statepoint ("deopt", "gc base", ...; "" for none). */
+void jitmap__roles(const struct jitmap__rrec *x, char (*roles)[64]);
+/* A record's text, line by line: a location, the live-outs, the statepoint line, the head. */
+void jitmap__location_line(struct jitmap__buf *b, const jitmap_stackmap *sm,
+			   const jitmap_record *rec, size_t i, const jitmap_value *v,
+			   const char *role, const char *name, bool raw, unsigned indent);
+void jitmap__live_outs_text(struct jitmap__buf *b, const jitmap_stackmap *sm,
+			    const jitmap_record *rec, unsigned indent);
+void jitmap__statepoint_line(struct jitmap__buf *b, const jitmap_statepoint_info *sp,
+			     bool forced, unsigned indent);
+void jitmap__record_head(struct jitmap__buf *b, const jitmap_stackmap *sm,
+			 const jitmap_record *rec, const char *function, bool statepoint,
+			 unsigned indent);
+
 #endif /* JITMAP_MODEL_INTERNAL_H */

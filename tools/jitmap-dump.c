@@ -496,105 +496,23 @@ static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const stru
 	fputc(']', out);
 }
 
-/* -- Deopt layouts (.jitmap_deopt, docs/deopt-layouts.md) -- */
-
-static void text_vref(FILE *out, const jitmap_vref *v)
-{
-	switch (v->kind) {
-	case JITMAP_VREF_NAME: fputs(v->name, out); break;
-	case JITMAP_VREF_NUMBER: fprintf(out, "%" PRIu64, v->number); break;
-	case JITMAP_VREF_DEOPT: fprintf(out, "deopt %" PRIu64, v->number); break;
-	default: fputs("none", out); break;
-	}
-}
-
-static void text_slots(FILE *out, const char *what, const jitmap_vslot *v, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-		fprintf(out, "%s", i ? ", " : what);
-		if (v[i].name)
-			fprintf(out, "%s = ", v[i].name);
-		fprintf(out, "deopt %u", v[i].index);
-	}
-}
+/* -- Deopt layouts (.jitmap_deopt, docs/deopt-layouts.md): the library's renderer writes them -- */
 
 static void print_text_layouts(FILE *out, const jitmap_layouts *l)
 {
-	const size_t n = jitmap_layouts_count(l);
-	fprintf(out, "  deopt layouts (.jitmap_deopt): %zu\n", n);
-	for (size_t i = 0; i < n; i++) {
-		const jitmap_deopt_layout *d = jitmap_layouts_get(l, i);
-		fprintf(out, "    record %" PRIu64 "%s%s: %u frame%s\n", d->record_id,
-			d->function ? " in " : "", d->function ? d->function : "", d->num_frames,
-			d->num_frames == 1 ? "" : "s");
-		for (uint32_t k = 0; k < d->num_frames; k++) {
-			const jitmap_vframe_layout *f = &d->frames[k];
-			fprintf(out, "      frame %u: method ", k);
-			text_vref(out, &f->method);
-			if (f->bci.kind != JITMAP_VREF_NONE) {
-				fputs(", bci ", out);
-				text_vref(out, &f->bci);
-			}
-			text_slots(out, "; locals ", f->locals, f->num_locals);
-			text_slots(out, "; stack ", f->stack, f->num_stack);
-			fputc('\n', out);
-		}
-	}
-}
-
-/* As names.deopt_frames takes them: a name, a number, {"deopt": i}, or null. */
-static void json_vref(FILE *out, const jitmap_vref *v)
-{
-	switch (v->kind) {
-	case JITMAP_VREF_NAME: json_string(out, v->name); break;
-	case JITMAP_VREF_NUMBER: fprintf(out, "%" PRIu64, v->number); break;
-	case JITMAP_VREF_DEOPT: fprintf(out, "{\"deopt\": %" PRIu64 "}", v->number); break;
-	default: fputs("null", out); break;
-	}
-}
-
-static void json_slots(FILE *out, const jitmap_vslot *v, unsigned n)
-{
-	fputc('[', out);
-	for (unsigned i = 0; i < n; i++) {
-		fprintf(out, "%s{\"deopt\": %u, \"name\": ", i ? ", " : "", v[i].index);
-		if (v[i].name)
-			json_string(out, v[i].name);
-		else
-			fputs("null", out);
-		fputc('}', out);
-	}
-	fputc(']', out);
+	char *t = jitmap_layouts_text(l, 2);
+	if (t)
+		fputs(t, out);
+	free(t);
 }
 
 /* ", "deopt_layouts": [...]" (only for an image that carries layouts). */
 static void print_json_layouts(FILE *out, const jitmap_layouts *l)
 {
-	fputs(", \"deopt_layouts\": [", out);
-	for (size_t i = 0; i < jitmap_layouts_count(l); i++) {
-		const jitmap_deopt_layout *d = jitmap_layouts_get(l, i);
-		fprintf(out, "%s{\"record_id\": %" PRIu64 ", \"function\": ", i ? ", " : "",
-			d->record_id);
-		if (d->function)
-			json_string(out, d->function);
-		else
-			fputs("null", out);
-		fputs(", \"frames\": [", out);
-		for (uint32_t k = 0; k < d->num_frames; k++) {
-			const jitmap_vframe_layout *f = &d->frames[k];
-			fputs(k ? ", {\"method\": " : "{\"method\": ", out);
-			json_vref(out, &f->method);
-			fputs(", \"bci\": ", out);
-			json_vref(out, &f->bci);
-			fputs(", \"locals\": ", out);
-			json_slots(out, f->locals, f->num_locals);
-			fputs(", \"stack\": ", out);
-			json_slots(out, f->stack, f->num_stack);
-			fputc('}', out);
-		}
-		fputs("]}", out);
-	}
-	fputc(']', out);
+	char *j = jitmap_layouts_json(l);
+	fputs(", \"deopt_layouts\": ", out);
+	fputs(j ? j : "[]", out);
+	free(j);
 }
 
 /* Every blob of `sm` (none when NULL) as llvm-readobj prints one. llvm-readobj knows LLVM's
