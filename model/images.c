@@ -624,16 +624,9 @@ void jitmap__code_remove(jitmap_process *p, const struct source *s)
 	code_max_from(p, first == SIZE_MAX ? p->ncode : first);
 }
 
-/* The first range of the table that starts at or after `addr`. */
+/* The first range of the table that starts at or after `addr` (after it, when `strictly`). */
 size_t jitmap__code_after(const jitmap_process *p, uint64_t addr, bool strictly)
 {
-	size_t a = 0, b = p->ncode;
-	while (a < b) {
-		const size_t mid = a + (b - a) / 2;
-		if (p->code[mid].lo < addr || (strictly && p->code[mid].lo == addr))
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a;
+	return strictly ? JITMAP_UPPER_BOUND(p->code, p->ncode, lo, addr)
+			: JITMAP_LOWER_BOUND(p->code, p->ncode, lo, addr);
 }
