@@ -49,7 +49,7 @@ int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n);
 
 /* What opening an image (jitmap_image_open_target, JITMAP_IMAGE_SKIP_STACKMAP) would find
  * at scan time, read from its header and section headers alone (elf.c): for the process
- * model's lazy scans (process.c), which open an image only when a PC falls in its code. */
+ * model's lazy scans (model/images.c), which open an image only when a PC falls in its code. */
 #define JITMAP__GLANCE_MAX_CODE 8
 struct jitmap__glance {
 	jitmap_arch arch;
