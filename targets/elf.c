@@ -51,25 +51,9 @@ struct jitmap_image {
 	size_t debug_frame_len;
 	jitmap_layouts *layouts;  /* .jitmap_deopt, parsed */
 	char *layouts_problem;    /* why a .jitmap_deopt was not read */
-	char **warnings;          /* what was read around (a relocation jitmap does not know) */
-	size_t num_warnings;
+	struct jitmap__problems warnings; /* what was read around (a relocation jitmap does not
+					   * know) */
 };
-
-static void warn(jitmap_image *img, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(jitmap_image *img, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	char **w = realloc(img->warnings, (img->num_warnings + 1) * sizeof(*w));
-	if (!w)
-		return; /* a warning lost to ENOMEM is not worth failing the image */
-	img->warnings = w;
-	if ((w[img->num_warnings] = strdup(buf)))
-		img->num_warnings++;
-}
 
 /* -- Relocations of the stackmap section --
  *
@@ -259,9 +243,9 @@ static void apply_differences(jitmap_image *img, const struct diff_field *fields
 			if (img->sm->records[r].section_offset + 8 == fields[i].offset)
 				hit = &img->sm->records[r];
 		if (!hit) {
-			warn(img, "ADD32/SUB32 relocations at .llvm_stackmaps+0x%" PRIx64
-				  " touch no Instruction Offset field: left as stored",
-			     fields[i].offset);
+			jitmap__problem(&img->warnings, SIZE_MAX, "ADD32/SUB32 relocations at "
+					".llvm_stackmaps+0x%" PRIx64 " touch no Instruction Offset "
+					"field: left as stored", fields[i].offset);
 			continue;
 		}
 		jitmap_stackmap_set_instruction_offset(img->sm, fields[i].offset,
@@ -310,9 +294,9 @@ static int apply_relocations(jitmap_image *img, Elf *elf, size_t sm_index, jitma
 			const bool diff = img->machine == EM_RISCV &&
 					  (type == R_RISCV_ADD32_ || type == R_RISCV_SUB32_);
 			if (!is_abs64(img->machine, type) && !diff) {
-				warn(img, "relocation type %u at .llvm_stackmaps+0x%" PRIx64
-					  " is not one jitmap knows: that field is left as stored",
-				     type, r.r_offset);
+				jitmap__problem(&img->warnings, SIZE_MAX, "relocation type %u at "
+						".llvm_stackmaps+0x%" PRIx64 " is not one jitmap knows: "
+						"that field is left as stored", type, r.r_offset);
 				continue;
 			}
 			GElf_Sym s;
@@ -891,9 +875,7 @@ void jitmap_image_free(jitmap_image *img)
 	free(img->debug_frame);
 	jitmap_layouts_free(img->layouts);
 	free(img->layouts_problem);
-	for (size_t i = 0; i < img->num_warnings; i++)
-		free(img->warnings[i]);
-	free(img->warnings);
+	jitmap__problems_free(&img->warnings);
 	free(img);
 }
 
@@ -1059,11 +1041,11 @@ const void *jitmap_image_stackmap_copy(const jitmap_image *img, size_t *len)
 const jitmap_layouts *jitmap_image_layouts(const jitmap_image *img) { return img->layouts; }
 const char *jitmap_image_layouts_problem(const jitmap_image *img) { return img->layouts_problem; }
 
-size_t jitmap_image_num_warnings(const jitmap_image *img) { return img->num_warnings; }
+size_t jitmap_image_num_warnings(const jitmap_image *img) { return img->warnings.n; }
 
 const char *jitmap_image_warning(const jitmap_image *img, size_t i)
 {
-	return i < img->num_warnings ? img->warnings[i] : NULL;
+	return jitmap__problem_at(&img->warnings, i);
 }
 
 /* -- An image as a file for a debugger's module list --

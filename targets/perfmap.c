@@ -105,8 +105,7 @@ struct pm_file {
 	size_t nseg, seg_mapped;
 	size_t nranges; /* the code objects it names: lines, or code loads (a move is no new one) */
 	bool dirty;
-	char *problems[MAX_LISTED + 1];
-	size_t nproblems, unlisted;
+	struct jitmap__problems problems; /* up to MAX_LISTED, then one that counts the rest */
 };
 
 struct jitmap_perfmap {
@@ -134,15 +133,13 @@ static void file_clear(struct pm_file *f)
 	f->nunw = f->cap_unw = f->neh = f->cap_eh = 0;
 	f->arch = JITMAP_ARCH_UNKNOWN;
 	jitmap__big_free(f->seg, f->seg_mapped);
-	for (size_t k = 0; k < f->nproblems; k++)
-		free(f->problems[k]);
+	jitmap__problems_free(&f->problems);
 	f->e = NULL;
 	f->dbg = NULL;
 	f->names = NULL;
 	f->seg = NULL;
 	f->ne = f->cap_e = f->e_mapped = f->ndbg = f->cap_dbg = f->nnames = f->cap_names = 0;
 	f->nseg = f->seg_mapped = f->nranges = 0;
-	f->nproblems = f->unlisted = 0;
 	f->dirty = false;
 	f->have_st = false;
 }
@@ -211,26 +208,18 @@ static struct pm_file *file_for(jitmap_perfmap *m, const char *origin, const cha
 
 __attribute__((format(printf, 2, 3))) static void problem(struct pm_file *f, const char *fmt, ...)
 {
-	if (f->nproblems >= MAX_LISTED) {
-		f->unlisted++;
-		return;
-	}
 	va_list ap;
 	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) >= 0)
-		f->problems[f->nproblems++] = s;
+	jitmap__vproblem(&f->problems, MAX_LISTED, fmt, ap);
 	va_end(ap);
 }
 
 /* After a file was read: the problems not listed, counted in one. */
 static void problems_done(struct pm_file *f)
 {
-	if (f->unlisted) {
-		char *s = NULL;
-		if (asprintf(&s, "%s: %zu more problems like these", f->path, f->unlisted) >= 0)
-			f->problems[f->nproblems++] = s;
-	}
+	if (f->problems.unlisted)
+		jitmap__problem(&f->problems, SIZE_MAX, "%s: %zu more problems like these", f->path,
+				f->problems.unlisted);
 }
 
 /* `s` (n bytes) NUL-terminated in the names: its offset, or NONE when out of room. */
@@ -1163,16 +1152,16 @@ size_t jitmap_perfmap_num_problems(const jitmap_perfmap *m)
 {
 	size_t n = 0;
 	for (size_t i = 0; m && i < m->n; i++)
-		n += m->files[i]->nproblems;
+		n += m->files[i]->problems.n;
 	return n;
 }
 
 const char *jitmap_perfmap_problem(const jitmap_perfmap *m, size_t k)
 {
 	for (size_t i = 0; m && i < m->n; i++) {
-		if (k < m->files[i]->nproblems)
-			return m->files[i]->problems[k];
-		k -= m->files[i]->nproblems;
+		if (k < m->files[i]->problems.n)
+			return m->files[i]->problems.items[k];
+		k -= m->files[i]->problems.n;
 	}
 	return NULL;
 }
