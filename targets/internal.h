@@ -1,14 +1,73 @@
-/* internal.h (targets): what the targets layer gives the model above it: ELF helpers and
- * build IDs (elf.c), many reads at once (live.c), a glance at an image (elf.c), a core's files
+/* internal.h (targets): what the targets layer gives the model above it, and what its files
+ * share: ELF images (elf.c and the files beside it), ELF helpers (elf_files.c) and build IDs
+ * (build_id.c), many reads at once (live.c), a glance at an image (elf.c), a core's files
  * (core.c), Linux's register sets (linux_regs.c) and the page cache (pagecache.c). */
 #ifndef JITMAP_TARGETS_INTERNAL_H
 #define JITMAP_TARGETS_INTERNAL_H
 
 #include "../unwinder/internal.h"
 
-/* -- ELF files for other modules (elf.c) -- */
+/* -- ELF images (elf.c, elf_symbols.c, elf_reloc.c, elf_with_code.c) --
+ *
+ * elf.c opens an image and reads its sections; elf_symbols.c its function symbols, and
+ * elf_reloc.c the relocations of an object's stackmap section. Only `struct Elf` and
+ * `struct Elf_Scn` of libelf are named here: the files that take them include <gelf.h>. */
 
 struct Elf;
+struct Elf_Scn;
+
+struct jitmap__symbol {
+	uint64_t address, size;
+	char *name;
+	unsigned flags; /* JITMAP_SYMBOL_* */
+};
+
+struct jitmap_image {
+	unsigned type, machine, elf_class;
+	jitmap_arch arch;
+	jitmap_byte_order order;
+	jitmap_stackmap *sm;
+	uint64_t sm_addr, sm_size;
+	int has_sm;
+	void *sm_copy; /* SKIP_STACKMAP: the image's bytes of a section not placed in memory */
+	size_t sm_copy_len;
+	uint64_t bias;
+	struct jitmap__symbol *syms; /* function symbols sorted by address */
+	size_t num_syms;
+	/* What a debugger's JIT reader needs besides the stackmap (jitmap_image_code_range ...). */
+	jitmap_image_range *code; /* executable sections placed in memory, in section order */
+	size_t num_code;
+	char *file_name;          /* the first STT_FILE symbol's name */
+	bool debug_info;
+	uint64_t eh_addr, eh_size;
+	void *debug_frame;        /* a copy of .debug_frame, when no relocation targets it */
+	size_t debug_frame_len;
+	jitmap_layouts *layouts;  /* .jitmap_deopt, parsed */
+	char *layouts_problem;    /* why a .jitmap_deopt was not read */
+	struct jitmap__problems warnings; /* what was read around (a relocation jitmap does not
+					   * know) */
+};
+
+/* libelf is ready (elf_version): 0, or -ENOTSUP ("libelf is too old", in `err`). */
+int jitmap__elf_ready(jitmap_error *err);
+/* The function symbols (and the first STT_FILE name) of symbol table `symtab` added to img's:
+ * 0, or -ENOMEM. jitmap__elf_sort_symbols puts them in address order when all are in. */
+int jitmap__elf_load_symbols(jitmap_image *img, struct Elf *elf, struct Elf_Scn *symtab);
+void jitmap__elf_sort_symbols(jitmap_image *img);
+/* The address of a symbol (its st_value, st_shndx) in an image of ELF type `type`: in
+ * relocatable files values are section-relative. 0, or -ENOENT (no such section). */
+int jitmap__elf_symbol_address(struct Elf *elf, unsigned type, uint64_t value, unsigned shndx,
+			       uint64_t *addr);
+/* Whether the function symbols of symbol table `symtab` hold addresses, not offsets in their
+ * sections (elf_symbols.c says when that reading is sure). */
+bool jitmap__elf_values_are_addresses(struct Elf *elf, struct Elf_Scn *symtab);
+/* The relocations of an object's stackmap section (section `sm_index`) applied to img->sm:
+ * 0, or a negative errno with `err` filled; what it reads around goes to img->warnings. */
+int jitmap__elf_apply_relocations(jitmap_image *img, struct Elf *elf, size_t sm_index,
+				  jitmap_error *err);
+
+/* -- ELF files for other modules (elf_files.c, build_id.c) -- */
+
 /* The value of the first defined data symbol (STT_OBJECT) `name` in the symbol tables of
  * `elf`, in section order: 0, or -ENOENT. */
 int jitmap__elf_data_symbol(struct Elf *elf, const char *name, uint64_t *value);
