@@ -88,20 +88,16 @@ struct jitmap_core {
 	uint64_t *auxv;    /* pairs */
 	size_t nauxv;
 	int have_file_note, have_auxv;
-	char *warnings[MAX_WARNINGS];
-	size_t nwarnings;
+	struct jitmap__problems warnings; /* up to MAX_WARNINGS */
 };
 
 static void warn(jitmap_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void warn(jitmap_core *c, const char *fmt, ...)
 {
-	if (c->nwarnings == MAX_WARNINGS)
-		return;
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(&c->warnings[c->nwarnings], fmt, ap) >= 0)
-		c->nwarnings++;
+	jitmap__vproblem(&c->warnings, MAX_WARNINGS, fmt, ap);
 	va_end(ap);
 }
 
@@ -1303,8 +1299,7 @@ void jitmap_core_free(jitmap_core *c)
 	}
 	for (size_t i = 0; i < c->nthreads; i++)
 		free(c->threads[i].regs);
-	for (size_t i = 0; i < c->nwarnings; i++)
-		free(c->warnings[i]);
+	jitmap__problems_free(&c->warnings);
 	free(c->threads);
 	free(c->auxv);
 	free(c->files);
@@ -1383,7 +1378,7 @@ int jitmap_core_placed_file(const jitmap_core *c, size_t i, const char **path, u
 
 const char *jitmap_core_warning(const jitmap_core *c, size_t i)
 {
-	return i < c->nwarnings ? c->warnings[i] : NULL;
+	return jitmap__problem_at(&c->warnings, i);
 }
 
 jitmap_target jitmap_core_target(jitmap_core *c)

@@ -78,8 +78,7 @@ struct jitmap_live {
 	size_t nthreads, cap_threads;
 	int mem_fd;
 	struct jitmap__pagecache cache;
-	char *warnings[MAX_WARNINGS];
-	size_t nwarnings;
+	struct jitmap__problems warnings; /* up to MAX_WARNINGS */
 	struct mapping *maps; /* /proc/PID/maps, sorted by start, read at the first need */
 	size_t nmaps;
 	int maps_read;        /* 0: not yet; 1: read; a negative errno: unreadable */
@@ -100,13 +99,10 @@ static bool interrupted(const jitmap_live *l)
 static void warn(jitmap_live *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(jitmap_live *l, const char *fmt, ...)
 {
-	char buf[256];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	jitmap__vproblem(&l->warnings, MAX_WARNINGS, fmt, ap);
 	va_end(ap);
-	if (l->nwarnings < MAX_WARNINGS && (l->warnings[l->nwarnings] = strdup(buf)))
-		l->nwarnings++;
 }
 
 /* /proc/PID/task/TID/comm without its newline; "" when it cannot be read. */
@@ -540,8 +536,7 @@ void jitmap_live_free(jitmap_live *l)
 	for (size_t i = 0; i < l->nthreads; i++)
 		free(l->threads[i]);
 	free(l->threads);
-	for (size_t i = 0; i < l->nwarnings; i++)
-		free(l->warnings[i]);
+	jitmap__problems_free(&l->warnings);
 	jitmap__pagecache_fini(&l->cache);
 	if (l->mem_fd >= 0)
 		close(l->mem_fd);
@@ -657,7 +652,7 @@ jitmap_target jitmap_live_thread_target(jitmap_live *l, size_t i)
 
 const char *jitmap_live_warning(const jitmap_live *l, size_t i)
 {
-	return i < l->nwarnings ? l->warnings[i] : NULL;
+	return jitmap__problem_at(&l->warnings, i);
 }
 
 /* -- Mappings --
