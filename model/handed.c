@@ -263,5 +263,5 @@ int jitmap_process_image(const jitmap_process *p, uint64_t id, jitmap_source_inf
 const char *jitmap_process_image_problem(const jitmap_process *p, uint64_t id, size_t k)
 {
 	const struct source *s = p ? jitmap__handed(p, id) : NULL;
-	return s ? jitmap__problem_at(s, k) : NULL;
+	return s ? jitmap__source_problem(s, k) : NULL;
 }

@@ -209,7 +209,7 @@ int jitmap__index_now(jitmap_process *p, struct source *s);
 void jitmap__source_free(jitmap_process *p, struct source *s);
 /* Free the sources dropped and the stackmaps buried since the last call. */
 void jitmap__free_buried(jitmap_process *p);
-const char *jitmap__problem_at(const struct source *s, size_t k);
+const char *jitmap__source_problem(const struct source *s, size_t k);
 void jitmap__set_problem(char **slot, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Free `s` at scan_end, once the index let go of it. */

@@ -132,7 +132,7 @@ int jitmap_process_source(const jitmap_process *p, size_t i, jitmap_source_info 
 
 const char *jitmap_process_source_problem(const jitmap_process *p, size_t i, size_t k)
 {
-	return i < p->norder ? jitmap__problem_at(p->order[i], k) : NULL;
+	return i < p->norder ? jitmap__source_problem(p->order[i], k) : NULL;
 }
 
 const char *jitmap_process_source_note(const jitmap_process *p, size_t i, size_t k)

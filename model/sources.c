@@ -248,7 +248,7 @@ static size_t num_problems(const struct source *s)
 	return s->problems.n + (s->code_problem != NULL) + (s->cfi_problem != NULL);
 }
 
-const char *jitmap__problem_at(const struct source *s, size_t k)
+const char *jitmap__source_problem(const struct source *s, size_t k)
 {
 	if (k < s->problems.n)
 		return s->problems.items[k];
