@@ -16,6 +16,7 @@
 
 #include "jitmap/jitmap.h"
 #include "bytes.h"
+#include "search.h"
 
 /* Fill `err` (may be NULL) and return `code` (a negative errno). */
 int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)

@@ -12,14 +12,7 @@
 
 static size_t handed_find(const jitmap_process *p, uint64_t id)
 {
-	size_t lo = 0, hi = p->nhanded;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->handed[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = JITMAP_PARTITION_POINT(p->nhanded, i, p->handed[i]->id < id);
 	return lo < p->nhanded && p->handed[lo]->id == id ? lo : SIZE_MAX;
 }
 

@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "../common/search.h"
 #include "internal.h"
 
 #define MAX_CODE_SPAN (UINT64_C(1) << 36) /* a larger "code" section is not code */
@@ -28,21 +27,11 @@ static int cmp_key(const struct source *s, uint64_t entry, uint64_t addr, uint64
 /* The position of the key in p->jit, or where it would go (*found says which). */
 size_t jitmap__jit_find(const jitmap_process *p, const jitmap_jit_code *c, bool *found)
 {
-	size_t lo = 0, hi = p->njit;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int d = cmp_key(p->jit[mid], c->entry, c->symfile_addr, c->symfile_size);
-		if (d == 0) {
-			*found = true;
-			return mid;
-		}
-		if (d < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	const size_t at = JITMAP_PARTITION_POINT(
+		p->njit, i, cmp_key(p->jit[i], c->entry, c->symfile_addr, c->symfile_size) < 0);
+	*found = at < p->njit &&
+		 cmp_key(p->jit[at], c->entry, c->symfile_addr, c->symfile_size) == 0;
+	return at;
 }
 
 static size_t sample_len_of(const struct source *s)
@@ -593,14 +582,7 @@ void jitmap__code_insert(jitmap_process *p, struct source *s)
 	size_t first = SIZE_MAX;
 	for (size_t k = 0; k < s->nspans; k++) {
 		const struct code_range c = {s->spans[k].lo, s->spans[k].hi, 0, code_rank(s), s};
-		size_t lo = 0, hi = p->ncode;
-		while (lo < hi) {
-			const size_t mid = lo + (hi - lo) / 2;
-			if (cmp_code(&p->code[mid], &c) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		const size_t lo = JITMAP_PARTITION_POINT(p->ncode, i, cmp_code(&p->code[i], &c) < 0);
 		memmove(&p->code[lo + 1], &p->code[lo], (p->ncode - lo) * sizeof(*p->code));
 		p->code[lo] = c;
 		p->ncode++;

@@ -80,21 +80,10 @@ static int cmp_parse(const struct parse *h, uint64_t addr, uint64_t size, uint64
 static size_t parse_find(const jitmap_process *p, uint64_t addr, uint64_t size, uint64_t hash,
 			 bool *found)
 {
-	size_t lo = 0, hi = p->nparses;
-	*found = false;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		const int d = cmp_parse(p->parses[mid], addr, size, hash);
-		if (d == 0) {
-			*found = true;
-			return mid;
-		}
-		if (d < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	const size_t at = JITMAP_PARTITION_POINT(p->nparses, i,
+						 cmp_parse(p->parses[i], addr, size, hash) < 0);
+	*found = at < p->nparses && cmp_parse(p->parses[at], addr, size, hash) == 0;
+	return at;
 }
 
 /* Bury `h` when no source holds it and the index does not either: its stackmap lives until

@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "../common/search.h"
 #include "internal.h"
 
 #define R_RISCV_ADD32_ 35

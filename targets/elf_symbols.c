@@ -5,7 +5,6 @@
 #include <gelf.h>
 #include <stdlib.h>
 
-#include "../common/search.h"
 #include "internal.h"
 
 static int cmp_sym(const void *a, const void *b)

@@ -24,7 +24,6 @@
 
 #include "internal.h"
 #include "jitmap/unwind.h"
-#include "../common/search.h"
 
 #define MAX_LISTED 5 /* problems listed per file; the rest are counted */
 
