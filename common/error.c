@@ -1,4 +1,6 @@
-/* error.c: the one error convention: negative errno values, plus a record of where and why. */
+/* error.c: the one error convention: negative errno values, plus a record of where and why;
+ * and the lists of problems a reader read around. */
+#define _GNU_SOURCE
 #include <stdio.h>
 
 #include "fail.h"
@@ -11,6 +13,40 @@ int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, 
 	jitmap_common_vfail(err, code, offset, fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+int jitmap__vproblem(struct jitmap__problems *l, size_t max, const char *fmt, va_list ap)
+{
+	if (l->n >= max) {
+		l->unlisted++;
+		return 0;
+	}
+	char *s = NULL;
+	if (vasprintf(&s, fmt, ap) < 0)
+		return -ENOMEM;
+	if (jitmap__grow(&l->items, &l->cap, l->n + 1, sizeof(*l->items))) {
+		free(s);
+		return -ENOMEM;
+	}
+	l->items[l->n++] = s;
+	return 0;
+}
+
+int jitmap__problem(struct jitmap__problems *l, size_t max, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	const int rc = jitmap__vproblem(l, max, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void jitmap__problems_free(struct jitmap__problems *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->items[i]);
+	free(l->items);
+	*l = (struct jitmap__problems){0};
 }
 
 const char *jitmap_strerror(int code)

@@ -1,6 +1,7 @@
-/* internal.h (common): what every layer of libjitmap shares: errors, option structs, growing
- * arrays, big arrays and their sort. The layers above include it through their own internal
- * header (docs/architecture.md: one internal header a layer, each including the one below).
+/* internal.h (common): what every layer of libjitmap shares: errors and lists of problems,
+ * option structs, growing arrays, big arrays and their sort. The layers above include it
+ * through their own internal header (docs/architecture.md: one internal header a layer, each
+ * including the one below).
  */
 #ifndef JITMAP_COMMON_INTERNAL_H
 #define JITMAP_COMMON_INTERNAL_H
@@ -15,10 +16,34 @@
 
 #include "jitmap/jitmap.h"
 #include "bytes.h"
+#include "search.h"
 
 /* Fill `err` (may be NULL) and return `code` (a negative errno). */
 int jitmap__fail(jitmap_error *err, int code, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* A list of problems a reader read around (a relocation it does not know, a core's damaged
+ * note, a perf map's bad line), each a sentence: kept up to the `max` the caller gives
+ * (SIZE_MAX: every one), the rest only counted. A sentence lost for want of memory is not
+ * worth failing the read that found it: the callers ignore -ENOMEM. Zeroed is empty. */
+struct jitmap__problems {
+	char **items;
+	size_t n, cap;
+	size_t unlisted; /* said when `max` were kept already */
+};
+/* Append the sentence to `l` when it holds fewer than `max`, else count it in l->unlisted:
+ * 0, or -ENOMEM (the list is as it was). */
+int jitmap__problem(struct jitmap__problems *l, size_t max, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int jitmap__vproblem(struct jitmap__problems *l, size_t max, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+/* Sentence `i`, or NULL past the last. */
+static inline const char *jitmap__problem_at(const struct jitmap__problems *l, size_t i)
+{
+	return i < l->n ? l->items[i] : NULL;
+}
+/* Free every sentence and leave `l` empty (zeroed). */
+void jitmap__problems_free(struct jitmap__problems *l);
 
 /* An array of `bytes`, zeroed, faulted in by as few faults as can be (index.c says how);
  * freed by jitmap__big_free with the *mapped it set. NULL when out of memory. */

@@ -9,7 +9,12 @@
  *
  * `field` must be a uint64_t (checked at compile time); `arr` an array of structs, or of
  * uint64_t with `field` left empty: JITMAP_LOWER_BOUND_U64(pcs, n, pc). Both inline to the
- * loop each caller wrote by hand before. */
+ * loop each caller wrote by hand before.
+ *
+ *   JITMAP_PARTITION_POINT(n, i, before): for keys no single uint64_t field holds (several
+ *   fields in order, arrays of pointers, a key computed from the element), the first index
+ *   `i` in [0, n) at which the expression `before` (of `i`) is false, when it is true for a
+ *   prefix of the array and false after it (n when it is true throughout). */
 #ifndef JITMAP_COMMON_SEARCH_H
 #define JITMAP_COMMON_SEARCH_H
 
@@ -43,5 +48,18 @@ static inline size_t jitmap_bound_u64(const void *base, size_t n, size_t stride,
 #define JITMAP_LOWER_BOUND_U64(arr, n, key)                                                     \
 	jitmap_bound_u64((arr), (n), sizeof(uint64_t), 0 * sizeof(char[sizeof(*(arr)) == 8 ? 1 : -1]), \
 			 (key), 0)
+
+#define JITMAP_PARTITION_POINT(n, i, before)                                                   \
+	({                                                                                       \
+		size_t lo_ = 0, hi_ = (n);                                                       \
+		while (lo_ < hi_) {                                                              \
+			const size_t i = lo_ + (hi_ - lo_) / 2;                                  \
+			if (before)                                                              \
+				lo_ = i + 1;                                                     \
+			else                                                                     \
+				hi_ = i;                                                         \
+		}                                                                                \
+		lo_;                                                                             \
+	})
 
 #endif

@@ -1,6 +1,7 @@
-/* render.c: frame reports and records as text and as the JSON contract (docs/json.md), the one
- * way every front end writes them: GDB and LLDB through the Python core, jitmap-stack and
- * jitmap-dump directly. What a value reads like is decided here: "10", "-1200 (0x...)",
+/* render.c: the pieces every writer of a record is made of, in text and in the JSON contract
+ * (docs/json.md): frame reports (report.c) and records without a frame (records.c) are the
+ * one way every front end writes them (GDB and LLDB through the Python core, jitmap-stack and
+ * jitmap-dump directly). What a value reads like is decided here: "10", "-1200 (0x...)",
  * "0x7ffd... (address)", "<unavailable: REASON>". */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,22 +21,22 @@ static int64_t signed_of(uint64_t u, unsigned size)
 	return (u & sign) ? (int64_t)(u | ~MASK(size)) : (int64_t)u;
 }
 
-static bool available(const jitmap_value *v)
+bool jitmap__value_available(const jitmap_value *v)
 {
 	return v->available;
 }
 
-static const char *why_of(const jitmap_value *v)
+const char *jitmap__value_why(const jitmap_value *v)
 {
 	return v->why[0] ? v->why : "unknown reason";
 }
 
 /* A value as a person reads it. */
-static void value_text(struct jitmap__buf *b, const jitmap_location *loc, const jitmap_value *v)
+void jitmap__value_text(struct jitmap__buf *b, const jitmap_location *loc, const jitmap_value *v)
 {
-	if (!available(v)) {
+	if (!jitmap__value_available(v)) {
 		jitmap__buf_puts(b, "<unavailable: ");
-		jitmap__buf_text(b, why_of(v), "");
+		jitmap__buf_text(b, jitmap__value_why(v), "");
 		jitmap__buf_puts(b, ">");
 		return;
 	}
@@ -60,9 +61,9 @@ static void value_text(struct jitmap__buf *b, const jitmap_location *loc, const 
 }
 
 /* The value as JSON: a number, the hex of a wide value's bytes, or null. */
-static void value_json(struct jitmap__buf *b, const jitmap_location *loc, const jitmap_value *v)
+void jitmap__value_json(struct jitmap__buf *b, const jitmap_location *loc, const jitmap_value *v)
 {
-	if (!available(v)) {
+	if (!jitmap__value_available(v)) {
 		jitmap__buf_puts(b, "null");
 	} else if (jitmap__value_wide(loc, v)) {
 		jitmap__buf_puts(b, "\"");
@@ -74,13 +75,13 @@ static void value_json(struct jitmap__buf *b, const jitmap_location *loc, const 
 	}
 }
 
-static void where_of(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i, char *w,
+void jitmap__where(const jitmap_stackmap *sm, const jitmap_record *rec, size_t i, char *w,
 		     size_t len)
 {
 	jitmap_location_format(sm, rec, &rec->locations[i], w, len);
 }
 
-static void reg_label(const jitmap_stackmap *sm, unsigned regno, char *out, size_t len)
+void jitmap__reg_text(const jitmap_stackmap *sm, unsigned regno, char *out, size_t len)
 {
 	const char *n = jitmap__reg_label(sm, regno, out, len);
 	if (n != out)
@@ -89,7 +90,7 @@ static void reg_label(const jitmap_stackmap *sm, unsigned regno, char *out, size
 
 /* -- ykllvm's live variables and extra places (jitmap_dialect) -- */
 
-static bool yk_record(const jitmap_stackmap *sm, const jitmap_record *rec)
+bool jitmap__yk_record(const jitmap_stackmap *sm, const jitmap_record *rec)
 {
 	return jitmap_blob_dialect(sm, rec->blob) != JITMAP_DIALECT_LLVM;
 }
@@ -98,7 +99,7 @@ static bool yk_record(const jitmap_stackmap *sm, const jitmap_record *rec)
 static void extra_text(const jitmap_stackmap *sm, int16_t x, char *out, size_t len)
 {
 	if (x >= 0) {
-		reg_label(sm, (unsigned)x, out, len);
+		jitmap__reg_text(sm, (unsigned)x, out, len);
 		return;
 	}
 	const struct jitmap__arch *a = jitmap__arch(jitmap_stackmap_arch(sm));
@@ -112,7 +113,7 @@ static void yk_role(const jitmap_stackmap *sm, const jitmap_record *rec, size_t 
 		    size_t len)
 {
 	out[0] = 0;
-	if (!yk_record(sm, rec))
+	if (!jitmap__yk_record(sm, rec))
 		return;
 	size_t used = (size_t)snprintf(out, len, "variable %zu", jitmap__location_live_var(sm, rec, i));
 	const int16_t *x;
@@ -125,10 +126,10 @@ static void yk_role(const jitmap_stackmap *sm, const jitmap_record *rec, size_t 
 }
 
 /* ", "live_var": N, "extras": [{"raw": -16, "where": "[rbp-16]"}, ...]" for a ykllvm record. */
-static void yk_location_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
+void jitmap__yk_location_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
 			     const jitmap_record *rec, size_t i)
 {
-	if (!yk_record(sm, rec))
+	if (!jitmap__yk_record(sm, rec))
 		return;
 	jitmap__buf_printf(b, ", \"live_var\": %zu", jitmap__location_live_var(sm, rec, i));
 	if (jitmap_blob_dialect(sm, rec->blob) != JITMAP_DIALECT_YK_EXTRAS)
@@ -146,537 +147,29 @@ static void yk_location_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
 	jitmap__buf_puts(b, "]");
 }
 
-/* -- JSON of a frame report -- */
-
-static void location_json(struct jitmap__buf *b, const struct jitmap__rrec *x, size_t i,
-			  const char *name, bool raw)
-{
-	const jitmap_location *loc = &x->rec->locations[i];
-	const jitmap_value *v = &x->values[i];
-	char where[96];
-	where_of(x->sm, x->rec, i, where, sizeof(where));
-	jitmap__buf_printf(b, "{\"index\": %zu, \"kind\": \"%s\", \"where\": ", i,
-			   jitmap_loc_kind_name(loc->kind));
-	jitmap__buf_json(b, where);
-	jitmap__buf_printf(b, ", \"size\": %u, \"value\": ", loc->size);
-	value_json(b, loc, v);
-	if (!available(v)) {
-		jitmap__buf_puts(b, ", \"error\": ");
-		jitmap__buf_json(b, why_of(v));
-	}
-	if (loc->kind == JITMAP_LOC_INDIRECT && (available(v) || v->address))
-		jitmap__buf_printf(b, ", \"address\": \"0x%" PRIx64 "\"", v->address);
-	yk_location_json(b, x->sm, x->rec, i);
-	if (name) {
-		jitmap__buf_puts(b, ", \"name\": ");
-		jitmap__buf_json(b, name);
-	}
-	if (raw) {
-		jitmap__buf_printf(b, ", \"raw\": {\"kind\": %d, \"size\": %u, \"dwarf_reg\": %u, "
-				   "\"offset\": %" PRId32, (int)loc->kind, loc->size, loc->dwarf_reg,
-				   loc->offset);
-		if (loc->kind == JITMAP_LOC_REGISTER || loc->kind == JITMAP_LOC_DIRECT ||
-		    loc->kind == JITMAP_LOC_INDIRECT) {
-			char r[32];
-			reg_label(x->sm, loc->dwarf_reg, r, sizeof(r));
-			jitmap__buf_puts(b, ", \"register\": ");
-			jitmap__buf_json(b, r);
-		}
-		jitmap__buf_puts(b, "}");
-	}
-	jitmap__buf_puts(b, "}");
-}
-
-static size_t index_of(const struct jitmap__rrec *x, const jitmap_location *loc)
+size_t jitmap__rrec_index(const struct jitmap__rrec *x, const jitmap_location *loc)
 {
 	return (size_t)(loc - x->rec->locations);
 }
 
-static void locations_json(struct jitmap__buf *b, const struct jitmap__rrec *x, size_t first,
-			   size_t n, bool raw)
-{
-	jitmap__buf_puts(b, "[");
-	for (size_t k = 0; k < n; k++) {
-		if (k)
-			jitmap__buf_puts(b, ", ");
-		location_json(b, x, first + k, x->names[first + k], raw);
-	}
-	jitmap__buf_puts(b, "]");
-}
-
 /* Whether both values of a GC root are numbers, and the derived pointer's offset from its
  * base. */
-static bool root_offset(const struct jitmap__rrec *x, size_t base, size_t derived, int64_t *off)
+bool jitmap__root_offset(const struct jitmap__rrec *x, size_t base, size_t derived, int64_t *off)
 {
 	const jitmap_location *lb = &x->rec->locations[base], *ld = &x->rec->locations[derived];
 	const jitmap_value *vb = &x->values[base], *vd = &x->values[derived];
-	if (!available(vb) || !available(vd) || jitmap__value_wide(lb, vb) ||
+	if (!jitmap__value_available(vb) || !jitmap__value_available(vd) || jitmap__value_wide(lb, vb) ||
 	    jitmap__value_wide(ld, vd))
 		return false;
 	*off = (int64_t)(vd->u - vb->u);
 	return true;
 }
 
-/* The values an interpreter frame's indexes count: a statepoint's deopt values, else every
- * location. */
-static size_t vvalues(const struct jitmap__rrec *x, size_t *first)
-{
-	if (x->statepoint) {
-		*first = x->sp.num_deopt ? index_of(x, x->sp.deopt) : 0;
-		return x->sp.num_deopt;
-	}
-	*first = 0;
-	return x->rec->num_locations;
-}
-
-/* One interpreter frame's layout, whichever way it was given. */
-struct vf {
-	const jitmap_vref *method, *bci;
-	size_t nlocals, nstack;
-	bool own;                                       /* a front end's (else an image's) */
-	const jitmap_vslot *ilocals, *istack;
-	const struct jitmap__vslot *ulocals, *ustack;
-};
-
-static size_t num_vframes(const struct jitmap__rrec *x)
-{
-	if (x->own_layout)
-		return x->nvframes;
-	return x->image_layout ? x->image_layout->num_frames : 0;
-}
-
-static struct vf vframe_at(const struct jitmap__rrec *x, size_t k)
-{
-	struct vf f = {0};
-	if (x->own_layout) {
-		const struct jitmap__vframe *u = &x->vframes[k];
-		f.own = true;
-		f.method = &u->method, f.bci = &u->bci;
-		f.nlocals = u->nlocals, f.nstack = u->nstack;
-		f.ulocals = u->locals, f.ustack = u->stack;
-	} else {
-		const jitmap_vframe_layout *l = &x->image_layout->frames[k];
-		f.method = &l->method, f.bci = &l->bci;
-		f.nlocals = l->num_locals, f.nstack = l->num_stack;
-		f.ilocals = l->locals, f.istack = l->stack;
-	}
-	return f;
-}
-
-static void slot_of(const struct vf *f, bool stack, size_t i, uint32_t *index, const char **name)
-{
-	if (f->own) {
-		const struct jitmap__vslot *s = stack ? &f->ustack[i] : &f->ulocals[i];
-		*index = s->index, *name = s->name;
-	} else {
-		const jitmap_vslot *s = stack ? &f->istack[i] : &f->ilocals[i];
-		*index = s->index, *name = s->name;
-	}
-}
-
-/* What a method or a bci comes to: nothing (null), a number, or text (a name, or the bytes of
- * a value too wide for a number). */
-enum vres { VR_NULL, VR_NUMBER, VR_TEXT };
-
-/* A method or bci: JSON into `jb`, its text into `text`, the first problem into `err`. */
-static enum vres vref_render(const struct jitmap__rrec *x, const jitmap_vref *r, const char *what,
-			     size_t first, size_t n, struct jitmap__buf *jb, char *text,
-			     size_t text_len, char *err, size_t err_len)
-{
-	text[0] = 0;
-	switch (r->kind) {
-	case JITMAP_VREF_NAME:
-		jitmap__buf_json(jb, r->name);
-		snprintf(text, text_len, "%s", r->name ? r->name : "");
-		return r->name ? VR_TEXT : VR_NULL;
-	case JITMAP_VREF_NUMBER:
-		jitmap__buf_printf(jb, "%" PRIu64, r->number);
-		snprintf(text, text_len, "%" PRIu64, r->number);
-		return VR_NUMBER;
-	case JITMAP_VREF_DEOPT:
-		break;
-	default:
-		jitmap__buf_puts(jb, "null");
-		return VR_NULL;
-	}
-	if (r->number >= n) {
-		if (!err[0])
-			snprintf(err, err_len, "%s: deopt index %" PRIu64 " past the %zu values", what,
-				 r->number, n);
-		jitmap__buf_puts(jb, "null");
-		return VR_NULL;
-	}
-	const size_t at = first + (size_t)r->number;
-	const jitmap_location *loc = &x->rec->locations[at];
-	const jitmap_value *v = &x->values[at];
-	if (!available(v)) {
-		if (!err[0])
-			snprintf(err, err_len, "%s: value %" PRIu64 " is unavailable (%s)", what,
-				 r->number, why_of(v));
-		jitmap__buf_puts(jb, "null");
-		return VR_NULL;
-	}
-	value_json(jb, loc, v);
-	if (jitmap__value_wide(loc, v)) {
-		size_t k = 0;
-		for (unsigned i = 0; i < loc->size && i < JITMAP_VALUE_MAX && k + 3 < text_len; i++)
-			k += (size_t)snprintf(text + k, text_len - k, "%02x", v->bytes[i]);
-		return VR_TEXT;
-	}
-	snprintf(text, text_len, "%" PRIu64, v->u);
-	return VR_NUMBER;
-}
-
-/* The title of an interpreter frame: "Demo.inner, bci 7", "method 12", "?". */
-static void vframe_title(struct jitmap__buf *b, enum vres m, const char *mtext, enum vres bci,
-			 const char *btext)
-{
-	if (m == VR_NULL || (m == VR_TEXT && !mtext[0]))
-		jitmap__buf_puts(b, "?");
-	else if (m == VR_TEXT)
-		jitmap__buf_text(b, mtext, "?");
-	else
-		jitmap__buf_printf(b, "method %s", mtext);
-	if (bci != VR_NULL)
-		jitmap__buf_printf(b, ", bci %s", btext);
-}
-
-enum vstyle { V_JSON, V_RECORD, V_BT };
-
-/* The interpreter frames of record `x`: as JSON ("virtual_frames"), as the lines under a
- * record (`info stackmap`), or as the lines under a frame in a backtrace. */
-static void vframes_render(struct jitmap__buf *b, const struct jitmap__rrec *x, enum vstyle style,
-			   unsigned indent, bool raw)
-{
-	size_t first;
-	const size_t n = vvalues(x, &first);
-	const size_t nf = num_vframes(x);
-	if (style == V_JSON)
-		jitmap__buf_puts(b, ", \"virtual_frames\": [");
-	for (size_t k = 0; k < nf; k++) {
-		const struct vf f = vframe_at(x, k);
-		char err[320] = "", mtext[600], btext[600];
-		struct jitmap__buf mj = {0}, bj = {0};
-		const enum vres m = vref_render(x, f.method, "method", first, n, &mj, mtext,
-						sizeof(mtext), err, sizeof(err));
-		const enum vres bci = vref_render(x, f.bci, "bci", first, n, &bj, btext,
-						  sizeof(btext), err, sizeof(err));
-		if (style == V_JSON) {
-			struct jitmap__buf t = {0};
-			vframe_title(&t, m, mtext, bci, btext);
-			jitmap__buf_printf(b, "%s{\"method\": %s, \"bci\": %s, \"title\": ",
-					   k ? ", " : "", mj.p ? mj.p : "null", bj.p ? bj.p : "null");
-			jitmap__buf_json(b, t.p ? t.p : "?");
-			b->failed |= t.failed;
-			jitmap__buf_free(&t);
-		} else if (style == V_RECORD) {
-			jitmap__buf_indent(b, indent + 2);
-			jitmap__buf_printf(b, "virtual frame %zu: ", k);
-			vframe_title(b, m, mtext, bci, btext);
-			jitmap__buf_puts(b, "\n");
-		} else {
-			jitmap__buf_indent(b, indent);
-			jitmap__buf_puts(b, "[");
-			vframe_title(b, m, mtext, bci, btext);
-			jitmap__buf_puts(b, "]");
-		}
-		b->failed |= mj.failed || bj.failed;
-		jitmap__buf_free(&mj);
-		jitmap__buf_free(&bj);
-		int items = 0;
-		for (int part = 0; part < 2; part++) {
-			const bool stack = part == 1;
-			const size_t count = stack ? f.nstack : f.nlocals;
-			const char *key = stack ? "stack" : "locals";
-			if (style == V_JSON)
-				jitmap__buf_printf(b, ", \"%s\": [", key);
-			for (size_t i = 0, shown = 0; i < count; i++) {
-				uint32_t index;
-				const char *name;
-				slot_of(&f, stack, i, &index, &name);
-				if (index >= n) {
-					if (!err[0])
-						snprintf(err, sizeof(err),
-							 "%s: deopt index %u past the %zu values", key,
-							 index, n);
-					continue;
-				}
-				const size_t at = first + index;
-				/* An unnamed slot keeps the name the location has. */
-				const char *shown_name = name ? name : x->names[at];
-				const jitmap_location *loc = &x->rec->locations[at];
-				if (style == V_JSON) {
-					if (shown++)
-						jitmap__buf_puts(b, ", ");
-					location_json(b, x, at, shown_name, raw);
-					continue;
-				}
-				if (style == V_RECORD) {
-					jitmap__buf_indent(b, indent + 4);
-					jitmap__buf_puts(b, stack ? "stack " : "local ");
-					if (shown_name)
-						jitmap__buf_text(b, shown_name, "");
-					else
-						jitmap__buf_printf(b, "#%zu", shown);
-					jitmap__buf_puts(b, " = ");
-					value_text(b, loc, &x->values[at]);
-					jitmap__buf_puts(b, "\n");
-					shown++;
-					continue;
-				}
-				jitmap__buf_puts(b, items++ ? ", " : "  ");
-				if (stack)
-					jitmap__buf_printf(b, "stack #%zu = ", shown);
-				else if (shown_name) {
-					jitmap__buf_text(b, shown_name, "");
-					jitmap__buf_puts(b, " = ");
-				} else {
-					jitmap__buf_printf(b, "local #%zu = ", shown);
-				}
-				value_text(b, loc, &x->values[at]);
-				shown++;
-			}
-			if (style == V_JSON)
-				jitmap__buf_puts(b, "]");
-		}
-		if (style == V_JSON) {
-			if (err[0]) {
-				jitmap__buf_puts(b, ", \"error\": ");
-				jitmap__buf_json(b, err);
-			}
-			jitmap__buf_puts(b, "}");
-		} else if (style == V_RECORD) {
-			if (err[0]) {
-				jitmap__buf_indent(b, indent + 4);
-				jitmap__buf_printf(b, "(%s)\n", err);
-			}
-		} else {
-			if (err[0])
-				jitmap__buf_printf(b, "%s(%s)", items ? ", " : "  ", err);
-			jitmap__buf_puts(b, "\n");
-		}
-	}
-	if (style == V_JSON)
-		jitmap__buf_puts(b, "]");
-}
-
-static void record_json(struct jitmap__buf *b, const jitmap_frame_report *r,
-			const struct jitmap__rrec *x, unsigned flags, bool with_frame)
-{
-	const bool raw = r->flags & JITMAP_DESCRIBE_RAW;
-	const jitmap_record *rec = x->rec;
-	const jitmap_function *fn = jitmap_record_function(x->sm, rec);
-	const uint64_t rpc = jitmap_record_pc(x->sm, rec);
-	(void)flags;
-	jitmap__buf_puts(b, "{");
-	if (with_frame)
-		jitmap__buf_printf(b, "\"frame\": %u, ", r->level);
-	jitmap__buf_printf(b, "\"pc\": \"0x%" PRIx64 "\", \"function\": ", r->pc);
-	jitmap__buf_json(b, x->function);
-	jitmap__buf_printf(b, ", \"record\": {\"id\": %" PRIu64 ", \"offset\": %" PRIu32
-			   ", \"function_address\": \"0x%" PRIx64 "\", \"stack_size\": ",
-			   rec->id, rec->instruction_offset, fn ? fn->address : 0);
-	if (!fn || fn->stack_size == UINT64_MAX)
-		jitmap__buf_puts(b, "null");
-	else
-		jitmap__buf_printf(b, "%" PRIu64, fn->stack_size);
-	jitmap__buf_printf(b, ", \"pc\": \"0x%" PRIx64 "\", \"match\": \"%s\", \"source\": ", rpc,
-			   x->call ? "call" : "exact");
-	jitmap__buf_json(b, x->source);
-	if (x->call) {
-		jitmap__buf_printf(b, ", \"distance\": %" PRId64 ", \"note\": ",
-				   (int64_t)(r->pc - rpc));
-		jitmap__buf_json(b, x->note);
-	}
-	if (x->nnotes) {
-		jitmap__buf_puts(b, ", \"notes\": [");
-		for (size_t i = 0; i < x->nnotes; i++) {
-			if (i)
-				jitmap__buf_puts(b, ", ");
-			jitmap__buf_json(b, x->notes[i]);
-		}
-		jitmap__buf_puts(b, "]");
-	}
-	if (raw)
-		jitmap__buf_printf(b, ", \"flags\": %u, \"section_offset\": %" PRIu64, rec->flags,
-				   rec->section_offset);
-	if (x->misfit) {
-		jitmap__buf_puts(b, ", \"statepoint_misfit\": ");
-		jitmap__buf_json(b, x->misfit_why);
-	}
-	if (yk_record(x->sm, rec))
-		jitmap__buf_printf(b, ", \"dialect\": \"%s\", \"live_vars\": %zu",
-				   jitmap_dialect_name(jitmap_blob_dialect(x->sm, rec->blob)),
-				   jitmap_record_num_live_vars(x->sm, rec));
-	jitmap__buf_puts(b, "}, \"locations\": ");
-	locations_json(b, x, 0, rec->num_locations, raw);
-	jitmap__buf_puts(b, ", \"live_outs\": [");
-	for (size_t i = 0; i < rec->num_live_outs; i++) {
-		char reg[32];
-		reg_label(x->sm, rec->live_outs[i].dwarf_reg, reg, sizeof(reg));
-		jitmap__buf_puts(b, i ? ", {\"register\": " : "{\"register\": ");
-		jitmap__buf_json(b, reg);
-		jitmap__buf_printf(b, ", \"size\": %u", rec->live_outs[i].size);
-		if (raw)
-			jitmap__buf_printf(b, ", \"dwarf_reg\": %u", rec->live_outs[i].dwarf_reg);
-		jitmap__buf_puts(b, "}");
-	}
-	jitmap__buf_puts(b, "], \"statepoint\": ");
-	if (!x->statepoint) {
-		jitmap__buf_puts(b, "null");
-	} else {
-		const jitmap_statepoint_info *sp = &x->sp;
-		jitmap__buf_printf(b, "{\"calling_convention\": %" PRIu64 ", \"flags\": %" PRIu64
-				   ", \"deopt\": ", sp->calling_convention, sp->flags);
-		locations_json(b, x, sp->num_deopt ? index_of(x, sp->deopt) : 0, sp->num_deopt, raw);
-		jitmap__buf_puts(b, ", \"gc_roots\": [");
-		for (size_t k = 0; k < sp->num_gc_pairs; k++) {
-			const size_t bi = index_of(x, sp->gc_pairs) + 2 * k, di = bi + 1;
-			jitmap__buf_puts(b, k ? ", {\"base\": " : "{\"base\": ");
-			location_json(b, x, bi, x->names[bi], raw);
-			jitmap__buf_puts(b, ", \"derived\": ");
-			location_json(b, x, di, x->names[di], raw);
-			int64_t off;
-			if (root_offset(x, bi, di, &off))
-				jitmap__buf_printf(b, ", \"offset\": %" PRId64 "}", off);
-			else
-				jitmap__buf_puts(b, ", \"offset\": null}");
-		}
-		jitmap__buf_puts(b, "], \"gc_allocas\": ");
-		locations_json(b, x, sp->num_gc_allocas ? index_of(x, sp->gc_allocas) : 0,
-			       sp->num_gc_allocas, raw);
-		jitmap__buf_printf(b, ", \"decoded\": \"%s\"}", x->forced ? "forced" : "shape");
-	}
-	if (num_vframes(x))
-		vframes_render(b, x, V_JSON, 0, raw);
-}
-
-/* "frame N (pc 0x... , in F) is not at a stackmap record; nearest in F: record ... ". */
-static void no_record_text(struct jitmap__buf *b, const jitmap_frame_report *r)
-{
-	const char *fn = r->near_function ? r->near_function : r->function;
-	jitmap__buf_printf(b, "frame %u (pc 0x%" PRIx64, r->level, r->pc);
-	if (fn) {
-		jitmap__buf_puts(b, ", in ");
-		jitmap__buf_text(b, fn, "");
-	}
-	jitmap__buf_puts(b, ")");
-	if (!r->near[0] && !r->near[1]) {
-		jitmap__buf_puts(b, " is not at a stackmap record (no stackmap describes the code "
-				 "there)");
-		return;
-	}
-	jitmap__buf_puts(b, " is not at a stackmap record; nearest");
-	if (r->near_function) {
-		jitmap__buf_puts(b, " in ");
-		jitmap__buf_text(b, r->near_function, "");
-	}
-	jitmap__buf_puts(b, ": ");
-	for (int k = 0, n = 0; k < 2; k++) {
-		if (!r->near[k])
-			continue;
-		const uint64_t rpc = jitmap_record_pc(r->near_sm, r->near[k]);
-		const int64_t dist = (int64_t)(rpc - r->pc);
-		jitmap__buf_printf(b, "%srecord %" PRIu64 " at 0x%" PRIx64 " (%" PRIu64 " bytes %s)",
-				   n++ ? ", " : "", r->near[k]->id, rpc,
-				   dist < 0 ? (uint64_t)-dist : (uint64_t)dist,
-				   dist > 0 ? "after" : "before");
-	}
-	if (r->level > 0)
-		jitmap__buf_puts(b, ". A record is only shown at the PC it describes");
-}
-
-/* ", \"registers\": [...]" of a report that has them (`bare`: the array alone). */
-static void registers_json(struct jitmap__buf *b, const jitmap_frame_report *r, bool bare)
-{
-	if (!(r->flags & JITMAP_DESCRIBE_REGISTERS)) {
-		if (bare)
-			jitmap__buf_puts(b, "[]");
-		return;
-	}
-	jitmap__buf_puts(b, bare ? "[" : ", \"registers\": [");
-	for (size_t i = 0; i < r->nregs; i++) {
-		const struct jitmap__rreg *x = &r->regs[i];
-		jitmap__buf_puts(b, i ? ", {\"register\": " : "{\"register\": ");
-		jitmap__buf_json(b, jitmap_reg_name(r->arch, x->regno));
-		jitmap__buf_printf(b, ", \"dwarf_reg\": %u, \"value\": ", x->regno);
-		if (x->v.available) {
-			jitmap__buf_printf(b, "\"0x%" PRIx64 "\"}", x->v.u);
-		} else {
-			jitmap__buf_puts(b, "null, \"error\": ");
-			jitmap__buf_json(b, why_of(&x->v));
-			jitmap__buf_puts(b, "}");
-		}
-	}
-	jitmap__buf_puts(b, "]");
-}
-
-static void registers_text(struct jitmap__buf *b, const jitmap_frame_report *r, unsigned indent)
-{
-	for (size_t i = 0; i < r->nregs; i++) {
-		const struct jitmap__rreg *x = &r->regs[i];
-		jitmap__buf_indent(b, indent);
-		jitmap__buf_printf(b, "%-8s ", jitmap_reg_name(r->arch, x->regno));
-		if (x->v.available) {
-			jitmap__buf_printf(b, "0x%016" PRIx64 "\n", x->v.u);
-		} else {
-			jitmap__buf_puts(b, "<unavailable: ");
-			jitmap__buf_text(b, why_of(&x->v), "");
-			jitmap__buf_puts(b, ">\n");
-		}
-	}
-}
-
-static void report_json(struct jitmap__buf *b, const jitmap_frame_report *r, unsigned flags)
-{
-	const bool with_frame = !(flags & JITMAP_JSON_NO_FRAME);
-	if (!r->nrecs) {
-		jitmap__buf_puts(b, "{");
-		if (with_frame)
-			jitmap__buf_printf(b, "\"frame\": %u, ", r->level);
-		jitmap__buf_printf(b, "\"pc\": \"0x%" PRIx64 "\", \"function\": ", r->pc);
-		jitmap__buf_json(b, r->near_function ? r->near_function : r->function);
-		jitmap__buf_puts(b, ", \"record\": null, \"locations\": [], \"live_outs\": [], "
-				 "\"statepoint\": null, \"nearest\": [");
-		for (int k = 0, n = 0; k < 2; k++) {
-			if (!r->near[k])
-				continue;
-			const jitmap_function *fn = jitmap_record_function(r->near_sm, r->near[k]);
-			const uint64_t rpc = jitmap_record_pc(r->near_sm, r->near[k]);
-			jitmap__buf_printf(b, "%s{\"id\": %" PRIu64 ", \"pc\": \"0x%" PRIx64
-					   "\", \"function\": ", n++ ? ", " : "", r->near[k]->id, rpc);
-			jitmap__buf_json(b, fn ? fn->name : NULL);
-			jitmap__buf_printf(b, ", \"distance\": %" PRId64 "}", (int64_t)(rpc - r->pc));
-		}
-		struct jitmap__buf t = {0};
-		no_record_text(&t, r);
-		jitmap__buf_puts(b, "], \"error\": ");
-		jitmap__buf_json(b, t.p ? t.p : "");
-		jitmap__buf_free(&t);
-		registers_json(b, r, false);
-		jitmap__buf_puts(b, "}");
-		return;
-	}
-	record_json(b, r, &r->recs[0], flags, with_frame);
-	if (r->nrecs > 1) {
-		jitmap__buf_puts(b, ", \"other_records\": [");
-		for (size_t i = 1; i < r->nrecs; i++) {
-			if (i > 1)
-				jitmap__buf_puts(b, ", ");
-			record_json(b, r, &r->recs[i], flags, true);
-			jitmap__buf_puts(b, "}");
-		}
-		jitmap__buf_puts(b, "]");
-	}
-	registers_json(b, r, false);
-	jitmap__buf_puts(b, "}");
-}
-
 /* -- Text of a record -- */
 
 /* The role of each location of a statepoint ("deopt", "gc base", ...) into `roles` (one per
  * location; "" for none). */
-static void roles_of(const struct jitmap__rrec *x, char (*roles)[64])
+void jitmap__roles(const struct jitmap__rrec *x, char (*roles)[64])
 {
 	const jitmap_statepoint_info *sp = &x->sp;
 	if (!x->statepoint) {
@@ -688,9 +181,9 @@ static void roles_of(const struct jitmap__rrec *x, char (*roles)[64])
 	snprintf(roles[1], 64, "flags");
 	snprintf(roles[2], 64, "deopt count");
 	for (size_t k = 0; k < sp->num_deopt; k++)
-		snprintf(roles[index_of(x, sp->deopt) + k], 64, "deopt");
+		snprintf(roles[jitmap__rrec_index(x, sp->deopt) + k], 64, "deopt");
 	for (size_t k = 0; k < sp->num_gc_pairs; k++) {
-		const size_t bi = index_of(x, sp->gc_pairs) + 2 * k, di = bi + 1;
+		const size_t bi = jitmap__rrec_index(x, sp->gc_pairs) + 2 * k, di = bi + 1;
 		const jitmap_location *lb = &x->rec->locations[bi], *ld = &x->rec->locations[di];
 		if (lb->size > 8 && lb->size % 8 == 0)
 			snprintf(roles[bi], 64, "gc base (vector of %u pointers)", lb->size / 8);
@@ -700,13 +193,13 @@ static void roles_of(const struct jitmap__rrec *x, char (*roles)[64])
 		if (lb->kind == ld->kind && lb->dwarf_reg == ld->dwarf_reg &&
 		    lb->offset == ld->offset)
 			snprintf(roles[di], 64, "gc derived = base (#%zu)", bi);
-		else if (!x->values || !root_offset(x, bi, di, &off))
+		else if (!x->values || !jitmap__root_offset(x, bi, di, &off))
 			snprintf(roles[di], 64, "gc derived from #%zu", bi);
 		else
 			snprintf(roles[di], 64, "gc derived from #%zu, offset %" PRId64, bi, off);
 	}
 	for (size_t k = 0; k < sp->num_gc_allocas; k++)
-		snprintf(roles[index_of(x, sp->gc_allocas) + k], 64, "gc alloca");
+		snprintf(roles[jitmap__rrec_index(x, sp->gc_allocas) + k], 64, "gc alloca");
 }
 
 static void plural(struct jitmap__buf *b, uint64_t n, const char *word)
@@ -715,7 +208,7 @@ static void plural(struct jitmap__buf *b, uint64_t n, const char *word)
 }
 
 /* One location line: index, kind, where, size, [value,] [at ADDRESS,] [role,] [[name],] [raw]. */
-static void location_line(struct jitmap__buf *b, const jitmap_stackmap *sm,
+void jitmap__location_line(struct jitmap__buf *b, const jitmap_stackmap *sm,
 			  const jitmap_record *rec, size_t i, const jitmap_value *v,
 			  const char *role, const char *name, bool raw, unsigned indent)
 {
@@ -734,8 +227,8 @@ static void location_line(struct jitmap__buf *b, const jitmap_stackmap *sm,
 	if (v) {
 		jitmap__buf_u64(b, loc->size, 3);
 		jitmap__buf_puts(b, " ");
-		value_text(b, loc, v);
-		if (loc->kind == JITMAP_LOC_INDIRECT && available(v))
+		jitmap__value_text(b, loc, v);
+		if (loc->kind == JITMAP_LOC_INDIRECT && jitmap__value_available(v))
 			jitmap__buf_printf(b, "  at 0x%" PRIx64, v->address);
 	} else {
 		jitmap__buf_u64(b, loc->size, 0);
@@ -753,7 +246,7 @@ static void location_line(struct jitmap__buf *b, const jitmap_stackmap *sm,
 		if (loc->kind == JITMAP_LOC_REGISTER || loc->kind == JITMAP_LOC_DIRECT ||
 		    loc->kind == JITMAP_LOC_INDIRECT) {
 			char r[32];
-			reg_label(sm, loc->dwarf_reg, r, sizeof(r));
+			jitmap__reg_text(sm, loc->dwarf_reg, r, sizeof(r));
 			jitmap__buf_printf(b, " (%s)", r);
 		}
 		jitmap__buf_printf(b, ", offset %" PRId32 "}", loc->offset);
@@ -761,7 +254,7 @@ static void location_line(struct jitmap__buf *b, const jitmap_stackmap *sm,
 	jitmap__buf_puts(b, "\n");
 }
 
-static void live_outs_text(struct jitmap__buf *b, const jitmap_stackmap *sm,
+void jitmap__live_outs_text(struct jitmap__buf *b, const jitmap_stackmap *sm,
 			   const jitmap_record *rec, unsigned indent)
 {
 	if (!rec->num_live_outs)
@@ -770,14 +263,14 @@ static void live_outs_text(struct jitmap__buf *b, const jitmap_stackmap *sm,
 	jitmap__buf_puts(b, "live-outs:");
 	for (size_t i = 0; i < rec->num_live_outs; i++) {
 		char reg[32];
-		reg_label(sm, rec->live_outs[i].dwarf_reg, reg, sizeof(reg));
+		jitmap__reg_text(sm, rec->live_outs[i].dwarf_reg, reg, sizeof(reg));
 		jitmap__buf_printf(b, " %s(%u)", reg, rec->live_outs[i].size);
 	}
 	jitmap__buf_puts(b, "\n");
 }
 
 /* "calling convention 0, flags 0, 2 deopt values, 1 gc root (a statepoint by its shape)". */
-static void statepoint_line(struct jitmap__buf *b, const jitmap_statepoint_info *sp, bool forced,
+void jitmap__statepoint_line(struct jitmap__buf *b, const jitmap_statepoint_info *sp, bool forced,
 			    unsigned indent)
 {
 	jitmap__buf_indent(b, indent);
@@ -791,7 +284,7 @@ static void statepoint_line(struct jitmap__buf *b, const jitmap_statepoint_info 
 }
 
 /* "record 100 at 0x... (f+86), 6 locations, 0 live-outs[, statepoint]". */
-static void record_head(struct jitmap__buf *b, const jitmap_stackmap *sm, const jitmap_record *rec,
+void jitmap__record_head(struct jitmap__buf *b, const jitmap_stackmap *sm, const jitmap_record *rec,
 			const char *function, bool statepoint, unsigned indent)
 {
 	const jitmap_function *fn = jitmap_record_function(sm, rec);
@@ -810,7 +303,7 @@ static void record_head(struct jitmap__buf *b, const jitmap_stackmap *sm, const 
 				   rec->instruction_offset);
 	}
 	jitmap__buf_puts(b, ", ");
-	if (yk_record(sm, rec)) {
+	if (jitmap__yk_record(sm, rec)) {
 		plural(b, jitmap_record_num_live_vars(sm, rec), "live variable");
 		jitmap__buf_puts(b, " in ");
 		plural(b, rec->num_locations, "location");
@@ -821,411 +314,4 @@ static void record_head(struct jitmap__buf *b, const jitmap_stackmap *sm, const 
 	jitmap__buf_puts(b, ", ");
 	plural(b, rec->num_live_outs, "live-out");
 	jitmap__buf_puts(b, statepoint ? ", statepoint\n" : "\n");
-}
-
-static void record_text(struct jitmap__buf *b, const jitmap_frame_report *r,
-			const struct jitmap__rrec *x, unsigned indent)
-{
-	const bool raw = r->flags & JITMAP_DESCRIBE_RAW;
-	const jitmap_record *rec = x->rec;
-	const jitmap_function *fn = jitmap_record_function(x->sm, rec);
-	record_head(b, x->sm, rec, x->function, x->statepoint, indent);
-	if (x->call) {
-		jitmap__buf_indent(b, indent + 2);
-		jitmap__buf_printf(b, "the record is %" PRIu64 " bytes before this frame's PC: ",
-				   r->pc - jitmap_record_pc(x->sm, rec));
-		jitmap__buf_text(b, x->note ? x->note : "its call sequence returns here", "");
-		jitmap__buf_puts(b, "\n");
-	}
-	jitmap__buf_indent(b, indent + 2);
-	jitmap__buf_puts(b, "function ");
-	jitmap__buf_text(b, x->function, "?");
-	jitmap__buf_printf(b, " at 0x%" PRIx64 ", stack size ", fn ? fn->address : 0);
-	if (!fn || fn->stack_size == UINT64_MAX)
-		jitmap__buf_puts(b, "dynamic");
-	else
-		jitmap__buf_printf(b, "%" PRIu64, fn->stack_size);
-	jitmap__buf_puts(b, "; from ");
-	jitmap__buf_text(b, x->source, "");
-	jitmap__buf_puts(b, "\n");
-	for (size_t i = 0; i < x->nnotes; i++) {
-		jitmap__buf_indent(b, indent + 2);
-		jitmap__buf_puts(b, "note: ");
-		jitmap__buf_text(b, x->notes[i], "");
-		jitmap__buf_puts(b, "\n");
-	}
-	if (x->misfit) {
-		jitmap__buf_indent(b, indent + 2);
-		jitmap__buf_printf(b, "(record %" PRIu64 " does not have a statepoint's shape: %s)\n",
-				   rec->id, x->misfit_why);
-	}
-	if (x->statepoint)
-		statepoint_line(b, &x->sp, x->forced, indent + 2);
-	char(*roles)[64] = calloc(rec->num_locations ? rec->num_locations : 1, sizeof(*roles));
-	if (!roles) {
-		b->failed = true;
-		return;
-	}
-	roles_of(x, roles);
-	for (size_t i = 0; i < rec->num_locations; i++)
-		location_line(b, x->sm, rec, i, &x->values[i], roles[i], x->names[i], raw,
-			      indent + 2);
-	free(roles);
-	live_outs_text(b, x->sm, rec, indent + 2);
-	if (num_vframes(x))
-		vframes_render(b, x, V_RECORD, indent, raw);
-}
-
-/* -- GC roots -- */
-
-/* Where a collector finds and updates a root: a stack address or a register. */
-static void slot_text(struct jitmap__buf *b, const struct jitmap__rrec *x, size_t i)
-{
-	const jitmap_location *loc = &x->rec->locations[i];
-	const jitmap_value *v = &x->values[i];
-	char where[96];
-	where_of(x->sm, x->rec, i, where, sizeof(where));
-	if (loc->kind == JITMAP_LOC_INDIRECT && (available(v) || v->address))
-		jitmap__buf_printf(b, "0x%" PRIx64, v->address);
-	else if (loc->kind == JITMAP_LOC_DIRECT && available(v))
-		jitmap__buf_printf(b, "0x%" PRIx64, v->u);
-	else
-		jitmap__buf_puts(b, where);
-}
-
-static void root_value_text(struct jitmap__buf *b, const struct jitmap__rrec *x, size_t i)
-{
-	const jitmap_location *loc = &x->rec->locations[i];
-	const jitmap_value *v = &x->values[i];
-	if (!available(v)) {
-		jitmap__buf_puts(b, "<unavailable: ");
-		jitmap__buf_text(b, why_of(v), "");
-		jitmap__buf_puts(b, ">");
-	} else if (jitmap__value_wide(loc, v)) {
-		jitmap__buf_puts(b, "0x");
-		for (unsigned k = 0; k < loc->size && k < JITMAP_VALUE_MAX; k++)
-			jitmap__buf_printf(b, "%02x", v->bytes[k]);
-	} else {
-		jitmap__buf_printf(b, "0x%" PRIx64, v->u);
-	}
-}
-
-static const char GC_HEADER_FMT[] = "%-6s %-20s %-7s %-34s %-34s %s";
-
-static void gc_row(struct jitmap__buf *b, const jitmap_frame_report *r,
-		   const struct jitmap__rrec *x, size_t base, size_t derived, bool alloca,
-		   unsigned indent)
-{
-	struct jitmap__buf cell = {0};
-	jitmap__buf_indent(b, indent);
-	jitmap__buf_printf(b, "#%-5u ", r->level);
-	jitmap__buf_text_padded(b, x->function ? x->function : "?", 20, 20);
-	jitmap__buf_printf(b, " %-7" PRIu64 " ", x->rec->id);
-	slot_text(&cell, x, base);
-	jitmap__buf_puts(&cell, " = ");
-	root_value_text(&cell, x, base);
-	jitmap__buf_text_padded(b, cell.p ? cell.p : "", 34, SIZE_MAX);
-	jitmap__buf_puts(b, " ");
-	jitmap__buf_free(&cell);
-	if (alloca) {
-		char where[96];
-		where_of(x->sm, x->rec, base, where, sizeof(where));
-		jitmap__buf_puts(&cell, "(gc alloca ");
-		jitmap__buf_puts(&cell, where);
-		jitmap__buf_puts(&cell, ")");
-		jitmap__buf_text_padded(b, cell.p ? cell.p : "", 34, SIZE_MAX);
-		jitmap__buf_puts(b, " -\n");
-	} else {
-		slot_text(&cell, x, derived);
-		jitmap__buf_puts(&cell, " = ");
-		root_value_text(&cell, x, derived);
-		jitmap__buf_text_padded(b, cell.p ? cell.p : "", 34, SIZE_MAX);
-		int64_t off;
-		if (root_offset(x, base, derived, &off))
-			jitmap__buf_printf(b, " %" PRId64 "\n", off);
-		else
-			jitmap__buf_puts(b, " ?\n");
-	}
-	jitmap__buf_free(&cell);
-}
-
-static void gc_rows(struct jitmap__buf *b, const jitmap_frame_report *r, unsigned indent)
-{
-	for (size_t i = 0; i < r->nrecs; i++) {
-		const struct jitmap__rrec *x = &r->recs[i];
-		if (!x->statepoint)
-			continue;
-		const jitmap_statepoint_info *sp = &x->sp;
-		for (size_t k = 0; k < sp->num_gc_pairs; k++) {
-			const size_t bi = index_of(x, sp->gc_pairs) + 2 * k;
-			gc_row(b, r, x, bi, bi + 1, false, indent);
-		}
-		for (size_t k = 0; k < sp->num_gc_allocas; k++) {
-			const size_t ai = index_of(x, sp->gc_allocas) + k;
-			gc_row(b, r, x, ai, ai, true, indent);
-		}
-	}
-}
-
-/* -- The calls -- */
-
-static const char *keep(jitmap_frame_report *r, struct jitmap__buf *b)
-{
-	char *s = jitmap__buf_finish(b);
-	if (!s) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	free(r->out);
-	r->out = s;
-	return s;
-}
-
-const char *jitmap_frame_report_json(jitmap_frame_report *r, unsigned flags)
-{
-	if (!r) {
-		errno = EINVAL;
-		return NULL;
-	}
-	struct jitmap__buf b = {0};
-	if (flags & JITMAP_JSON_REGISTERS)
-		registers_json(&b, r, true);
-	else
-		report_json(&b, r, flags);
-	return keep(r, &b);
-}
-
-const char *jitmap_frame_report_text(jitmap_frame_report *r, jitmap_text_part part,
-				     unsigned indent)
-{
-	if (!r) {
-		errno = EINVAL;
-		return NULL;
-	}
-	struct jitmap__buf b = {0};
-	jitmap__buf_put(&b, "", 0);
-	switch (part) {
-	case JITMAP_TEXT_FRAME:
-		jitmap__buf_indent(&b, indent);
-		jitmap__buf_printf(&b, "frame #%u, pc 0x%" PRIx64, r->level, r->pc);
-		{
-			const char *fn = r->nrecs ? r->recs[0].function
-				: r->near_function ? r->near_function : r->function;
-			if (fn) {
-				jitmap__buf_puts(&b, " in ");
-				jitmap__buf_text(&b, fn, "");
-			}
-		}
-		jitmap__buf_puts(&b, "\n");
-		if (!r->nrecs) {
-			jitmap__buf_indent(&b, indent);
-			no_record_text(&b, r);
-			jitmap__buf_puts(&b, "\n");
-		}
-		/* fall through */
-	case JITMAP_TEXT_RECORDS:
-		for (size_t i = 0; i < r->nrecs; i++)
-			record_text(&b, r, &r->recs[i], indent);
-		break;
-	case JITMAP_TEXT_GC_HEADER:
-		jitmap__buf_indent(&b, indent);
-		jitmap__buf_printf(&b, GC_HEADER_FMT, "frame", "function", "record",
-				   "base (slot = value)", "derived (slot = value)", "offset");
-		jitmap__buf_puts(&b, "\n");
-		break;
-	case JITMAP_TEXT_GC_ROOTS:
-		gc_rows(&b, r, indent);
-		break;
-	case JITMAP_TEXT_VFRAMES:
-		for (size_t i = 0; i < r->nrecs; i++)
-			if (num_vframes(&r->recs[i]))
-				vframes_render(&b, &r->recs[i], V_BT, indent, false);
-		break;
-	case JITMAP_TEXT_NO_RECORD:
-		if (!r->nrecs)
-			no_record_text(&b, r);
-		break;
-	case JITMAP_TEXT_REGISTERS:
-		registers_text(&b, r, indent);
-		break;
-	default:
-		jitmap__buf_free(&b);
-		errno = EINVAL;
-		return NULL;
-	}
-	return keep(r, &b);
-}
-
-/* -- Records without a frame (jitmap-dump) -- */
-
-static bool static_statepoint(const jitmap_stackmap *sm, const jitmap_record *rec,
-			      jitmap_statepoint_mode mode, const uint64_t *ids, size_t num_ids,
-			      jitmap_statepoint_info *sp, bool *forced, char *why, size_t why_len)
-{
-	bool listed = false;
-	for (size_t i = 0; ids && i < num_ids; i++)
-		listed |= ids[i] == rec->id;
-	*forced = mode != JITMAP_STATEPOINT_AUTO || listed;
-	why[0] = 0;
-	if (!jitmap_statepoint_wanted(sm, rec, mode, ids, ids ? num_ids : 0))
-		return false;
-	if (jitmap_statepoint_decode(sm, rec, sp, why, why_len) == 0)
-		return true;
-	if (!*forced)
-		why[0] = 0;
-	return false;
-}
-
-char *jitmap_record_text(const jitmap_stackmap *sm, const jitmap_record *rec,
-			 jitmap_statepoint_mode mode, const uint64_t *ids, size_t num_ids,
-			 unsigned indent)
-{
-	if (!sm || !rec) {
-		errno = EINVAL;
-		return NULL;
-	}
-	struct jitmap__rrec x = {.sm = sm, .rec = rec};
-	const jitmap_function *fn = jitmap_record_function(sm, rec);
-	x.function = fn ? fn->name : NULL;
-	x.statepoint = static_statepoint(sm, rec, mode, ids, num_ids, &x.sp, &x.forced,
-					 x.misfit_why, sizeof(x.misfit_why));
-	struct jitmap__buf b = {0};
-	jitmap__buf_put(&b, "", 0);
-	record_head(&b, sm, rec, fn ? (fn->name ? fn->name : "?") : NULL, x.statepoint, indent);
-	if (x.misfit_why[0]) {
-		jitmap__buf_indent(&b, indent + 2);
-		jitmap__buf_printf(&b, "(record %" PRIu64 " does not have a statepoint's shape: %s)\n",
-				   rec->id, x.misfit_why);
-	}
-	if (x.statepoint)
-		statepoint_line(&b, &x.sp, x.forced, indent + 2);
-	char(*roles)[64] = calloc(rec->num_locations ? rec->num_locations : 1, sizeof(*roles));
-	if (!roles) {
-		jitmap__buf_free(&b);
-		errno = ENOMEM;
-		return NULL;
-	}
-	roles_of(&x, roles);
-	for (size_t i = 0; i < rec->num_locations; i++)
-		location_line(&b, sm, rec, i, NULL, roles[i], NULL, false, indent + 2);
-	free(roles);
-	live_outs_text(&b, sm, rec, indent + 2);
-	char *s = jitmap__buf_finish(&b);
-	if (!s)
-		errno = ENOMEM;
-	return s;
-}
-
-static void static_location_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
-				 const jitmap_record *rec, size_t i)
-{
-	const jitmap_location *loc = &rec->locations[i];
-	char where[96];
-	jitmap_location_format(sm, rec, loc, where, sizeof(where));
-	/* without printf: jitmap-dump writes one per location of a whole section */
-	jitmap__buf_puts(b, "{\"index\": ");
-	jitmap__buf_u64(b, i, 0);
-	jitmap__buf_puts(b, ", \"kind\": \"");
-	jitmap__buf_puts(b, jitmap_loc_kind_name(loc->kind));
-	jitmap__buf_puts(b, "\", \"where\": ");
-	jitmap__buf_json(b, where);
-	jitmap__buf_puts(b, ", \"size\": ");
-	jitmap__buf_u64(b, loc->size, 0);
-	if (loc->kind == JITMAP_LOC_CONSTANT || loc->kind == JITMAP_LOC_CONSTANT_INDEX) {
-		uint64_t v = 0;
-		jitmap_location_constant(sm, rec, loc, &v);
-		jitmap__buf_puts(b, ", \"value\": ");
-		jitmap__buf_u64(b, v, 0);
-	} else {
-		jitmap__buf_puts(b, ", \"dwarf_reg\": ");
-		jitmap__buf_u64(b, loc->dwarf_reg, 0);
-		jitmap__buf_puts(b, ", \"offset\": ");
-		if (loc->offset < 0)
-			jitmap__buf_puts(b, "-");
-		jitmap__buf_u64(b, loc->offset < 0 ? 0u - (uint32_t)loc->offset : (uint32_t)loc->offset,
-				0);
-	}
-	yk_location_json(b, sm, rec, i);
-	jitmap__buf_puts(b, "}");
-}
-
-static void static_locations_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
-				  const jitmap_record *rec, size_t first, size_t n)
-{
-	jitmap__buf_puts(b, "[");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			jitmap__buf_puts(b, ", ");
-		static_location_json(b, sm, rec, first + i);
-	}
-	jitmap__buf_puts(b, "]");
-}
-
-char *jitmap_record_json(const jitmap_stackmap *sm, const jitmap_record *rec,
-			 jitmap_statepoint_mode mode, const uint64_t *ids, size_t num_ids)
-{
-	if (!sm || !rec) {
-		errno = EINVAL;
-		return NULL;
-	}
-	struct jitmap__buf b = {0};
-	const jitmap_function *f = jitmap_record_function(sm, rec);
-	jitmap__buf_printf(&b, "{\"id\": %" PRIu64 ", \"offset\": %" PRIu32
-			   ", \"section_offset\": %" PRIu64, rec->id, rec->instruction_offset,
-			   rec->section_offset);
-	if (f) {
-		jitmap__buf_printf(&b, ", \"pc\": \"0x%" PRIx64 "\", \"function\": ",
-				   jitmap_record_pc(sm, rec));
-		jitmap__buf_json(&b, f->name);
-		jitmap__buf_printf(&b, ", \"function_address\": \"0x%" PRIx64 "\", \"stack_size\": ",
-				   f->address);
-		if (f->stack_size == UINT64_MAX)
-			jitmap__buf_puts(&b, "null");
-		else
-			jitmap__buf_printf(&b, "%" PRIu64, f->stack_size);
-	} else {
-		jitmap__buf_puts(&b, ", \"pc\": null, \"function\": null");
-	}
-	jitmap__buf_puts(&b, ", \"locations\": ");
-	static_locations_json(&b, sm, rec, 0, rec->num_locations);
-	jitmap__buf_puts(&b, ", \"live_outs\": [");
-	for (size_t l = 0; l < rec->num_live_outs; l++) {
-		char reg[32];
-		reg_label(sm, rec->live_outs[l].dwarf_reg, reg, sizeof(reg));
-		jitmap__buf_puts(&b, l ? ", {\"register\": " : "{\"register\": ");
-		jitmap__buf_json(&b, reg);
-		jitmap__buf_printf(&b, ", \"dwarf_reg\": %u, \"size\": %u}",
-				   rec->live_outs[l].dwarf_reg, rec->live_outs[l].size);
-	}
-	jitmap__buf_puts(&b, "], \"statepoint\": ");
-	jitmap_statepoint_info sp;
-	bool forced;
-	char why[160];
-	if (static_statepoint(sm, rec, mode, ids, num_ids, &sp, &forced, why, sizeof(why))) {
-		const size_t pairs = sp.num_gc_pairs ? (size_t)(sp.gc_pairs - rec->locations) : 0;
-		jitmap__buf_printf(&b, "{\"calling_convention\": %" PRIu64 ", \"flags\": %" PRIu64
-				   ", \"deopt\": ", sp.calling_convention, sp.flags);
-		static_locations_json(&b, sm, rec, sp.num_deopt ? (size_t)(sp.deopt - rec->locations)
-							      : 0, sp.num_deopt);
-		jitmap__buf_puts(&b, ", \"gc_roots\": [");
-		for (size_t i = 0; i < sp.num_gc_pairs; i++) {
-			jitmap__buf_puts(&b, i ? ", {\"base\": " : "{\"base\": ");
-			static_location_json(&b, sm, rec, pairs + 2 * i);
-			jitmap__buf_puts(&b, ", \"derived\": ");
-			static_location_json(&b, sm, rec, pairs + 2 * i + 1);
-			jitmap__buf_puts(&b, "}");
-		}
-		jitmap__buf_puts(&b, "], \"gc_allocas\": ");
-		static_locations_json(&b, sm, rec,
-				      sp.num_gc_allocas ? (size_t)(sp.gc_allocas - rec->locations) : 0,
-				      sp.num_gc_allocas);
-		jitmap__buf_puts(&b, "}");
-	} else {
-		jitmap__buf_puts(&b, "null");
-	}
-	jitmap__buf_puts(&b, "}");
-	char *s = jitmap__buf_finish(&b);
-	if (!s)
-		errno = ENOMEM;
-	return s;
 }

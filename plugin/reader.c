@@ -42,6 +42,8 @@
 #include <jitmap/process.h>
 #include <jitmap/unwind.h>
 
+#include "../common/search.h"
+
 #include "jitmap-reader-api.h"
 
 /* GDB refuses a reader without this symbol; the build hides symbols by default. */
@@ -244,14 +246,7 @@ static int process_read(void *ctx, uint64_t addr, void *buf, size_t len, char *w
 
 static struct entry *entry_of(struct reader *r, uint64_t id)
 {
-	size_t lo = 0, hi = r->nentries;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (r->entries[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = JITMAP_LOWER_BOUND(r->entries, r->nentries, id, id);
 	return lo < r->nentries && r->entries[lo].id == id ? &r->entries[lo] : NULL;
 }
 
@@ -309,14 +304,7 @@ static bool gdb_names(const jitmap_image *img, const jitmap_image_range *code, s
 		if (jitmap_image_symbol(img, i, &s) || !(s.flags & JITMAP_SYMBOL_IN_CODE) ||
 		    (s.flags & (JITMAP_SYMBOL_ABSOLUTE | JITMAP_SYMBOL_VALUE_IS_ADDRESS)))
 			continue;
-		size_t lo = 0, hi = ncode;
-		while (lo < hi) {
-			const size_t mid = lo + (hi - lo) / 2;
-			if (code[mid].lo <= s.address)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		const size_t lo = JITMAP_UPPER_BOUND(code, ncode, lo, s.address);
 		if (lo && s.address < code[lo - 1].hi)
 			return true;
 	}

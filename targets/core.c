@@ -45,7 +45,7 @@ static void warn(jitmap_core *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	jitmap__vwarn(&c->threads, fmt, ap);
+	jitmap__vproblem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, fmt, ap);
 	va_end(ap);
 }
 
@@ -791,6 +791,7 @@ void jitmap_core_free(jitmap_core *c)
 		free(c->files[i].refused);
 	}
 	jitmap__threads_fini(&c->threads);
+	jitmap__problems_free(&c->warnings);
 	free(c->auxv);
 	free(c->files);
 	free(c->maps);
@@ -865,6 +866,6 @@ int jitmap_core_placed_file(const jitmap_core *c, size_t i, const char **path, u
 
 const char *jitmap_core_warning(const jitmap_core *c, size_t i)
 {
-	return jitmap__warning(&c->threads, i);
+	return jitmap__problem_at(&c->warnings, i);
 }
 

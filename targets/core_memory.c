@@ -99,7 +99,8 @@ static bool other_build(jitmap_core *c, size_t i, int fd)
 		     "core's %s)", got_len ? "build ID " : "no build ID", g, w) < 0)
 		f->refused = NULL;
 	if (f->refused && !f->given)
-		jitmap__warn(&c->threads, "%s %s: not used", f->path, f->refused);
+		jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, "%s %s: not used", f->path,
+				f->refused);
 	return true;
 }
 

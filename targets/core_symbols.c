@@ -88,8 +88,9 @@ size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
 			struct jitmap__core_file *f = &c->files[fi];
 			if (!f->warned && !f->refused && f->core_path[0] == '/' &&
 			    !(c->flags & JITMAP_CORE_NO_FILES) && !jitmap__core_memory_not_file(c, fi)) {
-				jitmap__warn(&c->threads, "%s (mapped by the core) cannot be "
-					     "opened: symbols in it are not found", f->path);
+				jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS,
+						"%s (mapped by the core) cannot be opened: symbols "
+						"in it are not found", f->path);
 				f->warned = 1;
 			}
 			continue;

@@ -36,6 +36,7 @@
 #define DEFAULT_MAX_THREADS 65536
 #define DEFAULT_MAX_ROUNDS 16
 #define MAX_GREGS 64      /* u64 words of pr_reg read (x86-64 has 27, AArch64 34, s390x 27) */
+#define MAX_WARNINGS 8
 
 /* A line of /proc/PID/maps. */
 struct mapping {
@@ -56,9 +57,10 @@ struct jitmap_live {
 	size_t max_threads;
 	unsigned max_rounds;
 	const volatile sig_atomic_t *interrupt;
-	struct jitmap__threads threads; /* and the warnings */
+	struct jitmap__threads threads;
 	int mem_fd;
 	struct jitmap__pagecache cache;
+	struct jitmap__problems warnings; /* up to MAX_WARNINGS */
 	struct mapping *maps; /* /proc/PID/maps, sorted by start, read at the first need */
 	size_t nmaps;
 	int maps_read;        /* 0: not yet; 1: read; a negative errno: unreadable */
@@ -74,6 +76,15 @@ static pid_t current_tid(void)
 static bool interrupted(const jitmap_live *l)
 {
 	return l->interrupt && *l->interrupt;
+}
+
+static void warn(jitmap_live *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(jitmap_live *l, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	jitmap__vproblem(&l->warnings, MAX_WARNINGS, fmt, ap);
+	va_end(ap);
 }
 
 /* /proc/PID/task/TID/comm without its newline; "" when it cannot be read. */
@@ -265,11 +276,10 @@ static int read_threads(jitmap_live *l, jitmap_error *err)
 			break;
 	}
 	if (round == l->max_rounds)
-		jitmap__warn(&l->threads, "the process kept starting threads: %zu read",
-			     l->threads.n);
+		warn(l, "the process kept starting threads: %zu read", l->threads.n);
 	if (capped)
-		jitmap__warn(&l->threads, "the process has more than %zu threads: the others were "
-			     "not read", l->max_threads);
+		warn(l, "the process has more than %zu threads: the others were not read",
+		     l->max_threads);
 	return 0;
 }
 
@@ -431,6 +441,7 @@ void jitmap_live_free(jitmap_live *l)
 		return;
 	jitmap_live_detach(l);
 	jitmap__threads_fini(&l->threads);
+	jitmap__problems_free(&l->warnings);
 	jitmap__pagecache_fini(&l->cache);
 	if (l->mem_fd >= 0)
 		close(l->mem_fd);
@@ -540,7 +551,7 @@ jitmap_target jitmap_live_thread_target(jitmap_live *l, size_t i)
 
 const char *jitmap_live_warning(const jitmap_live *l, size_t i)
 {
-	return jitmap__warning(&l->threads, i);
+	return jitmap__problem_at(&l->warnings, i);
 }
 
 /* -- Mappings --

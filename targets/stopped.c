@@ -148,7 +148,7 @@ int jitmap_stopped_thread_reg(const jitmap_stopped_thread_info *info, unsigned r
 
 const char *jitmap_stopped_warning(const jitmap_stopped *s, size_t i)
 {
-	return jitmap__warning(s->threads, i);
+	return s->core ? jitmap_core_warning(s->core, i) : jitmap_live_warning(s->live, i);
 }
 
 /* -- Memory and code: the kind's own -- */

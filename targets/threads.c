@@ -1,6 +1,5 @@
-/* threads.c: the threads of a stopped process, a core's (core.c) or a live one's (live.c),
- * and the warnings met reading it: what the two kinds hold alike, kept once
- * (targets/internal.h).
+/* threads.c: the threads of a stopped process, a core's (core.c) or a live one's (live.c):
+ * what the two kinds hold alike, kept once (targets/internal.h).
  *
  * A thread is one jitmap__thread; the public structs of core.h, live.h and stopped.h are
  * views of it, each kept in step by the setters here, so that a caller of any of the three
@@ -11,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "../common/search.h"
 #include "internal.h"
 
 /* -- The list -- */
@@ -29,8 +29,6 @@ void jitmap__threads_fini(struct jitmap__threads *l)
 		free(l->v[i]);
 	}
 	free(l->v);
-	for (size_t i = 0; i < l->nwarnings; i++)
-		free(l->warnings[i]);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -73,28 +71,6 @@ struct jitmap__thread *jitmap__threads_add(struct jitmap__threads *l, pid_t tid,
 struct jitmap__thread *jitmap__threads_at(const struct jitmap__threads *l, size_t i)
 {
 	return i < l->n ? l->v[i] : NULL;
-}
-
-/* -- Warnings -- */
-
-void jitmap__vwarn(struct jitmap__threads *l, const char *fmt, va_list ap)
-{
-	if (l->nwarnings < JITMAP__MAX_WARNINGS &&
-	    vasprintf(&l->warnings[l->nwarnings], fmt, ap) >= 0)
-		l->nwarnings++;
-}
-
-void jitmap__warn(struct jitmap__threads *l, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	jitmap__vwarn(l, fmt, ap);
-	va_end(ap);
-}
-
-const char *jitmap__warning(const struct jitmap__threads *l, size_t i)
-{
-	return i < l->nwarnings ? l->warnings[i] : NULL;
 }
 
 /* -- A thread's registers -- */
@@ -150,20 +126,14 @@ void jitmap__thread_set_signal(struct jitmap__thread *t, int signal)
 
 int jitmap__regs_find(const jitmap_core_reg *regs, size_t n, unsigned regno, uint64_t *value)
 {
-	size_t lo = 0, hi = regs ? n : 0;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (regs[mid].regno == regno) {
-			if (value)
-				*value = regs[mid].value;
-			return 0;
-		}
-		if (regs[mid].regno < regno)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -ENOENT;
+	if (!regs)
+		return -ENOENT;
+	const size_t i = JITMAP_PARTITION_POINT(n, k, regs[k].regno < regno);
+	if (i == n || regs[i].regno != regno)
+		return -ENOENT;
+	if (value)
+		*value = regs[i].value;
+	return 0;
 }
 
 int jitmap__thread_reg(const struct jitmap__thread *t, unsigned regno, uint64_t *value)

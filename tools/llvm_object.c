@@ -253,7 +253,7 @@ static const char *symbol_name(enum llvm_object_format f, const char *name)
 static size_t function_at(const jitmap_stackmap *sm, uint64_t off)
 {
 	/* Functions are in section order, one array: a search, not a scan per relocation (n^2
-	 * steps for an object of n functions, as targets/elf.c found). */
+	 * steps for an object of n functions, as targets/elf_reloc.c found). */
 	const size_t n = jitmap_stackmap_num_functions(sm);
 	if (!n)
 		return SIZE_MAX;

@@ -24,7 +24,6 @@
 #include <libdwarf/libdwarf.h>
 
 #include "internal.h"
-#include "../common/search.h"
 
 /* Caps on untrusted sizes. A JIT object's .eh_frame is a few KiB; 64 MiB is far beyond any
  * real one and bounds the copies and the entry tables. */

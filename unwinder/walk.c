@@ -178,14 +178,7 @@ static void keep(const struct jitmap__insn *i, struct op *o)
 
 static size_t node_at(const struct node *n, size_t count, uint64_t addr)
 {
-	size_t lo = 0, hi = count;
-	while (lo < hi) {
-		const size_t mid = lo + (hi - lo) / 2;
-		if (n[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	const size_t lo = JITMAP_LOWER_BOUND(n, count, addr, addr);
 	return lo < count && n[lo].addr == addr ? lo : SIZE_MAX;
 }
 

@@ -170,6 +170,14 @@ JITMAP_API char *jitmap_record_json(const jitmap_stackmap *sm, const jitmap_reco
 				    jitmap_statepoint_mode mode, const uint64_t *ids,
 				    size_t num_ids);
 
+/* Deopt layouts (an image's `.jitmap_deopt`: docs/deopt-layouts.md), for a dump: as text (a
+ * "deopt layouts (.jitmap_deopt): N" line, a line per layout and one per interpreter frame;
+ * `indent` spaces before the first, two more before each level) or as the JSON array
+ * jitmap-dump writes as "deopt_layouts". Returns a new string (free() it), or NULL with errno
+ * ENOMEM or EINVAL. */
+JITMAP_API char *jitmap_layouts_text(const jitmap_layouts *l, unsigned indent);
+JITMAP_API char *jitmap_layouts_json(const jitmap_layouts *l);
+
 /* -- JSON strings -- */
 
 /* `s` (NUL-terminated; NULL writes `null`) as a JSON string: quoted, ASCII only (\uXXXX for

@@ -521,8 +521,8 @@ def variants(base):
         ".llvm_stackmaps section', the JIT frames unnamed")
     sym = img.section_header(".symtab")
     add("image-symtab-outside", img.patch(sym + 24, "<QQ", 1 << 40, 1 << 40),
-        r"symtab|symbol", {0}, {0, 1}, known="targets/elf.c drops a symbol table it cannot "
-        "read and says nothing: the functions are '?'")
+        r"symtab|symbol", {0}, {0, 1}, known="targets/elf_symbols.c drops a symbol table it "
+        "cannot read and says nothing: the functions are '?'")
     strtab = img.sections[".strtab"][1]
     raw = img.raw
     names = {}

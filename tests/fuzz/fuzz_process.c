@@ -133,8 +133,8 @@ static void check_scan(jitmap_process *p, const uint64_t *ids, size_t nids)
 static const jitmap_target *g_target; /* the fuzzed memory */
 
 /* A lazy scan's image not opened yet (only glanced at): the code its bytes say it has, asked
- * for, which opens it (process.c, open_glanced). Memory may have changed since the scan, so
- * the code need not be found; what is found must be consistent. */
+ * for, which opens it (model/images.c, jitmap__open_glanced). Memory may have changed since
+ * the scan, so the code need not be found; what is found must be consistent. */
 static void check_glanced(jitmap_process *p, const jitmap_source_info *si)
 {
 	jitmap_error err;

@@ -1,0 +1,112 @@
+/* build_id.c: build IDs (NT_GNU_BUILD_ID), the note that tells one build of a file from
+ * another: of an open ELF, a file, headers in memory, an image mapped in a target. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+size_t jitmap__elf_build_id(Elf *elf, uint8_t *out)
+{
+	size_t nph;
+	if (elf_getphdrnum(elf, &nph))
+		return 0;
+	for (size_t i = 0; i < nph && i < 4096; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE || !ph.p_filesz)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						   ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (!d || !d->d_buf)
+			continue;
+		size_t off = 0, next, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (next <= off || name_off > d->d_size || nh.n_namesz > d->d_size - name_off ||
+			    desc_off > d->d_size || nh.n_descsz > d->d_size - desc_off)
+				break;
+			off = next;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
+			    nh.n_descsz <= JITMAP__MAX_BUILD_ID) {
+				memcpy(out, (const char *)d->d_buf + desc_off, nh.n_descsz);
+				return nh.n_descsz;
+			}
+		}
+	}
+	return 0;
+}
+
+size_t jitmap__buffer_build_id(void *buf, size_t len, uint8_t *out)
+{
+	Elf *elf = elf_memory(buf, len);
+	const size_t n = elf && elf_kind(elf) == ELF_K_ELF ? jitmap__elf_build_id(elf, out) : 0;
+	elf_end(elf);
+	return n;
+}
+
+size_t jitmap__fd_build_id(int fd, uint8_t *out)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const size_t n = elf && elf_kind(elf) == ELF_K_ELF ? jitmap__elf_build_id(elf, out) : 0;
+	elf_end(elf);
+	return n;
+}
+
+size_t jitmap__file_build_id(const char *path, uint8_t *out)
+{
+	struct stat st;
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	const size_t n = jitmap__fd_build_id(fd, out);
+	close(fd);
+	return n;
+}
+
+/* The first page of a mapped ELF image: what the kernel dumps of every ELF mapping and what
+ * ld puts the program headers and notes in. */
+#define BUILD_ID_PAGE 4096
+
+size_t jitmap__target_build_id(const jitmap_target *t, uint64_t addr, uint8_t *out)
+{
+	if (!t || !t->read_mem)
+		return 0;
+	uint8_t *page = malloc(BUILD_ID_PAGE);
+	if (!page)
+		return 0;
+	char why[8];
+	size_t n = BUILD_ID_PAGE, id = 0;
+	/* A mapping shorter than a page: what there is, down to the ELF header. */
+	while (n >= 64 && t->read_mem(t->ctx, addr, page, n, why, sizeof(why)))
+		n /= 2;
+	if (n >= 64)
+		id = jitmap__buffer_build_id(page, n, out);
+	free(page);
+	return id;
+}
+
+void jitmap__build_id_hex(const uint8_t *id, size_t n, char *buf, size_t len)
+{
+	size_t k = 0;
+	if (len)
+		buf[0] = 0;
+	for (size_t i = 0; i < n && k + 3 <= len; i++, k += 2)
+		snprintf(buf + k, len - k, "%02x", id[i]);
+}
+
+size_t jitmap_image_build_id_at(const jitmap_target *target, uint64_t addr, uint8_t *out,
+				size_t len)
+{
+	uint8_t id[JITMAP__MAX_BUILD_ID];
+	const size_t n = out ? jitmap__target_build_id(target, addr, id) : 0;
+	if (!n || n > len)
+		return 0;
+	memcpy(out, id, n);
+	return n;
+}
