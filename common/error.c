@@ -41,10 +41,15 @@ int jitmap__problem(struct jitmap__problems *l, size_t max, const char *fmt, ...
 	return rc;
 }
 
+void jitmap__problems_truncate(struct jitmap__problems *l, size_t n)
+{
+	while (l->n > n)
+		free(l->items[--l->n]);
+}
+
 void jitmap__problems_free(struct jitmap__problems *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		free(l->items[i]);
+	jitmap__problems_truncate(l, 0);
 	free(l->items);
 	*l = (struct jitmap__problems){0};
 }

@@ -42,6 +42,8 @@ static inline const char *jitmap__problem_at(const struct jitmap__problems *l, s
 {
 	return i < l->n ? l->items[i] : NULL;
 }
+/* Free the sentences from the `n`-th on (the first `n` stay). */
+void jitmap__problems_truncate(struct jitmap__problems *l, size_t n);
 /* Free every sentence and leave `l` empty (zeroed). */
 void jitmap__problems_free(struct jitmap__problems *l);
 

@@ -113,7 +113,7 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 	if (s->recheck) { /* a handed-in image, or a lazy scan's entry: read it now */
 		s->recheck = false;
 		if (jitmap__refresh_live(p, s) && jitmap__index_now(p, s))
-			jitmap__add_text(&s->problems, "%s: out of memory indexing its stackmap",
+			jitmap__problem(&s->problems, SIZE_MAX, "%s: out of memory indexing its stackmap",
 					 s->name);
 	}
 	code_fill(c, addr, out);

@@ -143,9 +143,9 @@ int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, 
 	else
 		snprintf(s->name, sizeof(s->name), "JIT image %" PRIu64, s->id);
 	if (!size)
-		jitmap__add_text(&s->problems, "%s: empty image", s->name);
+		jitmap__problem(&s->problems, SIZE_MAX, "%s: empty image", s->name);
 	else if (size > p->max_image)
-		jitmap__add_text(&s->problems, "%s: image of %zu bytes is larger than the %" PRIu64
+		jitmap__problem(&s->problems, SIZE_MAX, "%s: image of %zu bytes is larger than the %" PRIu64
 				       " MiB limit; not read",
 			 s->name, size, p->max_image >> 20);
 	else
@@ -200,7 +200,7 @@ const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p, uint64_t
 	if (s->recheck) {
 		s->recheck = false;
 		if (jitmap__refresh_live(p, s) && jitmap__index_now(p, s))
-			jitmap__add_text(&s->problems, "%s: out of memory indexing its stackmap",
+			jitmap__problem(&s->problems, SIZE_MAX, "%s: out of memory indexing its stackmap",
 					 s->name);
 	}
 	return s->sm;
@@ -231,7 +231,7 @@ size_t jitmap_process_take_dropped(jitmap_process *p, jitmap_dropped_image *out,
 	if (!p || !p->ndrops || (!out && max))
 		return 0;
 	const size_t n = max < p->ndrops ? max : p->ndrops;
-	jitmap__truncate_texts(&p->taken, 0);
+	jitmap__problems_truncate(&p->taken, 0);
 	if (jitmap__grow(&p->taken.items, &p->taken.cap, n, sizeof(*p->taken.items)))
 		return 0; /* told at a later call */
 	for (size_t i = 0; i < n; i++) {

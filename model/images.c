@@ -46,20 +46,20 @@ static jitmap_image *open_image(jitmap_process *p, struct source *s, unsigned fl
 	if (s->handed && !s->bytes) {
 		/* Its bytes were the debugger's: only what jitmap_process_add_image opened is
 		 * left. */
-		jitmap__add_text(&s->problems, "%s: the registered image is not kept", s->name);
+		jitmap__problem(&s->problems, SIZE_MAX, "%s: the registered image is not kept", s->name);
 		return NULL;
 	}
 	if (s->handed) {
 		JITMAP_OPTS(const jitmap_image_opts, opts, .flags = flags);
 		img = jitmap_image_open_memory_opts(s->bytes, (size_t)s->symfile_size, &opts, &err);
 		if (!img)
-			jitmap__add_text(&s->problems, "%s: offset 0x%" PRIx64 ": %s", s->name,
+			jitmap__problem(&s->problems, SIZE_MAX, "%s: offset 0x%" PRIx64 ": %s", s->name,
 					 err.offset, jitmap__err_text(&err));
 		return img;
 	}
 	img = jitmap_image_open_target(&p->target, s->symfile_addr, s->symfile_size, flags, &err);
 	if (!img)
-		jitmap__add_text(&s->problems,
+		jitmap__problem(&s->problems, SIZE_MAX,
 				 "%s: image at 0x%" PRIx64 ": offset 0x%" PRIx64 ": %s", s->name,
 				 s->symfile_addr, err.offset, jitmap__err_text(&err));
 	return img;
@@ -74,13 +74,13 @@ static void open_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes)
 {
 	char why[160];
 	if (!s->symfile_size || !s->symfile_addr) {
-		jitmap__add_text(&s->problems,
+		jitmap__problem(&s->problems, SIZE_MAX,
 				 "%s: empty image (address 0x%" PRIx64 ", %" PRIu64 " bytes)",
 				 s->name, s->symfile_addr, s->symfile_size);
 		return;
 	}
 	if (s->symfile_size > p->max_image) {
-		jitmap__add_text(&s->problems,
+		jitmap__problem(&s->problems, SIZE_MAX,
 			 "%s: image of %" PRIu64 " bytes at 0x%" PRIx64 " is larger than the %" PRIu64
 			 " MiB limit; not read",
 			 s->name, s->symfile_size, s->symfile_addr, p->max_image >> 20);
@@ -90,7 +90,7 @@ static void open_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes)
 		return;
 	const size_t n = sample_len_of(s);
 	if (jitmap__read_mem(p, s->symfile_addr, s->sample, n, why, sizeof(why))) {
-		jitmap__add_text(&s->problems,
+		jitmap__problem(&s->problems, SIZE_MAX,
 			 "%s: image at 0x%" PRIx64 " (%" PRIu64 " bytes) is not readable: %s", s->name,
 			 s->symfile_addr, s->symfile_size, why);
 		return;
@@ -111,13 +111,13 @@ void jitmap__open_opened(jitmap_process *p, struct source *s)
 	s->arch = jitmap_image_arch(s->image);
 	s->order = jitmap_image_byte_order(s->image);
 	if (jitmap_image_symbol_values_are_addresses(s->image))
-		jitmap__add_text(&s->problems,
+		jitmap__problem(&s->problems, SIZE_MAX,
 			 "%s: its function symbols hold addresses, not offsets in their section (GDB "
 			 "alone places them outside it and shows ?\?): jitmap names the functions from "
 			 "those addresses",
 			 s->name);
 	if (jitmap_image_layouts_problem(s->image))
-		jitmap__add_text(&s->problems, "%s: %s", s->name,
+		jitmap__problem(&s->problems, SIZE_MAX, "%s: %s", s->name,
 				 jitmap_image_layouts_problem(s->image));
 	if (jitmap_image_stackmap_section(s->image, &s->sm_addr, &s->sm_size) == 0)
 		s->has_section = true;
@@ -137,7 +137,7 @@ static jitmap_stackmap *registered_copy(jitmap_process *p, struct source *s)
 			s->full_problem = strdup(s->problems.items[before]);
 	} else if (!s->full_image && s->full_problem) {
 		/* read_live drops the problems of the last read before reading again */
-		jitmap__add_text(&s->problems, "%s", s->full_problem);
+		jitmap__problem(&s->problems, SIZE_MAX, "%s", s->full_problem);
 	}
 	return s->full_image ? jitmap_image_stackmap(s->full_image) : NULL;
 }
@@ -170,12 +170,12 @@ static void completion_note(struct source *s, const struct parse *h)
 {
 	const int filled = h->filled;
 	if (filled > 0)
-		jitmap__add_text(&s->notes,
+		jitmap__problem(&s->notes, SIZE_MAX,
 			 "%d function address%s not relocated in memory yet (MCJIT before "
 			 "finalization): taken from the registered copy",
 			 filled, filled == 1 ? "" : "es");
 	else if (filled < 0)
-		jitmap__add_text(&s->notes,
+		jitmap__problem(&s->notes, SIZE_MAX,
 				 "function addresses are 0 in memory, and the registered copy "
 				 "does not match the live section");
 }
@@ -190,7 +190,7 @@ static void read_live(jitmap_process *p, struct source *s)
 		s->complete = true;
 		return;
 	}
-	jitmap__truncate_texts(&s->problems, s->open_problems);
+	jitmap__problems_truncate(&s->problems, s->open_problems);
 	if (!s->sm_addr) {
 		snprintf(problem, sizeof(problem), "its .llvm_stackmaps has no load address (sh_addr 0)");
 	} else if (s->sm_size > p->max_section || s->sm_size > SIZE_MAX) {
@@ -243,7 +243,7 @@ static void read_live(jitmap_process *p, struct source *s)
 		/* MCJIT before finalization, and no registered copy: not usable until relocated. */
 		jitmap__set_stackmap(p, s, NULL, NULL, false);
 		s->have_hash = false;
-		jitmap__add_text(&s->notes, "function addresses are 0 in memory (MCJIT before "
+		jitmap__problem(&s->notes, SIZE_MAX, "function addresses are 0 in memory (MCJIT before "
 				    "finalization): read again at the next stop");
 		return;
 	}
@@ -251,12 +251,12 @@ static void read_live(jitmap_process *p, struct source *s)
 		jitmap_stackmap *copy = registered_copy(p, s);
 		if (copy) {
 			jitmap__set_stackmap(p, s, copy, NULL, false);
-			jitmap__add_text(&s->notes, "read from the registered copy: %s",
+			jitmap__problem(&s->notes, SIZE_MAX, "read from the registered copy: %s",
 				 problem[0] ? problem : "no live section");
 		}
 	}
 	if (problem[0])
-		jitmap__add_text(&s->problems, "%s: %s%s", s->name, problem,
+		jitmap__problem(&s->problems, SIZE_MAX, "%s: %s%s", s->name, problem,
 			 s->sm ? "; using the registered copy" : "");
 }
 

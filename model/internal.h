@@ -40,11 +40,6 @@ const jitmap_stackmap *jitmap__process_stackmap(const struct jitmap_process *p, 
 /* A lazy scan glances at images up to this size (elf.c reads one this size whole too). */
 #define GLANCE_MAX_IMAGE (UINT64_C(64) << 10)
 
-struct text_list {
-	char **items;
-	size_t n, cap;
-};
-
 struct parse {
 	jitmap_stackmap *sm;
 	uint64_t addr, size, hash; /* where the bytes were, and their hash: the sharing key */
@@ -119,7 +114,7 @@ struct source {
 	bool live;
 	const jitmap_stackmap *indexed; /* what the index holds for this source */
 	struct parse *indexed_parse;    /* and its parse, if it is one */
-	struct text_list problems, notes;
+	struct jitmap__problems problems, notes;
 	size_t open_problems;     /* problems[0..open_problems) are the image's; the rest the
 				   * last live read's */
 	/* JIT images: code and functions as jitmap_process_code_at gives them (the policy in
@@ -160,7 +155,7 @@ struct jitmap_process {
 	bool scanning; /* between scan_begin and scan_end */
 	struct source **order; /* the last scan's list */
 	size_t norder, cap_order;
-	struct text_list problems;
+	struct jitmap__problems problems;
 	struct descriptor *descs; /* the last scan's, in the order walked */
 	size_t ndescs, cap_descs;
 	size_t unread_files; /* files scan_core could not look into */
@@ -180,18 +175,14 @@ struct jitmap_process {
 	uint64_t gen;        /* bumped by each recheck and scan: failed CFI reads try again */
 	struct drop *drops;  /* images dropped, until jitmap_process_take_dropped */
 	size_t ndrops, cap_drops;
-	struct text_list taken; /* the `why` of the last take */
+	struct jitmap__problems taken; /* the `why` of the last take */
 	jitmap_perfmap *perfmap; /* jitmap_process_perfmap's; NULL until asked for */
 	uint8_t *glance_buf;     /* a lazy scan's image bytes (up to GLANCE_MAX_IMAGE): one buffer
 				  * for every image, not an allocation each */
 	size_t glance_cap;
 };
 
-/* sources.c */
-int jitmap__add_text(struct text_list *l, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void jitmap__truncate_texts(struct text_list *l, size_t n);
-void jitmap__free_texts(struct text_list *l);
+/* sources.c (problems and notes are common/'s lists: jitmap__problem) */
 const char *jitmap__err_text(const jitmap_error *err);
 uint64_t jitmap__hash_bytes(const uint8_t *p, size_t n);
 /* The target's read_mem: 0, or a negative errno with `why` said. */

@@ -87,13 +87,13 @@ void jitmap_process_flush(jitmap_process *p)
 	p->code_dirty = true;
 	jitmap_index_free(p->index);
 	p->index = jitmap_index_new(); /* NULL on ENOMEM: scan_end then fails politely */
-	jitmap__truncate_texts(&p->problems, 0);
+	jitmap__problems_truncate(&p->problems, 0);
 	jitmap__free_descriptors(p);
 	p->unread_files = 0;
 	for (size_t i = 0; i < p->ndrops; i++)
 		free(p->drops[i].why);
 	p->ndrops = 0;
-	jitmap__truncate_texts(&p->taken, 0);
+	jitmap__problems_truncate(&p->taken, 0);
 }
 
 void jitmap_process_free(jitmap_process *p)
@@ -112,8 +112,8 @@ void jitmap_process_free(jitmap_process *p)
 	free(p->code);
 	free(p->descs);
 	free(p->drops);
-	jitmap__free_texts(&p->problems);
-	jitmap__free_texts(&p->taken);
+	jitmap__problems_free(&p->problems);
+	jitmap__problems_free(&p->taken);
 	jitmap_perfmap_free(p->perfmap);
 	free(p->glance_buf);
 	free(p);

@@ -59,8 +59,8 @@ static void object_live(jitmap_process *p, struct source *s)
 		jitmap__set_stackmap(p, s, parsed->sm, parsed, true);
 	} else if (sm) {
 		jitmap__set_stackmap(p, s, sm, NULL, false);
-		jitmap__add_text(
-			&s->notes, "read from the file, moved by the load bias 0x%" PRIx64 "%s",
+		jitmap__problem(
+			&s->notes, SIZE_MAX, "read from the file, moved by the load bias 0x%" PRIx64 "%s",
 			s->bias, early ? " (the section in memory is not relocated yet)" : "");
 	}
 	if (parsed && !parsed->refs && !parsed->indexed)
@@ -114,7 +114,7 @@ int jitmap_process_scan_object(jitmap_process *p, const char *path, uint64_t sec
 			p->layout_images++;
 		uint64_t addr;
 		if (!s->image) {
-			jitmap__add_text(&s->problems, "%s: offset 0x%" PRIx64 ": %s", path,
+			jitmap__problem(&s->problems, SIZE_MAX, "%s: offset 0x%" PRIx64 ": %s", path,
 					 err.offset, jitmap__err_text(&err));
 			s->open_problems = s->problems.n;
 		} else if (jitmap_image_stackmap_section(s->image, &addr, &s->sm_size) == 0) {
@@ -176,7 +176,7 @@ static int scan_core_file(void *ctx, const char *path, Elf *elf, bool bias_known
 	jitmap_process *p = cs->p;
 	if (!elf) {
 		p->unread_files++;
-		return jitmap__add_text(&p->problems,
+		return jitmap__problem(&p->problems, SIZE_MAX,
 					"%s (mapped by the core) %s: a JIT descriptor or "
 					"stackmaps in it are not found",
 					path, why);
@@ -186,7 +186,7 @@ static int scan_core_file(void *ctx, const char *path, Elf *elf, bool bias_known
 	const bool has_sm = jitmap__elf_section_address(elf, JITMAP__STACKMAP_SECTION, &sm) == 0;
 	if ((has_desc || has_sm) && !bias_known) {
 		p->unread_files += has_desc;
-		return jitmap__add_text(&p->problems, "%s defines %s, but the core does not say where it is "
+		return jitmap__problem(&p->problems, SIZE_MAX, "%s defines %s, but the core does not say where it is "
 			       "loaded (no mapping of its first page)", path,
 			       has_desc ? JITMAP_JIT_DESCRIPTOR_SYMBOL : JITMAP__STACKMAP_SECTION);
 	}
@@ -228,7 +228,7 @@ int jitmap_process_scan_begin(jitmap_process *p)
 	for (size_t i = 0; i < p->nobjects; i++)
 		p->objects[i]->seen = p->objects[i]->listed = false;
 	p->norder = 0;
-	jitmap__truncate_texts(&p->problems, 0);
+	jitmap__problems_truncate(&p->problems, 0);
 	jitmap__free_descriptors(p);
 	p->unread_files = 0;
 	return 0;
@@ -303,7 +303,7 @@ static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
 	if (!lst) {
 		if (!(d->problem = strdup(jitmap__err_text(&err))))
 			return -ENOMEM;
-		return jitmap__add_text(&p->problems, "the JIT descriptor in %s: %s", where, jitmap__err_text(&err));
+		return jitmap__problem(&p->problems, SIZE_MAX, "the JIT descriptor in %s: %s", where, jitmap__err_text(&err));
 	}
 	int rc = 0;
 	const jitmap_error *status = jitmap_jit_list_status(lst);
@@ -312,7 +312,7 @@ static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
 	d->complete = !status->code;
 	d->entries = n;
 	if (status->code) {
-		rc = jitmap__add_text(&p->problems,
+		rc = jitmap__problem(&p->problems, SIZE_MAX,
 				      "the JIT entry list of the descriptor in %s: %s", where,
 				      jitmap__err_text(status));
 		if (!rc && !(d->problem = strdup(jitmap__err_text(status))))

@@ -9,34 +9,6 @@
 
 /* -- Small helpers -- */
 
-int jitmap__add_text(struct text_list *l, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (jitmap__grow(&l->items, &l->cap, l->n + 1, sizeof(*l->items)))
-		return -ENOMEM;
-	if (!(l->items[l->n] = strdup(buf)))
-		return -ENOMEM;
-	l->n++;
-	return 0;
-}
-
-void jitmap__truncate_texts(struct text_list *l, size_t n)
-{
-	while (l->n > n)
-		free(l->items[--l->n]);
-}
-
-void jitmap__free_texts(struct text_list *l)
-{
-	jitmap__truncate_texts(l, 0);
-	free(l->items);
-	*l = (struct text_list){0};
-}
-
 const char *jitmap__err_text(const jitmap_error *err)
 {
 	return err->reason[0] ? err->reason : jitmap_strerror(err->code);
@@ -147,7 +119,7 @@ void jitmap__set_stackmap(jitmap_process *p, struct source *s, jitmap_stackmap *
 	struct parse *old = s->parse;
 	if (h)
 		h->refs++;
-	jitmap__truncate_texts(&s->notes, 0);
+	jitmap__problems_truncate(&s->notes, 0);
 	s->sm = sm;
 	s->parse = h;
 	s->live = live;
@@ -210,8 +182,8 @@ void jitmap__source_free(jitmap_process *p, struct source *s)
 	jitmap_image_free(s->full_image);
 	free(s->full_problem);
 	free(s->path);
-	jitmap__free_texts(&s->problems);
-	jitmap__free_texts(&s->notes);
+	jitmap__problems_free(&s->problems);
+	jitmap__problems_free(&s->notes);
 	free(s->spans);
 	free(s->fns);
 	jitmap_cfi_free(s->cfi);

@@ -1,0 +1,304 @@
+/* unwind.c: the plugin's unwinder: a JIT frame's caller from libjitmap's unwinder (CFI, the
+ * stackmap's frame size at record PCs, the frame-pointer chain) with GDB's registers, per-frame
+ * caches and target memory read by the line; GDB's unwind and frame-ID callbacks. */
+#include "internal.h"
+/* -- Unwinding -- */
+
+static void reg_value_free(struct gdb_reg_value *v)
+{
+	free(v);
+}
+
+/* Read DWARF register `n` of the frame: 0 with the value, -1 when GDB has none. */
+static int get_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t *out)
+{
+	struct gdb_reg_value *v = cb->reg_get(cb, n);
+	if (!v)
+		return -1;
+	int rc = -1;
+	if (v->defined && v->size > 0) {
+		/* GDB's bytes are in the target's order (R.big_endian). */
+		const size_t n = v->size < 8 ? (size_t)v->size : 8;
+		uint64_t x = 0;
+		for (size_t i = 0; i < n; i++)
+			x |= (uint64_t)v->value[R.big_endian ? n - 1 - i : i] << (8 * i);
+		*out = x;
+		rc = 0;
+	}
+	if (v->free)
+		v->free(v);
+	return rc;
+}
+
+static void set_reg(struct gdb_unwind_callbacks *cb, int n, uint64_t value)
+{
+	/* GDB copies register_size bytes (8 for what we set) and then calls `free`. */
+	struct gdb_reg_value *v = malloc(sizeof(*v) + sizeof(value));
+	if (!v)
+		return;
+	v->size = sizeof(value);
+	v->defined = 1;
+	v->free = reg_value_free;
+	for (size_t i = 0; i < sizeof(value); i++) /* in the target's order */
+		v->value[R.big_endian ? sizeof(value) - 1 - i : i] = (uint8_t)(value >> (8 * i));
+	cb->reg_set(cb, n, v);
+}
+
+/* Whether the instruction that ends at `pc` is a call: then `pc` is a return address. The
+ * decoding is libjitmap's (jitmap_arch_call_before); the code must not be read before its
+ * range (`code`, which holds pc - 1 or pc). 1: a call ends at `pc`; 0: the code before `pc` is
+ * not a call; -1: it cannot be read. */
+static int call_before(struct reader *r, const jitmap_code_info *code, uint64_t pc)
+{
+	uint8_t b[16];
+	size_t n = jitmap_arch_call_window(R.arch);
+	if (pc - 1 < code->lo || pc - 1 >= code->hi || !n || n > sizeof(b))
+		return 0;
+	if (pc - code->lo < n)
+		n = (size_t)(pc - code->lo);
+	if (!n || plugin_target_read(r, pc - n, b, n))
+		return -1;
+	return jitmap_arch_call_before(R.arch, b, n);
+}
+
+/* Frame 0 or an outer frame? The jit-reader API does not say. An outer frame's PC is a return
+ * address, and its caller-saved registers are unknown when the frame below was unwound by an
+ * unwinder that says so (this one, for JIT frames below). So, in order:
+ *   1. a caller-saved register is undefined: outer;
+ *   2. the PC is a function's first byte: innermost (no call returns there);
+ *   3. the instruction before the PC is a call: a return address; it is not: innermost
+ *      (a record there is one a breakpoint or a trap stopped at: an AArch64 leaf's);
+ *   4. the code before it cannot be read: a stackmap record at the PC says a return
+ *      address (statepoint records follow calls); else innermost.
+ * Treating frame 0 that stopped just after a call as an outer frame changes nothing: the
+ * unwind rules at a return address and at the call are the same. `code` holds the PC, or
+ * pc - 1 when the PC is just past the end of the code. */
+static bool looks_innermost(struct reader *r, const jitmap_code_info *code,
+			    const jitmap_stackmap *sm, const jitmap_frame_regs *regs)
+{
+	for (int n = 0; n < R.ngpr; n++)
+		if (!jitmap_reg_is_callee_saved(R.arch, (unsigned)n) &&
+		    !jitmap_frame_reg_known(regs, (unsigned)n))
+			return false;
+	if (code->function && code->function_lo == regs->pc)
+		return true;
+	const int call = call_before(r, code, regs->pc);
+	if (call >= 0)
+		return !call;
+	return !(sm && jitmap_stackmap_lookup(sm, regs->pc, NULL, 0));
+}
+
+struct frame_calc {
+	uint64_t id;       /* the entry's */
+	jitmap_unwind_result res;
+	uint64_t func_lo;  /* the function's start, for the frame ID */
+	bool outermost;    /* the CFI marks it outermost: res.cfa only, no caller */
+	bool guess;        /* no method proved the step: GDB gets the chain's registers only */
+};
+
+/* Unwind the frame that `cb` shows into `fc`. Returns 0 (with fc->outermost set when the
+ * frame is the outermost one); -ENOENT when the PC is not in JIT code the reader knows (the
+ * fast path for every other frame of the process); -EAGAIN when GDB's own unwinder has this
+ * frame's CFI; another negative errno when unwinding failed. */
+static int compute(struct reader *r, struct gdb_unwind_callbacks *cb, struct frame_calc *fc)
+{
+	uint64_t pc;
+	if (!r->nentries || R.pc < 0 || get_reg(cb, R.pc, &pc))
+		return -ENOENT;
+	r->target_read = cb->target_read;
+	jitmap_code_info code;
+	uint64_t found_at = pc;
+	int rc = jitmap_process_image_code_at(r->proc, pc, &code);
+	if (rc && pc) /* a return address just past the end of the code */
+		rc = jitmap_process_image_code_at(r->proc, found_at = pc - 1, &code);
+	plugin_forget_dropped(r);
+	struct entry *e = rc ? NULL : plugin_entry_of(r, code.image_id);
+	if (!e || jitmap_image_arch(code.image) != R.arch)
+		return -ENOENT;
+	const jitmap_cfi *cfi = NULL;
+	if (!e->claimed) {
+		/* GDB read this entry itself and unwinds it from its CFI where it covers. */
+		cfi = plugin_entry_cfi(r, e, &code);
+		if (cfi && (jitmap_cfi_covers(cfi, pc, NULL, NULL) ||
+			    jitmap_cfi_covers(cfi, pc - 1, NULL, NULL)))
+			return -EAGAIN;
+	}
+
+	jitmap_frame_regs regs;
+	memset(&regs, 0, sizeof(regs));
+	regs.pc = pc;
+	/* Every GPR, each a call into GDB. In a frame whose first caller-saved register (rax) is
+	 * undefined (the frame below was unwound by an unwinder that knows caller-saved
+	 * registers are not saved: this one) the other caller-saved registers are undefined
+	 * too, and an outer frame's CFI never needs them: skip them. */
+	uint64_t v;
+	const bool clobber_known = !get_reg(cb, R.first_clobber, &v);
+	if (clobber_known)
+		jitmap_frame_reg_set(&regs, (unsigned)R.first_clobber, v);
+	for (int n = 0; n < R.ngpr; n++) {
+		if (n == R.first_clobber)
+			continue;
+		const bool caller_saved = !jitmap_reg_is_callee_saved(R.arch, (unsigned)n);
+		if ((clobber_known || !caller_saved) && !get_reg(cb, n, &v))
+			jitmap_frame_reg_set(&regs, (unsigned)n, v);
+	}
+	if (!jitmap_frame_reg_known(&regs, (unsigned)R.sp))
+		return -EINVAL;
+
+	for (unsigned i = 0; i < CACHE_SLOTS; i++) {
+		const struct cache_slot *c = &r->cache[i];
+		if (c->id == e->id && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
+		    c->known == regs.known[0] &&
+		    !memcmp(c->reg, regs.reg, (size_t)R.ngpr * sizeof(c->reg[0]))) {
+			fc->id = e->id;
+			fc->res = c->res;
+			fc->func_lo = c->func_lo;
+			fc->outermost = c->outermost;
+			fc->guess = c->guess;
+			return 0;
+		}
+	}
+
+	/* Its code was looked at (staleness) by the lookup above: this drops nothing. */
+	const jitmap_stackmap *sm = plugin_entry_stackmap(r, e);
+	if (!cfi)
+		cfi = plugin_entry_cfi(r, e, &code);
+	const bool innermost = looks_innermost(r, &code, sm, &regs);
+	const uint64_t where = innermost ? pc : pc - 1;
+	jitmap_code_info at = code; /* the code at `where` */
+	const bool known = where == found_at ||
+			   (code.function && where >= code.function_lo && where < code.function_hi) ||
+			   plugin_entry_code_at(r, e, where, &at);
+	uint64_t lo = 0, hi = 0;
+	if (known && at.function) {
+		lo = at.function_lo;
+		hi = at.function_hi;
+	} else if (!cfi || !jitmap_cfi_covers(cfi, where, &lo, &hi)) {
+		lo = hi = 0;
+	}
+	jitmap_unwind_code ucode = {
+		.arch = R.arch,
+		.cfi = cfi,
+		.sm = sm,
+		.func_lo = lo,
+		.func_hi = hi,
+		.is_innermost = innermost,
+		.methods = JITMAP_UNWIND_PROVEN,
+		.order = jitmap_image_byte_order(code.image),
+	};
+	const jitmap_target target = {r, NULL, plugin_unwind_read_mem};
+	r->lines[0].valid = r->lines[1].valid = false;
+	char why[160] = "";
+	/* A proof first (CFI, the stackmap's frame size, the code's instructions, a frame
+	 * pointer its prologue sets); only then a guess, which GDB is told as little of as it
+	 * needs to go on. */
+	rc = jitmap_unwind_step(&ucode, &regs, &target, &fc->res, why, sizeof(why));
+	fc->guess = false;
+	if (rc && rc != -ESRCH) {
+		char guess_why[160];
+		ucode.methods = 0;
+		memcpy(guess_why, why, sizeof(why));
+		if (jitmap_unwind_step(&ucode, &regs, &target, &fc->res, why, sizeof(why)) == 0) {
+			rc = 0;
+			fc->guess = true;
+			memcpy(why, guess_why, sizeof(why));
+		}
+	}
+	fc->outermost = rc == -ESRCH;
+	if (rc && !fc->outermost) {
+		r->stats.unwind_failures++;
+		plugin_note(r, e, "cannot unwind the frame at 0x%" PRIx64 ": %s", pc,
+		     *why ? why : jitmap_strerror(rc));
+		return rc;
+	}
+	fc->id = e->id;
+	fc->func_lo = lo ? lo : known ? at.lo : pc;
+	if (fc->guess) {
+		const jitmap_frame_regs *cr = &fc->res.caller;
+		struct guess_slot *g = &r->guesses[r->guess_next++ % GUESS_SLOTS];
+		*g = (struct guess_slot){.gen = r->gen, .epoch = r->epoch, .pc = cr->pc,
+					 .sp = jitmap_frame_reg_known(cr, (unsigned)R.sp)
+						       ? cr->reg[R.sp] : fc->res.cfa};
+		snprintf(g->why, sizeof(g->why), "the caller of the frame at 0x%" PRIx64 " was "
+			 "found by a guess (%s)", pc, why);
+	}
+
+	struct cache_slot *c = &r->cache[r->cache_next++ % CACHE_SLOTS];
+	*c = (struct cache_slot){.gen = r->gen, .epoch = r->epoch, .pc = pc,
+				 .known = regs.known[0], .id = e->id, .res = fc->res,
+				 .func_lo = fc->func_lo, .outermost = fc->outermost,
+				 .guess = fc->guess};
+	memcpy(c->reg, regs.reg, (size_t)R.ngpr * sizeof(c->reg[0]));
+	return 0;
+}
+
+enum gdb_status plugin_unwind_frame(struct gdb_reader_funcs *self,
+				    struct gdb_unwind_callbacks *cb)
+{
+	struct reader *r = self->priv_data;
+	struct frame_calc fc;
+	if (compute(r, cb, &fc))
+		return GDB_FAIL;
+	if (fc.outermost) {
+		/* GDB's JIT unwinder cannot mark a frame outermost: jit.c builds every frame ID
+		 * with frame_id_build, and default_frame_unwind_stop_reason reports
+		 * UNWIND_OUTERMOST only for outer_frame_id. Of what a reader can do, a caller
+		 * whose PC is 0 is the one that ends the backtrace without an error: GDB shows
+		 * that caller as `0x0000000000000000 in ?? ()` and stops there (frame.c: "NORMAL
+		 * frames will never unwind a zero PC"). Declining would hand the frame to GDB's
+		 * prologue analyzer, which walks on through whatever the stack holds; a PC left
+		 * <not saved> makes the first `bt` after each stop end in the error "PC not
+		 * saved" (and gdb.execute("bt") raise). [checked: GDB 13.1, docs/gdb.md] */
+		r->stats.outermost++;
+		set_reg(cb, R.sp, fc.res.cfa);
+		set_reg(cb, R.pc, 0);
+		return GDB_SUCCESS;
+	}
+	r->stats.unwinds++;
+	r->stats.guesses += fc.guess;
+	const jitmap_frame_regs *c = &fc.res.caller;
+	for (int n = 0; n < R.ngpr; n++)
+		if (n != R.sp && jitmap_frame_reg_known(c, (unsigned)n) && (!fc.guess || n == R.fp))
+			set_reg(cb, n, c->reg[n]);
+	set_reg(cb, R.sp, jitmap_frame_reg_known(c, (unsigned)R.sp) ? c->reg[R.sp] : fc.res.cfa);
+	set_reg(cb, R.pc, c->pc);
+	return GDB_SUCCESS;
+}
+
+struct gdb_frame_id plugin_get_frame_id(struct gdb_reader_funcs *self,
+				       struct gdb_unwind_callbacks *cb)
+{
+	struct reader *r = self->priv_data;
+	struct frame_calc fc;
+	struct gdb_frame_id id = {0, 0};
+	/* GDB asks for the ID of a frame right after plugin_unwind_frame unwound it: within one
+	 * stop (generation), a frame's PC, SP and frame pointer identify it, so the cached answer
+	 * is found without reading the other registers. */
+	uint64_t pc, sp, fp;
+	if (R.pc >= 0 && !get_reg(cb, R.pc, &pc) && !get_reg(cb, R.sp, &sp) &&
+	    !get_reg(cb, R.fp, &fp)) {
+		for (unsigned i = 0; i < CACHE_SLOTS; i++) {
+			const struct cache_slot *c = &r->cache[i];
+			if (c->id && c->gen == r->gen && c->epoch == r->epoch && c->pc == pc &&
+			    c->reg[R.sp] == sp && c->reg[R.fp] == fp &&
+			    (c->known >> R.fp & 1)) {
+				id.code_address = c->func_lo;
+				id.stack_address = c->res.cfa;
+				return id;
+			}
+		}
+	}
+	if (!compute(r, cb, &fc)) {
+		id.code_address = fc.func_lo;
+		id.stack_address = fc.res.cfa;
+	} else {
+		/* Only frames plugin_unwind_frame accepted get here; keep the ID stable all the
+		 * same. */
+		uint64_t v = 0;
+		if (R.pc >= 0 && !get_reg(cb, R.pc, &v))
+			id.code_address = v;
+		if (!get_reg(cb, R.sp, &v))
+			id.stack_address = v;
+	}
+	return id;
+}
