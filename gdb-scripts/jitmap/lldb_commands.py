@@ -143,14 +143,7 @@ def _split_caveat(frame):
 def _build_id_at(process, addr):
     """The build ID (lowercase hex) of the ELF image whose headers are at `addr` in the
     process's memory (libjitmap reads it: jitmap_image_build_id_at), or None."""
-    def read_mem(_ctx, at, buf, length, why, why_len):
-        err = lldb.SBError()
-        data = process.ReadMemory(at, length, err)
-        if err.Fail() or data is None or len(data) != length:
-            return -14  # -EFAULT
-        ctypes.memmove(buf, data, length)
-        return 0
-    mem = N.READ_MEM(read_mem)
+    mem = N.read_mem_callback(lambda at, n: _read(process, at, n))
     target = N.Target(None, N.READ_REG(0), mem)
     out = (ctypes.c_uint8 * 64)()
     n = N.lib().jitmap_image_build_id_at(ctypes.byref(target), addr, out, len(out))
