@@ -63,6 +63,7 @@ from . import discovery as D
 from . import format as F
 from . import model as M
 from . import native as N
+from . import perfmaps
 from . import report as R
 
 CommandError = R.CommandError
@@ -132,7 +133,6 @@ class Session:
         read again at most once per stop: those the user named, and a live process's own
         (dbg.live_pid()) unless turned off. None when none was read. `key` identifies the
         process where the caller has it (else dbg.check_process())."""
-        from . import perfmaps
         key = key if key is not None else dbg.check_process()
         stop = getattr(dbg, "files_stop_id", dbg.stop_id)()
         if self._perf is None or self._perf[0] != key:
@@ -606,7 +606,6 @@ def _run_break(ctx, opts, args):
 
 
 def _run_perf_map(ctx, opts, args):
-    from . import perfmaps
     dbg, s = ctx.dbg, ctx.session
     if "off" in opts or "on" in opts:
         s.perf_own = "on" in opts
