@@ -3,9 +3,10 @@
 
 Debugger-neutral (no ``import gdb``, no ``import lldb``). Each command of the table has its
 name in GDB (``info stackmap``) and in LLDB (``stackmap info``), its options as each debugger
-spells them (``-json``; ``-j, --json``), its help and its body. A front end (gdb_commands.py,
-lldb_commands.py) registers the table with its debugger, implements :class:`Debugger`, and
-turns :class:`report.CommandError` into its own error. The text and JSON a command prints are
+spells them (``-json``; ``-j, --json``), its help and its body. A front end implements
+:class:`Debugger` (gdb_adapter.py, lldb_adapter.py), registers the table with its debugger
+(gdb_commands.py, lldb_commands.py), and turns :class:`report.CommandError` into its own
+error. The text and JSON a command prints are
 decided here, so that GDB and LLDB agree by construction.
 
 The Debugger protocol: what only the debugger knows.
