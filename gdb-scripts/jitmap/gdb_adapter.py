@@ -335,7 +335,9 @@ class Gdb:
         self._objects = []
         self._saved = {}
         self._core = None  # a _Core while GDB debugs a core file
-        self.forget_hooks = []  # called by forget_frames (gdb_perf's: its unwinder)
+        # Run by forget_frames: gdb_perf.py's refresh, which registers its unwinder once perf
+        # maps exist (gdb_perf.py imports this module, so it hands its function in).
+        self.forget_hooks = []
 
     @property
     def library_hint(self):
