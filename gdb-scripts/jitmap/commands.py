@@ -3,9 +3,10 @@
 
 Debugger-neutral (no ``import gdb``, no ``import lldb``). Each command of the table has its
 name in GDB (``info stackmap``) and in LLDB (``stackmap info``), its options as each debugger
-spells them (``-json``; ``-j, --json``), its help and its body. A front end (gdb_commands.py,
-lldb_commands.py) registers the table with its debugger, implements :class:`Debugger`, and
-turns :class:`report.CommandError` into its own error. The text and JSON a command prints are
+spells them (``-json``; ``-j, --json``), its help and its body. A front end implements
+:class:`Debugger` (gdb_adapter.py, lldb_adapter.py), registers the table with its debugger
+(gdb_commands.py, lldb_commands.py), and turns :class:`report.CommandError` into its own
+error. The text and JSON a command prints are
 decided here, so that GDB and LLDB agree by construction.
 
 The Debugger protocol: what only the debugger knows.
@@ -63,6 +64,7 @@ from . import discovery as D
 from . import format as F
 from . import model as M
 from . import native as N
+from . import perfmaps
 from . import report as R
 
 CommandError = R.CommandError
@@ -132,7 +134,6 @@ class Session:
         read again at most once per stop: those the user named, and a live process's own
         (dbg.live_pid()) unless turned off. None when none was read. `key` identifies the
         process where the caller has it (else dbg.check_process())."""
-        from . import perfmaps
         key = key if key is not None else dbg.check_process()
         stop = getattr(dbg, "files_stop_id", dbg.stop_id)()
         if self._perf is None or self._perf[0] != key:
@@ -606,7 +607,6 @@ def _run_break(ctx, opts, args):
 
 
 def _run_perf_map(ctx, opts, args):
-    from . import perfmaps
     dbg, s = ctx.dbg, ctx.session
     if "off" in opts or "on" in opts:
         s.perf_own = "on" in opts

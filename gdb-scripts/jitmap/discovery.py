@@ -31,16 +31,6 @@ class ReadError(Exception):
     """Target memory that cannot be read; str() is the debugger's reason."""
 
 
-def cbuf(data):
-    """`data` as something ctypes passes as a pointer: bytes as they are, a writable
-    memoryview without a copy."""
-    if isinstance(data, memoryview):
-        if data.readonly:
-            return data.tobytes()
-        return (ctypes.c_char * len(data)).from_buffer(data)
-    return data
-
-
 class _MemTarget:
     """A jitmap_target whose read_mem goes to the current access object's read (read_reg
     unused). A KeyboardInterrupt in the callback is kept and raised once back in Python."""
@@ -49,21 +39,11 @@ class _MemTarget:
         self.access = access
         self.interrupt = None
 
-        def read_mem(_ctx, addr, buf, length, why, why_len):
-            try:
-                data = self.access.read(addr, length)
-                if len(data) != length:
-                    raise ReadError("short read")
-                ctypes.memmove(buf, cbuf(data), length)
-                return 0
-            except BaseException as e:  # never let an exception cross the C frames
-                if isinstance(e, KeyboardInterrupt):
-                    self.interrupt = e
-                msg = (str(e) or type(e).__name__).encode("utf-8", "replace")[:why_len - 1]
-                ctypes.memmove(why, msg + b"\0", len(msg) + 1)
-                return -14  # -EFAULT
+        def interrupted(e):
+            self.interrupt = e
 
-        self._read_mem = N.READ_MEM(read_mem)
+        self._read_mem = N.read_mem_callback(lambda addr, n: self.access.read(addr, n),
+                                             interrupted)
         self._read_reg = N.READ_REG(0)
         self.struct = N.Target(None, self._read_reg, self._read_mem)
 
@@ -125,12 +105,12 @@ def image_with_code(access, data):
     target = _MemTarget(access)
     err = N.Error()
     need = N.c_size(0)
-    rc = lib.jitmap_image_with_code(cbuf(data), len(data), ctypes.byref(target.struct), None,
+    rc = lib.jitmap_image_with_code(N.cbuf(data), len(data), ctypes.byref(target.struct), None,
                                     ctypes.byref(need), ctypes.byref(err))
     target.check()
     if rc == -errno.ENOSPC:  # the length of the copy
         out = ctypes.create_string_buffer(need.value or 1)
-        rc = lib.jitmap_image_with_code(cbuf(data), len(data), ctypes.byref(target.struct), out,
+        rc = lib.jitmap_image_with_code(N.cbuf(data), len(data), ctypes.byref(target.struct), out,
                                         ctypes.byref(need), ctypes.byref(err))
         target.check()
         if rc >= 0:

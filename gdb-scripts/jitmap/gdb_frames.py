@@ -41,6 +41,7 @@ from gdb.FrameDecorator import FrameDecorator
 
 from . import commands as C
 from . import format as F
+from . import gdb_adapter as A
 from . import gdb_perf
 from . import gdb_reader
 from . import model as M
@@ -169,11 +170,10 @@ class _Local:
 
 
 def _frame_object(frame):
-    from .gdb_commands import GDB, GdbFrame  # registered by gdb_commands itself
-    catalog = C.SESSION.get(GDB)
+    catalog = C.SESSION.get(A.GDB)
     if not catalog.stackmaps:
         return None
-    return C.SESSION.frame_object(GDB, catalog, GdbFrame(GDB, frame))
+    return C.SESSION.frame_object(A.GDB, catalog, A.GdbFrame(A.GDB, frame))
 
 
 def _images_have_layouts():
@@ -188,18 +188,16 @@ def _images_have_layouts():
     of the same code, but GDB reads libjitmap-producer's list before libLLVM's, and LLVM's
     image replaced the runtime's. Then, as without the plugin, the catalog (whose scan walks
     the lists themselves, and finds the image still registered) says."""
-    from .gdb_commands import GDB
     try:
-        N.load(getattr(GDB, "library_hint", None))  # once: the plugin itself with jitmap.gdb
-        shared = GDB.shared_process()
+        N.load(getattr(A.GDB, "library_hint", None))  # once: the plugin itself with jitmap.gdb
+        shared = A.GDB.shared_process()
         if shared:
             if N.lib().jitmap_process_num_layout_images(shared[0]) > 0:
                 return True
-            from . import gdb_reader
             stats = gdb_reader.stats()
             if not stats or not stats["replaced"]:
                 return False
-        return C.SESSION.get(GDB).has_layouts
+        return C.SESSION.get(A.GDB).has_layouts
     except Exception:  # a bt never fails because of us
         return False
 
@@ -370,7 +368,6 @@ def _needed():
     as it always did)."""
     if names.has_frames():
         return True
-    from .gdb_commands import GDB
     try:
         thread = gdb.selected_thread()
         if thread is None:
@@ -380,17 +377,17 @@ def _needed():
         reader = gdb_reader.library()
         entries = reader.jitmap_reader_num_entries() if reader else 0
         # What changes without a stop too: `jitmap perf-map FILE`, jit-reader-load.
-        key = (GDB.stop_id(), thread.global_num, newest.pc(), len(perf) if perf else 0,
+        key = (A.GDB.stop_id(), thread.global_num, newest.pc(), len(perf) if perf else 0,
                reader is None, entries)
         if _need[0] == key:
             return _need[1]
         catalog = None
-        N.load(getattr(GDB, "library_hint", None))
-        GDB.check_process()
-        if reader is None or GDB.loaded_objects():
+        N.load(getattr(A.GDB, "library_hint", None))
+        A.GDB.check_process()
+        if reader is None or A.GDB.loaded_objects():
             # Stackmaps the reader does not hold (loaded files', or every one without the
             # reader): the stop's catalog, by record at a frame's PC.
-            catalog = C.SESSION.get(GDB)
+            catalog = C.SESSION.get(A.GDB)
             if not catalog.stackmaps:
                 catalog = None
         answer = False

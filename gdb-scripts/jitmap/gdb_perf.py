@@ -38,8 +38,8 @@ import traceback
 import gdb
 import gdb.unwinder
 
-from . import codemap
 from . import commands as C
+from . import gdb_adapter as A
 from . import gdb_reader
 from . import native as N
 from . import perfmaps as P
@@ -52,12 +52,11 @@ def _debug():
 
 def maps():
     """The selected inferior's perf maps (perfmaps.PerfMaps), or None; never raises."""
-    from .gdb_commands import GDB
     try:
         inf = gdb.selected_inferior()
         if inf is None or not inf.pid:
             return None
-        return C.SESSION.perf_maps(GDB, key=(inf.num, inf.pid))
+        return C.SESSION.perf_maps(A.GDB, key=(inf.num, inf.pid))
     except Exception:
         _debug()
         return None
@@ -80,52 +79,6 @@ def code_at(frame):
         return None
 
 
-# -- Where code can be (codemap.py), once per stop --
-
-_code_map = [None, None]  # [key, CodeMap or None]
-
-
-def _core_file():
-    """The core file GDB reads ("Local core dump file:" and the path on the next line of
-    `info target`), or None."""
-    try:
-        lines = gdb.execute("info target", to_string=True).splitlines()
-    except gdb.error:
-        return None
-    for i, line in enumerate(lines[:-1]):
-        if line.strip().lower().startswith("local core dump file"):
-            path = lines[i + 1].strip()
-            if path.startswith("`") and "'" in path:
-                return path[1:path.rindex("'")]
-    return None
-
-
-def code_map():
-    """The selected inferior's codemap.CodeMap for this stop, or None (a remote target, or
-    nothing to read); never raises."""
-    from .gdb_commands import GDB
-    try:
-        inf = gdb.selected_inferior()
-        if inf is None:
-            return None
-        key = (inf.num, inf.pid, GDB.generation)
-        if _code_map[0] != key:
-            if _code_map[1] is not None:
-                _code_map[1].close()
-            _code_map[0], _code_map[1] = key, None
-            pid = GDB.live_pid()
-            core = None if pid else _core_file()
-            if pid or core:
-                try:
-                    _code_map[1] = codemap.CodeMap(pid=pid, core=core)
-                except OSError:
-                    _debug()
-        return _code_map[1]
-    except Exception:
-        _debug()
-        return None
-
-
 def _stepper(m, arch_obj):
     """A perfmaps.Stepper over `m` for the selected inferior, or None."""
     lib = N.lib()
@@ -133,7 +86,7 @@ def _stepper(m, arch_obj):
     if not arch:
         return None
     inf = gdb.selected_inferior()
-    cm = code_map()
+    cm = A.code_map()
     return P.Stepper(m, arch, lambda a, n: inf.read_memory(a, n).tobytes(),
                      cm.code_at if cm is not None else None)
 
@@ -176,100 +129,6 @@ class _FrameId:
     def __init__(self, sp, pc):
         self.sp = gdb.Value(sp)
         self.pc = gdb.Value(pc)
-
-
-# -- Which frames are guesses --
-#
-# A frame's registers are only as good as the steps below it. Two kinds of step are guesses:
-# one jitmap's perf-map unwinder took without a proof (recorded here by the caller it gave
-# GDB), and any GDB took through a module whose file is another build than the one the
-# process maps (a package upgraded since the process started, a core read where other files
-# are): GDB unwinds it with that file's CFI and symbols. Neither makes GDB say anything;
-# jitmap states no value of a frame above one (model.py's `guessed`).
-
-_guesses = [None, {}]      # [stop key, {(caller pc, caller sp): why}]
-_file_checked = [None, {}]  # [stop key, {objfile name: why it is another build, or None}]
-
-
-def _stop_key():
-    from .gdb_commands import GDB
-    inf = gdb.selected_inferior()
-    return (inf.num, inf.pid, GDB.generation) if inf is not None else None
-
-
-def _note_guess(caller_pc, caller_sp, why):
-    key = _stop_key()
-    if _guesses[0] != key:
-        _guesses[0], _guesses[1] = key, {}
-    _guesses[1][(caller_pc, caller_sp)] = why
-
-
-def _objfile_of(pc):
-    """The gdb.Objfile GDB reads for the module holding `pc`: a shared library's, else the
-    executable's (a file-backed PC in neither is not GDB's to unwind), or None."""
-    find = getattr(gdb.current_progspace(), "objfile_for_address", None)  # GDB 14
-    if find is not None:
-        return find(pc)
-    name = gdb.solib_name(pc) or gdb.current_progspace().filename
-    return next((o for o in gdb.objfiles() if o.filename == name), None) if name else None
-
-
-def other_build(pc):
-    """Why the file GDB reads for the module holding `pc` is not the one the process maps
-    (their build IDs differ), or None (the same, or it cannot be told)."""
-    try:
-        key = _stop_key()
-        if _file_checked[0] != key:
-            _file_checked[0], _file_checked[1] = key, {}
-        objfile = _objfile_of(pc)
-        if objfile is None or not objfile.filename:
-            return None
-        memo = _file_checked[1]
-        if objfile.filename not in memo:
-            memo[objfile.filename] = None
-            ours = getattr(objfile, "build_id", None)
-            cm = code_map()
-            theirs = cm.build_id_at(pc) if cm is not None else None
-            if ours and theirs and ours.lower() != theirs:
-                memo[objfile.filename] = (
-                    "GDB reads %s, another build than the one the process maps (build ID %s;"
-                    " the process's %s)" % (objfile.filename, ours, theirs))
-        return memo[objfile.filename]
-    except Exception:
-        _debug()
-        return None
-
-
-def frame_guess(frame):
-    """Why `frame`'s registers are a guess, or None: a step below it was (see above)."""
-    try:
-        key = _stop_key()
-        guesses = _guesses[1] if _guesses[0] == key else {}
-        f = frame
-        while f is not None:
-            newer = f.newer()
-            if newer is None:
-                return None
-            sp = None
-            try:
-                sp = int(f.read_register("sp"))
-            except (gdb.error, ValueError):
-                pass
-            why = guesses.get((f.pc(), sp)) or (gdb_reader.guess(f.pc(), sp)
-                                                if sp is not None else None)
-            if why:
-                return why
-            # The frame below f was unwound by GDB through its module's file.
-            at = newer.pc() - (1 if newer.level() > 0 else 0)
-            why = other_build(at)
-            if why:
-                return "frame %d was unwound through a file that is not the process's: %s" % (
-                    newer.level(), why)
-            f = newer
-        return None
-    except Exception:
-        _debug()
-        return None
 
 
 def _pc(pending):
@@ -340,7 +199,7 @@ class PerfMapUnwinder(gdb.unwinder.Unwinder):
             caller_pc, saved = step.caller_pc, dict(step.caller)
             if step.guess:  # a guess: the chain's registers only, to go on walking
                 saved = {r: v for r, v in saved.items() if r in (sp_no, fp_no)}
-                _note_guess(caller_pc, saved.get(sp_no), "the caller of the frame at 0x%x was "
+                A.note_guess(caller_pc, saved.get(sp_no), "the caller of the frame at 0x%x was "
                             "found by a guess (%s)" % (pc, step.why))
         values = [(pc_name, caller_pc)]
         for regno, value in sorted(saved.items()):
@@ -363,7 +222,7 @@ class NoCodeUnwinder(gdb.unwinder.Unwinder):
         try:
             if pending.level() == 0:
                 return None  # the thread is there: whatever the PC, it is frame 0
-            cm = code_map()
+            cm = A.code_map()
             if cm is None:
                 return None
             pc = _pc(pending)
@@ -395,6 +254,7 @@ def register():
     if _registered:
         return
     _registered = True
+    A.GDB.forget_hooks.append(refresh)  # `jitmap perf-map` added files
     gdb.unwinder.register_unwinder(None, NoCodeUnwinder(), replace=True)
     gdb.events.stop.connect(refresh)
     refresh()  # loaded after an attach: its stop has passed

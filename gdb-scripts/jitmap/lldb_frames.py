@@ -25,6 +25,7 @@ there aborts LLDB).
 import lldb
 
 from . import commands as C
+from . import lldb_adapter as A
 from . import model as M
 from . import names
 
@@ -36,17 +37,10 @@ except ImportError:  # LLDB 21 and older
     ScriptedFrameProvider = ScriptedFrame = object
     AVAILABLE = False
 
-INVALID = 0xFFFFFFFFFFFFFFFF
+INVALID = A.INVALID
 MAX_FRAMES = 4096  # input frames looked at; deeper ones pass through as LLDB made them
 _module = __name__
 _registered = []  # the targets with the provider (SBTarget compares by identity of target)
-
-
-def is_provided(frame):
-    """Whether an SBFrame is a frame a provider made without a PC (an interpreter frame):
-    there is nothing under it for jitmap to read."""
-    synthetic = getattr(frame, "IsSynthetic", None)
-    return bool(synthetic and synthetic() and frame.GetPC() in (0, INVALID))
 
 
 def _layouts_may_apply(catalog):
@@ -134,8 +128,7 @@ class InterpreterFrames(ScriptedFrameProvider):
             self.out = None
 
     def _frames(self, input_frames):
-        from .lldb_commands import Lldb, LldbFrame
-        dbg = Lldb(lldb.SBExecutionContext(self.thread))
+        dbg = A.Lldb(lldb.SBExecutionContext(self.thread))
         size = input_frames.GetSize()
         n = min(size, MAX_FRAMES)
         # No frame where no code lives: LLDB's own unwinder may take a stack word below a
@@ -155,7 +148,7 @@ class InterpreterFrames(ScriptedFrameProvider):
             if not f.IsValid() or f.GetPC() in (0, INVALID):
                 continue
             try:
-                obj = C.SESSION.describe(dbg, catalog, LldbFrame(dbg, f)).obj
+                obj = C.SESSION.describe(dbg, catalog, A.LldbFrame(dbg, f)).obj
             except Exception:
                 continue
             for vf in obj.get("virtual_frames") or ():

@@ -63,11 +63,8 @@ class _FrameTarget:
         lib = N.lib()
         arch = getattr(frame, "arch", None) or N.ARCH_UNKNOWN
 
-        def fail(why, why_len, e):
-            if isinstance(e, KeyboardInterrupt):
-                self.interrupt = e
-            msg = (str(e) or type(e).__name__).encode("utf-8", "replace")[:max(why_len - 1, 0)]
-            ctypes.memmove(why, msg + b"\0", len(msg) + 1)
+        def interrupted(e):
+            self.interrupt = e
 
         def read_reg(_ctx, regno, buf, size, why, why_len):
             try:
@@ -82,22 +79,13 @@ class _FrameTarget:
             except NotSaved:
                 return -2  # -ENOENT: the library says why, from the register's class
             except BaseException as e:
-                fail(why, why_len, e)
+                if isinstance(e, KeyboardInterrupt):
+                    interrupted(e)
+                N.set_why(why, why_len, e)
                 return -61  # -ENODATA
 
-        def read_mem(_ctx, addr, buf, length, why, why_len):
-            try:
-                data = frame.read_memory(addr, length)
-                if len(data) != length:
-                    raise Unavailable("short read")
-                ctypes.memmove(buf, bytes(data), length)
-                return 0
-            except BaseException as e:
-                fail(why, why_len, e)
-                return -14  # -EFAULT
-
         self._r = N.READ_REG(read_reg)
-        self._m = N.READ_MEM(read_mem)
+        self._m = N.read_mem_callback(frame.read_memory, interrupted)
         self.struct = N.Target(None, self._r, self._m)
 
 

@@ -92,6 +92,44 @@ class Target(ctypes.Structure):
 REG_RECOVERED = 1
 
 
+def cbuf(data):
+    """`data` as something ctypes passes as a pointer: bytes as they are, a writable
+    memoryview without a copy."""
+    if isinstance(data, memoryview):
+        if data.readonly:
+            return data.tobytes()
+        return (ctypes.c_char * len(data)).from_buffer(data)
+    return data
+
+
+def set_why(why, why_len, e):
+    """Write the reason of `e` into a callback's `why` buffer (truncated, NUL-terminated)."""
+    msg = (str(e) or type(e).__name__).encode("utf-8", "replace")[:max(why_len - 1, 0)]
+    ctypes.memmove(why, msg + b"\0", len(msg) + 1)
+
+
+def read_mem_callback(read, interrupted=None):
+    """A READ_MEM callback over `read(addr, n)`, which returns the bytes (bytes or a
+    memoryview) or raises: a failure or a short read is -EFAULT, with its reason. No exception
+    crosses the C frames: a KeyboardInterrupt goes to `interrupted(e)`, when given, for the
+    caller to raise once back in Python. Keep the result alive while the library may call it."""
+    def read_mem(_ctx, addr, buf, length, why, why_len):
+        try:
+            data = read(addr, length)
+            if not isinstance(data, (bytes, memoryview)):
+                data = bytes(data)
+            if len(data) != length:
+                raise ValueError("short read")
+            ctypes.memmove(buf, cbuf(data), length)
+            return 0
+        except BaseException as e:  # never let an exception cross the C frames
+            if isinstance(e, KeyboardInterrupt) and interrupted is not None:
+                interrupted(e)
+            set_why(why, why_len, e)
+            return -14  # -EFAULT
+    return READ_MEM(read_mem)
+
+
 class ProcessOpts(ctypes.Structure):
     """jitmap_process_opts (process.h): sized."""
     _fields_ = [("sz", c_size), ("max_entries", c_size), ("max_image", c_u64),

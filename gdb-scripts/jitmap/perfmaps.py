@@ -113,22 +113,6 @@ def _regs(pc, regs):
     return fr
 
 
-def _memory(read_memory):
-    """A READ_MEM callback over `read_memory(addr, n)` (bytes, or raises)."""
-    def read_mem(_ctx, addr, buf, length, why, why_len):
-        try:
-            data = bytes(read_memory(addr, length))
-            if len(data) != length:
-                raise ValueError("short read")
-            ctypes.memmove(buf, data, length)
-            return 0
-        except Exception as e:
-            msg = (str(e) or type(e).__name__).encode("utf-8", "replace")[:max(why_len - 1, 0)]
-            ctypes.memmove(why, msg + b"\0", len(msg) + 1)
-            return -14  # -EFAULT
-    return N.READ_MEM(read_mem)
-
-
 # One step's answer: rc (0, -ESRCH at the outermost frame, -ENOEXEC where the caller's PC
 # lies where no code can be, another negative errno), the caller's PC, its registers
 # ({DWARF number: value}) and whether its PC is exact, this frame's CFA, the method's name,
@@ -147,7 +131,7 @@ class Stepper:
     def __init__(self, maps, arch, read_memory, code_at=None):
         self.lib = N.lib()
         self.arch, self.read_memory = arch, read_memory
-        self._mem = _memory(read_memory)
+        self._mem = N.read_mem_callback(read_memory)
         self._target = N.Target(None, N.READ_REG(0), self._mem)
         opts = N.StackerOpts()
         if code_at is not None:
@@ -213,7 +197,7 @@ def frame_pointer_step(arch, pc, regs, read_memory, innermost):
     fr = _regs(pc, regs)
     code = N.UnwindCode(arch=arch, is_innermost=bool(innermost),
                         methods=1 << N.UNWIND_FRAME_POINTER)
-    mem = _memory(read_memory)
+    mem = N.read_mem_callback(read_memory)
     target = N.Target(None, N.READ_REG(0), mem)
     out = N.UnwindResult()
     why = ctypes.create_string_buffer(512)

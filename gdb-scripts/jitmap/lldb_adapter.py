@@ -1,0 +1,597 @@
+"""LLDB as jitmap sees it: :class:`commands.Debugger` over LLDB, at the bottom of jitmap's LLDB
+side.
+
+The commands (lldb_commands.py) and the frame provider (lldb_frames.py) import this module;
+it imports neither. Here: :class:`Lldb`, made for one command's execution context (the
+selected frame and thread from ``exe_ctx``, registers through ``SBFrame.FindRegister``, memory
+through ``SBProcess.ReadMemory``, symbols, sections and breakpoints through ``SBTarget``),
+where code can be in the process or core and which frames are guesses, the hook on the JIT's
+registrations (`stackmap break`), and the JIT images `stackmap load-images` adds. What a
+command computes and prints is commands.py's.
+
+Written against the SB API of LLDB 14 (nothing newer is used); tested with LLDB 16 and 19.
+"""
+import bisect
+import ctypes
+import glob
+import os
+import re
+import shutil
+import tempfile
+
+import lldb
+
+from . import commands as C
+from . import discovery as D
+from . import model as M
+from . import native as N
+from . import report as R
+
+INVALID = 0xFFFFFFFFFFFFFFFF  # LLDB_INVALID_ADDRESS
+SESSION = C.SESSION
+Error = C.CommandError
+
+_library_hint = None
+
+
+def set_library_hint(directory):
+    """Where the entry script says libjitmap is (the build directory, in a build tree)."""
+    global _library_hint
+    _library_hint = directory or None
+
+
+def _read(process, addr, size):
+    """`size` bytes of target memory; D.ReadError with LLDB's reason."""
+    if size == 0:
+        return b""
+    if addr < 0 or addr + size > 1 << 64:
+        raise D.ReadError("address 0x%x is out of range" % addr)
+    err = lldb.SBError()
+    data = process.ReadMemory(addr, size, err)
+    if err.Fail() or data is None or len(data) != size:
+        raise D.ReadError(err.GetCString() or "cannot read memory at 0x%x" % addr)
+    return data
+
+
+def _module_name(target, module):
+    """How GDB names the file that holds an address: "the executable", or the library's
+    base name."""
+    if not module.IsValid():
+        return "the executable"
+    exe = target.GetExecutable()
+    spec = module.GetFileSpec()
+    if exe.IsValid() and spec.fullpath == exe.fullpath:
+        return "the executable"
+    return spec.GetFilename() or "the executable"
+
+
+def _find_section(section_iterable, name, depth=0):
+    """ELF sections are nested under their PT_LOAD segment in LLDB: search the tree."""
+    for sec in section_iterable:
+        if sec.GetName() == name:
+            return sec
+        if depth < 3 and sec.GetNumSubSections():
+            got = _find_section([sec.GetSubSectionAtIndex(i) for i in range(sec.GetNumSubSections())],
+                                name, depth + 1)
+            if got is not None:
+                return got
+    return None
+
+
+# -- Frames --
+
+
+def is_provided(frame):
+    """Whether an SBFrame is a frame a provider made without a PC (an interpreter frame):
+    there is nothing under it for jitmap to read."""
+    synthetic = getattr(frame, "IsSynthetic", None)
+    return bool(synthetic and synthetic() and frame.GetPC() in (0, INVALID))
+
+
+_major = None
+
+
+def _lldb_major():
+    """LLDB's major version (0 when it does not say)."""
+    global _major
+    if _major is None:
+        m = re.search(r"lldb version (\d+)", lldb.SBDebugger.GetVersionString() or "")
+        _major = int(m.group(1)) if m else 0
+    return _major
+
+
+def _split_caveat(frame):
+    """Why LLDB 19 may have lost the callers of `frame` (an SBFrame), or None.
+
+    GCC at -O2 splits a function with an unlikely path into a hot part and a .cold part below
+    it (DW_AT_ranges, the hot range first). LLDB 19 makes it one Function starting at its
+    lowest address (it sorts the ranges since llvm-project #91343; LLDB 16 dropped such a
+    function and used the ELF symbols) and unwinds a PC in a higher part with the CFI and the
+    instructions found from that start: the frame's caller is wrong or missing. LLDB 20 and
+    21 rework this (#115836, #122440, #133072, #137006); untested there, so LLDB 19 only."""
+    if _lldb_major() != 19:
+        return None
+    fn = frame.GetFunction()
+    if not fn.IsValid():
+        return None
+    block = fn.GetBlock()
+    n = block.GetNumRanges()
+    if n < 2:
+        return None
+    target = frame.GetThread().GetProcess().GetTarget()
+    ranges = sorted((block.GetRangeStartAddress(i).GetLoadAddress(target),
+                     block.GetRangeEndAddress(i).GetLoadAddress(target)) for i in range(n))
+    start = fn.GetStartAddress().GetLoadAddress(target)
+    pc = frame.GetPC()
+    if start != ranges[0][0] or ranges[0][0] <= pc < ranges[0][1]:
+        return None  # the PC is in the part LLDB 19 unwinds right
+    part = next(((lo, hi) for lo, hi in ranges if lo <= pc < hi), None)
+    if part is None:
+        return None
+    return ("LLDB 19 may have lost the callers of frame %d: %s is split into parts (the PC is "
+            "in the part at 0x%x, another starts lower, at 0x%x) and LLDB 19 unwinds it with "
+            "the lowest part's CFI; built with -fno-reorder-blocks-and-partition, GCC does not "
+            "split it (lldb.md in jitmap's documentation, \"LLDB 19\")" % (frame.GetFrameID(), fn.GetName(), part[0],
+                                                       ranges[0][0]))
+
+
+def _build_id_at(process, addr):
+    """The build ID (lowercase hex) of the ELF image whose headers are at `addr` in the
+    process's memory (libjitmap reads it: jitmap_image_build_id_at), or None."""
+    mem = N.read_mem_callback(lambda at, n: _read(process, at, n))
+    target = N.Target(None, N.READ_REG(0), mem)
+    out = (ctypes.c_uint8 * 64)()
+    n = N.lib().jitmap_image_build_id_at(ctypes.byref(target), addr, out, len(out))
+    return bytes(out[:n]).hex() if n else None
+
+
+class LldbFrame:
+    """commands' frame object over an SBFrame.
+
+    Registers of outer frames: LLDB gives a register only when the unwinder recovered it
+    (a CFI or assembly-profiled save slot, or a callee-saved register passed through); a
+    caller-saved register that no callee saved reads as an error ("unavailable"), never as
+    frame 0's value (checked with LLDB 16, the ABI's volatile set). The reason given is the
+    one GDB's front end gives, so that both print the same."""
+
+    def __init__(self, dbg, frame):
+        self.dbg = dbg
+        self.frame = frame
+        self.level = frame.GetFrameID()
+        self.pc = frame.GetPC()
+        self.arch = None
+        self.function = frame.GetFunctionName() or None
+
+    @property
+    def guessed(self):
+        """Why this frame's registers are a guess: a frame below it that LLDB unwound
+        through a file of another build than the process maps (model.py's `guessed`)."""
+        thread = self.frame.GetThread()
+        for k in range(self.level):
+            f = thread.GetFrameAtIndex(k)
+            if not f.GetModule().IsValid():
+                # No file LLDB read holds the code (its file missing, or code LLDB has no
+                # object of): LLDB unwound it by its own heuristics.
+                return ("frame %d (0x%x) is in no module LLDB has read: its step is LLDB's "
+                        "guess" % (k, f.GetPC()))
+            why = self.dbg.other_build(f)
+            if why:
+                return "frame %d was unwound through a file that is not the process's: %s" % (
+                    k, why)
+        return None
+
+    def read_register(self, regno, name, size):
+        if not name:
+            raise M.Unavailable("DWARF register %d has no name on this architecture" % regno)
+        v = self.frame.FindRegister(name)
+        if not v.IsValid():
+            raise M.Unavailable("LLDB has no register %s on this target" % name)
+        err = v.GetError()
+        if err.Fail():
+            if self.level > 0:
+                raise M.NotSaved()
+            raise M.Unavailable(err.GetCString() or "LLDB cannot read register %s" % name)
+        data = v.GetData()
+        n = data.GetByteSize()
+        if n == 0:
+            raise M.Unavailable("LLDB gives no bytes for register %s" % name)
+        derr = lldb.SBError()
+        raw = data.ReadRawData(derr, 0, n)
+        if derr.Fail() or raw is None:
+            raise M.Unavailable(derr.GetCString() or "LLDB cannot read register %s" % name)
+        # The library reads register bytes in the target's order. LLDB 16 gives an s390x
+        # core's registers in the host's (SBData's byte order little on an x86-64 host,
+        # the process's big: checked on qemu-s390x's guest core), so follow SBData's word.
+        order = data.GetByteOrder()
+        if order in (lldb.eByteOrderBig, lldb.eByteOrderLittle) and \
+                (order == lldb.eByteOrderBig) != self.dbg.big_endian:
+            raw = bytes(raw)[::-1]
+        # In an outer frame LLDB gives a register only when its unwinder recovered it.
+        return M.Recovered(raw) if self.level > 0 else bytes(raw)
+
+    def read_memory(self, addr, size):
+        try:
+            return bytes(_read(self.dbg.process, addr, size))
+        except D.ReadError as e:
+            raise M.Unavailable(str(e)) from None
+
+    def _older(self):
+        return self.frame.GetThread().GetFrameAtIndex(self.level + 1)
+
+    def has_caller(self):
+        return self._older().IsValid()
+
+    def stack(self):
+        older = self._older()
+        if not older.IsValid():
+            return None
+        sp, cfa = self.frame.GetSP(), older.GetSP()
+        if sp in (0, INVALID) or cfa in (0, INVALID):
+            return None
+        return sp & M.MASK64, cfa & M.MASK64
+
+
+# -- commands.Debugger over LLDB --
+
+
+class Lldb:
+    """commands.Debugger over LLDB, for one command's execution context (the session keeps
+    what it read while LLDB's stop ID stays the same)."""
+
+    name = "lldb"
+    library_hint = property(lambda self: _library_hint)
+
+    def __init__(self, exe_ctx):
+        self.exe_ctx = exe_ctx
+        self.target = exe_ctx.GetTarget()
+        self.process = exe_ctx.GetProcess()
+        self._files = None  # (descriptors, objects), found once per command
+        self.caveat = None  # the first _split_caveat of the frames walked
+        self._builds = {}   # {stop id: {module path: why it is another build, or None}}
+        self._region_list = None  # the process's memory regions, read at the first need
+
+    def check_process(self):
+        target, process = self.target, self.process
+        if not target.IsValid() or not process.IsValid() or \
+                process.GetState() in (lldb.eStateInvalid, lldb.eStateUnloaded,
+                                       lldb.eStateConnected, lldb.eStateDetached,
+                                       lldb.eStateExited):
+            raise Error("jitmap: no process or core file; run or attach to the program, or "
+                        "open a core file, first")
+        if process.GetState() in (lldb.eStateRunning, lldb.eStateStepping, lldb.eStateLaunching,
+                                  lldb.eStateAttaching):
+            raise Error("jitmap: the process is running; stop it first")
+        return process.GetUniqueID(), process.GetProcessID(), target.GetExecutable().fullpath
+
+    def stop_id(self):
+        return self.process.GetStopID()
+
+    def live_pid(self):
+        """A live process on this machine (LLDB's host platform): its ID; None for a core."""
+        p = self.process
+        if not p.IsValid() or p.GetPluginName() in ("elf-core", "mach-o-core", "minidump"):
+            return None
+        if self.target.GetPlatform().GetName() != "host":
+            return None
+        return p.GetProcessID() or None
+
+    @property
+    def big_endian(self):
+        return self.process.GetByteOrder() == lldb.eByteOrderBig
+
+    def _refresh_files(self):
+        if self._files is not None:
+            return
+        target = self.target
+        descriptors = {}
+        found = target.FindSymbols(R.DESCRIPTOR)
+        for i in range(found.GetSize()):
+            sym = found.GetContextAtIndex(i).GetSymbol()
+            if not sym.IsValid() or sym.GetType() not in (lldb.eSymbolTypeData, lldb.eSymbolTypeAny):
+                continue
+            addr = sym.GetStartAddress()
+            load = addr.GetLoadAddress(target)
+            if load in (0, INVALID) or load in descriptors:
+                continue
+            descriptors[load] = _module_name(target, addr.GetModule())
+        objects = []
+        for i in range(target.GetNumModules()):
+            module = target.GetModuleAtIndex(i)
+            path = module.GetFileSpec().fullpath
+            if not path or not os.path.isfile(path):
+                continue  # JIT(0x...) images and the vDSO: not files
+            if _image_dir is not None and os.path.dirname(path) == _image_dir:
+                continue  # JIT images that `stackmap load-images` added: found as JIT entries
+            sec = _find_section([module.GetSectionAtIndex(k) for k in range(module.GetNumSections())],
+                                ".llvm_stackmaps")
+            if sec is None:
+                continue
+            load = sec.GetLoadAddress(target)
+            if load not in (0, INVALID):
+                objects.append((path, load))
+        self._files = (sorted(descriptors.items()), objects)
+
+    def jit_descriptors(self):
+        self._refresh_files()
+        return list(self._files[0])
+
+    def loaded_objects(self):
+        self._refresh_files()
+        return list(self._files[1])
+
+    def read(self, addr, size):
+        return _read(self.process, addr, size)
+
+    def arch_name(self):
+        return self.target.GetTriple() or ""
+
+    # -- Frames --
+
+    def _thread(self):
+        thread = self.exe_ctx.GetThread()
+        if not thread.IsValid():
+            raise Error("jitmap: no thread is selected (the program is not running?)")
+        return thread
+
+    def selected_frame(self):
+        frame = self.exe_ctx.GetFrame()
+        if not frame.IsValid():
+            frame = self._thread().GetSelectedFrame()
+        if not frame.IsValid():
+            raise Error("jitmap: no frame is selected (the program is not running?)")
+        return LldbFrame(self, frame)
+
+    def frame(self, level):
+        thread = self._thread()
+        frame = thread.GetFrameAtIndex(level) if level >= 0 else lldb.SBFrame()
+        if frame.IsValid() and is_provided(frame):
+            raise Error("jitmap: frame %d is an interpreter frame (jitmap's frame provider "
+                        "shows it under its JIT frame, whose `stackmap info` has its values)"
+                        % level)
+        # The frames below it made it (or failed to): the first caveat among them.
+        below = min(level, thread.GetNumFrames()) if level > 0 else 0
+        for i in range(below):
+            if self.caveat is None:
+                self.caveat = _split_caveat(thread.GetFrameAtIndex(i))
+        if not frame.IsValid():
+            raise Error("jitmap: there is no frame %d%s" % (
+                level, "; " + self.caveat if self.caveat else ""))
+        return LldbFrame(self, frame)
+
+    def frames(self, limit):
+        thread = self._thread()
+        for i in range(limit):
+            f = thread.GetFrameAtIndex(i)
+            if not f.IsValid():
+                break
+            if is_provided(f):
+                continue  # an interpreter frame: described with its JIT frame
+            if i > 0:
+                where = self.no_code(f.GetPC())
+                if where:  # LLDB took a stack word for a return address: the stack ends
+                    self.caveat = "the stack ends at frame %d: its PC 0x%x lies where no " \
+                                  "code can be (%s)" % (i, f.GetPC(), where)
+                    break
+            if self.caveat is None:
+                self.caveat = _split_caveat(f)
+            yield LldbFrame(self, f)
+
+    # -- Where code can be, and which files are the process's --
+
+    def _regions(self):
+        """The process's memory regions, [(start, end, mapped, executable)] sorted, read once
+        per command (live: the process's map; a core: its segments)."""
+        if self._region_list is None:
+            out = []
+            regions = self.process.GetMemoryRegions()
+            info = lldb.SBMemoryRegionInfo()
+            for i in range(regions.GetSize()):
+                if regions.GetMemoryRegionAtIndex(i, info):
+                    out.append((info.GetRegionBase(), info.GetRegionEnd(), info.IsMapped(),
+                                info.IsExecutable()))
+            out.sort()
+            self._region_list = out
+        return self._region_list
+
+    def _region(self, addr):
+        regions = self._regions()
+        k = bisect.bisect_right(regions, (addr, float("inf"))) - 1
+        if k >= 0 and regions[k][0] <= addr < regions[k][1] and regions[k][2]:
+            return regions[k]
+        return None
+
+    def _code_region(self, addr):
+        """Whether LLDB knows code at `addr`: an executable memory region, or a module's
+        executable section (a core written by gcore holds no segment for the code it left
+        in files)."""
+        r = self._region(addr)
+        if r is not None and r[3]:
+            return True
+        sec = self.target.ResolveLoadAddress(addr).GetSection()
+        return bool(sec.IsValid() and sec.GetPermissions() & lldb.ePermissionsExecutable)
+
+    def no_code(self, pc):
+        """Why no code can be at a return address `pc` (neither at it nor at the call before
+        it), or None; None too when LLDB knows no region at all (it cannot tell)."""
+        if not pc or not self._regions() or self._code_region(pc) or self._code_region(pc - 1):
+            return None
+        if self._region(pc) is not None:
+            return "0x%x is in a mapping that is not executable" % pc
+        return "0x%x is in no mapping of the process" % pc
+
+    def no_code_at(self, pc):
+        """commands.Debugger: why no code can be at an outer frame's `pc`, or None."""
+        return self.no_code(pc)
+
+    def other_build(self, frame):
+        """Why the file LLDB reads for the module of `frame` (an SBFrame) is not the one the
+        process maps (their build IDs differ), or None."""
+        module = frame.GetModule()
+        if not module.IsValid():
+            return None
+        key = module.GetFileSpec().fullpath
+        memo = self._builds.setdefault(self.stop_id(), {})
+        if key in memo:
+            return memo[key]
+        memo[key] = None
+        ours = (module.GetUUIDString() or "").replace("-", "").lower()
+        header = module.GetObjectFileHeaderAddress().GetLoadAddress(self.target)
+        if ours and header not in (0, lldb.LLDB_INVALID_ADDRESS):
+            theirs = _build_id_at(self.process, header)
+            if theirs and theirs != ours:
+                memo[key] = ("LLDB reads %s, another build than the one the process maps "
+                             "(build ID %s; the process's %s)" % (key, ours, theirs))
+        return memo[key]
+
+    def unwind_note(self):
+        """commands.Debugger: what may be wrong with the frames walked so far."""
+        return self.caveat
+
+    # -- Code and symbols --
+
+    def _instructions(self, addr, size, count=None):
+        """[(address, length, text, bytes)] of the code at [addr, addr + size), at most
+        `count`."""
+        target = self.target
+        data = _read(self.process, addr, size)
+        insns = target.GetInstructions(lldb.SBAddress(addr, target), data)
+        out = []
+        at = addr
+        for i in range(insns.GetSize()):
+            insn = insns.GetInstructionAtIndex(i)
+            length = insn.GetByteSize()
+            if length <= 0:
+                break
+            text = "%s %s" % (insn.GetMnemonic(target) or "", insn.GetOperands(target) or "")
+            out.append((at, length, text.strip(), bytes(data[at - addr:at - addr + length])))
+            at += length
+            if count is not None and len(out) >= count:
+                break
+        return out
+
+    def disassemble(self, addr, count):
+        for size in (15 * count, 16):
+            try:
+                return self._instructions(addr, size, count)
+            except D.ReadError:
+                continue
+        return []
+
+    def function_at(self, addr):
+        target = self.target
+        a = target.ResolveLoadAddress(addr)
+        sym = a.GetSymbol()
+        if not sym.IsValid():
+            return None
+        start = sym.GetStartAddress().GetLoadAddress(target)
+        if start == INVALID:
+            return None
+        fn = a.GetFunction()
+        name = fn.GetName() if fn.IsValid() else sym.GetName()
+        return start, name
+
+    # -- Breakpoints --
+
+    def break_at(self, pc):
+        bp = self.target.BreakpointCreateByAddress(pc)
+        if not bp.IsValid():
+            raise Error("LLDB could not set a breakpoint")
+        return bp.GetID()
+
+    def watch_registrations(self):
+        global _hook
+        target = self.target
+        if not target.IsValid():
+            raise Error("stackmap break: no target; load the program first (`file PROGRAM`)")
+        if _hook is not None and _hook[0] == target and \
+                target.FindBreakpointByID(_hook[1]).IsValid():
+            return
+        bp = target.BreakpointCreateByName(R.HOOK)
+        if not bp.IsValid():
+            return
+        bp.AddName(HOOK_NAME)
+        bp.SetScriptCallbackFunction(__name__ + "._jit_hook")
+        _hook = (target, bp.GetID())
+
+    # -- JIT images (load-images) --
+
+    def has_module_at(self, addr):
+        return self.target.ResolveLoadAddress(addr).GetModule().IsValid()
+
+    def add_image(self, src, data, fns):
+        return _load_image(self.target, src, data, fns)
+
+
+HOOK_NAME = "jitmap-jit-hook"
+_hook = None  # (target, breakpoint id) of the breakpoint on __jit_debug_register_code
+
+
+def _jit_hook(frame, bp_loc, internal_dict):
+    """The callback of the breakpoint on __jit_debug_register_code: set the breakpoints of
+    watched records that the new JIT code has, then let the program go on (return False)."""
+    try:
+        for line in SESSION.registered(Lldb(lldb.SBExecutionContext(frame))):
+            print(line)
+    except Exception as e:  # never a traceback from inside LLDB's stop handling
+        print("warning: jitmap: while resolving `stackmap break`: %s" % e)
+    return False
+
+
+# -- JIT images --
+
+
+_image_dir = None
+
+
+def _new_image_dir():
+    """A temporary directory for the images of this LLDB process. LLDB keeps the files it
+    loaded modules from open, and does not always run Python's exit handlers: the directories
+    of LLDB processes that are gone are removed here instead."""
+    prefix = "jitmap-lldb-images-"
+    for old in glob.glob(os.path.join(tempfile.gettempdir(), prefix + "*")):
+        m = re.match(r"^%s(\d+)-" % prefix, os.path.basename(old))
+        if not m or not os.path.isdir(old):
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass  # alive (or not ours to signal): leave it
+    return tempfile.mkdtemp(prefix="%s%d-" % (prefix, os.getpid()))
+
+
+def _load_image(target, src, data, fns):
+    """Add one JIT image as a module; place the sections holding `fns` [(name, address)]."""
+    global _image_dir
+    what = src.describe()
+    if _image_dir is None:
+        _image_dir = _new_image_dir()
+    path = os.path.join(_image_dir, "JIT-0x%x-0x%x.o" % (src.entry, src.symfile_addr))
+    with open(path, "wb") as f:
+        f.write(data)
+    module = target.AddModule(path, None, None)
+    if not module.IsValid():
+        return "cannot add %s: LLDB does not read its image (%s)" % (what, path)
+    placed = {}
+    for name, addr in fns:
+        syms = module.FindSymbols(name)
+        for i in range(syms.GetSize()):
+            sym = syms.GetContextAtIndex(i).GetSymbol()
+            start = sym.GetStartAddress()
+            sec = start.GetSection()
+            if not sec.IsValid():
+                continue
+            load = addr - start.GetOffset()
+            key = sec.GetName()
+            if key in placed:
+                continue
+            if target.SetSectionLoadAddress(sec, load).Success():
+                placed[key] = load
+            break
+    if not placed:
+        target.RemoveModule(module)
+        return "cannot add %s: none of its stackmap functions is among its symbols" % what
+    return "%s: image at 0x%x added as %s; %s" % (
+        what, src.symfile_addr, os.path.basename(path),
+        ", ".join("%s at 0x%x" % kv for kv in sorted(placed.items())))
