@@ -26,7 +26,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/search.h"
 #include "internal.h"
 #include "jitmap/core.h"
 

@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/search.h"
 #include "internal.h"
 
 #define MAX_BUILD_ID JITMAP__MAX_BUILD_ID

@@ -29,7 +29,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../common/search.h"
 #include "internal.h"
 #include "jitmap/live.h"
 

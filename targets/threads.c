@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "../common/search.h"
 #include "internal.h"
 
 /* -- The list -- */
