@@ -1,6 +1,6 @@
-/* unwind_internal.h: what the unwinder's two modules share: the CFI row of one PC, in a form
+/* internal.h (unwinder/): what the unwinder's files share: the CFI row of one PC, in a form
  * that does not depend on libdwarf, so that unwind.c evaluates rules without knowing where
- * they came from. */
+ * they came from (cfi.c makes it), and the code walk (walk.c). */
 #ifndef JITMAP_UNWIND_INTERNAL_H
 #define JITMAP_UNWIND_INTERNAL_H
 
