@@ -300,7 +300,7 @@ static inline bool jitmap__value_wide(const jitmap_location *loc, const jitmap_v
 }
 
 /* -- The renderer's pieces (render.c), shared by frame reports (report.c) and records without
- * a frame (records.c) -- */
+ * a frame (render.c too) -- */
 
 /* A value in the contract's words: whether it is known, why not, and as text or JSON. */
 bool jitmap__value_available(const jitmap_value *v);
