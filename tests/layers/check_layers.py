@@ -232,6 +232,12 @@ def main(argv):
     for a, b in inc:
         if not may_use(folder_of(a), folder_of(b)):
             problems.append(f"{a} includes {b}: {folder_of(a)} may not use {folder_of(b)}")
+        elif (folder_of(a) in LAYERS and folder_of(b) not in (folder_of(a), "common")
+              and not (a.endswith("/internal.h") and b.endswith("/internal.h"))):
+            # A layer below is reached through this folder's internal.h, which includes the
+            # internal.h of the folder below it: one header says what a folder sees.
+            problems.append(f"{a} includes {b}: a file of {folder_of(a)} reaches "
+                            f"{folder_of(b)} through {folder_of(a)}/internal.h")
     call = []
     for archive, folders in archives if "c" in only else []:
         call += calls(archive, files, folders)
