@@ -4,9 +4,9 @@
  *
  *   jitmap-stack-walk CORE | PID
  *
- * A crash reporter has each thread's registers and a way to read memory: here, a core through
- * jitmap/core.h, or a process stopped through jitmap/live.h (its files from /proc/PID/maps;
- * the threads are let go before anything is printed). It finds the JIT entries (the process model, jitmap/process.h) and walks each
+ * A crash reporter has each thread's registers and a way to read memory: here, a core or a
+ * stopped process, both through jitmap/stopped.h (a process's files from /proc/PID/maps; its
+ * threads are let go before anything is printed). It finds the JIT entries (the process model, jitmap/process.h) and walks each
  * thread with a jitmap_stacker (jitmap/stack.h): JIT frames are libjitmap's to unwind; native
  * frames are this program's, and it unwinds them with libjitmap's CFI reader on each mapped
  * file's .eh_frame (jitmap-stack uses elfutils instead). Each frame at a stackmap record shows
@@ -20,11 +20,10 @@
 #include <unistd.h>
 
 #include <jitmap/arch.h>
-#include <jitmap/core.h>
 #include <jitmap/jitmap.h>
-#include <jitmap/live.h>
 #include <jitmap/process.h>
 #include <jitmap/stack.h>
+#include <jitmap/stopped.h>
 
 /* -- Native code: the files the core maps, each with its CFI, read at first need -- */
 
@@ -38,8 +37,8 @@ struct module {
 };
 
 struct walker {
-	jitmap_core *core;
-	jitmap_live *live;
+	jitmap_stopped *stopped;
+	jitmap_core *core; /* jitmap_stopped_core: NULL for a live process */
 	FILE *out;
 	jitmap_target memory;
 	jitmap_arch arch;
@@ -224,27 +223,26 @@ int main(int argc, char **argv)
 	char *end, *text = NULL;
 	size_t text_len = 0;
 	const long pid = strtol(argv[1], &end, 10);
-	if (!*end && pid > 0 && access(argv[1], F_OK) != 0) {
-		/* A live process: every thread stopped until jitmap_live_detach. */
-		w.live = jitmap_live_open((pid_t)pid, NULL, &err);
-		if (!w.live || !(w.out = open_memstream(&text, &text_len))) {
-			fprintf(stderr, "jitmap-stack-walk: %s\n", w.live ? "out of memory" : err.reason);
-			jitmap_live_free(w.live);
-			return 1;
-		}
-		w.memory = jitmap_live_target(w.live);
-		w.arch = jitmap_live_arch(w.live);
-		find_live_modules(&w, (pid_t)pid);
-	} else {
-		w.core = jitmap_core_open(argv[1], NULL, &err);
-		if (!w.core) {
-			fprintf(stderr, "jitmap-stack-walk: %s: %s\n", argv[1], err.reason);
-			return 1;
-		}
-		w.memory = jitmap_core_target(w.core);
-		w.arch = jitmap_core_arch(w.core);
-		find_modules(&w);
+	const bool live = !*end && pid > 0 && access(argv[1], F_OK) != 0;
+	/* A live process: every thread stopped until jitmap_stopped_detach. */
+	w.stopped = live ? jitmap_stopped_open_pid((pid_t)pid, NULL, &err)
+			 : jitmap_stopped_open_core(argv[1], NULL, &err);
+	if (!w.stopped) {
+		fprintf(stderr, "jitmap-stack-walk: %s: %s\n", argv[1], err.reason);
+		return 1;
 	}
+	if (!(w.out = open_memstream(&text, &text_len))) {
+		fprintf(stderr, "jitmap-stack-walk: out of memory\n");
+		jitmap_stopped_free(w.stopped);
+		return 1;
+	}
+	w.core = jitmap_stopped_core(w.stopped);
+	w.memory = jitmap_stopped_target(w.stopped);
+	w.arch = jitmap_stopped_arch(w.stopped);
+	if (live)
+		find_live_modules(&w, (pid_t)pid);
+	else
+		find_modules(&w);
 
 	/* The JIT entries: every __jit_debug_descriptor in the mapped files. */
 	const jitmap_process_opts popts = {.sz = sizeof(popts), .flags = JITMAP_PROCESS_LAZY};
@@ -257,7 +255,7 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < nd && i < 8; i++)
 			jitmap_process_scan_descriptor(p, desc[i], "the program");
 	}
-	for (size_t i = 0; w.live && i < w.nmods; i++) {
+	for (size_t i = 0; live && i < w.nmods; i++) {
 		const uint64_t bias = open_module(&w.mods[i]);
 		if (w.mods[i].image)
 			jitmap_process_scan_file(p, w.mods[i].path, bias, NULL);
@@ -271,33 +269,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "jitmap-stack-walk: %s: no unwinder for this architecture\n", argv[1]);
 		return 1;
 	}
-	const int pc = jitmap_reg_pc(w.arch);
-	for (size_t i = 0; w.live && i < jitmap_live_num_threads(w.live); i++) {
-		const jitmap_live_thread_info *th = jitmap_live_thread(w.live, i);
+	for (size_t i = 0; i < jitmap_stopped_num_threads(w.stopped); i++) {
+		const jitmap_stopped_thread_info *th = jitmap_stopped_thread(w.stopped, i);
 		fprintf(w.out, "thread %d:\n", (int)th->tid);
 		if (th->error)
 			fprintf(w.out, "  (%s)\n", th->why);
 		else
 			jitmap_stacker_walk(st, th->regs, print_frame, &w);
 	}
-	jitmap_live_detach(w.live); /* the threads run again: now print */
-	if (w.live)
-		fclose(w.out);
+	jitmap_stopped_detach(w.stopped); /* a process's threads run again: now print */
+	fclose(w.out);
 	if (text)
 		fputs(text, stdout);
 	free(text);
-	for (size_t i = 0; w.core && i < jitmap_core_num_threads(w.core); i++) {
-		const jitmap_core_thread_info *th = jitmap_core_thread(w.core, i);
-		jitmap_frame_regs regs = {0};
-		uint64_t v;
-		if (pc < 0 || jitmap_core_thread_reg(th, (unsigned)pc, &regs.pc))
-			continue;
-		for (unsigned r = 0; r < jitmap_arch_num_core_regs(w.arch); r++)
-			if ((int)r != pc && jitmap_core_thread_reg(th, r, &v) == 0)
-				jitmap_frame_reg_set(&regs, r, v);
-		printf("thread %u:\n", th->tid);
-		jitmap_stacker_walk(st, &regs, print_frame, &w);
-	}
 
 	jitmap_stacker_free(st);
 	jitmap_process_free(p);
@@ -307,7 +291,6 @@ int main(int argc, char **argv)
 		free(w.mods[i].copy);
 	}
 	free(w.mods);
-	jitmap_core_free(w.core);
-	jitmap_live_free(w.live);
+	jitmap_stopped_free(w.stopped);
 	return 0;
 }
