@@ -94,7 +94,8 @@ int jitmap__thread_set_regs(struct jitmap__thread *t, jitmap_arch arch, const ui
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		byno[i] = (jitmap_core_reg){regno[i], value[i]};
-	qsort(byno, n, sizeof(*byno), cmp_reg);
+	if (n) /* qsort's array may not be NULL, even for 0 elements */
+		qsort(byno, n, sizeof(*byno), cmp_reg);
 	free(t->byno);
 	t->byno = byno;
 	t->nregs = n;
