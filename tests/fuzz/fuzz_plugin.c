@@ -1,4 +1,4 @@
-/* fuzz_plugin: libFuzzer target for the GDB JIT reader plugin's callbacks (plugin/reader.c,
+/* fuzz_plugin: libFuzzer target for the GDB JIT reader plugin's callbacks (the plugin's files,
  * compiled into this harness), driven as GDB drives them with images and memory the fuzzer
  * writes.
  *
