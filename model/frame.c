@@ -273,6 +273,7 @@ jitmap_frame_report *jitmap_frame_describe(jitmap_process *p, const jitmap_frame
 	if (r) {
 		r->level = d.level;
 		r->pc = d.pc;
+		r->desc_arch = d.arch;
 		r->flags = d.flags;
 		r->function = dup_or_null(d.function, &failed);
 		r->recs = calloc(MAX_RECORDS, sizeof(*r->recs));

@@ -274,6 +274,7 @@ struct jitmap_frame_report {
 	unsigned level;
 	uint64_t pc;
 	char *function;           /* the front end's name for it */
+	jitmap_arch desc_arch;    /* the front end's (jitmap_frame_desc.arch) */
 	unsigned flags;           /* JITMAP_DESCRIBE_* */
 	struct jitmap__rrec *recs;
 	size_t nrecs;
@@ -290,6 +291,10 @@ struct jitmap_frame_report {
 	const char *near_function;
 	char *out;                /* the last string rendered */
 };
+
+/* Make the text in `b` the report's last string (r->out) and return it; NULL with errno
+ * ENOMEM when `b` failed. */
+const char *jitmap__report_keep(jitmap_frame_report *r, struct jitmap__buf *b);
 
 /* The value of a location in the contract's terms, for the renderer: available or not (with
  * the reason), a number, or the bytes of a value wider than 8 bytes. */

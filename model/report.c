@@ -185,10 +185,11 @@ static void vframe_title(struct jitmap__buf *b, enum vres m, const char *mtext, 
 		jitmap__buf_printf(b, ", bci %s", btext);
 }
 
-enum vstyle { V_JSON, V_RECORD, V_BT };
+enum vstyle { V_JSON, V_RECORD, V_BT, V_VARIABLES };
 
 /* The interpreter frames of record `x`: as JSON ("virtual_frames"), as the lines under a
- * record (`info stackmap`), or as the lines under a frame in a backtrace. */
+ * record (`info stackmap`), as the lines under a frame in a backtrace, or as a debugger's
+ * variables (JITMAP_JSON_VARIABLES: an array of arrays). */
 static void vframes_render(struct jitmap__buf *b, const struct jitmap__rrec *x, enum vstyle style,
 			   unsigned indent, bool raw)
 {
@@ -197,6 +198,8 @@ static void vframes_render(struct jitmap__buf *b, const struct jitmap__rrec *x, 
 	const size_t nf = num_vframes(x);
 	if (style == V_JSON)
 		jitmap__buf_puts(b, ", \"virtual_frames\": [");
+	else if (style == V_VARIABLES)
+		jitmap__buf_puts(b, "[");
 	for (size_t k = 0; k < nf; k++) {
 		const struct vf f = vframe_at(x, k);
 		char err[320] = "", mtext[600], btext[600];
@@ -218,6 +221,8 @@ static void vframes_render(struct jitmap__buf *b, const struct jitmap__rrec *x, 
 			jitmap__buf_printf(b, "virtual frame %zu: ", k);
 			vframe_title(b, m, mtext, bci, btext);
 			jitmap__buf_puts(b, "\n");
+		} else if (style == V_VARIABLES) {
+			jitmap__buf_puts(b, k ? ", [" : "[");
 		} else {
 			jitmap__buf_indent(b, indent);
 			jitmap__buf_puts(b, "[");
@@ -253,6 +258,22 @@ static void vframes_render(struct jitmap__buf *b, const struct jitmap__rrec *x, 
 					if (shown++)
 						jitmap__buf_puts(b, ", ");
 					location_json(b, x, at, shown_name, raw);
+					continue;
+				}
+				if (style == V_VARIABLES) {
+					jitmap__buf_puts(b, items++ ? ", {\"name\": " : "{\"name\": ");
+					if (stack || !shown_name) {
+						char dflt[32];
+						snprintf(dflt, sizeof(dflt), "%s%zu",
+							 stack ? "stack" : "local", shown);
+						jitmap__buf_json(b, dflt);
+					} else {
+						jitmap__buf_json(b, shown_name);
+					}
+					jitmap__buf_puts(b, ", \"location\": ");
+					location_json(b, x, at, shown_name, raw);
+					jitmap__buf_puts(b, "}");
+					shown++;
 					continue;
 				}
 				if (style == V_RECORD) {
@@ -294,14 +315,73 @@ static void vframes_render(struct jitmap__buf *b, const struct jitmap__rrec *x, 
 				jitmap__buf_indent(b, indent + 4);
 				jitmap__buf_printf(b, "(%s)\n", err);
 			}
+		} else if (style == V_VARIABLES) {
+			if (err[0]) {
+				jitmap__buf_puts(b, items ? ", " : "");
+				jitmap__buf_puts(b, "{\"name\": \"error\", \"location\": "
+						 "{\"value\": null, \"error\": ");
+				jitmap__buf_json(b, err);
+				jitmap__buf_puts(b, "}}");
+			}
+			jitmap__buf_puts(b, "]");
 		} else {
 			if (err[0])
 				jitmap__buf_printf(b, "%s(%s)", items ? ", " : "  ", err);
 			jitmap__buf_puts(b, "\n");
 		}
 	}
-	if (style == V_JSON)
+	if (style == V_JSON || style == V_VARIABLES)
 		jitmap__buf_puts(b, "]");
+}
+
+/* One variable of record `x`: location `i` named `name`, or `dflt` followed by `n`. */
+static void variable_json(struct jitmap__buf *b, const struct jitmap__rrec *x, size_t i,
+			  const char *dflt, size_t n, bool gc, bool raw, size_t *count)
+{
+	jitmap__buf_puts(b, (*count)++ ? ", {\"name\": " : "{\"name\": ");
+	if (x->names[i]) {
+		jitmap__buf_json(b, x->names[i]);
+	} else {
+		char d[32];
+		snprintf(d, sizeof(d), "%s%zu", dflt, n);
+		jitmap__buf_json(b, d);
+	}
+	jitmap__buf_printf(b, ", \"gc\": %s, \"location\": ", gc ? "true" : "false");
+	location_json(b, x, i, x->names[i], raw);
+	jitmap__buf_puts(b, "}");
+}
+
+/* JITMAP_JSON_VARIABLES: the first record's values as a debugger's variables, in the order a
+ * frame shows them, and those of its interpreter frames (frame.h says the names). */
+static void variables_json(struct jitmap__buf *b, const jitmap_frame_report *r)
+{
+	const bool raw = r->flags & JITMAP_DESCRIBE_RAW;
+	size_t count = 0;
+	jitmap__buf_puts(b, "{\"variables\": [");
+	const struct jitmap__rrec *x = r->nrecs ? &r->recs[0] : NULL;
+	if (x && x->statepoint) {
+		const jitmap_statepoint_info *sp = &x->sp;
+		const size_t d = sp->num_deopt ? jitmap__rrec_index(x, sp->deopt) : 0;
+		for (size_t k = 0; k < sp->num_deopt; k++)
+			variable_json(b, x, d + k, "deopt", k, false, raw, &count);
+		for (size_t k = 0; k < sp->num_gc_pairs; k++) {
+			const size_t bi = jitmap__rrec_index(x, sp->gc_pairs) + 2 * k;
+			variable_json(b, x, bi, "gc_base", k, true, raw, &count);
+			variable_json(b, x, bi + 1, "gc_derived", k, true, raw, &count);
+		}
+		const size_t a = sp->num_gc_allocas ? jitmap__rrec_index(x, sp->gc_allocas) : 0;
+		for (size_t k = 0; k < sp->num_gc_allocas; k++)
+			variable_json(b, x, a + k, "gc_alloca", k, false, raw, &count);
+	} else if (x) {
+		for (size_t i = 0; i < x->rec->num_locations; i++)
+			variable_json(b, x, i, "loc", i, false, raw, &count);
+	}
+	jitmap__buf_puts(b, "], \"virtual_frames\": ");
+	if (x)
+		vframes_render(b, x, V_VARIABLES, 0, raw);
+	else
+		jitmap__buf_puts(b, "[]");
+	jitmap__buf_puts(b, "}");
 }
 
 static void record_json(struct jitmap__buf *b, const jitmap_frame_report *r,
@@ -662,7 +742,14 @@ static void gc_rows(struct jitmap__buf *b, const jitmap_frame_report *r, unsigne
 
 /* -- The calls -- */
 
-static const char *keep(jitmap_frame_report *r, struct jitmap__buf *b)
+/* The frame's function as its line shows it: the record's, the nearest records', the front
+ * end's. */
+static const char *frame_function(const jitmap_frame_report *r)
+{
+	return r->nrecs ? r->recs[0].function : r->near_function ? r->near_function : r->function;
+}
+
+const char *jitmap__report_keep(jitmap_frame_report *r, struct jitmap__buf *b)
 {
 	char *s = jitmap__buf_finish(b);
 	if (!s) {
@@ -683,9 +770,11 @@ const char *jitmap_frame_report_json(jitmap_frame_report *r, unsigned flags)
 	struct jitmap__buf b = {0};
 	if (flags & JITMAP_JSON_REGISTERS)
 		registers_json(&b, r, true);
+	else if (flags & JITMAP_JSON_VARIABLES)
+		variables_json(&b, r);
 	else
 		report_json(&b, r, flags);
-	return keep(r, &b);
+	return jitmap__report_keep(r, &b);
 }
 
 const char *jitmap_frame_report_text(jitmap_frame_report *r, jitmap_text_part part,
@@ -701,13 +790,9 @@ const char *jitmap_frame_report_text(jitmap_frame_report *r, jitmap_text_part pa
 	case JITMAP_TEXT_FRAME:
 		jitmap__buf_indent(&b, indent);
 		jitmap__buf_printf(&b, "frame #%u, pc 0x%" PRIx64, r->level, r->pc);
-		{
-			const char *fn = r->nrecs ? r->recs[0].function
-				: r->near_function ? r->near_function : r->function;
-			if (fn) {
-				jitmap__buf_puts(&b, " in ");
-				jitmap__buf_text(&b, fn, "");
-			}
+		if (frame_function(r)) {
+			jitmap__buf_puts(&b, " in ");
+			jitmap__buf_text(&b, frame_function(r), "");
 		}
 		jitmap__buf_puts(&b, "\n");
 		if (!r->nrecs) {
@@ -741,10 +826,25 @@ const char *jitmap_frame_report_text(jitmap_frame_report *r, jitmap_text_part pa
 	case JITMAP_TEXT_REGISTERS:
 		registers_text(&b, r, indent);
 		break;
+	case JITMAP_TEXT_BT:
+		jitmap__buf_indent(&b, indent);
+		jitmap__buf_printf(&b, "frame #%u: 0x%" PRIx64 " ", r->level, r->pc);
+		{
+			const char *fn = frame_function(r);
+			jitmap__buf_text(&b, fn && fn[0] ? fn : NULL, "??");
+		}
+		if (r->nrecs)
+			jitmap__buf_printf(&b, ", record %" PRIu64 "%s", r->recs[0].rec->id,
+					   r->recs[0].statepoint ? " (statepoint)" : "");
+		jitmap__buf_puts(&b, "\n");
+		for (size_t i = 0; i < r->nrecs; i++)
+			if (num_vframes(&r->recs[i]))
+				vframes_render(&b, &r->recs[i], V_BT, indent + 4, false);
+		break;
 	default:
 		jitmap__buf_free(&b);
 		errno = EINVAL;
 		return NULL;
 	}
-	return keep(r, &b);
+	return jitmap__report_keep(r, &b);
 }

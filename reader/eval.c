@@ -22,6 +22,14 @@ const char *jitmap__reg_label(const jitmap_stackmap *sm, unsigned regno, char *t
 	return tmp;
 }
 
+int jitmap_stackmap_reg_label(const jitmap_stackmap *sm, unsigned regno, char *buf, size_t len)
+{
+	if (!sm)
+		return snprintf(buf, len, "R#%u", regno);
+	char tmp[16];
+	return snprintf(buf, len, "%s", jitmap__reg_label(sm, regno, tmp, sizeof(tmp)));
+}
+
 /* snprintf's contract for the few shapes below, without printf (jitmap-dump formats millions
  * of locations): what fits is written, NUL-terminated; the full length is counted. */
 struct fmt_out {

@@ -139,13 +139,29 @@ typedef enum jitmap_text_part {
 	JITMAP_TEXT_NO_RECORD,   /* why no record describes the frame ("" when one does) */
 	JITMAP_TEXT_REGISTERS,   /* one line per register: name and value, or why not known
 				  * (JITMAP_DESCRIBE_REGISTERS) */
+	JITMAP_TEXT_BT,          /* the frame in a backtrace (`stackmap bt`): "frame #N: PC F"
+				  * (F: the function's name, "??" when nothing names it), then
+				  * ", record ID" and " (statepoint)" at a record; under it, its
+				  * interpreter frames, 4 spaces further in */
 } jitmap_text_part;
 
 /* Flags of jitmap_frame_report_json. */
 #define JITMAP_JSON_NO_FRAME 1u /* leave out the "frame" field (jitmap-stack's "stackmap") */
 #define JITMAP_JSON_REGISTERS 2u /* only the "registers" array (JITMAP_DESCRIBE_REGISTERS) */
+#define JITMAP_JSON_VARIABLES 4u /* only the values of the first record as a debugger shows
+				  * them as a frame's variables (GDB's frame filter, LLDB's
+				  * scripted frames): see below */
 /* With JITMAP_DESCRIBE_REGISTERS the object has "registers": [{"register": "rbx", "dwarf_reg":
  * 3, "value": "0x..."}, {"register": "rax", ..., "value": null, "error": "..."}]. */
+
+/* With JITMAP_JSON_VARIABLES the object is {"variables": [...], "virtual_frames": [[...], ...]}:
+ * each variable {"name": ..., "gc": true|false, "location": {the location object}}. A
+ * statepoint's are its deopt values (named "deopt0", ... unless named), its GC roots
+ * ("gc_base0", "gc_derived0", ...: "gc" true) and gc allocas ("gc_alloca0", ...); another
+ * record's are its locations ("loc0", ... by index). Each interpreter frame's are its locals
+ * ("local0", ... by position unless named), its expression stack ("stack0", ...) and, when
+ * its layout could not be applied in full, "error" (a location {"value": null, "error":
+ * why}). Empty arrays when no record describes the frame. */
 
 /* The report as the JSON contract's frame object (`info stackmap -json`: one line, no newline,
  * ASCII only: every string is escaped, bytes that are not UTF-8 become U+FFFD), or as text
@@ -155,6 +171,20 @@ typedef enum jitmap_text_part {
 JITMAP_API const char *jitmap_frame_report_json(jitmap_frame_report *r, unsigned flags);
 JITMAP_API const char *jitmap_frame_report_text(jitmap_frame_report *r, jitmap_text_part part,
 						unsigned indent);
+
+/* -- Checks of a frame against its unwinding (`stackmap verify`) -- */
+
+/* Check the records of the frame against the frame as the debugger unwound it: `sp` its
+ * stack pointer and `cfa` its canonical frame address (the caller's SP before the call).
+ * "frame-size": the function's stack size from the stackmap plus the bytes the call pushed
+ * (jitmap_arch_stackmap_caller_sp) differs from cfa - sp; "stack-slot": a direct or
+ * indirect location off the frame or stack pointer spans bytes outside [sp, cfa). Nothing is
+ * checked on an architecture whose frame-size rule jitmap does not know (the desc's arch; it
+ * must be given). Returns a JSON array, [{"record": I, "check": "frame-size"|"stack-slot",
+ * "detail": "frame #N: ..."}] (I: the record's number in the report), owned by the report as
+ * jitmap_frame_report_json's string is; NULL with errno ENOMEM or EINVAL. */
+JITMAP_API const char *jitmap_frame_report_verify(jitmap_frame_report *r, uint64_t sp,
+						  uint64_t cfa);
 
 /* -- Records without a frame (jitmap-dump) -- */
 

@@ -390,6 +390,11 @@ JITMAP_API int jitmap_location_eval_frame(const jitmap_stackmap *sm, const jitma
 JITMAP_API int jitmap_location_format(const jitmap_stackmap *sm, const jitmap_record *rec,
 				      const jitmap_location *loc, char *buf, size_t len);
 
+/* A register of `sm`'s architecture as the front ends show it: its name ("rbx"), or "R#40"
+ * for a DWARF number that names no register there. Returns as jitmap_location_format. */
+JITMAP_API int jitmap_stackmap_reg_label(const jitmap_stackmap *sm, unsigned regno, char *buf,
+					 size_t len);
+
 /* -- ELF images -- */
 
 typedef struct jitmap_image jitmap_image;

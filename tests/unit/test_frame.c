@@ -395,6 +395,80 @@ static void test_names_and_vframes(void **state)
 	assert_contains(j, "\"name\": \"bci\"}], \"stack\": [], \"error\": \"stack: deopt index 5 "
 			   "past the 1 values\"}, {\"method\": 4096, \"bci\": null, \"title\": \"method "
 			   "4096\", \"locals\": [], \"stack\": []}]}");
+	/* The frame in a backtrace, its interpreter frames under it. */
+	char line[160];
+	snprintf(line, sizeof(line), "frame #0: 0x%llx f, record 2 (statepoint)\n",
+		 (unsigned long long)at(FN_A + 40));
+	t = jitmap_frame_report_text(r, JITMAP_TEXT_BT, 0);
+	assert_int_equal(strncmp(t, line, strlen(line)), 0);
+	assert_string_equal(t + strlen(line), "    [Demo.run, bci 4096]  bci = 4096, (stack: deopt "
+			    "index 5 past the 1 values)\n    [method 4096]\n");
+	/* Its values as a debugger's variables: the name handed in, then the GC roots' default
+	 * names; the interpreter frames' locals, and what could not be applied. */
+	j = jitmap_frame_report_json(r, JITMAP_JSON_VARIABLES);
+	assert_contains(j, "{\"variables\": [{\"name\": \"bci\", \"gc\": false, \"location\": "
+			   "{\"index\": 3, ");
+	assert_contains(j, "{\"name\": \"gc_base0\", \"gc\": true, \"location\": {\"index\": 4, ");
+	assert_contains(j, "{\"name\": \"gc_derived0\", \"gc\": true, \"location\": "
+			   "{\"index\": 5, ");
+	assert_contains(j, "\"virtual_frames\": [[{\"name\": \"bci\", \"location\": {\"index\": 3, ");
+	assert_contains(j, "{\"name\": \"error\", \"location\": {\"value\": null, \"error\": "
+			   "\"stack: deopt index 5 past the 1 values\"}}], []]}");
+	jitmap_frame_report_free(r);
+
+	/* Another record's are its locations, by index. */
+	r = describe(&w, &f, 0, at(FN_A + 16), false);
+	j = jitmap_frame_report_json(r, JITMAP_JSON_VARIABLES);
+	assert_contains(j, "{\"variables\": [{\"name\": \"loc0\", \"gc\": false, ");
+	assert_contains(j, "{\"name\": \"loc8\", \"gc\": false, \"location\": {\"index\": 8, ");
+	assert_contains(j, "], \"virtual_frames\": []}");
+	jitmap_frame_report_free(r);
+	/* No record: no variables; the line names the debugger's function. */
+	r = describe(&w, &f, 3, at(FN_A + 17), false);
+	assert_string_equal(jitmap_frame_report_json(r, JITMAP_JSON_VARIABLES),
+			    "{\"variables\": [], \"virtual_frames\": []}");
+	snprintf(line, sizeof(line), "frame #3: 0x%llx f\n", (unsigned long long)at(FN_A + 17));
+	assert_string_equal(jitmap_frame_report_text(r, JITMAP_TEXT_BT, 0), line);
+	jitmap_frame_report_free(r);
+	world_free(&w);
+}
+
+/* -- verify: a frame against the debugger's unwinding -- */
+
+static void test_verify(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "f");
+	struct frame f = a_frame();
+	jitmap_frame_report *r = describe(&w, &f, 0, at(FN_A + 16), false);
+	const uint64_t sp = (uint64_t)(uintptr_t)stack;
+	/* f's frame is 40 bytes and the call pushed 8: a CFA 48 above SP agrees; location 8
+	 * ([rsp+4096]) lies outside the frame all the same. */
+	const char *v = jitmap_frame_report_verify(r, sp, sp + 48);
+	assert_non_null(v);
+	assert_null(strstr(v, "frame-size"));
+	assert_contains(v, "[{\"record\": 0, \"check\": \"stack-slot\", \"detail\": \"frame #0: "
+			   "location 8 ([rsp+4096]) spans 0x");
+	assert_null(strstr(v, "location 3"));
+	assert_null(strstr(v, "location 4"));
+	/* A CFA 8 bytes off. */
+	v = jitmap_frame_report_verify(r, sp, sp + 56);
+	assert_contains(v, "{\"record\": 0, \"check\": \"frame-size\", \"detail\": \"frame #0: the "
+			   "stackmap's frame is 40 bytes + 8 (return address) = 48, the unwinder's "
+			   "CFA - SP is 56: one of them is wrong\"}");
+	/* A CFA below the slots at rsp+8 and rsp+16. */
+	v = jitmap_frame_report_verify(r, sp, sp + 12);
+	assert_contains(v, "location 4 (rsp+16) spans");
+	assert_contains(v, "location 3 ([rsp+8]) spans");
+	jitmap_frame_report_free(r);
+	assert_null(jitmap_frame_report_verify(NULL, 0, 0));
+	/* An architecture whose rule jitmap does not know: nothing checked. */
+	const jitmap_target t = {&f, frame_reg, self_read};
+	const jitmap_frame_desc d = {.sz = sizeof(d), .pc = at(FN_A + 16), .target = &t};
+	r = jitmap_frame_describe(w.p, &d);
+	assert_non_null(r);
+	assert_string_equal(jitmap_frame_report_verify(r, sp, sp + 56), "[]");
 	jitmap_frame_report_free(r);
 	world_free(&w);
 }
@@ -565,7 +639,7 @@ int main(void)
 		cmocka_unit_test(test_call_sequence),   cmocka_unit_test(test_names_and_vframes),
 		cmocka_unit_test(test_json_strings),    cmocka_unit_test(test_arguments),
 		cmocka_unit_test(test_static_record),   cmocka_unit_test(test_sized_info),
-		cmocka_unit_test(test_registers),
+		cmocka_unit_test(test_registers),       cmocka_unit_test(test_verify),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
