@@ -116,11 +116,8 @@ static void print_text_record(FILE *out, const jitmap_stackmap *sm, const jitmap
 
 static const char *register_name(const jitmap_stackmap *sm, unsigned regno)
 {
-	static char buf[16];
-	const char *n = jitmap_reg_name(jitmap_stackmap_arch(sm), regno);
-	if (n)
-		return n;
-	snprintf(buf, sizeof(buf), "R#%u", regno);
+	static char buf[32];
+	jitmap_stackmap_reg_label(sm, regno, buf, sizeof(buf));
 	return buf;
 }
 
