@@ -427,6 +427,15 @@ static void test_format(void **state)
 	assert_int_equal(jitmap_location_format(x86, rec, l, small, sizeof(small)), 8);
 	assert_string_equal(small, "[rs");
 	assert_int_equal(jitmap_location_format(x86, rec, l, NULL, 0), 8);
+	/* A register's label alone (jitmap-dump's spill lines): the name, else the number. */
+	assert_int_equal(jitmap_stackmap_reg_label(x86, 3, small, sizeof(small)), 3);
+	assert_string_equal(small, "rbx");
+	assert_int_equal(jitmap_stackmap_reg_label(x86, 200, small, sizeof(small)), 5);
+	assert_string_equal(small, "R#2");
+	assert_int_equal(jitmap_stackmap_reg_label(a64, 29, small, sizeof(small)), 3);
+	assert_string_equal(small, "x29");
+	assert_int_equal(jitmap_stackmap_reg_label(any, 3, small, sizeof(small)), 3);
+	assert_string_equal(small, "R#3");
 	jitmap_stackmap_free(x86);
 	jitmap_stackmap_free(any);
 	jitmap_stackmap_free(a64);
