@@ -57,6 +57,20 @@ static inline int zero_tail(const uint8_t *end, uint64_t n)
 	return JITMAP__HOST_BIG ? !(v << (64 - 8 * n)) : !(v >> (64 - 8 * n));
 }
 
+/* Record `r`'s padding to 8 bytes after its `what` (the bytes up to pos, the record's start
+ * at `start`, `left` bytes of the section from there): present and zero; *pos moves past it. */
+static inline int pad8(struct walk *w, const uint8_t *b, uint64_t start, uint64_t *pos,
+		       uint64_t left, uint32_t r, const char *what)
+{
+	const uint64_t aligned = jitmap__align8(*pos);
+	if (aligned > left)
+		return FAIL(start + *pos, "record %u: truncated padding after the %s", r, what);
+	if (!zero_tail(b + aligned, aligned - *pos))
+		return FAIL(start + *pos, "record %u: non-zero padding after the %s", r, what);
+	*pos = aligned;
+	return 0;
+}
+
 /* A location at `at`; in version 3 its offset field is at `offset_at` (at + 8 but in
  * ykllvm's extras layout, where the extra places come before it). */
 static int walk_location(struct walk *w, uint8_t version, uint64_t at, uint64_t offset_at,
@@ -475,12 +489,9 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 			pos += (uint64_t)nloc * locsize;
 		}
 		if (version == 3) {
-			const uint64_t aligned = jitmap__align8(pos);
-			if (aligned > left)
-				return FAIL(start + pos, "record %u: truncated padding after the locations", r);
-			if (!zero_tail(b + aligned, aligned - pos))
-				return FAIL(start + pos, "record %u: non-zero padding after the locations", r);
-			pos = aligned;
+			rc = pad8(w, b, start, &pos, left, r, "locations");
+			if (rc)
+				return rc;
 		}
 		if (left - pos < 4)
 			return FAIL(start + pos, "record %u: truncated live-out header", r);
@@ -504,12 +515,9 @@ static int walk_blob(struct walk *w, uint64_t start, uint64_t *end)
 			w->live_outs++;
 			pos += 4;
 		}
-		const uint64_t aligned = jitmap__align8(pos);
-		if (aligned > left)
-			return FAIL(start + pos, "record %u: truncated padding after the live-outs", r);
-		if (!zero_tail(b + aligned, aligned - pos))
-			return FAIL(start + pos, "record %u: non-zero padding after the live-outs", r);
-		pos = aligned;
+		rc = pad8(w, b, start, &pos, left, r, "live-outs");
+		if (rc)
+			return rc;
 
 		size_t fn = JITMAP_NO_FUNCTION;
 		if (version >= 2) {
