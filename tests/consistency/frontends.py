@@ -12,6 +12,9 @@
 - jitmap-stack: `--json --values` and `--values` (the text), on a core or a live process; the
   thread compared is the first one it lists (a core's signalled thread, a process's main one).
 - jitmap-dump: `--format=json` on the core: every record by (ID, PC).
+
+JITMAP_CONSISTENCY_SAVE=DIR: each front end's raw output, the text its view is built from, is
+also written to DIR/CASE/KEY.txt (save()), to compare two builds' answers (compare_runs.py).
 """
 import os
 import re
@@ -24,10 +27,23 @@ import jsoncontract  # noqa: E402
 GDB_SETUP = ["set debuginfod enabled off", "set pagination off", "set width 0", "set height 0",
              "set confirm off"]
 NO_FRAME = re.compile(r"there is no frame (\d+)")
+SAVE = os.environ.get("JITMAP_CONSISTENCY_SAVE")
 
 
 class ToolFailed(Exception):
     pass
+
+
+def save(case, key, text):
+    """JITMAP_CONSISTENCY_SAVE=DIR: `text` as DIR/CASE/KEY.txt. KEY: gdb-core, gdb-live,
+    lldb-core, lldb-live, stack-core-json, stack-core-text, stack-live-json, stack-live-text,
+    dump. Not the command lines: their paths and PIDs are the run's."""
+    if not SAVE:
+        return
+    d = os.path.join(SAVE, case)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, key + ".txt"), "w") as f:
+        f.write(text)
 
 
 def _run(argv, where, name, timeout=T.TIMEOUT, env=None, merge=False):
@@ -41,6 +57,8 @@ def _run(argv, where, name, timeout=T.TIMEOUT, env=None, merge=False):
     err = "" if merge else p.stderr.decode("utf-8", "replace")
     with open(os.path.join(where, name + ".out"), "w") as f:
         f.write(" ".join(argv) + "\n" + out + ("\n--- stderr ---\n" + err if err else ""))
+    # The case's directory is named after it (test_frames.py: ENV.dir(case.name)).
+    save(os.path.basename(where), name, out + ("\n--- stderr ---\n" + err if err else ""))
     return p.returncode, out, err
 
 
@@ -129,14 +147,17 @@ def debugger_frame(n, obj, text, label):
 # -- LLDB --
 
 
-def lldb_view(lldb, where_name, key, label, nframes, exe=None, core=None, pid=None, pre=(),
+def lldb_view(lldb, case, where_name, key, label, nframes, exe=None, core=None, pid=None, pre=(),
               post=()):
     """LLDB with jitmap: `stackmap info --json N` and `stackmap info N` for N = 0, 1, ...; on
-    a core, attached to `pid` (and detached), or over `pre`'s gdb-remote."""
+    a core, attached to `pid` (and detached), or over `pre`'s gdb-remote. `case`: the case's
+    name, for save()."""
     cmds = list(pre) + [lldb.dump("bt", "bt")]
     for n in range(nframes):
         cmds += [lldb.ask("j%d" % n, "info", ["json"], [n]), lldb.ask("t%d" % n, "info", [], [n])]
     s = lldb.session(where_name, cmds + list(post), exe, core=core, pid=pid)
+    save(case, key, "".join("==%s %s (%s)\n%s--- stderr ---\n%s" % (
+        r["tag"], r["cmd"], "ok" if r["ok"] else "failed", r["out"], r["err"]) for r in s.results))
     frames = []
     for n in range(nframes):
         r = s.get("j%d" % n)

@@ -58,6 +58,25 @@ nothing could run (gdb or the programs missing); a case whose tools are missing 
 gdb-multiarch, a cross-built program, lli-14) is skipped, saying which.
 Cases run two at a time (JITMAP_CONSISTENCY_JOBS); JITMAP_TEST_KEEP=1 keeps the sessions'
 files.
+
+JITMAP_CONSISTENCY_SAVE=DIR writes each front end's raw output (the text its view is built
+from: GDB's batch output, LLDB's commands' output and errors, jitmap-stack's JSON and text,
+jitmap-dump's JSON) to DIR/CASE/KEY.txt (frontends.py). Two builds' answers compared, e.g.
+before and after a change that must not change them: ASLR off, so that addresses repeat, and
+the builds named by paths of one length (the programs' arguments and environment are on their
+stacks), one run after the other (GDB's sessions time out on a loaded machine):
+
+    ln -s OLD_BUILD /tmp/bA; ln -s NEW_BUILD /tmp/bB
+    JITMAP_CONSISTENCY_SAVE=/tmp/sA setarch -R python3 tests/consistency/test_frames.py /tmp/bA
+    JITMAP_CONSISTENCY_SAVE=/tmp/sB setarch -R python3 tests/consistency/test_frames.py /tmp/bB
+    P="--path /tmp/bA /tmp/bB --path OLD_BUILD NEW_BUILD --path OLD_SRC NEW_SRC"
+    tests/consistency/compare_runs.py $P /tmp/sA /tmp/sB
+
+The test files are this tree's for both runs; the front ends' Python is each build's (its
+share/jitmap names its own source tree). compare_runs.py sets aside what differs from run to
+run (PIDs, thread IDs, temporary paths) and the --path pairs, and diffs the rest. The programs
+are each build's too: one that links libjitmap (jitmap-handjit) or compiles the producer in
+(the AArch64 and s390x JITs) is laid out anew when those change, and its addresses move.
 """
 import concurrent.futures
 import copy
@@ -401,7 +420,7 @@ def run_host(case, d):
             views.append(FE.gdb_view(GDB, JITMAP_GDB, d, "gdb-live", "GDB (attached)",
                                      ["-p", str(pid)], len(live.frames) + 8))
             if LLDB and case.lldb_live:
-                views.append(FE.lldb_view(LLDB, case.name + "-lldb-live", "lldb-live",
+                views.append(FE.lldb_view(LLDB, case.name, case.name + "-lldb-live", "lldb-live",
                                           "LLDB (attached)", len(live.frames) + 8, pid=pid))
             if p.poll() is not None:
                 raise T.Fail("%s: the program did not survive the debuggers' detach" % case.name)
@@ -427,8 +446,8 @@ def run_host(case, d):
     gdb = FE.gdb_view(GDB, JITMAP_GDB, d, "gdb-core", "GDB (core)", [case.exe, core], n)
     views = [gdb] + views + [stack]
     if LLDB:
-        views.append(FE.lldb_view(LLDB, case.name + "-lldb", "lldb-core", "LLDB (core)", n,
-                                  exe=case.exe, core=core))
+        views.append(FE.lldb_view(LLDB, case.name, case.name + "-lldb", "lldb-core",
+                                  "LLDB (core)", n, exe=case.exe, core=core))
     return views, FE.dump_records(DUMP, d, core), T.read(out)
 
 
@@ -454,11 +473,11 @@ def run_qemu(case, d):
         q.stop()
     views.append(stack)
     if LLDB:
-        views.append(FE.lldb_view(LLDB, case.name + "-lldb-core", "lldb-core", "LLDB (core)", n,
-                                  exe=case.exe, core=core))
+        views.append(FE.lldb_view(LLDB, case.name, case.name + "-lldb-core", "lldb-core",
+                                  "LLDB (core)", n, exe=case.exe, core=core))
         q = X.Qemu(case.name + "-stub-lldb", qemu, case.exe, case.args)
         try:
-            views.append(FE.lldb_view(LLDB, case.name + "-lldb-live", "lldb-live",
+            views.append(FE.lldb_view(LLDB, case.name, case.name + "-lldb-live", "lldb-live",
                                       "LLDB (qemu stub)", n,
                                       pre=["target create " + case.exe, "gdb-remote %d" % q.port,
                                            "process continue"], post=["process kill"]))
