@@ -204,11 +204,13 @@ class Session:
             arch = N.ARCH_UNKNOWN
         return arch or N.ARCH_X86_64
 
-    def describe(self, dbg, catalog, frame, raw=False, statepoints=None):
-        """The library's model.Report of a frame object (its arch set here)."""
+    def describe(self, dbg, catalog, frame, raw=False, statepoints=None, function=None):
+        """The library's model.Report of a frame object (its arch set here); `function`: a
+        name for it where neither the stackmap nor the debugger has one."""
         if getattr(frame, "arch", None) is None:
             frame.arch = self.arch_of(dbg, catalog, frame.pc)
-        return M.describe(catalog, frame, raw, statepoints or self.settings.statepoints())
+        return M.describe(catalog, frame, raw, statepoints or self.settings.statepoints(),
+                          function)
 
     def frame_object(self, dbg, catalog, frame, raw=False, statepoints=None):
         """The contract's frame object (`info stackmap -json`) of a frame object."""
@@ -507,23 +509,23 @@ def _run_bt(ctx, opts, args):
         raise CommandError("%s: %r is not a number of frames" % (ctx.who, args[0])) from None
     catalog = s.get(dbg)
     frames = []
-    texts = []
+    lines = []
     for f in dbg.frames(max(limit, 0)):
-        report = s.describe(dbg, catalog, f) if catalog.stackmaps else None
-        obj = report.obj if report else None
-        rec = obj.get("record") if obj else None
-        named = None if (obj or {}).get("function") or f.function else s.perf_code(dbg, f)
+        # Code that neither the debugger nor a stackmap names may be named by a perf map.
+        named = None if f.function else (s.perf_code(dbg, f) or {}).get("name")
+        report = s.describe(dbg, catalog, f, function=named)
+        obj = report.obj
+        rec = obj.get("record")
         frames.append({
-            "frame": f.level, "pc": "0x%x" % f.pc,
-            "function": (obj or {}).get("function") or f.function or (named or {}).get("name"),
+            "frame": f.level, "pc": "0x%x" % f.pc, "function": obj.get("function"),
             "record": rec["id"] if rec else None,
-            "statepoint": bool(obj and obj.get("statepoint")),
-            "virtual_frames": (obj or {}).get("virtual_frames", []),
+            "statepoint": bool(obj.get("statepoint")),
+            "virtual_frames": obj.get("virtual_frames", []),
         })
-        texts.append(report.text(M.TEXT_VFRAMES, 4) if rec else "")
+        lines += report.text(M.TEXT_BT).split("\n")
     if "json" in opts:
         return [F.to_json({"frames": frames})]
-    return _noted(dbg, F.bt_text(frames, texts))
+    return _noted(dbg, lines)
 
 
 # -- verify --

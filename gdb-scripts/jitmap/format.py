@@ -16,20 +16,6 @@ def plural(n, word):
     return "%d %s%s" % (n, word, "" if n == 1 else "s")
 
 
-def bt_text(frames, vframe_texts):
-    """The lines of `stackmap bt` for its frame objects (commands._run_bt), each followed by
-    the library's lines for its interpreter frames."""
-    out = []
-    for f, vtext in zip(frames, vframe_texts):
-        line = "frame #%d: %s %s" % (f["frame"], f["pc"], f["function"] or "??")
-        if f["record"] is not None:
-            line += ", record %d%s" % (f["record"], " (statepoint)" if f["statepoint"] else "")
-        out.append(line)
-        if vtext:
-            out += vtext.split("\n")
-    return out
-
-
 def virtual_frame_title(vf):
     """"Demo.inner, bci 7" for a virtual frame object (the library's "title")."""
     return vf.get("title") or "?"

@@ -169,11 +169,11 @@ class _Local:
         return self.val
 
 
-def _frame_object(frame):
+def _frame_report(frame):
     catalog = C.SESSION.get(A.GDB)
     if not catalog.stackmaps:
         return None
-    return C.SESSION.frame_object(A.GDB, catalog, A.GdbFrame(A.GDB, frame))
+    return C.SESSION.describe(A.GDB, catalog, A.GdbFrame(A.GDB, frame))
 
 
 def _images_have_layouts():
@@ -221,9 +221,10 @@ def _dap_serving():
 class VirtualFrame(FrameDecorator):
     """An interpreter frame a JIT frame stands for (names.deopt_frames), shown under it."""
 
-    def __init__(self, base, vf):
+    def __init__(self, base, vf, variables):
         super().__init__(base)
         self.vf = vf
+        self.variables = variables  # its entry of Report.variables()["virtual_frames"]
 
     @_quiet("[?]")
     def function(self):
@@ -250,27 +251,28 @@ class VirtualFrame(FrameDecorator):
 
     @_quiet(None)
     def frame_locals(self):
-        return [_Local(name, _shown(loc)) for name, loc in M.virtual_frame_variables(self.vf)]
+        return [_Local(name, _shown(loc))
+                for name, loc in M.virtual_frame_variables(self.variables)]
 
 
 class JitFrameDecorator(FrameDecorator):
     def __init__(self, base, layouts=True):
         super().__init__(base)
-        self._obj = False  # not looked up yet
+        self._report = False  # not looked up yet
         self._perf = False  # what a perf map says of this frame's code: not looked up yet
         self._layouts = layouts  # whether any deopt layout may apply (asked once per bt)
 
-    def _object(self):
-        if self._obj is False:
+    def _described(self):
+        if self._report is False:
             try:
-                self._obj = _frame_object(self.inferior_frame())
+                self._report = _frame_report(self.inferior_frame())
             except (C.CommandError, gdb.error):
-                self._obj = None
+                self._report = None
             except Exception:
                 if os.environ.get("JITMAP_DEBUG"):
                     traceback.print_exc()
-                self._obj = None
-        return self._obj
+                self._report = None
+        return self._report
 
     def _perf_code(self):
         """gdb_perf.code_at for a frame GDB has no name for (once per frame), else None."""
@@ -317,7 +319,7 @@ class JitFrameDecorator(FrameDecorator):
         base = self._base_locals()
         try:
             ours = [_Local(name, _shown(loc, pointer))
-                    for name, loc, pointer in M.frame_variables(self._object())]
+                    for name, loc, pointer in M.frame_variables(self._described())]
         except Exception:
             if os.environ.get("JITMAP_DEBUG"):
                 traceback.print_exc()
@@ -338,11 +340,13 @@ class JitFrameDecorator(FrameDecorator):
         base = super().elided()
         if not self._layouts:
             return base
-        obj = self._object()
-        vfs = (obj or {}).get("virtual_frames")
+        report = self._described()
+        vfs = report.obj.get("virtual_frames") if report else None
         if not vfs:
             return base
-        return list(base or []) + [VirtualFrame(self.inferior_frame(), vf) for vf in vfs]
+        variables = report.variables()["virtual_frames"]
+        return list(base or []) + [VirtualFrame(self.inferior_frame(), vf, v)
+                                   for vf, v in zip(vfs, variables)]
 
 
 # -- Whether a backtrace needs the filter --

@@ -76,11 +76,12 @@ class _InterpreterFrame(ScriptedFrame):
     """An interpreter frame: its title as the function's name, no PC, no registers; its locals
     and expression stack as variables (LLDB 23: `frame variable`, `p NAME`)."""
 
-    def __init__(self, thread, idx, vf):
+    def __init__(self, thread, idx, vf, variables):
         super().__init__(thread, lldb.SBStructuredData())
         self.idx = idx
         self.name = "[%s]" % (vf.get("title") or "?")
         self.vf = vf
+        self.variables = variables  # its entry of Report.variables()["virtual_frames"]
         self.values = None
 
     def get_variables(self, filters=None):
@@ -89,7 +90,7 @@ class _InterpreterFrame(ScriptedFrame):
         if self.values is None:
             target = self.thread.GetProcess().GetTarget()
             self.values = lldb.SBValueList()
-            for name, loc in M.virtual_frame_variables(self.vf):
+            for name, loc in M.virtual_frame_variables(self.variables):
                 self.values.Append(sb_value(target, name, loc))
         return self.values
 
@@ -148,11 +149,13 @@ class InterpreterFrames(ScriptedFrameProvider):
             if not f.IsValid() or f.GetPC() in (0, INVALID):
                 continue
             try:
-                obj = C.SESSION.describe(dbg, catalog, A.LldbFrame(dbg, f)).obj
+                report = C.SESSION.describe(dbg, catalog, A.LldbFrame(dbg, f))
+                vfs = report.obj.get("virtual_frames") or ()
+                variables = report.variables()["virtual_frames"] if vfs else ()
             except Exception:
                 continue
-            for vf in obj.get("virtual_frames") or ():
-                out.append(_InterpreterFrame(self.thread, len(out), vf))
+            for vf, v in zip(vfs, variables):
+                out.append(_InterpreterFrame(self.thread, len(out), vf, v))
         return out
 
     def get_frame_at_index(self, index):

@@ -32,6 +32,7 @@ MASK64 = (1 << 64) - 1
 # What jitmap_frame_report_text writes (jitmap_text_part).
 TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS = N.TEXT_FRAME, N.TEXT_RECORDS, N.TEXT_GC_ROOTS
 TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_RECORD = N.TEXT_GC_HEADER, N.TEXT_VFRAMES, N.TEXT_NO_RECORD
+TEXT_BT = N.TEXT_BT
 
 
 class Unavailable(Exception):
@@ -106,6 +107,7 @@ class Report:
             raise MemoryError("jitmap_frame_report_json failed")
         self.json_text = N.text(j)
         self.obj = json.loads(self.json_text)
+        self._variables = None
 
     def __del__(self):
         try:
@@ -124,6 +126,26 @@ class Report:
         if t is None:
             raise MemoryError("jitmap_frame_report_text failed")
         return N.text(t).rstrip("\n")
+
+    def variables(self):
+        """The first record's values as a debugger's variables, in the order a frame shows
+        them, and those of each interpreter frame: {"variables": [{"name", "gc", "location"}],
+        "virtual_frames": [[{"name", "location"}], ...]} (jitmap_frame_report_json with
+        JITMAP_JSON_VARIABLES: the library names them, deopt0 or the name a runtime gave)."""
+        if self._variables is None:
+            j = self.lib.jitmap_frame_report_json(self.handle, N.JSON_VARIABLES)
+            if j is None:
+                raise MemoryError("jitmap_frame_report_json failed")
+            self._variables = json.loads(N.text(j))
+        return self._variables
+
+    def verify(self, sp, cfa):
+        """The library's checks of this frame against the debugger's unwinding (its SP and
+        CFA): [{"record": i, "check", "detail"}], i indexing records()."""
+        j = self.lib.jitmap_frame_report_verify(self.handle, sp & MASK64, cfa & MASK64)
+        if j is None:
+            raise MemoryError("jitmap_frame_report_verify failed")
+        return json.loads(N.text(j))
 
     def records(self):
         """The record objects, first and "other_records" (empty when none)."""
@@ -174,13 +196,15 @@ def _vref(v, name_ok):
     return N.VREF_NONE, 0, None
 
 
-def describe(catalog, frame, raw=False, statepoints=(N.STATEPOINT_AUTO, ())):
-    """The Report of `frame` against the stackmaps of `catalog`."""
+def describe(catalog, frame, raw=False, statepoints=(N.STATEPOINT_AUTO, ()), function=None):
+    """The Report of `frame` against the stackmaps of `catalog`; `function` names the frame's
+    function where neither the stackmap nor the debugger does (a perf map's name)."""
     lib = N.lib()
     mode, ids = statepoints
     target = _FrameTarget(frame, catalog.big_endian)
     arr = (N.c_u64 * len(ids))(*ids) if ids else None
-    fn = frame.function.encode("utf-8", "replace") if frame.function else None
+    function = frame.function or function
+    fn = function.encode("utf-8", "replace") if function else None
     outer = getattr(frame, "return_address", None)
     if outer is None:
         outer = frame.level > 0
@@ -207,32 +231,16 @@ def describe(catalog, frame, raw=False, statepoints=(N.STATEPOINT_AUTO, ())):
 # -- A frame's values as a debugger's variables (GDB's frame filter, LLDB's scripted frames) --
 
 
-def frame_variables(obj):
-    """[(name, location object, is a GC pointer)] of a frame object (the contract's JSON), in
-    order: a statepoint's deopt values and GC roots, another record's locations; names a
-    runtime gave (jitmap.names) or deoptN, gc_baseN, gc_derivedN, gc_allocaN, locN."""
-    if not obj or obj.get("record") is None:
+def frame_variables(report):
+    """[(name, location object, is a GC pointer)] of a Report's first record (None: none), as
+    the library names and orders them (Report.variables)."""
+    if report is None:
         return []
-    out = []
-    sp = obj.get("statepoint")
-    if sp:
-        for i, loc in enumerate(sp["deopt"]):
-            out.append((loc.get("name") or "deopt%d" % i, loc, False))
-        for i, pair in enumerate(sp["gc_roots"]):
-            out.append((pair["base"].get("name") or "gc_base%d" % i, pair["base"], True))
-            out.append((pair["derived"].get("name") or "gc_derived%d" % i, pair["derived"], True))
-        for i, loc in enumerate(sp["gc_allocas"]):
-            out.append((loc.get("name") or "gc_alloca%d" % i, loc, False))
-        return out
-    return [(loc.get("name") or "loc%d" % loc["index"], loc, False) for loc in obj["locations"]]
+    return [(v["name"], v["location"], v["gc"]) for v in report.variables()["variables"]]
 
 
-def virtual_frame_variables(vf):
-    """[(name, location object)] of an interpreter frame (a virtual_frames entry): its locals
-    (localN when the layout names none), its expression stack (stackN), and "error" (a value
-    unknown, with the reason) when the layout could not be applied in full."""
-    out = [(loc.get("name") or "local%d" % k, loc) for k, loc in enumerate(vf["locals"])]
-    out += [("stack%d" % k, loc) for k, loc in enumerate(vf["stack"])]
-    if vf.get("error"):
-        out.append(("error", {"value": None, "error": vf["error"]}))
-    return out
+def virtual_frame_variables(variables):
+    """[(name, location object)] of an interpreter frame: its entry of
+    Report.variables()["virtual_frames"] (locals, the expression stack, and "error" when its
+    layout could not be applied in full)."""
+    return [(v["name"], v["location"]) for v in variables]

@@ -279,8 +279,8 @@ STATEPOINT_AUTO, STATEPOINT_ALL, STATEPOINT_NONE = 0, 1, 2
 IMAGE_SKIP_STACKMAP = 1
 # What jitmap_frame_report_text writes (jitmap_text_part), and jitmap_frame_report_json's flag.
 TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS, TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_RECORD = range(6)
-TEXT_REGISTERS = 6
-JSON_NO_FRAME = 1
+TEXT_REGISTERS, TEXT_BT = 6, 7
+JSON_NO_FRAME, JSON_VARIABLES = 1, 4
 STACK_SIZE_DYNAMIC = (1 << 64) - 1  # a function's stack_size when it is not known
 CORE_MEM_CORE, CORE_MEM_FILE, CORE_MEM_NONE = 1, 2, 3
 # jitmap_unwind_method, and the bit that asks for proven steps only.
@@ -306,6 +306,7 @@ _CONSTANTS = {
     "JITMAP_TEXT_FRAME": TEXT_FRAME, "JITMAP_TEXT_RECORDS": TEXT_RECORDS,
     "JITMAP_TEXT_GC_ROOTS": TEXT_GC_ROOTS, "JITMAP_TEXT_GC_HEADER": TEXT_GC_HEADER,
     "JITMAP_TEXT_VFRAMES": TEXT_VFRAMES, "JITMAP_TEXT_NO_RECORD": TEXT_NO_RECORD,
+    "JITMAP_TEXT_BT": TEXT_BT, "JITMAP_JSON_VARIABLES": JSON_VARIABLES,
     "JITMAP_JSON_NO_FRAME": JSON_NO_FRAME, "JITMAP_UNWIND_FRAME_POINTER": UNWIND_FRAME_POINTER,
     "JITMAP_UNWIND_MAX_REGS": UNWIND_MAX_REGS,
     "JITMAP_CORE_MEM_CORE": CORE_MEM_CORE, "JITMAP_CORE_MEM_FILE": CORE_MEM_FILE,
@@ -409,6 +410,7 @@ _SIGNATURES = {
                                               c_char_p]),
     "jitmap_frame_report_json": (c_char_p, [c_void_p, ctypes.c_uint]),
     "jitmap_frame_report_text": (c_char_p, [c_void_p, c_int, ctypes.c_uint]),
+    "jitmap_frame_report_verify": (c_char_p, [c_void_p, c_u64, c_u64]),
     "jitmap_unwind_step": (c_int, [P(UnwindCode), P(FrameRegs), P(Target), P(UnwindResult),
                                    c_char_p, c_size]),
     "jitmap_unwind_arch_regs": (c_int, [c_int, P(ctypes.c_uint), P(ctypes.c_uint),

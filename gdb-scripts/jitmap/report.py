@@ -388,44 +388,21 @@ def _callee_saved(sm, src, fn, disassemble, seen):
 
 
 def _verify_frames(frames, problem):
+    """The library's checks of each frame against the debugger's unwinding; the number of
+    records checked."""
     n = 0
-    lib = N.lib()
     for vf in frames:
-        arch = getattr(vf.frame, "arch", None) or N.ARCH_UNKNOWN
-        rule = N.c_u64()
-        for o in vf.report.records():
-            n += 1
-            if lib.jitmap_arch_stackmap_caller_sp(arch, 0, 0, ctypes.byref(rule)) != 0:
-                continue  # the library knows no frame-size rule for this architecture
-            ra_slot = rule.value  # the bytes the call pushed (caller's SP - SP for size 0)
-            try:
-                got = vf.stack()
-            except Exception:
-                got = None
-            if got is None:
-                continue
-            sp, cfa = got
-            level = vf.frame.level
-            size = o["record"]["stack_size"]
-            if size is not None and cfa - sp != size + ra_slot:
-                problem(o, None, "frame-size",
-                        "frame #%d: the stackmap's frame is %d bytes + %d (return address) = "
-                        "%d, the unwinder's CFA - SP is %d: one of them is wrong" %
-                        (level, size, ra_slot, size + ra_slot, cfa - sp))
-            frame_regs = (lib.jitmap_reg_fp(arch), lib.jitmap_reg_sp(arch))
-            for loc in o["locations"]:
-                if loc["kind"] not in ("direct", "indirect") or \
-                        loc["raw"]["dwarf_reg"] not in frame_regs:
-                    continue
-                addr = loc["value"] if loc["kind"] == "direct" else (
-                    int(loc["address"], 16) if loc.get("address") else None)
-                if not isinstance(addr, int):
-                    continue
-                if addr < sp or addr + loc["size"] > cfa:
-                    problem(o, None, "stack-slot",
-                            "frame #%d: location %d (%s) spans 0x%x-0x%x, outside the frame "
-                            "[0x%x, 0x%x)" % (level, loc["index"], loc["where"], addr,
-                                              addr + loc["size"], sp, cfa))
+        records = vf.report.records()
+        n += len(records)
+        try:
+            got = vf.stack()
+        except Exception:
+            got = None
+        if got is None:
+            continue
+        sp, cfa = got
+        for p in vf.report.verify(sp, cfa):
+            problem(records[p["record"]], None, p["check"], p["detail"])
     return n
 
 
