@@ -69,10 +69,8 @@ jitmap_stopped *jitmap_stopped_open_core(const char *path, const jitmap_stopped_
 		errno = -rc;
 		return NULL;
 	}
-	const jitmap_core_opts co = {
-		.sz = sizeof(co), .exe = o.exe, .sysroot = o.sysroot,
-		.flags = o.flags & JITMAP_STOPPED_NO_FILES ? JITMAP_CORE_NO_FILES : 0,
-	};
+	JITMAP_OPTS(const jitmap_core_opts, co, .exe = o.exe, .sysroot = o.sysroot,
+		    .flags = o.flags & JITMAP_STOPPED_NO_FILES ? JITMAP_CORE_NO_FILES : 0);
 	return wrap(jitmap_core_open(path, &co, err), NULL, err);
 }
 
@@ -85,11 +83,10 @@ jitmap_stopped *jitmap_stopped_open_pid(pid_t pid, const jitmap_stopped_opts *op
 		errno = -rc;
 		return NULL;
 	}
-	const jitmap_live_opts lo = {
-		.sz = sizeof(lo), .max_threads = o.max_threads, .max_rounds = o.max_rounds,
-		.flags = o.flags & JITMAP_STOPPED_NO_STOP ? JITMAP_LIVE_NO_STOP : 0,
-		.interrupt = o.interrupt,
-	};
+	JITMAP_OPTS(const jitmap_live_opts, lo, .max_threads = o.max_threads,
+		    .max_rounds = o.max_rounds,
+		    .flags = o.flags & JITMAP_STOPPED_NO_STOP ? JITMAP_LIVE_NO_STOP : 0,
+		    .interrupt = o.interrupt);
 	return wrap(NULL, jitmap_live_open(pid, &lo, err), err);
 }
 
