@@ -349,7 +349,7 @@ static void test_outer_frame_rule(void **state)
 		{1, 5, 0, 0x14131211, NULL},
 	};
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-		jitmap_eval_opts o = {.sz = sizeof(o), .frame_level = cases[i].level};
+		JITMAP_OPTS(jitmap_eval_opts, o, .frame_level = cases[i].level);
 		jitmap_value v;
 		int rc = jitmap_location_eval_frame(sm, rec, &rec->locations[cases[i].loc], &t, &o, &v);
 		if (rc != cases[i].rc)
@@ -368,7 +368,11 @@ static void test_outer_frame_rule(void **state)
 	struct {
 		jitmap_eval_opts o;
 		uint64_t future;
-	} big = {{.sz = sizeof(big), .frame_level = 1}, 7};
+	} big;
+	memset(&big, 0, sizeof(big)); /* padding too: the bytes past the known fields are read */
+	big.o.sz = sizeof(big);
+	big.o.frame_level = 1;
+	big.future = 7;
 	assert_int_equal(jitmap_location_eval_frame(sm, rec, &rec->locations[0], &t, &big.o, &v),
 			 -EINVAL);
 	big.future = 0;
