@@ -251,7 +251,7 @@ static int guessed_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, cha
 
 jitmap_frame_report *jitmap_frame_describe(jitmap_process *p, const jitmap_frame_desc *desc)
 {
-	if (!p || !desc || !jitmap__opts_valid(desc, desc->sz, sizeof(*desc))) {
+	if (!p || !desc || !JITMAP__OPTS_VALID(desc, guessed)) {
 		errno = EINVAL;
 		return NULL;
 	}

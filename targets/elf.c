@@ -590,7 +590,7 @@ jitmap_image *jitmap_image_open_memory_opts(const void *buf, size_t len,
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (opts) {
-		if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
+		if (!JITMAP__OPTS_VALID(opts, flags)) {
 			jitmap__fail(err, -EINVAL, 0, "jitmap_image_opts.sz is %zu, or fields this "
 				     "libjitmap does not know are set", opts->sz);
 			errno = EINVAL;

@@ -29,9 +29,10 @@ static int opts_of(const jitmap_stopped_opts *opts, jitmap_stopped_opts *known,
 		return 0;
 	if (opts->sz < sizeof(opts->sz))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_stopped_opts.sz is %zu", opts->sz);
-	if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts)))
+	if (!JITMAP__OPTS_VALID(opts, interrupt))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_stopped_opts has fields this library "
-				    "does not know (set past byte %zu)", sizeof(*opts));
+				    "does not know (set past byte %zu)",
+				    JITMAP__OFFSETOFEND(jitmap_stopped_opts, interrupt));
 	memcpy(known, opts, opts->sz < sizeof(*known) ? opts->sz : sizeof(*known));
 	known->sz = sizeof(*known);
 	return 0;
