@@ -349,6 +349,18 @@ static void test_hostile(void **state)
 	errno = 0;
 	assert_null(jitmap_process_new(&w.target, &small));
 	assert_int_equal(errno, EINVAL);
+	/* A byte of the tail padding set (where a newer caller's field would be): refused,
+	 * though sz is sizeof. */
+	jitmap_process_opts padded;
+	memset(&padded, 0, sizeof(padded));
+	padded.sz = sizeof(padded);
+	const size_t end = offsetof(jitmap_process_opts, flags) + sizeof(padded.flags);
+	if (end < sizeof(padded)) {
+		((unsigned char *)&padded)[end] = 1;
+		errno = 0;
+		assert_null(jitmap_process_new(&w.target, &padded));
+		assert_int_equal(errno, EINVAL);
+	}
 	const jitmap_target none = {NULL, NULL, NULL};
 	assert_null(jitmap_process_new(&none, NULL));
 	jitmap_process_free(p);
