@@ -66,8 +66,9 @@ unsigned jitmap__radix_plan(const uint64_t *keys, size_t n, unsigned from, unsig
 
 
 /* libbpf's OPTS_VALID: an options struct that carries its size `sz` first is valid when sz
- * covers at least that field and every byte past what this library knows (`known` bytes) is
- * zero (fields of a newer caller this library cannot honour). */
+ * covers at least that field and every byte from `known` (where the fields this library
+ * knows end) up to sz is zero (fields of a newer caller this library cannot honour). Callers
+ * use JITMAP__OPTS_VALID. */
 static inline bool jitmap__opts_valid(const void *opts, size_t sz, size_t known)
 {
 	if (sz < sizeof(size_t))
@@ -77,6 +78,17 @@ static inline bool jitmap__opts_valid(const void *opts, size_t sz, size_t known)
 			return false;
 	return true;
 }
+
+/* Where `field` of `type` ends (libbpf's offsetofend). */
+#define JITMAP__OFFSETOFEND(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+
+/* Whether the options at `opts` are valid, `last_field` being the last field of their type
+ * this library knows (the public header's struct says to update it when a field is added).
+ * Checked from the end of that field, not from sizeof: a field a newer caller adds where
+ * this struct has tail padding must be zero too, or it would be silently ignored. Callers
+ * zero the whole struct first (JITMAP_OPTS). */
+#define JITMAP__OPTS_VALID(opts, last_field) \
+	jitmap__opts_valid((opts), (opts)->sz, JITMAP__OFFSETOFEND(__typeof__(*(opts)), last_field))
 
 /* Give the caller a struct the library fills (its first field `size_t sz`, set by the caller
  * to the size it knows): the fields of `full` (`size` bytes) as far as the caller's sz goes,
@@ -97,7 +109,7 @@ static inline int jitmap__give(void *out, const void *full, size_t size)
 
 /* Whether `field` of the options at `opts` lies inside the caller's sz. */
 #define JITMAP_OPTS_HAS(opts, field) \
-	((opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field))
+	((opts)->sz >= JITMAP__OFFSETOFEND(__typeof__(*(opts)), field))
 
 /* Make room for `need` elements of `size` bytes in the array at *arrayp (capacity *cap),
  * doubling: 0, or -ENOMEM (the array is left as it was). */

@@ -187,7 +187,7 @@ static int add_record(jitmap_frame_report *r, const jitmap_frame_desc *d, jitmap
 	x->names = calloc(nloc ? nloc : 1, sizeof(*x->names));
 	if (!x->values || !x->names || failed)
 		return -ENOMEM;
-	const jitmap_eval_opts eo = {.sz = sizeof(eo), .frame_level = r->level};
+	JITMAP_OPTS(const jitmap_eval_opts, eo, .frame_level = r->level);
 	const jitmap_target none = {0};
 	for (size_t i = 0; i < nloc; i++)
 		jitmap_location_eval_frame(sm, rec, &rec->locations[i], d->target ? d->target : &none,
@@ -251,7 +251,7 @@ static int guessed_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, cha
 
 jitmap_frame_report *jitmap_frame_describe(jitmap_process *p, const jitmap_frame_desc *desc)
 {
-	if (!p || !desc || !jitmap__opts_valid(desc, desc->sz, sizeof(*desc))) {
+	if (!p || !desc || !JITMAP__OPTS_VALID(desc, guessed)) {
 		errno = EINVAL;
 		return NULL;
 	}

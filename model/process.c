@@ -27,7 +27,7 @@ jitmap_process *jitmap_process_new(const jitmap_target *target, const jitmap_pro
 	}
 	jitmap_process_opts o = {0};
 	if (opts) {
-		if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
+		if (!JITMAP__OPTS_VALID(opts, flags)) {
 			errno = EINVAL;
 			return NULL;
 		}

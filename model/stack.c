@@ -38,7 +38,7 @@ jitmap_stacker *jitmap_stacker_new(jitmap_process *p, const jitmap_target *memor
 	}
 	jitmap_stacker_opts o = {0};
 	if (opts) {
-		if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
+		if (!JITMAP__OPTS_VALID(opts, code_ctx)) {
 			errno = EINVAL;
 			return NULL;
 		}

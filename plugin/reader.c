@@ -160,8 +160,7 @@ __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(
 	const jitmap_target target = {.ctx = r, .read_mem = plugin_process_read};
 	/* The library's limits: the Python commands share this process. GDB never says when
 	 * an entry goes: a new image over old code replaces it. */
-	const jitmap_process_opts opts = {.sz = sizeof(opts),
-					  .flags = JITMAP_PROCESS_REPLACE_IMAGES};
+	JITMAP_OPTS(const jitmap_process_opts, opts, .flags = JITMAP_PROCESS_REPLACE_IMAGES);
 	r->proc = jitmap_process_new(&target, &opts);
 	if (!r->proc) {
 		free(r);

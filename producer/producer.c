@@ -282,8 +282,11 @@ int jitmap_jit_build_image_opts(const jitmap_jit_region *r, const jitmap_jit_reg
 			return jitmap_producer__fail(err, -EINVAL, 0, "options: sz %zu is too small",
 						     opts->sz);
 		/* A caller built against a later header: fields this library does not know
-		 * must be zero. */
-		for (size_t i = sizeof(o); i < opts->sz; i++)
+		 * must be zero, from the end of the last field it knows (libjitmap's
+		 * JITMAP__OPTS_VALID; this struct has no tail padding today). A field added
+		 * to jitmap_jit_region_opts: name it here. */
+		for (size_t i = offsetof(jitmap_jit_region_opts, num_layouts) + sizeof(o.num_layouts);
+		     i < opts->sz; i++)
 			if (((const uint8_t *)opts)[i])
 				return jitmap_producer__fail(err, -EINVAL, 0,
 							     "options: unknown field at byte %zu", i);

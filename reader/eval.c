@@ -258,7 +258,7 @@ int jitmap_location_eval_frame(const jitmap_stackmap *sm, const jitmap_record *r
 	unsigned level = 0;
 
 	if (opts) {
-		if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
+		if (!JITMAP__OPTS_VALID(opts, frame_level)) {
 			memset(out, 0, sizeof(*out));
 			return unavailable(out, -EINVAL, "jitmap_eval_opts: sz is too small, or "
 					   "fields this libjitmap does not know are set%s%s", "", "");

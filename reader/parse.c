@@ -630,7 +630,7 @@ jitmap_stackmap *jitmap_stackmap_parse(const void *buf, size_t len,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (opts && !jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
+	if (opts && !JITMAP__OPTS_VALID(opts, arch)) {
 		jitmap__fail(err, -EINVAL, 0, "jitmap_parse_opts.sz is %zu (set it to "
 			     "sizeof(jitmap_parse_opts)), or fields this libjitmap does not know are set",
 			     opts->sz);

@@ -603,9 +603,10 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	/* As libbpf's OPTS_VALID: a newer caller's fields this library does not know must be 0. */
 	if (opts && opts->sz < sizeof(opts->sz))
 		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts.sz is %zu", opts->sz);
-	if (opts && !jitmap__opts_valid(opts, opts->sz, sizeof(*opts)))
+	if (opts && !JITMAP__OPTS_VALID(opts, flags))
 		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts has fields this library "
-				 "does not know (set past byte %zu)", sizeof(*opts));
+				 "does not know (set past byte %zu)",
+				 JITMAP__OFFSETOFEND(jitmap_core_opts, flags));
 	if (opts && JITMAP_OPTS_HAS(opts, exe))
 		exe = opts->exe;
 	if (opts && JITMAP_OPTS_HAS(opts, sysroot) && opts->sysroot && opts->sysroot[0] &&

@@ -241,12 +241,10 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 				     elf_errmsg(-1));
 			goto out;
 		}
-		jitmap_parse_opts opts = {
-			.sz = sizeof(opts),
-			.order = eh.e_ident[EI_DATA] == ELFDATA2MSB ? JITMAP_ORDER_BIG
-								    : JITMAP_ORDER_LITTLE,
-			.arch = img->arch,
-		};
+		JITMAP_OPTS(jitmap_parse_opts, opts,
+			    .order = eh.e_ident[EI_DATA] == ELFDATA2MSB ? JITMAP_ORDER_BIG
+								       : JITMAP_ORDER_LITTLE,
+			    .arch = img->arch);
 		img->sm = jitmap_stackmap_parse(d->d_buf, d->d_size, &opts, err);
 		if (!img->sm) {
 			rc = -errno;
@@ -592,7 +590,7 @@ jitmap_image *jitmap_image_open_memory_opts(const void *buf, size_t len,
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (opts) {
-		if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts))) {
+		if (!JITMAP__OPTS_VALID(opts, flags)) {
 			jitmap__fail(err, -EINVAL, 0, "jitmap_image_opts.sz is %zu, or fields this "
 				     "libjitmap does not know are set", opts->sz);
 			errno = EINVAL;

@@ -352,10 +352,11 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 	if (opts && opts->sz < sizeof(opts->sz))
 		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "jitmap_live_opts.sz is %zu",
 						    opts->sz));
-	if (opts && !jitmap__opts_valid(opts, opts->sz, sizeof(*opts)))
-		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "jitmap_live_opts has fields "
-						    "this library does not know (set past byte "
-						    "%zu)", sizeof(*opts)));
+	if (opts && !JITMAP__OPTS_VALID(opts, interrupt))
+		return open_fail(NULL, jitmap__fail(
+				 err, -EINVAL, 0, "jitmap_live_opts has fields this library does "
+				 "not know (set past byte %zu)",
+				 JITMAP__OFFSETOFEND(jitmap_live_opts, interrupt)));
 	if (pid <= 0)
 		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "%d is not a process ID",
 						    (int)pid));

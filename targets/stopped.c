@@ -29,9 +29,10 @@ static int opts_of(const jitmap_stopped_opts *opts, jitmap_stopped_opts *known,
 		return 0;
 	if (opts->sz < sizeof(opts->sz))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_stopped_opts.sz is %zu", opts->sz);
-	if (!jitmap__opts_valid(opts, opts->sz, sizeof(*opts)))
+	if (!JITMAP__OPTS_VALID(opts, interrupt))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_stopped_opts has fields this library "
-				    "does not know (set past byte %zu)", sizeof(*opts));
+				    "does not know (set past byte %zu)",
+				    JITMAP__OFFSETOFEND(jitmap_stopped_opts, interrupt));
 	memcpy(known, opts, opts->sz < sizeof(*known) ? opts->sz : sizeof(*known));
 	known->sz = sizeof(*known);
 	return 0;
@@ -69,10 +70,8 @@ jitmap_stopped *jitmap_stopped_open_core(const char *path, const jitmap_stopped_
 		errno = -rc;
 		return NULL;
 	}
-	const jitmap_core_opts co = {
-		.sz = sizeof(co), .exe = o.exe, .sysroot = o.sysroot,
-		.flags = o.flags & JITMAP_STOPPED_NO_FILES ? JITMAP_CORE_NO_FILES : 0,
-	};
+	JITMAP_OPTS(const jitmap_core_opts, co, .exe = o.exe, .sysroot = o.sysroot,
+		    .flags = o.flags & JITMAP_STOPPED_NO_FILES ? JITMAP_CORE_NO_FILES : 0);
 	return wrap(jitmap_core_open(path, &co, err), NULL, err);
 }
 
@@ -85,11 +84,10 @@ jitmap_stopped *jitmap_stopped_open_pid(pid_t pid, const jitmap_stopped_opts *op
 		errno = -rc;
 		return NULL;
 	}
-	const jitmap_live_opts lo = {
-		.sz = sizeof(lo), .max_threads = o.max_threads, .max_rounds = o.max_rounds,
-		.flags = o.flags & JITMAP_STOPPED_NO_STOP ? JITMAP_LIVE_NO_STOP : 0,
-		.interrupt = o.interrupt,
-	};
+	JITMAP_OPTS(const jitmap_live_opts, lo, .max_threads = o.max_threads,
+		    .max_rounds = o.max_rounds,
+		    .flags = o.flags & JITMAP_STOPPED_NO_STOP ? JITMAP_LIVE_NO_STOP : 0,
+		    .interrupt = o.interrupt);
 	return wrap(NULL, jitmap_live_open(pid, &lo, err), err);
 }
 

@@ -473,7 +473,7 @@ static int print_entry(FILE *out, const char *path, const jitmap_process *p, siz
 static int dump_core(FILE *out, const char *path, const struct options *o)
 {
 	jitmap_error e;
-	const jitmap_core_opts copts = {.sz = sizeof(copts), .exe = o->exe, .sysroot = o->sysroot};
+	JITMAP_OPTS(const jitmap_core_opts, copts, .exe = o->exe, .sysroot = o->sysroot);
 	jitmap_core *c = jitmap_core_open(path, &copts, &e);
 	if (!c) {
 		report(path, &e);

@@ -93,7 +93,7 @@ int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
 			   const char *sysroot)
 {
 	jitmap_error err;
-	const jitmap_stopped_opts opts = {.sz = sizeof(opts), .exe = exe, .sysroot = sysroot};
+	JITMAP_OPTS(const jitmap_stopped_opts, opts, .exe = exe, .sysroot = sysroot);
 	t->stopped = jitmap_stopped_open_core(path, &opts, &err);
 	if (!t->stopped) {
 		report_error("jitmap-stack", path, &err);
@@ -124,8 +124,7 @@ int jitmap_stack_open_pid(struct target *t, pid_t pid)
 {
 	/* libjitmap stops every thread; a signal meanwhile makes it let them go. */
 	jitmap_error err;
-	const jitmap_stopped_opts opts = {.sz = sizeof(opts),
-					  .interrupt = &jitmap_stack_interrupted};
+	JITMAP_OPTS(const jitmap_stopped_opts, opts, .interrupt = &jitmap_stack_interrupted);
 	t->stopped = jitmap_stopped_open_pid(pid, &opts, &err);
 	if (!t->stopped) {
 		if (err.code != -EINTR)

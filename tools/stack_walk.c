@@ -62,7 +62,7 @@ static void read_perf_maps(struct target *t, const struct options *o)
 int jitmap_stack_scan(struct target *t, const struct options *o)
 {
 	/* Stackmaps are read for the JIT code the stacks are in, not for every entry. */
-	const jitmap_process_opts popts = {.sz = sizeof(popts), .flags = JITMAP_PROCESS_LAZY};
+	JITMAP_OPTS(const jitmap_process_opts, popts, .flags = JITMAP_PROCESS_LAZY);
 	t->proc = jitmap_process_new(&t->memory, &popts);
 	if (!t->proc) {
 		fprintf(stderr, "jitmap-stack: out of memory\n");
@@ -142,19 +142,11 @@ static void describe_frame(struct target *t, const struct options *o, const jitm
 {
 	struct frame_regs_target ft = {f->regs, t};
 	const jitmap_target target = {&ft, frame_read_reg, frame_read_mem};
-	const jitmap_frame_desc d = {
-		.sz = sizeof(d),
-		.level = fo->level,
-		.pc = f->pc,
-		.return_address = !f->exact,
-		.arch = t->arch,
-		.function = fo->function,
-		.target = &target,
-		.statepoints = JITMAP_STATEPOINT_AUTO,
-		.flags = o->registers ? JITMAP_DESCRIBE_REGISTERS : 0,
-		.order = t->order,
-		.guessed = f->guessed ? f->guess : NULL,
-	};
+	JITMAP_OPTS(const jitmap_frame_desc, d, .level = fo->level, .pc = f->pc,
+		    .return_address = !f->exact, .arch = t->arch, .function = fo->function,
+		    .target = &target, .statepoints = JITMAP_STATEPOINT_AUTO,
+		    .flags = o->registers ? JITMAP_DESCRIBE_REGISTERS : 0, .order = t->order,
+		    .guessed = f->guessed ? f->guess : NULL);
 	jitmap_frame_report *r = jitmap_frame_describe(t->proc, &d);
 	if (!r) {
 		jitmap_stack_problem("frame %u: %s", fo->level, strerror(errno));
@@ -332,19 +324,12 @@ static int code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
 
 void jitmap_stack_walk(struct target *t, const struct options *o)
 {
-	const jitmap_stacker_opts sopts = {
-		.sz = sizeof(sopts), .native_step = jitmap_stack_native_step,
-		.native_ctx = jitmap_stack_native_ctx(),
-		.order = t->order,
-		/* Below a thread's last frame lie stack words: none is taken for a frame where
-		 * no code can be. */
-		.code_at = code_at,
-		.code_ctx = t->stopped,
-	};
-	const bool dwfl_ok = dwfl_pid(t->dwfl) > 0;
-	jitmap_stacker_opts so = sopts;
-	if (!dwfl_ok)
-		so.native_step = NULL;
+	/* Below a thread's last frame lie stack words: with code_at, none is taken for a frame
+	 * where no code can be. */
+	JITMAP_OPTS(const jitmap_stacker_opts, so,
+		    .native_step = dwfl_pid(t->dwfl) > 0 ? jitmap_stack_native_step : NULL,
+		    .native_ctx = jitmap_stack_native_ctx(), .order = t->order, .code_at = code_at,
+		    .code_ctx = t->stopped);
 	jitmap_stacker *st = jitmap_stacker_new(t->proc, &t->memory, t->arch, &so);
 	if (!st) {
 		jitmap_stack_problem("jitmap cannot unwind %s stacks: %s",

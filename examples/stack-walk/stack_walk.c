@@ -193,7 +193,7 @@ static int print_frame(void *ctx, const jitmap_stack_frame *f)
 	if (f->record) {
 		const struct frame_target ft = {f->regs, w};
 		const jitmap_target t = {(void *)&ft, frame_reg, frame_mem};
-		const jitmap_eval_opts opts = {.sz = sizeof(opts), .frame_level = f->level};
+		JITMAP_OPTS(const jitmap_eval_opts, opts, .frame_level = f->level);
 		fprintf(w->out, "       record %" PRIu64 ":", f->record->id);
 		for (size_t i = 0; i < f->record->num_locations; i++) {
 			jitmap_value v;
@@ -245,7 +245,7 @@ int main(int argc, char **argv)
 		find_modules(&w);
 
 	/* The JIT entries: every __jit_debug_descriptor in the mapped files. */
-	const jitmap_process_opts popts = {.sz = sizeof(popts), .flags = JITMAP_PROCESS_LAZY};
+	JITMAP_OPTS(const jitmap_process_opts, popts, .flags = JITMAP_PROCESS_LAZY);
 	jitmap_process *p = jitmap_process_new(&w.memory, &popts);
 	jitmap_process_scan_begin(p);
 	if (w.core) {
@@ -262,8 +262,7 @@ int main(int argc, char **argv)
 	}
 	jitmap_process_scan_end(p);
 
-	const jitmap_stacker_opts sopts = {.sz = sizeof(sopts), .native_step = native_step,
-					   .native_ctx = &w};
+	JITMAP_OPTS(const jitmap_stacker_opts, sopts, .native_step = native_step, .native_ctx = &w);
 	jitmap_stacker *st = jitmap_stacker_new(p, &w.memory, w.arch, &sopts);
 	if (!st) {
 		fprintf(stderr, "jitmap-stack-walk: %s: no unwinder for this architecture\n", argv[1]);

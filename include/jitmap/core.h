@@ -44,6 +44,7 @@ typedef struct jitmap_core_opts {
 	/* Mapped files are looked up under this directory (as GDB's `set sysroot`); NULL: "/". */
 	const char *sysroot;
 	unsigned flags;     /* JITMAP_CORE_* */
+	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core.c. */
 } jitmap_core_opts;
 
 /* Open the core file at `path`, or a core of `len` bytes at `buf` (the bytes are copied).

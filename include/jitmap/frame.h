@@ -69,6 +69,7 @@ typedef struct jitmap_frame_desc {
 	 * proved: jitmap_stack_frame.guess), or NULL when they are not. Then no register of
 	 * the frame is read: every value but a constant is unavailable, with this reason. */
 	const char *guessed;
+	/* A field added here: name it in JITMAP__OPTS_VALID in model/frame.c. */
 } jitmap_frame_desc;
 
 typedef struct jitmap_frame_report jitmap_frame_report;

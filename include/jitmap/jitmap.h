@@ -127,6 +127,7 @@ typedef struct jitmap_parse_opts {
 	size_t sz;            /* sizeof(jitmap_parse_opts) */
 	jitmap_byte_order order;
 	jitmap_arch arch;     /* recorded for register names; may stay UNKNOWN */
+	/* A field added here: name it in JITMAP__OPTS_VALID in reader/parse.c. */
 } jitmap_parse_opts;
 
 /* Parse a whole stackmap section of `len` bytes at `buf`: one or more blobs laid end to end,
@@ -364,6 +365,7 @@ JITMAP_API int jitmap_location_eval(const jitmap_stackmap *sm, const jitmap_reco
 typedef struct jitmap_eval_opts {
 	size_t sz;
 	unsigned frame_level; /* 0: the innermost frame (the stop); > 0: an outer frame */
+	/* A field added here: name it in JITMAP__OPTS_VALID in reader/eval.c. */
 } jitmap_eval_opts;
 
 /* jitmap_location_eval, with the outer-frame rule decided here rather than by each front end.
@@ -480,6 +482,7 @@ JITMAP_API const char *jitmap_image_symbolize(const jitmap_image *img, uint64_t 
 typedef struct jitmap_image_opts {
 	size_t sz;
 	unsigned flags; /* JITMAP_IMAGE_SKIP_STACKMAP */
+	/* A field added here: name it in JITMAP__OPTS_VALID in targets/elf.c. */
 } jitmap_image_opts;
 
 /* jitmap_image_open_memory with options. With JITMAP_IMAGE_SKIP_STACKMAP the stackmap section

@@ -54,6 +54,7 @@ typedef struct jitmap_live_opts {
 	 * stopped so far is let go and jitmap_live_open fails with EINTR. A signal handler that
 	 * sets it, installed without SA_RESTART, also wakes a wait for a thread to stop. */
 	const volatile sig_atomic_t *interrupt;
+	/* A field added here: name it in JITMAP__OPTS_VALID in targets/live.c. */
 } jitmap_live_opts;
 
 /* Stop every thread of process `pid` (unless JITMAP_LIVE_NO_STOP) and read its threads. `opts`

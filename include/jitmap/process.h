@@ -78,6 +78,7 @@ typedef struct jitmap_process_opts {
 	uint64_t max_image;   /* a registered image larger than this is not read (256 MiB) */
 	uint64_t max_section; /* nor a stackmap section (256 MiB) */
 	unsigned flags;       /* JITMAP_PROCESS_* */
+	/* A field added here: name it in JITMAP__OPTS_VALID in model/process.c. */
 } jitmap_process_opts;
 
 /* A JIT entry's stackmap is read when something asks for its code (jitmap_process_code_at)

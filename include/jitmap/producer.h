@@ -136,6 +136,7 @@ typedef struct jitmap_jit_region_opts {
 	size_t sz;
 	const jitmap_deopt_layout *layouts; /* stored in the image's .jitmap_deopt */
 	size_t num_layouts;
+	/* A field added here: name it in jitmap_jit_build_image_opts' check (producer.c). */
 } jitmap_jit_region_opts;
 
 /* jitmap_jit_build_image with options (NULL: none). Besides its checks, on -EINVAL (with

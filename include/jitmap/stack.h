@@ -120,6 +120,7 @@ typedef struct jitmap_stacker_opts {
 	 * makes a frame no code lives in. NULL: not checked. */
 	jitmap_stack_code_fn code_at;
 	void *code_ctx;
+	/* A field added here: name it in JITMAP__OPTS_VALID in model/stack.c. */
 } jitmap_stacker_opts;
 
 /* A stacker for the threads of process `p` (its JIT code; not owned), reading memory through

@@ -53,6 +53,7 @@ typedef struct jitmap_stopped_opts {
 	/* A process: jitmap_live_opts.interrupt (an open under way fails with EINTR once it is
 	 * nonzero, every thread let go). */
 	const volatile sig_atomic_t *interrupt;
+	/* A field added here: name it in JITMAP__OPTS_VALID in targets/stopped.c. */
 } jitmap_stopped_opts;
 
 /* Open the core file at `path`, as jitmap_core_open does; or stop process `pid` and read its

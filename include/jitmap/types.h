@@ -5,6 +5,7 @@
 #define JITMAP_TYPES_H
 
 #include <stdint.h>
+#include <string.h> /* memset, for JITMAP_OPTS */
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,10 +18,64 @@ extern "C" {
 /* -- Options -- */
 
 /* Options carry their size (libbpf's convention), so that fields can be added: set `sz` to
- * sizeof the struct (JITMAP_OPTS does), leave unknown fields zero. A call given options whose
- * sz is smaller than the field itself, or with non-zero bytes past what the library knows,
- * fails with -EINVAL. */
-#define JITMAP_OPTS(TYPE, NAME, ...) TYPE NAME = {.sz = sizeof(TYPE), __VA_ARGS__}
+ * sizeof the struct and leave every other byte zero, padding included. A call given options
+ * whose sz is smaller than the field itself, or with a non-zero byte between the end of the
+ * last field the library knows and sz, fails with -EINVAL: a byte of today's tail padding
+ * may be a newer caller's field. C does not promise zero padding for
+ * `T o = {.sz = sizeof(T), .a = 1}`: declare options with JITMAP_OPTS, or memset them first.
+ *
+ * JITMAP_OPTS(T, name, .field = value, ...) declares `name` (T may be const-qualified, and
+ * no field need be named), every byte zero but `sz` and the fields named. Inside a function
+ * only (a GNU C statement expression, as libbpf's LIBBPF_OPTS), at most 19 fields, each a
+ * scalar or a pointer. libbpf's way, a memset and then a compound literal copied in, leaves
+ * padding that GCC -O0 copies from the literal when every field is named; here the fields
+ * are assigned one at a time to a zeroed copy instead, and `name` is zeroed before it is
+ * initialized from that copy, whether the compiler copies it whole or field by field. */
+#define JITMAP_OPTS(TYPE, NAME, ...)                                              \
+	TYPE NAME = ({                                                             \
+		JITMAP__OPTS_TMP(TYPE);                                            \
+		memset((void *)&jitmap__o, 0, sizeof(TYPE));                       \
+		memset((void *)&NAME, 0, sizeof(TYPE));                            \
+		JITMAP__OPTS_SET(jitmap__o, .sz = sizeof(TYPE), __VA_ARGS__)       \
+		jitmap__o;                                                         \
+	})
+/* A copy without const: in C, typeof of a comma expression drops qualifiers; in C++, auto. */
+#ifdef __cplusplus
+#define JITMAP__OPTS_TMP(TYPE) auto jitmap__o = __typeof__(TYPE)()
+#else
+#define JITMAP__OPTS_TMP(TYPE) __typeof__(((void)0, *(TYPE *)0)) jitmap__o
+#endif
+/* `O .field = value;` for each argument (an empty last one, of JITMAP_OPTS(T, name), is
+ * `(void)(O);`). The count always has `.sz = ...` first, so no empty list is counted. */
+#define JITMAP__OPTS_SET(O, ...) \
+	JITMAP__OPTS_CAT(JITMAP__OPTS_SET, JITMAP__OPTS_NARGS(__VA_ARGS__))(O, __VA_ARGS__)
+#define JITMAP__OPTS_CAT(a, b) JITMAP__OPTS_CAT_(a, b)
+#define JITMAP__OPTS_CAT_(a, b) a##b
+#define JITMAP__OPTS_NARGS(...) \
+	JITMAP__OPTS_NARGS_(__VA_ARGS__, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, \
+			    10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
+#define JITMAP__OPTS_NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, \
+			     _12, _13, _14, _15, _16, _17, _18, _19, _20, N, ...) N
+#define JITMAP__OPTS_SET1(O, a) (void)(O a);
+#define JITMAP__OPTS_SET2(O, a, ...) (void)(O a); JITMAP__OPTS_SET1(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET3(O, a, ...) (void)(O a); JITMAP__OPTS_SET2(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET4(O, a, ...) (void)(O a); JITMAP__OPTS_SET3(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET5(O, a, ...) (void)(O a); JITMAP__OPTS_SET4(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET6(O, a, ...) (void)(O a); JITMAP__OPTS_SET5(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET7(O, a, ...) (void)(O a); JITMAP__OPTS_SET6(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET8(O, a, ...) (void)(O a); JITMAP__OPTS_SET7(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET9(O, a, ...) (void)(O a); JITMAP__OPTS_SET8(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET10(O, a, ...) (void)(O a); JITMAP__OPTS_SET9(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET11(O, a, ...) (void)(O a); JITMAP__OPTS_SET10(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET12(O, a, ...) (void)(O a); JITMAP__OPTS_SET11(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET13(O, a, ...) (void)(O a); JITMAP__OPTS_SET12(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET14(O, a, ...) (void)(O a); JITMAP__OPTS_SET13(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET15(O, a, ...) (void)(O a); JITMAP__OPTS_SET14(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET16(O, a, ...) (void)(O a); JITMAP__OPTS_SET15(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET17(O, a, ...) (void)(O a); JITMAP__OPTS_SET16(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET18(O, a, ...) (void)(O a); JITMAP__OPTS_SET17(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET19(O, a, ...) (void)(O a); JITMAP__OPTS_SET18(O, __VA_ARGS__)
+#define JITMAP__OPTS_SET20(O, a, ...) (void)(O a); JITMAP__OPTS_SET19(O, __VA_ARGS__)
 
 /* -- Errors -- */
 

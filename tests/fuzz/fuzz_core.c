@@ -89,8 +89,8 @@ static void read_around(const jitmap_target *t, uint64_t addr)
 static void scan_core(jitmap_core *c)
 {
 	const jitmap_target t = jitmap_core_target(c);
-	const jitmap_process_opts o = {.sz = sizeof(o), .max_entries = 64, .max_image = 1 << 20,
-				       .max_section = 1 << 20};
+	JITMAP_OPTS(const jitmap_process_opts, o, .max_entries = 64, .max_image = 1 << 20,
+		    .max_section = 1 << 20);
 	jitmap_process *p = jitmap_process_new(&t, &o);
 	CHECK(p);
 	for (int round = 0; round < 2 && (!round || jitmap_process_num_descriptors(p)); round++) {
@@ -179,7 +179,7 @@ static int write_prog(const uint8_t *bytes, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	jitmap_core_opts opts = {.sz = sizeof(opts), .flags = JITMAP_CORE_NO_FILES};
+	JITMAP_OPTS(jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
 	const uint8_t trailer = size ? data[size - 1] : 0;
 	if (trailer & 1)
 		opts.exe = "/proc/self/exe";

@@ -352,10 +352,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const jitmap_target t = {&m, NULL, mem_read};
 	g_target = &t;
 	/* Small limits: the fuzzer must not make us allocate what it cannot give. */
-	const jitmap_process_opts opts = {.sz = sizeof(opts), .max_entries = 64,
-					  .max_image = 1 << 20, .max_section = 1 << 20,
-					  .flags = ((data[0] & 2) ? JITMAP_PROCESS_LAZY : 0) |
-						   ((data[0] & 4) ? JITMAP_PROCESS_REPLACE_IMAGES : 0)};
+	JITMAP_OPTS(const jitmap_process_opts, opts, .max_entries = 64, .max_image = 1 << 20,
+		    .max_section = 1 << 20,
+		    .flags = ((data[0] & 2) ? JITMAP_PROCESS_LAZY : 0) |
+			     ((data[0] & 4) ? JITMAP_PROCESS_REPLACE_IMAGES : 0));
 	jitmap_process *p = jitmap_process_new(&t, &opts);
 	CHECK(p);
 	const bool second = data[0] & 1;

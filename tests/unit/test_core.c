@@ -243,7 +243,7 @@ static void test_synthetic(void **state)
 		size_t len;
 		uint8_t *bytes = cb_emit(&b, &len);
 		assert_non_null(bytes);
-		const jitmap_core_opts opts = {.sz = sizeof(opts), .flags = JITMAP_CORE_NO_FILES};
+		JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
 		jitmap_core *c = open_bytes(bytes, len, &opts);
 
 		assert_int_equal(jitmap_core_arch(c), a->arch);
@@ -349,7 +349,7 @@ static void test_mapped_files(void **state)
 		size_t len;
 		uint8_t *bytes = cb_emit(&b, &len);
 		assert_non_null(bytes);
-		const jitmap_core_opts opts = {.sz = sizeof(opts), .sysroot = dir};
+		JITMAP_OPTS(const jitmap_core_opts, opts, .sysroot = dir);
 		jitmap_core *c = open_bytes(bytes, len, &opts);
 		assert_string_equal(jitmap_core_mapping(c, 0)->path, path);
 		assert_string_equal(jitmap_core_mapping(c, 0)->core_path, "/lib.bin");
@@ -687,7 +687,7 @@ static void test_hostile(void **state)
 			fail_msg("%s: the builder failed", h->name);
 		if (h->patch)
 			h->patch(&b, bytes, &len);
-		const jitmap_core_opts opts = {.sz = sizeof(opts), .flags = JITMAP_CORE_NO_FILES};
+		JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
 		jitmap_error err;
 		errno = 0;
 		jitmap_core *c = jitmap_core_open_memory(bytes, len, &opts, &err);
@@ -764,7 +764,7 @@ static void test_hostile_reads(void **state)
 	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
 	bytes = cb_emit(&b, &len);
 	truncated_in_segment(&b, bytes, &len);
-	const jitmap_core_opts opts = {.sz = sizeof(opts), .flags = JITMAP_CORE_NO_FILES};
+	JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
 	c = open_bytes(bytes, len, &opts);
 	t = jitmap_core_target(c);
 	assert_int_equal(t.read_mem(t.ctx, SEG_B + 0xf0, buf, 0x10, why, sizeof(why)), 0);
@@ -792,7 +792,9 @@ static void test_hostile_reads(void **state)
 	struct {
 		jitmap_core_opts o;
 		uint64_t newer;
-	} big = {{.sz = sizeof(big)}, 0};
+	} big;
+	memset(&big, 0, sizeof(big)); /* padding too: the bytes past the known fields are read */
+	big.o.sz = sizeof(big);
 	c = jitmap_core_open_memory(bytes, len, &big.o, &err);
 	assert_non_null(c);
 	jitmap_core_free(c);
@@ -1006,7 +1008,7 @@ static void test_scan_core(void **state)
 	assert_int_equal(jitmap_process_scan_core(p, NULL), -EINVAL);
 	jitmap_process_free(p);
 	/* Told not to open the mapped files: nothing found, nothing said of them. */
-	const jitmap_core_opts no_files = {.sz = sizeof(no_files), .flags = JITMAP_CORE_NO_FILES};
+	JITMAP_OPTS(const jitmap_core_opts, no_files, .flags = JITMAP_CORE_NO_FILES);
 	jitmap_core_free(c);
 	c = open_bytes(bytes, len, &no_files);
 	p = jitmap_process_new(&t, NULL);
@@ -1337,8 +1339,8 @@ static void test_real_core(void **state)
 	assert_int_equal(copy_file(self, copy), 0);
 	const char *exes[] = {link, copy};
 	for (int k = 0; k < 2; k++) {
-		const jitmap_core_opts opts = {.sz = sizeof(opts), .exe = exes[k],
-					       .flags = k ? JITMAP_CORE_NO_FILES : 0};
+		JITMAP_OPTS(const jitmap_core_opts, opts, .exe = exes[k],
+			    .flags = k ? JITMAP_CORE_NO_FILES : 0);
 		c = jitmap_core_open(core, &opts, &err);
 		assert_non_null(c);
 		if (jitmap_core_warning(c, 0))
@@ -1360,14 +1362,14 @@ static void test_real_core(void **state)
 		jitmap_core_free(c);
 	}
 	/* Another program, by name or ID: a warning. */
-	const jitmap_core_opts other = {.sz = sizeof(other), .exe = "/bin/sh"};
+	JITMAP_OPTS(const jitmap_core_opts, other, .exe = "/bin/sh");
 	c = jitmap_core_open(core, &other, &err);
 	assert_non_null(c);
 	assert_true(has_warning(c, "--exe /bin/sh: the core maps no file named sh"));
 	jitmap_core_free(c);
 
 	/* Options of an older, smaller size: the fields past it are not read. */
-	const jitmap_core_opts small = {.sz = sizeof(size_t), .exe = "/bin/sh"};
+	JITMAP_OPTS(const jitmap_core_opts, small, .sz = sizeof(size_t), .exe = "/bin/sh");
 	c = jitmap_core_open(core, &small, &err);
 	assert_non_null(c);
 	assert_false(has_warning(c, "--exe"));
@@ -1396,8 +1398,8 @@ static void test_real_core(void **state)
 	assert_true(has_warning(c, "no NT_FILE note: symbols cannot be found"));
 	jitmap_core_free(c);
 	for (int k = 0; k < 2; k++) {
-		const jitmap_core_opts opts = {.sz = sizeof(opts), .exe = self,
-					       .flags = k ? JITMAP_CORE_NO_FILES : 0};
+		JITMAP_OPTS(const jitmap_core_opts, opts, .exe = self,
+			    .flags = k ? JITMAP_CORE_NO_FILES : 0);
 		c = open_bytes(bytes, len, &opts);
 		assert_true(has_warning(c, "no NT_FILE note"));
 		assert_true(has_warning(c, "placed by AT_PHDR"));
@@ -1477,7 +1479,7 @@ static void test_real_core(void **state)
 			fputc(b ^ 0xff, g);
 			fclose(g);
 		}
-		const jitmap_core_opts in_root = {.sz = sizeof(in_root), .sysroot = root};
+		JITMAP_OPTS(const jitmap_core_opts, in_root, .sysroot = root);
 		c = jitmap_core_open(core, &in_root, &err);
 		assert_non_null(c);
 		const jitmap_target t3 = jitmap_core_target(c);

@@ -437,7 +437,7 @@ static void test_jit_reader_view(void **state)
 	const uint64_t load = 0x7f0000100000;
 	Elf64_Shdr *text = sm_elf64_section(&obj, ".text");
 	text->sh_addr = load;
-	const jitmap_image_opts opts = {.sz = sizeof(opts), .flags = JITMAP_IMAGE_SKIP_STACKMAP};
+	JITMAP_OPTS(const jitmap_image_opts, opts, .flags = JITMAP_IMAGE_SKIP_STACKMAP);
 	jitmap_error err;
 	jitmap_image *img = jitmap_image_open_memory_opts(obj.data, obj.len, &opts, &err);
 	if (!img)
@@ -502,7 +502,9 @@ static void test_jit_reader_view(void **state)
 	jitmap_image_opts bad = {.sz = 1};
 	assert_null(jitmap_image_open_memory_opts(obj.data, obj.len, &bad, &err));
 	assert_int_equal(err.code, -EINVAL);
-	bad = (jitmap_image_opts){.sz = sizeof(bad), .flags = 0x80};
+	memset(&bad, 0, sizeof(bad)); /* padding too: only the unknown flag is wrong */
+	bad.sz = sizeof(bad);
+	bad.flags = 0x80;
 	assert_null(jitmap_image_open_memory_opts(obj.data, obj.len, &bad, &err));
 	assert_contains(err.reason, "unknown flags");
 	sm_bytes_free(&obj);

@@ -299,6 +299,61 @@ static void test_partial_targets(void **state)
 	jitmap_stackmap_free(sm);
 }
 
+/* Options are checked from the end of the last field the library knows, not from sizeof:
+ * jitmap_eval_opts ends in 4 bytes of tail padding on LP64, where a newer caller's field would
+ * be, and a byte set there is refused whether sz is sizeof or more. */
+static void test_opts_checked_from_last_field(void **state)
+{
+	(void)state;
+	sm_builder b;
+	struct fake f;
+	fake_init(&f, JITMAP_ORDER_LITTLE);
+	f.regs[0] = 0xaaaa;
+	const jitmap_target t = {&f, fake_read_reg, fake_read_mem};
+	smb_init(&b, 3, JITMAP_ORDER_LITTLE);
+	smb_function(&b, 0x1000, 32);
+	smb_record(&b, 9, 4);
+	smb_loc(&b, REG, 8, 0, 0); /* rax */
+	sm_bytes bytes = smb_emit(&b);
+	jitmap_stackmap *sm = parse_bytes_ok(&bytes, JITMAP_ORDER_LITTLE, JITMAP_ARCH_X86_64);
+	sm_bytes_free(&bytes);
+	const jitmap_record *rec = jitmap_stackmap_record(sm, 0);
+	const jitmap_location *loc = &rec->locations[0];
+	const size_t end = offsetof(jitmap_eval_opts, frame_level) + sizeof(unsigned);
+	if (end == sizeof(jitmap_eval_opts))
+		skip(); /* no tail padding on this ABI */
+
+	struct {
+		jitmap_eval_opts o;
+		uint64_t future;
+	} big;
+	unsigned char *bytes_of = (unsigned char *)&big;
+	jitmap_value v;
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big.o);
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, loc, &t, &big.o, &v), 0);
+	assert_int_equal(v.u, 0xaaaa);
+	bytes_of[end] = 1; /* sz = sizeof: the padding byte is read all the same */
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, loc, &t, &big.o, &v), -EINVAL);
+	assert_contains(v.why, "fields this libjitmap does not know are set");
+	big.o.sz = sizeof(big);
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, loc, &t, &big.o, &v), -EINVAL);
+	bytes_of[end] = 0; /* a larger struct: zeros past the known fields are fine */
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, loc, &t, &big.o, &v), 0);
+	bytes_of[sizeof(big) - 1] = 1; /* and a non-zero byte past them is not */
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, loc, &t, &big.o, &v), -EINVAL);
+	/* A caller's sz short of the padding: it is not read. */
+	big.o.sz = end;
+	bytes_of[end] = 1;
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, loc, &t, &big.o, &v), 0);
+	/* JITMAP_OPTS leaves the padding zero, the struct const or not. */
+	JITMAP_OPTS(const jitmap_eval_opts, o, .frame_level = 0);
+	assert_int_equal(jitmap_location_eval_frame(sm, rec, loc, &t, &o, &v), 0);
+	for (size_t i = end; i < sizeof(o); i++)
+		assert_int_equal(((const unsigned char *)&o)[i], 0);
+	jitmap_stackmap_free(sm);
+}
+
 /* -- Formatting -- */
 
 /* The outer-frame rule (jitmap_location_eval_frame): in frame 0 every register the target
@@ -349,7 +404,7 @@ static void test_outer_frame_rule(void **state)
 		{1, 5, 0, 0x14131211, NULL},
 	};
 	for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-		jitmap_eval_opts o = {.sz = sizeof(o), .frame_level = cases[i].level};
+		JITMAP_OPTS(jitmap_eval_opts, o, .frame_level = cases[i].level);
 		jitmap_value v;
 		int rc = jitmap_location_eval_frame(sm, rec, &rec->locations[cases[i].loc], &t, &o, &v);
 		if (rc != cases[i].rc)
@@ -368,7 +423,11 @@ static void test_outer_frame_rule(void **state)
 	struct {
 		jitmap_eval_opts o;
 		uint64_t future;
-	} big = {{.sz = sizeof(big), .frame_level = 1}, 7};
+	} big;
+	memset(&big, 0, sizeof(big)); /* padding too: the bytes past the known fields are read */
+	big.o.sz = sizeof(big);
+	big.o.frame_level = 1;
+	big.future = 7;
 	assert_int_equal(jitmap_location_eval_frame(sm, rec, &rec->locations[0], &t, &big.o, &v),
 			 -EINVAL);
 	big.future = 0;
@@ -448,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_wide_values),
 		cmocka_unit_test(test_partial_targets),
 		cmocka_unit_test(test_outer_frame_rule),
+		cmocka_unit_test(test_opts_checked_from_last_field),
 		cmocka_unit_test(test_format),
 	};
 	return cmocka_run_group_tests_name("eval", tests, NULL, NULL);

@@ -152,9 +152,8 @@ static jitmap_frame_report *describe(struct world *w, struct frame *f, unsigned 
 				     uint64_t pc, bool ret)
 {
 	const jitmap_target t = {f, frame_reg, self_read};
-	const jitmap_frame_desc d = {.sz = sizeof(d), .level = level, .pc = pc,
-				     .return_address = ret, .arch = JITMAP_ARCH_X86_64,
-				     .function = "debugger_name", .target = &t};
+	JITMAP_OPTS(const jitmap_frame_desc, d, .level = level, .pc = pc, .return_address = ret,
+		    .arch = JITMAP_ARCH_X86_64, .function = "debugger_name", .target = &t);
 	jitmap_frame_report *r = jitmap_frame_describe(w->p, &d);
 	assert_non_null(r);
 	return r;
@@ -246,7 +245,7 @@ static void test_outer_frame(void **state)
 			"#2   register       rax                    size 8   -516 (0xfffffffffffffdfc)\n");
 	jitmap_frame_report_free(r);
 	/* Without a target nothing is read, and nothing is a number. */
-	const jitmap_frame_desc d = {.sz = sizeof(d), .pc = at(FN_A + 16)};
+	JITMAP_OPTS(const jitmap_frame_desc, d, .pc = at(FN_A + 16));
 	r = jitmap_frame_describe(w.p, &d);
 	assert_non_null(r);
 	assert_contains(jitmap_frame_report_json(r, 0), "\"where\": \"rbx\", \"size\": 8, "
@@ -508,7 +507,7 @@ static void test_arguments(void **state)
 	(void)state;
 	struct world w;
 	world_init(&w, "f");
-	jitmap_frame_desc d = {.sz = sizeof(d), .pc = at(FN_A + 16)};
+	JITMAP_OPTS(jitmap_frame_desc, d, .pc = at(FN_A + 16));
 	assert_null(jitmap_frame_describe(NULL, &d));
 	assert_int_equal(errno, EINVAL);
 	assert_null(jitmap_frame_describe(w.p, NULL));
@@ -534,9 +533,9 @@ static void test_registers(void **state)
 	world_init(&w, "f");
 	struct frame f = a_frame();
 	const jitmap_target t = {&f, frame_reg, self_read};
-	const jitmap_frame_desc d = {.sz = sizeof(d), .level = 2, .pc = at(FN_A + 16),
-				     .return_address = true, .arch = JITMAP_ARCH_X86_64,
-				     .target = &t, .flags = JITMAP_DESCRIBE_REGISTERS};
+	JITMAP_OPTS(const jitmap_frame_desc, d, .level = 2, .pc = at(FN_A + 16),
+		    .return_address = true, .arch = JITMAP_ARCH_X86_64, .target = &t,
+		    .flags = JITMAP_DESCRIBE_REGISTERS);
 	jitmap_frame_report *r = jitmap_frame_describe(w.p, &d);
 	assert_non_null(r);
 	assert_int_equal(jitmap_frame_report_num_registers(r), 17); /* rax..r15, rip */

@@ -141,7 +141,8 @@ static bool ticking(void)
 
 static jitmap_live_opts opts_of(unsigned flags)
 {
-	return (jitmap_live_opts){.sz = sizeof(jitmap_live_opts), .flags = flags};
+	JITMAP_OPTS(jitmap_live_opts, o, .flags = flags);
+	return o;
 }
 
 /* -- A stopped child -- */
@@ -460,7 +461,10 @@ static void test_errors(void **state)
 	struct {
 		jitmap_live_opts o;
 		uint64_t newer;
-	} big = {.o = {.sz = sizeof(big)}, .newer = 1};
+	} big;
+	memset(&big, 0, sizeof(big)); /* padding too: the bytes past the known fields are read */
+	big.o.sz = sizeof(big);
+	big.newer = 1;
 	const jitmap_live_opts tiny = {.sz = 1};
 	expect_fail(getpid(), &tiny, EINVAL, "sz is 1");
 	expect_fail(getpid(), &big.o, EINVAL, "does not know");
@@ -658,7 +662,7 @@ static void test_lazy_scan_batched(void **state)
 	assert_non_null(l);
 	const jitmap_target live = jitmap_live_target(l);
 	const jitmap_target one_by_one = {(void *)&live, NULL, wrapped_read};
-	const jitmap_process_opts po = {.sz = sizeof(po), .flags = JITMAP_PROCESS_LAZY};
+	JITMAP_OPTS(const jitmap_process_opts, po, .flags = JITMAP_PROCESS_LAZY);
 	jitmap_process *a = jitmap_process_new(&live, &po), *b = jitmap_process_new(&one_by_one, &po);
 	assert_non_null(a);
 	assert_non_null(b);

@@ -1103,7 +1103,11 @@ static void test_sized_opts(void **state)
 	struct {
 		jitmap_parse_opts o;
 		uint64_t future;
-	} newer = {{.sz = sizeof(newer), .order = JITMAP_ORDER_BIG}, 1};
+	} newer;
+	memset(&newer, 0, sizeof(newer));
+	newer.o.sz = sizeof(newer);
+	newer.o.order = JITMAP_ORDER_BIG;
+	newer.future = 1;
 	assert_null(jitmap_stackmap_parse(s.data, s.len, &newer.o, &err));
 	newer.future = 0;
 	assert_non_null(sm = jitmap_stackmap_parse(s.data, s.len, &newer.o, &err));

@@ -316,8 +316,7 @@ static void test_hostile(void **state)
 	(void)state;
 	struct world w;
 	NEED_WORLD(&w);
-	const jitmap_process_opts opts = {.sz = sizeof(opts), .max_image = 1 << 20,
-					  .max_section = 64};
+	JITMAP_OPTS(const jitmap_process_opts, opts, .max_image = 1 << 20, .max_section = 64);
 	jitmap_process *p = jitmap_process_new(&w.target, &opts);
 	assert_non_null(p);
 
@@ -350,6 +349,18 @@ static void test_hostile(void **state)
 	errno = 0;
 	assert_null(jitmap_process_new(&w.target, &small));
 	assert_int_equal(errno, EINVAL);
+	/* A byte of the tail padding set (where a newer caller's field would be): refused,
+	 * though sz is sizeof. */
+	jitmap_process_opts padded;
+	memset(&padded, 0, sizeof(padded));
+	padded.sz = sizeof(padded);
+	const size_t end = offsetof(jitmap_process_opts, flags) + sizeof(padded.flags);
+	if (end < sizeof(padded)) {
+		((unsigned char *)&padded)[end] = 1;
+		errno = 0;
+		assert_null(jitmap_process_new(&w.target, &padded));
+		assert_int_equal(errno, EINVAL);
+	}
 	const jitmap_target none = {NULL, NULL, NULL};
 	assert_null(jitmap_process_new(&none, NULL));
 	jitmap_process_free(p);
@@ -970,8 +981,7 @@ static void test_image_stale(void **state)
 
 	/* JITMAP_PROCESS_REPLACE_IMAGES: a newer image over the same code replaces it. */
 	jitmap_process_free(p);
-	const jitmap_process_opts opts = {.sz = sizeof(opts),
-					  .flags = JITMAP_PROCESS_REPLACE_IMAGES};
+	JITMAP_OPTS(const jitmap_process_opts, opts, .flags = JITMAP_PROCESS_REPLACE_IMAGES);
 	p = jitmap_process_new(&w.target, &opts);
 	assert_non_null(p);
 	uint64_t a, b;
@@ -987,7 +997,7 @@ static void test_image_stale(void **state)
 	assert_int_equal(jitmap_process_image(p, a, &si), -ENOENT);
 	assert_int_equal(jitmap_process_image_code_at(p, TEXT, &ci), 0);
 	assert_int_equal(ci.image_id, b);
-	const jitmap_process_opts bad = {.sz = sizeof(bad), .flags = 4};
+	JITMAP_OPTS(const jitmap_process_opts, bad, .flags = 4);
 	assert_null(jitmap_process_new(&w.target, &bad));
 	jitmap_process_free(p);
 	world_free(&w);

@@ -110,8 +110,7 @@ static void test_native_then_frame_pointer(void **state)
 	(void)state;
 	jitmap_process *p = empty_process();
 	struct native n = {.callers = {NATIVE_PC + 1, NATIVE_PC + 2, FP_PC}};
-	const jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = native_step,
-					  .native_ctx = &n};
+	JITMAP_OPTS(const jitmap_stacker_opts, opts, .native_step = native_step, .native_ctx = &n);
 	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
 	assert_non_null(st);
 	/* The frame-pointer frame: rbp points at [saved rbp = 0][return address FP_PC + 16]. */
@@ -155,8 +154,7 @@ static void test_endings(void **state)
 	jitmap_process *p = empty_process();
 	memset(stack, 0, sizeof(stack));
 	struct native n = {.callers = {NATIVE_PC + 1, 1}};
-	jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = native_step,
-				    .native_ctx = &n};
+	JITMAP_OPTS(jitmap_stacker_opts, opts, .native_step = native_step, .native_ctx = &n);
 	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
 	const jitmap_frame_regs r = start(NATIVE_PC, STACK, STACK + 0x10);
 	struct seen s = {0};
@@ -192,7 +190,8 @@ static void test_endings(void **state)
 	jitmap_stacker_free(st);
 
 	/* No native unwinder, no frame pointer to follow: the frame pointer's reason. */
-	opts = (jitmap_stacker_opts){.sz = sizeof(opts)};
+	memset(&opts, 0, sizeof(opts));
+	opts.sz = sizeof(opts);
 	st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
 	s = (struct seen){0};
 	const jitmap_frame_regs wild = start(FP_PC, STACK, 0x10);
@@ -280,7 +279,7 @@ static void test_native_registers(void **state)
 {
 	(void)state;
 	jitmap_process *p = empty_process();
-	const jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = libdwfl_like_step};
+	JITMAP_OPTS(const jitmap_stacker_opts, opts, .native_step = libdwfl_like_step);
 	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
 	jitmap_frame_regs r = start(NATIVE_PC, STACK, STACK + 0x100);
 	jitmap_frame_reg_set(&r, 0, (uint64_t)-516); /* a sleeping syscall's return */
@@ -323,7 +322,7 @@ static void test_guesses(void **state)
 {
 	(void)state;
 	jitmap_process *p = empty_process();
-	const jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = libdwfl_like_step};
+	JITMAP_OPTS(const jitmap_stacker_opts, opts, .native_step = libdwfl_like_step);
 	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
 	const jitmap_frame_regs r = start(NATIVE_PC, STACK, STACK + 0x100);
 	struct kept k = {0};
@@ -388,8 +387,8 @@ static void test_no_code(void **state)
 	/* Frame 0 -> NATIVE_PC + 1 -> 0x7777 (stack junk, where no code is). */
 	struct native n = {.callers = {NATIVE_PC + 1, 0x7777}};
 	struct code_map c = {NATIVE_PC, NATIVE_PC + 8, 0, 0};
-	jitmap_stacker_opts opts = {.sz = sizeof(opts), .native_step = native_step,
-				    .native_ctx = &n, .code_at = code_at, .code_ctx = &c};
+	JITMAP_OPTS(jitmap_stacker_opts, opts, .native_step = native_step, .native_ctx = &n,
+		    .code_at = code_at, .code_ctx = &c);
 	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &opts);
 	const jitmap_frame_regs r = start(NATIVE_PC, STACK, STACK + 0x10);
 	struct seen s = {0};
@@ -425,7 +424,10 @@ static void test_arguments(void **state)
 	struct {
 		jitmap_stacker_opts o;
 		uint64_t future;
-	} big = {{.sz = sizeof(big)}, 1};
+	} big;
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	big.future = 1;
 	assert_null(jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, &big.o));
 	assert_int_equal(errno, EINVAL);
 	jitmap_stacker *st = jitmap_stacker_new(p, &memory, JITMAP_ARCH_X86_64, NULL);

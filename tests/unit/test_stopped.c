@@ -305,10 +305,10 @@ static void write_core(const char *path, unsigned machine, jitmap_byte_order ord
 static void check_core_file(const char *path, const char *sysroot, bool no_files)
 {
 	jitmap_error err;
-	const jitmap_core_opts co = {.sz = sizeof(co), .sysroot = sysroot,
-				     .flags = no_files ? JITMAP_CORE_NO_FILES : 0};
-	const jitmap_stopped_opts so = {.sz = sizeof(so), .sysroot = sysroot,
-					.flags = no_files ? JITMAP_STOPPED_NO_FILES : 0};
+	JITMAP_OPTS(const jitmap_core_opts, co, .sysroot = sysroot,
+		    .flags = no_files ? JITMAP_CORE_NO_FILES : 0);
+	JITMAP_OPTS(const jitmap_stopped_opts, so, .sysroot = sysroot,
+		    .flags = no_files ? JITMAP_STOPPED_NO_FILES : 0);
 	jitmap_core *c = jitmap_core_open(path, &co, &err);
 	if (!c)
 		fail_msg("%s: %s", path, err.reason);
@@ -726,8 +726,7 @@ static void test_live(void **state)
 	jitmap_stopped_free(s);
 
 	/* Without stopping: threads without registers, memory as it runs. */
-	const jitmap_stopped_opts no_stop = {.sz = sizeof(no_stop),
-					     .flags = JITMAP_STOPPED_NO_STOP};
+	JITMAP_OPTS(const jitmap_stopped_opts, no_stop, .flags = JITMAP_STOPPED_NO_STOP);
 	s = jitmap_stopped_open_pid(pid, &no_stop, &err);
 	if (!s)
 		fail_msg("open: %s", err.reason);
@@ -755,7 +754,7 @@ static void test_live(void **state)
 	jitmap_stopped_free(s);
 
 	/* The caps go through: one thread, and the warning the old call gives. */
-	const jitmap_stopped_opts one = {.sz = sizeof(one), .max_threads = 1};
+	JITMAP_OPTS(const jitmap_stopped_opts, one, .max_threads = 1);
 	s = jitmap_stopped_open_pid(pid, &one, &err);
 	assert_non_null(s);
 	assert_int_equal(jitmap_stopped_num_threads(s), 1);
@@ -839,7 +838,10 @@ static void test_bad_input(void **state)
 	struct {
 		jitmap_stopped_opts o;
 		uint64_t newer;
-	} big = {.o = {.sz = sizeof(big)}, .newer = 1};
+	} big;
+	memset(&big, 0, sizeof(big)); /* padding too: the bytes past the known fields are read */
+	big.o.sz = sizeof(big);
+	big.newer = 1;
 	assert_null(jitmap_stopped_open_pid(getpid(), &big.o, &err));
 	assert_int_equal(errno, EINVAL);
 	assert_contains(err.reason, "fields this library does not know");
@@ -848,8 +850,8 @@ static void test_bad_input(void **state)
 	assert_null(jitmap_stopped_open_core("/proc/self/exe", &big.o, &err));
 	assert_string_equal(err.reason, "not a 64-bit core file");
 	/* An older caller's shorter struct: the fields past it are not read. */
-	const jitmap_stopped_opts older = {.sz = offsetof(jitmap_stopped_opts, flags),
-					   .flags = JITMAP_STOPPED_NO_STOP};
+	JITMAP_OPTS(const jitmap_stopped_opts, older, .sz = offsetof(jitmap_stopped_opts, flags),
+		    .flags = JITMAP_STOPPED_NO_STOP);
 	assert_null(jitmap_stopped_open_pid(getpid(), &older, &err));
 	assert_int_equal(err.code, -EPERM); /* NO_STOP not seen: this process is not stopped */
 
@@ -861,8 +863,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(jitmap_stopped_build_id_at(NULL, 0, id, sizeof(id)), 0);
 	uint64_t v;
 	assert_int_equal(jitmap_stopped_thread_reg(NULL, 0, &v), -ENOENT);
-	const jitmap_stopped_opts no_stop = {.sz = sizeof(no_stop),
-					     .flags = JITMAP_STOPPED_NO_STOP};
+	JITMAP_OPTS(const jitmap_stopped_opts, no_stop, .flags = JITMAP_STOPPED_NO_STOP);
 	jitmap_stopped *s = jitmap_stopped_open_pid(getpid(), &no_stop, &err);
 	if (!s)
 		fail_msg("open: %s", err.reason);
