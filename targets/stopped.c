@@ -18,8 +18,8 @@ struct jitmap_stopped {
 /* The options, checked as jitmap_core_open and jitmap_live_open check theirs: 0, or -EINVAL
  * with `err` filled. `*known` is the caller's opts as this library knows them (zeros past
  * the caller's sz). */
-static int opts_of(const jitmap_stopped_opts *opts, jitmap_stopped_opts *known,
-		   jitmap_error *err)
+static int check_opts(const jitmap_stopped_opts *opts, jitmap_stopped_opts *known,
+		      jitmap_error *err)
 {
 	memset(known, 0, sizeof(*known));
 	known->sz = sizeof(*known);
@@ -36,6 +36,16 @@ static int opts_of(const jitmap_stopped_opts *opts, jitmap_stopped_opts *known,
 	memcpy(known, opts, opts->sz < sizeof(*known) ? opts->sz : sizeof(*known));
 	known->sz = sizeof(*known);
 	return 0;
+}
+
+/* check_opts for an opener: true, or false with errno set. */
+static bool opts_of(const jitmap_stopped_opts *opts, jitmap_stopped_opts *known,
+		    jitmap_error *err)
+{
+	const int rc = check_opts(opts, known, err);
+	if (rc)
+		errno = -rc;
+	return !rc;
 }
 
 static jitmap_stopped *wrap(jitmap_core *core, jitmap_live *live, jitmap_error *err)
@@ -65,11 +75,8 @@ jitmap_stopped *jitmap_stopped_open_core(const char *path, const jitmap_stopped_
 					 jitmap_error *err)
 {
 	jitmap_stopped_opts o;
-	const int rc = opts_of(opts, &o, err);
-	if (rc) {
-		errno = -rc;
+	if (!opts_of(opts, &o, err))
 		return NULL;
-	}
 	JITMAP_OPTS(const jitmap_core_opts, co, .exe = o.exe, .sysroot = o.sysroot,
 		    .flags = o.flags & JITMAP_STOPPED_NO_FILES ? JITMAP_CORE_NO_FILES : 0);
 	return wrap(jitmap_core_open(path, &co, err), NULL, err);
@@ -79,11 +86,8 @@ jitmap_stopped *jitmap_stopped_open_pid(pid_t pid, const jitmap_stopped_opts *op
 					jitmap_error *err)
 {
 	jitmap_stopped_opts o;
-	const int rc = opts_of(opts, &o, err);
-	if (rc) {
-		errno = -rc;
+	if (!opts_of(opts, &o, err))
 		return NULL;
-	}
 	JITMAP_OPTS(const jitmap_live_opts, lo, .max_threads = o.max_threads,
 		    .max_rounds = o.max_rounds,
 		    .flags = o.flags & JITMAP_STOPPED_NO_STOP ? JITMAP_LIVE_NO_STOP : 0,
