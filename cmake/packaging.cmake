@@ -59,7 +59,7 @@ set(CPACK_DEBIAN_PRODUCER_PACKAGE_NAME libjitmap-producer${PROJECT_VERSION_MAJOR
 set(CPACK_DEBIAN_PRODUCER_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libjitmap-dev)
 # The static archive links these (jitmap.pc's Requires.private).
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libelf-dev, libdwarf-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libelf-dev, libdwarf-dev, libzstd-dev, liblz4-dev, liblzma-dev")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME jitmap)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "python3")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_RECOMMENDS "gdb")

@@ -11,13 +11,14 @@ mode=${1:-}
 required=(
   build-essential cmake pkg-config python3
   libelf-dev libdwarf-dev libdw-dev elfutils
+  libzstd-dev liblz4-dev liblzma-dev
   libcapstone-dev libcapstone4
   gdb
   llvm-14 llvm-14-dev
 )
 if [ "$mode" != --demo ]; then
   required+=(git libcmocka-dev clang-14 libclang-rt-14-dev libfuzzer-14-dev binutils
-             python3-jsonschema bash-completion)
+             python3-jsonschema bash-completion zstd lz4 xz-utils)
 fi
 # A second LLVM producer and lld (a linked Mach-O image) for the differential test, LLDB for
 # the debugger tests, Node.js and a JDK for the perf map tests (tests/perfmap), Erlang/OTP's

@@ -756,8 +756,58 @@ jitmap_core *jitmap_core_open(const char *path, const jitmap_core_opts *opts, ji
 		return open_fail(c, err, -EINVAL, 0,
 				 "not a regular file (a device, pipe or socket), not a core file");
 	c->size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	/* A compressed core (systemd-coredump's): the core it holds, in a temporary file. */
+	uint8_t head[8];
+	const ssize_t got = pread(c->fd, head, sizeof(head), 0);
+	const char *codec = got > 0 ? jitmap_compression_of(head, (size_t)got) : NULL;
+	char cut[192] = "";
+	if (codec) {
+		const int fd = jitmap__decompress(c->fd, codec, &c->size, cut, sizeof(cut), err);
+		if (fd < 0) {
+			jitmap_core_free(c);
+			errno = -fd;
+			return NULL;
+		}
+		close(c->fd);
+		c->fd = fd;
+		c->compression = codec;
+	}
+	if (cut[0])
+		warn(c, "%s", cut);
 	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
 	return finish_open(c, opts, err);
+}
+
+const char *jitmap_core_compression(const jitmap_core *c)
+{
+	return c ? c->compression : NULL;
+}
+
+int jitmap_core_decompress(const char *path, char *note, size_t note_len, jitmap_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (note && note_len)
+		note[0] = 0;
+	if (!path)
+		return jitmap__fail(err, -EINVAL, 0, "no path");
+	const int in = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (in < 0)
+		return jitmap__fail(err, -errno, 0, "cannot open: %s", strerror(errno));
+	struct stat st;
+	uint8_t head[8];
+	ssize_t got = -1;
+	if (!fstat(in, &st) && S_ISREG(st.st_mode))
+		got = pread(in, head, sizeof(head), 0);
+	const char *codec = got > 0 ? jitmap_compression_of(head, (size_t)got) : NULL;
+	char cut[192];
+	const int fd = codec ? jitmap__decompress(in, codec, &(uint64_t){0}, cut, sizeof(cut), err)
+		       : jitmap__fail(err, -EINVAL, 0, "not compressed as jitmap reads cores "
+				      "(zstd, lz4 frames, xz)");
+	close(in);
+	if (fd >= 0 && note && note_len)
+		snprintf(note, note_len, "%s", cut);
+	return fd;
 }
 
 jitmap_core *jitmap_core_open_memory(const void *buf, size_t len, const jitmap_core_opts *opts,

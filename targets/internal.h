@@ -395,7 +395,17 @@ struct jitmap_core {
 	uint64_t *auxv;    /* pairs */
 	size_t nauxv;
 	int have_file_note, have_auxv;
+	const char *compression; /* what the file was decompressed from, or NULL */
 };
+
+/* -- Compressed cores (compressed.c) -- */
+
+/* Decompress all of `fd` (`codec`: jitmap_compression_of's name) into a new unlinked
+ * temporary file, its zero blocks as holes: its descriptor, with *size its bytes and
+ * `cut_note` a sentence when the stream ended inside a frame (what came out is kept; else
+ * ""); or a negative errno with `err` filled, its offset in the compressed file. */
+int jitmap__decompress(int fd, const char *codec, uint64_t *size, char *cut_note, size_t cut_len,
+		       jitmap_error *err);
 
 
 /* `len` bytes at `addr` of the dumped process, from the core and (unless `core_only`) the

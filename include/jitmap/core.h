@@ -59,6 +59,27 @@ JITMAP_API jitmap_core *jitmap_core_open_memory(const void *buf, size_t len,
 						const jitmap_core_opts *opts, jitmap_error *err);
 JITMAP_API void jitmap_core_free(jitmap_core *core);
 
+/* -- Compressed cores --
+ *
+ * A core file stored compressed (systemd-coredump's core.*.zst; lz4 frames and xz too), known
+ * by its first bytes and not by its name, is opened by jitmap_core_open as the core it holds:
+ * decompressed as a stream into an unlinked temporary file ($TMPDIR, else /var/tmp, else /tmp)
+ * whose blocks of zeros are holes. Memory holds two buffers whatever the core's size; the
+ * disk, the core's pages that are not zero. A stream cut short gives the core as far as it
+ * came out, with a warning (jitmap_core_warning) saying so. */
+
+/* The compression the first `len` bytes of a file say it has: "zstd", "lz4", "xz", or NULL. */
+JITMAP_API const char *jitmap_compression_of(const void *head, size_t len);
+/* What `core` was decompressed from ("zstd", ...), or NULL for a core stored as it is. */
+JITMAP_API const char *jitmap_core_compression(const jitmap_core *core);
+/* Decompress the compressed core file at `path` as jitmap_core_open does, for a debugger
+ * that reads cores itself (GDB's core-file of /proc/self/fd/N): the descriptor of the
+ * unlinked temporary file, read-write (the caller closes it), with `note` (`note_len` bytes;
+ * may be NULL) a sentence when the stream was cut short, else ""; or a negative errno with
+ * `err` filled: -EINVAL when the file is not compressed, or not as jitmap reads it. */
+JITMAP_API int jitmap_core_decompress(const char *path, char *note, size_t note_len,
+				      jitmap_error *err);
+
 /* The core's architecture (JITMAP_ARCH_UNKNOWN for one libjitmap does not know), its ELF
  * e_machine, and its byte order (JITMAP_ORDER_LITTLE or JITMAP_ORDER_BIG, from e_ident). */
 JITMAP_API jitmap_arch jitmap_core_arch(const jitmap_core *core);

@@ -22,6 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <lz4frame.h>
+#include <lzma.h>
+#include <zstd.h>
+
 #include "core_builder.h"
 #include "jitmap/core.h"
 #include "jitmap/process.h"
@@ -1523,6 +1527,132 @@ static void test_real_core(void **state)
 }
 #endif
 
+/* -- Compressed cores (systemd-coredump's) -- */
+
+#define SEG_ZERO UINT64_C(0x40000) /* 256 KiB of zeros: holes in the decompressed file, and
+				    * blocks of every codec after the data */
+
+static uint8_t *compress(const char *codec, const uint8_t *in, size_t len, size_t *out_len)
+{
+	size_t cap = len + 65536;
+	uint8_t *out = malloc(cap);
+	assert_non_null(out);
+	if (!strcmp(codec, "zstd")) {
+		*out_len = ZSTD_compress(out, cap, in, len, 3);
+		assert_false(ZSTD_isError(*out_len));
+	} else if (!strcmp(codec, "lz4")) {
+		*out_len = LZ4F_compressFrame(out, cap, in, len, NULL);
+		assert_false(LZ4F_isError(*out_len));
+	} else {
+		size_t pos = 0;
+		assert_int_equal(lzma_easy_buffer_encode(1, LZMA_CHECK_CRC64, NULL, in, len, out, &pos,
+							 cap), LZMA_OK);
+		*out_len = pos;
+	}
+	return out;
+}
+
+static void write_file(const char *path, const uint8_t *bytes, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_compressed(void **state)
+{
+	(void)state;
+	core_builder b;
+	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 2);
+	static const uint8_t zeros[0x40000];
+	cb_load(&b, SEG_ZERO, sizeof(zeros), zeros, sizeof(zeros));
+	size_t len;
+	uint8_t *bytes = cb_emit(&b, &len);
+	assert_non_null(bytes);
+	char dir[] = "/tmp/jitmap-test-core-XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(setenv("TMPDIR", dir, 1), 0); /* O_TMPFILE there: nothing left after */
+	JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
+	const char *codecs[] = {"zstd", "lz4", "xz"};
+	for (size_t k = 0; k < ARRAY_LEN(codecs); k++) {
+		size_t zlen;
+		uint8_t *z = compress(codecs[k], bytes, len, &zlen);
+		assert_string_equal(jitmap_compression_of(z, zlen), codecs[k]);
+		snprintf(path, sizeof(path), "%s/core.%s", dir, codecs[k]);
+		write_file(path, z, zlen);
+
+		/* Opened as the core it holds, whatever the file's name. */
+		jitmap_error err;
+		jitmap_core *c = jitmap_core_open(path, &opts, &err);
+		if (!c)
+			fail_msg("%s: %s", codecs[k], err.reason);
+		assert_string_equal(jitmap_core_compression(c), codecs[k]);
+		assert_int_equal(jitmap_core_num_threads(c), 2);
+		assert_null(jitmap_core_warning(c, 0));
+		jitmap_target t = jitmap_core_target(c);
+		uint8_t got[0x1000];
+		assert_int_equal(t.read_mem(t.ctx, SEG_A, got, sizeof(got), NULL, 0), 0);
+		check_bytes(got, sizeof(got), SEG_A);
+		jitmap_core_free(c);
+
+		/* For a debugger that reads the core itself: the same bytes, zero pages as holes. */
+		char note[192] = "x";
+		const int fd = jitmap_core_decompress(path, note, sizeof(note), &err);
+		if (fd < 0)
+			fail_msg("%s: %s", codecs[k], err.reason);
+		assert_string_equal(note, "");
+		struct stat st;
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_int_equal((size_t)st.st_size, len);
+		assert_true((size_t)st.st_blocks * 512 < len);
+		uint8_t *back = malloc(len);
+		assert_non_null(back);
+		assert_int_equal(pread(fd, back, len, 0), (ssize_t)len);
+		assert_memory_equal(back, bytes, len);
+		free(back);
+		close(fd);
+
+		/* Cut short (in its last block, of zeros): the core as far as it came out, and a
+		 * warning that says so. */
+		write_file(path, z, zlen - 4);
+		c = jitmap_core_open(path, &opts, &err);
+		if (!c)
+			fail_msg("%s cut: %s", codecs[k], err.reason);
+		assert_true(has_warning(c, "stream ends inside a frame"));
+		jitmap_core_free(c);
+
+		/* Damaged after its magic: refused, naming the format. */
+		memset(z + 6, 0xff, zlen - 6 < 64 ? zlen - 6 : 64);
+		write_file(path, z, zlen);
+		assert_null(jitmap_core_open(path, &opts, &err));
+		assert_int_equal(err.code, -EINVAL);
+		char want[32];
+		snprintf(want, sizeof(want), "not a%s %s", codecs[k][0] == 'z' ? "" : "n", codecs[k]);
+		if (!strstr(err.reason, want))
+			fail_msg("%s: %s", codecs[k], err.reason);
+		assert_int_equal(jitmap_core_decompress(path, NULL, 0, &err), -EINVAL);
+		unlink(path);
+		free(z);
+	}
+	/* An uncompressed file is not decompressed; nothing is left in TMPDIR. */
+	snprintf(path, sizeof(path), "%s/core", dir);
+	write_file(path, bytes, len);
+	jitmap_error err;
+	assert_int_equal(jitmap_core_decompress(path, NULL, 0, &err), -EINVAL);
+	assert_non_null(strstr(err.reason, "not compressed"));
+	jitmap_core *c = jitmap_core_open(path, &opts, &err);
+	assert_non_null(c);
+	assert_null(jitmap_core_compression(c));
+	jitmap_core_free(c);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+	unsetenv("TMPDIR");
+	assert_null(jitmap_compression_of("\x28\xb5\x2f", 3));
+	assert_null(jitmap_compression_of(NULL, 8));
+	free(bytes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1533,6 +1663,7 @@ int main(void)
 		cmocka_unit_test(test_scan_core),
 		cmocka_unit_test(test_scan_core_memory_mappings),
 		cmocka_unit_test(test_real_core),
+		cmocka_unit_test(test_compressed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,272 @@
+/* compressed.c: cores stored compressed (systemd-coredump's .zst, .lz4 and .xz), known by their
+ * first bytes, not by a file's name, and decompressed as a stream into an unlinked temporary
+ * file: memory holds one input and one output buffer whatever the core's size, and the file
+ * holds no block of zeros (a core is mostly zero pages: they become holes, as coredumpctl
+ * leaves them). The file goes in $TMPDIR, else /var/tmp (which systemd keeps on disk; /tmp may
+ * be memory), else /tmp. */
+#define _GNU_SOURCE /* O_TMPFILE, mkostemp */
+#include <fcntl.h>
+#include <lz4frame.h>
+#include <lzma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "internal.h"
+
+#define IN_BYTES (256u << 10)
+#define OUT_BYTES (1u << 20)
+#define BLOCK 4096u
+
+const char *jitmap_compression_of(const void *head, size_t len)
+{
+	static const struct {
+		const char *name;
+		uint8_t magic[6];
+		size_t n;
+	} kinds[] = {
+		{"zstd", {0x28, 0xb5, 0x2f, 0xfd}, 4},
+		{"lz4", {0x04, 0x22, 0x4d, 0x18}, 4},
+		{"xz", {0xfd, '7', 'z', 'X', 'Z', 0x00}, 6},
+	};
+	for (size_t i = 0; head && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (len >= kinds[i].n && !memcmp(head, kinds[i].magic, kinds[i].n))
+			return kinds[i].name;
+	return NULL;
+}
+
+/* -- The output: a temporary file with holes -- */
+
+struct out {
+	int fd;
+	uint64_t size;     /* bytes decompressed so far */
+	const char *dir;
+	jitmap_error *err;
+};
+
+static int temp_file(struct out *o)
+{
+	const char *dirs[] = {getenv("TMPDIR"), "/var/tmp", "/tmp"};
+	int last = ENOENT;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (!dirs[i] || !dirs[i][0])
+			continue;
+		o->dir = dirs[i];
+		o->fd = open(dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (o->fd >= 0)
+			return 0;
+		/* O_TMPFILE unsupported by the file system: a named file, unlinked at once. */
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/jitmap-core-XXXXXX", dirs[i]);
+		o->fd = mkostemp(path, O_CLOEXEC);
+		if (o->fd >= 0) {
+			unlink(path);
+			return 0;
+		}
+		last = errno;
+	}
+	return jitmap__fail(o->err, -last, 0, "no directory for the decompressed core "
+			    "($TMPDIR, /var/tmp, /tmp): %s", strerror(last));
+}
+
+/* Write `n` bytes that follow what was written, all-zero blocks as holes. */
+static int put(struct out *o, const uint8_t *p, size_t n)
+{
+	static const uint8_t zero[BLOCK];
+	for (size_t at = 0; at < n;) {
+		const size_t k = n - at < BLOCK ? n - at : BLOCK;
+		if (k < BLOCK || memcmp(p + at, zero, k)) {
+			for (size_t done = 0; done < k;) {
+				const ssize_t w = pwrite(o->fd, p + at + done, k - done,
+							 (off_t)(o->size + done));
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0) {
+					const int e = w < 0 ? errno : EIO;
+					return jitmap__fail(o->err, -e, 0, "cannot write the decompressed "
+							    "core in %s after %llu bytes: %s%s", o->dir,
+							    (unsigned long long)o->size, strerror(e),
+							    e == ENOSPC ? " (set TMPDIR to a directory "
+							    "with room for it)" : "");
+				}
+				done += (size_t)w;
+			}
+		}
+		o->size += k;
+		at += k;
+	}
+	return 0;
+}
+
+/* -- The codecs: each turns the input stream into put() calls -- */
+
+struct in {
+	int fd;
+	uint8_t *buf;
+	size_t len, pos;   /* bytes in buf, bytes of them used */
+	uint64_t offset;   /* of buf[0] in the compressed file */
+};
+
+/* Refill the input once it is used up: bytes read (0 at the end), or -errno. */
+static ssize_t refill(struct in *in)
+{
+	in->offset += in->len;
+	in->len = in->pos = 0;
+	for (;;) {
+		const ssize_t r = read(in->fd, in->buf, IN_BYTES);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r > 0)
+			in->len = (size_t)r;
+		return r < 0 ? -errno : r;
+	}
+}
+
+static int read_fail(struct in *in, jitmap_error *err, ssize_t r)
+{
+	return jitmap__fail(err, (int)r, in->offset, "cannot read the compressed core: %s",
+			    strerror((int)-r));
+}
+
+/* Each returns 0 (with *cut set when the stream ended inside a frame), or -errno. */
+static int zstd_stream(struct in *in, struct out *o, uint8_t *obuf, bool *cut)
+{
+	ZSTD_DStream *z = ZSTD_createDStream();
+	if (!z)
+		return jitmap__fail(o->err, -ENOMEM, 0, "out of memory");
+	size_t last = 0;
+	int rc = 0;
+	for (ssize_t r; !rc && (r = refill(in)) != 0;) {
+		if (r < 0) {
+			rc = read_fail(in, o->err, r);
+			break;
+		}
+		ZSTD_inBuffer ib = {in->buf, in->len, 0};
+		/* Until the input is used and the decoder has nothing more to give for it. */
+		for (bool more = true; !rc && (ib.pos < ib.size || more);) {
+			ZSTD_outBuffer ob = {obuf, OUT_BYTES, 0};
+			last = ZSTD_decompressStream(z, &ob, &ib);
+			if (ZSTD_isError(last)) {
+				rc = jitmap__fail(o->err, -EINVAL, in->offset + ib.pos,
+						  "not a zstd stream jitmap can read: %s",
+						  ZSTD_getErrorName(last));
+				break;
+			}
+			rc = put(o, obuf, ob.pos);
+			more = ob.pos == OUT_BYTES;
+		}
+	}
+	ZSTD_freeDStream(z);
+	*cut = !rc && last != 0;
+	return rc;
+}
+
+static int lz4_stream(struct in *in, struct out *o, uint8_t *obuf, bool *cut)
+{
+	LZ4F_dctx *d;
+	if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
+		return jitmap__fail(o->err, -ENOMEM, 0, "out of memory");
+	size_t last = 0;
+	int rc = 0;
+	for (ssize_t r; !rc && (r = refill(in)) != 0;) {
+		if (r < 0) {
+			rc = read_fail(in, o->err, r);
+			break;
+		}
+		/* Until the input is used and the decoder has nothing more to give for it. */
+		for (bool more = true; !rc && more;) {
+			size_t dst = OUT_BYTES, src = in->len - in->pos;
+			last = LZ4F_decompress(d, obuf, &dst, in->buf + in->pos, &src, NULL);
+			if (LZ4F_isError(last)) {
+				rc = jitmap__fail(o->err, -EINVAL, in->offset + in->pos,
+						  "not an lz4 frame jitmap can read: %s",
+						  LZ4F_getErrorName(last));
+				break;
+			}
+			in->pos += src;
+			rc = put(o, obuf, dst);
+			more = in->pos < in->len || dst == OUT_BYTES;
+		}
+	}
+	LZ4F_freeDecompressionContext(d);
+	*cut = !rc && last != 0;
+	return rc;
+}
+
+static int xz_stream(struct in *in, struct out *o, uint8_t *obuf, bool *cut)
+{
+	lzma_stream s = LZMA_STREAM_INIT;
+	if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+		return jitmap__fail(o->err, -ENOMEM, 0, "out of memory");
+	int rc = 0;
+	lzma_ret ret = LZMA_OK;
+	bool end = false;
+	while (!rc && ret != LZMA_STREAM_END) {
+		if (s.avail_in == 0 && !end) {
+			const ssize_t r = refill(in);
+			if (r < 0) {
+				rc = read_fail(in, o->err, r);
+				break;
+			}
+			end = r == 0;
+			s.next_in = in->buf;
+			s.avail_in = in->len;
+		}
+		s.next_out = obuf;
+		s.avail_out = OUT_BYTES;
+		ret = lzma_code(&s, end ? LZMA_FINISH : LZMA_RUN);
+		rc = put(o, obuf, OUT_BYTES - s.avail_out);
+		if (rc || ret == LZMA_OK || ret == LZMA_STREAM_END)
+			continue;
+		if (ret == LZMA_BUF_ERROR && end)
+			break; /* the input ended inside a stream */
+		rc = jitmap__fail(o->err, -EINVAL, in->offset + (in->len - s.avail_in),
+				  "not an xz stream jitmap can read: %s",
+				  ret == LZMA_MEM_ERROR ? "out of memory"
+				  : ret == LZMA_FORMAT_ERROR ? "not the xz format"
+				  : ret == LZMA_OPTIONS_ERROR ? "options this liblzma does not support"
+				  : "corrupt data");
+	}
+	lzma_end(&s);
+	*cut = !rc && ret != LZMA_STREAM_END;
+	return rc;
+}
+
+int jitmap__decompress(int fd, const char *codec, uint64_t *size, char *cut_note,
+		       size_t cut_len, jitmap_error *err)
+{
+	struct out o = {.fd = -1, .err = err};
+	struct in in = {.fd = fd};
+	if (cut_len)
+		cut_note[0] = 0;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return jitmap__fail(err, -errno, 0, "cannot read the compressed core: %s",
+				    strerror(errno));
+	in.buf = malloc(IN_BYTES);
+	uint8_t *obuf = malloc(OUT_BYTES);
+	int rc = in.buf && obuf ? temp_file(&o) : jitmap__fail(err, -ENOMEM, 0, "out of memory");
+	bool cut = false;
+	if (!rc)
+		rc = !strcmp(codec, "zstd") ? zstd_stream(&in, &o, obuf, &cut)
+		   : !strcmp(codec, "lz4") ? lz4_stream(&in, &o, obuf, &cut)
+		   : xz_stream(&in, &o, obuf, &cut);
+	if (!rc && ftruncate(o.fd, (off_t)o.size))
+		rc = jitmap__fail(err, -errno, 0, "cannot size the decompressed core in %s: %s",
+				  o.dir, strerror(errno));
+	free(in.buf);
+	free(obuf);
+	if (rc) {
+		if (o.fd >= 0)
+			close(o.fd);
+		return rc;
+	}
+	if (cut && cut_len)
+		snprintf(cut_note, cut_len, "the %s stream ends inside a frame, after %llu bytes of "
+			 "the core: the core is read as far as it came out (a truncated file?)",
+			 codec, (unsigned long long)o.size);
+	*size = o.size;
+	return o.fd;
+}
