@@ -345,19 +345,34 @@ static int read_file(const char *path, unsigned char **data, size_t *len)
 	return 0;
 }
 
-static int is_elf(const char *path)
+/* The first bytes of a regular file (0 for anything else: opening a FIFO would wait for a
+ * writer forever): how many were read into `head`. */
+static size_t file_head(const char *path, unsigned char head[8])
 {
-	/* Only a regular file is looked into: opening a FIFO would wait for a writer forever. */
 	struct stat st;
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return 0;
-	unsigned char magic[4] = {0};
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return 0;
-	size_t n = fread(magic, 1, 4, f);
+	size_t n = fread(head, 1, 8, f);
 	fclose(f);
-	return n == 4 && !memcmp(magic, "\177ELF", 4);
+	return n;
+}
+
+static int is_elf(const char *path)
+{
+	unsigned char head[8];
+	return file_head(path, head) >= 4 && !memcmp(head, "\177ELF", 4);
+}
+
+/* A compressed file is read as a core (systemd-coredump's core.*.zst): the library says
+ * what it holds. */
+static bool is_compressed(const char *path)
+{
+	unsigned char head[8];
+	const size_t n = file_head(path, head);
+	return jitmap_compression_of(head, n) != NULL;
 }
 
 static void report(const char *file, const jitmap_error *e)
@@ -512,8 +527,13 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 		jitmap_core_free(c);
 		return 1;
 	}
+	/* "ELF core file" or "ELF core file (zstd)": what the file held. */
+	char what[64];
+	const char *codec = jitmap_core_compression(c);
+	snprintf(what, sizeof(what), "ELF core file%s%s%s", codec ? " (" : "", codec ? codec : "",
+		 codec ? ")" : "");
 	if (o->format == FMT_TEXT) {
-		fprintf(out, "%s: ELF core file, %s, %zu JIT descriptor%s", path,
+		fprintf(out, "%s: %s, %s, %zu JIT descriptor%s", path, what,
 			machine_name(jitmap_core_elf_machine(c)), nd, nd == 1 ? "" : "s");
 		if (unread)
 			fprintf(out, " found, more may be in the %zu file%s the core maps that could "
@@ -523,8 +543,8 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 	if (o->format == FMT_JSON) {
 		fputs("{\"file\": ", out);
 		json_string(out, path);
-		fprintf(out, ", \"kind\": \"ELF core file, %s\", \"unread_files\": %zu, "
-			"\"descriptors\": [", machine_name(jitmap_core_elf_machine(c)), unread);
+		fprintf(out, ", \"kind\": \"%s, %s\", \"unread_files\": %zu, \"descriptors\": [",
+			what, machine_name(jitmap_core_elf_machine(c)), unread);
 	}
 	const size_t ns = jitmap_process_num_sources(p);
 	for (size_t d = 0; d < nd; d++) {
@@ -587,6 +607,8 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 	int status = 0;
 	char kind[96];
 
+	if (is_compressed(path))
+		return dump_core(out, path, o);
 	if (is_elf(path)) {
 		img = jitmap_image_open_file(path, &e);
 		if (!img) {
