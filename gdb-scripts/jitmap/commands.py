@@ -57,8 +57,10 @@ Frame objects are :mod:`model`'s (``level``, ``pc``, ``function``, ``read_regist
 ``stack() -> (sp, caller_sp) or None``. LLDB alone: ``has_module_at(addr)`` and
 ``add_image(source, data, functions)`` for ``load-images``.
 """
+import ctypes
 import os
 import re
+import stat
 
 from . import discovery as D
 from . import format as F
@@ -107,6 +109,7 @@ class Session:
         self.perf_files = []  # perf maps and jitdump files the user named (perf-map FILE)
         self.perf_own = True  # a live process's own files are read (perf-map -off)
         self._perf = None     # (process key, PerfMaps, stop id of the last read)
+        self.core_fd = None   # the decompressed core the debugger reads (`core FILE`)
 
     def forget(self):
         self.discovery.flush()
@@ -561,6 +564,50 @@ def _run_status(ctx, opts, args):
                           s.problems())
 
 
+def _run_core(ctx, opts, args):
+    """Open a core file, stored compressed (systemd-coredump's) or not."""
+    dbg, s = ctx.dbg, ctx.session
+    if not args:
+        raise CommandError("%s: which core file? (%s FILE)" % (ctx.who, ctx.who))
+    path = os.path.expanduser(args[0])
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise CommandError("%s: %s: %s" % (ctx.who, path, e.strerror)) from None
+    head = b""
+    if stat.S_ISREG(st.st_mode):  # opening a FIFO would wait for a writer
+        try:
+            with open(path, "rb") as f:
+                head = f.read(8)
+        except OSError as e:
+            raise CommandError("%s: %s: %s" % (ctx.who, path, e.strerror)) from None
+    N.load(getattr(dbg, "library_hint", None))
+    lib = N.lib()
+    codec = lib.jitmap_compression_of(head, len(head))
+    if not codec:
+        return dbg.open_core(path)
+    err, note = N.Error(), ctypes.create_string_buffer(256)
+    fd = lib.jitmap_core_decompress(path.encode(), note, len(note), ctypes.byref(err))
+    if fd < 0:
+        raise CommandError("%s: %s: %s" % (ctx.who, path, N.text(err.reason)))
+    # The debugger reads the unlinked file through this process's descriptor, kept open
+    # while it may read it (until the next core opened here).
+    try:
+        lines = dbg.open_core("/proc/%d/fd/%d" % (os.getpid(), fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    if s.core_fd is not None:
+        os.close(s.core_fd)
+    s.core_fd = fd
+    size = os.fstat(fd).st_size
+    out = ["%s: %s is a %s-compressed core: opened as the core it holds (%d bytes, in an "
+           "unlinked temporary file)" % (ctx.who, path, N.text(codec), size)]
+    if note.value:
+        out.append("%s: warning: %s" % (ctx.who, N.text(note.value)))
+    return out + list(lines or [])
+
+
 def _run_refresh(ctx, opts, args):
     ctx.session.forget()
     return []
@@ -831,6 +878,17 @@ TABLE = {c.key: c for c in (
         [Option("delete", "stop watching the IDs given (their breakpoints stay)", short="d",
                 gdb="-d")],
         args="[ID...]", category="breakpoints", run=_run_break),
+    Command(
+        "core", "jitmap core", "core",
+        "Open a core file, also one stored compressed (zstd, lz4, xz).",
+        "systemd-coredump stores cores compressed (core.*.zst, lz4 or xz where built so),\n"
+        "which the debugger cannot read. jitmap decompresses such a core as a stream into an\n"
+        "unlinked temporary file ($TMPDIR, else /var/tmp), its blocks of zeros left as holes, and\n"
+        "has the debugger open that; a core that is not compressed is opened as it is. The\n"
+        "compression is told by the file's first bytes, not by its name. Load the program\n"
+        "first (`file EXE` in GDB, `target create EXE` in LLDB) where the core's own path to\n"
+        "it is gone.",
+        args="FILE", max_args=1, run=_run_core, category="files"),
     Command(
         "status", "jitmap status", "status",
         "Show where jitmap looks: its library, the JIT descriptors, entries and problems.",

@@ -382,6 +382,14 @@ class Gdb:
     def stop_id(self):
         return self.generation
 
+    def open_core(self, path):
+        """Debug the core file at `path` (`core-file`): GDB's lines about it."""
+        try:
+            out = gdb.execute("core-file %s" % _quoted(path), to_string=True)
+        except gdb.error as e:
+            raise C.CommandError(str(e)) from None
+        return [line for line in out.splitlines() if line.strip()]
+
     def forget_frames(self):
         for hook in self.forget_hooks:
             hook()
@@ -731,3 +739,8 @@ def frame_guess(frame):
     except Exception:
         _debug()
         return None
+
+
+def _quoted(path):
+    """A file name as GDB's file commands take it (spaces, quotes and backslashes escaped)."""
+    return "".join("\\" + ch if ch in " \t'\"\\" else ch for ch in path)

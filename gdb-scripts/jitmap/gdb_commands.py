@@ -90,7 +90,8 @@ def _argv(arg, name):
 def _define(command):
     """A gdb.Command class for one command of the table."""
     category = {"stack": gdb.COMMAND_STACK,
-                "breakpoints": gdb.COMMAND_BREAKPOINTS}[command.category]
+                "breakpoints": gdb.COMMAND_BREAKPOINTS,
+                "files": gdb.COMMAND_FILES}[command.category]
     name = command.name("gdb")
     flags = command.flags("gdb")
 

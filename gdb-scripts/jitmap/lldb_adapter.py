@@ -266,6 +266,23 @@ class Lldb:
     def stop_id(self):
         return self.process.GetStopID()
 
+    def open_core(self, path):
+        """Debug the core file at `path` in the selected target (a new one when there is
+        none, which takes the program the core names): LLDB's lines about it."""
+        target = self.target
+        if not target.IsValid():
+            target = lldb.debugger.CreateTarget("")
+        error = lldb.SBError()
+        process = target.LoadCore(path, error)
+        if not process.IsValid() or error.Fail():
+            raise Error("%s: %s" % (path, error.GetCString() or "LLDB cannot open it as a core"))
+        lldb.debugger.SetSelectedTarget(target)
+        thread = process.GetSelectedThread()
+        return ["Core file '%s' (%s) was loaded; process %d, %d thread%s, stopped in thread %d."
+                % (path, target.GetTriple(), process.GetProcessID(), process.GetNumThreads(),
+                   "" if process.GetNumThreads() == 1 else "s",
+                   thread.GetIndexID() if thread.IsValid() else 0)]
+
     def live_pid(self):
         """A live process on this machine (LLDB's host platform): its ID; None for a core."""
         p = self.process
