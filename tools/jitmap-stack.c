@@ -40,6 +40,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: jitmap-stack [OPTION]... PID | CORE\n"
+		"  or:  jitmap-stack [OPTION]... EXE -c CORE   (as gdb, and as coredumpctl runs it)\n"
 		"Print every thread's stack of a live process (PID) or a core file: JIT frames named\n"
 		"and unwound by jitmap, native frames from the process's modules.\n"
 		"\n"
@@ -49,6 +50,10 @@ static void usage(FILE *out)
 		"  --registers     each frame's registers as unwound, or why one is not known there\n"
 		"  --exe=FILE      for core files: the program's executable, when it is no longer\n"
 		"                  where the core says\n"
+		"  -c, --core=CORE the core file; an argument before it is then the executable, as\n"
+		"                  --exe (`coredumpctl debug --debugger=jitmap-stack`). A core\n"
+		"                  stored compressed (zstd, lz4, xz: systemd-coredump's) is read as\n"
+		"                  the core it holds\n"
 		"  --sysroot=DIR   for core files: read the files the core maps under DIR (a core\n"
 		"                  from another machine or a container); a file there of another\n"
 		"                  build than the one the process mapped is not used\n"
@@ -76,6 +81,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_PERF, OPT_NO_PERF,
 	       OPT_SYSROOT };
+	const char *core = NULL;
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"values", no_argument, NULL, OPT_VALUES},
@@ -83,6 +89,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"registers", no_argument, NULL, OPT_REGS},
 		{"exe", required_argument, NULL, OPT_EXE},
 		{"sysroot", required_argument, NULL, OPT_SYSROOT},
+		{"core", required_argument, NULL, 'c'},
 		{"perf-map", required_argument, NULL, OPT_PERF},
 		{"jitdump", required_argument, NULL, OPT_PERF},
 		{"no-perf-maps", no_argument, NULL, OPT_NO_PERF},
@@ -92,7 +99,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int c;
 	opterr = 0; /* our own message, as jitmap-dump's */
-	while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":hVc:", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON: o->json = true; break;
 		case OPT_VALUES: o->values = true; break;
@@ -100,6 +107,11 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_REGS: o->registers = true; break;
 		case OPT_EXE: o->exe = optarg; break;
 		case OPT_SYSROOT: o->sysroot = optarg; break;
+		case 'c':
+			if (core)
+				return usage_error("one core file at a time");
+			core = optarg;
+			break;
 		case OPT_PERF: {
 			const char **a = realloc(o->perf_files, (o->nperf + 1) * sizeof(*a));
 			if (!a) {
@@ -129,6 +141,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return usage_error(m);
 		}
 		}
+	}
+	if (core) {
+		/* gdb's form, EXE -c CORE: the argument, if any, is the executable. */
+		if (argc - optind > 1)
+			return usage_error("with -c CORE, one executable at most");
+		if (optind < argc && o->exe)
+			return usage_error("the executable given twice (an argument and --exe)");
+		if (optind < argc)
+			o->exe = argv[optind];
+		o->target = core;
+		return 0;
 	}
 	if (optind != argc - 1)
 		return usage_error(optind >= argc ? "a PID or a core file is needed"

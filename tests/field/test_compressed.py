@@ -10,7 +10,8 @@ threads each hold at record 300 of statepoint_main (deopt value -77, three GC ro
 main thread aborts; its truth lines say what the values are.
 
 - jitmap-stack `--json --values` of each compressed core: the same object as of the core
-  itself (but for the core's name), both worker threads' JIT frames at record 300 holding the
+  itself (but for the core's name), also in gdb's form `EXE -c CORE`, which `coredumpctl debug
+  --debugger=jitmap-stack` runs, both worker threads' JIT frames at record 300 holding the
   program's truth; jitmap-dump `--format=json`: the same but for the file's name and its kind,
   which names the compression.
 - GDB (`jitmap core FILE` after `file EXE`): `thread apply all -- frame apply all -c -- info
@@ -149,6 +150,28 @@ def main():
             H.check(d == plain["dump"], "%s: jitmap-dump's object differs from the core's" % codec)
             H.check(os.listdir(tmp) == [], "%s: left in TMPDIR: %s" % (codec, os.listdir(tmp)))
         runner.test(one, "read_%s" % codec)
+
+    @runner.test
+    def coredumpctl_form():
+        """`coredumpctl debug --debugger=jitmap-stack -A "--json --values"` runs
+        `jitmap-stack --json --values EXE -c /var/tmp/coredump-XXXXXX` (its core
+        decompressed there): the same object as of the core."""
+        H.check(plain, "the control failed")
+        z = made.get("zstd") or next(iter(made.values()), None)
+        if not z:
+            raise H.Skip("no compressed core")
+        saved = os.path.join(tmp, "..", "coredump-Xy12Ab")  # coredumpctl's own copy
+        shutil.copyfile(core, saved)
+        rc, out, err = run([STACK, "--json", "--values", env.demo, "-c", saved])
+        os.unlink(saved)
+        H.check(rc == 0, "jitmap-stack EXE -c CORE: exit %d: %s" % (rc, err))
+        got = json.loads(out)
+        got["process"]["core"] = plain["stack"]["process"]["core"]
+        H.check(got == plain["stack"], "jitmap-stack EXE -c CORE differs from --exe=EXE CORE")
+        rc, out, err = run([STACK, "--json", "--values", env.demo, "-c", z], tmp_env)
+        H.check(rc == 0, "jitmap-stack EXE -c CORE.zst: exit %d: %s" % (rc, err))
+        rc, out, err = run([STACK, env.demo, "other", "-c", z])
+        H.check(rc == 2 and "one executable at most" in err, "two executables: %d %s" % (rc, err))
 
     @runner.test
     def gdb_core():
