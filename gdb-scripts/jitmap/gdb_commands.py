@@ -261,8 +261,14 @@ def register():
     Jitmap()  # the prefix, before its subcommands
     for c in C.commands("gdb"):
         _define(c)()
-    _SetJitmap()
-    _ShowJitmap()
+    # The prefixes may be there already: the system gdbinit script of auto-load defines them
+    # for `set jitmap auto-load`, and GDB drops the subcommands of a prefix defined again.
+    # (They are defined together; `help set jitmap` would describe `set VAR = EXP`.)
+    try:
+        gdb.execute("help show jitmap", to_string=True)
+    except gdb.error:
+        _SetJitmap()
+        _ShowJitmap()
     _StatepointsParam()
     _StatepointIdsParam()
     StackmapValue()

@@ -400,11 +400,12 @@ def add_settings():
     global _settings_added
     if _settings_added:
         return
-    for prefix in ("set jitmap", "show jitmap"):
-        try:
-            gdb.execute("help " + prefix, to_string=True)
-        except gdb.error:
-            _Prefix(prefix)
+    # Defined together; `help set jitmap` would describe `set VAR = EXP`.
+    try:
+        gdb.execute("help show jitmap", to_string=True)
+    except gdb.error:
+        _Prefix("set jitmap")
+        _Prefix("show jitmap")
     ReaderClaimParameter()
     _settings_added = True
 
