@@ -106,6 +106,35 @@ else
   bad "negative control: with auto-load off, GDB has no info stackmap:
 $out"
 fi
+# Any program with JIT code, with no source line (GDB's system gdbinit directory; -nh skips
+# only ~/.gdbinit): LLVM's lli-14 stopped in usleep under its JIT code.
+[ -f /etc/gdb/gdbinit.d/jitmap.py ] && ok "/etc/gdb/gdbinit.d/jitmap.py installed" ||
+  bad "/etc/gdb/gdbinit.d/jitmap.py installed"
+if command -v lli-14 >/dev/null; then
+  out=$(gdb -q -batch -nh -iex 'set debuginfod enabled off' -iex 'set breakpoint pending on' \
+    -ex 'break usleep' -ex run -ex 'jitmap status' -ex kill \
+    --args lli-14 -jit-kind=mcjit "$top/tests/gdb/lli_registers.ll" 2>&1)
+  grep -q '^libjitmap: /usr/lib/' <<<"$out" && grep -q '^JIT descriptor at' <<<"$out" &&
+    ok "GDB on lli-14 with no source line: jitmap on by itself" ||
+    bad "GDB on lli-14 with no source line: jitmap on by itself:
+$out"
+fi
+# A program with no JIT code debugs as with GDB alone, line by line (but for its PID).
+printf '#include <stdio.h>\nstatic int twice(int x) { return 2 * x; }\nint main(int c, char **v) { int n = twice(c + 20); printf("n=%%d\\n", n); return n != 42; }\n' \
+  >"$work/plain.c"
+cc -g -O0 -o "$work/plain" "$work/plain.c"
+plain_session() { # -nh (the system gdbinit files) or -nx (none)
+  gdb -q -batch "$1" -iex 'set debuginfod enabled off' -ex 'break twice' -ex run -ex bt \
+    -ex finish -ex 'info locals' -ex 'info sharedlibrary' -ex continue "$work/plain" 2>&1 |
+    sed -E 's/process [0-9]+/process PID/'
+}
+if diff <(plain_session -nx) <(plain_session -nh) >"$work/plain.diff" &&
+  grep -q 'exited normally' <(plain_session -nh); then
+  ok "a program with no JIT code: the same GDB session with the packages as without"
+else
+  bad "a program with no JIT code: the same GDB session with the packages as without:
+$(cat "$work/plain.diff")"
+fi
 man -w jitmap-stack >/dev/null 2>&1 && man -w 7 jitmap >/dev/null 2>&1 && ok "man pages found by man" ||
   bad "man pages found by man"
 
