@@ -166,12 +166,25 @@ void jitmap_stack_print_json(const struct target *t, const char *target)
 			json_string_or_null(stdout, f->function);
 			printf(", \"module\": ");
 			json_string_or_null(stdout, f->jit ? NULL : f->module);
+			printf(", \"build_id\": ");
+			json_string_or_null(stdout, f->jit ? NULL : f->build_id);
+			if (!f->jit && f->in_module)
+				printf(", \"module_offset\": \"0x%" PRIx64 "\"", f->module_offset);
+			else
+				printf(", \"module_offset\": null");
 			printf(", \"jit_entry\": ");
 			if (f->jit && f->entry)
 				printf("\"0x%" PRIx64 "\"", f->entry);
 			else
 				printf("null");
-			printf(", \"jit\": %s, ", f->jit ? "true" : "false");
+			printf(", \"jit\": %s, \"source\": ", f->jit ? "true" : "false");
+			if (f->jit && f->source_kind) {
+				printf("{\"kind\": \"%s\", \"path\": ", f->source_kind);
+				json_string_or_null(stdout, f->source_path);
+				printf("}, ");
+			} else {
+				printf("null, ");
+			}
 			if (f->named_by) {
 				printf("\"named_by\": ");
 				json_string(stdout, f->named_by);

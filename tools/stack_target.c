@@ -142,6 +142,7 @@ void jitmap_stack_target_free(struct target *t)
 			free(f->function);
 			free(f->module);
 			free(f->named_by);
+			free(f->source_path);
 			free(f->source_line);
 			free(f->stackmap_json);
 			free(f->text);

@@ -38,7 +38,16 @@ struct frame_out {
 	bool tail_call;      /* a function that tail-called the frame before (GDB's "tail call
 			      * frame", from DWARF call-site information) */
 	char *function, *module;
+	/* A native frame's module: its build ID (hex, NULL: none known; the module's, kept
+	 * until exit) and pc less the module's start (in_module: the frame has a module). */
+	const char *build_id;
+	bool in_module;
+	uint64_t module_offset;
 	uint64_t entry;
+	/* A JIT frame's source: "jit-entry", "perf-map" or "jitdump" (NULL: native), and the
+	 * file's path (the latter two). */
+	const char *source_kind;
+	char *source_path;
 	char *named_by;      /* JIT code a perf map or jitdump names: "perf map PATH" */
 	char *source_line;   /* and the source line its debug info gives, "FILE:LINE" */
 	char *stackmap_json; /* the record object (JSON), when asked for and at a record */
@@ -124,6 +133,10 @@ int jitmap_stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exac
 void *jitmap_stack_native_ctx(void);
 /* A module's name as users know it (its file's base name): libdwfl's string, or NULL. */
 const char *jitmap_stack_module_name(Dwfl_Module *m);
+/* Set `fo`'s module fields for the native frame at `pc` whose module holds `at` (pc, or a
+ * return address's call). The build ID is asked once per module, while the process is
+ * stopped. */
+void jitmap_stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct frame_out *fo);
 /* The function and module at a native PC, kept: NULL only when the table is full. */
 const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc);
 /* The name of an inlined subroutine's DIE: its own, or its abstract origin's. */

@@ -224,6 +224,9 @@ static void named_code(struct target *t, uint64_t at, struct frame_out *fo)
 	if (jitmap_perfmap_lookup(jitmap_process_perfmap(t->proc), at, &sym))
 		return;
 	fo->named_by = strdup(sym.source);
+	/* sym.source is the kind and the path: "jitdump PATH", "perf map PATH" */
+	fo->source_kind = !strncmp(sym.source, "jitdump ", 8) ? "jitdump" : "perf-map";
+	fo->source_path = strdup(sym.origin);
 	if (sym.file && asprintf(&fo->source_line, "%s:%u", sym.file, sym.file_line) < 0)
 		fo->source_line = NULL;
 }
@@ -266,6 +269,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		Dwfl_Module *tm = dwfl_addrmodule(w->t->dwfl, tails[i].pc - 1);
 		const char *module = tm ? jitmap_stack_module_name(tm) : NULL;
 		tc->module = module ? strdup(module) : NULL;
+		jitmap_stack_module_id(w->t, tc->pc, tails[i].pc - 1, tc);
 		tc->method = "tail-call";
 	}
 	w->callee_entry = nn ? nn->entry : 0;
@@ -279,6 +283,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		in->function = strdup(nn->inlined[i]);
 		if (nn->module)
 			in->module = strdup(nn->module);
+		jitmap_stack_module_id(w->t, f->pc, at, in);
 		in->method = "inline";
 	}
 	struct frame_out *fo = new_frame(th);
@@ -294,11 +299,14 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		fo->entry = f->code.entry;
 		if (named_only)
 			named_code(w->t, at, fo);
+		else
+			fo->source_kind = "jit-entry";
 	} else {
 		if (nn && nn->function)
 			fo->function = strdup(nn->shown ? nn->shown : nn->function);
 		if (nn && nn->module)
 			fo->module = strdup(nn->module);
+		jitmap_stack_module_id(w->t, f->pc, at, fo);
 	}
 	/* The library describes a frame at a record, and a JIT frame at none, when the output
 	 * shows values or roots; the interpreter frames a runtime's layouts give always. */
