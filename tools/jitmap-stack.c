@@ -63,6 +63,10 @@ static void usage(FILE *out)
 		"                  for a core, the files its runtime wrote (/tmp/perf-PID.map)\n"
 		"  --no-perf-maps  for a live process: do not read the perf map and jitdump files\n"
 		"                  it wrote (read by default)\n"
+		"  --max-threads=N show the first N threads only (a core's first is the one that\n"
+		"                  took the signal), and say how many more there are\n"
+		"  --max-frames=N  show each thread's N innermost frames only, and say how many\n"
+		"                  more there are\n"
 		"  -h, --help      show this help and exit\n"
 		"  -V, --version   show the version and exit\n"
 		"\n"
@@ -77,10 +81,26 @@ static int usage_error(const char *what)
 	return 2;
 }
 
+/* A limit's value: a whole number from 1. */
+static int parse_limit(const char *option, const char *s, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	const unsigned long v = s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 0;
+	if (!v || errno || *end || v > UINT_MAX) {
+		char m[128];
+		snprintf(m, sizeof(m), "%s '%.40s': not a whole number from 1 to %u", option, s,
+			 UINT_MAX);
+		return usage_error(m);
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_PERF, OPT_NO_PERF,
-	       OPT_SYSROOT };
+	       OPT_SYSROOT, OPT_MAX_THREADS, OPT_MAX_FRAMES };
 	const char *core = NULL;
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
@@ -93,6 +113,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"perf-map", required_argument, NULL, OPT_PERF},
 		{"jitdump", required_argument, NULL, OPT_PERF},
 		{"no-perf-maps", no_argument, NULL, OPT_NO_PERF},
+		{"max-threads", required_argument, NULL, OPT_MAX_THREADS},
+		{"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -123,6 +145,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		}
 		case OPT_NO_PERF: o->no_perf_maps = true; break;
+		case OPT_MAX_THREADS:
+			if (parse_limit("--max-threads", optarg, &o->max_threads))
+				return 2;
+			break;
+		case OPT_MAX_FRAMES:
+			if (parse_limit("--max-frames", optarg, &o->max_frames))
+				return 2;
+			break;
 		case 'V':
 			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
 			exit(0);
@@ -244,9 +274,9 @@ int main(int argc, char **argv)
 	}
 	if (rc == 0) {
 		if (o.json)
-			jitmap_stack_print_json(&t, o.target);
+			jitmap_stack_print_json(&t, &o);
 		else
-			jitmap_stack_print_text(&t);
+			jitmap_stack_print_text(&t, &o);
 	}
 	free(t.tails);
 	jitmap_process_free(t.proc);

@@ -28,6 +28,7 @@ struct options {
 	const char *target, *exe, *sysroot;
 	const char **perf_files; /* --perf-map, --jitdump: in the order given */
 	size_t nperf;
+	unsigned max_threads, max_frames; /* --max-threads, --max-frames; 0: no limit */
 };
 
 struct frame_out {
@@ -171,7 +172,10 @@ void jitmap_stack_walk(struct target *t, const struct options *o);
 
 /* -- stack_output.c -- */
 
-void jitmap_stack_print_text(const struct target *t);
-void jitmap_stack_print_json(const struct target *t, const char *target);
+void jitmap_stack_print_text(const struct target *t, const struct options *o);
+void jitmap_stack_print_json(const struct target *t, const struct options *o);
+/* --json when the target could not be read at all: one object, with `error` and the
+ * problems said. */
+void jitmap_stack_print_json_error(const char *error);
 
 #endif

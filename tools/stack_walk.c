@@ -309,10 +309,12 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		jitmap_stack_module_id(w->t, f->pc, at, fo);
 	}
 	/* The library describes a frame at a record, and a JIT frame at none, when the output
-	 * shows values or roots; the interpreter frames a runtime's layouts give always. */
+	 * shows values or roots; the interpreter frames a runtime's layouts give always. Not a
+	 * frame --max-frames cuts: the walk goes on only to count them. */
 	const bool asked = w->o->values || w->o->gc_roots;
-	if (((asked || jitmap_process_num_layout_images(w->t->proc)) && (f->record || f->jit)) ||
-	    w->o->registers)
+	const bool shown = !w->o->max_frames || th->nframes <= w->o->max_frames;
+	if (shown && (((asked || jitmap_process_num_layout_images(w->t->proc)) &&
+		       (f->record || f->jit)) || w->o->registers))
 		describe_frame(w->t, w->o, f, fo);
 	if (f->stop && f->stop != -ESRCH)
 		fo->why = strdup(f->why);
@@ -344,7 +346,9 @@ void jitmap_stack_walk(struct target *t, const struct options *o)
 				     jitmap_arch_name(t->arch), strerror(errno));
 		return;
 	}
-	for (size_t i = 0; i < t->nthreads && !jitmap_stack_interrupted; i++) {
+	const size_t n = o->max_threads && o->max_threads < t->nthreads ? o->max_threads
+									  : t->nthreads;
+	for (size_t i = 0; i < n && !jitmap_stack_interrupted; i++) {
 		struct thread *th = &t->threads[i];
 		if (!th->info->regs)
 			continue;
