@@ -71,8 +71,8 @@ static void usage(FILE *out)
 		"  -V, --version   show the version and exit\n"
 		"\n"
 		"A live process is stopped while it is read (ptrace) and let go before anything is\n"
-		"printed. Exit status: 0 if the stacks were read, 1 if the target could not be read,\n"
-		"2 on usage errors.\n");
+		"printed. Exit status: 0 if the stacks were read, 1 if the target could not be read\n"
+		"(with --json, still one object, with the error), 2 on usage errors.\n");
 }
 
 static int usage_error(const char *what)
@@ -223,24 +223,23 @@ int main(int argc, char **argv)
 	const bool exists = access(o.target, F_OK) == 0;
 	const bool live = !exists && is_pid(o.target, &pid);
 	if (!exists && !live && o.target[0] && strspn(o.target, "0123456789") == strlen(o.target)) {
-		fprintf(stderr, "jitmap-stack: %s: not a process ID (1 to %d), and no file of that "
-			"name\n", o.target, INT_MAX);
-		return 1;
-	}
-	if (live) {
+		jitmap_stack_fatal("%s: not a process ID (1 to %d), and no file of that name",
+				   o.target, INT_MAX);
+		rc = -1;
+	} else if (live) {
 		if (o.exe || o.sysroot)
 			fprintf(stderr, "jitmap-stack: --%s is for core files; ignored (a live "
 				"process's files are read through the process)\n",
 				o.exe ? "exe" : "sysroot");
 		rc = jitmap_stack_open_pid(&t, pid);
 	} else if (o.sysroot && access(o.sysroot, X_OK)) {
-		fprintf(stderr, "jitmap-stack: --sysroot %s: %s\n", o.sysroot, strerror(errno));
-		return 1;
+		jitmap_stack_fatal("--sysroot %s: %s", o.sysroot, strerror(errno));
+		rc = -1;
 	} else if (o.exe && access(o.exe, R_OK)) {
 		/* The user's mistake, not the core's: the library would only warn that the core
 		 * maps no file of that name. */
-		fprintf(stderr, "jitmap-stack: --exe %s: %s\n", o.exe, strerror(errno));
-		return 1;
+		jitmap_stack_fatal("--exe %s: %s", o.exe, strerror(errno));
+		rc = -1;
 	} else {
 		sysroot = o.sysroot && o.sysroot[0] && strcmp(o.sysroot, "/") ? o.sysroot : NULL;
 		rc = jitmap_stack_open_core(&t, o.target, o.exe, sysroot);
@@ -250,8 +249,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < t.nthreads; i++)
 			readable += t.threads[i].info->regs != NULL;
 		if (!readable) {
-			fprintf(stderr, "jitmap-stack: %s: no thread's registers could be read%s\n",
-				o.target, live ? " (the process exited?)" : "");
+			jitmap_stack_fatal("%s: no thread's registers could be read%s", o.target,
+					   live ? " (the process exited?)" : "");
 			for (size_t i = 0; i < jitmap_stack_num_problems(); i++)
 				fprintf(stderr, "jitmap-stack: %s\n", jitmap_stack_problem_at(i));
 			rc = -1;
@@ -272,12 +271,15 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			jitmap_stack_problem("interrupted: the stacks may be incomplete");
 	}
-	if (rc == 0) {
-		if (o.json)
-			jitmap_stack_print_json(&t, &o);
-		else
-			jitmap_stack_print_text(&t, &o);
-	}
+	if (rc == 0 && o.json)
+		jitmap_stack_print_json(&t, &o);
+	else if (rc == 0)
+		jitmap_stack_print_text(&t, &o);
+	else if (o.json) /* a pipeline reads one object whatever happened */
+		jitmap_stack_print_json_error(jitmap_stack_fatal_error() ? jitmap_stack_fatal_error()
+					      : jitmap_stack_interrupted
+					      ? "interrupted; the process was let go"
+					      : "the target could not be read");
 	free(t.tails);
 	jitmap_process_free(t.proc);
 	jitmap_stack_native_free(&t); /* libdwfl's, before the core it reads is closed */

@@ -318,7 +318,7 @@ int jitmap_stack_open_dwfl(struct target *t, const char *exe, const char *sysroo
 	Elf *core_elf = jitmap_core_elf(jitmap_stopped_core(t->stopped));
 	t->dwfl = dwfl_begin(t->live ? &proc_callbacks : &core_callbacks);
 	if (!t->dwfl) {
-		fprintf(stderr, "jitmap-stack: libdwfl: %s\n", dwfl_errmsg(-1));
+		jitmap_stack_fatal("libdwfl: %s", dwfl_errmsg(-1));
 		return -1;
 	}
 	dwfl_report_begin(t->dwfl);

@@ -145,6 +145,16 @@ void jitmap_stack_print_text(const struct target *t, const struct options *o)
 	}
 }
 
+static void print_problems(void)
+{
+	printf("[");
+	for (size_t i = 0; i < jitmap_stack_num_problems(); i++) {
+		printf("%s", i ? ", " : "");
+		json_string(stdout, jitmap_stack_problem_at(i));
+	}
+	printf("]");
+}
+
 void jitmap_stack_print_json(const struct target *t, const struct options *o)
 {
 	const char *target = o->target;
@@ -244,10 +254,16 @@ void jitmap_stack_print_json(const struct target *t, const struct options *o)
 	printf("]");
 	if (o->max_threads)
 		printf(", \"threads_cut\": %zu", t->nthreads - threads_shown(t, o));
-	printf(", \"problems\": [");
-	for (size_t i = 0; i < jitmap_stack_num_problems(); i++) {
-		printf("%s", i ? ", " : "");
-		json_string(stdout, jitmap_stack_problem_at(i));
-	}
-	printf("]}\n");
+	printf(", \"problems\": ");
+	print_problems();
+	printf("}\n");
+}
+
+void jitmap_stack_print_json_error(const char *error)
+{
+	printf("{\"process\": null, \"threads\": [], \"problems\": ");
+	print_problems();
+	printf(", \"error\": ");
+	json_string(stdout, error);
+	printf("}\n");
 }

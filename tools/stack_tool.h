@@ -92,6 +92,12 @@ struct target {
 /* Set by the signal handler: a live process's threads are let go early. */
 extern volatile sig_atomic_t jitmap_stack_interrupted;
 
+/* Why the target could not be read at all: said on standard error ("jitmap-stack: ..."),
+ * and the first one kept for --json's object (jitmap_stack_fatal_error: NULL when none was
+ * said). */
+void jitmap_stack_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *jitmap_stack_fatal_error(void);
+
 /* A problem, said once, in order, after the stacks (or on standard error when no stack is
  * printed). */
 void jitmap_stack_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

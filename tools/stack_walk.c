@@ -65,7 +65,7 @@ int jitmap_stack_scan(struct target *t, const struct options *o)
 	JITMAP_OPTS(const jitmap_process_opts, popts, .flags = JITMAP_PROCESS_LAZY);
 	t->proc = jitmap_process_new(&t->memory, &popts);
 	if (!t->proc) {
-		fprintf(stderr, "jitmap-stack: out of memory\n");
+		jitmap_stack_fatal("out of memory");
 		return -1;
 	}
 	struct discovery d = {.t = t};
@@ -76,7 +76,7 @@ int jitmap_stack_scan(struct target *t, const struct options *o)
 	const int rc = core ? jitmap_process_scan_core(t->proc, core)
 			    : dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0 ? -ENOMEM : 0;
 	if (rc < 0 || jitmap_process_scan_end(t->proc)) {
-		fprintf(stderr, "jitmap-stack: out of memory\n");
+		jitmap_stack_fatal("out of memory");
 		return -1;
 	}
 	read_perf_maps(t, o);
