@@ -71,8 +71,8 @@ static void usage(FILE *out)
 		"  -V, --version   show the version and exit\n"
 		"\n"
 		"A live process is stopped while it is read (ptrace) and let go before anything is\n"
-		"printed. Exit status: 0 if the stacks were read, 1 if the target could not be read\n"
-		"(with --json, still one object, with the error), 2 on usage errors.\n");
+		"printed. Exit status: 0 if the stacks were read, 1 if the target could not be\n"
+		"read (with --json, still one object, with the error), 2 on usage errors.\n");
 }
 
 static int usage_error(const char *what)
@@ -275,11 +275,12 @@ int main(int argc, char **argv)
 		jitmap_stack_print_json(&t, &o);
 	else if (rc == 0)
 		jitmap_stack_print_text(&t, &o);
-	else if (o.json) /* a pipeline reads one object whatever happened */
-		jitmap_stack_print_json_error(jitmap_stack_fatal_error() ? jitmap_stack_fatal_error()
-					      : jitmap_stack_interrupted
+	else if (o.json) { /* a pipeline reads one object whatever happened */
+		const char *error = jitmap_stack_fatal_error();
+		jitmap_stack_print_json_error(error ? error : jitmap_stack_interrupted
 					      ? "interrupted; the process was let go"
 					      : "the target could not be read");
+	}
 	free(t.tails);
 	jitmap_process_free(t.proc);
 	jitmap_stack_native_free(&t); /* libdwfl's, before the core it reads is closed */

@@ -135,8 +135,8 @@ void jitmap_stack_print_text(const struct target *t, const struct options *o)
 	}
 	if (threads_shown(t, o) < t->nthreads) {
 		const size_t cut = t->nthreads - threads_shown(t, o);
-		printf("\n(%zu more thread%s not shown: --max-threads %u)\n", cut, cut == 1 ? "" : "s",
-		       o->max_threads);
+		printf("\n(%zu more thread%s not shown: --max-threads %u)\n", cut,
+		       cut == 1 ? "" : "s", o->max_threads);
 	}
 	if (jitmap_stack_num_problems()) {
 		printf("\nproblems:\n");
