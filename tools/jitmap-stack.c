@@ -50,8 +50,8 @@ static void usage(FILE *out)
 		"  --registers     each frame's registers as unwound, or why one is not known there\n"
 		"  --exe=FILE      for core files: the program's executable, when it is no longer\n"
 		"                  where the core says\n"
-		"  -c, --core=CORE the core file; an argument before it is then the executable, as\n"
-		"                  --exe (`coredumpctl debug --debugger=jitmap-stack`). A core\n"
+		"  -c, --core=CORE the core file; an argument before it is then the executable,\n"
+		"                  as --exe (`coredumpctl debug --debugger=jitmap-stack`). A core\n"
 		"                  stored compressed (zstd, lz4, xz: systemd-coredump's) is read as\n"
 		"                  the core it holds\n"
 		"  --sysroot=DIR   for core files: read the files the core maps under DIR (a core\n"
@@ -63,12 +63,16 @@ static void usage(FILE *out)
 		"                  for a core, the files its runtime wrote (/tmp/perf-PID.map)\n"
 		"  --no-perf-maps  for a live process: do not read the perf map and jitdump files\n"
 		"                  it wrote (read by default)\n"
+		"  --max-threads=N show the first N threads only (a core's first is the one that\n"
+		"                  took the signal), and say how many more there are\n"
+		"  --max-frames=N  show each thread's N innermost frames only, and say how many\n"
+		"                  more there are\n"
 		"  -h, --help      show this help and exit\n"
 		"  -V, --version   show the version and exit\n"
 		"\n"
 		"A live process is stopped while it is read (ptrace) and let go before anything is\n"
-		"printed. Exit status: 0 if the stacks were read, 1 if the target could not be read,\n"
-		"2 on usage errors.\n");
+		"printed. Exit status: 0 if the stacks were read, 1 if the target could not be\n"
+		"read (with --json, still one object, with the error), 2 on usage errors.\n");
 }
 
 static int usage_error(const char *what)
@@ -77,10 +81,26 @@ static int usage_error(const char *what)
 	return 2;
 }
 
+/* A limit's value: a whole number from 1. */
+static int parse_limit(const char *option, const char *s, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	const unsigned long v = s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 0;
+	if (!v || errno || *end || v > UINT_MAX) {
+		char m[128];
+		snprintf(m, sizeof(m), "%s '%.40s': not a whole number from 1 to %u", option, s,
+			 UINT_MAX);
+		return usage_error(m);
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_PERF, OPT_NO_PERF,
-	       OPT_SYSROOT };
+	       OPT_SYSROOT, OPT_MAX_THREADS, OPT_MAX_FRAMES };
 	const char *core = NULL;
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
@@ -93,6 +113,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"perf-map", required_argument, NULL, OPT_PERF},
 		{"jitdump", required_argument, NULL, OPT_PERF},
 		{"no-perf-maps", no_argument, NULL, OPT_NO_PERF},
+		{"max-threads", required_argument, NULL, OPT_MAX_THREADS},
+		{"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -123,6 +145,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		}
 		case OPT_NO_PERF: o->no_perf_maps = true; break;
+		case OPT_MAX_THREADS:
+			if (parse_limit("--max-threads", optarg, &o->max_threads))
+				return 2;
+			break;
+		case OPT_MAX_FRAMES:
+			if (parse_limit("--max-frames", optarg, &o->max_frames))
+				return 2;
+			break;
 		case 'V':
 			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
 			exit(0);
@@ -193,24 +223,23 @@ int main(int argc, char **argv)
 	const bool exists = access(o.target, F_OK) == 0;
 	const bool live = !exists && is_pid(o.target, &pid);
 	if (!exists && !live && o.target[0] && strspn(o.target, "0123456789") == strlen(o.target)) {
-		fprintf(stderr, "jitmap-stack: %s: not a process ID (1 to %d), and no file of that "
-			"name\n", o.target, INT_MAX);
-		return 1;
-	}
-	if (live) {
+		jitmap_stack_fatal("%s: not a process ID (1 to %d), and no file of that name",
+				   o.target, INT_MAX);
+		rc = -1;
+	} else if (live) {
 		if (o.exe || o.sysroot)
 			fprintf(stderr, "jitmap-stack: --%s is for core files; ignored (a live "
 				"process's files are read through the process)\n",
 				o.exe ? "exe" : "sysroot");
 		rc = jitmap_stack_open_pid(&t, pid);
 	} else if (o.sysroot && access(o.sysroot, X_OK)) {
-		fprintf(stderr, "jitmap-stack: --sysroot %s: %s\n", o.sysroot, strerror(errno));
-		return 1;
+		jitmap_stack_fatal("--sysroot %s: %s", o.sysroot, strerror(errno));
+		rc = -1;
 	} else if (o.exe && access(o.exe, R_OK)) {
 		/* The user's mistake, not the core's: the library would only warn that the core
 		 * maps no file of that name. */
-		fprintf(stderr, "jitmap-stack: --exe %s: %s\n", o.exe, strerror(errno));
-		return 1;
+		jitmap_stack_fatal("--exe %s: %s", o.exe, strerror(errno));
+		rc = -1;
 	} else {
 		sysroot = o.sysroot && o.sysroot[0] && strcmp(o.sysroot, "/") ? o.sysroot : NULL;
 		rc = jitmap_stack_open_core(&t, o.target, o.exe, sysroot);
@@ -220,8 +249,8 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < t.nthreads; i++)
 			readable += t.threads[i].info->regs != NULL;
 		if (!readable) {
-			fprintf(stderr, "jitmap-stack: %s: no thread's registers could be read%s\n",
-				o.target, live ? " (the process exited?)" : "");
+			jitmap_stack_fatal("%s: no thread's registers could be read%s", o.target,
+					   live ? " (the process exited?)" : "");
 			for (size_t i = 0; i < jitmap_stack_num_problems(); i++)
 				fprintf(stderr, "jitmap-stack: %s\n", jitmap_stack_problem_at(i));
 			rc = -1;
@@ -242,11 +271,15 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			jitmap_stack_problem("interrupted: the stacks may be incomplete");
 	}
-	if (rc == 0) {
-		if (o.json)
-			jitmap_stack_print_json(&t, o.target);
-		else
-			jitmap_stack_print_text(&t);
+	if (rc == 0 && o.json)
+		jitmap_stack_print_json(&t, &o);
+	else if (rc == 0)
+		jitmap_stack_print_text(&t, &o);
+	else if (o.json) { /* a pipeline reads one object whatever happened */
+		const char *error = jitmap_stack_fatal_error();
+		jitmap_stack_print_json_error(error ? error : jitmap_stack_interrupted
+					      ? "interrupted; the process was let go"
+					      : "the target could not be read");
 	}
 	free(t.tails);
 	jitmap_process_free(t.proc);

@@ -318,7 +318,7 @@ int jitmap_stack_open_dwfl(struct target *t, const char *exe, const char *sysroo
 	Elf *core_elf = jitmap_core_elf(jitmap_stopped_core(t->stopped));
 	t->dwfl = dwfl_begin(t->live ? &proc_callbacks : &core_callbacks);
 	if (!t->dwfl) {
-		fprintf(stderr, "jitmap-stack: libdwfl: %s\n", dwfl_errmsg(-1));
+		jitmap_stack_fatal("libdwfl: %s", dwfl_errmsg(-1));
 		return -1;
 	}
 	dwfl_report_begin(t->dwfl);
@@ -358,6 +358,52 @@ const char *jitmap_stack_module_name(Dwfl_Module *m)
 	/* " (deleted)" is the kernel's, not the name's: say it without. */
 	const size_t len = strlen(base), dl = strlen(" (deleted)");
 	return len > dl && !strcmp(base + len - dl, " (deleted)") ? module_name_of(base) : base;
+}
+
+/* A module's build ID, as crash pipelines key their symbols (Breakpad's, debuginfod's): from
+ * the library (jitmap_stopped_build_id_at), which reads the note in the first page of the
+ * module's file as the core or the process holds it, so it is the build the process ran even
+ * where the file at its path is another build or gone (libdwfl knows a live module's only
+ * from the file it opened). Asked once per module, while a live process is stopped. */
+struct module_id {
+	Dwfl_Module *m;
+	uint64_t start;
+	char *build_id; /* hex; NULL: none */
+};
+
+static struct module_id *g_ids;
+static size_t g_nids;
+
+static const struct module_id *module_id_of(struct target *t, Dwfl_Module *m)
+{
+	for (size_t i = 0; i < g_nids; i++)
+		if (g_ids[i].m == m)
+			return &g_ids[i];
+	struct module_id *v = realloc(g_ids, (g_nids + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	g_ids = v;
+	struct module_id *id = &g_ids[g_nids++];
+	Dwarf_Addr start = 0;
+	dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	*id = (struct module_id){.m = m, .start = start};
+	uint8_t bits[64];
+	const size_t n = jitmap_stopped_build_id_at(t->stopped, start, bits, sizeof(bits));
+	if (n && (id->build_id = malloc(2 * n + 1)))
+		for (size_t i = 0; i < n; i++)
+			snprintf(id->build_id + 2 * i, 3, "%02x", bits[i]);
+	return id;
+}
+
+void jitmap_stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct frame_out *fo)
+{
+	Dwfl_Module *m = dwfl_addrmodule(t->dwfl, at);
+	const struct module_id *id = m ? module_id_of(t, m) : NULL;
+	if (!id)
+		return;
+	fo->in_module = true;
+	fo->module_offset = pc - id->start;
+	fo->build_id = id->build_id;
 }
 
 /* A native PC's function and module. libdwfl looks a symbol up by scanning the module's
@@ -438,4 +484,7 @@ void jitmap_stack_native_free(struct target *t)
 	for (size_t i = 0; i < g_nnames; i++)
 		free(g_names[i]);
 	free(g_names);
+	for (size_t i = 0; i < g_nids; i++)
+		free(g_ids[i].build_id);
+	free(g_ids);
 }

@@ -49,7 +49,19 @@ static void count_jit_entries(const struct target *t, struct jit_count *n)
 			 n->unread == 1 ? "" : "s");
 }
 
-void jitmap_stack_print_text(const struct target *t)
+/* How many threads are shown (--max-threads), and how many of a thread's frames
+ * (--max-frames). */
+static size_t threads_shown(const struct target *t, const struct options *o)
+{
+	return o->max_threads && o->max_threads < t->nthreads ? o->max_threads : t->nthreads;
+}
+
+static size_t frames_shown(const struct thread *th, const struct options *o)
+{
+	return o->max_frames && o->max_frames < th->nframes ? o->max_frames : th->nframes;
+}
+
+void jitmap_stack_print_text(const struct target *t, const struct options *o)
 {
 	struct jit_count n;
 	count_jit_entries(t, &n);
@@ -74,7 +86,7 @@ void jitmap_stack_print_text(const struct target *t)
 		printf("code named by %s: %zu code object%s\n", path, ranges,
 		       ranges == 1 ? "" : "s");
 	}
-	for (size_t i = 0; i < t->nthreads; i++) {
+	for (size_t i = 0; i < threads_shown(t, o); i++) {
 		const struct thread *th = &t->threads[i];
 		printf("\nthread %d", (int)th->info->tid);
 		if (th->info->name[0])
@@ -82,7 +94,7 @@ void jitmap_stack_print_text(const struct target *t)
 		printf(":\n");
 		if (th->problem)
 			printf("  (%s)\n", th->problem);
-		for (size_t k = 0; k < th->nframes; k++) {
+		for (size_t k = 0; k < frames_shown(th, o); k++) {
 			const struct frame_out *f = &th->frames[k];
 			printf("  #%-3u 0x%016" PRIx64 " in %s", f->level, f->pc,
 			       f->function ? f->function : "??");
@@ -115,6 +127,16 @@ void jitmap_stack_print_text(const struct target *t)
 			if (f->why)
 				printf("  (unwinding stops here: %s)\n", f->why);
 		}
+		if (frames_shown(th, o) < th->nframes) {
+			const size_t cut = th->nframes - frames_shown(th, o);
+			printf("  (%zu more frame%s not shown: --max-frames %u)\n", cut,
+			       cut == 1 ? "" : "s", o->max_frames);
+		}
+	}
+	if (threads_shown(t, o) < t->nthreads) {
+		const size_t cut = t->nthreads - threads_shown(t, o);
+		printf("\n(%zu more thread%s not shown: --max-threads %u)\n", cut,
+		       cut == 1 ? "" : "s", o->max_threads);
 	}
 	if (jitmap_stack_num_problems()) {
 		printf("\nproblems:\n");
@@ -123,8 +145,19 @@ void jitmap_stack_print_text(const struct target *t)
 	}
 }
 
-void jitmap_stack_print_json(const struct target *t, const char *target)
+static void print_problems(void)
 {
+	printf("[");
+	for (size_t i = 0; i < jitmap_stack_num_problems(); i++) {
+		printf("%s", i ? ", " : "");
+		json_string(stdout, jitmap_stack_problem_at(i));
+	}
+	printf("]");
+}
+
+void jitmap_stack_print_json(const struct target *t, const struct options *o)
+{
+	const char *target = o->target;
 	printf("{\"process\": {\"pid\": %d, \"live\": %s, \"core\": ", (int)t->pid,
 	       t->live ? "true" : "false");
 	json_string_or_null(stdout, t->live ? NULL : target);
@@ -154,24 +187,37 @@ void jitmap_stack_print_json(const struct target *t, const char *target)
 		printf(", \"code_objects\": %zu}", ranges);
 	}
 	printf("]}, \"threads\": [");
-	for (size_t i = 0; i < t->nthreads; i++) {
+	for (size_t i = 0; i < threads_shown(t, o); i++) {
 		const struct thread *th = &t->threads[i];
 		printf("%s{\"tid\": %d, \"name\": ", i ? ", " : "", (int)th->info->tid);
 		json_string_or_null(stdout, th->info->name[0] ? th->info->name : NULL);
 		printf(", \"frames\": [");
-		for (size_t k = 0; k < th->nframes; k++) {
+		for (size_t k = 0; k < frames_shown(th, o); k++) {
 			const struct frame_out *f = &th->frames[k];
 			printf("%s{\"index\": %u, \"pc\": \"0x%" PRIx64 "\", \"function\": ",
 			       k ? ", " : "", f->level, f->pc);
 			json_string_or_null(stdout, f->function);
 			printf(", \"module\": ");
 			json_string_or_null(stdout, f->jit ? NULL : f->module);
+			printf(", \"build_id\": ");
+			json_string_or_null(stdout, f->jit ? NULL : f->build_id);
+			if (!f->jit && f->in_module)
+				printf(", \"module_offset\": \"0x%" PRIx64 "\"", f->module_offset);
+			else
+				printf(", \"module_offset\": null");
 			printf(", \"jit_entry\": ");
 			if (f->jit && f->entry)
 				printf("\"0x%" PRIx64 "\"", f->entry);
 			else
 				printf("null");
-			printf(", \"jit\": %s, ", f->jit ? "true" : "false");
+			printf(", \"jit\": %s, \"source\": ", f->jit ? "true" : "false");
+			if (f->jit && f->source_kind) {
+				printf("{\"kind\": \"%s\", \"path\": ", f->source_kind);
+				json_string_or_null(stdout, f->source_path);
+				printf("}, ");
+			} else {
+				printf("null, ");
+			}
 			if (f->named_by) {
 				printf("\"named_by\": ");
 				json_string(stdout, f->named_by);
@@ -197,16 +243,27 @@ void jitmap_stack_print_json(const struct target *t, const char *target)
 			printf("}");
 		}
 		printf("]");
+		if (o->max_frames)
+			printf(", \"frames_cut\": %zu", th->nframes - frames_shown(th, o));
 		if (th->problem) {
 			printf(", \"error\": ");
 			json_string(stdout, th->problem);
 		}
 		printf("}");
 	}
-	printf("], \"problems\": [");
-	for (size_t i = 0; i < jitmap_stack_num_problems(); i++) {
-		printf("%s", i ? ", " : "");
-		json_string(stdout, jitmap_stack_problem_at(i));
-	}
-	printf("]}\n");
+	printf("]");
+	if (o->max_threads)
+		printf(", \"threads_cut\": %zu", t->nthreads - threads_shown(t, o));
+	printf(", \"problems\": ");
+	print_problems();
+	printf("}\n");
+}
+
+void jitmap_stack_print_json_error(const char *error)
+{
+	printf("{\"process\": null, \"threads\": [], \"problems\": ");
+	print_problems();
+	printf(", \"error\": ");
+	json_string(stdout, error);
+	printf("}\n");
 }

@@ -19,6 +19,27 @@
 
 volatile sig_atomic_t jitmap_stack_interrupted;
 
+/* -- Why the target cannot be read: on standard error, and for --json -- */
+
+static char *g_fatal;
+
+void jitmap_stack_fatal(const char *fmt, ...)
+{
+	char buf[4096 + 512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "jitmap-stack: %s\n", buf);
+	if (!g_fatal)
+		g_fatal = strdup(buf);
+}
+
+const char *jitmap_stack_fatal_error(void)
+{
+	return g_fatal;
+}
+
 /* -- Problems: said once, in order, printed after the stacks -- */
 
 struct problems {
@@ -75,14 +96,14 @@ static int list_threads(struct target *t, const char *warning_prefix)
 	const size_t n = jitmap_stopped_num_threads(s);
 	t->threads = calloc(n ? n : 1, sizeof(*t->threads));
 	if (!t->threads) {
-		fprintf(stderr, "jitmap-stack: out of memory\n");
+		jitmap_stack_fatal("out of memory");
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct thread *th = &t->threads[t->nthreads++];
 		th->info = jitmap_stopped_thread(s, i);
 		if (th->info->error && !(th->problem = strdup(th->info->why))) {
-			fprintf(stderr, "jitmap-stack: out of memory\n");
+			jitmap_stack_fatal("out of memory");
 			return -1;
 		}
 	}
@@ -96,7 +117,8 @@ int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
 	JITMAP_OPTS(const jitmap_stopped_opts, opts, .exe = exe, .sysroot = sysroot);
 	t->stopped = jitmap_stopped_open_core(path, &opts, &err);
 	if (!t->stopped) {
-		report_error("jitmap-stack", path, &err);
+		char why[4096 + 256];
+		jitmap_stack_fatal("%s", report_error_text(why, sizeof(why), path, &err));
 		return -1;
 	}
 	char prefix[4096];
@@ -128,7 +150,7 @@ int jitmap_stack_open_pid(struct target *t, pid_t pid)
 	t->stopped = jitmap_stopped_open_pid(pid, &opts, &err);
 	if (!t->stopped) {
 		if (err.code != -EINTR)
-			fprintf(stderr, "jitmap-stack: %s\n", err.reason);
+			jitmap_stack_fatal("%s", err.reason);
 		return -1;
 	}
 	return list_threads(t, "");
@@ -142,6 +164,7 @@ void jitmap_stack_target_free(struct target *t)
 			free(f->function);
 			free(f->module);
 			free(f->named_by);
+			free(f->source_path);
 			free(f->source_line);
 			free(f->stackmap_json);
 			free(f->text);
@@ -158,4 +181,5 @@ void jitmap_stack_target_free(struct target *t)
 	for (size_t i = 0; i < g_problems.n; i++)
 		free(g_problems.v[i]);
 	free(g_problems.v);
+	free(g_fatal);
 }

@@ -28,6 +28,7 @@ struct options {
 	const char *target, *exe, *sysroot;
 	const char **perf_files; /* --perf-map, --jitdump: in the order given */
 	size_t nperf;
+	unsigned max_threads, max_frames; /* --max-threads, --max-frames; 0: no limit */
 };
 
 struct frame_out {
@@ -38,7 +39,16 @@ struct frame_out {
 	bool tail_call;      /* a function that tail-called the frame before (GDB's "tail call
 			      * frame", from DWARF call-site information) */
 	char *function, *module;
+	/* A native frame's module: its build ID (hex, NULL: none known; the module's, kept
+	 * until exit) and pc less the module's start (in_module: the frame has a module). */
+	const char *build_id;
+	bool in_module;
+	uint64_t module_offset;
 	uint64_t entry;
+	/* A JIT frame's source: "jit-entry", "perf-map" or "jitdump" (NULL: native), and the
+	 * file's path (the latter two). */
+	const char *source_kind;
+	char *source_path;
 	char *named_by;      /* JIT code a perf map or jitdump names: "perf map PATH" */
 	char *source_line;   /* and the source line its debug info gives, "FILE:LINE" */
 	char *stackmap_json; /* the record object (JSON), when asked for and at a record */
@@ -82,6 +92,12 @@ struct target {
 /* Set by the signal handler: a live process's threads are let go early. */
 extern volatile sig_atomic_t jitmap_stack_interrupted;
 
+/* Why the target could not be read at all: said on standard error ("jitmap-stack: ..."),
+ * and the first one kept for --json's object (jitmap_stack_fatal_error: NULL when none was
+ * said). */
+void jitmap_stack_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *jitmap_stack_fatal_error(void);
+
 /* A problem, said once, in order, after the stacks (or on standard error when no stack is
  * printed). */
 void jitmap_stack_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -124,6 +140,10 @@ int jitmap_stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exac
 void *jitmap_stack_native_ctx(void);
 /* A module's name as users know it (its file's base name): libdwfl's string, or NULL. */
 const char *jitmap_stack_module_name(Dwfl_Module *m);
+/* Set `fo`'s module fields for the native frame at `pc` whose module holds `at` (pc, or a
+ * return address's call). The build ID is asked once per module, while the process is
+ * stopped. */
+void jitmap_stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct frame_out *fo);
 /* The function and module at a native PC, kept: NULL only when the table is full. */
 const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc);
 /* The name of an inlined subroutine's DIE: its own, or its abstract origin's. */
@@ -158,7 +178,10 @@ void jitmap_stack_walk(struct target *t, const struct options *o);
 
 /* -- stack_output.c -- */
 
-void jitmap_stack_print_text(const struct target *t);
-void jitmap_stack_print_json(const struct target *t, const char *target);
+void jitmap_stack_print_text(const struct target *t, const struct options *o);
+void jitmap_stack_print_json(const struct target *t, const struct options *o);
+/* --json when the target could not be read at all: one object, with `error` and the
+ * problems said. */
+void jitmap_stack_print_json_error(const char *error);
 
 #endif

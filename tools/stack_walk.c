@@ -65,7 +65,7 @@ int jitmap_stack_scan(struct target *t, const struct options *o)
 	JITMAP_OPTS(const jitmap_process_opts, popts, .flags = JITMAP_PROCESS_LAZY);
 	t->proc = jitmap_process_new(&t->memory, &popts);
 	if (!t->proc) {
-		fprintf(stderr, "jitmap-stack: out of memory\n");
+		jitmap_stack_fatal("out of memory");
 		return -1;
 	}
 	struct discovery d = {.t = t};
@@ -76,7 +76,7 @@ int jitmap_stack_scan(struct target *t, const struct options *o)
 	const int rc = core ? jitmap_process_scan_core(t->proc, core)
 			    : dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0 ? -ENOMEM : 0;
 	if (rc < 0 || jitmap_process_scan_end(t->proc)) {
-		fprintf(stderr, "jitmap-stack: out of memory\n");
+		jitmap_stack_fatal("out of memory");
 		return -1;
 	}
 	read_perf_maps(t, o);
@@ -224,6 +224,9 @@ static void named_code(struct target *t, uint64_t at, struct frame_out *fo)
 	if (jitmap_perfmap_lookup(jitmap_process_perfmap(t->proc), at, &sym))
 		return;
 	fo->named_by = strdup(sym.source);
+	/* sym.source is the kind and the path: "jitdump PATH", "perf map PATH" */
+	fo->source_kind = !strncmp(sym.source, "jitdump ", 8) ? "jitdump" : "perf-map";
+	fo->source_path = strdup(sym.origin);
 	if (sym.file && asprintf(&fo->source_line, "%s:%u", sym.file, sym.file_line) < 0)
 		fo->source_line = NULL;
 }
@@ -266,6 +269,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		Dwfl_Module *tm = dwfl_addrmodule(w->t->dwfl, tails[i].pc - 1);
 		const char *module = tm ? jitmap_stack_module_name(tm) : NULL;
 		tc->module = module ? strdup(module) : NULL;
+		jitmap_stack_module_id(w->t, tc->pc, tails[i].pc - 1, tc);
 		tc->method = "tail-call";
 	}
 	w->callee_entry = nn ? nn->entry : 0;
@@ -279,6 +283,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		in->function = strdup(nn->inlined[i]);
 		if (nn->module)
 			in->module = strdup(nn->module);
+		jitmap_stack_module_id(w->t, f->pc, at, in);
 		in->method = "inline";
 	}
 	struct frame_out *fo = new_frame(th);
@@ -294,17 +299,22 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		fo->entry = f->code.entry;
 		if (named_only)
 			named_code(w->t, at, fo);
+		else
+			fo->source_kind = "jit-entry";
 	} else {
 		if (nn && nn->function)
 			fo->function = strdup(nn->shown ? nn->shown : nn->function);
 		if (nn && nn->module)
 			fo->module = strdup(nn->module);
+		jitmap_stack_module_id(w->t, f->pc, at, fo);
 	}
 	/* The library describes a frame at a record, and a JIT frame at none, when the output
-	 * shows values or roots; the interpreter frames a runtime's layouts give always. */
+	 * shows values or roots; the interpreter frames a runtime's layouts give always. Not a
+	 * frame --max-frames cuts: the walk goes on only to count them. */
 	const bool asked = w->o->values || w->o->gc_roots;
-	if (((asked || jitmap_process_num_layout_images(w->t->proc)) && (f->record || f->jit)) ||
-	    w->o->registers)
+	const bool shown = !w->o->max_frames || th->nframes <= w->o->max_frames;
+	if (shown && (((asked || jitmap_process_num_layout_images(w->t->proc)) &&
+		       (f->record || f->jit)) || w->o->registers))
 		describe_frame(w->t, w->o, f, fo);
 	if (f->stop && f->stop != -ESRCH)
 		fo->why = strdup(f->why);
@@ -336,7 +346,9 @@ void jitmap_stack_walk(struct target *t, const struct options *o)
 				     jitmap_arch_name(t->arch), strerror(errno));
 		return;
 	}
-	for (size_t i = 0; i < t->nthreads && !jitmap_stack_interrupted; i++) {
+	const size_t n = o->max_threads && o->max_threads < t->nthreads ? o->max_threads
+									  : t->nthreads;
+	for (size_t i = 0; i < n && !jitmap_stack_interrupted; i++) {
 		struct thread *th = &t->threads[i];
 		if (!th->info->regs)
 			continue;

@@ -112,6 +112,42 @@ def main():
     bad["record"]["match"] = "near"
     refused(bad, "frame", "a match the contract does not have", "near")
 
+    # jitmap-stack: a native frame has a module and no source, a JIT frame the reverse; a
+    # target that cannot be read is process null with its error, and only then an error.
+    native = {"index": 0, "pc": "0x401010", "function": "f", "module": "a.out",
+              "build_id": "0123456789abcdef", "module_offset": "0x1010", "jit_entry": None,
+              "jit": False, "source": None, "unwound_by": "native", "guess": None,
+              "stackmap": None}
+    jit = dict(native, module=None, build_id=None, module_offset=None, jit_entry="0x5000",
+               jit=True, source={"kind": "jit-entry", "path": None}, unwound_by="cfi")
+    proc = {"pid": 1, "live": True, "core": None, "name": None, "arch": "x86-64",
+            "jit_descriptors": 1, "jit_entries": 1, "jit_entries_read": 1, "error": None,
+            "perf_maps": []}
+    stack = {"process": proc, "threads": [{"tid": 1, "name": None, "frames": [native, jit],
+                                           "frames_cut": 0}],
+             "threads_cut": 0, "problems": []}
+    check(J.check(stack, "jitmap-stack") is stack, "jitmap-stack: a native and a JIT frame")
+    for field, value, needle in (("build_id", "0X12", "0X12"), ("source", jit["source"], "source"),
+                                 ("module_offset", 4096, "4096")):
+        bad = copy.deepcopy(stack)
+        bad["threads"][0]["frames"][0][field] = value
+        refused(bad, "jitmap-stack", "a native frame's %s %r" % (field, value), needle)
+    bad = copy.deepcopy(stack)
+    bad["threads"][0]["frames"][1]["build_id"] = "0123"
+    refused(bad, "jitmap-stack", "a JIT frame with a build ID", "build_id")
+    bad = copy.deepcopy(stack)
+    bad["threads"][0]["frames"][1]["source"] = {"kind": "core-dump", "path": None}
+    refused(bad, "jitmap-stack", "a source kind the contract does not have", "core-dump")
+    failed = {"process": None, "threads": [], "problems": [], "error": "no process 1"}
+    check(J.check(failed, "jitmap-stack") is failed, "jitmap-stack: a target not read")
+    refused(dict(failed, error=None), "jitmap-stack", "process null, error null", "error")
+    bad = dict(failed)
+    del bad["error"]
+    refused(bad, "jitmap-stack", "process null without its error", "error")
+    refused(dict(failed, threads=stack["threads"]), "jitmap-stack", "process null with threads",
+            "threads")
+    refused(dict(stack, error="why?"), "jitmap-stack", "an error beside a process", "error")
+
     for cmd, out in (("info stackmap -json 1", "frame"), ("stackmap info --json 1", "frame"),
                      ("info stackmaps -json", "stackmaps"), ("stackmap list --json", "stackmaps"),
                      ("info gc-roots -all -json", "gc-roots"),

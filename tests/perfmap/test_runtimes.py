@@ -205,8 +205,10 @@ def live(tmp):
               "jitmap-stack names the frames as the map names eu-stack's:\n  %s\n  %s" % (
                   named_frames(got), truth))
         check(all(f["named_by"] == "perf map " + mapfile and f["jit"] and
-                  f["jit_entry"] is None for f in got if f.get("named_by")),
-              "each is JIT code the perf map names")
+                  f["jit_entry"] is None and
+                  f["source"] == {"kind": "perf-map", "path": mapfile}
+                  for f in got if f.get("named_by")),
+              "each is JIT code the perf map names, its source the map")
         _, plain = stack_json(["--no-perf-maps", str(pid)], tid)
         check(not named_frames(plain) and not any(f["function"] in map_names for f in plain
                                                   if f["jit"]),

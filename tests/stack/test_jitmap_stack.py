@@ -13,10 +13,17 @@
 - cores: the statepoint and recursion programs in two threads, aborted once both hold: for
   every JIT frame, jitmap-stack's "stackmap" object equals GDB's `info stackmap -json` (less
   "frame") at the same thread and frame, with jitmap.gdb loaded; the GC roots' text;
+- what crash pipelines key on, live and on a core: each native frame's build_id is what
+  eu-readelf -n prints for its module's file, and module_offset plus the module's start
+  (/proc/PID/maps, eu-unstrip's for a core) is its pc; each JIT frame's source is its JIT entry;
+  code only a perf map names (the hostile inferior's good_fn, its descriptor unreadable) has
+  the map as its source, and nothing without the map;
+- --max-frames and --max-threads: the frames and threads kept are the first of the whole
+  output, what was cut is counted (JSON and text); bad values are usage errors;
 - bad input: usage errors (exit 2), a process that does not exist or may not be traced
-  (another user's, when the test runs as root), a file that is not a core,
-  a truncated core (exit 1, or the stacks that could be read with the problem named; never a
-  crash); the hostile inferior (tests/hostile/, the modes of modes.py, together and the list
+  (another user's, when the test runs as root), a file that is not a core, a damaged zstd
+  core, a truncated core (exit 1, or the stacks that could be read with the problem named; never
+  a crash; with --json, one object that keeps the schema with the error); the hostile inferior (tests/hostile/, the modes of modes.py, together and the list
   shapes alone): every problem named as the debuggers' tests expect, good_fn's frame and
   values beside them, the process let go;
 - C++ names: a C++ program blocked in a C++ function, with and without -g: its frames named
@@ -89,6 +96,75 @@ if not GDB or not EU_STACK:
     skip("gdb and eu-stack (elfutils) are needed")
 
 WORK = tempfile.mkdtemp(prefix="jitmap-stack-test.")
+READELF = shutil.which("eu-readelf") or shutil.which("readelf")
+EU_UNSTRIP = shutil.which("eu-unstrip")
+
+
+# -- What crash pipelines key on: build IDs and module offsets --
+
+_build_ids = {}
+
+
+def file_build_id(path):
+    """The GNU build ID eu-readelf -n prints for the file at `path` (None: none)."""
+    if path not in _build_ids:
+        m = re.search(r"Build ID: ([0-9a-f]+)", run([READELF, "-n", path]).stdout)
+        _build_ids[path] = m.group(1) if m else None
+    return _build_ids[path]
+
+
+def maps_modules(pid):
+    """{file's base name: (lowest address it is mapped at, path)} from /proc/PID/maps."""
+    mods = {}
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].startswith("/"):
+                path = parts[5].strip()
+                lo = int(parts[0].split("-")[0], 16)
+                name = os.path.basename(path)
+                if name not in mods or lo < mods[name][0]:
+                    mods[name] = (lo, path)
+    return mods
+
+
+def core_modules(core):
+    """The same for a core, from eu-unstrip -n --core: START+SIZE ID@ADDR FILE DEBUG NAME."""
+    mods = {}
+    for line in run([EU_UNSTRIP, "-n", "--core", core]).stdout.splitlines():
+        parts = line.split()
+        if len(parts) < 5:
+            continue
+        path = parts[2] if parts[2].startswith("/") else parts[4]
+        if path.startswith("/"):
+            mods[os.path.basename(parts[4])] = (int(parts[0].split("+")[0], 16), path)
+    return mods
+
+
+def module_ids(what, d, modules):
+    """Every native frame of jitmap-stack's JSON `d`: build_id is what readelf -n prints for
+    its module's file, module_offset + the module's start is its pc (`modules`: maps_modules or
+    core_modules); every JIT frame: neither, and a JIT entry as its source."""
+    frames = [f for t in d["threads"] for f in t["frames"]]
+    wrong, seen = [], set()
+    for f in frames:
+        if f["jit"]:
+            if (f["build_id"], f["module_offset"], f["source"]) != (
+                    None, None, {"kind": "jit-entry", "path": None}) or not f["jit_entry"]:
+                wrong.append(f)
+            continue
+        start, path = modules.get(f["module"], (None, None))
+        if (start is None or f["source"] is not None or f["module_offset"] is None or
+                int(f["module_offset"], 16) + start != int(f["pc"], 16) or
+                not file_build_id(path) or f["build_id"] != file_build_id(path)):
+            wrong.append(dict(f, want=(hex(start) if start is not None else None, path,
+                                       path and file_build_id(path))))
+        else:
+            seen.add(f["module"])
+    check(len(seen) >= 2 and any(f["jit"] for f in frames) and not wrong,
+          "%s: native frames' build_id as readelf -n says and module_offset + start = pc "
+          "(modules %s), JIT frames' source their JIT entry (first wrong: %s)" % (
+              what, sorted(seen), json.dumps(wrong[:1])[:800]))
 
 
 # -- Live --
@@ -151,6 +227,7 @@ def live():
             check(all("error" not in f for f in t["frames"]),
                   "live: thread %d: no frame says unwinding failed" % t["tid"])
         check(len(entries) == 1, "live: one JIT entry for every JIT frame (%s)" % entries)
+        module_ids("live", d, maps_modules(pid))
 
         # The text output, and --values: record 400's values at each recurse frame.
         r = run([STACK, "--values", str(pid)])
@@ -274,7 +351,59 @@ def cores():
     core_parity("recursion", ["--program", "recursion", "--depth", "5"],
                 ["recurse", "recursion_main"])
     crash_reporter(core, sp_doc)
+    if EU_UNSTRIP:
+        module_ids("statepoint core", sp_doc, core_modules(core))
+    else:
+        check(False, "eu-unstrip (elfutils) is missing")
+    limits(core, sp_doc)
     return core
+
+
+def limits(core, full):
+    """--max-frames and --max-threads on the statepoint core (`full`: its JSON with --values
+    --gc-roots and no limit): the first frames and threads of the whole output, and what was
+    cut counted, in JSON and in text; values that are no whole number from 1 are usage
+    errors."""
+    args = [STACK, "--json", "--values", "--gc-roots"]
+    check("threads_cut" not in full and not any("frames_cut" in t for t in full["threads"]),
+          "limits: without the options, no threads_cut and no frames_cut")
+    r = run(args + ["--max-frames", "3", core])
+    d = jsoncontract.loads(r.stdout, "jitmap-stack") if r.returncode == 0 else {"threads": []}
+    want = [(t["tid"], t["frames"][:3], len(t["frames"]) - 3) for t in full["threads"]]
+    got = [(t["tid"], t["frames"], t.get("frames_cut")) for t in d["threads"]]
+    check(r.returncode == 0 and got == want and all(len(t["frames"]) == 3 for t in d["threads"])
+          and all(cut > 0 for _, _, cut in want) and "threads_cut" not in d,
+          "limits: --max-frames 3 keeps each thread's first 3 frames and counts the rest "
+          "(%s; want %s)" % ([(tid, len(f), c) for tid, f, c in got],
+                             [(tid, len(f), c) for tid, f, c in want]))
+    r = run(args + ["--max-frames", "1000", core])
+    d = jsoncontract.loads(r.stdout, "jitmap-stack") if r.returncode == 0 else {"threads": []}
+    check([(t["frames"], t.get("frames_cut")) for t in d["threads"]] ==
+          [(t["frames"], 0) for t in full["threads"]],
+          "limits: --max-frames 1000 cuts nothing, and says 0")
+    r = run(args + ["--max-threads", "1", core])
+    d = jsoncontract.loads(r.stdout, "jitmap-stack") if r.returncode == 0 else {"threads": []}
+    check(d["threads"] == full["threads"][:1] and d.get("threads_cut") == 2 and
+          "abort" in [f["function"] for f in d["threads"][0]["frames"]],
+          "limits: --max-threads 1 keeps the thread that aborted, and says 2 more (%s, %s)" % (
+              [t["tid"] for t in d["threads"]], d.get("threads_cut")))
+    r = run([STACK, "--max-threads", "1", "--max-frames", "3", core])
+    cut = len(full["threads"][0]["frames"]) - 3
+    check(r.returncode == 0 and r.stdout.count("\nthread ") == 1 and
+          len(re.findall(r"^  #\d", r.stdout, re.M)) == 3 and
+          "\n  (%d more frames not shown: --max-frames 3)\n" % cut in r.stdout and
+          "\n(2 more threads not shown: --max-threads 1)\n" in r.stdout,
+          "limits: the text shows 1 thread, 3 frames, and says what was cut:\n" + r.stdout)
+    r = run([STACK, core])
+    check(r.returncode == 0 and "not shown" not in r.stdout and r.stdout.count("\nthread ") == 3,
+          "limits: without the options, the text cuts nothing")
+    for opt, value in (("--max-frames", "0"), ("--max-frames", "-1"), ("--max-frames", "abc"),
+                       ("--max-frames", ""), ("--max-threads", "3x"), ("--max-threads", "0")):
+        r = run([STACK, "--json", opt, value, core])
+        check(r.returncode == 2 and r.stdout == "" and
+              "%s '%s': not a whole number from 1" % (opt, value) in r.stderr,
+              "limits: %s %r is a usage error, no JSON (%d: %s)" % (
+                  opt, value, r.returncode, r.stderr.strip()))
 
 
 def signed(u):
@@ -394,6 +523,7 @@ def bad_input(core):
     r = run([STACK, str(p.pid)])
     check(r.returncode == 1 and "no process %d" % p.pid in r.stderr,
           "a process that does not exist: exit 1, named (%d: %s)" % (r.returncode, r.stderr))
+    json_error("a process that does not exist", [str(p.pid)], "no process %d" % p.pid)
     # A process it may not trace (another user's): exit 1, why, and the process untouched.
     if os.geteuid() == 0 and shutil.which("setpriv"):
         # The build tree may be in a folder only its owner enters (a clone in mktemp -d): the
@@ -410,6 +540,9 @@ def bad_input(core):
             check(r.returncode == 1 and "cannot trace process %d" % victim.pid in r.stderr and
                   "Operation not permitted" in r.stderr,
                   "not allowed to trace: exit 1, why (%d: %s)" % (r.returncode, r.stderr))
+            json_error("not allowed to trace", [str(victim.pid)], "Operation not permitted",
+                       ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+                        "LD_LIBRARY_PATH=" + mine, os.path.join(mine, "jitmap-stack")])
             check(victim.poll() is None and state(victim.pid) not in "tT",
                   "not allowed to trace: the process runs on")
         finally:
@@ -419,6 +552,11 @@ def bad_input(core):
     r = run([STACK, DEMO])
     check(r.returncode == 1 and DEMO in r.stderr and "core" in r.stderr,
           "not a core: exit 1, the file named (%d: %s)" % (r.returncode, r.stderr))
+    json_error("not a core", [DEMO], DEMO + ": not a 64-bit core file")
+    bad_zst = os.path.join(WORK, "damaged.core.zst")
+    with open(bad_zst, "wb") as f:
+        f.write(b"\x28\xb5\x2f\xfd" + b"\x00\x00 not a zstd frame " * 8)
+    json_error("a damaged zstd core", [bad_zst], "not a zstd stream")
     with open(core, "rb") as f:
         head = f.read(1 << 20)
     cut = os.path.join(WORK, "truncated.core")
@@ -439,6 +577,27 @@ def bad_input(core):
     check(r.returncode == 1 and "no thread's registers could be read" in r.stderr and
           "truncated" in r.stderr,
           "a core cut after 100 bytes: exit 1, why (%d: %s)" % (r.returncode, r.stderr))
+    d = json_error("a core cut after 100 bytes", [cut], "no thread's registers could be read")
+    check(d and any("truncated" in p for p in d["problems"]),
+          "a core cut after 100 bytes, --json: the problems say it is truncated (%s)" % (
+              d and d["problems"]))
+
+
+def json_error(what, args, needle, tool=None):
+    """jitmap-stack --json on a target it cannot read: exit 1, one object on stdout that keeps
+    the schema, with process null, no threads and the error (`needle` in it), and the same
+    message on stderr. The object, or None."""
+    r = run((tool or [STACK]) + ["--json"] + args)
+    try:
+        d = jsoncontract.loads(r.stdout, "jitmap-stack")
+    except ValueError as e:
+        check(False, "%s, --json: one object that keeps the schema (%s): %r" % (what, e, r.stdout))
+        return None
+    check(r.returncode == 1 and d["process"] is None and d["threads"] == [] and
+          needle in d.get("error", "") and "jitmap-stack: " + d["error"] in r.stderr,
+          "%s, --json: exit 1, process null, the error %r, said on stderr too (%d: %s; %s)" % (
+              what, needle, r.returncode, r.stdout.strip(), r.stderr.strip()))
+    return d
 
 
 def hostile(modes):
@@ -496,10 +655,56 @@ def hostile(modes):
         out.close()
 
 
+def perf_map_source():
+    """Code only a perf map names: the hostile inferior's good_fn, whose JIT descriptor cannot
+    be read (mode version). With a map naming it, its frame is a JIT frame whose source is the
+    map; without, no frame is named so or has a source (the control)."""
+    out_path = os.path.join(WORK, "hostile-perfmap.out")
+    out = open(out_path, "w")
+    p = subprocess.Popen([HOSTILE, "--pause", "version"], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        pid, code = None, None
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline and p.poll() is None and not pid:
+            with open(out_path) as f:
+                text = f.read()
+            m = re.search(r"paused pid=(\d+)", text)
+            c = re.search(r"good name=good_fn .*code=0x([0-9a-f]+)", text)
+            pid, code = (int(m.group(1)), c.group(1)) if m and c else (None, None)
+            time.sleep(0.05)
+        if not check(pid, "perf map source: the hostile inferior pauses"):
+            return
+        pm = os.path.join(WORK, "good_fn.map")
+        with open(pm, "w") as f:
+            f.write("%s 100 good_fn_from_map\n" % code)
+        r = run([STACK, "--json", "--perf-map", pm, str(pid)])
+        d = jsoncontract.loads(r.stdout, "jitmap-stack") if r.returncode == 0 else {"threads": []}
+        frames = [f for t in d["threads"] for f in t["frames"]]
+        named = [f for f in frames if f["function"] == "good_fn_from_map"]
+        check(len(named) == 1 and named[0]["jit"] and
+              named[0]["source"] == {"kind": "perf-map", "path": pm} and
+              named[0]["named_by"] == "perf map " + pm and named[0]["build_id"] is None and
+              named[0]["module_offset"] is None and
+              all(f["source"] is None for f in frames if not f["jit"]),
+              "perf map source: good_fn's frame is JIT code whose source is the map %s (%s)" % (
+                  pm, json.dumps(named)[:600]))
+        r = run([STACK, "--json", str(pid)])
+        d = jsoncontract.loads(r.stdout, "jitmap-stack") if r.returncode == 0 else {"threads": []}
+        frames = [f for t in d["threads"] for f in t["frames"]]
+        check(r.returncode == 0 and frames and
+              not any(f["source"] or f["function"] == "good_fn_from_map" for f in frames),
+              "perf map source, control: without the map, no frame has a source")
+    finally:
+        p.kill()
+        p.wait()
+        out.close()
+
+
 def hostiles():
     if not os.access(HOSTILE, os.X_OK):
         check(False, "%s not built" % HOSTILE)
         return
+    perf_map_source()
     hostile(H.TOGETHER)
     for mode in ("self", "wild-next", "long", "version", "huge"):
         hostile([mode])

@@ -162,6 +162,10 @@ expect 2 "jitmap-stack: option '--exe' needs a value
 Try 'jitmap-stack --help' for more information." "$stack" 1 --exe
 expect 2 "jitmap-stack: a PID or a core file is needed
 Try 'jitmap-stack --help' for more information." "$stack"
+expect 2 "jitmap-stack: --max-frames '0': not a whole number from 1 to 4294967295
+Try 'jitmap-stack --help' for more information." "$stack" --json --max-frames 0 1
+expect 2 "jitmap-stack: --max-threads 'two': not a whole number from 1 to 4294967295
+Try 'jitmap-stack --help' for more information." "$stack" --max-threads=two 1
 
 echo "messages: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
