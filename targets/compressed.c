@@ -131,36 +131,71 @@ static int read_fail(struct in *in, jitmap_error *err, ssize_t r)
 			    strerror((int)-r));
 }
 
+/* A decoder's one step: from in->buf + in->pos (moved past what it used) into `obuf` (at most
+ * OUT_BYTES; *produced of them), *unfinished when the stream stops inside a frame there; 0,
+ * or -EINVAL with `err` filled. */
+typedef int step_fn(void *dec, struct in *in, uint8_t *obuf, size_t *produced,
+		    bool *unfinished, jitmap_error *err);
+
+/* The input through `step` into the file, each input buffer until it is used and the decoder
+ * has nothing more to give for it: 0 (*cut: the stream ended inside a frame), or -errno. */
+static int drive(struct in *in, struct out *o, uint8_t *obuf, void *dec, step_fn *step,
+		 bool *cut)
+{
+	bool unfinished = false;
+	int rc = 0;
+	for (ssize_t r; !rc && (r = refill(in)) != 0;) {
+		if (r < 0)
+			return read_fail(in, o->err, r);
+		for (bool more = true; !rc && (in->pos < in->len || more);) {
+			size_t produced = 0;
+			rc = step(dec, in, obuf, &produced, &unfinished, o->err);
+			if (!rc)
+				rc = put(o, obuf, produced);
+			more = produced == OUT_BYTES;
+		}
+	}
+	*cut = !rc && unfinished;
+	return rc;
+}
+
+static int zstd_step(void *dec, struct in *in, uint8_t *obuf, size_t *produced,
+		     bool *unfinished, jitmap_error *err)
+{
+	ZSTD_inBuffer ib = {in->buf, in->len, in->pos};
+	ZSTD_outBuffer ob = {obuf, OUT_BYTES, 0};
+	const size_t r = ZSTD_decompressStream(dec, &ob, &ib);
+	if (ZSTD_isError(r))
+		return jitmap__fail(err, -EINVAL, in->offset + ib.pos,
+				    "not a zstd stream jitmap can read: %s", ZSTD_getErrorName(r));
+	in->pos = ib.pos;
+	*produced = ob.pos;
+	*unfinished = r != 0; /* 0: a frame is done and flushed */
+	return 0;
+}
+
+static int lz4_step(void *dec, struct in *in, uint8_t *obuf, size_t *produced,
+		    bool *unfinished, jitmap_error *err)
+{
+	size_t dst = OUT_BYTES, src = in->len - in->pos;
+	const size_t r = LZ4F_decompress(dec, obuf, &dst, in->buf + in->pos, &src, NULL);
+	if (LZ4F_isError(r))
+		return jitmap__fail(err, -EINVAL, in->offset + in->pos,
+				    "not an lz4 frame jitmap can read: %s", LZ4F_getErrorName(r));
+	in->pos += src;
+	*produced = dst;
+	*unfinished = r != 0; /* 0: a frame is done */
+	return 0;
+}
+
 /* Each returns 0 (with *cut set when the stream ended inside a frame), or -errno. */
 static int zstd_stream(struct in *in, struct out *o, uint8_t *obuf, bool *cut)
 {
 	ZSTD_DStream *z = ZSTD_createDStream();
 	if (!z)
 		return jitmap__fail(o->err, -ENOMEM, 0, "out of memory");
-	size_t last = 0;
-	int rc = 0;
-	for (ssize_t r; !rc && (r = refill(in)) != 0;) {
-		if (r < 0) {
-			rc = read_fail(in, o->err, r);
-			break;
-		}
-		ZSTD_inBuffer ib = {in->buf, in->len, 0};
-		/* Until the input is used and the decoder has nothing more to give for it. */
-		for (bool more = true; !rc && (ib.pos < ib.size || more);) {
-			ZSTD_outBuffer ob = {obuf, OUT_BYTES, 0};
-			last = ZSTD_decompressStream(z, &ob, &ib);
-			if (ZSTD_isError(last)) {
-				rc = jitmap__fail(o->err, -EINVAL, in->offset + ib.pos,
-						  "not a zstd stream jitmap can read: %s",
-						  ZSTD_getErrorName(last));
-				break;
-			}
-			rc = put(o, obuf, ob.pos);
-			more = ob.pos == OUT_BYTES;
-		}
-	}
+	const int rc = drive(in, o, obuf, z, zstd_step, cut);
 	ZSTD_freeDStream(z);
-	*cut = !rc && last != 0;
 	return rc;
 }
 
@@ -169,30 +204,8 @@ static int lz4_stream(struct in *in, struct out *o, uint8_t *obuf, bool *cut)
 	LZ4F_dctx *d;
 	if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
 		return jitmap__fail(o->err, -ENOMEM, 0, "out of memory");
-	size_t last = 0;
-	int rc = 0;
-	for (ssize_t r; !rc && (r = refill(in)) != 0;) {
-		if (r < 0) {
-			rc = read_fail(in, o->err, r);
-			break;
-		}
-		/* Until the input is used and the decoder has nothing more to give for it. */
-		for (bool more = true; !rc && more;) {
-			size_t dst = OUT_BYTES, src = in->len - in->pos;
-			last = LZ4F_decompress(d, obuf, &dst, in->buf + in->pos, &src, NULL);
-			if (LZ4F_isError(last)) {
-				rc = jitmap__fail(o->err, -EINVAL, in->offset + in->pos,
-						  "not an lz4 frame jitmap can read: %s",
-						  LZ4F_getErrorName(last));
-				break;
-			}
-			in->pos += src;
-			rc = put(o, obuf, dst);
-			more = in->pos < in->len || dst == OUT_BYTES;
-		}
-	}
+	const int rc = drive(in, o, obuf, d, lz4_step, cut);
 	LZ4F_freeDecompressionContext(d);
-	*cut = !rc && last != 0;
 	return rc;
 }
 
