@@ -142,6 +142,7 @@ struct jitmap__pm_seg {
 
 struct jitmap__pm_file {
 	char *path, *source;
+	jitmap_perfmap_kind kind;
 	char *text;         /* a perf map's text: its names, NUL-terminated in place when looked
 			       up (one byte more than text_len is allocated) */
 	size_t text_len;
@@ -176,10 +177,10 @@ struct jitmap_perfmap {
 
 /* The file named `path`, or NULL. */
 struct jitmap__pm_file *jitmap__pm_file_named(const jitmap_perfmap *m, const char *path);
-/* The file named `origin`, emptied, or a new one added last (its source "`kind` `origin`");
- * NULL when out of memory. */
+/* The file named `origin`, emptied, or a new one added last, of `kind` (its source "perf
+ * map ORIGIN" or "jitdump ORIGIN"); NULL when out of memory. */
 struct jitmap__pm_file *jitmap__pm_file_for(jitmap_perfmap *m, const char *origin,
-					     const char *kind);
+					     jitmap_perfmap_kind kind);
 /* A problem of file `f` (listed among its first few, else counted). */
 void jitmap__pm_problem(struct jitmap__pm_file *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

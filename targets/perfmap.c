@@ -97,27 +97,30 @@ struct jitmap__pm_file *jitmap__pm_file_named(const jitmap_perfmap *m, const cha
 }
 
 struct jitmap__pm_file *jitmap__pm_file_for(jitmap_perfmap *m, const char *origin,
-					     const char *kind)
+					     jitmap_perfmap_kind kind)
 {
+	const char *what = kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf map";
 	struct jitmap__pm_file *f = jitmap__pm_file_named(m, origin);
 	if (f) {
 		char *source = NULL;
-		if (asprintf(&source, "%s %s", kind, origin) < 0)
+		if (asprintf(&source, "%s %s", what, origin) < 0)
 			return NULL;
 		file_clear(f);
 		free(f->source);
 		f->source = source;
+		f->kind = kind;
 		return f;
 	}
 	if (jitmap__grow(&m->files, &m->cap, m->n + 1, sizeof(*m->files)))
 		return NULL;
 	f = calloc(1, sizeof(*f));
-	if (!f || !(f->path = strdup(origin)) || asprintf(&f->source, "%s %s", kind, origin) < 0) {
+	if (!f || !(f->path = strdup(origin)) || asprintf(&f->source, "%s %s", what, origin) < 0) {
 		if (f)
 			f->source = NULL;
 		file_free(f);
 		return NULL;
 	}
+	f->kind = kind;
 	m->files[m->n++] = f;
 	return f;
 }
@@ -316,7 +319,7 @@ int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_perfmap_sym *
 	jitmap_perfmap_sym sym = {.sz = sizeof(sym),
 				  .name = (f->text ? f->text : f->names) + e->name,
 				  .lo = e->lo, .hi = e->hi, .origin = f->path,
-				  .source = f->source, .line = e->line};
+				  .source = f->source, .line = e->line, .kind = f->kind};
 	if (e->ndbg) {
 		const struct jitmap__pm_dbg_line *d = f->dbg + e->dbg;
 		const size_t j = JITMAP_UPPER_BOUND(d, e->ndbg, addr, addr);

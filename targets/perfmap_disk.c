@@ -28,7 +28,7 @@ static bool same_file(const struct stat *a, const struct stat *b)
 /* A problem of its own for a file that could not be read (replacing what it said). */
 static int unreadable(jitmap_perfmap *m, const char *path, int code, const char *what)
 {
-	struct jitmap__pm_file *f = jitmap__pm_file_for(m, path, "perf map");
+	struct jitmap__pm_file *f = jitmap__pm_file_for(m, path, JITMAP_PERFMAP_MAP);
 	if (!f)
 		return -ENOMEM;
 	jitmap__pm_problem(f, "%s: %s (%s)", path, what, strerror(-code));
@@ -92,7 +92,7 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 		jitmap_error e;
 		rc = jitmap_perfmap_add_jitdump(m, buf, len, path, &e);
 		if (rc == -EINVAL) {
-			struct jitmap__pm_file *f = jitmap__pm_file_for(m, path, "jitdump");
+			struct jitmap__pm_file *f = jitmap__pm_file_for(m, path, JITMAP_PERFMAP_JITDUMP);
 			if (f)
 				jitmap__pm_problem(f, "%s: not a jitdump file: at offset %" PRIu64
 						      ", %s", path, e.offset, e.reason);
@@ -106,7 +106,7 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 		if (len == cap)
 			while (upto && buf[upto - 1] != '\n')
 				upto--;
-		struct jitmap__pm_file *f = jitmap__pm_file_for(m, path, "perf map");
+		struct jitmap__pm_file *f = jitmap__pm_file_for(m, path, JITMAP_PERFMAP_MAP);
 		if (!f) {
 			munmap(buf, cap);
 			return -ENOMEM;

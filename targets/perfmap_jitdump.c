@@ -122,7 +122,7 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 	if (header < JITDUMP_HEADER || header > len)
 		return jitmap__fail(err, -EINVAL, 8, "a header of %" PRIu64 " bytes in a file of %zu",
 				    header, len);
-	struct jitmap__pm_file *f = jitmap__pm_file_for(m, origin, "jitdump");
+	struct jitmap__pm_file *f = jitmap__pm_file_for(m, origin, JITMAP_PERFMAP_JITDUMP);
 	if (!f)
 		return -ENOMEM;
 	uint32_t *loads = NULL; /* entries that are loads, in order */

@@ -129,7 +129,7 @@ int jitmap_perfmap_add_perf_map(jitmap_perfmap *m, const char *text, size_t len,
 		return -ENOMEM;
 	if (len)
 		memcpy(buf, text, len);
-	struct jitmap__pm_file *f = jitmap__pm_file_for(m, origin, "perf map");
+	struct jitmap__pm_file *f = jitmap__pm_file_for(m, origin, JITMAP_PERFMAP_MAP);
 	if (!f) {
 		free(buf);
 		return -ENOMEM;

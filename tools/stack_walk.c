@@ -224,8 +224,7 @@ static void named_code(struct target *t, uint64_t at, struct frame_out *fo)
 	if (jitmap_perfmap_lookup(jitmap_process_perfmap(t->proc), at, &sym))
 		return;
 	fo->named_by = strdup(sym.source);
-	/* sym.source is the kind and the path: "jitdump PATH", "perf map PATH" */
-	fo->source_kind = !strncmp(sym.source, "jitdump ", 8) ? "jitdump" : "perf-map";
+	fo->source_kind = sym.kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf-map";
 	fo->source_path = strdup(sym.origin);
 	if (sym.file && asprintf(&fo->source_line, "%s:%u", sym.file, sym.file_line) < 0)
 		fo->source_line = NULL;

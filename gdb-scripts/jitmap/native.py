@@ -200,7 +200,7 @@ class PerfmapSym(ctypes.Structure):
     """jitmap_perfmap_sym (perfmap.h): what a perf map or jitdump says of an address."""
     _fields_ = [("sz", c_size), ("name", c_char_p), ("lo", c_u64), ("hi", c_u64),
                 ("origin", c_char_p), ("source", c_char_p), ("line", ctypes.c_uint),
-                ("file", c_char_p), ("file_line", ctypes.c_uint)]
+                ("file", c_char_p), ("file_line", ctypes.c_uint), ("kind", c_int)]
 
     def __init__(self):
         super().__init__(ctypes.sizeof(PerfmapSym))

@@ -81,6 +81,12 @@ JITMAP_API int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid);
 /* What a perf map or a jitdump says of an address. Set `sz` to sizeof(jitmap_perfmap_sym)
  * (libbpf's convention, as jitmap_source_info). Strings stay valid until the origin is added
  * again or the map is freed. */
+/* Which kind of file a jitmap_perfmap_sym comes from. */
+typedef enum jitmap_perfmap_kind {
+	JITMAP_PERFMAP_MAP = 1,     /* a perf map: START SIZE NAME lines */
+	JITMAP_PERFMAP_JITDUMP = 2, /* a jitdump file (its code-load records) */
+} jitmap_perfmap_kind;
+
 typedef struct jitmap_perfmap_sym {
 	size_t sz;
 	const char *name;        /* as the runtime wrote it ("JS:*fib /x/app.js:3:13") */
@@ -90,6 +96,7 @@ typedef struct jitmap_perfmap_sym {
 	unsigned line;           /* perf map: its line (from 1); jitdump: its record (from 1) */
 	const char *file;        /* jitdump debug info: the source file at the address, or NULL */
 	unsigned file_line;      /* and its line (0: none) */
+	jitmap_perfmap_kind kind; /* the file's kind (0 from a library older than this field) */
 } jitmap_perfmap_sym;
 
 /* The code at `addr`: 0, or -ENOENT when no file names it (-EINVAL for a bad sz). O(log n)

@@ -48,6 +48,7 @@ static void test_lines(void **state)
 	assert_int_equal(s.line, 1);
 	assert_string_equal(s.origin, "/tmp/perf-1.map");
 	assert_string_equal(s.source, "perf map /tmp/perf-1.map");
+	assert_int_equal(s.kind, JITMAP_PERFMAP_MAP);
 	assert_null(s.file);
 	assert_named(m, 0x7f000000103f, "JS:*fib /x/app.js:3:13");
 	assert_named(m, 0x7f0000001040, NULL);
@@ -275,6 +276,7 @@ static void jitdump_in(jitmap_byte_order order)
 	jitmap_perfmap_sym s = look(m, 0x5000, 0);
 	assert_string_equal(s.name, "JS:*hot /x/app.js:10:1");
 	assert_string_equal(s.source, "jitdump /x/jit-4242.dump");
+	assert_int_equal(s.kind, JITMAP_PERFMAP_JITDUMP);
 	assert_int_equal(s.line, 2); /* the second record */
 	assert_string_equal(s.file, "/x/app.js");
 	assert_int_equal(s.file_line, 10);
