@@ -20,6 +20,7 @@
 #define IN_BYTES (256u << 10)
 #define OUT_BYTES (1u << 20)
 #define BLOCK 4096u
+#define XZ_MEMLIMIT (UINT64_C(1) << 30)
 
 const char *jitmap_compression_of(const void *head, size_t len)
 {
@@ -44,12 +45,18 @@ struct out {
 	int fd;
 	uint64_t size;     /* bytes decompressed so far */
 	const char *dir;
+	const volatile sig_atomic_t *interrupt;
 	jitmap_error *err;
 };
 
+static bool interrupted(const struct out *o)
+{
+	return o->interrupt && *o->interrupt;
+}
+
 static int temp_file(struct out *o)
 {
-	const char *dirs[] = {getenv("TMPDIR"), "/var/tmp", "/tmp"};
+	const char *dirs[] = {secure_getenv("TMPDIR"), "/var/tmp", "/tmp"};
 	int last = ENOENT;
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		if (!dirs[i] || !dirs[i][0])
@@ -72,13 +79,16 @@ static int temp_file(struct out *o)
 			    "($TMPDIR, /var/tmp, /tmp): %s", strerror(last));
 }
 
-/* Write `n` bytes that follow what was written, all-zero blocks as holes. */
+/* Write `n` bytes that follow what was written, all-zero pieces left as holes: pieces end on
+ * the file's BLOCK boundaries, whatever sizes the decoder gives its output in (the file's
+ * size is set at the end, so a zero piece at the end needs no write either). */
 static int put(struct out *o, const uint8_t *p, size_t n)
 {
 	static const uint8_t zero[BLOCK];
 	for (size_t at = 0; at < n;) {
-		const size_t k = n - at < BLOCK ? n - at : BLOCK;
-		if (k < BLOCK || memcmp(p + at, zero, k)) {
+		const size_t room = BLOCK - (size_t)(o->size % BLOCK);
+		const size_t k = n - at < room ? n - at : room;
+		if (memcmp(p + at, zero, k)) {
 			for (size_t done = 0; done < k;) {
 				const ssize_t w = pwrite(o->fd, p + at + done, k - done,
 							 (off_t)(o->size + done));
@@ -148,8 +158,17 @@ static int drive(struct in *in, struct out *o, uint8_t *obuf, void *dec, step_fn
 		if (r < 0)
 			return read_fail(in, o->err, r);
 		for (bool more = true; !rc && (in->pos < in->len || more);) {
+			if (interrupted(o))
+				return jitmap__fail(o->err, -EINTR, in->offset + in->pos, "interrupted");
 			size_t produced = 0;
-			rc = step(dec, in, obuf, &produced, &unfinished, o->err);
+			const size_t before = in->pos;
+			bool u = unfinished;
+			rc = step(dec, in, obuf, &produced, &u, o->err);
+			/* A call that found nothing to do (the output filled the buffer exactly last
+			 * time) says nothing of where the stream stands: a decoder's hint then asks
+			 * for the next frame's header. */
+			if (produced || in->pos != before)
+				unfinished = u;
 			if (!rc)
 				rc = put(o, obuf, produced);
 			more = produced == OUT_BYTES;
@@ -212,12 +231,19 @@ static int lz4_stream(struct in *in, struct out *o, uint8_t *obuf, bool *cut)
 static int xz_stream(struct in *in, struct out *o, uint8_t *obuf, bool *cut)
 {
 	lzma_stream s = LZMA_STREAM_INIT;
-	if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+	/* The dictionary is the header's to say: a limit keeps a hostile one from sizing our
+	 * memory (xz -9 needs 65 MiB). */
+	if (lzma_stream_decoder(&s, XZ_MEMLIMIT, LZMA_CONCATENATED) != LZMA_OK)
 		return jitmap__fail(o->err, -ENOMEM, 0, "out of memory");
 	int rc = 0;
 	lzma_ret ret = LZMA_OK;
 	bool end = false;
 	while (!rc && ret != LZMA_STREAM_END) {
+		if (interrupted(o)) {
+			rc = jitmap__fail(o->err, -EINTR, in->offset + (in->len - s.avail_in),
+					  "interrupted");
+			break;
+		}
 		if (s.avail_in == 0 && !end) {
 			const ssize_t r = refill(in);
 			if (r < 0) {
@@ -239,6 +265,7 @@ static int xz_stream(struct in *in, struct out *o, uint8_t *obuf, bool *cut)
 		rc = jitmap__fail(o->err, -EINVAL, in->offset + (in->len - s.avail_in),
 				  "not an xz stream jitmap can read: %s",
 				  ret == LZMA_MEM_ERROR ? "out of memory"
+				  : ret == LZMA_MEMLIMIT_ERROR ? "its dictionary needs more than 1 GiB"
 				  : ret == LZMA_FORMAT_ERROR ? "not the xz format"
 				  : ret == LZMA_OPTIONS_ERROR ? "options this liblzma does not support"
 				  : "corrupt data");
@@ -248,10 +275,10 @@ static int xz_stream(struct in *in, struct out *o, uint8_t *obuf, bool *cut)
 	return rc;
 }
 
-int jitmap__decompress(int fd, const char *codec, uint64_t *size, char *cut_note,
-		       size_t cut_len, jitmap_error *err)
+int jitmap__decompress(int fd, const char *codec, const volatile sig_atomic_t *interrupt,
+		       uint64_t *size, char *cut_note, size_t cut_len, jitmap_error *err)
 {
-	struct out o = {.fd = -1, .err = err};
+	struct out o = {.fd = -1, .interrupt = interrupt, .err = err};
 	struct in in = {.fd = fd};
 	if (cut_len)
 		cut_note[0] = 0;

@@ -603,10 +603,10 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	/* As libbpf's OPTS_VALID: a newer caller's fields this library does not know must be 0. */
 	if (opts && opts->sz < sizeof(opts->sz))
 		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts.sz is %zu", opts->sz);
-	if (opts && !JITMAP__OPTS_VALID(opts, flags))
+	if (opts && !JITMAP__OPTS_VALID(opts, interrupt))
 		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts has fields this library "
 				 "does not know (set past byte %zu)",
-				 JITMAP__OFFSETOFEND(jitmap_core_opts, flags));
+				 JITMAP__OFFSETOFEND(jitmap_core_opts, interrupt));
 	if (opts && JITMAP_OPTS_HAS(opts, exe))
 		exe = opts->exe;
 	if (opts && JITMAP_OPTS_HAS(opts, sysroot) && opts->sysroot && opts->sysroot[0] &&
@@ -762,7 +762,10 @@ jitmap_core *jitmap_core_open(const char *path, const jitmap_core_opts *opts, ji
 	const char *codec = got > 0 ? jitmap_compression_of(head, (size_t)got) : NULL;
 	char cut[192] = "";
 	if (codec) {
-		const int fd = jitmap__decompress(c->fd, codec, &c->size, cut, sizeof(cut), err);
+		const volatile sig_atomic_t *stop =
+			opts && JITMAP_OPTS_HAS(opts, interrupt) ? opts->interrupt : NULL;
+		const int fd = jitmap__decompress(c->fd, codec, stop, &c->size, cut, sizeof(cut),
+						  err);
 		if (fd < 0) {
 			jitmap_core_free(c);
 			errno = -fd;
@@ -783,7 +786,8 @@ const char *jitmap_core_compression(const jitmap_core *c)
 	return c ? c->compression : NULL;
 }
 
-int jitmap_core_decompress(const char *path, char *note, size_t note_len, jitmap_error *err)
+int jitmap_core_decompress(const char *path, const volatile sig_atomic_t *interrupt, char *note,
+			   size_t note_len, jitmap_error *err)
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -801,7 +805,8 @@ int jitmap_core_decompress(const char *path, char *note, size_t note_len, jitmap
 		got = pread(in, head, sizeof(head), 0);
 	const char *codec = got > 0 ? jitmap_compression_of(head, (size_t)got) : NULL;
 	char cut[192];
-	const int fd = codec ? jitmap__decompress(in, codec, &(uint64_t){0}, cut, sizeof(cut), err)
+	const int fd = codec ? jitmap__decompress(in, codec, interrupt, &(uint64_t){0}, cut,
+						  sizeof(cut), err)
 		       : jitmap__fail(err, -EINVAL, 0, "not compressed as jitmap reads cores "
 				      "(zstd, lz4 frames, xz)");
 	close(in);

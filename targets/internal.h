@@ -404,9 +404,10 @@ struct jitmap_core {
 /* Decompress all of `fd` (`codec`: jitmap_compression_of's name) into a new unlinked
  * temporary file, its zero blocks as holes: its descriptor, with *size its bytes and
  * `cut_note` a sentence when the stream ended inside a frame (what came out is kept; else
- * ""); or a negative errno with `err` filled, its offset in the compressed file. */
-int jitmap__decompress(int fd, const char *codec, uint64_t *size, char *cut_note, size_t cut_len,
-		       jitmap_error *err);
+ * ""); or a negative errno with `err` filled, its offset in the compressed file (-EINTR once
+ * *interrupt, which may be NULL, is nonzero). */
+int jitmap__decompress(int fd, const char *codec, const volatile sig_atomic_t *interrupt,
+		       uint64_t *size, char *cut_note, size_t cut_len, jitmap_error *err);
 
 
 /* `len` bytes at `addr` of the dumped process, from the core and (unless `core_only`) the

@@ -78,7 +78,8 @@ jitmap_stopped *jitmap_stopped_open_core(const char *path, const jitmap_stopped_
 	if (!opts_of(opts, &o, err))
 		return NULL;
 	JITMAP_OPTS(const jitmap_core_opts, co, .exe = o.exe, .sysroot = o.sysroot,
-		    .flags = o.flags & JITMAP_STOPPED_NO_FILES ? JITMAP_CORE_NO_FILES : 0);
+		    .flags = o.flags & JITMAP_STOPPED_NO_FILES ? JITMAP_CORE_NO_FILES : 0,
+		    .interrupt = o.interrupt);
 	return wrap(jitmap_core_open(path, &co, err), NULL, err);
 }
 

@@ -394,7 +394,7 @@ _SIGNATURES = {
     "jitmap_process_descriptor": (c_int, [c_void_p, c_size, P(DescriptorInfo)]),
     "jitmap_core_open": (c_void_p, [c_char_p, c_void_p, P(Error)]),
     "jitmap_compression_of": (c_char_p, [c_char_p, c_size]),
-    "jitmap_core_decompress": (c_int, [c_char_p, c_char_p, c_size, P(Error)]),
+    "jitmap_core_decompress": (c_int, [c_char_p, c_void_p, c_char_p, c_size, P(Error)]),
     "jitmap_core_free": (None, [c_void_p]),
     "jitmap_core_memory": (c_int, [c_void_p, c_u64, P(CoreMemoryInfo)]),
     "jitmap_core_find_symbol": (c_size, [c_void_p, c_char_p, P(c_u64), P(c_char_p), c_size]),

@@ -16,6 +16,8 @@
 #ifndef JITMAP_CORE_H
 #define JITMAP_CORE_H
 
+#include <signal.h>
+
 #include "jitmap/jitmap.h"
 
 #ifdef __cplusplus
@@ -44,6 +46,9 @@ typedef struct jitmap_core_opts {
 	/* Mapped files are looked up under this directory (as GDB's `set sysroot`); NULL: "/". */
 	const char *sysroot;
 	unsigned flags;     /* JITMAP_CORE_* */
+	/* Checked while a compressed core is decompressed: once it is nonzero (a signal handler
+	 * sets it), the open fails with EINTR ("interrupted"). NULL: never. */
+	const volatile sig_atomic_t *interrupt;
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core.c. */
 } jitmap_core_opts;
 
@@ -64,9 +69,10 @@ JITMAP_API void jitmap_core_free(jitmap_core *core);
  * A core file stored compressed (systemd-coredump's core.*.zst; lz4 frames and xz too), known
  * by its first bytes and not by its name, is opened by jitmap_core_open as the core it holds:
  * decompressed as a stream into an unlinked temporary file ($TMPDIR, else /var/tmp, else /tmp)
- * whose blocks of zeros are holes. Memory holds two buffers whatever the core's size; the
- * disk, the core's pages that are not zero. A stream cut short gives the core as far as it
- * came out, with a warning (jitmap_core_warning) saying so. */
+ * whose blocks of zeros are holes. Memory is bounded by the compression's window (zstd's up to
+ * 128 MiB, lz4's blocks, xz's dictionary, refused past 1 GiB), not by the core's size; the
+ * disk holds the core's pages that are not zero. A stream cut short gives the core as far as
+ * it came out, with a warning (jitmap_core_warning) saying so. */
 
 /* The compression the first `len` bytes of a file say it has: "zstd", "lz4", "xz", or NULL. */
 JITMAP_API const char *jitmap_compression_of(const void *head, size_t len);
@@ -76,9 +82,10 @@ JITMAP_API const char *jitmap_core_compression(const jitmap_core *core);
  * that reads cores itself (GDB's core-file of /proc/self/fd/N): the descriptor of the
  * unlinked temporary file, read-write (the caller closes it), with `note` (`note_len` bytes;
  * may be NULL) a sentence when the stream was cut short, else ""; or a negative errno with
- * `err` filled: -EINVAL when the file is not compressed, or not as jitmap reads it. */
-JITMAP_API int jitmap_core_decompress(const char *path, char *note, size_t note_len,
-				      jitmap_error *err);
+ * `err` filled: -EINVAL when the file is not compressed, or not as jitmap reads it; -EINTR
+ * once *interrupt (may be NULL) is nonzero. */
+JITMAP_API int jitmap_core_decompress(const char *path, const volatile sig_atomic_t *interrupt,
+				      char *note, size_t note_len, jitmap_error *err);
 
 /* The core's architecture (JITMAP_ARCH_UNKNOWN for one libjitmap does not know), its ELF
  * e_machine, and its byte order (JITMAP_ORDER_LITTLE or JITMAP_ORDER_BIG, from e_ident). */

@@ -50,8 +50,8 @@ typedef struct jitmap_stopped_opts {
 	size_t max_threads;  /* a process: jitmap_live_opts.max_threads (0: 65536) */
 	unsigned flags;      /* JITMAP_STOPPED_* */
 	unsigned max_rounds; /* a process: jitmap_live_opts.max_rounds (0: 16) */
-	/* A process: jitmap_live_opts.interrupt (an open under way fails with EINTR once it is
-	 * nonzero, every thread let go). */
+	/* jitmap_live_opts.interrupt, and a compressed core's jitmap_core_opts.interrupt: an
+	 * open under way fails with EINTR once it is nonzero (a process's threads let go). */
 	const volatile sig_atomic_t *interrupt;
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/stopped.c. */
 } jitmap_stopped_opts;
