@@ -181,6 +181,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		if (optind < argc)
 			o->exe = argv[optind];
 		o->target = core;
+		o->core = true;
 		return 0;
 	}
 	if (optind != argc - 1)
@@ -220,7 +221,8 @@ int main(int argc, char **argv)
 	for (int s = 0, sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT}; s < 4; s++)
 		sigaction(sigs[s], &sa, NULL);
 
-	const bool exists = access(o.target, F_OK) == 0;
+	/* -c names a core file, never a process. */
+	const bool exists = access(o.target, F_OK) == 0 || o.core;
 	const bool live = !exists && is_pid(o.target, &pid);
 	if (!exists && !live && o.target[0] && strspn(o.target, "0123456789") == strlen(o.target)) {
 		jitmap_stack_fatal("%s: not a process ID (1 to %d), and no file of that name",
@@ -266,8 +268,9 @@ int main(int argc, char **argv)
 	jitmap_stopped_detach(t.stopped);
 	if (t.proc)
 		jitmap_stack_process_problems(&t);
+	const char *interrupted = live ? "interrupted; the process was let go" : "interrupted";
 	if (jitmap_stack_interrupted) {
-		fprintf(stderr, "jitmap-stack: interrupted; the process was let go\n");
+		fprintf(stderr, "jitmap-stack: %s\n", interrupted);
 		if (rc == 0)
 			jitmap_stack_problem("interrupted: the stacks may be incomplete");
 	}
@@ -278,8 +281,7 @@ int main(int argc, char **argv)
 	else if (o.json) { /* a pipeline reads one object whatever happened */
 		const char *error = jitmap_stack_fatal_error();
 		jitmap_stack_print_json_error(error ? error : jitmap_stack_interrupted
-					      ? "interrupted; the process was let go"
-					      : "the target could not be read");
+					      ? interrupted : "the target could not be read");
 	}
 	free(t.tails);
 	jitmap_process_free(t.proc);

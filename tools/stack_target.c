@@ -114,7 +114,9 @@ int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
 			   const char *sysroot)
 {
 	jitmap_error err;
-	JITMAP_OPTS(const jitmap_stopped_opts, opts, .exe = exe, .sysroot = sysroot);
+	/* A compressed core is decompressed first: a signal stops that too. */
+	JITMAP_OPTS(const jitmap_stopped_opts, opts, .exe = exe, .sysroot = sysroot,
+		    .interrupt = &jitmap_stack_interrupted);
 	t->stopped = jitmap_stopped_open_core(path, &opts, &err);
 	if (!t->stopped) {
 		char why[4096 + 256];

@@ -25,6 +25,7 @@
 
 struct options {
 	bool json, values, gc_roots, registers, no_perf_maps;
+	bool core; /* -c: the target is a core file, whatever its name */
 	const char *target, *exe, *sysroot;
 	const char **perf_files; /* --perf-map, --jitdump: in the order given */
 	size_t nperf;
