@@ -91,6 +91,11 @@ def main():
     out = gdb(demo, script=False)
     check('Undefined info command: "stackmap 1"' in out,
           "demo JIT without the script: no jitmap (the negative control)")
+    # ~/.gdbinit and other scripts share GDB's __main__ with the system gdbinit scripts: a
+    # user's names there change nothing.
+    out = gdb(demo, pre=["-iex", "python def _load(): pass",
+                         "-iex", "python load = stop = new_objfile = quiet = None"])
+    check("record 100 at" in out, "demo JIT: jitmap on by itself whatever names __main__ has")
     out = gdb(demo, pre=["-iex", "set jitmap auto-load off"])
     check('Undefined info command: "stackmap 1"' in out,
           "demo JIT with `set jitmap auto-load off`: no jitmap")
