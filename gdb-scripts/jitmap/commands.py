@@ -111,6 +111,13 @@ class Session:
         self._perf = None     # (process key, PerfMaps, stop id of the last read)
         self.core_fd = None   # the decompressed core the debugger reads (`core FILE`)
 
+    def keep_core_fd(self, fd):
+        """Keep `fd`, the decompressed core the debugger now reads (None: none), and close
+        the one before: its unlinked file's blocks go back to the file system."""
+        if self.core_fd is not None and self.core_fd != fd:
+            os.close(self.core_fd)
+        self.core_fd = fd
+
     def forget(self):
         self.discovery.flush()
         self.catalog = None
@@ -585,9 +592,11 @@ def _run_core(ctx, opts, args):
     lib = N.lib()
     codec = lib.jitmap_compression_of(head, len(head))
     if not codec:
-        return dbg.open_core(path)
+        lines = dbg.open_core(path)
+        s.keep_core_fd(None)
+        return lines
     err, note = N.Error(), ctypes.create_string_buffer(256)
-    fd = lib.jitmap_core_decompress(path.encode(), note, len(note), ctypes.byref(err))
+    fd = lib.jitmap_core_decompress(path.encode(), None, note, len(note), ctypes.byref(err))
     if fd < 0:
         raise CommandError("%s: %s: %s" % (ctx.who, path, N.text(err.reason)))
     # The debugger reads the unlinked file through this process's descriptor, kept open
@@ -597,9 +606,7 @@ def _run_core(ctx, opts, args):
     except BaseException:
         os.close(fd)
         raise
-    if s.core_fd is not None:
-        os.close(s.core_fd)
-    s.core_fd = fd
+    s.keep_core_fd(fd)
     size = os.fstat(fd).st_size
     out = ["%s: %s is a %s-compressed core: opened as the core it holds (%d bytes, in an "
            "unlinked temporary file)" % (ctx.who, path, N.text(codec), size)]

@@ -269,12 +269,14 @@ class Lldb:
     def open_core(self, path):
         """Debug the core file at `path` in the selected target (a new one when there is
         none, which takes the program the core names): LLDB's lines about it."""
-        target = self.target
+        target, made = self.target, False
         if not target.IsValid():
-            target = lldb.debugger.CreateTarget("")
+            target, made = lldb.debugger.CreateTarget(""), True
         error = lldb.SBError()
         process = target.LoadCore(path, error)
         if not process.IsValid() or error.Fail():
+            if made:
+                lldb.debugger.DeleteTarget(target)
             raise Error("%s: %s" % (path, error.GetCString() or "LLDB cannot open it as a core"))
         lldb.debugger.SetSelectedTarget(target)
         thread = process.GetSelectedThread()
