@@ -30,6 +30,7 @@ from . import commands as C
 from . import gdb_adapter as A
 from . import gdb_frames
 from . import gdb_perf
+from . import gdb_reader
 from . import model as M
 from . import native as N
 from . import report as R
@@ -263,10 +264,7 @@ def register():
         _define(c)()
     # The prefixes may be there already: the system gdbinit script of auto-load defines them
     # for `set jitmap auto-load`, and GDB drops the subcommands of a prefix defined again.
-    # (They are defined together; `help set jitmap` would describe `set VAR = EXP`.)
-    try:
-        gdb.execute("help show jitmap", to_string=True)
-    except gdb.error:
+    if not gdb_reader.settings_prefixes_defined():
         _SetJitmap()
         _ShowJitmap()
     _StatepointsParam()

@@ -393,6 +393,16 @@ the new mode."""
 _settings_added = False
 
 
+def settings_prefixes_defined():
+    """Whether `set jitmap` and `show jitmap` exist (they are defined together, here, by
+    gdb_commands or by the system gdbinit script of auto-load). Asked of `help show`'s list,
+    which never fails: a command that fails while GDB loads a library during `run` (where
+    auto-load sources jitmap.gdb) leaves the program running under GDB's feet, and `help set
+    jitmap` would describe `set VAR = EXP` whatever follows."""
+    text = gdb.execute("help show", to_string=True)
+    return re.search(r"^show jitmap -- ", text, re.M) is not None
+
+
 def add_settings():
     """Add `set/show jitmap reader-claim`. Call after jitmap.gdb_commands is imported: it
     defines the `set jitmap` and `show jitmap` prefixes, and GDB drops the subcommands of a
@@ -400,10 +410,7 @@ def add_settings():
     global _settings_added
     if _settings_added:
         return
-    # Defined together; `help set jitmap` would describe `set VAR = EXP`.
-    try:
-        gdb.execute("help show jitmap", to_string=True)
-    except gdb.error:
+    if not settings_prefixes_defined():
         _Prefix("set jitmap")
         _Prefix("show jitmap")
     ReaderClaimParameter()

@@ -28,6 +28,7 @@ if len(sys.argv) != 2:
     sys.exit("usage: test_gdb_autoload.py BUILD_DIR")
 BUILD = os.path.abspath(sys.argv[1])
 SCRIPT = os.path.join(BUILD, "share", "jitmap", "gdbinit.d", "jitmap.py")
+JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 LLI = shutil.which("lli-14")
 LLI_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lli_registers.ll")
@@ -96,6 +97,19 @@ def main():
     out = gdb(demo, pre=["-iex", "python def _load(): pass",
                          "-iex", "python load = stop = new_objfile = quiet = None"])
     check("record 100 at" in out, "demo JIT: jitmap on by itself whatever names __main__ has")
+    # jitmap.gdb sourced while GDB loads a library during `run`, with no system script before
+    # it (libjitmap-producer's auto-load script does that): the run still stops.
+    hook = os.path.join(work, "hook.py")
+    with open(hook, "w") as f:
+        f.write("import gdb\n"
+                "def h(ev):\n"
+                "    if 'libLLVM' in (ev.new_objfile.filename or ''):\n"
+                "        gdb.events.new_objfile.disconnect(h)\n"
+                "        gdb.execute('source %s')\n"
+                "gdb.events.new_objfile.connect(h)\n" % JITMAP_GDB)
+    out = gdb(demo, script=False, pre=["-ix", hook])
+    check("record 100 at" in out and "Selected thread is running" not in out,
+          "jitmap.gdb sourced as a library loads during run: the run stops at the breakpoint")
     out = gdb(demo, pre=["-iex", "set jitmap auto-load off"])
     check('Undefined info command: "stackmap 1"' in out,
           "demo JIT with `set jitmap auto-load off`: no jitmap")
