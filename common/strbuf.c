@@ -113,6 +113,7 @@ char *jitmap__buf_finish(struct jitmap__buf *b)
 {
 	if (b->failed || !reserve(b, 0)) {
 		jitmap__buf_free(b);
+		errno = ENOMEM;
 		return NULL;
 	}
 	b->p[b->len] = 0;

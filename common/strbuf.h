@@ -37,8 +37,8 @@ void jitmap__buf_text_padded(struct jitmap__buf *b, const char *s, size_t width,
 			     size_t max_chars);
 /* Spaces. */
 void jitmap__buf_indent(struct jitmap__buf *b, unsigned n);
-/* The string, NUL-terminated (the buffer gives it away: free() it), or NULL when a write
- * failed (the buffer is freed). */
+/* The string, NUL-terminated (the buffer gives it away: free() it), or NULL with errno
+ * ENOMEM when a write failed (the buffer is freed). */
 char *jitmap__buf_finish(struct jitmap__buf *b);
 void jitmap__buf_free(struct jitmap__buf *b);
 

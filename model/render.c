@@ -376,10 +376,7 @@ char *jitmap_record_text(const jitmap_stackmap *sm, const jitmap_record *rec,
 		jitmap__location_line(&b, sm, rec, i, NULL, roles[i], NULL, false, indent + 2);
 	free(roles);
 	jitmap__live_outs_text(&b, sm, rec, indent + 2);
-	char *s = jitmap__buf_finish(&b);
-	if (!s)
-		errno = ENOMEM;
-	return s;
+	return jitmap__buf_finish(&b);
 }
 
 static void static_location_json(struct jitmap__buf *b, const jitmap_stackmap *sm,
@@ -490,10 +487,7 @@ char *jitmap_record_json(const jitmap_stackmap *sm, const jitmap_record *rec,
 		jitmap__buf_puts(&b, "null");
 	}
 	jitmap__buf_puts(&b, "}");
-	char *s = jitmap__buf_finish(&b);
-	if (!s)
-		errno = ENOMEM;
-	return s;
+	return jitmap__buf_finish(&b);
 }
 
 /* -- Deopt layouts (.jitmap_deopt, docs/deopt-layouts.md) -- */
@@ -553,10 +547,7 @@ char *jitmap_layouts_text(const jitmap_layouts *l, unsigned indent)
 			jitmap__buf_puts(&b, "\n");
 		}
 	}
-	char *s = jitmap__buf_finish(&b);
-	if (!s)
-		errno = ENOMEM;
-	return s;
+	return jitmap__buf_finish(&b);
 }
 
 /* As names.deopt_frames takes them: a name, a number, {"deopt": i}, or null. */
@@ -616,8 +607,5 @@ char *jitmap_layouts_json(const jitmap_layouts *l)
 		jitmap__buf_puts(&b, "]}");
 	}
 	jitmap__buf_puts(&b, "]");
-	char *s = jitmap__buf_finish(&b);
-	if (!s)
-		errno = ENOMEM;
-	return s;
+	return jitmap__buf_finish(&b);
 }

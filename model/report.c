@@ -752,10 +752,8 @@ static const char *frame_function(const jitmap_frame_report *r)
 const char *jitmap__report_keep(jitmap_frame_report *r, struct jitmap__buf *b)
 {
 	char *s = jitmap__buf_finish(b);
-	if (!s) {
-		errno = ENOMEM;
+	if (!s)
 		return NULL;
-	}
 	free(r->out);
 	r->out = s;
 	return s;
