@@ -56,6 +56,7 @@ static const struct {
 	FIELD(jitmap_perfmap_sym, origin), FIELD(jitmap_perfmap_sym, source),
 	FIELD(jitmap_perfmap_sym, line), FIELD(jitmap_perfmap_sym, file),
 	FIELD(jitmap_perfmap_sym, file_line), FIELD(jitmap_perfmap_sym, kind),
+	FIELD(jitmap_perfmap_sym, in_core),
 	FIELD(jitmap_frame_regs, pc), FIELD(jitmap_frame_regs, reg), FIELD(jitmap_frame_regs, known),
 	FIELD(jitmap_unwind_code, arch), FIELD(jitmap_unwind_code, cfi), FIELD(jitmap_unwind_code, sm),
 	FIELD(jitmap_unwind_code, func_lo), FIELD(jitmap_unwind_code, func_hi),

@@ -38,15 +38,14 @@
 #define MAX_BUILD_ID JITMAP__MAX_BUILD_ID
 #define PRSTATUS_REG 112    /* offset of pr_reg in the 64-bit elf_prstatus */
 
-static void warn(jitmap_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void warn(jitmap_core *c, const char *fmt, ...)
+void jitmap__core_warn(jitmap_core *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	jitmap__vproblem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, fmt, ap);
 	va_end(ap);
 }
+#define warn jitmap__core_warn
 
 /* -- Threads: NT_PRSTATUS, its pr_reg laid out as Linux does (threads.c, linux_regs.c) -- */
 
@@ -203,9 +202,17 @@ static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 		}
 		const uint64_t at = offset + desc_off;
 		off = next;
+		const uint8_t *desc = (const uint8_t *)d->d_buf + desc_off;
+		if (nh.n_namesz == sizeof(JITMAP_CORE_NOTE_NAME) &&
+		    !memcmp((const char *)d->d_buf + name_off, JITMAP_CORE_NOTE_NAME,
+			    sizeof(JITMAP_CORE_NOTE_NAME))) {
+			const int rc = jitmap__core_jit_note(c, nh.n_type, desc, nh.n_descsz, at);
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (nh.n_namesz != 5 || memcmp((const char *)d->d_buf + name_off, "CORE", 5))
 			continue;
-		const uint8_t *desc = (const uint8_t *)d->d_buf + desc_off;
 		int rc = 0;
 		switch (nh.n_type) {
 		case NT_PRSTATUS:
@@ -845,6 +852,9 @@ void jitmap_core_free(jitmap_core *c)
 		free(c->files[i].core_path);
 		free(c->files[i].refused);
 	}
+	for (size_t i = 0; i < c->njit_files; i++)
+		free((char *)c->jit_files[i].path);
+	free(c->jit_files);
 	jitmap__threads_fini(&c->threads);
 	jitmap__problems_free(&c->warnings);
 	free(c->auxv);

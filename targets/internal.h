@@ -149,6 +149,7 @@ struct jitmap__pm_file {
 	size_t text_mapped; /* text is an anonymous mapping of this size (else malloc'd) */
 	struct stat st;
 	bool have_st;
+	bool in_core;       /* read from a core's note (jitmap_perfmap_add_core) */
 	struct jitmap__pm_entry *e;
 	size_t ne, cap_e, e_mapped; /* e_mapped: a perf map's entries, sized once
 				       (jitmap__big_alloc) */
@@ -397,7 +398,24 @@ struct jitmap_core {
 	size_t nauxv;
 	int have_file_note, have_auxv;
 	const char *compression; /* what the file was decompressed from, or NULL */
+	jitmap_core_jit_file *jit_files; /* jitmap-core-handler's notes (core_jitfiles.c) */
+	size_t njit_files;
 };
+
+/* -- JIT files carried in a core (core_jitfiles.c) -- */
+
+/* The perf map and jitdump files of live process `pid`, found where
+ * jitmap_perfmap_add_process finds them, each handed to `each` by the path this process reads
+ * it at: how many were found, or the first negative answer of `each` (perfmap_disk.c). */
+int jitmap__perfmap_process_paths(int pid, int (*each)(void *ctx, const char *path), void *ctx);
+
+/* A "JITMAP" note of `type` whose descriptor (`len` bytes at `desc`, at offset `at` of the
+ * core) is read: a file kept (its bytes are not copied: they stay the note's), or a problem
+ * the handler wrote as a warning. Returns 0 (a malformed note is a warning), or -ENOMEM. */
+int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, size_t len,
+			  uint64_t at);
+/* A warning of core `c` (core.c). */
+void jitmap__core_warn(jitmap_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* -- Compressed cores (compressed.c) -- */
 

@@ -109,6 +109,7 @@ struct jitmap__pm_file *jitmap__pm_file_for(jitmap_perfmap *m, const char *origi
 		free(f->source);
 		f->source = source;
 		f->kind = kind;
+		f->in_core = false;
 		return f;
 	}
 	if (jitmap__grow(&m->files, &m->cap, m->n + 1, sizeof(*m->files)))
@@ -319,7 +320,8 @@ int jitmap_perfmap_lookup(jitmap_perfmap *m, uint64_t addr, jitmap_perfmap_sym *
 	jitmap_perfmap_sym sym = {.sz = sizeof(sym),
 				  .name = (f->text ? f->text : f->names) + e->name,
 				  .lo = e->lo, .hi = e->hi, .origin = f->path,
-				  .source = f->source, .line = e->line, .kind = f->kind};
+				  .source = f->source, .line = e->line, .kind = f->kind,
+				  .in_core = f->in_core};
 	if (e->ndbg) {
 		const struct jitmap__pm_dbg_line *d = f->dbg + e->dbg;
 		const size_t j = JITMAP_UPPER_BOUND(d, e->ndbg, addr, addr);

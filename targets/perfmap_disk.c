@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "jitmap/core.h"
 
 #define MAX_FILE (UINT64_C(1) << 30) /* a perf map or jitdump larger is not read (its text
 					and index would take gigabytes inside the debugger) */
@@ -153,11 +154,11 @@ static bool is_jitdump_name(const char *path)
 	return n > 9 && !strncmp(base, "jit-", 4) && !strcmp(base + n - 5, ".dump");
 }
 
-int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
+int jitmap__perfmap_process_paths(int pid, int (*each)(void *ctx, const char *path), void *ctx)
 {
-	if (!m || pid <= 0)
+	if (pid <= 0)
 		return -EINVAL;
-	int found = 0;
+	int found = 0, rc;
 	char root[64], path[4200];
 	snprintf(root, sizeof(root), "/proc/%d/root", pid);
 	/* Its files by their own names when it sees the same root as this process. */
@@ -168,8 +169,8 @@ int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
 	snprintf(path, sizeof(path), "%s/tmp/perf-%ld.map", root, own_pid(pid));
 	if (access(path, F_OK) == 0) {
 		found++;
-		if (jitmap_perfmap_add_file(m, path, NULL) == -ENOMEM)
-			return -ENOMEM;
+		if ((rc = each(ctx, path)) < 0)
+			return rc;
 	}
 	char maps[64];
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
@@ -187,11 +188,64 @@ int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
 		snprintf(last, sizeof(last), "%s", file);
 		snprintf(path, sizeof(path), "%s%s", root, file);
 		found++;
-		if (jitmap_perfmap_add_file(m, path, NULL) == -ENOMEM) {
+		if ((rc = each(ctx, path)) < 0) {
 			fclose(fp);
-			return -ENOMEM;
+			return rc;
 		}
 	}
 	fclose(fp);
 	return found;
+}
+
+static int add_found(void *m, const char *path)
+{
+	return jitmap_perfmap_add_file(m, path, NULL) == -ENOMEM ? -ENOMEM : 0;
+}
+
+int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
+{
+	if (!m || pid <= 0)
+		return -EINVAL;
+	return jitmap__perfmap_process_paths(pid, add_found, m);
+}
+
+int jitmap_perfmap_add_core(jitmap_perfmap *m, jitmap_core *core)
+{
+	if (!m || !core)
+		return -EINVAL;
+	int added = 0;
+	for (size_t i = 0; i < jitmap_core_num_jit_files(core); i++) {
+		const jitmap_core_jit_file *jf = jitmap_core_jit_file_at(core, i);
+		int rc;
+		if (jf->kind == JITMAP_PERFMAP_JITDUMP) {
+			jitmap_error e;
+			rc = jitmap_perfmap_add_jitdump(m, jf->data, jf->size, jf->path, &e);
+			if (rc == -EINVAL) {
+				struct jitmap__pm_file *f =
+					jitmap__pm_file_for(m, jf->path, JITMAP_PERFMAP_JITDUMP);
+				if (f)
+					jitmap__pm_problem(f, "%s (in the core): not a jitdump file: "
+							      "at offset %" PRIu64 ", %s", jf->path,
+							   e.offset, e.reason);
+			}
+		} else {
+			rc = jitmap_perfmap_add_perf_map(m, jf->data, jf->size, jf->path);
+		}
+		if (rc == -ENOMEM)
+			return rc;
+		struct jitmap__pm_file *f = jitmap__pm_file_named(m, jf->path);
+		if (!f)
+			continue;
+		char *source = NULL;
+		if (asprintf(&source, "%s %s (in the core)",
+			     jf->kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf map",
+			     jf->path) < 0)
+			return -ENOMEM;
+		free(f->source);
+		f->source = source;
+		f->in_core = true;
+		f->have_st = false; /* a file on disk by the same path is read again */
+		added++;
+	}
+	return added;
 }

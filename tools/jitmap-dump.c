@@ -26,6 +26,7 @@
 #include "jitmap/jitmap.h"
 #include "jitmap/core.h"
 #include "jitmap/frame.h"
+#include "jitmap/perfmap.h"
 #include "jitmap/process.h"
 #include "dump_readobj.h"
 #include "heap.h"
@@ -482,6 +483,41 @@ static int print_entry(FILE *out, const char *path, const jitmap_process *p, siz
 	return status;
 }
 
+/* The perf maps and jitdump files the core carries (jitmap-core-handler's notes), with how
+ * many code objects each names. */
+static void print_text_jit_files(FILE *out, jitmap_core *c)
+{
+	jitmap_perfmap *m = jitmap_perfmap_new();
+	if (m)
+		(void)jitmap_perfmap_add_core(m, c);
+	for (size_t i = 0; i < jitmap_core_num_jit_files(c); i++) {
+		const jitmap_core_jit_file *f = jitmap_core_jit_file_at(c, i);
+		size_t ranges = 0;
+		for (size_t k = 0; m && k < jitmap_perfmap_num_files(m); k++)
+			if (!strcmp(jitmap_perfmap_file(m, k, &ranges), f->path))
+				break;
+		fprintf(out, "  JIT file in the core: %s (%s, %zu bytes%s, %zu code objects) at "
+			"offset 0x%" PRIx64 "\n", f->path,
+			f->kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf map", f->size,
+			f->flags & JITMAP_CORE_FILE_CUT ? ", cut short" : "", ranges, f->offset);
+	}
+	jitmap_perfmap_free(m);
+}
+
+static void print_json_jit_files(FILE *out, jitmap_core *c)
+{
+	fputs("\"jit_files\": [", out);
+	for (size_t i = 0; i < jitmap_core_num_jit_files(c); i++) {
+		const jitmap_core_jit_file *f = jitmap_core_jit_file_at(c, i);
+		fputs(i ? ", {\"path\": " : "{\"path\": ", out);
+		json_string(out, f->path);
+		fprintf(out, ", \"kind\": \"%s\", \"size\": %zu, \"cut\": %s, \"offset\": "
+			"\"0x%" PRIx64 "\"}", f->kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf-map",
+			f->size, f->flags & JITMAP_CORE_FILE_CUT ? "true" : "false", f->offset);
+	}
+	fputs("]", out);
+}
+
 /* A core: the JIT descriptors and entries the library finds in it (jitmap_process_scan_core:
  * the same scan as jitmap-stack's), each entry's stackmap by the process model (the live
  * section or the registered copy, MCJIT's unrelocated addresses, names). */
@@ -519,7 +555,8 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 	}
 	/* Files that could not be read may define more (said in the problems above). */
 	const size_t unread = jitmap_process_num_unread_files(p);
-	if (!nd) {
+	const size_t njf = jitmap_core_num_jit_files(c);
+	if (!nd && !njf) {
 		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s%s\n",
 			path, unread ? " that could be read" : "",
 			o->exe ? "" : " (if the executable has moved, give it with --exe)");
@@ -538,13 +575,18 @@ static int dump_core(FILE *out, const char *path, const struct options *o)
 		if (unread)
 			fprintf(out, " found, more may be in the %zu file%s the core maps that could "
 				"not be read", unread, unread == 1 ? "" : "s");
+		if (njf)
+			fprintf(out, ", %zu JIT file%s", njf, njf == 1 ? "" : "s");
 		fputc('\n', out);
+		print_text_jit_files(out, c);
 	}
 	if (o->format == FMT_JSON) {
 		fputs("{\"file\": ", out);
 		json_string(out, path);
-		fprintf(out, ", \"kind\": \"%s, %s\", \"unread_files\": %zu, \"descriptors\": [",
-			what, machine_name(jitmap_core_elf_machine(c)), unread);
+		fprintf(out, ", \"kind\": \"%s, %s\", \"unread_files\": %zu, ", what,
+			machine_name(jitmap_core_elf_machine(c)), unread);
+		print_json_jit_files(out, c);
+		fputs(", \"descriptors\": [", out);
 	}
 	const size_t ns = jitmap_process_num_sources(p);
 	for (size_t d = 0; d < nd; d++) {

@@ -50,6 +50,7 @@ struct frame_out {
 	 * file's path (the latter two). */
 	const char *source_kind;
 	char *source_path;
+	bool source_in_core; /* the perf map or jitdump was read from the core's notes */
 	char *named_by;      /* JIT code a perf map or jitdump names: "perf map PATH" */
 	char *source_line;   /* and the source line its debug info gives, "FILE:LINE" */
 	char *stackmap_json; /* the record object (JSON), when asked for and at a record */

@@ -43,7 +43,8 @@ static int each_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_
 	return n < 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
-/* The perf maps and jitdump files the user named, and a live process's own. */
+/* The perf maps and jitdump files the user named, and a live process's own or those its core
+ * carries (jitmap-core-handler's notes). */
 static void read_perf_maps(struct target *t, const struct options *o)
 {
 	jitmap_perfmap *pm = jitmap_process_perfmap(t->proc);
@@ -51,6 +52,10 @@ static void read_perf_maps(struct target *t, const struct options *o)
 		jitmap_stack_problem("perf maps are not read: out of memory");
 		return;
 	}
+	/* The core's own first: a file the user names by the same path replaces it. */
+	jitmap_core *core = jitmap_stopped_core(t->stopped);
+	if (core && !o->no_perf_maps && jitmap_perfmap_add_core(pm, core) == -ENOMEM)
+		jitmap_stack_problem("the core's perf maps are not read: out of memory");
 	for (size_t i = 0; i < o->nperf; i++)
 		(void)jitmap_perfmap_add_file(pm, o->perf_files[i], NULL); /* problems: below */
 	if (t->live && !o->no_perf_maps)
@@ -226,6 +231,7 @@ static void named_code(struct target *t, uint64_t at, struct frame_out *fo)
 	fo->named_by = strdup(sym.source);
 	fo->source_kind = sym.kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf-map";
 	fo->source_path = strdup(sym.origin);
+	fo->source_in_core = sym.in_core;
 	if (sym.file && asprintf(&fo->source_line, "%s:%u", sym.file, sym.file_line) < 0)
 		fo->source_line = NULL;
 }

@@ -153,6 +153,14 @@ class Session:
         maps = self._perf[1]
         if self._perf[2] != stop:
             self._perf[2] = stop
+            # A core's own first (jitmap-core-handler's notes): a file the user names by the
+            # same path replaces it.
+            core = getattr(dbg, "core_file", lambda: None)() if self.perf_own else None
+            if core:
+                try:
+                    maps.add_core(core)
+                except OSError:
+                    pass  # out of memory: the core's files are not used
             for path in self.perf_files:
                 try:
                     maps.add_file(path)

@@ -406,6 +406,18 @@ class Gdb:
             return inf.pid if kind == "native" else None
         return None if _has_core() else inf.pid
 
+    def core_file(self):
+        """The core file GDB debugs, or None (never a command while GDB's connection says
+        what it debugs: an unwinder asks)."""
+        inf = gdb.selected_inferior()
+        conn = getattr(inf, "connection", None) if inf is not None else None
+        kind = getattr(conn, "type", None)
+        if kind is not None and kind != "core":
+            return None
+        if self._core is not None:
+            return self._core.path
+        return _core_file()
+
     def no_code_at(self, pc):
         """Why no code can be at an outer frame's `pc` (code_map), or None."""
         cm = code_map()

@@ -294,6 +294,16 @@ class Lldb:
             return None
         return p.GetProcessID() or None
 
+    def core_file(self):
+        """The core file LLDB debugs (SBProcess.GetCoreFile, LLDB 16 and later), or None."""
+        p = self.process
+        if not p.IsValid() or p.GetPluginName() not in ("elf-core",):
+            return None
+        get = getattr(p, "GetCoreFile", None)
+        spec = get() if get else None
+        path = spec.fullpath if spec is not None and spec.IsValid() else None
+        return path or None
+
     @property
     def big_endian(self):
         return self.process.GetByteOrder() == lldb.eByteOrderBig

@@ -200,7 +200,8 @@ class PerfmapSym(ctypes.Structure):
     """jitmap_perfmap_sym (perfmap.h): what a perf map or jitdump says of an address."""
     _fields_ = [("sz", c_size), ("name", c_char_p), ("lo", c_u64), ("hi", c_u64),
                 ("origin", c_char_p), ("source", c_char_p), ("line", ctypes.c_uint),
-                ("file", c_char_p), ("file_line", ctypes.c_uint), ("kind", c_int)]
+                ("file", c_char_p), ("file_line", ctypes.c_uint), ("kind", c_int),
+                ("in_core", c_int)]
 
     def __init__(self):
         super().__init__(ctypes.sizeof(PerfmapSym))
@@ -422,6 +423,7 @@ _SIGNATURES = {
     "jitmap_perfmap_free": (None, [c_void_p]),
     "jitmap_perfmap_add_file": (c_int, [c_void_p, c_char_p, P(Error)]),
     "jitmap_perfmap_add_process": (c_int, [c_void_p, c_int]),
+    "jitmap_perfmap_add_core": (c_int, [c_void_p, c_void_p]),
     "jitmap_perfmap_lookup": (c_int, [c_void_p, c_u64, P(PerfmapSym)]),
     "jitmap_perfmap_num_files": (c_size, [c_void_p]),
     "jitmap_perfmap_file": (c_char_p, [c_void_p, c_size, P(c_size)]),

@@ -39,6 +39,7 @@ class PerfMaps:
         self.process = (self.lib.jitmap_process_new(ctypes.byref(self._target), None)
                         if self.owned else process)
         self.handle = self.lib.jitmap_process_perfmap(self.process) if self.process else None
+        self._cores = {}  # path: jitmap_core handle (or None), kept while the map answers
         if not self.handle:
             self.close()
             raise MemoryError("cannot make a perf map set")
@@ -47,6 +48,25 @@ class PerfMaps:
         if self.owned and self.process:
             self.lib.jitmap_process_free(self.process)  # its perf maps with it
         self.process = self.handle = None
+        for core in getattr(self, "_cores", {}).values():
+            if core:
+                self.lib.jitmap_core_free(core)
+        self._cores = {}
+
+    def add_core(self, path):
+        """The perf maps and jitdump files the core file at `path` carries
+        (jitmap-core-handler's notes), read once per path: how many were added."""
+        if path in self._cores:
+            return 0
+        err = N.Error()
+        core = self.lib.jitmap_core_open(path.encode(), None, ctypes.byref(err))
+        self._cores[path] = core or None
+        if not core:
+            return 0
+        rc = self.lib.jitmap_perfmap_add_core(self.handle, core)
+        if rc < 0:
+            raise OSError(-rc, text(self.lib.jitmap_strerror(rc)))
+        return rc
 
     def add_file(self, path):
         """Read a perf map or jitdump (by its content): how many code objects it names, or
@@ -73,7 +93,7 @@ class PerfMaps:
             return None
         return {"name": text(sym.name), "lo": sym.lo, "hi": sym.hi, "origin": text(sym.origin),
                 "source": text(sym.source), "line": sym.line, "file": text(sym.file),
-                "file_line": sym.file_line}
+                "file_line": sym.file_line, "in_core": bool(sym.in_core)}
 
     def code_at(self, pc, outer, stepper=None):
         """lookup() of a frame's code: an outer frame's PC is a return address, which may lie

@@ -233,6 +233,70 @@ struct Elf;
  * valid until the core is freed; NULL for a NULL core. */
 JITMAP_API struct Elf *jitmap_core_elf(jitmap_core *core);
 
+/* -- JIT files carried in the core (jitmap-core-handler) --
+ *
+ * Perf maps and jitdump files are not in a core: they are files in the crashed process's /tmp.
+ * jitmap_core_add_jit_files (jitmap-core-handler, which the kernel's core_pattern runs while
+ * the process still exists) adds them as notes, in a PT_NOTE segment of its own placed after
+ * the core's notes, and every reader of the core uses them as a live process's files. Each
+ * file is one note named "JITMAP" (JITMAP_CORE_NOTE_NAME), of type JITMAP_CORE_NOTE_FILE,
+ * whose descriptor is, in the core's byte order:
+ *   u32 version (1)   u32 kind (jitmap_perfmap_kind: 1 a perf map, 2 a jitdump)
+ *   u64 size          the bytes of the file that follow
+ *   u32 path_len      the path's bytes with its NUL
+ *   u32 flags         JITMAP_CORE_FILE_CUT: the file was larger; its first `size` bytes
+ *   path              as the process named it ("/tmp/perf-42.map"), NUL-terminated, then
+ *                     zeros to a multiple of 8
+ *   bytes             the file's, then zeros to a multiple of 4
+ * A note of type JITMAP_CORE_NOTE_PROBLEM holds one sentence (NUL-terminated): a file the
+ * handler found and could not add, and why; it is read as a warning of the core. */
+#define JITMAP_CORE_NOTE_NAME "JITMAP"
+#define JITMAP_CORE_NOTE_FILE 1u
+#define JITMAP_CORE_NOTE_PROBLEM 2u
+#define JITMAP_CORE_FILE_CUT 1u
+
+typedef struct jitmap_core_jit_file {
+	const char *path;  /* as the crashed process named it */
+	unsigned kind;     /* a jitmap_perfmap_kind (perfmap.h): 1 a perf map, 2 a jitdump */
+	unsigned flags;    /* JITMAP_CORE_FILE_CUT */
+	const void *data;  /* its bytes, valid until the core is freed */
+	size_t size;
+	uint64_t offset;   /* of those bytes in the (decompressed) core file */
+} jitmap_core_jit_file;
+
+/* The JIT files the core carries, in note order (a malformed note is a warning and is left
+ * out): how many, and the i-th (NULL past the end). */
+JITMAP_API size_t jitmap_core_num_jit_files(const jitmap_core *core);
+JITMAP_API const jitmap_core_jit_file *jitmap_core_jit_file_at(const jitmap_core *core,
+								size_t i);
+
+typedef struct jitmap_core_add_opts {
+	size_t sz; /* sizeof(jitmap_core_add_opts) as the caller knows it */
+	/* Files to add besides the process's own (a perf map or jitdump each, told apart by
+	 * their bytes); `nfiles` of them. */
+	const char *const *files;
+	size_t nfiles;
+	/* The files' bytes at most, all together (0: 1 GiB); a file past it is cut, and said. */
+	uint64_t max_bytes;
+	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core_stream.c. */
+} jitmap_core_add_opts;
+
+/* Copy the core that `in` streams (a pipe: the kernel's core_pattern) to `out`, adding the
+ * perf maps and jitdump files of live process `pid` (0: none; found as
+ * jitmap_perfmap_add_process finds them, through /proc/PID/root) and those of `opts` (may be
+ * NULL) as the notes above. Streams: only the core's headers and notes are held in memory
+ * (bounded: 256 MiB), never its memory segments, which are copied as they come, every offset
+ * moved by one multiple of 4096. A core with no JIT files to add, or that the function
+ * cannot rewrite (not a 64-bit ELF core, a layout other than the kernel's and GDB's, notes
+ * past the bound), is copied byte for byte, with `note` (`note_len` bytes; may be NULL)
+ * saying why; `note` also says which files were left out or cut. Returns how many files were
+ * added (0: the core was passed through unchanged), or a negative errno when `in` could not
+ * be read or `out` written (what was written is all there is), with `err` filled: its offset
+ * in the core. SIGPIPE is the caller's to ignore. */
+JITMAP_API int jitmap_core_add_jit_files(int in, int out, int pid,
+					 const jitmap_core_add_opts *opts, char *note,
+					 size_t note_len, jitmap_error *err);
+
 /* -- Problems -- */
 
 /* Problems met while reading the core (truncation, bad notes, mapped files missing or

@@ -1,0 +1,99 @@
+/* core_jitfiles.c: the perf maps and jitdump files a core carries in jitmap-core-handler's
+ * "JITMAP" notes (the layout: include/jitmap/core.h), read field by field in the core's byte
+ * order with every length checked against the descriptor. A file's bytes are not copied: they
+ * stay in the note, which libelf keeps until the core is freed.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "jitmap/core.h"
+
+#define FILE_HEADER 24 /* version, kind, size, path_len, flags */
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static int add_file(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at)
+{
+	if (len < FILE_HEADER) {
+		jitmap__core_warn(c, "jitmap's note of a JIT file at offset 0x%" PRIx64 " holds %zu "
+				  "bytes, fewer than its %d-byte header: left out", at, len,
+				  FILE_HEADER);
+		return 0;
+	}
+	const uint32_t version = (uint32_t)jitmap__load(desc, 4, c->order);
+	const uint32_t kind = (uint32_t)jitmap__load(desc + 4, 4, c->order);
+	const uint64_t size = jitmap__load(desc + 8, 8, c->order);
+	const uint32_t path_len = (uint32_t)jitmap__load(desc + 16, 4, c->order);
+	const uint32_t flags = (uint32_t)jitmap__load(desc + 20, 4, c->order);
+	if (version != 1) {
+		jitmap__core_warn(c, "jitmap's note of a JIT file at offset 0x%" PRIx64 " is of "
+				  "version %" PRIu32 ", which this jitmap does not read: left out",
+				  at, version);
+		return 0;
+	}
+	if (kind != JITMAP_PERFMAP_MAP && kind != JITMAP_PERFMAP_JITDUMP) {
+		jitmap__core_warn(c, "jitmap's note of a JIT file at offset 0x%" PRIx64 " says its "
+				  "kind is %" PRIu32 ", neither a perf map (1) nor a jitdump (2): "
+				  "left out", at, kind);
+		return 0;
+	}
+	const size_t room = len - FILE_HEADER;
+	if (!path_len || path_len > room || desc[FILE_HEADER + path_len - 1] ||
+	    memchr(desc + FILE_HEADER, 0, path_len - 1)) {
+		jitmap__core_warn(c, "jitmap's note of a JIT file at offset 0x%" PRIx64 ": its path "
+				  "of %" PRIu32 " bytes is not one NUL-terminated string within the "
+				  "note's %zu: left out", at, path_len, len);
+		return 0;
+	}
+	const size_t data_off = FILE_HEADER + align8(path_len);
+	const char *path = (const char *)desc + FILE_HEADER;
+	if (data_off > len || size > len - data_off) {
+		jitmap__core_warn(c, "jitmap's note of %s at offset 0x%" PRIx64 " says it holds %"
+				  PRIu64 " bytes of the file, more than the note's %zu: left out",
+				  path, at, size, len);
+		return 0;
+	}
+	jitmap_core_jit_file *files = realloc(c->jit_files, (c->njit_files + 1) * sizeof(*files));
+	if (!files)
+		return -ENOMEM;
+	c->jit_files = files;
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	c->jit_files[c->njit_files++] = (jitmap_core_jit_file){
+		.path = copy, .kind = kind, .flags = flags & JITMAP_CORE_FILE_CUT,
+		.data = desc + data_off, .size = (size_t)size, .offset = at + data_off};
+	if (flags & JITMAP_CORE_FILE_CUT)
+		jitmap__core_warn(c, "%s is in the core cut short: its first %" PRIu64 " bytes "
+				  "(jitmap-core-handler's limit)", path, size);
+	return 0;
+}
+
+int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, size_t len,
+			  uint64_t at)
+{
+	if (type == JITMAP_CORE_NOTE_FILE)
+		return add_file(c, desc, len, at);
+	if (type == JITMAP_CORE_NOTE_PROBLEM) {
+		const size_t n = strnlen((const char *)desc, len);
+		jitmap__core_warn(c, "jitmap-core-handler: %.*s", (int)(n > 512 ? 512 : n),
+				  (const char *)desc);
+	}
+	return 0; /* a type of a later version: not ours to read */
+}
+
+size_t jitmap_core_num_jit_files(const jitmap_core *c)
+{
+	return c ? c->njit_files : 0;
+}
+
+const jitmap_core_jit_file *jitmap_core_jit_file_at(const jitmap_core *c, size_t i)
+{
+	return c && i < c->njit_files ? &c->jit_files[i] : NULL;
+}

@@ -1,0 +1,536 @@
+/* core_stream.c: a core streamed from one descriptor to another with the crashed process's
+ * perf maps and jitdump files added as jitmap's notes (jitmap_core_add_jit_files, core.h;
+ * jitmap-core-handler is its tool).
+ *
+ * The kernel writes a core as: the ELF header, the program headers, the notes, zeros to a
+ * page, then the PT_LOAD segments' bytes in order (fs/binfmt_elf.c); GDB's gcore likewise puts
+ * every segment's bytes after its notes. Everything before the first PT_LOAD's bytes (the
+ * head) is read into memory; the new core is the ELF header with one more program header, the
+ * program headers (each offset moved: by 56 bytes when it points into the head, by D after
+ * it), the rest of the head as it was, a PT_NOTE segment holding the files, zeros to D past
+ * the head's end, and then the rest of the input copied as it comes (splice where both ends
+ * allow). D is a multiple of 4096, so pages stay where they were aligned. The head is
+ * bounded: a core whose head is larger, or laid out otherwise, passes through unchanged.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elf.h>
+
+#include "internal.h"
+#include "jitmap/core.h"
+
+#define MAX_HEAD (UINT64_C(256) << 20)   /* headers and notes held in memory */
+#define MAX_BYTES (UINT64_C(1) << 30)    /* JIT files' bytes, by default */
+#define MAX_FILES 256
+#define EHDR 64
+#define PHDR 56
+#define PAGE 4096
+#define FILE_HEADER 24
+#define NAME_SZ 8 /* "JITMAP\0" padded to 4 */
+
+struct jit_src {
+	char *path;      /* as this process reads it */
+	const char *as;  /* as the crashed process named it (path less /proc/PID/root) */
+	int fd;
+	unsigned kind;
+	uint64_t size;   /* the bytes added */
+	bool cut;
+};
+
+struct stream {
+	int in, out;
+	uint64_t in_off, out_off; /* bytes read and written */
+	jitmap_byte_order order;
+	char *note;
+	size_t note_len;
+	jitmap_error *err;
+	struct jit_src *src;
+	size_t nsrc;
+	char problems[4][256]; /* files found and left out, as notes */
+	size_t nproblems;
+	const char *root;      /* "/proc/PID/root" when the paths go through it, else "" */
+	uint64_t budget;
+};
+
+static void say(struct stream *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A sentence added to the caller's note ("; " between). */
+static void say(struct stream *s, const char *fmt, ...)
+{
+	if (!s->note || !s->note_len)
+		return;
+	size_t used = strlen(s->note);
+	if (used && used + 2 < s->note_len) {
+		memcpy(s->note + used, "; ", 3);
+		used += 2;
+	}
+	if (used + 1 >= s->note_len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->note + used, s->note_len - used, fmt, ap);
+	va_end(ap);
+}
+
+static void problem(struct stream *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A file left out: said to the caller and, as a JITMAP_CORE_NOTE_PROBLEM note, in the core. */
+static void problem(struct stream *s, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	say(s, "%s", line);
+	if (s->nproblems < sizeof(s->problems) / sizeof(s->problems[0]))
+		memcpy(s->problems[s->nproblems++], line, sizeof(line));
+}
+
+/* Up to `len` bytes from the input: how many (fewer at its end), or a negative errno. */
+static ssize_t read_in(struct stream *s, void *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		const ssize_t n = read(s->in, (uint8_t *)buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return jitmap__fail(s->err, -errno, s->in_off, "the core cannot be read: %s",
+					    strerror(errno));
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		s->in_off += (uint64_t)n;
+	}
+	return (ssize_t)got;
+}
+
+static int write_out(struct stream *s, const void *buf, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		const ssize_t n = write(s->out, (const uint8_t *)buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return jitmap__fail(s->err, n < 0 ? -errno : -EIO, s->out_off,
+					    "the core cannot be written: %s",
+					    n < 0 ? strerror(errno) : "nothing was written");
+		done += (size_t)n;
+		s->out_off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int write_zeros(struct stream *s, uint64_t n)
+{
+	static const uint8_t zeros[PAGE];
+	while (n) {
+		const size_t k = n < sizeof(zeros) ? (size_t)n : sizeof(zeros);
+		const int rc = write_out(s, zeros, k);
+		if (rc)
+			return rc;
+		n -= k;
+	}
+	return 0;
+}
+
+/* The input's next `limit` bytes (UINT64_MAX: the rest), as they come: spliced when a pipe is
+ * at either end, else copied. */
+static int copy_on(struct stream *s, uint64_t limit)
+{
+	while (limit) {
+		const size_t want = limit < (1 << 20) ? (size_t)limit : 1 << 20;
+		const ssize_t n = splice(s->in, NULL, s->out, NULL, want, SPLICE_F_MOVE);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EINVAL || errno == ESPIPE || errno == EBADF))
+			break; /* neither end a pipe (or a kernel that cannot): copy */
+		if (n < 0)
+			return jitmap__fail(s->err, -errno, s->in_off, "the core cannot be copied: %s",
+					    strerror(errno));
+		if (n == 0)
+			return 0;
+		s->in_off += (uint64_t)n;
+		s->out_off += (uint64_t)n;
+		limit -= limit == UINT64_MAX ? 0 : (uint64_t)n;
+	}
+	static uint8_t buf[1 << 17];
+	while (limit) {
+		const size_t want = limit < sizeof(buf) ? (size_t)limit : sizeof(buf);
+		const ssize_t n = read_in(s, buf, want);
+		if (n <= 0)
+			return (int)n;
+		const int rc = write_out(s, buf, (size_t)n);
+		if (rc)
+			return rc;
+		limit -= limit == UINT64_MAX ? 0 : (uint64_t)n;
+	}
+	return 0;
+}
+
+/* -- The files -- */
+
+static int take_file(void *ctx, const char *path)
+{
+	struct stream *s = ctx;
+	const char *as = path;
+	const size_t rl = strlen(s->root);
+	if (rl && !strncmp(path, s->root, rl))
+		as = path + rl;
+	if (s->nsrc == MAX_FILES) {
+		problem(s, "%s: more than %d JIT files: left out", as, MAX_FILES);
+		return 0;
+	}
+	const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		const int e = fd < 0 ? errno : S_ISREG(st.st_mode) ? errno : EINVAL;
+		if (fd >= 0)
+			close(fd);
+		problem(s, "%s cannot be read: %s", as, strerror(e));
+		return 0;
+	}
+	uint8_t magic[4] = {0};
+	const bool jitdump = pread(fd, magic, 4, 0) == 4 && jitmap__pm_jitdump_order(magic, 4, NULL);
+	uint64_t size = (uint64_t)st.st_size;
+	bool cut = false;
+	const uint64_t each_max = UINT32_MAX - FILE_HEADER - 4096; /* a note's descriptor size */
+	if (size > s->budget || size > each_max) {
+		size = s->budget < each_max ? s->budget : each_max;
+		cut = true;
+		problem(s, "%s is %" PRIu64 " bytes: only its first %" PRIu64 " are added", as,
+			(uint64_t)st.st_size, size);
+	}
+	s->budget -= size;
+	char *copy = strdup(path);
+	if (!copy) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->src[s->nsrc++] = (struct jit_src){.path = copy, .as = copy + (as - path), .fd = fd,
+					     .kind = jitdump ? JITMAP_PERFMAP_JITDUMP
+							     : JITMAP_PERFMAP_MAP,
+					     .size = size, .cut = cut};
+	return 0;
+}
+
+static uint64_t align(uint64_t n, uint64_t to)
+{
+	return (n + to - 1) / to * to;
+}
+
+static uint64_t file_note_size(const struct jit_src *f)
+{
+	return 12 + NAME_SZ + FILE_HEADER + align(strlen(f->as) + 1, 8) + align(f->size, 4);
+}
+
+static uint64_t notes_size(const struct stream *s)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < s->nsrc; i++)
+		n += file_note_size(&s->src[i]);
+	for (size_t i = 0; i < s->nproblems; i++)
+		n += 12 + NAME_SZ + align(strlen(s->problems[i]) + 1, 4);
+	return n;
+}
+
+static int note_header(struct stream *s, uint64_t descsz, uint32_t type)
+{
+	uint8_t h[12 + NAME_SZ] = {0};
+	jitmap__store(h, sizeof(JITMAP_CORE_NOTE_NAME), 4, s->order);
+	jitmap__store(h + 4, descsz, 4, s->order);
+	jitmap__store(h + 8, type, 4, s->order);
+	memcpy(h + 12, JITMAP_CORE_NOTE_NAME, sizeof(JITMAP_CORE_NOTE_NAME));
+	return write_out(s, h, sizeof(h));
+}
+
+/* The file's bytes as it holds them now: a file that shrank since it was measured ends in
+ * zeros, said. */
+static int write_file_bytes(struct stream *s, struct jit_src *f)
+{
+	static uint8_t buf[1 << 16];
+	uint64_t off = 0;
+	while (off < f->size) {
+		const size_t want = f->size - off < sizeof(buf) ? (size_t)(f->size - off) : sizeof(buf);
+		const ssize_t n = pread(f->fd, buf, want, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			say(s, "%s ended at byte %" PRIu64 " while it was added: zeros after it",
+			    f->as, off);
+			return write_zeros(s, f->size - off);
+		}
+		const int rc = write_out(s, buf, (size_t)n);
+		if (rc)
+			return rc;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int write_notes(struct stream *s)
+{
+	int rc = 0;
+	for (size_t i = 0; i < s->nsrc && !rc; i++) {
+		struct jit_src *f = &s->src[i];
+		const size_t plen = strlen(f->as) + 1;
+		const uint64_t desc = file_note_size(f) - 12 - NAME_SZ;
+		uint8_t h[FILE_HEADER] = {0};
+		jitmap__store(h, 1, 4, s->order);
+		jitmap__store(h + 4, f->kind, 4, s->order);
+		jitmap__store(h + 8, f->size, 8, s->order);
+		jitmap__store(h + 16, plen, 4, s->order);
+		jitmap__store(h + 20, f->cut ? JITMAP_CORE_FILE_CUT : 0, 4, s->order);
+		if ((rc = note_header(s, desc, JITMAP_CORE_NOTE_FILE)) ||
+		    (rc = write_out(s, h, sizeof(h))) || (rc = write_out(s, f->as, plen)) ||
+		    (rc = write_zeros(s, align(plen, 8) - plen)) || (rc = write_file_bytes(s, f)))
+			break;
+		rc = write_zeros(s, align(f->size, 4) - f->size);
+	}
+	for (size_t i = 0; i < s->nproblems && !rc; i++) {
+		const size_t len = strlen(s->problems[i]) + 1;
+		if (!(rc = note_header(s, align(len, 4), JITMAP_CORE_NOTE_PROBLEM)) &&
+		    !(rc = write_out(s, s->problems[i], len)))
+			rc = write_zeros(s, align(len, 4) - len);
+	}
+	return rc;
+}
+
+/* -- The core's head -- */
+
+struct head {
+	uint8_t *bytes; /* [0, len) of the input */
+	size_t len;
+	uint64_t phnum, data; /* the program headers, and where the segments' bytes begin */
+	uint64_t shoff, shnum; /* section headers (GDB's gcore writes them), after the data */
+};
+
+/* Whether the head is one this file can rewrite; why not in `why`. Reads the rest of the
+ * head into h->bytes (which holds the ELF header already). */
+static const char *read_head(struct stream *s, struct head *h)
+{
+	const uint8_t *e = h->bytes;
+	if (h->len < EHDR || memcmp(e, ELFMAG, SELFMAG))
+		return "not an ELF file";
+	if (e[EI_CLASS] != ELFCLASS64 || (e[EI_DATA] != ELFDATA2LSB && e[EI_DATA] != ELFDATA2MSB))
+		return "not a 64-bit ELF file";
+	s->order = e[EI_DATA] == ELFDATA2MSB ? JITMAP_ORDER_BIG : JITMAP_ORDER_LITTLE;
+	if (jitmap__load(e + 16, 2, s->order) != ET_CORE)
+		return "not a core file";
+	const uint64_t phoff = jitmap__load(e + 32, 8, s->order);
+	const uint64_t shoff = jitmap__load(e + 40, 8, s->order);
+	const uint64_t phentsize = jitmap__load(e + 54, 2, s->order);
+	h->phnum = jitmap__load(e + 56, 2, s->order);
+	if (phoff != EHDR || phentsize != PHDR || !h->phnum)
+		return "its program headers are not right after its ELF header";
+	if (h->phnum >= PN_XNUM - 1)
+		return "it has 65,534 segments or more (counted in a section header)";
+	h->shoff = shoff;
+	h->shnum = jitmap__load(e + 60, 2, s->order);
+	if (shoff && (jitmap__load(e + 58, 2, s->order) != 64 || !h->shnum))
+		return "its section headers are not of 64 bytes, or not counted in its ELF header";
+	const uint64_t phend = EHDR + h->phnum * PHDR;
+	uint8_t *grown = realloc(h->bytes, phend);
+	if (!grown)
+		return "out of memory";
+	h->bytes = grown;
+	ssize_t got = read_in(s, h->bytes + h->len, phend - h->len);
+	if (got < 0)
+		return NULL; /* the caller reads err */
+	h->len += (size_t)got;
+	if (h->len < phend)
+		return "it ends inside its program headers";
+	/* The head ends where the first PT_LOAD's bytes begin (the kernel's notes are before
+	 * it; GDB's gcore puts them after its segments, in the part that is copied). */
+	uint64_t data = UINT64_MAX, notes_end = phend;
+	for (uint64_t i = 0; i < h->phnum; i++) {
+		const uint8_t *p = h->bytes + EHDR + i * PHDR;
+		const uint32_t type = (uint32_t)jitmap__load(p, 4, s->order);
+		const uint64_t off = jitmap__load(p + 8, 8, s->order);
+		const uint64_t filesz = jitmap__load(p + 32, 8, s->order);
+		if (type == PT_LOAD && off < data)
+			data = off;
+		if (type == PT_NOTE && filesz) {
+			if (off < phend || off > UINT64_MAX - filesz)
+				return "a note segment lies inside its headers";
+			if (off + filesz > notes_end)
+				notes_end = off + filesz;
+		}
+	}
+	if (data == UINT64_MAX)
+		data = notes_end;
+	if (data < phend)
+		return "a segment's bytes lie inside its headers";
+	for (uint64_t i = 0; i < h->phnum; i++) {
+		const uint8_t *p = h->bytes + EHDR + i * PHDR;
+		const uint64_t off = jitmap__load(p + 8, 8, s->order);
+		const uint64_t filesz = jitmap__load(p + 32, 8, s->order);
+		if (filesz && off < data && off + filesz > data)
+			return "a note segment runs into its segments' bytes";
+	}
+	if (data > MAX_HEAD)
+		return "its notes are larger than 256 MiB";
+	if (h->shoff && h->shoff < data)
+		return "its section headers are not after its segments' bytes";
+	grown = realloc(h->bytes, data ? data : 1);
+	if (!grown)
+		return "out of memory";
+	h->bytes = grown;
+	got = read_in(s, h->bytes + h->len, data - h->len);
+	if (got < 0)
+		return NULL;
+	h->len += (size_t)got;
+	if (h->len < data)
+		return "it ends before its segments' bytes";
+	h->data = data;
+	return "";
+}
+
+/* The head with one more program header (the new notes), each offset moved. */
+static int write_head(struct stream *s, struct head *h, uint64_t notesz, uint64_t shift)
+{
+	const uint64_t phend = EHDR + h->phnum * PHDR;
+	uint8_t *hdrs = malloc(phend + PHDR);
+	if (!hdrs)
+		return jitmap__fail(s->err, -ENOMEM, 0, "out of memory");
+	memcpy(hdrs, h->bytes, phend);
+	jitmap__store(hdrs + 56, h->phnum + 1, 2, s->order);
+	if (h->shoff)
+		jitmap__store(hdrs + 40, h->shoff + shift, 8, s->order);
+	for (uint64_t i = 0; i < h->phnum; i++) {
+		uint8_t *p = hdrs + EHDR + i * PHDR;
+		const uint64_t off = jitmap__load(p + 8, 8, s->order);
+		if (off >= h->data)
+			jitmap__store(p + 8, off + shift, 8, s->order);
+		else if (off >= phend)
+			jitmap__store(p + 8, off + PHDR, 8, s->order);
+	}
+	uint8_t *n = hdrs + phend;
+	memset(n, 0, PHDR);
+	jitmap__store(n, PT_NOTE, 4, s->order);
+	jitmap__store(n + 8, h->data + PHDR, 8, s->order); /* p_offset */
+	jitmap__store(n + 32, notesz, 8, s->order);        /* p_filesz */
+	jitmap__store(n + 48, 4, 8, s->order);             /* p_align */
+	int rc = write_out(s, hdrs, phend + PHDR);
+	free(hdrs);
+	if (!rc)
+		rc = write_out(s, h->bytes + phend, h->len - phend);
+	return rc;
+}
+
+/* The rest of the input; the section headers, when it has some, with their offsets moved as
+ * the program headers' were. */
+static int write_tail(struct stream *s, const struct head *h, uint64_t shift)
+{
+	if (!h->shoff || !shift)
+		return copy_on(s, UINT64_MAX);
+	int rc = copy_on(s, h->shoff - h->data);
+	const size_t len = (size_t)h->shnum * 64;
+	uint8_t *sh = rc ? NULL : malloc(len);
+	if (rc || !sh)
+		return rc ? rc : jitmap__fail(s->err, -ENOMEM, 0, "out of memory");
+	const ssize_t got = read_in(s, sh, len);
+	if (got < 0) {
+		free(sh);
+		return (int)got;
+	}
+	const uint64_t phend = EHDR + h->phnum * PHDR;
+	for (size_t i = 0; i + 64 <= (size_t)got; i += 64) {
+		const uint64_t off = jitmap__load(sh + i + 24, 8, s->order);
+		if (off >= h->data)
+			jitmap__store(sh + i + 24, off + shift, 8, s->order);
+		else if (off >= phend)
+			jitmap__store(sh + i + 24, off + PHDR, 8, s->order);
+	}
+	rc = write_out(s, sh, (size_t)got);
+	free(sh);
+	return rc ? rc : copy_on(s, UINT64_MAX);
+}
+
+static void close_files(struct stream *s)
+{
+	for (size_t i = 0; i < s->nsrc; i++) {
+		close(s->src[i].fd);
+		free(s->src[i].path);
+	}
+	free(s->src);
+}
+
+int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_opts *opts,
+			      char *note, size_t note_len, jitmap_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (note && note_len)
+		note[0] = 0;
+	if (in < 0 || out < 0 || pid < 0)
+		return jitmap__fail(err, -EINVAL, 0, "no input, output or process");
+	if (opts && (opts->sz < sizeof(opts->sz) || !JITMAP__OPTS_VALID(opts, max_bytes)))
+		return jitmap__fail(err, -EINVAL, 0, "jitmap_core_add_opts has fields this library "
+				    "does not know");
+	char root[64] = "";
+	struct stream s = {.in = in, .out = out, .note = note, .note_len = note_len, .err = err,
+			   .root = root, .budget = MAX_BYTES};
+	if (opts && JITMAP_OPTS_HAS(opts, max_bytes) && opts->max_bytes)
+		s.budget = opts->max_bytes;
+	struct head h = {.bytes = malloc(EHDR)};
+	if (!h.bytes)
+		return jitmap__fail(err, -ENOMEM, 0, "out of memory");
+	ssize_t got = read_in(&s, h.bytes, EHDR);
+	int rc = got < 0 ? (int)got : 0;
+	const char *why = "";
+	if (!rc) {
+		h.len = (size_t)got;
+		why = read_head(&s, &h);
+		if (!why)
+			rc = err ? err->code : -EIO;
+	}
+	s.src = rc ? NULL : calloc(MAX_FILES, sizeof(*s.src));
+	if (!rc && !s.src)
+		rc = jitmap__fail(err, -ENOMEM, 0, "out of memory");
+	if (!rc && !why[0]) {
+		if (pid) {
+			snprintf(root, sizeof(root), "/proc/%d/root", pid);
+			rc = jitmap__perfmap_process_paths(pid, take_file, &s);
+			rc = rc == -EINVAL ? 0 : rc < 0 ? rc : 0;
+			root[0] = 0;
+		}
+		for (size_t i = 0; !rc && opts && JITMAP_OPTS_HAS(opts, nfiles) && i < opts->nfiles;
+		     i++)
+			rc = take_file(&s, opts->files[i]);
+		if (rc)
+			jitmap__fail(err, rc, 0, "out of memory");
+	}
+	int added = 0;
+	uint64_t shift = 0;
+	if (!rc && !why[0] && s.nsrc) {
+		const uint64_t notesz = notes_size(&s);
+		shift = align(PHDR + notesz, PAGE);
+		if (!(rc = write_head(&s, &h, notesz, shift)) && !(rc = write_notes(&s)) &&
+		    !(rc = write_zeros(&s, shift - PHDR - notesz)))
+			added = (int)s.nsrc;
+	} else if (!rc) {
+		/* Passed through as it came. */
+		if (why[0])
+			say(&s, "the core is passed on unchanged: %s", why);
+		else
+			say(&s, "no perf map or jitdump file was found: the core is passed on "
+				"unchanged");
+		rc = write_out(&s, h.bytes, h.len);
+	}
+	free(h.bytes);
+	close_files(&s);
+	if (!rc)
+		rc = write_tail(&s, &h, added ? shift : 0);
+	return rc < 0 ? rc : added;
+}

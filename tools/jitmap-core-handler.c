@@ -1,0 +1,222 @@
+/* jitmap-core-handler: a core on standard input, written with the crashed process's perf maps
+ * and jitdump files added as notes (jitmap_core_add_jit_files, include/jitmap/core.h) to a
+ * command's standard input or to standard output.
+ *
+ * The kernel runs it from /proc/sys/kernel/core_pattern ("|/usr/bin/jitmap-core-handler %P
+ * -- /lib/systemd/systemd-coredump %P ..."): with no standard output or error (the kernel
+ * opens only the pipe it writes the core into), as root, while the crashed process still
+ * exists (its files are read through /proc/PID/root before the core is read past its
+ * notes). Whatever fails, the core goes on: unchanged when no file could be added, and what
+ * went wrong is said on standard error, or to syslog (the journal) when there is none.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <jitmap/core.h>
+#include <jitmap/jitmap.h>
+
+static bool use_syslog;
+
+static void say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(int level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (use_syslog) {
+		vsyslog(level, fmt, ap);
+	} else {
+		fputs("jitmap-core-handler: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: jitmap-core-handler [OPTION]... PID [-- COMMAND [ARG]...]\n"
+		"Read a core dump on standard input and write it, with the perf maps and jitdump\n"
+		"files of process PID added as notes, to COMMAND's standard input (which it runs),\n"
+		"or to standard output. jitmap-stack, jitmap-dump, GDB and LLDB with jitmap use the\n"
+		"notes' files as they use a live process's. PID 0: no process (with --file).\n"
+		"\n"
+		"  --file=FILE       add FILE too (a perf map or a jitdump); repeat for more\n"
+		"  --max-bytes=N     add the files' first N bytes at most, all together\n"
+		"                    (default 1073741824: 1 GiB); a file past it is cut, and said\n"
+		"  -q, --quiet       say nothing when the files were added\n"
+		"  -h, --help        this help\n"
+		"  -V, --version     the version\n"
+		"\n"
+		"The kernel runs it from /proc/sys/kernel/core_pattern while the process still\n"
+		"exists, e.g. in front of systemd-coredump:\n"
+		"  |/usr/bin/jitmap-core-handler %%P -- /lib/systemd/systemd-coredump %%P %%u %%g %%s "
+		"%%t %%c %%h\n"
+		"A core it cannot add files to (not an ELF core, no files found) goes on unchanged;\n"
+		"what went wrong is said on standard error, or to syslog when there is none.\n"
+		"Exit status: COMMAND's; else 0, or 1 when the core could not be read or written.\n"
+		"See jitmap-core-handler(1).\n");
+}
+
+/* The kernel starts a core_pattern program with only its standard input open: descriptors 1
+ * and 2 are opened on /dev/null (so that no file opened later takes them), and what is said
+ * goes to syslog. */
+static void standard_fds(void)
+{
+	for (int fd = 1; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		if (fd == 2)
+			use_syslog = true;
+		const int null = open("/dev/null", O_RDWR);
+		if (null >= 0 && null != fd) {
+			dup2(null, fd);
+			close(null);
+		}
+	}
+	if (use_syslog)
+		openlog("jitmap-core-handler", LOG_PID, LOG_DAEMON);
+}
+
+/* COMMAND, its standard input a pipe whose other end is returned (*child: its PID); -1 when
+ * it cannot be started. */
+static int start_command(char **argv, pid_t *child)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC)) {
+		say(LOG_ERR, "no pipe to %s: %s", argv[0], strerror(errno));
+		return -1;
+	}
+	*child = fork();
+	if (*child < 0) {
+		say(LOG_ERR, "%s cannot be started: %s", argv[0], strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (*child == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		if (dup2(p[0], 0) < 0)
+			_exit(127);
+		execvp(argv[0], argv);
+		say(LOG_ERR, "%s cannot be run: %s", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	return p[1];
+}
+
+int main(int argc, char **argv)
+{
+	standard_fds();
+	enum { OPT_FILE = 256, OPT_MAX };
+	static const struct option longopts[] = {
+		{"file", required_argument, NULL, OPT_FILE},
+		{"max-bytes", required_argument, NULL, OPT_MAX},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	const char **files = calloc((size_t)argc, sizeof(*files));
+	size_t nfiles = 0;
+	uint64_t max_bytes = 0;
+	bool quiet = false;
+	int c;
+	while (files && (c = getopt_long(argc, argv, "+qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FILE: files[nfiles++] = optarg; break;
+		case OPT_MAX: {
+			char *end;
+			errno = 0;
+			max_bytes = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || optarg[0] == '-') {
+				say(LOG_ERR, "--max-bytes=%s: not a number of bytes", optarg);
+				return 2;
+			}
+			break;
+		}
+		case 'q': quiet = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("jitmap-core-handler %s\n", jitmap_version()); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!files) {
+		say(LOG_ERR, "out of memory");
+		return 1;
+	}
+	char *end = NULL;
+	const long pid = optind < argc ? strtol(argv[optind], &end, 10) : -1;
+	if (optind >= argc || !end || *end || end == argv[optind] || pid < 0 || pid > INT32_MAX) {
+		say(LOG_ERR, "%s: the crashed process's ID is needed (%%P in core_pattern)",
+		    optind < argc ? argv[optind] : "no PID");
+		usage(stderr);
+		return 2;
+	}
+	char **command = NULL;
+	if (optind + 1 < argc) {
+		if (strcmp(argv[optind + 1], "--") || optind + 2 >= argc) {
+			say(LOG_ERR, "%s: after PID, -- and a command are expected", argv[optind + 1]);
+			return 2;
+		}
+		command = argv + optind + 2;
+	}
+	signal(SIGPIPE, SIG_IGN); /* a command that stops reading: EPIPE, said */
+
+	pid_t child = -1;
+	int out = 1;
+	if (command && (out = start_command(command, &child)) < 0)
+		return 1;
+	JITMAP_OPTS(jitmap_core_add_opts, opts, .files = files, .nfiles = nfiles,
+		    .max_bytes = max_bytes);
+	char note[1024];
+	jitmap_error err;
+	const int added = jitmap_core_add_jit_files(0, out, (int)pid, &opts, note, sizeof(note),
+						    &err);
+	int status = 0;
+	if (added < 0) {
+		say(LOG_ERR, "process %ld: %s (at byte %" PRIu64 ")", pid, err.reason, err.offset);
+		status = 1;
+	} else if (added == 0) {
+		if (!quiet || !strstr(note, "no perf map or jitdump file was found"))
+			say(strstr(note, "unchanged: ") ? LOG_WARNING : LOG_INFO, "process %ld: %s",
+			    pid, note);
+	} else if (note[0]) {
+		say(LOG_WARNING, "process %ld: %d JIT file%s added; %s", pid, added,
+		    added == 1 ? "" : "s", note);
+	} else if (!quiet) {
+		say(LOG_INFO, "process %ld: %d JIT file%s added", pid, added, added == 1 ? "" : "s");
+	}
+	free(files);
+	if (command) {
+		close(out);
+		int ws;
+		while (waitpid(child, &ws, 0) < 0)
+			if (errno != EINTR) {
+				ws = 0;
+				break;
+			}
+		if (WIFEXITED(ws) && WEXITSTATUS(ws)) {
+			say(LOG_ERR, "%s exited with status %d", command[0], WEXITSTATUS(ws));
+			return WEXITSTATUS(ws);
+		}
+		if (WIFSIGNALED(ws)) {
+			say(LOG_ERR, "%s was killed by signal %d", command[0], WTERMSIG(ws));
+			return 1;
+		}
+	}
+	return status;
+}
