@@ -38,14 +38,15 @@
 #define MAX_BUILD_ID JITMAP__MAX_BUILD_ID
 #define PRSTATUS_REG 112    /* offset of pr_reg in the 64-bit elf_prstatus */
 
-void jitmap__core_warn(jitmap_core *c, const char *fmt, ...)
+static void warn(jitmap_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warn(jitmap_core *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	jitmap__vproblem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, fmt, ap);
 	va_end(ap);
 }
-#define warn jitmap__core_warn
 
 /* -- Threads: NT_PRSTATUS, its pr_reg laid out as Linux does (threads.c, linux_regs.c) -- */
 

@@ -414,8 +414,7 @@ int jitmap__perfmap_process_paths(int pid, int (*each)(void *ctx, const char *pa
  * the handler wrote as a warning. Returns 0 (a malformed note is a warning), or -ENOMEM. */
 int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, size_t len,
 			  uint64_t at);
-/* A warning of core `c` (core.c). */
-void jitmap__core_warn(jitmap_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 
 /* -- Compressed cores (compressed.c) -- */
 

@@ -110,6 +110,24 @@ class Session:
         self.perf_own = True  # a live process's own files are read (perf-map -off)
         self._perf = None     # (process key, PerfMaps, stop id of the last read)
         self.core_fd = None   # the decompressed core the debugger reads (`core FILE`)
+        self.core_opened = None  # (process key, path) of the core `core FILE` opened
+
+    def remember_core(self, dbg, path):
+        """The core `core FILE` opened (for a debugger that cannot say which core it debugs:
+        LLDB before 17), by the process it became."""
+        try:
+            self.core_opened = (dbg.check_process(), path)
+        except CommandError:
+            self.core_opened = None
+        self.perf_reread()  # read while the core opened, before it was known
+
+    def core_file(self, dbg, key):
+        """The core file the debugger debugs, or None for a live process."""
+        path = getattr(dbg, "core_file", lambda: None)()
+        opened = getattr(self, "core_opened", None)
+        if path is None and opened and opened[0] == key and dbg.live_pid() is None:
+            path = opened[1]
+        return path
 
     def keep_core_fd(self, fd):
         """Keep `fd`, the decompressed core the debugger now reads (None: none), and close
@@ -155,7 +173,7 @@ class Session:
             self._perf[2] = stop
             # A core's own first (jitmap-core-handler's notes): a file the user names by the
             # same path replaces it.
-            core = getattr(dbg, "core_file", lambda: None)() if self.perf_own else None
+            core = self.core_file(dbg, key) if self.perf_own else None
             if core:
                 try:
                     maps.add_core(core)
@@ -602,6 +620,7 @@ def _run_core(ctx, opts, args):
     if not codec:
         lines = dbg.open_core(path)
         s.keep_core_fd(None)
+        s.remember_core(dbg, path)
         return lines
     err, note = N.Error(), ctypes.create_string_buffer(256)
     fd = lib.jitmap_core_decompress(path.encode(), None, note, len(note), ctypes.byref(err))
@@ -615,6 +634,7 @@ def _run_core(ctx, opts, args):
         os.close(fd)
         raise
     s.keep_core_fd(fd)
+    s.remember_core(dbg, "/proc/%d/fd/%d" % (os.getpid(), fd))
     size = os.fstat(fd).st_size
     out = ["%s: %s is a %s-compressed core: opened as the core it holds (%d bytes, in an "
            "unlinked temporary file)" % (ctx.who, path, N.text(codec), size)]

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""jitmap-core-handler (issue 35): Node.js's perf map carried inside its core, read where the
+crash was not: the map deleted, the core compressed with zstd and moved.
+
+    tests/field/test_handler.py BUILD_DIR
+
+The program: node_abort.js under Node.js with --perf-basic-prof, its three functions
+optimized by V8 and nested (jitmapOuter > jitmapMiddle > jitmapInner > act), the innermost
+waiting ("wait") or calling process.abort() ("abort").
+
+- simulated: the kernel simulated. The process is held (SIGSTOP) while its core (gcore's) is
+  piped through `jitmap-core-handler PID`, which reads the perf map through /proc/PID/root;
+  then the process is killed, its perf map deleted, the core compressed with zstd and moved.
+  jitmap-stack names the same JIT frames of the first thread, in order, as it did on the live
+  process (each now "in_core"); jitmap-dump lists the file; GDB (`gdb node -c CORE`, the core
+  decompressed as `coredumpctl gdb` does) names the three functions. Negative control: the
+  same core not passed through the handler names none of them.
+- passthrough: a core with no JIT file, and bytes that are no core, come out byte for byte.
+- kernel (before the debuggers): once through the real core_pattern (set and restored; core_pipe_limit likewise):
+  `|DIR/h %P -- zstd -q -o DIR/k.%P.zst` (h: the handler); node aborts; with the perf map
+  deleted, jitmap-stack names the three functions in the thread that aborted. Skipped, said,
+  where core_pattern cannot be written.
+
+Exits 77 (skipped) without node, gdb or gcore, or a process to trace.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TESTS, "debugger"))
+sys.path.insert(0, os.path.join(TESTS, "lib"))
+import harness as H  # noqa: E402
+
+if len(sys.argv) != 2:
+    sys.exit("usage: test_handler.py BUILD_DIR")
+BUILD = os.path.abspath(sys.argv[1])
+STACK = os.path.join(BUILD, "jitmap-stack")
+DUMP = os.path.join(BUILD, "jitmap-dump")
+HANDLER = os.path.join(BUILD, "jitmap-core-handler")
+SCRIPT = os.path.join(HERE, "node_abort.js")
+NODE_FLAGS = ["--allow-natives-syntax", "--no-turbo-inlining", "--perf-basic-prof"]
+THREE = ["jitmapInner", "jitmapMiddle", "jitmapOuter"]
+TIMEOUT = 300
+
+
+def run(cmd, env=None, stdin=None, stdout=subprocess.PIPE):
+    p = subprocess.run(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                       timeout=TIMEOUT, env=env)
+    out = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
+    return p.returncode, out, p.stderr.decode("utf-8", "replace")
+
+
+def jit_names(obj, thread=0):
+    """The functions of the JIT frames of one thread, innermost first."""
+    return [f["function"] for f in obj["threads"][thread]["frames"] if f["jit"]]
+
+
+def three_in_order(names, what):
+    """The three functions, innermost first, among `names` (V8's "JS:*NAME FILE:L:C")."""
+    got = [n.split()[0].lstrip("JS:*~^") for n in names if n]
+    seen = [g for g in got if g in THREE]
+    H.check(seen[:3] == THREE, "%s: the JIT frames named %s, not %s" % (what, got, THREE))
+
+
+def stack_json(target, *extra):
+    rc, out, err = run([STACK, "--json"] + list(extra) + [target])
+    H.check(rc in (0, 1) and out.startswith("{"), "jitmap-stack %s: exit %d: %s" % (
+        target, rc, err[-400:]))
+    return json.loads(out)
+
+
+def start_node(mode, work):
+    out = os.path.join(work, "node-%s.out" % mode)
+    with open(out, "w") as f:
+        p = subprocess.Popen(["node"] + NODE_FLAGS + [SCRIPT, mode], stdout=f,
+                             stderr=subprocess.STDOUT, cwd=work)
+    return p, out
+
+
+def wait_ready(p, out):
+    for _ in range(300):
+        if "ready" in H.read(out):
+            return
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise H.Fail("node never got ready: %s" % H.read(out)[-400:])
+
+
+def zstd_to(src, dst):
+    with open(src, "rb") as i, open(dst, "wb") as o:
+        subprocess.run(["zstd", "-q", "-T1", "-c"], stdin=i, stdout=o, check=True,
+                       timeout=TIMEOUT)
+
+
+def main():
+    for tool in ("node", "gcore", "zstd"):
+        if not shutil.which(tool):
+            print("SKIP: no %s" % tool)
+            return 77
+    for path in (STACK, DUMP, HANDLER):
+        if not os.path.exists(path):
+            print("SKIP: %s not built" % path)
+            return 77
+    env = H.Env(BUILD, "jitmap-handler.")
+    env.plugin = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")  # its unwinders too
+    gdb = H.debugger(env, "gdb")
+    runner = H.Runner("handler")
+    work = env.dir("crash")          # where the process ran
+    moved = env.dir("elsewhere")     # where its core is read
+    made = {}
+
+    @runner.test
+    def simulated():
+        """The process held while its core streams through the handler."""
+        p, out = start_node("wait", work)
+        perf = "/tmp/perf-%d.map" % p.pid
+        try:
+            wait_ready(p, out)
+            live = stack_json(str(p.pid))
+            made["live"] = jit_names(live)
+            three_in_order(made["live"], "jitmap-stack, live")
+            os.kill(p.pid, signal.SIGSTOP)          # held, as the kernel holds it
+            g = os.path.join(work, "gcore")
+            rc, _, err = run(["gcore", "-o", g, str(p.pid)])
+            g = "%s.%d" % (g, p.pid)
+            H.check(os.path.exists(g), "gcore: exit %d: %s" % (rc, err[-300:]))
+            jit = os.path.join(work, "with-notes")
+            with open(g, "rb") as i, open(jit, "wb") as o:
+                rc, _, err = run([HANDLER, str(p.pid)], stdin=i, stdout=o)
+            H.check(rc == 0 and "1 JIT file added" in err,
+                    "the handler: exit %d: %s" % (rc, err))
+        finally:
+            p.kill()
+            p.wait()
+            if os.path.exists(perf):
+                os.unlink(perf)                     # left behind on the crashed machine
+        made["core"] = z = os.path.join(moved, "node-crash.%d.zst" % p.pid)
+        zstd_to(jit, z)
+        made["plain"] = zp = os.path.join(moved, "plain.zst")
+        zstd_to(g, zp)
+        made["pid"] = p.pid
+        os.unlink(jit)
+        os.unlink(g)
+        got = stack_json(z)
+        H.check(jit_names(got) == made["live"], "jitmap-stack on the core names %s; live: %s"
+                % (jit_names(got), made["live"]))
+        srcs = [f["source"] for f in got["threads"][0]["frames"] if f["jit"]]
+        H.check(all(s["kind"] == "perf-map" and s["in_core"] and s["path"] == perf
+                    for s in srcs), "sources: %s" % srcs)
+        bare = stack_json(zp)
+        H.check(not any(n for n in jit_names(bare)),
+                "the control (no notes) named JIT frames: %s" % jit_names(bare))
+        rc, outd, err = run([DUMP, "--format=json", z])
+        H.check(rc == 0, "jitmap-dump: exit %d: %s" % (rc, err))
+        files = json.loads(outd)["jit_files"]
+        H.check([f["path"] for f in files] == [perf] and files[0]["kind"] == "perf-map"
+                and not files[0]["cut"], "jitmap-dump's jit_files: %s" % files)
+
+    @runner.test
+    def kernel():
+        """Through the real core_pattern, set and restored."""
+        pattern, limit = "/proc/sys/kernel/core_pattern", "/proc/sys/kernel/core_pipe_limit"
+        old = H.read(pattern).strip()
+        old_limit = H.read(limit).strip()
+        # Short paths: the kernel keeps 128 bytes of core_pattern.
+        short = tempfile.mkdtemp(prefix="jmk", dir="/tmp")
+        os.symlink(HANDLER, os.path.join(short, "h"))
+        line = "|%s/h %%P -- %s -q -T1 -o %s/k.%%P.zst" % (short, shutil.which("zstd"), short)
+        if len(line) >= 128:
+            raise H.Skip("the handler's path is too long for core_pattern (128 bytes)")
+        try:
+            with open(pattern, "w") as f:
+                f.write(line)
+            with open(limit, "w") as f:
+                f.write("4")
+        except OSError as e:
+            raise H.Skip("core_pattern cannot be written here: %s" % e.strerror)
+        try:
+            p, out = start_node("abort", work)
+            p.wait(timeout=120)
+        finally:
+            with open(pattern, "w") as f:
+                f.write(old)
+            with open(limit, "w") as f:
+                f.write(old_limit)
+        perf = "/tmp/perf-%d.map" % p.pid
+        if os.path.exists(perf):
+            os.unlink(perf)
+        z = os.path.join(moved, "kernel-crash.%d.zst" % p.pid)
+        if os.path.exists(os.path.join(short, "k.%d.zst" % p.pid)):
+            os.rename(os.path.join(short, "k.%d.zst" % p.pid), z)  # moved
+        shutil.rmtree(short, ignore_errors=True)
+        for _ in range(100):  # the kernel waits for the handler (core_pipe_limit); zstd ends
+            if os.path.exists(z) and os.path.getsize(z):
+                break
+            time.sleep(0.1)
+        if not os.path.exists(z):
+            raise H.Skip("no core came through core_pattern (node exit %s; a container's "
+                         "kernel runs the handler outside it?)" % p.returncode)
+        got = stack_json(z)
+        three_in_order(jit_names(got), "jitmap-stack, the kernel's core")
+        made["kernel"] = z
+
+    @runner.test
+    def gdb_core():
+        """GDB with jitmap, `gdb node -c CORE` then `bt`: the three functions; the same core
+        without notes names none."""
+        if not gdb:
+            raise H.Skip("no gdb with Python")
+        H.check("core" in made, "no core: the simulated test failed")
+        node = shutil.which("node")
+        # As `coredumpctl gdb` runs it: the core decompressed, then `gdb EXE -c CORE`.
+        core = os.path.join(moved, "coredump-decompressed")
+        subprocess.run(["zstd", "-q", "-d", "-f", made["core"], "-o", core], check=True,
+                       timeout=TIMEOUT)
+        r = gdb.session("gdb", [gdb.dump("bt", "bt")], exe=node, core=core)
+        names = [line.split(" in ", 1)[1] for line in r.text("bt").splitlines()
+                 if " in JS:" in line]
+        three_in_order(names, "GDB")
+        subprocess.run(["zstd", "-q", "-d", "-f", made["plain"], "-o", core], check=True,
+                       timeout=TIMEOUT)
+        control = gdb.session("gdb-plain", [gdb.dump("bt", "bt")], exe=node, core=core)
+        H.check("jitmapInner" not in control.text("bt"),
+                "GDB named JIT code of a core without notes")
+
+    @runner.test
+    def passthrough():
+        """No JIT file to add, or no core: byte for byte."""
+        p = subprocess.Popen(["sleep", "60"])
+        try:
+            g = os.path.join(work, "sleep")
+            run(["gcore", "-o", g, str(p.pid)])
+            g = "%s.%d" % (g, p.pid)
+            H.check(os.path.exists(g), "no gcore of sleep")
+            out = os.path.join(work, "sleep.out")
+            with open(g, "rb") as i, open(out, "wb") as o:
+                rc, _, err = run([HANDLER, str(p.pid)], stdin=i, stdout=o)
+        finally:
+            p.kill()
+            p.wait()
+        H.check(rc == 0 and "no perf map or jitdump file was found" in err,
+                "sleep: exit %d: %s" % (rc, err))
+        with open(g, "rb") as a, open(out, "rb") as b:
+            H.check(a.read() == b.read(), "a core with no JIT file changed")
+        junk = os.urandom(100000)
+        q = subprocess.run([HANDLER, "0"], input=junk, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=TIMEOUT)
+        H.check(q.returncode == 0 and q.stdout == junk and b"not an ELF file" in q.stderr,
+                "bytes that are no core: exit %d: %s" % (q.returncode, q.stderr))
+
+    return runner.run(env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
