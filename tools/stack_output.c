@@ -214,7 +214,7 @@ void jitmap_stack_print_json(const struct target *t, const struct options *o)
 			if (f->jit && f->source_kind) {
 				printf("{\"kind\": \"%s\", \"path\": ", f->source_kind);
 				json_string_or_null(stdout, f->source_path);
-				printf(", \"in_core\": %s}, ", f->source_in_core ? "true" : "false");
+				printf("%s}, ", f->source_in_core ? ", \"in_core\": true" : "");
 			} else {
 				printf("null, ");
 			}
