@@ -279,6 +279,7 @@ class Lldb:
                 lldb.debugger.DeleteTarget(target)
             raise Error("%s: %s" % (path, error.GetCString() or "LLDB cannot open it as a core"))
         lldb.debugger.SetSelectedTarget(target)
+        self.target, self.process = target, process  # the rest of this command sees the core
         thread = process.GetSelectedThread()
         return ["Core file '%s' (%s) was loaded; process %d, %d thread%s, stopped in thread %d."
                 % (path, target.GetTriple(), process.GetProcessID(), process.GetNumThreads(),

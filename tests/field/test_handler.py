@@ -112,6 +112,7 @@ def main():
     env = H.Env(BUILD, "jitmap-handler.")
     env.plugin = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")  # its unwinders too
     gdb = H.debugger(env, "gdb")
+    lldb = H.debugger(env, "lldb")
     runner = H.Runner("handler")
     work = env.dir("crash")          # where the process ran
     moved = env.dir("elsewhere")     # where its core is read
@@ -230,6 +231,21 @@ def main():
         control = gdb.session("gdb-plain", [gdb.dump("bt", "bt")], exe=node, core=core)
         H.check("jitmapInner" not in control.text("bt"),
                 "GDB named JIT code of a core without notes")
+
+    @runner.test
+    def lldb_core():
+        """LLDB with jitmap, `stackmap core FILE` on the kernel's compressed core (LLDB's own
+        unwinder stops below V8's Atomics.wait builtin in the held process's), then
+        `stackmap bt --json`: the three functions."""
+        if not lldb:
+            raise H.Skip("no LLDB with Python")
+        if "kernel" not in made:
+            raise H.Skip("no core from the kernel (see the kernel test)")
+        r = lldb.session("lldb", [lldb.ask("open", "core", args=[made["kernel"]]),
+                                  lldb.ask("bt", "bt", opts=["json"])],
+                         exe=shutil.which("node"))
+        names = [f.get("function") for f in r.json("bt")["frames"]]
+        three_in_order([n for n in names if n and n.startswith("JS:")], "LLDB")
 
     @runner.test
     def passthrough():
