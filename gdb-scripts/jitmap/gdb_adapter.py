@@ -369,6 +369,12 @@ class Gdb:
         self.invalidate()
         SESSION.forget()
 
+    def core_closed(self):
+        """The core GDB debugged is closed (the process exited: there was none)."""
+        if self._core is not None:
+            self._core.close()
+            self._core = None
+
     # -- The process --
 
     def check_process(self):

@@ -247,7 +247,17 @@ def _connect():
     ev.inferior_call.connect(GDB.invalidate)
     ev.new_objfile.connect(GDB.objfiles_changed)
     ev.clear_objfiles.connect(GDB.forget)
-    ev.exited.connect(GDB.forget)
+    ev.exited.connect(_exited)
+
+
+def _exited(*_args):
+    """The process exited or was killed, or the core closed (`core-file`, `detach`): its
+    perf maps and jitdump files are read again for the next (a core of the same process ID
+    carries its own), and the decompressed core `jitmap core` kept open is let go."""
+    GDB.forget()
+    GDB.core_closed()
+    SESSION.perf_reread(drop=True)
+    SESSION.keep_core_fd(None)
 
 
 _registered = False

@@ -257,4 +257,7 @@ def register():
     A.GDB.forget_hooks.append(refresh)  # `jitmap perf-map` added files
     gdb.unwinder.register_unwinder(None, NoCodeUnwinder(), replace=True)
     gdb.events.stop.connect(refresh)
+    # A core opened after jitmap loaded (`core-file`, `jitmap core`) brings no stop: its
+    # shared libraries' objfiles say it came (its notes may carry perf maps).
+    gdb.events.new_objfile.connect(refresh)
     refresh()  # loaded after an attach: its stop has passed

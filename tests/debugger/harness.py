@@ -470,6 +470,23 @@ def truth_pairs(t):
     return sorted((as_int(t[n + ".base"]), as_int(t[n + ".derived"])) for n in names)
 
 
+def record_300(objs, truths, what):
+    """The demo's `--program statepoint --threads 2 --abort`: both worker threads' frames at
+    record 300 (stackmap objects), each holding one of the truth lines."""
+    at = [o for o in objs if (o.get("record") or {}).get("id") == 300]
+    check(len(at) == 2, "%s: %d frames at record 300, want 2" % (what, len(at)))
+    for o in at:
+        errs = []
+        for t in truths:
+            try:
+                check_statepoint(o, t, what + ": record 300")
+                errs = []
+                break
+            except Fail as e:
+                errs.append(str(e))
+        check(not errs, "%s: %s" % (what, errs[:1]))
+
+
 def check_statepoint(obj, t, what):
     sp = obj["statepoint"]
     check(sp is not None, what + ": not decoded as a statepoint")

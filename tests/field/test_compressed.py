@@ -63,22 +63,6 @@ def compress(codec, core, out_dir):
     return out
 
 
-def record_300(objs, truths, what):
-    """Both worker threads' frames at record 300, each holding one of the truth lines."""
-    at = [o for o in objs if (o.get("record") or {}).get("id") == 300]
-    H.check(len(at) == 2, "%s: %d frames at record 300, want 2" % (what, len(at)))
-    for o in at:
-        errs = []
-        for t in truths:
-            try:
-                H.check_statepoint(o, t, what + ": record 300")
-                errs = []
-                break
-            except H.Fail as e:
-                errs.append(str(e))
-        H.check(not errs, "%s: %s" % (what, errs[:1]))
-
-
 def stack_json(core, exe, env=None):
     rc, out, err = run([STACK, "--json", "--values", "--exe=" + exe, core], env)
     H.check(rc == 0, "jitmap-stack %s: exit %d: %s" % (core, rc, err))
@@ -123,7 +107,7 @@ def main():
     def plain_core():
         """The control: the core itself, read by jitmap-stack and jitmap-dump."""
         plain["stack"] = stack_json(core, env.demo)
-        record_300(stack_objs(plain["stack"]), truths, "jitmap-stack, the core")
+        H.record_300(stack_objs(plain["stack"]), truths, "jitmap-stack, the core")
         rc, out, err = run([DUMP, "--format=json", "--exe=" + env.demo, core])
         H.check(rc == 0, "jitmap-dump: exit %d: %s" % (rc, err))
         plain["dump"] = json.loads(out)
@@ -140,7 +124,7 @@ def main():
             got["process"]["core"] = plain["stack"]["process"]["core"]
             H.check(got == plain["stack"], "%s: jitmap-stack's object differs from the core's"
                     % codec)
-            record_300(stack_objs(got), truths, "jitmap-stack, %s" % codec)
+            H.record_300(stack_objs(got), truths, "jitmap-stack, %s" % codec)
             rc, out, err = run([DUMP, "--format=json", "--exe=" + env.demo, z], tmp_env)
             H.check(rc == 0, "jitmap-dump %s: exit %d: %s" % (codec, rc, err))
             d = json.loads(out)
@@ -185,7 +169,7 @@ def main():
         opened = r.text("open")
         H.check("compressed core: opened as the core it holds" in opened, "GDB: %s" % opened)
         objs = [json.loads(line) for line in r.text("sm").splitlines() if line.startswith("{")]
-        record_300(objs, truths, "GDB")
+        H.record_300(objs, truths, "GDB")
         bare = gdb.session("gdb-bare", [gdb.dump("open", "core-file " + z), gdb.dump("bt", "bt")],
                            exe=env.demo, jitmap=False)
         H.check("not a core dump" in bare.text("open") and "No stack" in bare.text("bt"),

@@ -4,9 +4,9 @@ crash was not: the map deleted, the core compressed with zstd and moved.
 
     tests/field/test_handler.py BUILD_DIR
 
-The program: node_abort.js under Node.js with --perf-basic-prof, its three functions
-optimized by V8 and nested (jitmapOuter > jitmapMiddle > jitmapInner > act), the innermost
-waiting ("wait") or calling process.abort() ("abort").
+The program: tests/perfmap/node_hot.js under Node.js with --perf-basic-prof, its three
+functions optimized by V8 and nested (jitmapOuter > jitmapMiddle > jitmapInner), the innermost
+waiting (for 600 s) or calling process.abort() ("abort").
 
 - simulated: the kernel simulated. The process is held (SIGSTOP) while its core (gcore's) is
   piped through `jitmap-core-handler PID`, which reads the perf map through /proc/PID/root;
@@ -16,10 +16,14 @@ waiting ("wait") or calling process.abort() ("abort").
   decompressed as `coredumpctl gdb` does) names the three functions. Negative control: the
   same core not passed through the handler names none of them.
 - passthrough: a core with no JIT file, and bytes that are no core, come out byte for byte.
-- kernel (before the debuggers): once through the real core_pattern (set and restored; core_pipe_limit likewise):
-  `|DIR/h %P -- zstd -q -o DIR/k.%P.zst` (h: the handler); node aborts; with the perf map
-  deleted, jitmap-stack names the three functions in the thread that aborted. Skipped, said,
-  where core_pattern cannot be written.
+- kernel (before the debuggers): once through the real core_pattern (set and restored;
+  core_pipe_limit likewise): `|DIR/h %P -- zstd -q -o DIR/k.%P.zst` (h: the handler); node
+  aborts; with the perf map deleted and the core moved, jitmap-stack names the three functions
+  in the thread that aborted. Skipped, said, where core_pattern cannot be written.
+- demo_kernel: under the same core_pattern, the demo JIT aborted at a statepoint
+  (`--program statepoint --threads 2 --abort`; no JIT file: its core passes through): moved,
+  jitmap-stack `--values` and GDB's `jitmap core` find record 300 in both worker threads
+  holding the values the program printed.
 
 Exits 77 (skipped) without node, gdb or gcore, or a process to trace.
 """
@@ -44,7 +48,7 @@ BUILD = os.path.abspath(sys.argv[1])
 STACK = os.path.join(BUILD, "jitmap-stack")
 DUMP = os.path.join(BUILD, "jitmap-dump")
 HANDLER = os.path.join(BUILD, "jitmap-core-handler")
-SCRIPT = os.path.join(HERE, "node_abort.js")
+SCRIPT = os.path.join(TESTS, "perfmap", "node_hot.js")
 NODE_FLAGS = ["--allow-natives-syntax", "--no-turbo-inlining", "--perf-basic-prof"]
 THREE = ["jitmapInner", "jitmapMiddle", "jitmapOuter"]
 TIMEOUT = 300
@@ -67,6 +71,11 @@ def three_in_order(names, what):
     got = [n.split()[0].lstrip("JS:*~^") for n in names if n]
     seen = [g for g in got if g in THREE]
     H.check(seen[:3] == THREE, "%s: the JIT frames named %s, not %s" % (what, got, THREE))
+
+
+def jit_frames(bt):
+    """The functions of a GDB backtrace's JavaScript frames."""
+    return [line.split(" in ", 1)[1] for line in bt.splitlines() if " in JS:" in line]
 
 
 def stack_json(target, *extra):
@@ -121,7 +130,7 @@ def main():
     @runner.test
     def simulated():
         """The process held while its core streams through the handler."""
-        p, out = start_node("wait", work)
+        p, out = start_node("600", work)
         perf = "/tmp/perf-%d.map" % p.pid
         try:
             wait_ready(p, out)
@@ -167,7 +176,9 @@ def main():
 
     @runner.test
     def kernel():
-        """Through the real core_pattern, set and restored."""
+        """Through the real core_pattern, set and restored: Node.js aborting in its JIT code,
+        and the demo JIT aborting at a statepoint (no perf map or jitdump: its core passes
+        through the handler byte for byte)."""
         pattern, limit = "/proc/sys/kernel/core_pattern", "/proc/sys/kernel/core_pipe_limit"
         old = H.read(pattern).strip()
         old_limit = H.read(limit).strip()
@@ -184,9 +195,17 @@ def main():
                 f.write("4")
         except OSError as e:
             raise H.Skip("core_pattern cannot be written here: %s" % e.strerror)
+        demo = None
         try:
             p, out = start_node("abort", work)
             p.wait(timeout=120)
+            if env.demo and os.path.exists(env.demo):
+                made["demo-out"] = os.path.join(work, "demo.out")
+                with open(made["demo-out"], "w") as f:
+                    demo = subprocess.Popen([env.demo, "--abort", "--program", "statepoint",
+                                             "--threads", "2"], stdout=f,
+                                            stderr=subprocess.STDOUT, cwd=work)
+                demo.wait(timeout=120)
         finally:
             with open(pattern, "w") as f:
                 f.write(old)
@@ -195,15 +214,25 @@ def main():
         perf = "/tmp/perf-%d.map" % p.pid
         if os.path.exists(perf):
             os.unlink(perf)
-        z = os.path.join(moved, "kernel-crash.%d.zst" % p.pid)
-        if os.path.exists(os.path.join(short, "k.%d.zst" % p.pid)):
-            os.rename(os.path.join(short, "k.%d.zst" % p.pid), z)  # moved
+
+        def moved_core(pid, name):
+            z = os.path.join(moved, "%s.%d.zst" % (name, pid))
+            k = os.path.join(short, "k.%d.zst" % pid)
+            for _ in range(100):  # the kernel waited for the handler (core_pipe_limit),
+                if os.path.exists(k) and subprocess.run(  # zstd may still be writing
+                        ["zstd", "-q", "-t", k], stderr=subprocess.DEVNULL).returncode == 0:
+                    break
+                time.sleep(0.1)
+            if not os.path.exists(k):
+                return None
+            shutil.move(k, z)
+            return z
+
+        z = moved_core(p.pid, "kernel-crash")
+        if demo is not None:
+            made["demo"] = moved_core(demo.pid, "demo-crash")
         shutil.rmtree(short, ignore_errors=True)
-        for _ in range(100):  # the kernel waits for the handler (core_pipe_limit); zstd ends
-            if os.path.exists(z) and os.path.getsize(z):
-                break
-            time.sleep(0.1)
-        if not os.path.exists(z):
+        if not z:
             raise H.Skip("no core came through core_pattern (node exit %s; a container's "
                          "kernel runs the handler outside it?)" % p.returncode)
         got = stack_json(z)
@@ -211,26 +240,49 @@ def main():
         made["kernel"] = z
 
     @runner.test
+    def demo_kernel():
+        """The demo JIT's core from the kernel through the handler, compressed and moved:
+        jitmap-stack and GDB (`jitmap core FILE`) find both worker threads at record 300
+        holding the values the program printed."""
+        if not made.get("demo"):
+            raise H.Skip("no demo core from the kernel (see the kernel test)")
+        truths = H.truth(H.read(made["demo-out"]), "jitmap-demo:", "statepoint")
+        got = stack_json(made["demo"], "--values", "--exe=" + env.demo)
+        objs = [f["stackmap"] for t in got["threads"] for f in t["frames"] if f.get("stackmap")]
+        H.record_300(objs, truths, "jitmap-stack, the demo's core")
+        if not gdb:
+            raise H.Skip("no gdb with Python (jitmap-stack passed)")
+        every = "thread apply all -- frame apply all -c -- info stackmap -json"
+        r = gdb.session("gdb-demo", [gdb.ask("open", "core", args=[made["demo"]]),
+                                     gdb.dump("sm", every)], exe=env.demo)
+        H.record_300([json.loads(line) for line in r.text("sm").splitlines()
+                      if line.startswith("{")], truths, "GDB, the demo's core")
+
+    @runner.test
     def gdb_core():
-        """GDB with jitmap, `gdb node -c CORE` then `bt`: the three functions; the same core
-        without notes names none."""
+        """GDB with jitmap: `jitmap core FILE` on the compressed core, then `bt`: the three
+        functions; then, in the same session, GDB's own `core-file` of the core without notes
+        (the same process ID): none of them (the first core's files are gone with it). And as
+        `coredumpctl gdb` runs it, the core decompressed, `gdb node -c CORE`: the three."""
         if not gdb:
             raise H.Skip("no gdb with Python")
         H.check("core" in made, "no core: the simulated test failed")
         node = shutil.which("node")
-        # As `coredumpctl gdb` runs it: the core decompressed, then `gdb EXE -c CORE`.
+        plain = os.path.join(moved, "plain-decompressed")
+        subprocess.run(["zstd", "-q", "-d", "-f", made["plain"], "-o", plain], check=True,
+                       timeout=TIMEOUT)
+        r = gdb.session("gdb", [gdb.ask("open", "core", args=[made["core"]]),
+                                gdb.dump("bt", "bt"), gdb.dump("reopen", "core-file " + plain),
+                                gdb.dump("bt-plain", "bt")], exe=node)
+        three_in_order(jit_frames(r.text("bt")), "GDB, jitmap core")
+        H.check("jitmapInner" not in r.text("bt-plain"),
+                "GDB named JIT code of a core without notes: %s" % r.text("bt-plain")[-600:])
+        os.unlink(plain)
         core = os.path.join(moved, "coredump-decompressed")
         subprocess.run(["zstd", "-q", "-d", "-f", made["core"], "-o", core], check=True,
                        timeout=TIMEOUT)
-        r = gdb.session("gdb", [gdb.dump("bt", "bt")], exe=node, core=core)
-        names = [line.split(" in ", 1)[1] for line in r.text("bt").splitlines()
-                 if " in JS:" in line]
-        three_in_order(names, "GDB")
-        subprocess.run(["zstd", "-q", "-d", "-f", made["plain"], "-o", core], check=True,
-                       timeout=TIMEOUT)
-        control = gdb.session("gdb-plain", [gdb.dump("bt", "bt")], exe=node, core=core)
-        H.check("jitmapInner" not in control.text("bt"),
-                "GDB named JIT code of a core without notes")
+        r = gdb.session("gdb-c", [gdb.dump("bt", "bt")], exe=node, core=core)
+        three_in_order(jit_frames(r.text("bt")), "GDB, -c")
 
     @runner.test
     def lldb_core():
