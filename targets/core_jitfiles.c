@@ -12,6 +12,7 @@
 #include "jitmap/core.h"
 
 #define FILE_HEADER 24 /* version, kind, size, path_len, flags */
+#define WARN(c, ...) jitmap__problem(&(c)->warnings, JITMAP__CORE_MAX_WARNINGS, __VA_ARGS__)
 
 static size_t align8(size_t n)
 {
@@ -21,9 +22,9 @@ static size_t align8(size_t n)
 static int add_file(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at)
 {
 	if (len < FILE_HEADER) {
-		jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, "jitmap's note of a JIT file at offset 0x%" PRIx64 " holds %zu "
-				  "bytes, fewer than its %d-byte header: left out", at, len,
-				  FILE_HEADER);
+		WARN(c, "jitmap's note of a JIT file at offset 0x%" PRIx64 " holds %zu "
+		     "bytes, fewer than its %d-byte header: left out", at, len,
+		     FILE_HEADER);
 		return 0;
 	}
 	const uint32_t version = (uint32_t)jitmap__load(desc, 4, c->order);
@@ -32,31 +33,31 @@ static int add_file(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at
 	const uint32_t path_len = (uint32_t)jitmap__load(desc + 16, 4, c->order);
 	const uint32_t flags = (uint32_t)jitmap__load(desc + 20, 4, c->order);
 	if (version != 1) {
-		jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, "jitmap's note of a JIT file at offset 0x%" PRIx64 " is of "
-				  "version %" PRIu32 ", which this jitmap does not read: left out",
-				  at, version);
+		WARN(c, "jitmap's note of a JIT file at offset 0x%" PRIx64 " is of "
+		     "version %" PRIu32 ", which this jitmap does not read: left out",
+		     at, version);
 		return 0;
 	}
 	if (kind != JITMAP_PERFMAP_MAP && kind != JITMAP_PERFMAP_JITDUMP) {
-		jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, "jitmap's note of a JIT file at offset 0x%" PRIx64 " says its "
-				  "kind is %" PRIu32 ", neither a perf map (1) nor a jitdump (2): "
-				  "left out", at, kind);
+		WARN(c, "jitmap's note of a JIT file at offset 0x%" PRIx64 " says its "
+		     "kind is %" PRIu32 ", neither a perf map (1) nor a jitdump (2): "
+		     "left out", at, kind);
 		return 0;
 	}
 	const size_t room = len - FILE_HEADER;
 	if (!path_len || path_len > room || desc[FILE_HEADER + path_len - 1] ||
 	    memchr(desc + FILE_HEADER, 0, path_len - 1)) {
-		jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, "jitmap's note of a JIT file at offset 0x%" PRIx64 ": its path "
-				  "of %" PRIu32 " bytes is not one NUL-terminated string within the "
-				  "note's %zu: left out", at, path_len, len);
+		WARN(c, "jitmap's note of a JIT file at offset 0x%" PRIx64 ": its path "
+		     "of %" PRIu32 " bytes is not one NUL-terminated string within the "
+		     "note's %zu: left out", at, path_len, len);
 		return 0;
 	}
 	const size_t data_off = FILE_HEADER + align8(path_len);
 	const char *path = (const char *)desc + FILE_HEADER;
 	if (data_off > len || size > len - data_off) {
-		jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, "jitmap's note of %s at offset 0x%" PRIx64 " says it holds %"
-				  PRIu64 " bytes of the file, more than the note's %zu: left out",
-				  path, at, size, len);
+		WARN(c, "jitmap's note of %s at offset 0x%" PRIx64 " says it holds %"
+		     PRIu64 " bytes of the file, more than the note's %zu: left out",
+		     path, at, size, len);
 		return 0;
 	}
 	jitmap_core_jit_file *files = realloc(c->jit_files, (c->njit_files + 1) * sizeof(*files));
@@ -70,8 +71,8 @@ static int add_file(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at
 		.path = copy, .kind = kind, .flags = flags & JITMAP_CORE_FILE_CUT,
 		.data = desc + data_off, .size = (size_t)size, .offset = at + data_off};
 	if (flags & JITMAP_CORE_FILE_CUT)
-		jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, "%s is in the core cut short: its first %" PRIu64 " bytes "
-				  "(jitmap-core-handler's limit)", path, size);
+		WARN(c, "%s is in the core cut short: its first %" PRIu64 " bytes "
+		     "(jitmap-core-handler's limit)", path, size);
 	return 0;
 }
 
@@ -82,8 +83,8 @@ int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, si
 		return add_file(c, desc, len, at);
 	if (type == JITMAP_CORE_NOTE_PROBLEM) {
 		const size_t n = strnlen((const char *)desc, len);
-		jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, "jitmap-core-handler: %.*s", (int)(n > 512 ? 512 : n),
-				  (const char *)desc);
+		WARN(c, "jitmap-core-handler: %.*s", (int)(n > 512 ? 512 : n),
+		     (const char *)desc);
 	}
 	return 0; /* a type of a later version: not ours to read */
 }

@@ -42,7 +42,8 @@ static int core_bytes(const jitmap_core *c, uint64_t off, void *buf, size_t n)
 }
 
 /* The segment holding `addr`, or NULL; `*next` is the first segment above it (or NULL). */
-static const struct jitmap__core_seg *find_seg(const jitmap_core *c, uint64_t addr, const struct jitmap__core_seg **next)
+static const struct jitmap__core_seg *find_seg(const jitmap_core *c, uint64_t addr,
+						const struct jitmap__core_seg **next)
 {
 	const size_t lo = JITMAP_UPPER_BOUND(c->segs, c->nsegs, vaddr, addr);
 	*next = lo < c->nsegs ? &c->segs[lo] : NULL;

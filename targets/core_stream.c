@@ -164,18 +164,23 @@ static int copy_on(struct stream *s, uint64_t limit)
 		s->out_off += (uint64_t)n;
 		limit -= limit == UINT64_MAX ? 0 : (uint64_t)n;
 	}
-	static uint8_t buf[1 << 17];
-	while (limit) {
-		const size_t want = limit < sizeof(buf) ? (size_t)limit : sizeof(buf);
+	enum { BUF = 1 << 17 };
+	uint8_t *buf = limit ? malloc(BUF) : NULL; /* the library's callers may be threads */
+	if (limit && !buf)
+		return jitmap__fail(s->err, -ENOMEM, s->in_off, "out of memory");
+	int rc = 0;
+	while (limit && !rc) {
+		const size_t want = limit < BUF ? (size_t)limit : BUF;
 		const ssize_t n = read_in(s, buf, want);
-		if (n <= 0)
-			return (int)n;
-		const int rc = write_out(s, buf, (size_t)n);
-		if (rc)
-			return rc;
+		if (n <= 0) {
+			rc = (int)n;
+			break;
+		}
+		rc = write_out(s, buf, (size_t)n);
 		limit -= limit == UINT64_MAX ? 0 : (uint64_t)n;
 	}
-	return 0;
+	free(buf);
+	return rc;
 }
 
 /* -- The files -- */

@@ -1,4 +1,5 @@
-/* pagecache.c: a stopped process's memory, read by the page and kept (targets/internal.h says how it is called).
+/* pagecache.c: a stopped process's memory, read by the page and kept (targets/internal.h says
+ * how it is called).
  *
  * A JIT's entry list, its images (allocated near each other) and the stacks are read in many
  * small pieces; with the threads stopped, memory does not change, so each page costs one

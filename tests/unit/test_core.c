@@ -1689,6 +1689,188 @@ static void test_compressed(void **state)
 	free(bytes);
 }
 
+/* -- JIT files carried in the core (jitmap-core-handler) -- */
+
+static int temp_fd(const uint8_t *bytes, size_t len)
+{
+	char path[] = "/tmp/jitmap-test-stream-XXXXXX";
+	const int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(write(fd, bytes, len), (ssize_t)len);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+/* The core `bytes` through jitmap_core_add_jit_files with `files` (a regular file at each
+ * end: copied, not spliced); returns what it returned, the output in *out (malloc'd). */
+static int stream_through(const uint8_t *bytes, size_t len, const char *const *files,
+			  size_t nfiles, uint64_t max_bytes, uint8_t **out, size_t *out_len,
+			  char *note, size_t note_len)
+{
+	const int in = temp_fd(bytes, len), o = temp_fd(NULL, 0);
+	JITMAP_OPTS(const jitmap_core_add_opts, opts, .files = files, .nfiles = nfiles,
+		    .max_bytes = max_bytes);
+	jitmap_error err;
+	const int rc = jitmap_core_add_jit_files(in, o, 0, &opts, note, note_len, &err);
+	if (rc < 0)
+		fail_msg("jitmap_core_add_jit_files: %s", err.reason);
+	struct stat st;
+	assert_int_equal(fstat(o, &st), 0);
+	*out_len = (size_t)st.st_size;
+	*out = malloc(*out_len + 1);
+	assert_non_null(*out);
+	assert_int_equal(pread(o, *out, *out_len, 0), (ssize_t)*out_len);
+	close(in);
+	close(o);
+	return rc;
+}
+
+/* A perf map and a jitdump added to a core of every byte order: read back as the files they
+ * were, the core's memory where it was (every offset moved by whole pages); a limit cuts the
+ * last file and says so; a core with no file to add, and bytes that are no core, pass through
+ * byte for byte; malformed notes are warnings, never files. */
+static void test_jit_files(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/jitmap-test-jitfiles-XXXXXX", map[64], dump[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(map, sizeof(map), "%s/perf-77.map", dir);
+	snprintf(dump, sizeof(dump), "%s/jit-77.dump", dir);
+	static const char map_text[] = "7f0000001000 40 JS:*jitmapInner a.js:1:1\n"
+				       "7f0000001040 20 JS:*jitmapOuter a.js:9:1\n";
+	write_file(map, (const uint8_t *)map_text, strlen(map_text));
+	uint8_t jd[40] = {0x44, 0x54, 0x69, 0x4a, 1, 0, 0, 0, 40}; /* "JiTD" little-endian, v1 */
+	write_file(dump, jd, sizeof(jd));
+	const char *const files[] = {map, dump};
+
+	for (size_t ai = 0; ai < ARRAY_LEN(arches); ai++) {
+		const struct arch_case *a = &arches[ai];
+		core_builder b;
+		make_process(&b, a->machine, a->order, 2);
+		size_t len, out_len;
+		uint8_t *bytes = cb_emit(&b, &len), *out;
+		assert_non_null(bytes);
+		char note[256];
+		assert_int_equal(stream_through(bytes, len, files, 2, 0, &out, &out_len, note,
+						sizeof(note)), 2);
+		assert_true(out_len > len && (out_len - len) % 4096 == 0);
+		JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
+		jitmap_core *c = open_bytes(out, out_len, &opts);
+		if (jitmap_core_warning(c, 0))
+			fail_msg("%s: %s", a->name, jitmap_core_warning(c, 0));
+		assert_int_equal(jitmap_core_num_threads(c), 2);
+		jitmap_target t = jitmap_core_target(c);
+		uint8_t buf[0x1000];
+		assert_int_equal(t.read_mem(t.ctx, SEG_A, buf, sizeof(buf), NULL, 0), 0);
+		check_bytes(buf, sizeof(buf), SEG_A);
+		assert_int_equal(t.read_mem(t.ctx, SEG_B, buf, 0x800, NULL, 0), 0);
+		check_bytes(buf, 0x800, SEG_B);
+		assert_int_equal(jitmap_core_num_jit_files(c), 2);
+		const jitmap_core_jit_file *f = jitmap_core_jit_file_at(c, 0);
+		assert_string_equal(f->path, map);
+		assert_int_equal(f->kind, JITMAP_PERFMAP_MAP);
+		assert_int_equal(f->flags, 0);
+		assert_int_equal(f->size, strlen(map_text));
+		assert_memory_equal(f->data, map_text, f->size);
+		assert_memory_equal(out + f->offset, map_text, f->size);
+		f = jitmap_core_jit_file_at(c, 1);
+		assert_string_equal(f->path, dump);
+		assert_int_equal(f->kind, JITMAP_PERFMAP_JITDUMP);
+		assert_int_equal(f->size, sizeof(jd));
+		assert_memory_equal(f->data, jd, sizeof(jd));
+		assert_null(jitmap_core_jit_file_at(c, 2));
+		jitmap_core_free(c);
+		free(out);
+
+		/* 50 bytes at most: the map cut to them, none of the jitdump left; each said. */
+		assert_int_equal(stream_through(bytes, len, files, 2, 50, &out, &out_len, note,
+						sizeof(note)), 2);
+		c = open_bytes(out, out_len, &opts);
+		assert_int_equal(jitmap_core_num_jit_files(c), 2);
+		f = jitmap_core_jit_file_at(c, 0);
+		assert_int_equal(f->size, 50);
+		assert_int_equal(f->flags, JITMAP_CORE_FILE_CUT);
+		assert_true(has_warning(c, "only its first 50 are added"));
+		assert_true(has_warning(c, "is in the core cut short: its first 50 bytes"));
+		assert_int_equal(jitmap_core_jit_file_at(c, 1)->size, 0);
+		jitmap_core_free(c);
+		free(out);
+
+		/* Nothing to add: byte for byte, said. */
+		assert_int_equal(stream_through(bytes, len, NULL, 0, 0, &out, &out_len, note,
+						sizeof(note)), 0);
+		assert_int_equal(out_len, len);
+		assert_memory_equal(out, bytes, len);
+		assert_contains(note, "no perf map or jitdump file was found");
+		free(out);
+		free(bytes);
+	}
+
+	/* Bytes that are no core, and an ELF file that is no core: byte for byte, said. */
+	uint8_t junk[10000];
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (uint8_t)(i * 131 + 7);
+	size_t out_len;
+	uint8_t *out;
+	char note[256];
+	assert_int_equal(stream_through(junk, sizeof(junk), files, 2, 0, &out, &out_len, note,
+					sizeof(note)), 0);
+	assert_int_equal(out_len, sizeof(junk));
+	assert_memory_equal(out, junk, sizeof(junk));
+	assert_contains(note, "not an ELF file");
+	free(out);
+	core_builder b;
+	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+	b.type = ET_EXEC;
+	size_t len;
+	uint8_t *bytes = cb_emit(&b, &len);
+	assert_int_equal(stream_through(bytes, len, files, 2, 0, &out, &out_len, note,
+					sizeof(note)), 0);
+	assert_int_equal(out_len, len);
+	assert_memory_equal(out, bytes, len);
+	assert_contains(note, "passed on unchanged");
+	free(out);
+	free(bytes);
+
+	/* Malformed notes: each a warning naming what is wrong, none a file; a PROBLEM note is
+	 * a warning of the core. */
+	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+	uint8_t d[64] = {0};
+	cb_put(&b, d, 1, 4);                 /* version 1 */
+	cb_put(&b, d + 4, 1, 4);             /* a perf map */
+	cb_put(&b, d + 8, 1000, 8);          /* 1000 bytes: more than the note holds */
+	cb_put(&b, d + 16, 4, 4);            /* "/a" and its NUL, in 4 bytes: not one string */
+	memcpy(d + 24, "/ab", 4);
+	cb_note(&b, JITMAP_CORE_NOTE_FILE, JITMAP_CORE_NOTE_NAME, d, 40);
+	cb_put(&b, d + 16, 8, 4);            /* the path's 8 bytes run past a 30-byte note */
+	cb_note(&b, JITMAP_CORE_NOTE_FILE, JITMAP_CORE_NOTE_NAME, d, 30);
+	cb_put(&b, d + 16, 4, 4);
+	cb_put(&b, d + 4, 9, 4);             /* kind 9 */
+	cb_note(&b, JITMAP_CORE_NOTE_FILE, JITMAP_CORE_NOTE_NAME, d, 40);
+	cb_put(&b, d + 4, 1, 4);
+	cb_put(&b, d, 2, 4);                 /* version 2 */
+	cb_note(&b, JITMAP_CORE_NOTE_FILE, JITMAP_CORE_NOTE_NAME, d, 40);
+	cb_note(&b, JITMAP_CORE_NOTE_FILE, JITMAP_CORE_NOTE_NAME, d, 10); /* no header */
+	cb_note(&b, JITMAP_CORE_NOTE_PROBLEM, JITMAP_CORE_NOTE_NAME, "/tmp/x: gone", 13);
+	bytes = cb_emit(&b, &len);
+	JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
+	jitmap_core *c = open_bytes(bytes, len, &opts);
+	assert_int_equal(jitmap_core_num_jit_files(c), 0);
+	assert_null(jitmap_core_jit_file_at(c, 0));
+	assert_true(has_warning(c, "says it holds 1000 bytes of the file"));
+	assert_true(has_warning(c, "is not one NUL-terminated string"));
+	assert_true(has_warning(c, "says its kind is 9"));
+	assert_true(has_warning(c, "is of version 2"));
+	assert_true(has_warning(c, "fewer than its 24-byte header"));
+	assert_true(has_warning(c, "jitmap-core-handler: /tmp/x: gone"));
+	jitmap_core_free(c);
+	free(bytes);
+	unlink(map);
+	unlink(dump);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1700,6 +1882,7 @@ int main(void)
 		cmocka_unit_test(test_scan_core_memory_mappings),
 		cmocka_unit_test(test_real_core),
 		cmocka_unit_test(test_compressed),
+		cmocka_unit_test(test_jit_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
