@@ -36,6 +36,24 @@ static int unreadable(jitmap_perfmap *m, const char *path, int code, const char 
 	return code;
 }
 
+/* A jitdump's bytes added as the file at `path` (`where` said after its name); bytes that are no
+ * jitdump are a problem of that file, which says where they went wrong. */
+static int add_jitdump(jitmap_perfmap *m, const void *data, size_t len, const char *path,
+		       const char *where, jitmap_error *err)
+{
+	jitmap_error e;
+	const int rc = jitmap_perfmap_add_jitdump(m, data, len, path, &e);
+	if (rc == -EINVAL) {
+		struct jitmap__pm_file *f = jitmap__pm_file_for(m, path, JITMAP_PERFMAP_JITDUMP);
+		if (f)
+			jitmap__pm_problem(f, "%s%s: not a jitdump file: at offset %" PRIu64 ", %s",
+					   path, where, e.offset, e.reason);
+		if (err)
+			*err = e;
+	}
+	return rc;
+}
+
 int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *err)
 {
 	if (!m || !path)
@@ -90,16 +108,7 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 	}
 	int rc;
 	if (jitmap__pm_jitdump_order((const uint8_t *)buf, len, NULL)) {
-		jitmap_error e;
-		rc = jitmap_perfmap_add_jitdump(m, buf, len, path, &e);
-		if (rc == -EINVAL) {
-			struct jitmap__pm_file *f = jitmap__pm_file_for(m, path, JITMAP_PERFMAP_JITDUMP);
-			if (f)
-				jitmap__pm_problem(f, "%s: not a jitdump file: at offset %" PRIu64
-						      ", %s", path, e.offset, e.reason);
-			if (err)
-				*err = e;
-		}
+		rc = add_jitdump(m, buf, len, path, "", err);
 	} else {
 		/* A map that grew while it was read may end inside a line being written: up to
 		 * its last whole line. */
@@ -218,16 +227,7 @@ int jitmap_perfmap_add_core(jitmap_perfmap *m, jitmap_core *core)
 		const jitmap_core_jit_file *jf = jitmap_core_jit_file_at(core, i);
 		int rc;
 		if (jf->kind == JITMAP_PERFMAP_JITDUMP) {
-			jitmap_error e;
-			rc = jitmap_perfmap_add_jitdump(m, jf->data, jf->size, jf->path, &e);
-			if (rc == -EINVAL) {
-				struct jitmap__pm_file *f =
-					jitmap__pm_file_for(m, jf->path, JITMAP_PERFMAP_JITDUMP);
-				if (f)
-					jitmap__pm_problem(f, "%s (in the core): not a jitdump file: "
-							      "at offset %" PRIu64 ", %s", jf->path,
-							   e.offset, e.reason);
-			}
+			rc = add_jitdump(m, jf->data, jf->size, jf->path, " (in the core)", NULL);
 		} else {
 			rc = jitmap_perfmap_add_perf_map(m, jf->data, jf->size, jf->path);
 		}

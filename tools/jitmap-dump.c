@@ -492,10 +492,12 @@ static void print_text_jit_files(FILE *out, jitmap_core *c)
 		(void)jitmap_perfmap_add_core(m, c);
 	for (size_t i = 0; i < jitmap_core_num_jit_files(c); i++) {
 		const jitmap_core_jit_file *f = jitmap_core_jit_file_at(c, i);
-		size_t ranges = 0;
+		size_t ranges = 0, n = 0; /* a note that is no file of the set: 0 */
 		for (size_t k = 0; m && k < jitmap_perfmap_num_files(m); k++)
-			if (!strcmp(jitmap_perfmap_file(m, k, &ranges), f->path))
+			if (!strcmp(jitmap_perfmap_file(m, k, &n), f->path)) {
+				ranges = n;
 				break;
+			}
 		fprintf(out, "  JIT file in the core: %s (%s, %zu bytes%s, %zu code objects) at "
 			"offset 0x%" PRIx64 "\n", f->path,
 			f->kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf map", f->size,
