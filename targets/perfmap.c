@@ -347,6 +347,11 @@ const char *jitmap_perfmap_file(const jitmap_perfmap *m, size_t i, size_t *num_r
 	return m && i < m->n ? m->files[i]->path : NULL;
 }
 
+int jitmap_perfmap_file_in_core(const jitmap_perfmap *m, size_t i)
+{
+	return m && i < m->n && m->files[i]->in_core;
+}
+
 size_t jitmap_perfmap_num_ranges(jitmap_perfmap *m)
 {
 	size_t n = 0;

@@ -720,8 +720,9 @@ def _run_perf_map(ctx, opts, args):
     except CommandError:
         maps = None  # no process yet: what was named is read when there is one
     out = []
-    for path, n in maps.files() if maps else []:
-        out.append("%s: %s" % (path, F.plural(n, "code object")))
+    for path, n, in_core in maps.files() if maps else []:
+        out.append("%s%s: %s" % (path, " (in the core)" if in_core else "",
+                                 F.plural(n, "code object")))
     if not out:
         out.append("No perf map or jitdump file is read%s." % (
             "" if s.perf_own else " (the process's own are not read: %s %s)" % (

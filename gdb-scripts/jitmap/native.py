@@ -427,6 +427,7 @@ _SIGNATURES = {
     "jitmap_perfmap_lookup": (c_int, [c_void_p, c_u64, P(PerfmapSym)]),
     "jitmap_perfmap_num_files": (c_size, [c_void_p]),
     "jitmap_perfmap_file": (c_char_p, [c_void_p, c_size, P(c_size)]),
+    "jitmap_perfmap_file_in_core": (c_int, [c_void_p, c_size]),
     "jitmap_perfmap_num_problems": (c_size, [c_void_p]),
     "jitmap_perfmap_problem": (c_char_p, [c_void_p, c_size]),
     "jitmap_stacker_new": (c_void_p, [c_void_p, P(Target), c_int, P(StackerOpts)]),

@@ -110,12 +110,13 @@ class PerfMaps:
         return self.lib.jitmap_perfmap_num_files(self.handle)
 
     def files(self):
-        """[(path, code objects)] in the order added."""
+        """[(path, code objects, whether read from a core's notes)] in the order added."""
         out = []
         n = N.c_size()
         for i in range(self.lib.jitmap_perfmap_num_files(self.handle)):
             path = self.lib.jitmap_perfmap_file(self.handle, i, ctypes.byref(n))
-            out.append((text(path), n.value))
+            out.append((text(path), n.value,
+                        bool(self.lib.jitmap_perfmap_file_in_core(self.handle, i))))
         return out
 
     def problems(self):

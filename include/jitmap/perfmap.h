@@ -141,6 +141,9 @@ JITMAP_API size_t jitmap_perfmap_num_ranges(jitmap_perfmap *m);
  * objects it names. */
 JITMAP_API const char *jitmap_perfmap_file(const jitmap_perfmap *m, size_t i,
 					   size_t *num_ranges);
+/* 1 when file `i` was read from a core's notes (jitmap_perfmap_add_core), 0 when not or past
+ * the end. */
+JITMAP_API int jitmap_perfmap_file_in_core(const jitmap_perfmap *m, size_t i);
 /* What could not be read, one sentence each ("/tmp/perf-1.map:17: no SIZE after START";
  * lines past the first few are counted in one last problem). NULL past the end. */
 JITMAP_API size_t jitmap_perfmap_num_problems(const jitmap_perfmap *m);

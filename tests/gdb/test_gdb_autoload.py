@@ -14,6 +14,9 @@ run `gdb -nx`, so that the machine's own files do not count).
   the stop after it wrote it.
 - a program with none of these: the whole session's transcript is the same, line by line, with
   the script and without it (but for the process's ID).
+- a core carrying a perf map (its gcore through jitmap-core-handler, the map deleted): jitmap
+  on by itself, for `gdb EXE -c CORE` and for `core-file`; the same core without the note: the
+  same session, line by line, with and without the script.
 
 Exits 77 (skipped) without gdb or the demo; skips lli's part without lli-14.
 """
@@ -32,6 +35,7 @@ JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 LLI = shutil.which("lli-14")
 LLI_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lli_registers.ll")
+HANDLER = os.path.join(BUILD, "jitmap-core-handler")
 GDB = os.environ.get("GDB_EXEC") or shutil.which("gdb")
 failures = []
 
@@ -147,6 +151,33 @@ def main():
         import difflib
         print("\n".join(difflib.unified_diff(lines(without), lines(with_script),
                                              "without", "with", lineterm="")))
+
+    # Cores: the plain program's (gcore), and the same core through jitmap-core-handler with
+    # a perf map added as its note (the core of a runtime that wrote one).
+    plain, noted = os.path.join(work, "plain.gcore"), os.path.join(work, "noted.gcore")
+    gdb(["-ex", "break twice", "-ex", "run", "-ex", "gcore " + plain, "-ex", "kill",
+         os.path.join(work, "plain")], script=False)
+    perf_map = os.path.join(work, "perf-4242.map")
+    with open(perf_map, "w") as f:
+        f.write("7f0000001000 40 LazyCompile:*answer app.js:1\n")
+    with open(plain, "rb") as i, open(noted, "wb") as o:
+        h = subprocess.run([HANDLER, "--file=" + perf_map, "0"], stdin=i, stdout=o,
+                           stderr=subprocess.PIPE, timeout=300)
+    check(h.returncode == 0 and b"1 JIT file added" in h.stderr,
+          "jitmap-core-handler added the perf map: %s" % h.stderr.decode()[-300:])
+    os.unlink(perf_map)  # the file is in the core only
+    exe = os.path.join(work, "plain")
+    out = gdb(["-ex", "jitmap perf-map", exe, "-c", noted])
+    check("perf-4242.map (in the core): 1 code object" in out and "Undefined" not in out,
+          "a core carrying a perf map (gdb EXE -c CORE): jitmap on by itself")
+    out = gdb(["-ex", "file " + exe, "-ex", "core-file " + noted, "-ex", "jitmap perf-map"])
+    check("perf-4242.map (in the core): 1 code object" in out,
+          "the same core opened by `core-file`: jitmap on by itself")
+    session = ["-ex", "bt", "-ex", "info frame", "-ex", "info sharedlibrary", "-ex",
+               "info threads", exe, "-c", plain]
+    with_script, without = gdb(session), gdb(session, script=False)
+    check(with_script == without and "twice" in without,
+          "the core of a program with no JIT code: the same session, line by line")
     shutil.rmtree(work, ignore_errors=True)
     print("autoload: %d failed" % len(failures))
     return 1 if failures else 0
