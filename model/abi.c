@@ -41,6 +41,7 @@ static const struct {
 	STRUCT(jitmap_spill),             STRUCT(jitmap_code_info),   STRUCT(jitmap_stack_frame),
 	STRUCT(jitmap_stacker_opts),      STRUCT(jitmap_live_opts),
 	STRUCT(jitmap_stopped_opts),      STRUCT(jitmap_stopped_thread_info),
+	STRUCT(jitmap_core_opts),         STRUCT(jitmap_core_thread_info),
 };
 
 /* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
@@ -57,6 +58,10 @@ static const struct {
 	FIELD(jitmap_perfmap_sym, line), FIELD(jitmap_perfmap_sym, file),
 	FIELD(jitmap_perfmap_sym, file_line), FIELD(jitmap_perfmap_sym, kind),
 	FIELD(jitmap_perfmap_sym, in_core),
+	FIELD(jitmap_core_opts, sz), FIELD(jitmap_core_opts, exe), FIELD(jitmap_core_opts, sysroot),
+	FIELD(jitmap_core_opts, flags), FIELD(jitmap_core_opts, interrupt),
+	FIELD(jitmap_core_thread_info, tid), FIELD(jitmap_core_thread_info, signal),
+	FIELD(jitmap_core_thread_info, num_regs), FIELD(jitmap_core_thread_info, regs),
 	FIELD(jitmap_frame_regs, pc), FIELD(jitmap_frame_regs, reg), FIELD(jitmap_frame_regs, known),
 	FIELD(jitmap_unwind_code, arch), FIELD(jitmap_unwind_code, cfi), FIELD(jitmap_unwind_code, sm),
 	FIELD(jitmap_unwind_code, func_lo), FIELD(jitmap_unwind_code, func_hi),
@@ -149,6 +154,7 @@ static const struct {
 	int64_t value;
 } constants[] = {
 	CONSTANT(JITMAP_ORDER_AUTO), CONSTANT(JITMAP_ORDER_LITTLE), CONSTANT(JITMAP_ORDER_BIG),
+	CONSTANT(JITMAP_CORE_NO_FILES),
 	CONSTANT(JITMAP_LOC_REGISTER), CONSTANT(JITMAP_LOC_DIRECT), CONSTANT(JITMAP_LOC_INDIRECT),
 	CONSTANT(JITMAP_LOC_CONSTANT), CONSTANT(JITMAP_LOC_CONSTANT_INDEX),
 	CONSTANT(JITMAP_DIALECT_LLVM), CONSTANT(JITMAP_DIALECT_YK), CONSTANT(JITMAP_DIALECT_YK_EXTRAS),

@@ -234,6 +234,40 @@ class LldbFrame:
 # -- commands.Debugger over LLDB --
 
 
+def _mapped_core(pid):
+    """The core file of process `pid` that LLDB has open, for an LLDB that cannot say which
+    (before 17: no SBProcess.GetCoreFile). LLDB maps the cores it opens: of the files this
+    process maps, the ELF files libjitmap opens as a core whose first thread is `pid` (the
+    one that dumped it); None unless exactly one is."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split(None, 5)[5].rstrip("\n") for line in f
+                     if len(line.split(None, 5)) == 6}
+    except OSError:
+        return None
+    lib = N.lib()
+    opts = N.CoreOpts(N.CORE_NO_FILES)
+    found = []
+    for path in sorted(p for p in paths if p.startswith("/") and not p.endswith(")")):
+        try:
+            with open(path, "rb") as f:
+                if f.read(4) != b"\x7fELF":
+                    continue
+        except OSError:
+            continue
+        err = N.Error()
+        core = lib.jitmap_core_open(path.encode(), ctypes.byref(opts), ctypes.byref(err))
+        if not core:
+            continue
+        try:
+            first = lib.jitmap_core_thread(core, 0)
+            if first and first.contents.tid == pid:
+                found.append(path)
+        finally:
+            lib.jitmap_core_free(core)
+    return found[0] if len(found) == 1 else None
+
+
 class Lldb:
     """commands.Debugger over LLDB, for one command's execution context (the session keeps
     what it read while LLDB's stop ID stays the same)."""
@@ -296,12 +330,15 @@ class Lldb:
         return p.GetProcessID() or None
 
     def core_file(self):
-        """The core file LLDB debugs (SBProcess.GetCoreFile, LLDB 16 and later), or None."""
+        """The core file LLDB debugs, or None: SBProcess.GetCoreFile (LLDB 17 and later), else
+        the core LLDB maps (_mapped_core)."""
         p = self.process
         if not p.IsValid() or p.GetPluginName() not in ("elf-core",):
             return None
         get = getattr(p, "GetCoreFile", None)
-        spec = get() if get else None
+        if get is None:
+            return _mapped_core(p.GetProcessID())
+        spec = get()
         path = spec.fullpath if spec is not None and spec.IsValid() else None
         return path or None
 
