@@ -15,6 +15,10 @@
 #define JITDUMP_HEADER 40         /* magic, version, total_size, elf_mach, pad1, pid: u32;
 				     timestamp, flags: u64 */
 #define JITDUMP_RECORD 16         /* id, total_size: u32; timestamp: u64 */
+/* A debug-info entry's address is where the line's code would be in the ELF image perf inject
+ * makes of the code (its .text right after the 64-byte ELF header): the code's address + 0x40
+ * + the line's offset, as V8 (kElfHeaderSize) and LLVM's PerfJITEventListener write it. */
+#define JITDUMP_LINE_SHIFT 0x40
 enum {
 	JIT_CODE_LOAD = 0, JIT_CODE_MOVE = 1, JIT_CODE_DEBUG_INFO = 2, JIT_CODE_CLOSE = 3,
 	JIT_CODE_UNWINDING_INFO = 4,
@@ -69,7 +73,8 @@ static bool debug_info(struct jitmap__pm_file *f, const struct jitmap__pm_reader
 	for (uint64_t k = 0; k < n; k++) {
 		if (end - off < 17)
 			break;
-		const uint64_t addr = jitmap__pm_u64(r, off);
+		const uint64_t addr = jitmap__pm_u64(r, off) - JITDUMP_LINE_SHIFT; /* below: wraps,
+			and lies outside any code */
 		const uint32_t line = (uint32_t)jitmap__pm_u32(r, off + 8);
 		off += 16;
 		const uint8_t *nul = memchr(r->p + off, 0, end - off);
@@ -96,6 +101,20 @@ static bool debug_info(struct jitmap__pm_file *f, const struct jitmap__pm_reader
 	*pending_addr = code_addr;
 	*pending_first = (uint32_t)first;
 	return true;
+}
+
+/* The first of the debug lines from `first` on whose address lies outside the code loaded at
+ * [addr, addr + size) (a writer that got its entries wrong: Node.js 20's --perf-prof writes
+ * some whose file names are not strings, and the entries after them are misread; or one that
+ * wrote the lines' own addresses, without perf's 0x40), counted from `first`;
+ * JITMAP__PM_NONE when all lie within. */
+static uint32_t line_outside(const struct jitmap__pm_file *f, uint32_t first, uint64_t addr,
+			     uint64_t size)
+{
+	for (size_t k = first; k < f->ndbg; k++)
+		if (f->dbg[k].addr < addr || f->dbg[k].addr - addr >= size)
+			return (uint32_t)(k - first);
+	return JITMAP__PM_NONE;
 }
 
 static int cmp_dbg(const void *a, const void *b)
@@ -188,10 +207,24 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 					}
 					struct jitmap__pm_entry *e = &f->e[f->ne - 1];
 					e->index = jitmap__pm_u64(&r, body + 32);
-					if (pending_first != JITMAP__PM_NONE &&
-					    pending_addr == addr) {
+					const uint32_t bad =
+						pending_first != JITMAP__PM_NONE && pending_addr == addr
+							? line_outside(f, pending_first, addr, csize)
+							: 0;
+					if (pending_first != JITMAP__PM_NONE && pending_addr == addr &&
+					    bad == JITMAP__PM_NONE) {
 						e->dbg = pending_first;
 						e->ndbg = (uint32_t)(f->ndbg - pending_first);
+					} else if (pending_first != JITMAP__PM_NONE &&
+						   pending_addr == addr) {
+						jitmap__pm_problem(
+							f, "%s: record %u at offset %zu (code load at 0x%"
+							   PRIx64 "): the debug info before it puts line %"
+							   PRIu32 " at 0x%" PRIx64 ", outside the code's %"
+							   PRIu64 " bytes: its source lines are left out",
+							f->path, rec + 1, off, addr, bad + 1,
+							f->dbg[pending_first + bad].addr, csize);
+						f->ndbg = pending_first;
 					}
 					if (!jitmap__pm_take_unwind(f, &r, e, &pending_unw)) {
 						rc = -ENOMEM;

@@ -318,13 +318,22 @@ def jitdump(tmp):
         compiled = [(lo, hi, name) for lo, hi, name in entries
                     if name.startswith("JS:") and not name.startswith("JS:~") and
                     name_at(entries, lo) == name]
-        check(n > 100 and not m.problems(),
-              "libjitmap read %s: %d code objects, problems %s" % (dump, n, m.problems()))
-        wrong = []
+        # Node.js 20's V8 writes some debug-info records whose file names are no strings (and
+        # what follows them is misread): those records' lines are left out, each said.
+        other = [p for p in m.problems() if not p.endswith("its source lines are left out")]
+        check(n > 100 and not other,
+              "libjitmap read %s: %d code objects, problems %s" % (dump, n, other))
+        wrong, files = [], set()
         for lo, hi, name in compiled:
             got = m.lookup(lo)
             if not got or (got["lo"], got["hi"], got["name"]) != (lo, hi, name):
                 wrong.append((hex(lo), name, got))
+            for at in range(lo, hi, 4):
+                files.add((m.lookup(at) or {}).get("file"))
+        files.discard(None)
+        # Source files as V8 names its scripts (never bytes a record misread).
+        check(files and all(re.match(r"^(node:[\w/]+|/[\w./-]+)$", f) for f in files),
+              "the jitdump's source files are script names: %s" % sorted(files)[:8])
         check(compiled and not wrong,
               "every compiled JS code object of the map (%d) is in the jitdump with its range "
               "and name: %s" % (len(compiled), wrong[:5]))

@@ -257,7 +257,8 @@ static void jitdump_in(jitmap_byte_order order)
 {
 	struct jd j;
 	jd_header(&j, order);
-	static const uint64_t addrs[] = {0x5010, 0x5000, 0x5030};
+	/* perf's addresses: the code's + 0x40 (the ELF header perf inject puts before it). */
+	static const uint64_t addrs[] = {0x5050, 0x5040, 0x5070};
 	static const unsigned lines[] = {12, 10, 14};
 	static const char *const files[] = {"/x/app.js", "/x/app.js", "\xff"};
 	jd_debug(&j, 0x5000, 3, addrs, lines, files);
@@ -296,6 +297,34 @@ static void jitdump_in(jitmap_byte_order order)
 	assert_contains(jitmap_perfmap_problem(m, 0), "/x/jit-4242.dump: record 5 at offset ");
 	assert_contains(jitmap_perfmap_problem(m, 0), "past the end of the file");
 	assert_named(m, 0x6000, "JS:*moved"); /* the move was cut off */
+	jitmap_perfmap_free(m);
+
+	/* Debug info whose lines do not lie in the code loaded after it (Node.js 20's
+	 * --perf-prof writes file names that are no strings, and what follows is misread): no
+	 * source line at all for that code, and a problem that says so; the name stands. */
+	jd_header(&j, order);
+	static const uint64_t wild[] = {0x8040, 0x2bf80e4cc9000000};
+	static const char *const junk[] = {"u\xb1W\x1c", "map/app.js"};
+	jd_debug(&j, 0x8000, 2, wild, lines, junk);
+	jd_load(&j, 0x8000, 0x40, 3, "JS:^ /x/app.js:1:1");
+	jd_debug(&j, 0x9000, 1, addrs, lines, files); /* 0x5010: before the code */
+	jd_load(&j, 0x9000, 0x40, 4, "JS:^second");
+	static const uint64_t raw[] = {0xa000}; /* the line's own address, without the 0x40 */
+	jd_debug(&j, 0xa000, 1, raw, lines, files);
+	jd_load(&j, 0xa000, 0x40, 5, "JS:^third");
+	m = jitmap_perfmap_new();
+	assert_int_equal(jitmap_perfmap_add_jitdump(m, j.b, j.len, "/x/jit-1.dump", &err), 3);
+	s = look(m, 0x8000, 0);
+	assert_string_equal(s.name, "JS:^ /x/app.js:1:1");
+	assert_null(s.file);
+	assert_null(look(m, 0x9000, 0).file);
+	assert_null(look(m, 0xa000, 0).file);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 3);
+	assert_contains(jitmap_perfmap_problem(m, 0), "(code load at 0x8000): the debug info "
+				"before it puts line 2 at 0x2bf80e4cc8ffffc0, outside the code's 64 "
+				"bytes: its source lines are left out");
+	assert_contains(jitmap_perfmap_problem(m, 1), "puts line 1 at 0x5010");
+	assert_contains(jitmap_perfmap_problem(m, 2), "puts line 1 at 0x9fc0");
 	jitmap_perfmap_free(m);
 }
 
@@ -577,7 +606,7 @@ static void unwinding_in(jitmap_byte_order order)
 	jd_trampoline(&j, 0x7f0000001000, 1, "py::f6:/x/nest.py");     /* record 2 */
 	jd_load(&j, 0x7f0000002000, 0x10, 2, "no unwinding info");      /* record 3 */
 	jd_unwind(&j, sizeof(trampoline), 0);
-	static const uint64_t addrs[] = {0x7f0000004000};
+	static const uint64_t addrs[] = {0x7f0000004040}; /* perf's: the code's + 0x40 */
 	static const unsigned lines[] = {7};
 	static const char *const files[] = {"/x/nest.py"};
 	jd_debug(&j, 0x7f0000004000, 1, addrs, lines, files); /* between: still pending */
