@@ -427,8 +427,17 @@ class JitFrameFilter:
     @property
     def enabled(self):
         """GDB asks before each backtrace (gdb/frames.py, _sort_list) and for `info
-        frame-filter`: on, and needed by this backtrace."""
-        return self._enabled and _needed()
+        frame-filter`: on, and needed by this backtrace. First, the perf-map unwinder is
+        registered if files now name code (a core opened after jitmap loaded brings no stop:
+        gdb_perf.refresh), before GDB unwinds for this backtrace."""
+        if not self._enabled:
+            return False
+        try:
+            gdb_perf.refresh()
+        except Exception:
+            if os.environ.get("JITMAP_DEBUG"):
+                traceback.print_exc()
+        return _needed()
 
     @enabled.setter
     def enabled(self, value):

@@ -239,14 +239,21 @@ _registered = False
 _unwinder = None
 
 
-def refresh(*_args):
-    """At a stop (and after `jitmap perf-map`): the files read again; the unwinder registered
-    once there are any."""
+def _register_unwinder():
     global _unwinder
+    _unwinder = PerfMapUnwinder()
+    gdb.unwinder.register_unwinder(None, _unwinder, replace=True)
+    gdb.invalidate_cached_frames()
+
+
+def refresh(*_args):
+    """At a stop, after `jitmap perf-map`, and before each backtrace (gdb_frames.py: a core
+    opened after jitmap loaded brings no stop, and its notes may carry perf maps): the files
+    read again (once per stop); the unwinder registered once there are any. Never while GDB
+    loads a core (new_objfile): GDB's own failure there, out of memory on a damaged core's
+    JIT entry, recurred as it quit when this read the core then."""
     if _unwinder is None and maps() is not None:
-        _unwinder = PerfMapUnwinder()
-        gdb.unwinder.register_unwinder(None, _unwinder, replace=True)
-        gdb.invalidate_cached_frames()
+        _register_unwinder()
 
 
 def register():
@@ -257,7 +264,4 @@ def register():
     A.GDB.forget_hooks.append(refresh)  # `jitmap perf-map` added files
     gdb.unwinder.register_unwinder(None, NoCodeUnwinder(), replace=True)
     gdb.events.stop.connect(refresh)
-    # A core opened after jitmap loaded (`core-file`, `jitmap core`) brings no stop: its
-    # shared libraries' objfiles say it came (its notes may carry perf maps).
-    gdb.events.new_objfile.connect(refresh)
     refresh()  # loaded after an attach: its stop has passed
