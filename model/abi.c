@@ -141,7 +141,7 @@ static const struct {
 	FIELD(jitmap_stopped_opts, sz), FIELD(jitmap_stopped_opts, exe),
 	FIELD(jitmap_stopped_opts, sysroot), FIELD(jitmap_stopped_opts, max_threads),
 	FIELD(jitmap_stopped_opts, flags), FIELD(jitmap_stopped_opts, max_rounds),
-	FIELD(jitmap_stopped_opts, interrupt),
+	FIELD(jitmap_stopped_opts, interrupt), FIELD(jitmap_stopped_opts, stack_bytes),
 	FIELD(jitmap_stopped_thread_info, tid), FIELD(jitmap_stopped_thread_info, name),
 	FIELD(jitmap_stopped_thread_info, signal), FIELD(jitmap_stopped_thread_info, error),
 	FIELD(jitmap_stopped_thread_info, why), FIELD(jitmap_stopped_thread_info, regs),

@@ -301,6 +301,12 @@ struct jitmap__thread {
 	bool stopped;       /* live: its stop was waited for */
 	char name[64];
 	char why[160];
+	/* live, JITMAP_LIVE_BY_THREAD: the stack captured while the thread was stopped, [lo,
+	 * hi); the mapping it lies in (its bytes outside the capture are unknown); how long the
+	 * thread was stopped */
+	uint8_t *stack;
+	uint64_t stack_lo, stack_hi, map_lo, map_hi, stopped_ns;
+	bool stack_cut;
 	jitmap_frame_regs regs;
 	size_t nregs;
 	jitmap_core_reg *byno; /* nregs, sorted by regno */
@@ -313,6 +319,9 @@ struct jitmap__threads {
 	bool core;          /* a core's threads: what a missing register's words say */
 };
 
+/* The public views of `t` (jitmap_stopped_thread_info, the core's and the live process's)
+ * made again from its fields. */
+void jitmap__thread_publish(struct jitmap__thread *t);
 /* An empty list of a core's threads (`core`) or a live process's, in byte order `order`. */
 void jitmap__threads_init(struct jitmap__threads *l, bool core, jitmap_byte_order order);
 void jitmap__threads_fini(struct jitmap__threads *l);

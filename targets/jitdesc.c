@@ -23,6 +23,7 @@ struct jitmap_jit_list {
 	jitmap_jit_code *codes;
 	size_t num, cap;
 	jitmap_error status; /* code 0 when the whole list was read */
+	jitmap_byte_order order; /* the target's, as read (never AUTO) */
 };
 
 /* -- A set of addresses (open addressing; 0 is never an entry address) -- */
@@ -99,8 +100,49 @@ static int list_push(jitmap_jit_list *l, const jitmap_jit_code *c)
 	return 0;
 }
 
+static jitmap_jit_list *read_once(const jitmap_target *t, uint64_t descriptor,
+				   jitmap_byte_order order, size_t limit, jitmap_error *err);
+
+/* Whether the descriptor at `l`'s address still holds what `l` was read from (its action,
+ * relevant and first entry): a process that runs (jitmap-stack by thread, LLDB, a reader that
+ * stops nothing) may register or free code while its list is read, and each change, as the
+ * JIT interface has it, goes through those words. A descriptor that cannot be read again is
+ * taken as unchanged (the walk's own status says what could not be read). */
+static bool unchanged(const jitmap_target *t, const jitmap_jit_list *l, jitmap_byte_order order)
+{
+	uint8_t w[JITMAP__JIT_ENTRY_SIZE(P)];
+	jitmap_error e;
+	if (read_words(t, l->desc.address, w, JITMAP__JIT_DESC_SIZE(P), &e, "the JIT descriptor"))
+		return true;
+	return (uint32_t)jitmap__load(w + JITMAP__JIT_DESC_ACTION, 4, order) == l->desc.action_flag &&
+	       jitmap__load(w + JITMAP__JIT_DESC_RELEVANT(P), P, order) == l->desc.relevant_entry &&
+	       jitmap__load(w + JITMAP__JIT_DESC_FIRST(P), P, order) == l->desc.first_entry;
+}
+
+#define READ_TRIES 3
+
 jitmap_jit_list *jitmap_jit_list_read(const jitmap_target *t, uint64_t descriptor,
 				      jitmap_byte_order order, size_t limit, jitmap_error *err)
+{
+	for (int k = 1;; k++) {
+		jitmap_jit_list *l = read_once(t, descriptor, order, limit, err);
+		if (!l)
+			return NULL;
+		if (unchanged(t, l, l->order))
+			return l;
+		if (k == READ_TRIES) {
+			if (!l->status.code)
+				jitmap__fail(&l->status, -EAGAIN, descriptor,
+					     "the JIT entry list changed while it was read (%d times): "
+					     "what was read may mix its states", READ_TRIES);
+			return l;
+		}
+		jitmap_jit_list_free(l);
+	}
+}
+
+static jitmap_jit_list *read_once(const jitmap_target *t, uint64_t descriptor,
+				  jitmap_byte_order order, size_t limit, jitmap_error *err)
 {
 	jitmap_error local;
 	if (!err)
@@ -152,6 +194,7 @@ jitmap_jit_list *jitmap_jit_list_read(const jitmap_target *t, uint64_t descripto
 		return NULL;
 	}
 	l->desc = d;
+	l->order = order;
 
 	/* Walk; any problem ends the walk and is kept as the list's status. */
 	struct addr_set seen = {0};

@@ -6,6 +6,10 @@
  * round adds none (or max_rounds). PTRACE_SEIZE rather than PTRACE_ATTACH: no SIGSTOP is sent,
  * a group-stop stays the process's own, and nothing is left for the program to see.
  *
+ * By thread (JITMAP_LIVE_BY_THREAD): each thread is stopped, read, its stack copied and let go
+ * (PTRACE_DETACH) before the next is seized, so the process as a whole never stops, as with
+ * eu-stack; what is read later comes from the running process, but for the stacks copied.
+ *
  * What a stop can be (ptrace(2), "Stopped states"): the interrupt's own stop and a group-stop
  * are PTRACE_EVENT_STOP (status >> 16); a stop with 0 there is a signal-delivery stop, the
  * signal held back until the tracer resumes the thread: it is given back at PTRACE_DETACH,
@@ -27,6 +31,7 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -34,6 +39,7 @@
 
 #define DEFAULT_MAX_THREADS 65536
 #define DEFAULT_MAX_ROUNDS 16
+#define DEFAULT_STACK_BYTES (1u << 20)
 #define MAX_GREGS 64      /* u64 words of pr_reg read (x86-64 has 27, AArch64 34, s390x 27) */
 #define MAX_WARNINGS 8
 
@@ -55,6 +61,7 @@ struct jitmap_live {
 	unsigned flags;
 	size_t max_threads;
 	unsigned max_rounds;
+	size_t stack_bytes; /* JITMAP_LIVE_BY_THREAD: a thread's stack captured at most */
 	const volatile sig_atomic_t *interrupt;
 	struct jitmap__threads threads;
 	int mem_fd;
@@ -64,6 +71,10 @@ struct jitmap_live {
 	size_t nmaps;
 	int maps_read;        /* 0: not yet; 1: read; a negative errno: unreadable */
 };
+
+static int read_mappings(jitmap_live *l);
+static const struct mapping *mapping_at(const jitmap_live *l, uint64_t addr);
+static void forget_mappings(jitmap_live *l);
 
 /* -- Small helpers -- */
 
@@ -214,6 +225,67 @@ static int stop_thread(jitmap_live *l, struct jitmap__thread *t, jitmap_error *e
 	return 0;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* JITMAP_LIVE_BY_THREAD: a copy of stopped thread `t`'s stack, from its stack pointer (less
+ * x86-64's red zone) up to the end of the mapping that holds it, stack_bytes at most. The
+ * mappings are read again once when none holds the stack pointer (a thread started since
+ * they were read). A stack that cannot be copied leaves the thread its registers: reads of
+ * its stack then fail, naming why. */
+static void capture_stack(jitmap_live *l, struct jitmap__thread *t)
+{
+	uint64_t sp;
+	const int spno = jitmap_reg_sp(l->arch);
+	if (t->pub.error || spno < 0 || jitmap__thread_reg(t, (unsigned)spno, &sp))
+		return;
+	const struct mapping *m = read_mappings(l) ? NULL : mapping_at(l, sp);
+	if (!m) {
+		forget_mappings(l);
+		m = read_mappings(l) ? NULL : mapping_at(l, sp);
+	}
+	if (!m)
+		return; /* no mapping holds it: its reads fail as any unmapped address's */
+	const uint64_t red = l->arch == JITMAP_ARCH_X86_64 ? 128 : 0;
+	const uint64_t lo = sp - m->start > red ? sp - red : m->start;
+	const uint64_t hi = m->end - sp > l->stack_bytes ? sp + l->stack_bytes : m->end;
+	t->map_lo = m->start;
+	t->map_hi = m->end;
+	if (hi <= lo || !(t->stack = malloc((size_t)(hi - lo))))
+		return;
+	size_t got = 0;
+	while (got < hi - lo) {
+		const ssize_t n = pread(l->mem_fd, t->stack + got, (size_t)(hi - lo) - got,
+					(off_t)(lo + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	t->stack_lo = lo;
+	t->stack_hi = lo + got;
+	t->stack_cut = hi < m->end;
+}
+
+/* Let stopped thread `t` go (JITMAP_LIVE_BY_THREAD), with the signal its stop held back. */
+static void release_thread(jitmap_live *l, struct jitmap__thread *t)
+{
+	(void)l;
+	if (!t->attached)
+		return;
+	if (!t->stopped)
+		wait_stop(l, t, false);
+	if (t->attached)
+		(void)ptrace(PTRACE_DETACH, t->pub.tid, NULL, (void *)(intptr_t)t->pub.signal);
+	t->attached = false;
+	t->stopped = false;
+}
+
 /* Every thread of the process, in rounds while it starts more. 0, or a negative errno with
  * `err` filled. */
 static int read_threads(jitmap_live *l, jitmap_error *err)
@@ -258,11 +330,20 @@ static int read_threads(jitmap_live *l, jitmap_error *err)
 			}
 			added = true;
 			read_comm(l->pid, tid, t->name, sizeof(t->name));
-			if (l->flags & JITMAP_LIVE_NO_STOP)
+			if (l->flags & JITMAP_LIVE_NO_STOP) {
 				jitmap__thread_failed(t, -ENODATA, "the thread was not stopped "
 					      "(JITMAP_LIVE_NO_STOP): its registers are not read");
-			else
+			} else if (l->flags & JITMAP_LIVE_BY_THREAD) {
+				const uint64_t t0 = now_ns();
 				rc = stop_thread(l, t, err);
+				if (t->stopped)
+					capture_stack(l, t);
+				release_thread(l, t);
+				t->stopped_ns = now_ns() - t0;
+				jitmap__thread_publish(t);
+			} else {
+				rc = stop_thread(l, t, err);
+			}
 			if (!rc && interrupted(l))
 				rc = jitmap__fail(err, -EINTR, 0, "interrupted");
 		}
@@ -297,11 +378,46 @@ static int live_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *
 	return jitmap__pagecache_read(&l->cache, addr, buf, len, why, why_len);
 }
 
+/* A read of thread `t`'s captured stack: 1 when it lies within the capture (copied), 0 when
+ * it does not touch the thread's stack mapping (`stack_only`: 0 never: every read outside
+ * fails), else -EFAULT with `why`. */
+static int captured_read(const struct jitmap__thread *t, uint64_t addr, void *buf, size_t len,
+			 char *why, size_t why_len, bool stack_only)
+{
+	if (t->stack && addr >= t->stack_lo && len <= t->stack_hi - addr &&
+	    addr <= t->stack_hi) {
+		memcpy(buf, t->stack + (addr - t->stack_lo), len);
+		return 1;
+	}
+	const bool on_stack = len && addr < t->map_hi && addr + len > t->map_lo;
+	if (!stack_only && !on_stack)
+		return 0;
+	if (why && why_len)
+		snprintf(why, why_len, "0x%" PRIx64 " was not captured while thread %d was stopped "
+			 "(%s)", addr, (int)t->pub.tid,
+			 !on_stack ? "jitmap reads only its stack as it was then"
+			 : t->stack ? "above the stack bytes captured" : "its stack could not be read");
+	return -EFAULT;
+}
+
 static int thread_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
 			   size_t why_len)
 {
 	const struct jitmap__thread *t = ctx;
+	const jitmap_live *l = t->owner;
+	if (l->flags & JITMAP_LIVE_BY_THREAD) {
+		const int rc = captured_read(t, addr, buf, len, why, why_len, false);
+		if (rc)
+			return rc < 0 ? rc : 0;
+	}
 	return live_read_mem(t->owner, addr, buf, len, why, why_len);
+}
+
+static int stack_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			  size_t why_len)
+{
+	const int rc = captured_read(ctx, addr, buf, len, why, why_len, true);
+	return rc < 0 ? rc : 0;
 }
 
 /* -- Opening and letting go -- */
@@ -352,11 +468,11 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 	if (opts && opts->sz < sizeof(opts->sz))
 		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "jitmap_live_opts.sz is %zu",
 						    opts->sz));
-	if (opts && !JITMAP__OPTS_VALID(opts, interrupt))
+	if (opts && !JITMAP__OPTS_VALID(opts, stack_bytes))
 		return open_fail(NULL, jitmap__fail(
 				 err, -EINVAL, 0, "jitmap_live_opts has fields this library does "
 				 "not know (set past byte %zu)",
-				 JITMAP__OFFSETOFEND(jitmap_live_opts, interrupt)));
+				 JITMAP__OFFSETOFEND(jitmap_live_opts, stack_bytes)));
 	if (pid <= 0)
 		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "%d is not a process ID",
 						    (int)pid));
@@ -376,6 +492,11 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 		l->flags = opts->flags;
 	if (opts && JITMAP_OPTS_HAS(opts, interrupt))
 		l->interrupt = opts->interrupt;
+	l->stack_bytes = DEFAULT_STACK_BYTES;
+	if (opts && JITMAP_OPTS_HAS(opts, stack_bytes) && opts->stack_bytes)
+		l->stack_bytes = opts->stack_bytes;
+	if (l->flags & JITMAP_LIVE_NO_STOP)
+		l->flags &= ~JITMAP_LIVE_BY_THREAD;
 	/* A process this library can trace runs the host's code. */
 	l->arch = jitmap_arch_host(&l->order);
 	jitmap__threads_init(&l->threads, false, l->order);
@@ -395,13 +516,22 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 		return open_fail(l, jitmap__fail(err, -EPERM, 0, "process %d is the calling process: "
 						 "its threads cannot be stopped from within",
 						 (int)pid));
-	int rc = read_threads(l, err);
+	int rc = 0;
+	/* By thread, the stacks are read as each thread stops: the memory first (a process
+	 * whose main thread has exited, a zombie, is read through a thread's, below). */
+	if (l->flags & JITMAP_LIVE_BY_THREAD) {
+		char mem[64];
+		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+		l->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
+		(void)read_mappings(l); /* where the stacks are: read before any thread stops */
+	}
+	rc = read_threads(l, err);
 	if (rc)
 		return open_fail(l, rc);
-	rc = open_mem(l, err);
-	if (rc)
+	if (l->mem_fd < 0 && (rc = open_mem(l, err)))
 		return open_fail(l, rc);
-	jitmap__pagecache_init(&l->cache, mem_pread, l, !(l->flags & JITMAP_LIVE_NO_STOP));
+	jitmap__pagecache_init(&l->cache, mem_pread, l,
+			       !(l->flags & (JITMAP_LIVE_NO_STOP | JITMAP_LIVE_BY_THREAD)));
 	return l;
 }
 
@@ -501,6 +631,10 @@ int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n)
 {
 	if (!t || (t->read_mem != live_read_mem && t->read_mem != thread_read_mem))
 		return -ENOTSUP;
+	if (t->read_mem == thread_read_mem &&
+	    (((const jitmap_live *)((const struct jitmap__thread *)t->ctx)->owner)->flags &
+	     JITMAP_LIVE_BY_THREAD))
+		return -ENOTSUP; /* its stack is the capture's: read_mem's */
 	const jitmap_live *l = t->read_mem == live_read_mem
 				       ? t->ctx : ((const struct jitmap__thread *)t->ctx)->owner;
 	struct iovec local[READ_MANY_IOV], remote[READ_MANY_IOV];
@@ -547,6 +681,14 @@ jitmap_target jitmap_live_thread_target(jitmap_live *l, size_t i)
 		return (jitmap_target){0};
 	return (jitmap_target){.ctx = l->threads.v[i], .read_reg = jitmap__thread_read_reg,
 			       .read_mem = thread_read_mem};
+}
+
+jitmap_target jitmap_live_thread_stack_target(jitmap_live *l, size_t i)
+{
+	if (i >= l->threads.n || !(l->flags & JITMAP_LIVE_BY_THREAD))
+		return jitmap_live_thread_target(l, i);
+	return (jitmap_target){.ctx = l->threads.v[i], .read_reg = jitmap__thread_read_reg,
+			       .read_mem = stack_read_mem};
 }
 
 const char *jitmap_live_warning(const jitmap_live *l, size_t i)
@@ -627,6 +769,17 @@ static int read_mappings(jitmap_live *l)
 	qsort(l->maps, l->nmaps, sizeof(*l->maps), cmp_mapping);
 	l->maps_read = 1;
 	return 0;
+}
+
+/* The mappings read again at the next need. */
+static void forget_mappings(jitmap_live *l)
+{
+	for (size_t i = 0; i < l->nmaps; i++)
+		free(l->maps[i].path);
+	free(l->maps);
+	l->maps = NULL;
+	l->nmaps = 0;
+	l->maps_read = 0;
 }
 
 /* The mapping holding `addr`, or NULL. */

@@ -29,10 +29,10 @@ static int check_opts(const jitmap_stopped_opts *opts, jitmap_stopped_opts *know
 		return 0;
 	if (opts->sz < sizeof(opts->sz))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_stopped_opts.sz is %zu", opts->sz);
-	if (!JITMAP__OPTS_VALID(opts, interrupt))
+	if (!JITMAP__OPTS_VALID(opts, stack_bytes))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_stopped_opts has fields this library "
 				    "does not know (set past byte %zu)",
-				    JITMAP__OFFSETOFEND(jitmap_stopped_opts, interrupt));
+				    JITMAP__OFFSETOFEND(jitmap_stopped_opts, stack_bytes));
 	memcpy(known, opts, opts->sz < sizeof(*known) ? opts->sz : sizeof(*known));
 	known->sz = sizeof(*known);
 	return 0;
@@ -91,8 +91,9 @@ jitmap_stopped *jitmap_stopped_open_pid(pid_t pid, const jitmap_stopped_opts *op
 		return NULL;
 	JITMAP_OPTS(const jitmap_live_opts, lo, .max_threads = o.max_threads,
 		    .max_rounds = o.max_rounds,
-		    .flags = o.flags & JITMAP_STOPPED_NO_STOP ? JITMAP_LIVE_NO_STOP : 0,
-		    .interrupt = o.interrupt);
+		    .flags = (o.flags & JITMAP_STOPPED_NO_STOP ? JITMAP_LIVE_NO_STOP : 0) |
+			     (o.flags & JITMAP_STOPPED_BY_THREAD ? JITMAP_LIVE_BY_THREAD : 0),
+		    .interrupt = o.interrupt, .stack_bytes = o.stack_bytes);
 	return wrap(NULL, jitmap_live_open(pid, &lo, err), err);
 }
 
@@ -165,6 +166,12 @@ jitmap_target jitmap_stopped_thread_target(jitmap_stopped *s, size_t i)
 {
 	return s->core ? jitmap_core_thread_target(s->core, i)
 		       : jitmap_live_thread_target(s->live, i);
+}
+
+jitmap_target jitmap_stopped_thread_stack_target(jitmap_stopped *s, size_t i)
+{
+	return s->core ? jitmap_core_thread_target(s->core, i)
+		       : jitmap_live_thread_stack_target(s->live, i);
 }
 
 int jitmap_stopped_code_at(jitmap_stopped *s, uint64_t pc, char *why, size_t why_len)

@@ -25,6 +25,7 @@ void jitmap__threads_fini(struct jitmap__threads *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i]->byno);
+		free(l->v[i]->stack);
 		free(l->v[i]);
 	}
 	free(l->v);
@@ -49,7 +50,16 @@ static void publish(struct jitmap__thread *t)
 		.error = t->pub.error,
 		.why = t->why,
 		.regs = t->pub.regs,
+		.stack_lo = t->stack_lo,
+		.stack_hi = t->stack_hi,
+		.stopped_ns = t->stopped_ns,
+		.stack_cut = t->stack_cut,
 	};
+}
+
+void jitmap__thread_publish(struct jitmap__thread *t)
+{
+	publish(t);
 }
 
 struct jitmap__thread *jitmap__threads_add(struct jitmap__threads *l, pid_t tid, void *owner)

@@ -68,11 +68,21 @@ static void usage(FILE *out)
 		"                  took the signal), and say how many more there are\n"
 		"  --max-frames=N  show each thread's N innermost frames only, and say how many\n"
 		"                  more there are\n"
+		"  --freeze=thread (the default) a live process: stop one thread at a time, only\n"
+		"                  while its registers and stack are copied (as eu-stack does);\n"
+		"                  the process as a whole never stops, each thread's stack is its\n"
+		"                  own moment, and a value is only read from the copied stack\n"
+		"  --freeze=all    stop every thread at once, until the stacks are walked: one\n"
+		"                  moment for all (as GDB's all-stop mode), every thread stopped\n"
+		"                  for the whole walk\n"
+		"  --stack-bytes=N with --freeze=thread: copy N bytes of each stack at most, from\n"
+		"                  its stack pointer up (default 1048576); frames above are not\n"
+		"                  read, and the walk says so\n"
 		"  -h, --help      show this help and exit\n"
 		"  -V, --version   show the version and exit\n"
 		"\n"
-		"A live process is stopped while it is read (ptrace) and let go before anything is\n"
-		"printed. Exit status: 0 if the stacks were read, 1 if the target could not be\n"
+		"A live process is stopped with ptrace (no signal is sent) and let go before\n"
+		"anything is printed. Exit status: 0 if the stacks were read, 1 if the target could not be\n"
 		"read (with --json, still one object, with the error), 2 on usage errors.\n");
 }
 
@@ -101,7 +111,7 @@ static int parse_limit(const char *option, const char *s, unsigned *out)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_PERF, OPT_NO_PERF,
-	       OPT_SYSROOT, OPT_MAX_THREADS, OPT_MAX_FRAMES };
+	       OPT_SYSROOT, OPT_MAX_THREADS, OPT_MAX_FRAMES, OPT_FREEZE, OPT_STACK_BYTES };
 	const char *core = NULL;
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
@@ -116,6 +126,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"no-perf-maps", no_argument, NULL, OPT_NO_PERF},
 		{"max-threads", required_argument, NULL, OPT_MAX_THREADS},
 		{"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
+		{"freeze", required_argument, NULL, OPT_FREEZE},
+		{"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -154,6 +166,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (parse_limit("--max-frames", optarg, &o->max_frames))
 				return 2;
 			break;
+		case OPT_FREEZE:
+			if (strcmp(optarg, "thread") && strcmp(optarg, "all")) {
+				char m[128];
+				snprintf(m, sizeof(m), "--freeze '%.40s': 'thread' or 'all'", optarg);
+				return usage_error(m);
+			}
+			o->freeze_all = !strcmp(optarg, "all");
+			break;
+		case OPT_STACK_BYTES: {
+			unsigned v;
+			if (parse_limit("--stack-bytes", optarg, &v))
+				return 2;
+			o->stack_bytes = v;
+			break;
+		}
 		case 'V':
 			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
 			exit(0);
@@ -234,7 +261,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "jitmap-stack: --%s is for core files; ignored (a live "
 				"process's files are read through the process)\n",
 				o.exe ? "exe" : "sysroot");
-		rc = jitmap_stack_open_pid(&t, pid);
+		rc = jitmap_stack_open_pid(&t, pid, &o);
 	} else if (o.sysroot && access(o.sysroot, X_OK)) {
 		jitmap_stack_fatal("--sysroot %s: %s", o.sysroot, strerror(errno));
 		rc = -1;

@@ -144,11 +144,14 @@ int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
 	return 0;
 }
 
-int jitmap_stack_open_pid(struct target *t, pid_t pid)
+int jitmap_stack_open_pid(struct target *t, pid_t pid, const struct options *o)
 {
-	/* libjitmap stops every thread; a signal meanwhile makes it let them go. */
+	/* libjitmap stops one thread at a time and captures its stack (by default), or every
+	 * thread until the walk ends (--freeze=all); a signal meanwhile makes it let them go. */
 	jitmap_error err;
-	JITMAP_OPTS(const jitmap_stopped_opts, opts, .interrupt = &jitmap_stack_interrupted);
+	JITMAP_OPTS(const jitmap_stopped_opts, opts, .interrupt = &jitmap_stack_interrupted,
+		    .flags = o->freeze_all ? 0 : JITMAP_STOPPED_BY_THREAD,
+		    .stack_bytes = o->stack_bytes);
 	t->stopped = jitmap_stopped_open_pid(pid, &opts, &err);
 	if (!t->stopped) {
 		if (err.code != -EINTR)

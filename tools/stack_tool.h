@@ -30,6 +30,8 @@ struct options {
 	const char **perf_files; /* --perf-map, --jitdump: in the order given */
 	size_t nperf;
 	unsigned max_threads, max_frames; /* --max-threads, --max-frames; 0: no limit */
+	bool freeze_all;    /* --freeze=all: every thread stopped at once, until the walk ends */
+	size_t stack_bytes; /* --stack-bytes: by thread, each stack captured at most (0: 1 MiB) */
 };
 
 struct frame_out {
@@ -78,7 +80,10 @@ struct target {
 	bool live;
 	pid_t pid;
 	const char *comm;        /* the process's name, "" when unknown */
-	jitmap_target memory;
+	/* What the walk reads: the process's memory; while a thread is walked, that thread's
+	 * (by thread: its stack as captured), and what its frames' values are read from (by
+	 * thread: its captured stack alone; else `memory`). */
+	jitmap_target memory, values;
 	jitmap_arch arch;
 	jitmap_byte_order order;
 	struct thread *threads;
@@ -110,7 +115,7 @@ const char *jitmap_stack_problem_at(size_t i);
  * list its threads: 0, or -1 with the reason said on standard error. */
 int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
 			   const char *sysroot);
-int jitmap_stack_open_pid(struct target *t, pid_t pid);
+int jitmap_stack_open_pid(struct target *t, pid_t pid, const struct options *o);
 /* The threads, their frames, the stopped process (let go if not yet) and the problems. */
 void jitmap_stack_target_free(struct target *t);
 

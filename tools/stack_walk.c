@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +133,8 @@ static int frame_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char 
 			  size_t why_len)
 {
 	const struct frame_regs_target *f = ctx;
-	return f->t->memory.read_mem(f->t->memory.ctx, addr, buf, len, why, why_len);
+	const jitmap_target *m = f->t->values.read_mem ? &f->t->values : &f->t->memory;
+	return m->read_mem(m->ctx, addr, buf, len, why, why_len);
 }
 
 static char *dup_text(const char *s)
@@ -337,6 +339,33 @@ static int code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
 	return jitmap_stopped_code_at(ctx, pc, why, why_len);
 }
 
+/* A live thread read by thread whose walk stopped, unable to read its stack, where the copy
+ * of its stack ended (--stack-bytes): said with the reason the unwinders gave. */
+static void stack_cut_said(struct target *t, const struct options *o, size_t i,
+			   struct thread *th)
+{
+	jitmap_live *live = jitmap_stopped_live(t->stopped);
+	const jitmap_live_thread_info *ti = live ? jitmap_live_thread(live, i) : NULL;
+	struct frame_out *last = th->nframes ? &th->frames[th->nframes - 1] : NULL;
+	if (!ti || !ti->stack_cut || !last || !last->why || !strstr(last->why, "cannot read"))
+		return;
+	char *why = NULL;
+	if (asprintf(&why, "its stack was copied only up to 0x%" PRIx64 ", %zu bytes above its "
+		     "stack pointer (--stack-bytes): %s", ti->stack_hi,
+		     o->stack_bytes ? o->stack_bytes : (size_t)1 << 20, last->why) < 0)
+		return;
+	free(last->why);
+	last->why = why;
+}
+
+/* The stacker's memory: the target's, as it is for the thread being walked. */
+static int walk_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			 size_t why_len)
+{
+	const struct target *t = ctx;
+	return t->memory.read_mem(t->memory.ctx, addr, buf, len, why, why_len);
+}
+
 void jitmap_stack_walk(struct target *t, const struct options *o)
 {
 	/* Below a thread's last frame lie stack words: with code_at, none is taken for a frame
@@ -345,7 +374,8 @@ void jitmap_stack_walk(struct target *t, const struct options *o)
 		    .native_step = dwfl_pid(t->dwfl) > 0 ? jitmap_stack_native_step : NULL,
 		    .native_ctx = jitmap_stack_native_ctx(), .order = t->order, .code_at = code_at,
 		    .code_ctx = t->stopped);
-	jitmap_stacker *st = jitmap_stacker_new(t->proc, &t->memory, t->arch, &so);
+	const jitmap_target walked = {.ctx = t, .read_mem = walk_read_mem};
+	jitmap_stacker *st = jitmap_stacker_new(t->proc, &walked, t->arch, &so);
 	if (!st) {
 		jitmap_stack_problem("jitmap cannot unwind %s stacks: %s",
 				     jitmap_arch_name(t->arch), strerror(errno));
@@ -358,7 +388,14 @@ void jitmap_stack_walk(struct target *t, const struct options *o)
 		if (!th->info->regs)
 			continue;
 		struct walk w = {t, o, th, 0, false};
+		/* Each thread's stack as it was when it stopped (a live process read by thread:
+		 * the capture; a core's and an all-stopped process's: memory itself). */
+		t->memory = jitmap_stopped_thread_target(t->stopped, i);
+		t->values = jitmap_stopped_thread_stack_target(t->stopped, i);
 		jitmap_stacker_walk(st, th->info->regs, on_frame, &w);
+		stack_cut_said(t, o, i, th);
 	}
+	t->memory = jitmap_stopped_target(t->stopped);
+	t->values = (jitmap_target){0};
 	jitmap_stacker_free(st);
 }

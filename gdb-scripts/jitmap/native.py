@@ -278,7 +278,8 @@ class StoppedOpts(ctypes.Structure):
     """jitmap_stopped_opts (stopped.h): sized."""
     _fields_ = [("sz", c_size), ("exe", c_char_p), ("sysroot", c_char_p),
                 ("max_threads", c_size), ("flags", ctypes.c_uint),
-                ("max_rounds", ctypes.c_uint), ("interrupt", c_void_p)]
+                ("max_rounds", ctypes.c_uint), ("interrupt", c_void_p),
+                ("stack_bytes", c_size)]
 
     def __init__(self, **kw):
         super().__init__(ctypes.sizeof(StoppedOpts), **kw)

@@ -40,6 +40,14 @@ typedef struct jitmap_live jitmap_live;
 				* of JIT entries that must not pause the program, or of a process
 				* another debugger holds (reading /proc/PID/mem needs permission to
 				* trace, not a trace of its own). */
+#define JITMAP_LIVE_BY_THREAD 2u /* stop one thread at a time, as eu-stack does, so the
+				  * process as a whole never stops: each thread is stopped, its
+				  * registers read and its stack captured (stack_bytes above its
+				  * stack pointer, within the mapping that holds it), and let go
+				  * before the next is stopped. Memory is then read as the process
+				  * runs (never kept), but for the captured stacks: see
+				  * jitmap_live_thread_target. The threads' stops are not at one
+				  * moment (each thread's stack is its own moment). */
 
 typedef struct jitmap_live_opts {
 	/* sizeof(jitmap_live_opts) as the caller knows it: fields past it are not read; bytes
@@ -54,6 +62,10 @@ typedef struct jitmap_live_opts {
 	 * stopped so far is let go and jitmap_live_open fails with EINTR. A signal handler that
 	 * sets it, installed without SA_RESTART, also wakes a wait for a thread to stop. */
 	const volatile sig_atomic_t *interrupt;
+	/* JITMAP_LIVE_BY_THREAD: the bytes of a thread's stack captured at most, from 128 bytes
+	 * below its stack pointer (x86-64's red zone; 0 elsewhere) up (0: 1 MiB). Frames above
+	 * them are not read (the walk says where it stopped). */
+	size_t stack_bytes;
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/live.c. */
 } jitmap_live_opts;
 
@@ -110,6 +122,11 @@ typedef struct jitmap_live_thread_info {
 	int error;
 	const char *why;    /* "" when error is 0 */
 	const jitmap_frame_regs *regs; /* frame 0: PC and the registers an unwinder tracks */
+	/* JITMAP_LIVE_BY_THREAD: the stack captured while the thread was stopped, [stack_lo,
+	 * stack_hi) (both 0: none), and how long it was stopped, in nanoseconds (from its
+	 * PTRACE_INTERRUPT to its PTRACE_DETACH; 0 in the other modes). */
+	uint64_t stack_lo, stack_hi, stopped_ns;
+	bool stack_cut; /* the capture ended at stack_bytes, below its stack's end */
 } jitmap_live_thread_info;
 
 /* Threads in /proc/PID/task order (the main thread first). */
@@ -134,8 +151,15 @@ JITMAP_API int jitmap_live_thread_reg(const jitmap_live_thread_info *thread, uns
 JITMAP_API jitmap_target jitmap_live_target(jitmap_live *live);
 /* The same memory, with read_reg reading thread `i`'s registers (frame 0): values of up to 8
  * bytes in the host's byte order; -ENOENT for a register the thread does not have. A target
- * with no callbacks when `i` is out of range. */
+ * with no callbacks when `i` is out of range. With JITMAP_LIVE_BY_THREAD, the thread's stack
+ * is read from what was captured while it was stopped: a read within the captured bytes
+ * comes from them, a read of its stack's mapping outside them fails ("not captured while
+ * thread T was stopped"), and the rest of memory is read as the process runs. */
 JITMAP_API jitmap_target jitmap_live_thread_target(jitmap_live *live, size_t i);
+/* Thread `i`'s captured stack alone (JITMAP_LIVE_BY_THREAD): every read outside it fails
+ * ("not captured while thread T was stopped"), so that a value read through it is one of the
+ * thread's stop. In the other modes, jitmap_live_thread_target. */
+JITMAP_API jitmap_target jitmap_live_thread_stack_target(jitmap_live *live, size_t i);
 
 /* -- Mappings -- */
 

@@ -40,6 +40,8 @@ typedef enum jitmap_stopped_kind {
 #define JITMAP_STOPPED_NO_FILES 1u /* a core: JITMAP_CORE_NO_FILES (core.h) */
 #define JITMAP_STOPPED_NO_STOP 2u  /* a process: JITMAP_LIVE_NO_STOP (live.h): nothing is
 				    * stopped, threads have no registers */
+#define JITMAP_STOPPED_BY_THREAD 4u /* a process: JITMAP_LIVE_BY_THREAD (live.h): one thread
+				     * stopped at a time, its stack captured */
 
 typedef struct jitmap_stopped_opts {
 	/* sizeof(jitmap_stopped_opts) as the caller knows it: fields past it are not read; bytes
@@ -53,6 +55,7 @@ typedef struct jitmap_stopped_opts {
 	/* jitmap_live_opts.interrupt, and a compressed core's jitmap_core_opts.interrupt: an
 	 * open under way fails with EINTR once it is nonzero (a process's threads let go). */
 	const volatile sig_atomic_t *interrupt;
+	size_t stack_bytes;  /* a process: jitmap_live_opts.stack_bytes (0: 1 MiB) */
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/stopped.c. */
 } jitmap_stopped_opts;
 
@@ -128,6 +131,10 @@ JITMAP_API int jitmap_stopped_thread_reg(const jitmap_stopped_thread_info *threa
  * until `s` is freed. */
 JITMAP_API jitmap_target jitmap_stopped_target(jitmap_stopped *s);
 JITMAP_API jitmap_target jitmap_stopped_thread_target(jitmap_stopped *s, size_t i);
+/* Memory as thread `i` stopped: a core's (jitmap_stopped_thread_target), a live process's
+ * stack captured by thread (jitmap_live_thread_stack_target: nothing else). What a frame's
+ * values are read through, so that none is read after the thread ran again. */
+JITMAP_API jitmap_target jitmap_stopped_thread_stack_target(jitmap_stopped *s, size_t i);
 
 /* Whether code can be at `pc`: jitmap_core_code_at or jitmap_live_code_at (1, 0 with `why`,
  * or a negative errno; -EINVAL for a NULL `s`). For jitmap_stacker_opts.code_at. */

@@ -7,7 +7,9 @@
   safepoint (--threads 3 --pause); jitmap-stack names every JIT frame (recurse, recursion_main,
   their JIT entry), unwinds through them to each thread's start, and leaves the process
   running (never stopped, never traced); eu-stack on the same process is the negative control
-  (no name for the JIT frames, and its walk ends at the first of them);
+  (no name for the JIT frames, and its walk ends at the first of them); one thread stopped at
+  a time (the default) and all at once (--freeze=all) give the same stacks and values; a stack
+  copied 400 bytes deep (--stack-bytes) ends there and says so;
 - a record that holds a call's result (rax) and a value in rbx, stopped inside the call, live
   and on a core: rax unavailable (caller-saved), rbx its value, as in GDB;
 - cores: the statepoint and recursion programs in two threads, aborted once both hold: for
@@ -238,6 +240,27 @@ def live():
               r.stdout.count("record 401 at") == 3,
               "live: --values shows record 401 (innermost recurse) and 400 (the others) "
               "in every thread")
+
+        # One thread stopped at a time (the default) against every thread at once: the
+        # threads hold still, so the same stacks and values; the stacks copied 400 bytes deep
+        # end there, and say so.
+        by = run([STACK, "--json", "--values", "--gc-roots", str(pid)])
+        every = run([STACK, "--json", "--values", "--gc-roots", "--freeze=all", str(pid)])
+        check(by.returncode == 0 and by.stdout == every.stdout,
+              "live: --freeze=thread and --freeze=all print the same stacks and values")
+        check(state(pid) not in "tT" and tracer(pid) == 0,
+              "live: the process runs again, untraced, after --freeze=all")
+        r = run([STACK, "--json", "--stack-bytes=400", str(pid)])
+        shallow = jsoncontract.loads(r.stdout, "jitmap-stack")
+        for t in [t for t in shallow["threads"] if jit_frames(t)]:
+            last = t["frames"][-1]
+            check(len(t["frames"]) < 4 + depth + 5 and "its stack was copied only up to" in
+                  (last.get("error") or "") and "(--stack-bytes)" in last["error"],
+                  "live: thread %d, --stack-bytes=400: the walk ends where the copy does, and "
+                  "says so (%s)" % (t["tid"], last.get("error")))
+        r = run([STACK, "--freeze=some", str(pid)])
+        check(r.returncode == 2 and "--freeze 'some': 'thread' or 'all'" in r.stderr,
+              "live: --freeze=some is a usage error (%s)" % r.stderr.strip())
 
         # The negative control: elfutils alone.
         e = run([EU_STACK, "-p", str(pid)])

@@ -87,8 +87,9 @@ static void test_list_ok(void **state)
 			assert_int_equal(c->symfile_size, 100 + i);
 		}
 		assert_null(jitmap_jit_list_code(l, 5));
-		/* One read for the descriptor, one per entry. */
-		assert_int_equal(m.reads, 6);
+		/* One read for the descriptor, one per entry, and the descriptor again: it did not
+		 * change while the list was read. */
+		assert_int_equal(m.reads, 7);
 		jitmap_jit_list_free(l);
 	}
 }
@@ -242,8 +243,9 @@ static void test_hostile(void **state)
 			assert_int_equal(st->offset, h->offset);
 			assert_contains(st->reason, h->reason);
 		}
-		/* Never more reads than entries kept + the descriptor + the one that failed. */
-		assert_true(m.reads <= h->kept + 2);
+		/* Never more reads than entries kept + the descriptor (twice) + the one that
+		 * failed. */
+		assert_true(m.reads <= h->kept + 3);
 		jitmap_jit_list_free(l);
 	}
 	/* The huge size is there as stored. */
@@ -292,7 +294,7 @@ static void test_long_lists(void **state)
 	assert_non_null(l);
 	assert_int_equal(jitmap_jit_list_status(l)->code, -ELOOP);
 	assert_int_equal(jitmap_jit_list_count(l), 20000);
-	assert_int_equal(b.reads, 20001);
+	assert_int_equal(b.reads, 20002);
 	jitmap_jit_list_free(l);
 
 	b = (struct big_mem){.n = 20000, .loop_to = 0};
@@ -328,6 +330,58 @@ static void test_find_id(void **state)
 	sm_bytes_free(&s);
 }
 
+/* -- A list that changes while it is read (a process that runs) -- */
+
+struct changing {
+	struct mem m;
+	unsigned changes; /* the descriptor's reads that find it changed: a JIT registering */
+};
+
+static int changing_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			 size_t why_len)
+{
+	struct changing *c = ctx;
+	if (addr == DESC && c->changes) {
+		c->changes--;
+		/* Registered: entry 5 in front, as runtimes link a new entry. */
+		set_entry(&c->m, 5, ENTRY(0), 0);
+		put(&c->m, ENTRY(0) + 8, ENTRY(5), 8);
+		put(&c->m, DESC + 8, ENTRY(5), 8);
+		put(&c->m, DESC + 16, ENTRY(5), 8);
+		if (c->changes % 2) { /* and freed again */
+			put(&c->m, ENTRY(0) + 8, 0, 8);
+			put(&c->m, DESC + 8, ENTRY(0), 8);
+			put(&c->m, DESC + 16, ENTRY(0), 8);
+		}
+	}
+	return mem_read(&c->m, addr, buf, len, why, why_len);
+}
+
+static void test_list_changes(void **state)
+{
+	(void)state;
+	/* Changed once between the descriptor's first read and its check: read again, whole. */
+	struct changing c;
+	make_list(&c.m, JITMAP_ORDER_LITTLE, 5);
+	c.changes = 2;
+	const jitmap_target t = {.ctx = &c, .read_mem = changing_read};
+	jitmap_jit_list *l = jitmap_jit_list_read(&t, DESC, JITMAP_ORDER_LITTLE, 0, NULL);
+	assert_non_null(l);
+	assert_int_equal(jitmap_jit_list_status(l)->code, 0);
+	assert_int_equal(jitmap_jit_list_count(l), 6);
+	assert_int_equal(jitmap_jit_list_code(l, 0)->entry, ENTRY(5));
+	jitmap_jit_list_free(l);
+	/* Changing at every look: what was read, and a status that says it may mix states. */
+	make_list(&c.m, JITMAP_ORDER_LITTLE, 5);
+	c.changes = 1000;
+	l = jitmap_jit_list_read(&t, DESC, JITMAP_ORDER_LITTLE, 0, NULL);
+	assert_non_null(l);
+	assert_int_equal(jitmap_jit_list_status(l)->code, -EAGAIN);
+	assert_contains(jitmap_jit_list_status(l)->reason,
+			"the JIT entry list changed while it was read (3 times)");
+	jitmap_jit_list_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -337,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_no_list),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_long_lists),
+		cmocka_unit_test(test_list_changes),
 		cmocka_unit_test(test_find_id),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

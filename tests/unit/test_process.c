@@ -217,12 +217,13 @@ static void test_jit_entry_lifecycle(void **state)
 	assert_string_equal(jitmap_stackmap_function(relocated, 1)->name, "fixture_second");
 	assert_int_equal(jitmap_index_num_records(jitmap_process_index(p)), 3);
 
-	/* Complete now: a later scan reads the 64-byte sample and the list, not the section. */
+	/* Complete now: a later scan reads the 64-byte sample and the list (and its descriptor
+	 * again: unchanged), not the section. */
 	const unsigned before = w.fake.reads;
 	scan(p, true);
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_ptr_equal(si.stackmap, relocated);
-	assert_true(w.fake.reads - before <= 4);
+	assert_true(w.fake.reads - before <= 5);
 
 	/* The same entry listed by two descriptors (one list) is one source. */
 	assert_int_equal(jitmap_process_scan_begin(p), 0);

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# bench/freeze.sh [BUILD_DIR]: how long jitmap-stack freezes a live process, against eu-stack
+# (bench/README.md, "How long a live process is frozen").
+#
+# The process: jitmap-demo-jit --entries E --program recursion --depth D --threads T --pause
+# (T threads of D + 7 frames, E + 1 JIT entries), with bench/heartbeat.c preloaded: a thread of
+# its own that wakes every 100 us and notes each wake more than 500 us late. Each tool runs
+# BENCH_RUNS times (7), the tools alternating; for each run, the whole run's time and the
+# longest gap the heartbeat noted while it ran (the freeze that thread saw: a tool that stops
+# every thread at once stops it all along; one that stops a thread at a time, for its turn).
+# The output of jitmap-stack in both modes is compared (the threads hold still: the same).
+#
+# Environment: BENCH_ENTRIES (2000), BENCH_THREADS (16), BENCH_DEPTH (44), BENCH_RUNS (7).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build-bench}
+entries=${BENCH_ENTRIES:-2000}
+threads=${BENCH_THREADS:-16}
+depth=${BENCH_DEPTH:-44}
+runs=${BENCH_RUNS:-7}
+"$top/scripts/setup.sh" --bench
+for tool in eu-stack python3; do
+  command -v "$tool" >/dev/null || { echo "bench/freeze.sh: $tool not found" >&2; exit 1; }
+done
+if [[ ! -f $build/CMakeCache.txt ]]; then
+  cmake -S "$top" -B "$build" -DJITMAP_BUILD_TESTS=OFF >/dev/null
+fi
+cmake --build "$build" -j"$(nproc)" --target jitmap-stack jitmap-demo-jit heartbeat >/dev/null
+build=$(cd "$build" && pwd)
+stack=$build/jitmap-stack
+demo=$build/examples/llvm-jit/jitmap-demo-jit
+work=$(mktemp -d)
+pid=
+cleanup() { [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+LD_PRELOAD=$build/bench/heartbeat.so HEARTBEAT_FILE=$work/beats \
+  "$demo" --entries "$entries" --program recursion --depth "$depth" --threads "$threads" \
+  --pause >"$work/live.out" 2>&1 &
+for _ in $(seq 1200); do
+  grep -q "holding threads=$threads" "$work/live.out" && break
+  sleep 0.1
+done
+pid=$(sed -n "s/.*holding threads=$threads pid=\([0-9]*\).*/\1/p" "$work/live.out")
+[[ -n $pid ]] || { echo "bench/freeze.sh: the demo did not hold its threads" >&2; exit 1; }
+grep -q heartbeat /proc/"$pid"/task/*/comm || { echo "bench/freeze.sh: no heartbeat thread" >&2; exit 1; }
+
+echo "== machine"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
+echo "$(eu-stack --version | head -n 1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "process: $threads threads x $((depth + 7)) frames, $((entries + 1)) JIT entries, and the heartbeat"
+
+python3 - "$work/beats" "$runs" "$stack" "$pid" <<'EOF2'
+import os, statistics, subprocess, sys, time
+beats, runs, stack, pid = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+tools = [
+    ("jitmap-stack (--freeze=thread, the default)", [stack, pid]),
+    ("jitmap-stack --freeze=all", [stack, "--freeze=all", pid]),
+    ("eu-stack -p", ["eu-stack", "-p", pid]),
+    ("eu-stack -i -p", ["eu-stack", "-i", "-p", pid]),
+]
+outs = {}
+res = {name: ([], []) for name, _ in tools}
+for r in range(runs):
+    for name, cmd in (tools if r % 2 == 0 else tools[::-1]):
+        time.sleep(0.05)
+        start = os.path.getsize(beats)
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        t1 = time.monotonic()
+        time.sleep(0.05)  # the heartbeat notes a gap once it wakes
+        with open(beats) as f:
+            f.seek(start)
+            gaps = [int(line.split()[0]) for line in f if line.strip()]
+        res[name][0].append((t1 - t0) * 1000)
+        res[name][1].append(max(gaps, default=0) / 1000)
+        outs.setdefault(name, p.stdout)
+print()
+print("| tool | whole run, ms: median (min-max) | longest freeze seen, ms: median (min-max) |")
+print("|---|---|---|")
+for name, _ in tools:
+    w, g = res[name]
+    print("| %s | %.1f (%.1f-%.1f) | %.2f (%.2f-%.2f) |" % (
+        name, statistics.median(w), min(w), max(w), statistics.median(g), min(g), max(g)))
+print("(a freeze under 0.5 ms is not noted: 0)")
+same = outs[tools[0][0]] == outs[tools[1][0]]
+print("jitmap-stack's output, by thread and all at once: %s" % ("the same" if same else "DIFFERENT"))
+EOF2
