@@ -50,9 +50,9 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores: $(sed -n 's/^model
 echo "$(eu-stack --version | head -n 1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "process: $threads threads x $((depth + 7)) frames, $((entries + 1)) JIT entries, and the heartbeat"
 
-python3 - "$work/beats" "$runs" "$stack" "$pid" <<'EOF2'
-import os, statistics, subprocess, sys, time
-beats, runs, stack, pid = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+python3 - "$work/beats" "$runs" "$stack" "$pid" "$build/libjitmap.so.1" <<'EOF2'
+import ctypes, os, statistics, subprocess, sys, time
+beats, runs, stack, pid, libpath = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 tools = [
     ("jitmap-stack (--freeze=thread, the default)", [stack, pid]),
     ("jitmap-stack --freeze=all", [stack, "--freeze=all", pid]),
@@ -83,6 +83,41 @@ for name, _ in tools:
     print("| %s | %.1f (%.1f-%.1f) | %.2f (%.2f-%.2f) |" % (
         name, statistics.median(w), min(w), max(w), statistics.median(g), min(g), max(g)))
 print("(a freeze under 0.5 ms is not noted: 0)")
+
+# The library's own clock: each thread's stop, from its PTRACE_INTERRUPT to its PTRACE_DETACH
+# (jitmap_live_thread_info.stopped_ns), in each mode.
+class Opts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t), ("max_threads", ctypes.c_size_t),
+                ("max_rounds", ctypes.c_uint), ("flags", ctypes.c_uint),
+                ("interrupt", ctypes.c_void_p), ("stack_bytes", ctypes.c_size_t)]
+class Thread(ctypes.Structure):
+    _fields_ = [("tid", ctypes.c_int), ("name", ctypes.c_char_p), ("signal", ctypes.c_int),
+                ("error", ctypes.c_int), ("why", ctypes.c_char_p), ("regs", ctypes.c_void_p),
+                ("stack_lo", ctypes.c_uint64), ("stack_hi", ctypes.c_uint64),
+                ("stopped_ns", ctypes.c_uint64), ("stack_cut", ctypes.c_bool)]
+lib = ctypes.CDLL(libpath)
+lib.jitmap_live_open.restype = ctypes.c_void_p
+lib.jitmap_live_open.argtypes = [ctypes.c_int, ctypes.POINTER(Opts), ctypes.c_void_p]
+lib.jitmap_live_num_threads.restype = ctypes.c_size_t
+lib.jitmap_live_num_threads.argtypes = [ctypes.c_void_p]
+lib.jitmap_live_thread.restype = ctypes.POINTER(Thread)
+lib.jitmap_live_thread.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+lib.jitmap_live_free.argtypes = [ctypes.c_void_p]
+print()
+print("| libjitmap, %d opens each | a thread's stop, us: median | longest | stack copied, KiB: max |" % runs)
+print("|---|---|---|---|")
+for label, flags in (("by thread (JITMAP_LIVE_BY_THREAD)", 2), ("snapshot (JITMAP_LIVE_SNAPSHOT)", 4)):
+    stops, copied = [], []
+    for _ in range(runs):
+        o = Opts(ctypes.sizeof(Opts), 0, 0, flags, None, 0)
+        l = lib.jitmap_live_open(int(pid), ctypes.byref(o), None)
+        for i in range(lib.jitmap_live_num_threads(l)):
+            t = lib.jitmap_live_thread(l, i).contents
+            stops.append(t.stopped_ns / 1000)
+            copied.append((t.stack_hi - t.stack_lo) / 1024)
+        lib.jitmap_live_free(l)
+        time.sleep(0.05)
+    print("| %s | %.0f | %.0f | %.1f |" % (label, statistics.median(stops), max(stops), max(copied)))
 same = outs[tools[0][0]] == outs[tools[1][0]]
 print("jitmap-stack's output, by thread and all at once: %s" % ("the same" if same else "DIFFERENT"))
 EOF2

@@ -40,6 +40,8 @@
 #define DEFAULT_MAX_THREADS 65536
 #define DEFAULT_MAX_ROUNDS 16
 #define DEFAULT_STACK_BYTES (1u << 20)
+/* The modes whose stacks are copied, and whose threads run once open returns. */
+#define CAPTURED (JITMAP_LIVE_BY_THREAD | JITMAP_LIVE_SNAPSHOT)
 #define MAX_GREGS 64      /* u64 words of pr_reg read (x86-64 has 27, AArch64 34, s390x 27) */
 #define MAX_WARNINGS 8
 
@@ -405,7 +407,7 @@ static int thread_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char
 {
 	const struct jitmap__thread *t = ctx;
 	const jitmap_live *l = t->owner;
-	if (l->flags & JITMAP_LIVE_BY_THREAD) {
+	if (l->flags & CAPTURED) {
 		const int rc = captured_read(t, addr, buf, len, why, why_len, false);
 		if (rc)
 			return rc < 0 ? rc : 0;
@@ -413,11 +415,20 @@ static int thread_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char
 	return live_read_mem(t->owner, addr, buf, len, why, why_len);
 }
 
+/* The captured stack, and code: bytes of one executable mapping (a frame's instructions, a
+ * call sequence), read as the process runs: code does not change as data does. */
 static int stack_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
 			  size_t why_len)
 {
-	const int rc = captured_read(ctx, addr, buf, len, why, why_len, true);
-	return rc < 0 ? rc : 0;
+	const struct jitmap__thread *t = ctx;
+	jitmap_live *l = t->owner;
+	const int rc = captured_read(t, addr, buf, len, why, why_len, true);
+	if (rc > 0)
+		return 0;
+	const struct mapping *m = read_mappings(l) ? NULL : mapping_at(l, addr);
+	if (m && m->perms[2] == 'x' && len <= m->end - addr)
+		return live_read_mem(l, addr, buf, len, why, why_len);
+	return rc;
 }
 
 /* -- Opening and letting go -- */
@@ -496,7 +507,9 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 	if (opts && JITMAP_OPTS_HAS(opts, stack_bytes) && opts->stack_bytes)
 		l->stack_bytes = opts->stack_bytes;
 	if (l->flags & JITMAP_LIVE_NO_STOP)
-		l->flags &= ~JITMAP_LIVE_BY_THREAD;
+		l->flags &= ~CAPTURED;
+	if (l->flags & JITMAP_LIVE_BY_THREAD)
+		l->flags &= ~JITMAP_LIVE_SNAPSHOT;
 	/* A process this library can trace runs the host's code. */
 	l->arch = jitmap_arch_host(&l->order);
 	jitmap__threads_init(&l->threads, false, l->order);
@@ -519,19 +532,32 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 	int rc = 0;
 	/* By thread, the stacks are read as each thread stops: the memory first (a process
 	 * whose main thread has exited, a zombie, is read through a thread's, below). */
-	if (l->flags & JITMAP_LIVE_BY_THREAD) {
+	if (l->flags & CAPTURED) {
 		char mem[64];
 		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
 		l->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
 		(void)read_mappings(l); /* where the stacks are: read before any thread stops */
 	}
+	const uint64_t t0 = now_ns();
 	rc = read_threads(l, err);
 	if (rc)
 		return open_fail(l, rc);
 	if (l->mem_fd < 0 && (rc = open_mem(l, err)))
 		return open_fail(l, rc);
+	if (l->flags & JITMAP_LIVE_SNAPSHOT) {
+		/* Every thread stopped at once: each stack copied, then all let go. */
+		for (size_t i = 0; i < l->threads.n; i++)
+			if (l->threads.v[i]->stopped)
+				capture_stack(l, l->threads.v[i]);
+		jitmap_live_detach(l);
+		const uint64_t all = now_ns() - t0;
+		for (size_t i = 0; i < l->threads.n; i++) {
+			l->threads.v[i]->stopped_ns = l->threads.v[i]->pub.error ? 0 : all;
+			jitmap__thread_publish(l->threads.v[i]);
+		}
+	}
 	jitmap__pagecache_init(&l->cache, mem_pread, l,
-			       !(l->flags & (JITMAP_LIVE_NO_STOP | JITMAP_LIVE_BY_THREAD)));
+			       !(l->flags & (JITMAP_LIVE_NO_STOP | CAPTURED)));
 	return l;
 }
 
@@ -633,7 +659,7 @@ int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n)
 		return -ENOTSUP;
 	if (t->read_mem == thread_read_mem &&
 	    (((const jitmap_live *)((const struct jitmap__thread *)t->ctx)->owner)->flags &
-	     JITMAP_LIVE_BY_THREAD))
+	     CAPTURED))
 		return -ENOTSUP; /* its stack is the capture's: read_mem's */
 	const jitmap_live *l = t->read_mem == live_read_mem
 				       ? t->ctx : ((const struct jitmap__thread *)t->ctx)->owner;
@@ -685,7 +711,7 @@ jitmap_target jitmap_live_thread_target(jitmap_live *l, size_t i)
 
 jitmap_target jitmap_live_thread_stack_target(jitmap_live *l, size_t i)
 {
-	if (i >= l->threads.n || !(l->flags & JITMAP_LIVE_BY_THREAD))
+	if (i >= l->threads.n || !(l->flags & CAPTURED))
 		return jitmap_live_thread_target(l, i);
 	return (jitmap_target){.ctx = l->threads.v[i], .read_reg = jitmap__thread_read_reg,
 			       .read_mem = stack_read_mem};

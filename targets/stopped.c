@@ -92,7 +92,8 @@ jitmap_stopped *jitmap_stopped_open_pid(pid_t pid, const jitmap_stopped_opts *op
 	JITMAP_OPTS(const jitmap_live_opts, lo, .max_threads = o.max_threads,
 		    .max_rounds = o.max_rounds,
 		    .flags = (o.flags & JITMAP_STOPPED_NO_STOP ? JITMAP_LIVE_NO_STOP : 0) |
-			     (o.flags & JITMAP_STOPPED_BY_THREAD ? JITMAP_LIVE_BY_THREAD : 0),
+			     (o.flags & JITMAP_STOPPED_BY_THREAD ? JITMAP_LIVE_BY_THREAD : 0) |
+			     (o.flags & JITMAP_STOPPED_SNAPSHOT ? JITMAP_LIVE_SNAPSHOT : 0),
 		    .interrupt = o.interrupt, .stack_bytes = o.stack_bytes);
 	return wrap(NULL, jitmap_live_open(pid, &lo, err), err);
 }

@@ -150,7 +150,7 @@ int jitmap_stack_open_pid(struct target *t, pid_t pid, const struct options *o)
 	 * thread until the walk ends (--freeze=all); a signal meanwhile makes it let them go. */
 	jitmap_error err;
 	JITMAP_OPTS(const jitmap_stopped_opts, opts, .interrupt = &jitmap_stack_interrupted,
-		    .flags = o->freeze_all ? 0 : JITMAP_STOPPED_BY_THREAD,
+		    .flags = o->freeze_all ? JITMAP_STOPPED_SNAPSHOT : JITMAP_STOPPED_BY_THREAD,
 		    .stack_bytes = o->stack_bytes);
 	t->stopped = jitmap_stopped_open_pid(pid, &opts, &err);
 	if (!t->stopped) {

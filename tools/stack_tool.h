@@ -30,8 +30,8 @@ struct options {
 	const char **perf_files; /* --perf-map, --jitdump: in the order given */
 	size_t nperf;
 	unsigned max_threads, max_frames; /* --max-threads, --max-frames; 0: no limit */
-	bool freeze_all;    /* --freeze=all: every thread stopped at once, until the walk ends */
-	size_t stack_bytes; /* --stack-bytes: by thread, each stack captured at most (0: 1 MiB) */
+	bool freeze_all;    /* --freeze=all: every thread stopped at once while stacks are copied */
+	size_t stack_bytes; /* --stack-bytes: each stack copied at most (0: 1 MiB) */
 };
 
 struct frame_out {

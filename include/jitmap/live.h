@@ -48,6 +48,11 @@ typedef struct jitmap_live jitmap_live;
 				  * runs (never kept), but for the captured stacks: see
 				  * jitmap_live_thread_target. The threads' stops are not at one
 				  * moment (each thread's stack is its own moment). */
+#define JITMAP_LIVE_SNAPSHOT 4u /* stop every thread at once, copy each one's stack as
+				 * JITMAP_LIVE_BY_THREAD does, and let them all go before
+				 * jitmap_live_open returns: one moment for every thread, the process
+				 * stopped only while the stacks are copied. Memory is then read as
+				 * with JITMAP_LIVE_BY_THREAD. (BY_THREAD wins when both are set.) */
 
 typedef struct jitmap_live_opts {
 	/* sizeof(jitmap_live_opts) as the caller knows it: fields past it are not read; bytes
@@ -122,9 +127,10 @@ typedef struct jitmap_live_thread_info {
 	int error;
 	const char *why;    /* "" when error is 0 */
 	const jitmap_frame_regs *regs; /* frame 0: PC and the registers an unwinder tracks */
-	/* JITMAP_LIVE_BY_THREAD: the stack captured while the thread was stopped, [stack_lo,
-	 * stack_hi) (both 0: none), and how long it was stopped, in nanoseconds (from its
-	 * PTRACE_INTERRUPT to its PTRACE_DETACH; 0 in the other modes). */
+	/* JITMAP_LIVE_BY_THREAD, JITMAP_LIVE_SNAPSHOT: the stack captured while the thread was
+	 * stopped, [stack_lo, stack_hi) (both 0: none), and how long it was stopped, in
+	 * nanoseconds (by thread: from its PTRACE_INTERRUPT to its PTRACE_DETACH; a snapshot:
+	 * the whole open's, every thread's; 0 in the other modes). */
 	uint64_t stack_lo, stack_hi, stopped_ns;
 	bool stack_cut; /* the capture ended at stack_bytes, below its stack's end */
 } jitmap_live_thread_info;
@@ -156,9 +162,10 @@ JITMAP_API jitmap_target jitmap_live_target(jitmap_live *live);
  * comes from them, a read of its stack's mapping outside them fails ("not captured while
  * thread T was stopped"), and the rest of memory is read as the process runs. */
 JITMAP_API jitmap_target jitmap_live_thread_target(jitmap_live *live, size_t i);
-/* Thread `i`'s captured stack alone (JITMAP_LIVE_BY_THREAD): every read outside it fails
- * ("not captured while thread T was stopped"), so that a value read through it is one of the
- * thread's stop. In the other modes, jitmap_live_thread_target. */
+/* Thread `i`'s captured stack, and code (JITMAP_LIVE_BY_THREAD, JITMAP_LIVE_SNAPSHOT): a read of its captured bytes,
+ * or within one executable mapping (read as the process runs: code does not change as data
+ * does), else it fails ("not captured while thread T was stopped"), so that a value read
+ * through it is one of the thread's stop. In the other modes, jitmap_live_thread_target. */
 JITMAP_API jitmap_target jitmap_live_thread_stack_target(jitmap_live *live, size_t i);
 
 /* -- Mappings -- */

@@ -42,6 +42,8 @@ typedef enum jitmap_stopped_kind {
 				    * stopped, threads have no registers */
 #define JITMAP_STOPPED_BY_THREAD 4u /* a process: JITMAP_LIVE_BY_THREAD (live.h): one thread
 				     * stopped at a time, its stack captured */
+#define JITMAP_STOPPED_SNAPSHOT 8u  /* a process: JITMAP_LIVE_SNAPSHOT (live.h): every thread
+				     * stopped at once while the stacks are captured */
 
 typedef struct jitmap_stopped_opts {
 	/* sizeof(jitmap_stopped_opts) as the caller knows it: fields past it are not read; bytes
