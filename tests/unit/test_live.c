@@ -433,6 +433,84 @@ static void test_no_stop(void **state)
 	jitmap_live_free(l);
 }
 
+/* -- Stacks copied: one thread stopped at a time, or all at once for the copy -- */
+
+static void test_captured(void **state)
+{
+	(void)state;
+	const unsigned modes[] = {JITMAP_LIVE_BY_THREAD, JITMAP_LIVE_SNAPSHOT};
+	for (size_t k = 0; k < 2; k++) {
+		const pid_t pid = spawn(2, TICK);
+		JITMAP_OPTS(const jitmap_live_opts, o, .flags = modes[k], .stack_bytes = 8192);
+		jitmap_error err;
+		jitmap_live *l = jitmap_live_open(pid, &o, &err);
+		if (!l)
+			fail_msg("open: %s", err.reason);
+		/* Every thread was read, and runs again. */
+		assert_false(jitmap_live_stopped(l));
+		assert_true(ticking());
+		int tracer;
+		char st;
+		proc_status(pid, &tracer, &st);
+		assert_int_equal(tracer, 0);
+		assert_int_equal(jitmap_live_num_threads(l), 3);
+		const int spno = jitmap_reg_sp(jitmap_live_arch(l));
+		unsigned cut = 0;
+		for (size_t i = 0; i < 3; i++) {
+			const jitmap_live_thread_info *t = jitmap_live_thread(l, i);
+			assert_int_equal(t->error, 0);
+			assert_non_null(t->regs);
+			assert_true(t->stopped_ns > 0 && t->stopped_ns < UINT64_C(5000000000));
+			uint64_t sp;
+			assert_int_equal(jitmap_live_thread_reg(t, (unsigned)spno, &sp), 0);
+			/* From the stack pointer (and x86-64's red zone) up, 8 KiB at most. */
+			assert_true(t->stack_lo <= sp && sp < t->stack_hi);
+			assert_true(t->stack_hi - sp <= 8192);
+			/* The thread target reads its stack from the copy, the same bytes the
+			 * thread holds there now (it waits: its frames do not change). */
+			const jitmap_target tt = jitmap_live_thread_target(l, i);
+			const jitmap_target whole = jitmap_live_target(l);
+			uint8_t a[64], b[64];
+			char why[160];
+			assert_int_equal(tt.read_mem(tt.ctx, sp, a, sizeof(a), why, sizeof(why)), 0);
+			assert_int_equal(whole.read_mem(whole.ctx, sp, b, sizeof(b), why,
+							sizeof(why)), 0);
+			assert_memory_equal(a, b, sizeof(a));
+			/* Above the copy, on its stack: not read, and said. */
+			if (t->stack_cut) {
+				cut++;
+				assert_int_equal(tt.read_mem(tt.ctx, t->stack_hi, a, 8, why,
+							     sizeof(why)), -EFAULT);
+				assert_contains(why, "was not captured while thread");
+				assert_contains(why, "above the stack bytes captured");
+			}
+			/* The stack target: the copy, and code; no other data. */
+			const jitmap_target stk = jitmap_live_thread_stack_target(l, i);
+			assert_int_equal(stk.read_mem(stk.ctx, sp, a, 8, why, sizeof(why)), 0);
+			assert_int_equal(stk.read_mem(stk.ctx, (uintptr_t)pattern, a, 8, why,
+						      sizeof(why)), -EFAULT);
+			assert_contains(why, "jitmap reads only its stack as it was then");
+			assert_int_equal(stk.read_mem(stk.ctx, (uintptr_t)&spawn, a, 8, why,
+						      sizeof(why)), 0);
+			assert_memory_equal(a, (const void *)(uintptr_t)&spawn, 8);
+		}
+		assert_true(cut > 0); /* 8 KiB of an 8 MiB thread stack */
+		/* The rest of memory is read as the process runs: never kept. */
+		const jitmap_target m = jitmap_live_target(l);
+		uint64_t x, y = 0;
+		char why[128];
+		assert_int_equal(m.read_mem(m.ctx, (uintptr_t)&sh->ticks, &x, 8, why, sizeof(why)), 0);
+		for (int i = 0; i < 1000 && (i == 0 || y == x); i++) {
+			sleep_ms(1);
+			assert_int_equal(m.read_mem(m.ctx, (uintptr_t)&sh->ticks, &y, 8, why,
+						    sizeof(why)), 0);
+		}
+		assert_true(x != y);
+		jitmap_live_free(l);
+		reap(pid);
+	}
+}
+
 /* -- Failures -- */
 
 static void *detach_elsewhere(void *arg)
@@ -906,6 +984,7 @@ int main(void)
 		cmocka_unit_test(test_group_stop),
 		cmocka_unit_test(test_signal_given_back),
 		cmocka_unit_test(test_no_stop),
+		cmocka_unit_test(test_captured),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_other_user),
 		cmocka_unit_test(test_lazy_scan_batched),
