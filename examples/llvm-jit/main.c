@@ -328,8 +328,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_PAUSE: o->pause_at = 1; break;
         case OPT_THREADS:
-            if (parse_count(optarg, 256, &v) != 0 || v == 0) {
-                fprintf(stderr, "jitmap-demo: --threads wants 1..256\n");
+            if (parse_count(optarg, 1024, &v) != 0 || v == 0) {
+                fprintf(stderr, "jitmap-demo: --threads wants 1..1024\n");
                 return 2;
             }
             o->threads = v;

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# bench/scaling.sh [BUILD_DIR]: how jitmap-stack's cost grows (bench/README.md, "How cost
+# grows"). One dimension at a time, the others small, on a held demo JIT process:
+#   threads       --threads T --depth 8              T in 1 16 256 1024
+#   frames        --threads 1 --depth D              D in 10 100 1000 10000
+#   JIT entries   --threads 1 --depth 8 --entries E  E in 10 1000 10000 100000
+#   perf-map lines: --perf-map=FILE of L lines (none naming the stacks' code), --threads 1
+#                 L in 1000 10000 100000 1000000
+# jitmap-stack (default mode) BENCH_RUNS times (5) each, the median; each line's slope is the
+# exponent between its first and last points (time ~ size^slope: 1 is linear).
+#
+# Environment: BENCH_RUNS (5).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build-bench}
+runs=${BENCH_RUNS:-5}
+"$top/scripts/setup.sh" --bench
+[ -f "$build/CMakeCache.txt" ] || cmake -S "$top" -B "$build" -DJITMAP_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" --target jitmap-stack jitmap-demo-jit >/dev/null
+build=$(cd "$build" && pwd)
+echo "== machine"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$build" "$runs" <<'EOF2'
+import math, os, re, statistics, subprocess, sys, tempfile, time
+build, runs = sys.argv[1], int(sys.argv[2])
+stack = os.path.join(build, "jitmap-stack")
+demo = os.path.join(build, "examples", "llvm-jit", "jitmap-demo-jit")
+work = tempfile.mkdtemp(prefix="jitmap-scaling.")
+
+def hold(args, threads):
+    out = os.path.join(work, "demo.out")
+    f = open(out, "w")
+    p = subprocess.Popen([demo, "--program", "recursion", "--pause", "--threads", str(threads)] + args,
+                         stdout=f, stderr=subprocess.STDOUT)
+    for _ in range(6000):
+        m = re.search(r"holding threads=(\d+) pid=(\d+)", open(out).read())
+        if m:
+            return p, m.group(2)
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)
+    p.kill()
+    sys.exit("the demo did not hold: " + open(out).read()[-500:])
+
+def timed(cmd):
+    t = []
+    for _ in range(runs):
+        t0 = time.monotonic()
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        t.append(time.monotonic() - t0)
+        if r.returncode:
+            sys.exit("%s: exit %d" % (cmd, r.returncode))
+    return statistics.median(t) * 1000, r.stdout
+
+def line(name, points):
+    (x0, t0), (x1, t1) = points[0], points[-1]
+    slope = math.log(t1 / t0) / math.log(x1 / x0)
+    cells = " | ".join("%s: %.1f ms" % (x, t) for x, t in points)
+    print("| %s | %s | %.2f |" % (name, cells, slope))
+
+print()
+print("| dimension | jitmap-stack, median of %d | slope |" % runs)
+print("|---|---|---|")
+pts = []
+for t in (1, 16, 256, 1024):
+    p, pid = hold(["--depth", "8"], t)
+    ms, out = timed([stack, pid])
+    frames = len(re.findall(rb"^\s+#\d+ ", out, re.M))
+    pts.append((t, ms))
+    p.kill(); p.wait()
+line("threads (8-deep recursion each)", pts)
+pts = []
+for d in (10, 100, 1000, 10000):
+    p, pid = hold(["--depth", str(d)], 1)
+    ms, out = timed([stack, "--stack-bytes=67108864", pid])
+    pts.append((d, ms))
+    p.kill(); p.wait()
+line("frames (one thread, recursion depth)", pts)
+pts = []
+for e in (10, 1000, 10000, 100000):
+    p, pid = hold(["--depth", "8", "--entries", str(e)], 1)
+    ms, _ = timed([stack, pid])
+    pts.append((e, ms))
+    p.kill(); p.wait()
+line("JIT entries", pts)
+pts = []
+p, pid = hold(["--depth", "8"], 1)
+for n in (1000, 10000, 100000, 1000000):
+    path = os.path.join(work, "perf-%d.map" % n)
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write("%x 40 JS:*f%d /x/app.js:%d:1\n" % (0x100000000 + 0x40 * i, i, i))
+    ms, _ = timed([stack, "--perf-map=" + path, pid])
+    pts.append((n, ms))
+p.kill(); p.wait()
+line("perf-map lines (--perf-map)", pts)
+EOF2
