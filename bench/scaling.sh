@@ -3,11 +3,15 @@
 # grows"). One dimension at a time, the others small, on a held demo JIT process:
 #   threads       --threads T --depth 8              T in 1 16 256 1024
 #   frames        --threads 1 --depth D              D in 10 100 1000 10000
-#   JIT entries   --threads 1 --depth 8 --entries E  E in 10 1000 10000 100000
+#   JIT entries   --threads 1 --depth 8 --entries E  E in 10 1000 10000 30000 (each of ORC's
+#                 objects maps its memory: 10^5 pass Linux's 65,530 mappings a process)
 #   perf-map lines: --perf-map=FILE of L lines (none naming the stacks' code), --threads 1
 #                 L in 1000 10000 100000 1000000
-# jitmap-stack (default mode) BENCH_RUNS times (5) each, the median; each line's slope is the
-# exponent between its first and last points (time ~ size^slope: 1 is linear).
+# jitmap-stack (default mode) BENCH_RUNS times (5) each, the medians of its wall time and of
+# its CPU time (user + system); each line's slope is the exponent between its last two points
+# (time ~ size^slope: 1 is linear; the first points are mostly fixed costs). Wall time also
+# holds the wait for each of the target's threads to reach its stop: with 1,024 threads that
+# poll on 2 CPUs, the scheduler's, not jitmap-stack's.
 #
 # Environment: BENCH_RUNS (5).
 set -euo pipefail
@@ -21,7 +25,7 @@ build=$(cd "$build" && pwd)
 echo "== machine"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$build" "$runs" <<'EOF2'
-import math, os, re, statistics, subprocess, sys, tempfile, time
+import math, os, re, resource, statistics, subprocess, sys, tempfile, time
 build, runs = sys.argv[1], int(sys.argv[2])
 stack = os.path.join(build, "jitmap-stack")
 demo = os.path.join(build, "examples", "llvm-jit", "jitmap-demo-jit")
@@ -43,23 +47,27 @@ def hold(args, threads):
     sys.exit("the demo did not hold: " + open(out).read()[-500:])
 
 def timed(cmd):
-    t = []
+    t, c = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         t.append(time.monotonic() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        c.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if r.returncode:
             sys.exit("%s: exit %d" % (cmd, r.returncode))
-    return statistics.median(t) * 1000, r.stdout
+    return (statistics.median(t) * 1000, statistics.median(c) * 1000), r.stdout
 
 def line(name, points):
-    (x0, t0), (x1, t1) = points[0], points[-1]
-    slope = math.log(t1 / t0) / math.log(x1 / x0)
-    cells = " | ".join("%s: %.1f ms" % (x, t) for x, t in points)
-    print("| %s | %s | %.2f |" % (name, cells, slope))
+    (x0, (w0, c0)), (x1, (w1, c1)) = points[-2], points[-1]
+    sw = math.log(w1 / w0) / math.log(x1 / x0)
+    sc = math.log(c1 / c0) / math.log(x1 / x0) if c0 > 0 and c1 > 0 else float("nan")
+    cells = "<br>".join("%s: %.1f / %.1f ms" % (x, w, c) for x, (w, c) in points)
+    print("| %s | %s | %.2f / %.2f |" % (name, cells, sw, sc))
 
 print()
-print("| dimension | jitmap-stack, median of %d | slope |" % runs)
+print("| dimension | jitmap-stack, median of %d: wall / CPU | slope: wall / CPU |" % runs)
 print("|---|---|---|")
 pts = []
 for t in (1, 16, 256, 1024):
@@ -77,7 +85,7 @@ for d in (10, 100, 1000, 10000):
     p.kill(); p.wait()
 line("frames (one thread, recursion depth)", pts)
 pts = []
-for e in (10, 1000, 10000, 100000):
+for e in (10, 1000, 10000, 30000):
     p, pid = hold(["--depth", "8", "--entries", str(e)], 1)
     ms, _ = timed([stack, pid])
     pts.append((e, ms))
