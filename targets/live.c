@@ -234,6 +234,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Up to `len` bytes at `addr` of the memory `fd` opens (-1: none): how many were read. */
+static size_t read_all(int fd, uint8_t *buf, size_t len, uint64_t addr)
+{
+	size_t got = 0;
+	while (fd >= 0 && got < len) {
+		const ssize_t n = pread(fd, buf + got, len - got, (off_t)(addr + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	return got;
+}
+
 /* JITMAP_LIVE_BY_THREAD: a copy of stopped thread `t`'s stack, from its stack pointer (less
  * x86-64's red zone) up to the end of the mapping that holds it, stack_bytes at most. The
  * mappings are read again once when none holds the stack pointer (a thread started since
@@ -259,19 +274,25 @@ static void capture_stack(jitmap_live *l, struct jitmap__thread *t)
 	t->map_hi = m->end;
 	if (hi <= lo || !(t->stack = malloc((size_t)(hi - lo))))
 		return;
-	size_t got = 0;
-	while (got < hi - lo) {
-		const ssize_t n = pread(l->mem_fd, t->stack + got, (size_t)(hi - lo) - got,
-					(off_t)(lo + got));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
+	/* The process's memory; when its main thread has exited (a zombie: its mem gives
+	 * nothing), this thread's. */
+	size_t got = read_all(l->mem_fd, t->stack, (size_t)(hi - lo), lo);
+	if (!got) {
+		char task[96];
+		snprintf(task, sizeof(task), "/proc/%d/task/%d/mem", (int)l->pid, (int)t->pub.tid);
+		const int fd = open(task, O_RDONLY | O_CLOEXEC);
+		got = read_all(fd, t->stack, (size_t)(hi - lo), lo);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!got) { /* unreadable: its reads say so */
+		free(t->stack);
+		t->stack = NULL;
+		return;
 	}
 	t->stack_lo = lo;
 	t->stack_hi = lo + got;
-	t->stack_cut = hi < m->end;
+	t->stack_cut = hi < m->end || got < hi - lo;
 }
 
 /* Let stopped thread `t` go (JITMAP_LIVE_BY_THREAD), with the signal its stop held back. */
@@ -386,12 +407,13 @@ static int live_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *
 static int captured_read(const struct jitmap__thread *t, uint64_t addr, void *buf, size_t len,
 			 char *why, size_t why_len, bool stack_only)
 {
-	if (t->stack && addr >= t->stack_lo && len <= t->stack_hi - addr &&
-	    addr <= t->stack_hi) {
+	if (t->stack && addr >= t->stack_lo && addr <= t->stack_hi &&
+	    len <= t->stack_hi - addr) {
 		memcpy(buf, t->stack + (addr - t->stack_lo), len);
 		return 1;
 	}
-	const bool on_stack = len && addr < t->map_hi && addr + len > t->map_lo;
+	const bool on_stack = len && addr < t->map_hi &&
+			      (len > UINT64_MAX - addr || addr + len > t->map_lo);
 	if (!stack_only && !on_stack)
 		return 0;
 	if (why && why_len)
@@ -766,11 +788,29 @@ static int read_mappings(jitmap_live *l)
 {
 	if (l->maps_read)
 		return l->maps_read < 0 ? l->maps_read : 0;
-	char path[64];
+	char path[96];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)l->pid);
 	FILE *f = fopen(path, "re");
+	/* A process whose main thread has exited (a zombie) lists no mapping there: a living
+	 * thread's list is the process's. */
+	int c = f ? fgetc(f) : EOF;
+	for (size_t i = 0; c == EOF && i < l->threads.n; i++) {
+		if (l->threads.v[i]->pub.tid == l->pid || l->threads.v[i]->pub.error == -ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)l->pid,
+			 (int)l->threads.v[i]->pub.tid);
+		FILE *g = fopen(path, "re");
+		if (!g)
+			continue;
+		if (f)
+			fclose(f);
+		f = g;
+		c = fgetc(f);
+	}
 	if (!f)
 		return l->maps_read = -errno;
+	if (c != EOF)
+		ungetc(c, f);
 	char *line = NULL;
 	size_t cap = 0, mcap = 0, n = 0;
 	int rc = 0;

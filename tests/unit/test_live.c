@@ -293,6 +293,18 @@ static void test_zombie_leader(void **state)
 	assert_int_equal(jitmap_live_thread(l, 1)->error, 0);
 	assert_int_equal(jitmap_live_thread(l, 2)->error, 0);
 	jitmap_live_free(l);
+	/* By thread: the living threads' stacks are copied all the same. */
+	const jitmap_live_opts o = opts_of(JITMAP_LIVE_BY_THREAD);
+	l = jitmap_live_open(pid, &o, &err);
+	if (!l)
+		fail_msg("open by thread: %s", err.reason);
+	assert_int_equal(jitmap_live_thread(l, 0)->error, -ESRCH);
+	for (size_t i = 1; i < 3; i++) {
+		t = jitmap_live_thread(l, i);
+		assert_int_equal(t->error, 0);
+		assert_true(t->stack_hi > t->stack_lo);
+	}
+	jitmap_live_free(l);
 	reap(pid);
 }
 
