@@ -7,6 +7,10 @@
 #                 objects maps its memory: 10^5 pass Linux's 65,530 mappings a process)
 #   perf-map lines: --perf-map=FILE of L lines (none naming the stacks' code), --threads 1
 #                 L in 1000 10000 100000 1000000
+# And a core: the demo with 2,000 JIT entries, 16 threads of 51 frames, aborted once all hold
+# (core_pattern "core"), jitmap-stack CORE against eu-stack -i --core (which names inlined
+# frames as jitmap-stack does) and eu-stack --core, alternating, 7 runs each.
+#
 # jitmap-stack (default mode) BENCH_RUNS times (5) each, the medians of its wall time and of
 # its CPU time (user + system); each line's slope is the exponent between its last two points
 # (time ~ size^slope: 1 is linear; the first points are mostly fixed costs). Wall time also
@@ -102,4 +106,30 @@ for n in (1000, 10000, 100000, 1000000):
     pts.append((n, ms))
 p.kill(); p.wait()
 line("perf-map lines (--perf-map)", pts)
+
+core_dir = os.path.join(work, "core")
+os.mkdir(core_dir)
+subprocess.run("ulimit -c unlimited; exec %s --entries 2000 --program recursion --depth 44 "
+               "--threads 16 --abort" % demo, shell=True, cwd=core_dir,
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+cores = [f for f in os.listdir(core_dir) if f == "core" or f.startswith("core.")]
+print()
+if not cores:
+    print("(no core: core_pattern is %s)" % open("/proc/sys/kernel/core_pattern").read().strip())
+    sys.exit(0)
+core = os.path.join(core_dir, cores[0])
+cmds = [("jitmap-stack CORE", [stack, core]),
+        ("eu-stack -i --core", ["eu-stack", "-i", "--core", core, "-e", demo]),
+        ("eu-stack --core", ["eu-stack", "--core", core, "-e", demo])]
+res = {name: [] for name, _ in cmds}
+for r in range(7):
+    for name, cmd in (cmds if r % 2 == 0 else cmds[::-1]):
+        t0 = time.monotonic()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        res[name].append((time.monotonic() - t0) * 1000)
+print("| a core: 16 threads x 51 frames, 2,001 JIT entries, 7 runs | wall, ms: median (min-max) |")
+print("|---|---|")
+for name, _ in cmds:
+    v = res[name]
+    print("| %s | %.1f (%.1f-%.1f) |" % (name, statistics.median(v), min(v), max(v)))
 EOF2
