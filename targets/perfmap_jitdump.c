@@ -15,9 +15,10 @@
 #define JITDUMP_HEADER 40         /* magic, version, total_size, elf_mach, pad1, pid: u32;
 				     timestamp, flags: u64 */
 #define JITDUMP_RECORD 16         /* id, total_size: u32; timestamp: u64 */
-/* A debug-info entry's address is where the line's code would be in the ELF image perf inject
- * makes of the code (its .text right after the 64-byte ELF header): the code's address + 0x40
- * + the line's offset, as V8 (kElfHeaderSize) and LLVM's PerfJITEventListener write it. */
+/* A debug-info entry's address is, for most writers, where the line's code would be in the ELF
+ * image perf inject makes of the code (its .text right after the 64-byte ELF header): the
+ * code's address + 0x40 + the line's offset, as V8 (kElfHeaderSize) and LLVM's
+ * PerfJITEventListener write it; perf's own Java agent writes the line's address itself. */
 #define JITDUMP_LINE_SHIFT 0x40
 enum {
 	JIT_CODE_LOAD = 0, JIT_CODE_MOVE = 1, JIT_CODE_DEBUG_INFO = 2, JIT_CODE_CLOSE = 3,
@@ -73,8 +74,7 @@ static bool debug_info(struct jitmap__pm_file *f, const struct jitmap__pm_reader
 	for (uint64_t k = 0; k < n; k++) {
 		if (end - off < 17)
 			break;
-		const uint64_t addr = jitmap__pm_u64(r, off) - JITDUMP_LINE_SHIFT; /* below: wraps,
-			and lies outside any code */
+		const uint64_t addr = jitmap__pm_u64(r, off); /* as written: see line_outside */
 		const uint32_t line = (uint32_t)jitmap__pm_u32(r, off + 8);
 		off += 16;
 		const uint8_t *nul = memchr(r->p + off, 0, end - off);
@@ -115,6 +115,27 @@ static uint32_t line_outside(const struct jitmap__pm_file *f, uint32_t first, ui
 		if (f->dbg[k].addr < addr || f->dbg[k].addr - addr >= size)
 			return (uint32_t)(k - first);
 	return JITMAP__PM_NONE;
+}
+
+/* The debug lines from `first` on placed in the code loaded at [addr, addr + size): read as
+ * perf's (0x40 past each line's address) when every line then lies inside, else as the lines'
+ * own addresses when every one does; JITMAP__PM_NONE then. Else the first line outside (the
+ * perf reading's), counted from `first`, and the lines are left as written. */
+static uint32_t place_lines(struct jitmap__pm_file *f, uint32_t first, uint64_t addr,
+			    uint64_t size)
+{
+	for (size_t k = first; k < f->ndbg; k++)
+		f->dbg[k].addr -= JITDUMP_LINE_SHIFT; /* below 0x40: wraps, outside any code */
+	const uint32_t bad = line_outside(f, first, addr, size);
+	if (bad == JITMAP__PM_NONE)
+		return bad;
+	for (size_t k = first; k < f->ndbg; k++)
+		f->dbg[k].addr += JITDUMP_LINE_SHIFT;
+	if (line_outside(f, first, addr, size) == JITMAP__PM_NONE)
+		return JITMAP__PM_NONE;
+	for (size_t k = first; k < f->ndbg; k++)
+		f->dbg[k].addr -= JITDUMP_LINE_SHIFT; /* said as perf's */
+	return bad;
 }
 
 static int cmp_dbg(const void *a, const void *b)
@@ -209,7 +230,7 @@ int jitmap_perfmap_add_jitdump(jitmap_perfmap *m, const void *data, size_t len,
 					e->index = jitmap__pm_u64(&r, body + 32);
 					const uint32_t bad =
 						pending_first != JITMAP__PM_NONE && pending_addr == addr
-							? line_outside(f, pending_first, addr, csize)
+							? place_lines(f, pending_first, addr, csize)
 							: 0;
 					if (pending_first != JITMAP__PM_NONE && pending_addr == addr &&
 					    bad == JITMAP__PM_NONE) {

@@ -146,8 +146,9 @@ int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
 
 int jitmap_stack_open_pid(struct target *t, pid_t pid, const struct options *o)
 {
-	/* libjitmap stops one thread at a time and captures its stack (by default), or every
-	 * thread until the walk ends (--freeze=all); a signal meanwhile makes it let them go. */
+	/* libjitmap stops one thread at a time and copies its stack (by default), or every
+	 * thread at once while the stacks are copied (--freeze=all); either way they run again
+	 * before the walk. A signal meanwhile makes it let them go. */
 	jitmap_error err;
 	JITMAP_OPTS(const jitmap_stopped_opts, opts, .interrupt = &jitmap_stack_interrupted,
 		    .flags = o->freeze_all ? JITMAP_STOPPED_SNAPSHOT : JITMAP_STOPPED_BY_THREAD,

@@ -347,7 +347,9 @@ static void stack_cut_said(struct target *t, const struct options *o, size_t i,
 	jitmap_live *live = jitmap_stopped_live(t->stopped);
 	const jitmap_live_thread_info *ti = live ? jitmap_live_thread(live, i) : NULL;
 	struct frame_out *last = th->nframes ? &th->frames[th->nframes - 1] : NULL;
-	if (!ti || !ti->stack_cut || !last || !last->why || !strstr(last->why, "cannot read"))
+	if (!ti || !ti->stack_cut || !last || !last->why ||
+	    (!strstr(last->why, "cannot read the return address") &&
+	     !strstr(last->why, "cannot read the frame record")))
 		return;
 	char *why = NULL;
 	if (asprintf(&why, "its stack was copied only up to 0x%" PRIx64 ", %zu bytes above its "

@@ -254,10 +254,13 @@ def _exited(*_args):
     """The process exited or was killed, or the core closed (`core-file`, `detach`): its
     perf maps and jitdump files are read again for the next (a core of the same process ID
     carries its own), and the decompressed core `jitmap core` kept open is let go."""
-    GDB.forget()
-    GDB.core_closed()
-    SESSION.perf_reread(drop=True)
-    SESSION.keep_core_fd(None)
+    for step in (GDB.forget, GDB.core_closed, lambda: SESSION.perf_reread(drop=True),
+                 lambda: SESSION.keep_core_fd(None)):
+        try:
+            step()
+        except Exception:  # never into the user's session from an event
+            if os.environ.get("JITMAP_DEBUG"):
+                traceback.print_exc()
 
 
 _registered = False

@@ -433,7 +433,9 @@ class JitFrameFilter:
         if not self._enabled:
             return False
         try:
-            gdb_perf.refresh()
+            # GDB holds the backtrace's first frame already: invalidated only where it
+            # survives that.
+            gdb_perf.refresh(invalidate=gdb_perf.frames_survive_invalidation())
         except Exception:
             if os.environ.get("JITMAP_DEBUG"):
                 traceback.print_exc()

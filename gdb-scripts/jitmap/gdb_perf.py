@@ -239,21 +239,31 @@ _registered = False
 _unwinder = None
 
 
-def _register_unwinder():
+def _register_unwinder(invalidate=True):
     global _unwinder
     _unwinder = PerfMapUnwinder()
     gdb.unwinder.register_unwinder(None, _unwinder, replace=True)
-    gdb.invalidate_cached_frames()
+    if invalidate:
+        gdb.invalidate_cached_frames()
 
 
-def refresh(*_args):
+def frames_survive_invalidation():
+    """Whether a frame GDB holds survives gdb.invalidate_cached_frames (GDB 13's
+    frame_info_ptr reinflates it; GDB 12's raw frame_info* would dangle)."""
+    try:
+        return int(gdb.VERSION.split(".")[0]) >= 13
+    except ValueError:
+        return False
+
+
+def refresh(*_args, invalidate=True):
     """At a stop, after `jitmap perf-map`, and before each backtrace (gdb_frames.py: a core
     opened after jitmap loaded brings no stop, and its notes may carry perf maps): the files
     read again (once per stop); the unwinder registered once there are any. Never while GDB
     loads a core (new_objfile): GDB's own failure there, out of memory on a damaged core's
     JIT entry, recurred as it quit when this read the core then."""
     if _unwinder is None and maps() is not None:
-        _register_unwinder()
+        _register_unwinder(invalidate)
 
 
 def register():

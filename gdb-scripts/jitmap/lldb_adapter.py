@@ -237,8 +237,9 @@ class LldbFrame:
 def _mapped_core(pid):
     """The core file of process `pid` that LLDB has open, for an LLDB that cannot say which
     (before 17: no SBProcess.GetCoreFile). LLDB maps the cores it opens: of the files this
-    process maps, the ELF files libjitmap opens as a core whose first thread is `pid` (the
-    one that dumped it); None unless exactly one is."""
+    process maps, the ELF files libjitmap opens as a core with a thread `pid` (the main
+    thread; the one that dumped it comes first, maybe another); None unless exactly one
+    is."""
     try:
         with open("/proc/self/maps") as f:
             paths = {line.split(None, 5)[5].rstrip("\n") for line in f
@@ -260,8 +261,8 @@ def _mapped_core(pid):
         if not core:
             continue
         try:
-            first = lib.jitmap_core_thread(core, 0)
-            if first and first.contents.tid == pid:
+            n = lib.jitmap_core_num_threads(core)
+            if any(lib.jitmap_core_thread(core, i).contents.tid == pid for i in range(n)):
                 found.append(path)
         finally:
             lib.jitmap_core_free(core)

@@ -129,7 +129,7 @@ typedef struct jitmap_live_thread_info {
 	const jitmap_frame_regs *regs; /* frame 0: PC and the registers an unwinder tracks */
 	/* JITMAP_LIVE_BY_THREAD, JITMAP_LIVE_SNAPSHOT: the stack captured while the thread was
 	 * stopped, [stack_lo, stack_hi) (both 0: none), and how long it was stopped, in
-	 * nanoseconds (by thread: from its PTRACE_INTERRUPT to its PTRACE_DETACH; a snapshot:
+	 * nanoseconds (by thread: from its PTRACE_SEIZE to its PTRACE_DETACH; a snapshot:
 	 * the whole open's, every thread's; 0 in the other modes). */
 	uint64_t stack_lo, stack_hi, stopped_ns;
 	bool stack_cut; /* the capture ended at stack_bytes, below its stack's end */

@@ -1840,7 +1840,7 @@ static void test_jit_files(void **state)
 	cb_put(&b, d, 1, 4);                 /* version 1 */
 	cb_put(&b, d + 4, 1, 4);             /* a perf map */
 	cb_put(&b, d + 8, 1000, 8);          /* 1000 bytes: more than the note holds */
-	cb_put(&b, d + 16, 4, 4);            /* "/a" and its NUL, in 4 bytes: not one string */
+	cb_put(&b, d + 16, 4, 4);            /* "/ab" and its NUL: a good path */
 	memcpy(d + 24, "/ab", 4);
 	cb_note(&b, JITMAP_CORE_NOTE_FILE, JITMAP_CORE_NOTE_NAME, d, 40);
 	cb_put(&b, d + 16, 8, 4);            /* the path's 8 bytes run past a 30-byte note */

@@ -481,8 +481,8 @@ static void test_captured(void **state)
 			/* From the stack pointer (and x86-64's red zone) up, 256 bytes at most. */
 			assert_true(t->stack_lo <= sp && sp < t->stack_hi);
 			assert_true(t->stack_hi - sp <= 256);
-			/* The thread target reads its stack from the copy, the same bytes the
-			 * thread holds there now (it waits: its frames do not change). */
+			/* The thread target reads its stack from the copy: for a worker, blocked in
+			 * pause(), the same bytes it holds there now (the main thread ticks). */
 			const jitmap_target tt = jitmap_live_thread_target(l, i);
 			const jitmap_target whole = jitmap_live_target(l);
 			uint8_t a[64], b[64];
@@ -490,7 +490,8 @@ static void test_captured(void **state)
 			assert_int_equal(tt.read_mem(tt.ctx, sp, a, sizeof(a), why, sizeof(why)), 0);
 			assert_int_equal(whole.read_mem(whole.ctx, sp, b, sizeof(b), why,
 							sizeof(why)), 0);
-			assert_memory_equal(a, b, sizeof(a));
+			if (i > 0)
+				assert_memory_equal(a, b, sizeof(a));
 			/* Above the copy, on its stack: not read, and said. */
 			if (t->stack_cut) {
 				cut++;

@@ -309,7 +309,8 @@ static void jitdump_in(jitmap_byte_order order)
 	jd_load(&j, 0x8000, 0x40, 3, "JS:^ /x/app.js:1:1");
 	jd_debug(&j, 0x9000, 1, addrs, lines, files); /* 0x5010: before the code */
 	jd_load(&j, 0x9000, 0x40, 4, "JS:^second");
-	static const uint64_t raw[] = {0xa000}; /* the line's own address, without the 0x40 */
+	/* The line's own address, without the 0x40, as perf's Java agent writes it: read so. */
+	static const uint64_t raw[] = {0xa000};
 	jd_debug(&j, 0xa000, 1, raw, lines, files);
 	jd_load(&j, 0xa000, 0x40, 5, "JS:^third");
 	m = jitmap_perfmap_new();
@@ -318,13 +319,14 @@ static void jitdump_in(jitmap_byte_order order)
 	assert_string_equal(s.name, "JS:^ /x/app.js:1:1");
 	assert_null(s.file);
 	assert_null(look(m, 0x9000, 0).file);
-	assert_null(look(m, 0xa000, 0).file);
-	assert_int_equal(jitmap_perfmap_num_problems(m), 3);
+	s = look(m, 0xa010, 0);
+	assert_string_equal(s.file, "/x/app.js");
+	assert_int_equal(s.file_line, 12);
+	assert_int_equal(jitmap_perfmap_num_problems(m), 2);
 	assert_contains(jitmap_perfmap_problem(m, 0), "(code load at 0x8000): the debug info "
 				"before it puts line 2 at 0x2bf80e4cc8ffffc0, outside the code's 64 "
 				"bytes: its source lines are left out");
 	assert_contains(jitmap_perfmap_problem(m, 1), "puts line 1 at 0x5010");
-	assert_contains(jitmap_perfmap_problem(m, 2), "puts line 1 at 0x9fc0");
 	jitmap_perfmap_free(m);
 }
 
