@@ -45,38 +45,7 @@
 #define MAX_GREGS 64      /* u64 words of pr_reg read (x86-64 has 27, AArch64 34, s390x 27) */
 #define MAX_WARNINGS 8
 
-/* A line of /proc/PID/maps. */
-struct mapping {
-	uint64_t start, end, offset, inode;
-	unsigned dev_major, dev_minor;
-	char perms[5];
-	bool deleted;      /* the path ends in " (deleted)", which is not part of it */
-	char *path;        /* NULL for an anonymous mapping; "[stack]" and the like kept */
-};
-
-struct jitmap_live {
-	pid_t pid;
-	pid_t tracer; /* the thread that attached: the only one Linux lets detach */
-	char name[64];
-	jitmap_arch arch;
-	jitmap_byte_order order;
-	unsigned flags;
-	size_t max_threads;
-	unsigned max_rounds;
-	size_t stack_bytes; /* JITMAP_LIVE_BY_THREAD: a thread's stack captured at most */
-	const volatile sig_atomic_t *interrupt;
-	struct jitmap__threads threads;
-	int mem_fd;
-	struct jitmap__pagecache cache;
-	struct jitmap__problems warnings; /* up to MAX_WARNINGS */
-	struct mapping *maps; /* /proc/PID/maps, sorted by start, read at the first need */
-	size_t nmaps;
-	int maps_read;        /* 0: not yet; 1: read; a negative errno: unreadable */
-};
-
-static int read_mappings(jitmap_live *l);
-static const struct mapping *mapping_at(const jitmap_live *l, uint64_t addr);
-static void forget_mappings(jitmap_live *l);
+#include "live_internal.h"
 
 /* -- Small helpers -- */
 
@@ -260,10 +229,10 @@ static void capture_stack(jitmap_live *l, struct jitmap__thread *t)
 	const int spno = jitmap_reg_sp(l->arch);
 	if (t->pub.error || spno < 0 || jitmap__thread_reg(t, (unsigned)spno, &sp))
 		return;
-	const struct mapping *m = read_mappings(l) ? NULL : mapping_at(l, sp);
+	const struct mapping *m = jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, sp);
 	if (!m) {
-		forget_mappings(l);
-		m = read_mappings(l) ? NULL : mapping_at(l, sp);
+		jitmap__live_forget_mappings(l);
+		m = jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, sp);
 	}
 	if (!m)
 		return; /* no mapping holds it: its reads fail as any unmapped address's */
@@ -450,7 +419,7 @@ static int stack_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char 
 		return 0;
 	if (len && addr < t->map_hi && (len > UINT64_MAX - addr || addr + len > t->map_lo))
 		return rc; /* its stack (an executable one too): the copy only */
-	const struct mapping *m = read_mappings(l) ? NULL : mapping_at(l, addr);
+	const struct mapping *m = jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, addr);
 	if (m && m->perms[2] == 'x' && len <= m->end - addr)
 		return live_read_mem(l, addr, buf, len, why, why_len);
 	return rc;
@@ -561,7 +530,7 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 		char mem[64];
 		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
 		l->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
-		(void)read_mappings(l); /* where the stacks are: read before any thread stops */
+		(void)jitmap__live_read_mappings(l); /* where the stacks are: read before any thread stops */
 	}
 	const uint64_t t0 = now_ns();
 	rc = read_threads(l, err);
@@ -747,182 +716,7 @@ const char *jitmap_live_warning(const jitmap_live *l, size_t i)
 	return jitmap__problem_at(&l->warnings, i);
 }
 
-/* -- Mappings --
- *
- * /proc/PID/maps, read once: while the threads are stopped, a process changes none of its
- * mappings. A line is "START-END PERMS OFFSET MAJOR:MINOR INODE [PATH]", the path being
- * everything after the inode's spaces (it may hold spaces), with " (deleted)" appended by the
- * kernel when the file was unlinked since it was mapped. */
-
-#define MAX_MAPPINGS (1u << 20)
-
-static int cmp_mapping(const void *a, const void *b)
-{
-	const struct mapping *x = a, *y = b;
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-/* A number in `base` (16 or 10) at *p, then `sep` (0: any run of spaces, or the end): true,
- * with *p past them. By hand: sscanf cost 5,000 instructions a line, and a JIT with 30,000
- * objects maps 60,000 lines. */
-static bool parse_num(const char **p, unsigned base, char sep, uint64_t *out)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-	int digits = 0;
-	for (;; s++, digits++) {
-		const char c = *s;
-		unsigned d;
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (base == 16 && c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else
-			break;
-		if (v > (UINT64_MAX - d) / base)
-			return false;
-		v = v * base + d;
-	}
-	if (!digits)
-		return false;
-	if (sep && *s++ != sep)
-		return false;
-	if (!sep) {
-		if (*s && *s != ' ' && *s != '\n')
-			return false;
-		while (*s == ' ')
-			s++;
-	}
-	*out = v;
-	*p = s;
-	return true;
-}
-
-static int parse_mapping(const char *line, struct mapping *m)
-{
-	uint64_t start, end, offset, major, minor, inode;
-	memset(m, 0, sizeof(*m));
-	const char *p = line;
-	if (!parse_num(&p, 16, '-', &start) || !parse_num(&p, 16, ' ', &end) || end <= start)
-		return -EINVAL;
-	size_t np = strcspn(p, " \n");
-	if (np < 1 || np > 4 || p[np] != ' ')
-		return -EINVAL;
-	memcpy(m->perms, p, np);
-	p += np + 1;
-	if (!parse_num(&p, 16, ' ', &offset) || !parse_num(&p, 16, ':', &major) ||
-	    !parse_num(&p, 16, ' ', &minor) || !parse_num(&p, 10, 0, &inode) ||
-	    major > UINT_MAX || minor > UINT_MAX)
-		return -EINVAL;
-	m->start = start;
-	m->end = end;
-	m->offset = offset;
-	m->dev_major = (unsigned)major;
-	m->dev_minor = (unsigned)minor;
-	m->inode = inode;
-	const int path_at = (int)(p - line);
-	if (!line[path_at] || line[path_at] == '\n')
-		return 0;
-	size_t n = strcspn(line + path_at, "\n");
-	static const char deleted[] = " (deleted)";
-	const size_t dl = sizeof(deleted) - 1;
-	if (n > dl && !memcmp(line + path_at + n - dl, deleted, dl)) {
-		m->deleted = true;
-		n -= dl;
-	}
-	m->path = strndup(line + path_at, n);
-	return m->path ? 0 : -ENOMEM;
-}
-
-static int read_mappings(jitmap_live *l)
-{
-	if (l->maps_read)
-		return l->maps_read < 0 ? l->maps_read : 0;
-	char path[96];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)l->pid);
-	FILE *f = fopen(path, "re");
-	/* A process whose main thread has exited (a zombie) lists no mapping there: a living
-	 * thread's list is the process's. */
-	int c = f ? fgetc(f) : EOF;
-	for (size_t i = 0; c == EOF && i < l->threads.n; i++) {
-		if (l->threads.v[i]->pub.tid == l->pid || l->threads.v[i]->pub.error == -ESRCH)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)l->pid,
-			 (int)l->threads.v[i]->pub.tid);
-		FILE *g = fopen(path, "re");
-		if (!g)
-			continue;
-		if (f)
-			fclose(f);
-		f = g;
-		c = fgetc(f);
-	}
-	if (!f)
-		return l->maps_read = -errno;
-	if (c != EOF)
-		ungetc(c, f);
-	char *line = NULL;
-	size_t cap = 0, mcap = 0, n = 0;
-	int rc = 0;
-	while (getline(&line, &cap, f) > 0 && n < MAX_MAPPINGS) {
-		struct mapping m;
-		rc = parse_mapping(line, &m);
-		if (rc == -EINVAL) {
-			rc = 0;
-			continue;
-		}
-		if (rc || (rc = jitmap__grow(&l->maps, &mcap, n + 1, sizeof(m)))) {
-			free(m.path);
-			break;
-		}
-		l->maps[n++] = m;
-	}
-	free(line);
-	fclose(f);
-	l->nmaps = n;
-	if (rc)
-		return rc; /* out of memory: read again next time */
-	qsort(l->maps, l->nmaps, sizeof(*l->maps), cmp_mapping);
-	l->maps_read = 1;
-	return 0;
-}
-
-/* The mappings read again at the next need. */
-static void forget_mappings(jitmap_live *l)
-{
-	for (size_t i = 0; i < l->nmaps; i++)
-		free(l->maps[i].path);
-	free(l->maps);
-	l->maps = NULL;
-	l->nmaps = 0;
-	l->maps_read = 0;
-}
-
-/* The mapping holding `addr`, or NULL. */
-static const struct mapping *mapping_at(const jitmap_live *l, uint64_t addr)
-{
-	const size_t i = JITMAP_UPPER_BOUND(l->maps, l->nmaps, start, addr);
-	return i && addr < l->maps[i - 1].end ? &l->maps[i - 1] : NULL;
-}
-
-int jitmap_live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len)
-{
-	if (!l)
-		return -EINVAL;
-	const int rc = read_mappings(l);
-	if (rc)
-		return rc;
-	const struct mapping *m = mapping_at(l, pc);
-	if (m && m->perms[2] == 'x')
-		return 1;
-	if (why && why_len && m)
-		snprintf(why, why_len, "0x%" PRIx64 " is in %s mapping [0x%" PRIx64 ", 0x%" PRIx64
-			 ")%s%s, not code", pc, m->perms, m->start, m->end, m->path ? " of " : "",
-			 m->path ? m->path : "");
-	else if (why && why_len)
-		snprintf(why, why_len, "0x%" PRIx64 " is in no mapping of the process", pc);
-	return 0;
-}
+/* -- The files mapped (their mappings: live_maps.c) -- */
 
 /* Whether the file open at `fd` is the one mapping `m` maps: the device and inode the kernel
  * lists for it, else (a file system whose stat() and maps disagree on the device, as
@@ -955,13 +749,13 @@ int jitmap_live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t pa
 	if (!l || !path || !path_len)
 		return -EINVAL;
 	path[0] = 0;
-	int rc = read_mappings(l);
+	int rc = jitmap__live_read_mappings(l);
 	if (rc) {
 		snprintf(why, why_len, "/proc/%d/maps cannot be read: %s", (int)l->pid,
 			 strerror(-rc));
 		return rc;
 	}
-	const struct mapping *m = mapping_at(l, addr);
+	const struct mapping *m = jitmap__live_mapping_at(l, addr);
 	if (!m || !m->path || m->path[0] != '/' || !m->inode) {
 		snprintf(why, why_len, "no file is mapped at 0x%" PRIx64, addr);
 		return -ENOENT;
@@ -1016,9 +810,9 @@ int jitmap_live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t pa
 
 size_t jitmap_live_build_id_at(jitmap_live *l, uint64_t addr, uint8_t *out, size_t len)
 {
-	if (!l || !out || read_mappings(l))
+	if (!l || !out || jitmap__live_read_mappings(l))
 		return 0;
-	const struct mapping *m = mapping_at(l, addr);
+	const struct mapping *m = jitmap__live_mapping_at(l, addr);
 	if (!m || !m->path || !m->inode)
 		return 0;
 	/* The same file's mapping at offset 0 holds its headers. */

@@ -1,0 +1,212 @@
+/* live_maps.c: a live process's mappings (/proc/PID/maps): where code can be, the file
+ * mapped at an address as the process sees it, its build ID. See include/jitmap/live.h.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <elf.h> /* NT_PRSTATUS: the regset PTRACE_GETREGSET names */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "jitmap/live.h"
+
+#define DEFAULT_MAX_THREADS 65536
+#define DEFAULT_MAX_ROUNDS 16
+#define DEFAULT_STACK_BYTES (1u << 20)
+/* The modes whose stacks are copied, and whose threads run once open returns. */
+#define CAPTURED (JITMAP_LIVE_BY_THREAD | JITMAP_LIVE_SNAPSHOT)
+#define MAX_GREGS 64      /* u64 words of pr_reg read (x86-64 has 27, AArch64 34, s390x 27) */
+#define MAX_WARNINGS 8
+
+#include "live_internal.h"
+
+/* -- Mappings --
+ *
+ * /proc/PID/maps, read once: while the threads are stopped, a process changes none of its
+ * mappings. A line is "START-END PERMS OFFSET MAJOR:MINOR INODE [PATH]", the path being
+ * everything after the inode's spaces (it may hold spaces), with " (deleted)" appended by the
+ * kernel when the file was unlinked since it was mapped. */
+
+#define MAX_MAPPINGS (1u << 20)
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* A number in `base` (16 or 10) at *p, then `sep` (0: any run of spaces, or the end): true,
+ * with *p past them. By hand: sscanf cost 5,000 instructions a line, and a JIT with 30,000
+ * objects maps 60,000 lines. */
+static bool parse_num(const char **p, unsigned base, char sep, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int digits = 0;
+	for (;; s++, digits++) {
+		const char c = *s;
+		unsigned d;
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (base == 16 && c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else
+			break;
+		if (v > (UINT64_MAX - d) / base)
+			return false;
+		v = v * base + d;
+	}
+	if (!digits)
+		return false;
+	if (sep && *s++ != sep)
+		return false;
+	if (!sep) {
+		if (*s && *s != ' ' && *s != '\n')
+			return false;
+		while (*s == ' ')
+			s++;
+	}
+	*out = v;
+	*p = s;
+	return true;
+}
+
+static int parse_mapping(const char *line, struct mapping *m)
+{
+	uint64_t start, end, offset, major, minor, inode;
+	memset(m, 0, sizeof(*m));
+	const char *p = line;
+	if (!parse_num(&p, 16, '-', &start) || !parse_num(&p, 16, ' ', &end) || end <= start)
+		return -EINVAL;
+	size_t np = strcspn(p, " \n");
+	if (np < 1 || np > 4 || p[np] != ' ')
+		return -EINVAL;
+	memcpy(m->perms, p, np);
+	p += np + 1;
+	if (!parse_num(&p, 16, ' ', &offset) || !parse_num(&p, 16, ':', &major) ||
+	    !parse_num(&p, 16, ' ', &minor) || !parse_num(&p, 10, 0, &inode) ||
+	    major > UINT_MAX || minor > UINT_MAX)
+		return -EINVAL;
+	m->start = start;
+	m->end = end;
+	m->offset = offset;
+	m->dev_major = (unsigned)major;
+	m->dev_minor = (unsigned)minor;
+	m->inode = inode;
+	const int path_at = (int)(p - line);
+	if (!line[path_at] || line[path_at] == '\n')
+		return 0;
+	size_t n = strcspn(line + path_at, "\n");
+	static const char deleted[] = " (deleted)";
+	const size_t dl = sizeof(deleted) - 1;
+	if (n > dl && !memcmp(line + path_at + n - dl, deleted, dl)) {
+		m->deleted = true;
+		n -= dl;
+	}
+	m->path = strndup(line + path_at, n);
+	return m->path ? 0 : -ENOMEM;
+}
+
+int jitmap__live_read_mappings(jitmap_live *l)
+{
+	if (l->maps_read)
+		return l->maps_read < 0 ? l->maps_read : 0;
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)l->pid);
+	FILE *f = fopen(path, "re");
+	/* A process whose main thread has exited (a zombie) lists no mapping there: a living
+	 * thread's list is the process's. */
+	int c = f ? fgetc(f) : EOF;
+	for (size_t i = 0; c == EOF && i < l->threads.n; i++) {
+		if (l->threads.v[i]->pub.tid == l->pid || l->threads.v[i]->pub.error == -ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)l->pid,
+			 (int)l->threads.v[i]->pub.tid);
+		FILE *g = fopen(path, "re");
+		if (!g)
+			continue;
+		if (f)
+			fclose(f);
+		f = g;
+		c = fgetc(f);
+	}
+	if (!f)
+		return l->maps_read = -errno;
+	if (c != EOF)
+		ungetc(c, f);
+	char *line = NULL;
+	size_t cap = 0, mcap = 0, n = 0;
+	int rc = 0;
+	while (getline(&line, &cap, f) > 0 && n < MAX_MAPPINGS) {
+		struct mapping m;
+		rc = parse_mapping(line, &m);
+		if (rc == -EINVAL) {
+			rc = 0;
+			continue;
+		}
+		if (rc || (rc = jitmap__grow(&l->maps, &mcap, n + 1, sizeof(m)))) {
+			free(m.path);
+			break;
+		}
+		l->maps[n++] = m;
+	}
+	free(line);
+	fclose(f);
+	l->nmaps = n;
+	if (rc)
+		return rc; /* out of memory: read again next time */
+	if (l->nmaps) /* qsort's array may not be NULL */
+		qsort(l->maps, l->nmaps, sizeof(*l->maps), cmp_mapping);
+	l->maps_read = 1;
+	return 0;
+}
+
+/* The mappings read again at the next need. */
+void jitmap__live_forget_mappings(jitmap_live *l)
+{
+	for (size_t i = 0; i < l->nmaps; i++)
+		free(l->maps[i].path);
+	free(l->maps);
+	l->maps = NULL;
+	l->nmaps = 0;
+	l->maps_read = 0;
+}
+
+/* The mapping holding `addr`, or NULL. */
+const struct mapping *jitmap__live_mapping_at(const jitmap_live *l, uint64_t addr)
+{
+	const size_t i = JITMAP_UPPER_BOUND(l->maps, l->nmaps, start, addr);
+	return i && addr < l->maps[i - 1].end ? &l->maps[i - 1] : NULL;
+}
+
+int jitmap_live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len)
+{
+	if (!l)
+		return -EINVAL;
+	const int rc = jitmap__live_read_mappings(l);
+	if (rc)
+		return rc;
+	const struct mapping *m = jitmap__live_mapping_at(l, pc);
+	if (m && m->perms[2] == 'x')
+		return 1;
+	if (why && why_len && m)
+		snprintf(why, why_len, "0x%" PRIx64 " is in %s mapping [0x%" PRIx64 ", 0x%" PRIx64
+			 ")%s%s, not code", pc, m->perms, m->start, m->end, m->path ? " of " : "",
+			 m->path ? m->path : "");
+	else if (why && why_len)
+		snprintf(why, why_len, "0x%" PRIx64 " is in no mapping of the process", pc);
+	return 0;
+}
