@@ -264,18 +264,24 @@ static void capture_stack(jitmap_live *l, struct jitmap__thread *t)
 	t->stack_cut = hi < m->end && got == hi - lo; /* stopped by stack_bytes */
 }
 
-/* Let stopped thread `t` go (JITMAP_LIVE_BY_THREAD), with the signal its stop held back. */
-static void release_thread(jitmap_live *l, struct jitmap__thread *t)
+/* Let thread `t` go, if seized, with the signal its stop held back: 0, or the negative errno
+ * of a PTRACE_DETACH that failed for another reason than the thread having exited. */
+static int release_thread(jitmap_live *l, struct jitmap__thread *t)
 {
-	(void)l;
+	int rc = 0;
 	if (!t->attached)
-		return;
+		return 0;
+	/* Seized but interrupted before its stop was seen: PTRACE_DETACH wants it stopped,
+	 * and it stops soon (the interrupt was sent). */
 	if (!t->stopped)
 		wait_stop(l, t, false);
-	if (t->attached)
-		(void)ptrace(PTRACE_DETACH, t->pub.tid, NULL, (void *)(intptr_t)t->pub.signal);
+	if (t->attached &&
+	    ptrace(PTRACE_DETACH, t->pub.tid, NULL, (void *)(intptr_t)t->pub.signal) != 0 &&
+	    errno != ESRCH)
+		rc = -errno;
 	t->attached = false;
 	t->stopped = false;
+	return rc;
 }
 
 /* Every thread of the process, in rounds while it starts more. 0, or a negative errno with
@@ -330,7 +336,7 @@ static int read_threads(jitmap_live *l, jitmap_error *err)
 				rc = stop_thread(l, t, err);
 				if (t->stopped)
 					capture_stack(l, t);
-				release_thread(l, t);
+				(void)release_thread(l, t);
 				t->stopped_ns = now_ns() - t0;
 				jitmap__thread_publish(t);
 			} else {
@@ -568,19 +574,9 @@ int jitmap_live_detach(jitmap_live *l)
 	/* Memory may change from now on. */
 	jitmap__pagecache_stop_keeping(&l->cache);
 	for (size_t i = 0; i < l->threads.n; i++) {
-		struct jitmap__thread *t = l->threads.v[i];
-		if (!t->attached)
-			continue;
-		/* Seized but interrupted before its stop was seen: PTRACE_DETACH wants it
-		 * stopped, and it stops soon (the interrupt was sent). */
-		if (!t->stopped)
-			wait_stop(l, t, false);
-		if (t->attached &&
-		    ptrace(PTRACE_DETACH, t->pub.tid, NULL, (void *)(intptr_t)t->pub.signal) != 0 &&
-		    errno != ESRCH && !rc)
-			rc = -errno;
-		t->attached = false;
-		t->stopped = false;
+		const int e = release_thread(l, l->threads.v[i]);
+		if (e && !rc)
+			rc = e;
 	}
 	return rc;
 }
