@@ -1,35 +1,13 @@
-/* live_maps.c: a live process's mappings (/proc/PID/maps): where code can be, the file
- * mapped at an address as the process sees it, its build ID. See include/jitmap/live.h.
- */
+/* live_maps.c: a live process's mappings (/proc/PID/maps), read and kept, and where code can
+ * be (jitmap_live_code_at). The files mapped, and their build IDs, are live.c's. See
+ * include/jitmap/live.h. */
 #define _GNU_SOURCE
-#include <ctype.h>
-#include <dirent.h>
-#include <elf.h> /* NT_PRSTATUS: the regset PTRACE_GETREGSET names */
-#include <fcntl.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
-#include <sys/ptrace.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "internal.h"
-#include "jitmap/live.h"
-
-#define DEFAULT_MAX_THREADS 65536
-#define DEFAULT_MAX_ROUNDS 16
-#define DEFAULT_STACK_BYTES (1u << 20)
-/* The modes whose stacks are copied, and whose threads run once open returns. */
-#define CAPTURED (JITMAP_LIVE_BY_THREAD | JITMAP_LIVE_SNAPSHOT)
-#define MAX_GREGS 64      /* u64 words of pr_reg read (x86-64 has 27, AArch64 34, s390x 27) */
-#define MAX_WARNINGS 8
+#include <string.h>
 
 #include "live_internal.h"
 
