@@ -124,7 +124,7 @@ class Session:
     def core_file(self, dbg, key):
         """The core file the debugger debugs, or None for a live process."""
         path = getattr(dbg, "core_file", lambda: None)()
-        opened = getattr(self, "core_opened", None)
+        opened = self.core_opened
         if path is None and opened and opened[0] == key and dbg.live_pid() is None:
             path = opened[1]
         return path

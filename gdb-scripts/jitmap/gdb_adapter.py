@@ -454,8 +454,7 @@ class Gdb:
         self._objfiles_key = key
         core = _core_file()
         if self._core is not None and (core is None or core != self._core.path):
-            self._core.close()
-            self._core = None
+            self.core_closed()
         if core is not None and self._core is None:
             self._core = _Core(core)
         self._descriptors = _find_descriptors()
