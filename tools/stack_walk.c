@@ -341,8 +341,7 @@ static int code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
 
 /* A live thread read by thread whose walk stopped, unable to read its stack, where the copy
  * of its stack ended (--stack-bytes): said with the reason the unwinders gave. */
-static void stack_cut_said(struct target *t, const struct options *o, size_t i,
-			   struct thread *th)
+static void stack_cut_said(struct target *t, size_t i, struct thread *th)
 {
 	jitmap_live *live = jitmap_stopped_live(t->stopped);
 	const jitmap_live_thread_info *ti = live ? jitmap_live_thread(live, i) : NULL;
@@ -351,10 +350,14 @@ static void stack_cut_said(struct target *t, const struct options *o, size_t i,
 	    (!strstr(last->why, "cannot read the return address") &&
 	     !strstr(last->why, "cannot read the frame record")))
 		return;
+	uint64_t sp = 0; /* the copy ends stack_bytes above it */
+	const int spno = jitmap_reg_sp(t->arch);
+	if (spno < 0 || jitmap_live_thread_reg(ti, (unsigned)spno, &sp) || sp > ti->stack_hi)
+		return;
 	char *why = NULL;
-	if (asprintf(&why, "its stack was copied only up to 0x%" PRIx64 ", %zu bytes above its "
-		     "stack pointer (--stack-bytes): %s", ti->stack_hi,
-		     o->stack_bytes ? o->stack_bytes : (size_t)1 << 20, last->why) < 0)
+	if (asprintf(&why, "its stack was copied only up to 0x%" PRIx64 ", %" PRIu64 " bytes "
+		     "above its stack pointer (--stack-bytes): %s", ti->stack_hi,
+		     ti->stack_hi - sp, last->why) < 0)
 		return;
 	free(last->why);
 	last->why = why;
@@ -395,7 +398,7 @@ void jitmap_stack_walk(struct target *t, const struct options *o)
 		t->memory = jitmap_stopped_thread_target(t->stopped, i);
 		t->values = jitmap_stopped_thread_stack_target(t->stopped, i);
 		jitmap_stacker_walk(st, th->info->regs, on_frame, &w);
-		stack_cut_said(t, o, i, th);
+		stack_cut_said(t, i, th);
 	}
 	t->memory = jitmap_stopped_target(t->stopped);
 	t->values = (jitmap_target){0};
