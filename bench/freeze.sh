@@ -34,15 +34,10 @@ pid=
 cleanup() { [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-LD_PRELOAD=$build/bench/heartbeat.so HEARTBEAT_FILE=$work/beats \
-  "$demo" --entries "$entries" --program recursion --depth "$depth" --threads "$threads" \
-  --pause >"$work/live.out" 2>&1 &
-for _ in $(seq 1200); do
-  grep -q "holding threads=$threads" "$work/live.out" && break
-  sleep 0.1
-done
-pid=$(sed -n "s/.*holding threads=$threads pid=\([0-9]*\).*/\1/p" "$work/live.out")
-[[ -n $pid ]] || { echo "bench/freeze.sh: the demo did not hold its threads" >&2; exit 1; }
+. "$top/bench/hold.sh"
+hold_demo freeze.sh "$work/live.out" "$threads" env LD_PRELOAD="$build/bench/heartbeat.so" \
+  HEARTBEAT_FILE="$work/beats" "$demo" --entries "$entries" --program recursion \
+  --depth "$depth" --threads "$threads" --pause
 grep -q heartbeat /proc/"$pid"/task/*/comm || { echo "bench/freeze.sh: no heartbeat thread" >&2; exit 1; }
 
 echo "== machine"

@@ -40,13 +40,8 @@ cleanup() { [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
 args=(--entries "$entries" --program recursion --depth "$depth" --threads "$threads")
-"$demo" "${args[@]}" --pause >"$work/live.out" 2>&1 &
-for _ in $(seq 1200); do
-  grep -q "holding threads=$threads" "$work/live.out" && break
-  sleep 0.1
-done
-pid=$(sed -n "s/.*holding threads=$threads pid=\([0-9]*\).*/\1/p" "$work/live.out")
-[[ -n $pid ]] || { echo "bench/stack.sh: the demo did not hold its threads" >&2; exit 1; }
+. "$top/bench/hold.sh"
+hold_demo stack.sh "$work/live.out" "$threads" "$demo" "${args[@]}" --pause
 (cd "$work" && ulimit -c unlimited && "$demo" "${args[@]}" --abort >core.out 2>&1) || true
 core=$(ls "$work"/core* 2>/dev/null | grep -v core.out | head -n 1 || true)
 
