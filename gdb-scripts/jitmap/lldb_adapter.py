@@ -21,6 +21,7 @@ import tempfile
 
 import lldb
 
+from . import codemap
 from . import commands as C
 from . import discovery as D
 from . import model as M
@@ -154,31 +155,26 @@ class LldbFrame:
     frame 0's value (checked with LLDB 16, the ABI's volatile set). The reason given is the
     one GDB's front end gives, so that both print the same."""
 
-    def __init__(self, dbg, frame):
+    def __init__(self, dbg, frame, level=None, frame_at=None):
+        """`level` and `frame_at(k)` (frame k of the same list) where the caller has them: the
+        frame provider passes its input frames, whose SBFrame.GetFrameID and
+        SBThread.GetFrameAtIndex would ask the provider again."""
         self.dbg = dbg
         self.frame = frame
-        self.level = frame.GetFrameID()
+        self.level = frame.GetFrameID() if level is None else level
         self.pc = frame.GetPC()
         self.arch = None
         self.function = frame.GetFunctionName() or None
+        self._frame_at = frame_at
 
     @property
     def guessed(self):
         """Why this frame's registers are a guess: a frame below it that LLDB unwound
         through a file of another build than the process maps (model.py's `guessed`)."""
         thread = self.frame.GetThread()
-        for k in range(self.level):
-            f = thread.GetFrameAtIndex(k)
-            if not f.GetModule().IsValid():
-                # No file LLDB read holds the code (its file missing, or code LLDB has no
-                # object of): LLDB unwound it by its own heuristics.
-                return ("frame %d (0x%x) is in no module LLDB has read: its step is LLDB's "
-                        "guess" % (k, f.GetPC()))
-            why = self.dbg.other_build(f)
-            if why:
-                return "frame %d was unwound through a file that is not the process's: %s" % (
-                    k, why)
-        return None
+        frame_at = self._frame_at or thread.GetFrameAtIndex
+        return self.dbg.guess_below((thread.GetThreadID(), self._frame_at is None), self.level,
+                                    frame_at)
 
     def read_register(self, regno, name, size):
         if not name:
@@ -186,6 +182,14 @@ class LldbFrame:
         v = self.frame.FindRegister(name)
         if not v.IsValid():
             raise M.Unavailable("LLDB has no register %s on this target" % name)
+        if 0 < size <= 8:
+            # A number: one call, and no byte order to mind (the library takes the target's).
+            err = lldb.SBError()
+            value = v.GetValueAsUnsigned(err, 0)
+            if err.Success():
+                raw = (value & ((1 << 8 * size) - 1)).to_bytes(
+                    size, "big" if self.dbg.big_endian else "little")
+                return M.Recovered(raw) if self.level > 0 else raw
         err = v.GetError()
         if err.Fail():
             if self.level > 0:
@@ -269,6 +273,9 @@ def _mapped_core(pid):
     return found[0] if len(found) == 1 else None
 
 
+_code_map = [None, None]  # [(pid, process, stop ID), codemap.CodeMap or None]: Lldb._code_map
+
+
 class Lldb:
     """commands.Debugger over LLDB, for one command's execution context (the session keeps
     what it read while LLDB's stop ID stays the same)."""
@@ -284,6 +291,7 @@ class Lldb:
         self.caveat = None  # the first _split_caveat of the frames walked
         self._builds = {}   # {stop id: {module path: why it is another build, or None}}
         self._region_list = None  # the process's memory regions, read at the first need
+        self._guesses = {}  # {(thread, list): (frames checked, first guessed step, its level)}
 
     def check_process(self):
         target, process = self.target, self.process
@@ -446,6 +454,49 @@ class Lldb:
 
     # -- Where code can be, and which files are the process's --
 
+    def guess_below(self, key, level, frame_at):
+        """Why the registers of frame `level` are a guess: the first step below it LLDB took
+        through no module or another build's file; `frame_at(k)` gives frame k. Each frame is
+        looked at once per command, however many frames ask (a backtrace asks for each)."""
+        k, why, at = self._guesses.get(key, (0, None, None))
+        while why is None and k < level:
+            f = frame_at(k)
+            if not f.GetModule().IsValid():
+                # No file LLDB read holds the code (its file missing, or code LLDB has no
+                # object of): LLDB unwound it by its own heuristics.
+                why = ("frame %d (0x%x) is in no module LLDB has read: its step is LLDB's "
+                       "guess" % (k, f.GetPC()))
+            else:
+                other = self.other_build(f)
+                if other:
+                    why = "frame %d was unwound through a file that is not the process's: " \
+                          "%s" % (k, other)
+            at = k if why else None
+            k += 1
+        self._guesses[key] = (k, why, at)
+        return why if why is not None and at < level else None
+
+    def _code_map(self):
+        """libjitmap's map of a live process on this machine (its /proc/PID/maps, read at the
+        first question and kept for the stop: codemap.py), or None (a core, a remote process).
+        LLDB's own list of regions costs one request to lldb-server a region, milliseconds
+        at each stop."""
+        try:
+            pid = self.live_pid()
+            key = (pid, self.process.GetUniqueID(), self.stop_id()) if pid else None
+        except Exception:
+            key = None
+        if _code_map[0] != key:
+            if _code_map[1] is not None:
+                _code_map[1].close()
+            _code_map[0], _code_map[1] = key, None
+            if key is not None:
+                try:
+                    _code_map[1] = codemap.CodeMap(pid=key[0])
+                except (OSError, AttributeError):
+                    pass  # an older library, or no /proc: LLDB's regions
+        return _code_map[1]
+
     def _regions(self):
         """The process's memory regions, [(start, end, mapped, executable)] sorted, read once
         per command (live: the process's map; a core: its segments)."""
@@ -481,6 +532,11 @@ class Lldb:
     def no_code(self, pc):
         """Why no code can be at a return address `pc` (neither at it nor at the call before
         it), or None; None too when LLDB knows no region at all (it cannot tell)."""
+        cm = self._code_map()
+        if cm is not None:
+            if not pc or not cm.no_code(pc, False):
+                return None
+            return cm.where(pc) or "0x%x is not in an executable mapping" % pc
         if not pc or not self._regions() or self._code_region(pc) or self._code_region(pc - 1):
             return None
         if self._region(pc) is not None:

@@ -29,6 +29,7 @@ def register(run, d):
         run.test(lambda a=args, e=engine: statepoints(d, e + "-statepoint", a), e_name(engine, "statepoints"))
     run.test(lambda: deopt_frames(d), "deopt_frames")
     run.test(lambda: vm_layouts(d), "vm_layouts")
+    run.test(lambda: deep_layouts(d), "deep_layouts")
     for fn in (recursion_every_frame, core_at_stop_same_values, abort_core_stackmaps,
                abort_core_statepoint_mcjit, aot_object, aot_before_relocation, negative_control, break_by_id,
                lli_function_without_records, duplicate_record_ids, handjit, handjit_ykllvm, hostile_inferiors,
@@ -499,6 +500,44 @@ def vm_layouts(d):
     neg = d.session(name + "-negative", run + [d.dump("bt", "bt")], d.env.vm, jitmap=False)
     check("Demo.square" not in neg.text("bt") and "jit.Demo.sumSquares" in neg.text("bt"),
           "vm negative control: bt without jitmap shows no interpreter frame:\n" + neg.text("bt"))
+
+
+DEEP = 300  # recursion depth of deep_layouts: DEEP + 1 JIT frames, each with a layout
+DEEP_LAYOUT = ("import jitmap.names as n; [n.deopt_frames(r, [{'method': 'Rec.recurse', "
+               "'bci': 3, 'locals': {'n': 0, 'acc': 1}}]) for r in (400, 401)]")
+
+
+def deep_layouts(d):
+    """A deep stack where every JIT frame has an interpreter frame (a layout for the
+    recursion's records 400 and 401, given before the program runs): the debugger's own
+    backtrace, after a step (a new stop), shows each JIT frame followed by its interpreter
+    frame, DEEP + 1 of them, in order; nothing of it without jitmap. LLDB 22 and later (its
+    frame provider: bench/lldb_provider.sh measures what it costs a stop) and GDB (its frame
+    filter); `stackmap bt` in older LLDBs is recursion_every_frame's."""
+    if d.name == "lldb" and d.lldb_major < 22:
+        raise T.Skip("LLDB %d has no frame providers" % d.lldb_major)
+    d.env.need_demo()
+    name = "deep-layouts"
+    out = program_out(d, name)
+    step = "stepi" if d.name == "gdb" else "thread step-inst"
+    cmds = [d.script(DEEP_LAYOUT), d.break_at("jitmap_demo_safepoint"),
+            d.launch(["--program", "recursion", "--depth", str(DEEP)], out),
+            d.dump("step", step), d.dump("bt", "bt")]
+    s = d.session(name, cmds, d.env.demo, output=out)
+    bt = s.text("bt")
+    if d.name == "gdb":
+        pairs = re.findall(r"^#\d+ +0x[0-9a-f]+ in recurse \(\)\n +\[Rec\.recurse, bci 3\]",
+                           bt, re.M)
+    else:
+        pairs = re.findall(r"frame #\d+: 0x[0-9a-f]+ .*`recurse \+ \d+\n +frame #\d+: "
+                           r"\[Rec\.recurse, bci 3\] \[synthetic\]", bt)
+    check(len(pairs) == DEEP + 1 and bt.count("[Rec.recurse, bci 3]") == DEEP + 1,
+          "%s: bt shows %d JIT frames each followed by its interpreter frame (%d named), want "
+          "%d:\n%s" % (name, len(pairs), bt.count("[Rec.recurse"), DEEP + 1, bt[-3000:]))
+    neg = d.session(name + "-negative", cmds[1:], d.env.demo, jitmap=False)
+    check("[Rec.recurse" not in neg.text("bt") and neg.text("bt").count("recurse") > DEEP,
+          "%s negative control: bt without jitmap has the JIT frames and no interpreter "
+          "frame:\n%s" % (name, neg.text("bt")[-2000:]))
 
 
 def recursion_every_frame(d):
