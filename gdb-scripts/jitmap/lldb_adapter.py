@@ -461,7 +461,9 @@ class Lldb:
         k, why, at = self._guesses.get(key, (0, None, None))
         while why is None and k < level:
             f = frame_at(k)
-            if not f.GetModule().IsValid():
+            if is_provided(f):
+                pass  # an interpreter frame: no step of the unwinder's
+            elif not f.GetModule().IsValid():
                 # No file LLDB read holds the code (its file missing, or code LLDB has no
                 # object of): LLDB unwound it by its own heuristics.
                 why = ("frame %d (0x%x) is in no module LLDB has read: its step is LLDB's "

@@ -522,9 +522,17 @@ def deep_layouts(d):
     step = "stepi" if d.name == "gdb" else "thread step-inst"
     cmds = [d.script(DEEP_LAYOUT), d.break_at("jitmap_demo_safepoint"),
             d.launch(["--program", "recursion", "--depth", str(DEEP)], out),
-            d.dump("step", step), d.dump("bt", "bt")]
+            d.dump("step", step), d.dump("bt", "bt"), d.ask("f3", "info", ["json"], [3])]
     s = d.session(name, cmds, d.env.demo, output=out)
     bt = s.text("bt")
+    # Frame 3: in LLDB the second JIT frame (n = 1: an interpreter frame is frame 2), in GDB
+    # the third (n = 2). Its registers are LLDB's or GDB's own: an interpreter frame below it
+    # is no guess of the unwinder's.
+    n = 1 if d.name == "lldb" else 2
+    t400 = {int(t["n"]): t for t in truth(s.output, "jitmap-demo:", "recursion")
+            if t["id"] == "400"}
+    compare(check_record(s.json("f3"), 400, 3, name), ["n", "acc", "tag", "slot"], t400[n],
+            "%s frame 3 (n=%d)" % (name, n))
     if d.name == "gdb":
         pairs = re.findall(r"^#\d+ +0x[0-9a-f]+ in recurse \(\)\n +\[Rec\.recurse, bci 3\]",
                            bt, re.M)
