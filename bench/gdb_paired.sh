@@ -17,7 +17,12 @@
 # libjitmap.so*), Python (libpython*: jitmap's commands and hooks), the kernel, the rest. The
 # share in jitmap's own code says what jitmap costs inside GDB, whatever else the machine does.
 #
-# Environment: BENCH_OBJECTS (N, 2000), BENCH_PAIRS (15), GDB (gdb).
+# BENCH_PARTS=1 adds two modes that split the default mode's cost: the reader plugin alone
+# (`jit-reader-load`, no Python: GDB reads each object for the plugin, which declines it) and
+# jitmap's Python alone (its commands, event handlers and unwinders, no plugin).
+#
+# Environment: BENCH_OBJECTS (N, 2000), BENCH_PAIRS (15), BENCH_PERF (1; 0: no sampled
+# sessions, for the scaling table), BENCH_PARTS (0), GDB (gdb).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build-bench}
@@ -40,14 +45,20 @@ echo "== machine"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
 echo "$("$gdb" --version | head -n 1); load: $(cut -d' ' -f1-3 /proc/loadavg); $objects objects, $pairs rounds"
 
-python3 - "$gdb" "$script" "$demo" "$objects" "$pairs" "$work" <<'EOF2'
+python3 - "$gdb" "$script" "$demo" "$objects" "$pairs" "$work" "${BENCH_PERF:-1}" \
+  "${BENCH_PARTS:-0}" "$build/plugin/jitmap-reader.so" "$top/gdb-scripts" <<'EOF2'
 import collections, os, re, resource, statistics, subprocess, sys, time
 gdb, script, demo, objects, pairs, work = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+sample = sys.argv[7] != "0"
 modes = {
     "alone": [],
     "default": ["-iex", "source " + script],
     "auto": ["-iex", "source " + script, "-iex", "set jitmap reader-claim auto"],
 }
+if sys.argv[8] == "1":
+    modes["reader only"] = ["-iex", "jit-reader-load " + sys.argv[9]]
+    modes["Python only"] = ["-iex", "python import sys; sys.path.insert(0, %r); "
+                            "import jitmap.gdb_commands" % sys.argv[10]]
 
 def argv(mode):
     return [gdb, "-batch", "-nx", "-iex", "set debuginfod enabled off"] + modes[mode] + [
@@ -69,7 +80,7 @@ order = list(modes)
 rounds = []
 for r in range(pairs):
     got = {}
-    for mode in order[r % 3:] + order[:r % 3]:
+    for mode in order[r % len(order):] + order[:r % len(order)]:
         got[mode] = once(mode)
     rounds.append(got)
 
@@ -83,10 +94,12 @@ print("| %d objects, %d rounds | GDB alone: median | ratio to GDB alone in the s
 print("|---|---|---|")
 for k, what in ((0, "wall"), (1, "CPU")):
     base = statistics.median(x["alone"][k] for x in rounds)
-    for mode in ("default", "auto"):
+    for mode in [m for m in modes if m != "alone"]:
         print("| %s, jitmap %s | %.2f s | %s |" % (what, mode, base, spread([x[mode][k] / x["alone"][k] for x in rounds])))
 
 # Where the time goes, sampled.
+if not sample:
+    sys.exit(0)
 print()
 print("| one session, perf cpu-clock samples | GDB | jitmap (plugin, library) | Python | kernel | other | jitmap's share |")
 print("|---|---|---|---|---|---|---|")
