@@ -110,6 +110,7 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 		if (!p->code_dirty)
 			break;
 	}
+	jitmap__recheck_due(p, s);
 	if (s->recheck) { /* a handed-in image, or a lazy scan's entry: read it now */
 		s->recheck = false;
 		if (jitmap__refresh_live(p, s) && jitmap__index_now(p, s))

@@ -51,8 +51,17 @@ static void drop_image(jitmap_process *p, struct source *s, bool replaced, const
 /* Whether the image handed in `s` may be used now (the staleness rule of process.h): 1; 0
  * when its code could not be read at its first use (used once a later stop can read it); -1
  * when it is stale, and dropped. Its code is looked at once after each recheck. */
+void jitmap__recheck_due(const jitmap_process *p, struct source *s)
+{
+	if (s->handed && s->recheck_gen != p->recheck_gen) {
+		s->recheck_gen = p->recheck_gen;
+		s->recheck = s->code_check = true;
+	}
+}
+
 int jitmap__image_check(jitmap_process *p, struct source *s)
 {
+	jitmap__recheck_due(p, s);
 	if (!s->code_check)
 		return s->usable;
 	s->code_check = false;
@@ -138,6 +147,7 @@ int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, 
 	s->bytes = image;
 	s->symfile_size = size;
 	s->code_check = true; /* sampled at its first use */
+	s->recheck_gen = p->recheck_gen;
 	if (where)
 		snprintf(s->name, sizeof(s->name), "%s", where);
 	else
@@ -186,8 +196,7 @@ void jitmap_process_recheck(jitmap_process *p)
 	if (!p)
 		return;
 	p->gen++;
-	for (size_t i = 0; i < p->nhanded; i++)
-		p->handed[i]->recheck = p->handed[i]->code_check = true;
+	p->recheck_gen++; /* each handed image: at its next use (jitmap__recheck_due) */
 	if (!p->scanning)
 		jitmap__free_buried(p);
 }

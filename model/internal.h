@@ -80,6 +80,8 @@ struct source {
 	uint64_t id;    /* handed: its id */
 	const void *bytes; /* handed: the image's bytes, while jitmap_process_add_image runs */
 	bool recheck;   /* handed: look at the live section again at next use */
+	uint64_t recheck_gen; /* handed: the process's recheck_gen its flags were last brought to
+			       * (jitmap__recheck_due) */
 	bool seen;      /* in the current scan */
 	bool listed;    /* in jitmap_process_source's list */
 	size_t listed_at; /* its index there */
@@ -173,6 +175,9 @@ struct jitmap_process {
 	jitmap_index *index;
 	bool replace_images; /* JITMAP_PROCESS_REPLACE_IMAGES */
 	uint64_t gen;        /* bumped by each recheck and scan: failed CFI reads try again */
+	uint64_t recheck_gen; /* bumped by each recheck: a handed image whose own is older is
+			       * looked at again at its next use (one increment, not a walk over
+			       * every image: GDB rechecks at each of thousands of registrations) */
 	struct drop *drops;  /* images dropped, until jitmap_process_take_dropped */
 	size_t ndrops, cap_drops;
 	struct jitmap__problems taken; /* the `why` of the last take */
@@ -229,6 +234,9 @@ size_t jitmap__code_after(const jitmap_process *p, uint64_t addr, bool strictly)
 /* handed.c */
 /* The image handed in with `id`, or NULL. */
 struct source *jitmap__handed(const jitmap_process *p, uint64_t id);
+/* A handed image not looked at since the last jitmap_process_recheck: its recheck and
+ * code_check set (to be read again and its code compared at this use). */
+void jitmap__recheck_due(const jitmap_process *p, struct source *s);
 int jitmap__image_check(jitmap_process *p, struct source *s);
 
 /* scan.c */
