@@ -20,9 +20,11 @@ dummy target when jitmap is imported (new targets inherit the dummy target's sto
 they do not inherit its frame providers), and on the targets that exist at import. What LLDB
 22.1 allows a provider (checked): reading the input frames' registers is done when it is made,
 never in get_frame_at_index, which LLDB calls with its frame list locked (reading registers
-there aborts LLDB); an input frame's PC may be read there. An input frame's GetFrameID, or
-the thread's GetFrameAtIndex, asks the thread's frame list, which makes a provider again:
-the provider never calls them (a frame's level and the frames below it come from its input).
+there aborts LLDB); LLDB 23 may call it from its event thread, where asking an input frame
+anything at all deadlocks with the command thread (seen on a core). An input frame's
+GetFrameID, or the thread's GetFrameAtIndex, asks the thread's frame list, which makes a
+provider again: the provider never calls them (a frame's level and the frames below it come
+from its input).
 """
 import lldb
 
@@ -123,30 +125,27 @@ class InterpreterFrames(ScriptedFrameProvider):
 
     def __init__(self, input_frames, args):
         super().__init__(input_frames, args)
-        self.out = None  # the frames made at a stop, when layouts may apply (see _frames)
+        self.out = None  # None: every input frame as it is
         self.inserted_past = False
-        self.lazy = None  # (Lldb, input frames): LLDB's frames, looked at as LLDB asks
-        self.end = None  # the first input frame where no code lives (the stack ends there)
         try:
             self.out = self._frames(input_frames)
         except Exception:  # a backtrace never fails because of jitmap
             self.out = None
 
     def _frames(self, input_frames):
-        """The frames with the interpreter frames inserted, made now (registers cannot be read
-        later); None, and LLDB's own frames as LLDB asks for them, when no layout can apply:
-        a stop then costs no unwinding that LLDB alone would not do."""
+        """The frames, made now: LLDB may call get_frame_at_index from another thread with
+        its frame list locked, where any question to an input frame deadlocks (LLDB 23, a
+        core) or aborts (LLDB 22, reading registers)."""
         dbg = A.Lldb(lldb.SBExecutionContext(self.thread))
-        catalog = C.SESSION.get(dbg)
-        if not catalog.stackmaps or not _layouts_may_apply(catalog):
-            self.lazy = (dbg, input_frames)
-            return None
         size = input_frames.GetSize()
         n = min(size, MAX_FRAMES)
         # No frame where no code lives: LLDB's own unwinder may take a stack word below a
         # thread's last frame for a return address; the stack ends before that frame.
         end = next((i for i in range(1, n)
                     if dbg.no_code(input_frames.GetFrameAtIndex(i).GetPC())), None)
+        catalog = C.SESSION.get(dbg)
+        if not catalog.stackmaps or not _layouts_may_apply(catalog):
+            return list(range(end)) if end is not None else None
         if end is not None:
             n = end
         self.inserted_past = end is None and size > n  # frames past those looked at
@@ -167,24 +166,7 @@ class InterpreterFrames(ScriptedFrameProvider):
                 out.append(_InterpreterFrame(self.thread, len(out), vf, v))
         return out
 
-    def _lazy_frame(self, index):
-        """Input frame `index`, or None where the stack ends (no code at its PC)."""
-        if self.end is not None and index >= self.end:
-            return None
-        dbg, frames = self.lazy
-        if index > 0:
-            try:
-                f = frames.GetFrameAtIndex(index)
-                if f.IsValid() and dbg.no_code(f.GetPC()):
-                    self.end = index
-                    return None
-            except Exception:
-                pass
-        return index
-
     def get_frame_at_index(self, index):
-        if self.lazy is not None:
-            return self._lazy_frame(index)
         if self.out is None:
             return index
         if index < len(self.out):
