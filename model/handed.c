@@ -48,9 +48,6 @@ static void drop_image(jitmap_process *p, struct source *s, bool replaced, const
 		remove_handed(p, at);
 }
 
-/* Whether the image handed in `s` may be used now (the staleness rule of process.h): 1; 0
- * when its code could not be read at its first use (used once a later stop can read it); -1
- * when it is stale, and dropped. Its code is looked at once after each recheck. */
 void jitmap__recheck_due(const jitmap_process *p, struct source *s)
 {
 	if (s->handed && s->recheck_gen != p->recheck_gen) {
@@ -59,6 +56,9 @@ void jitmap__recheck_due(const jitmap_process *p, struct source *s)
 	}
 }
 
+/* Whether the image handed in `s` may be used now (the staleness rule of process.h): 1; 0
+ * when its code could not be read at its first use (used once a later stop can read it); -1
+ * when it is stale, and dropped. Its code is looked at once after each recheck. */
 int jitmap__image_check(jitmap_process *p, struct source *s)
 {
 	jitmap__recheck_due(p, s);
