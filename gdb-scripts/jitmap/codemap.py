@@ -4,8 +4,8 @@ unwinders that end a stack where a caller's PC lies where no code can be.
 Below a thread's last real frame lie stack words; an unwinder that takes one for a return
 address makes a frame no code lives in, and every frame after it is as false.
 
-Debugger-neutral (no ``import gdb``): the adapter says which process or core, and makes a new
-:class:`CodeMap` at each stop (a running process maps and unmaps).
+Debugger-neutral (no ``import gdb``): the adapter says which process or core, and gets a new
+:class:`CodeMap` at each stop (a running process maps and unmaps) through :func:`for_stop`.
 """
 import ctypes
 
@@ -71,3 +71,19 @@ class CodeMap:
         buf = (ctypes.c_uint8 * 64)()
         n = self._ask("build_id_at", pc, buf, len(buf), 0)
         return bytes(buf[:n]).hex() if n else None
+
+
+_cache = [None, None]  # [the stop's key, CodeMap or None]: for_stop
+
+
+def for_stop(key, opener):
+    """The CodeMap of the stop `key` names (a front end's key: its process and stop), kept
+    while the key stays the same; when it changes the last one is closed and `opener()`
+    makes the next (a CodeMap, or None; OSError: none). None for a key of None."""
+    if _cache[0] != key:
+        if _cache[1] is not None:
+            _cache[1].close()
+        _cache[0], _cache[1] = key, None
+        if key is not None:
+            _cache[1] = opener()
+    return _cache[1]

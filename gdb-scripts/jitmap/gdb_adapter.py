@@ -637,7 +637,16 @@ def registered():
 
 # -- Where code can be (codemap.py), once per stop --
 
-_code_map = [None, None]  # [key, CodeMap or None]
+
+def _open_code_map():
+    pid = GDB.live_pid()
+    core = None if pid else _core_file()
+    if pid or core:
+        try:
+            return codemap.CodeMap(pid=pid, core=core)
+        except OSError:
+            _debug()
+    return None
 
 
 def code_map():
@@ -647,19 +656,7 @@ def code_map():
         inf = gdb.selected_inferior()
         if inf is None:
             return None
-        key = (inf.num, inf.pid, GDB.generation)
-        if _code_map[0] != key:
-            if _code_map[1] is not None:
-                _code_map[1].close()
-            _code_map[0], _code_map[1] = key, None
-            pid = GDB.live_pid()
-            core = None if pid else _core_file()
-            if pid or core:
-                try:
-                    _code_map[1] = codemap.CodeMap(pid=pid, core=core)
-                except OSError:
-                    _debug()
-        return _code_map[1]
+        return codemap.for_stop((inf.num, inf.pid, GDB.generation), _open_code_map)
     except Exception:
         _debug()
         return None

@@ -273,9 +273,6 @@ def _mapped_core(pid):
     return found[0] if len(found) == 1 else None
 
 
-_code_map = [None, None]  # [(pid, process, stop ID), codemap.CodeMap or None]: Lldb._code_map
-
-
 class Lldb:
     """commands.Debugger over LLDB, for one command's execution context (the session keeps
     what it read while LLDB's stop ID stays the same)."""
@@ -488,16 +485,13 @@ class Lldb:
             key = (pid, self.process.GetUniqueID(), self.stop_id()) if pid else None
         except Exception:
             key = None
-        if _code_map[0] != key:
-            if _code_map[1] is not None:
-                _code_map[1].close()
-            _code_map[0], _code_map[1] = key, None
-            if key is not None:
-                try:
-                    _code_map[1] = codemap.CodeMap(pid=key[0])
-                except (OSError, AttributeError):
-                    pass  # an older library, or no /proc: LLDB's regions
-        return _code_map[1]
+
+        def opener():
+            try:
+                return codemap.CodeMap(pid=key[0])
+            except (OSError, AttributeError):
+                return None  # an older library, or no /proc: LLDB's regions
+        return codemap.for_stop(key, opener)
 
     def _regions(self):
         """The process's memory regions, [(start, end, mapped, executable)] sorted, read once
