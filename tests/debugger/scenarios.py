@@ -511,9 +511,11 @@ def deep_layouts(d):
     """A deep stack where every JIT frame has an interpreter frame (a layout for the
     recursion's records 400 and 401, given before the program runs): the debugger's own
     backtrace, after a step (a new stop), shows each JIT frame followed by its interpreter
-    frame, DEEP + 1 of them, in order; nothing of it without jitmap. LLDB 22 and later (its
-    frame provider: bench/lldb_provider.sh measures what it costs a stop) and GDB (its frame
-    filter); `stackmap bt` in older LLDBs is recursion_every_frame's."""
+    frame, DEEP + 1 of them, in order, and frame 3's values are the program's (an interpreter
+    frame below a JIT frame is no guess of the unwinder's); no interpreter frame without
+    jitmap. LLDB 22 and later (its frame provider: bench/lldb_provider.sh measures what it
+    costs a stop) and GDB (its frame filter); `stackmap bt` in older LLDBs is
+    recursion_every_frame's."""
     if d.name == "lldb" and d.lldb_major < 22:
         raise T.Skip("LLDB %d has no frame providers" % d.lldb_major)
     d.env.need_demo()
