@@ -218,6 +218,13 @@ static size_t read_all(int fd, uint8_t *buf, size_t len, uint64_t addr)
 	return got;
 }
 
+/* The mapping holding `addr` (the mappings read at the first need), or NULL, also when they
+ * cannot be read. */
+static const struct mapping *mapping_now(jitmap_live *l, uint64_t addr)
+{
+	return jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, addr);
+}
+
 /* JITMAP_LIVE_BY_THREAD: a copy of stopped thread `t`'s stack, from its stack pointer (less
  * x86-64's red zone) up to the end of the mapping that holds it, stack_bytes at most. The
  * mappings are read again once when none holds the stack pointer (a thread started since
@@ -229,10 +236,10 @@ static void capture_stack(jitmap_live *l, struct jitmap__thread *t)
 	const int spno = jitmap_reg_sp(l->arch);
 	if (t->pub.error || spno < 0 || jitmap__thread_reg(t, (unsigned)spno, &sp))
 		return;
-	const struct mapping *m = jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, sp);
+	const struct mapping *m = mapping_now(l, sp);
 	if (!m) {
 		jitmap__live_forget_mappings(l);
-		m = jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, sp);
+		m = mapping_now(l, sp);
 	}
 	if (!m)
 		return; /* no mapping holds it: its reads fail as any unmapped address's */
@@ -376,6 +383,12 @@ static int live_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *
 	return jitmap__pagecache_read(&l->cache, addr, buf, len, why, why_len);
 }
 
+/* Whether [addr, addr + len) touches thread `t`'s stack mapping. */
+static bool on_its_stack(const struct jitmap__thread *t, uint64_t addr, size_t len)
+{
+	return len && addr < t->map_hi && (len > UINT64_MAX - addr || addr + len > t->map_lo);
+}
+
 /* A read of thread `t`'s captured stack: 1 when it lies within the capture (copied), 0 when
  * it does not touch the thread's stack mapping (`stack_only`: 0 never: every read outside
  * fails), else -EFAULT with `why`. */
@@ -387,8 +400,7 @@ static int captured_read(const struct jitmap__thread *t, uint64_t addr, void *bu
 		memcpy(buf, t->stack + (addr - t->stack_lo), len);
 		return 1;
 	}
-	const bool on_stack = len && addr < t->map_hi &&
-			      (len > UINT64_MAX - addr || addr + len > t->map_lo);
+	const bool on_stack = on_its_stack(t, addr, len);
 	if (!stack_only && !on_stack)
 		return 0;
 	if (why && why_len)
@@ -423,9 +435,9 @@ static int stack_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char 
 	const int rc = captured_read(t, addr, buf, len, why, why_len, true);
 	if (rc > 0)
 		return 0;
-	if (len && addr < t->map_hi && (len > UINT64_MAX - addr || addr + len > t->map_lo))
+	if (on_its_stack(t, addr, len))
 		return rc; /* its stack (an executable one too): the copy only */
-	const struct mapping *m = jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, addr);
+	const struct mapping *m = mapping_now(l, addr);
 	if (m && m->perms[2] == 'x' && len <= m->end - addr)
 		return live_read_mem(l, addr, buf, len, why, why_len);
 	return rc;
