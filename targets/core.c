@@ -856,6 +856,7 @@ void jitmap_core_free(jitmap_core *c)
 	for (size_t i = 0; i < c->njit_files; i++)
 		free((char *)c->jit_files[i].path);
 	free(c->jit_files);
+	free(c->left);
 	jitmap__threads_fini(&c->threads);
 	jitmap__problems_free(&c->warnings);
 	free(c->auxv);

@@ -4,6 +4,7 @@
  * stay in the note, which libelf keeps until the core is freed.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +77,89 @@ static int add_file(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at
 	return 0;
 }
 
+static int left_cmp(const void *a, const void *b)
+{
+	const struct jitmap__core_left *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A small core's note (core.h): what it kept and left out. A malformed one is a warning, and
+ * the core is read as any other (a left-out range then reads as "not in the core"). */
+static int small_note(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at)
+{
+	enum { HEAD = 24, RANGE = 24 };
+	if (c->small) {
+		WARN(c, "a second note of a small core at offset 0x%" PRIx64 ": left out", at);
+		return 0;
+	}
+	if (len < HEAD || jitmap__load(desc, 4, c->order) != 1) {
+		WARN(c, "jitmap's note of a small core at offset 0x%" PRIx64 " is too short or of "
+		     "a version this jitmap does not read: left out", at);
+		return 0;
+	}
+	const uint64_t kept = jitmap__load(desc + 4, 4, c->order);
+	const uint64_t left = jitmap__load(desc + 8, 4, c->order);
+	if ((kept + left) > (len - HEAD) / RANGE) {
+		WARN(c, "jitmap's note of a small core at offset 0x%" PRIx64 " claims %" PRIu64
+		     " ranges in %zu bytes: left out", at, kept + left, len);
+		return 0;
+	}
+	struct jitmap__core_left *v = left ? calloc((size_t)left, sizeof(*v)) : NULL;
+	if (left && !v)
+		return -ENOMEM;
+	uint64_t kept_bytes = 0;
+	for (uint64_t i = 0; i < kept; i++) {
+		const uint8_t *r = desc + HEAD + i * RANGE;
+		const uint64_t lo = jitmap__load(r, 8, c->order), hi = jitmap__load(r + 8, 8, c->order);
+		kept_bytes += hi > lo ? hi - lo : 0;
+	}
+	size_t n = 0;
+	for (uint64_t i = 0; i < left; i++) {
+		const uint8_t *r = desc + HEAD + (kept + i) * RANGE;
+		const uint64_t lo = jitmap__load(r, 8, c->order), hi = jitmap__load(r + 8, 8, c->order);
+		if (hi > lo)
+			v[n++] = (struct jitmap__core_left){lo, hi,
+				(unsigned)jitmap__load(r + 16, 4, c->order)};
+	}
+	qsort(v, n, sizeof(*v), left_cmp);
+	c->small = true;
+	c->small_stack_bytes = jitmap__load(desc + 16, 8, c->order);
+	c->small_kept_bytes = kept_bytes;
+	c->left = v;
+	c->nleft = n;
+	return 0;
+}
+
+int jitmap_core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *kept_bytes,
+		      uint64_t *left_bytes)
+{
+	if (!c)
+		return -EINVAL;
+	uint64_t left = 0;
+	for (size_t i = 0; i < c->nleft; i++)
+		left += c->left[i].end - c->left[i].start;
+	if (stack_bytes)
+		*stack_bytes = c->small_stack_bytes;
+	if (kept_bytes)
+		*kept_bytes = c->small_kept_bytes;
+	if (left_bytes)
+		*left_bytes = left;
+	return c->small;
+}
+
+const struct jitmap__core_left *jitmap__core_left_at(const jitmap_core *c, uint64_t addr)
+{
+	const size_t lo = JITMAP_UPPER_BOUND(c->left, c->nleft, start, addr);
+	return lo && addr < c->left[lo - 1].end ? &c->left[lo - 1] : NULL;
+}
+
 int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, size_t len,
 			  uint64_t at)
 {
 	if (type == JITMAP_CORE_NOTE_FILE)
 		return add_file(c, desc, len, at);
+	if (type == JITMAP_CORE_NOTE_SMALL)
+		return small_note(c, desc, len, at);
 	if (type == JITMAP_CORE_NOTE_PROBLEM) {
 		const size_t n = strnlen((const char *)desc, len);
 		WARN(c, "jitmap-core-handler: %.*s", (int)(n > 512 ? 512 : n),

@@ -158,6 +158,7 @@ enum miss {
 	MISS_NOWHERE,    /* neither the core nor a mapped file */
 	MISS_FILE,       /* the file mapped there cannot be opened */
 	MISS_SHORT,      /* the file mapped there ends before the address */
+	MISS_LEFT_OUT,   /* a small core left it out (its note says) */
 };
 
 struct span {
@@ -221,6 +222,16 @@ static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *s
 		return;
 	}
 	sp->left = next ? next->vaddr - addr : to_top(addr);
+	/* Left out of a small core: not read, unless it is a file's code (read-only and
+	 * executable), which the kernel does not dump either and which the file holds. */
+	const struct jitmap__core_left *cut = c->nleft ? jitmap__core_left_at(c, addr) : NULL;
+	if (cut && (cut->flags & (PF_X | PF_W)) == PF_X && sp->map != SIZE_MAX)
+		cut = NULL;
+	if (cut) {
+		sp->miss = MISS_LEFT_OUT;
+		sp->left = min64(sp->left, cut->end - addr);
+		return;
+	}
 	if (!core_only && sp->map != SIZE_MAX) {
 		file_span(c, addr, sp);
 	} else if (sp->map == SIZE_MAX) { /* nothing up to the next mapping either */
@@ -258,6 +269,13 @@ static void miss_text(const jitmap_core *c, uint64_t addr, const struct span *sp
 			 "[0x%" PRIx64 ", 0x%" PRIx64 ") was not dumped (a file's bytes are not "
 			 "its)", addr, s->vaddr, s->vaddr + s->memsz);
 		break;
+	case MISS_LEFT_OUT: {
+		const struct jitmap__core_left *cut = jitmap__core_left_at(c, addr);
+		snprintf(why, why_len, "0x%" PRIx64 " is not in this small core (left out with [0x%"
+			 PRIx64 ", 0x%" PRIx64 "))", addr, cut ? cut->start : addr,
+			 cut ? cut->end : addr);
+		break;
+	}
 	case MISS_FILE:
 	case MISS_SHORT:
 		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core, and %s (mapped "
@@ -330,7 +348,8 @@ int jitmap_core_memory(jitmap_core *c, uint64_t addr, jitmap_core_memory_info *o
 		full.segment_flags = sp.seg->flags;
 	}
 	if (sp.source == JITMAP_CORE_MEM_NONE) {
-		full.file_unusable = sp.miss == MISS_CUT || sp.miss == MISS_WRITABLE;
+		full.file_unusable = sp.miss == MISS_CUT || sp.miss == MISS_WRITABLE ||
+				     sp.miss == MISS_LEFT_OUT;
 		miss_text(c, addr, &sp, 0, full.why, sizeof(full.why));
 	}
 	return jitmap__give(out, &full, sizeof(full));
@@ -356,6 +375,17 @@ int jitmap_core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
 				 ")%s%s, not code", pc, p, s->vaddr, s->vaddr + s->memsz,
 				 m != SIZE_MAX ? " of " : "",
 				 m != SIZE_MAX ? jitmap__base_name(c->maps[m].core_path) : "");
+		return 0;
+	}
+	const struct jitmap__core_left *cut = c->nleft ? jitmap__core_left_at(c, pc) : NULL;
+	if (cut && (cut->flags & PF_X))
+		return 1;
+	if (cut) {
+		perms(cut->flags, p);
+		if (why && why_len)
+			snprintf(why, why_len, "0x%" PRIx64 " is in %s memory [0x%" PRIx64 ", 0x%"
+				 PRIx64 ") this small core left out, not code", pc, p, cut->start,
+				 cut->end);
 		return 0;
 	}
 	if (find_map(c, pc) != SIZE_MAX)

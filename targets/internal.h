@@ -371,6 +371,11 @@ struct jitmap__core_seg {
 	size_t index;    /* in the program headers: breaks ties when sorting */
 };
 
+struct jitmap__core_left {
+	uint64_t start, end;
+	unsigned flags; /* p_flags of the segment it was cut from */
+};
+
 struct jitmap__core_file {
 	char *path;      /* the file read */
 	char *core_path; /* as the core names it */
@@ -409,6 +414,11 @@ struct jitmap_core {
 	const char *compression; /* what the file was decompressed from, or NULL */
 	jitmap_core_jit_file *jit_files; /* jitmap-core-handler's notes (core_jitfiles.c) */
 	size_t njit_files;
+	/* A small core's note (core_jitfiles.c): the ranges it left out, sorted by start. */
+	bool small;
+	uint64_t small_stack_bytes, small_kept_bytes;
+	struct jitmap__core_left *left;
+	size_t nleft;
 };
 
 /* -- JIT files carried in a core (core_jitfiles.c) -- */
@@ -423,6 +433,31 @@ int jitmap__perfmap_process_paths(int pid, int (*each)(void *ctx, const char *pa
  * the handler wrote as a warning. Returns 0 (a malformed note is a warning), or -ENOMEM. */
 int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, size_t len,
 			  uint64_t at);
+/* The range a small core left out that holds `addr`, or NULL. */
+const struct jitmap__core_left *jitmap__core_left_at(const jitmap_core *c, uint64_t addr);
+
+
+/* -- Small cores (core_small.c) -- */
+
+/* A PT_LOAD segment of the full core, as its program header says. */
+struct jitmap__small_seg {
+	uint64_t vaddr, memsz, filesz, offset;
+	unsigned flags;
+};
+
+/* Memory a small core keeps: [lo, lo + ...) in whole pages, why (JITMAP_CORE_KEPT_* bits). */
+struct jitmap__small_range {
+	uint64_t lo, hi;
+	unsigned why;
+};
+
+/* The ranges a small core keeps of the process `core` describes (its threads, mappings and
+ * auxiliary vector; `core` may hold its notes only), its memory read through `mem`, its
+ * segments `segs` (sorted by vaddr): sorted, merged, into *out (the caller frees it). 0, or
+ * -ENOMEM, -ENOTSUP (no libelf). A range whose bytes cannot be read is left out, not failed. */
+int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
+		       const struct jitmap__small_seg *segs, size_t nsegs, uint64_t stack_bytes,
+		       struct jitmap__small_range **out, size_t *nout);
 
 
 /* -- Compressed cores (compressed.c) -- */

@@ -48,11 +48,19 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: jitmap-core-handler [OPTION]... PID [-- COMMAND [ARG]...]\n"
+		"  or:  jitmap-core-handler --small --from=CORE [OPTION]... [PID] [-- COMMAND...]\n"
 		"Read a core dump on standard input and write it, with the perf maps and jitdump\n"
 		"files of process PID added as notes, to COMMAND's standard input (which it runs),\n"
 		"or to standard output. jitmap-stack, jitmap-dump, GDB and LLDB with jitmap use the\n"
 		"notes' files as they use a live process's. PID 0: no process (with --file).\n"
 		"\n"
+		"  --small           write a small core: each thread's stack, the JIT descriptor,\n"
+		"                    entries, images and code on the stacks, module headers and\n"
+		"                    the loader's list; nothing else (a note says what was left out)\n"
+		"  --stack-bytes=N   --small: keep N bytes of each stack above its stack pointer at\n"
+		"                    most (default 8388608: 8 MiB)\n"
+		"  --from=CORE       read the core from the file CORE (plain, or compressed with\n"
+		"                    zstd, lz4 or xz) instead of standard input; PID may be left out\n"
 		"  --file=FILE       add FILE too (a perf map or a jitdump); repeat for more\n"
 		"  --max-bytes=N     add the files' first N bytes at most, all together\n"
 		"                    (default 1073741824: 1 GiB); a file past it is cut, and said\n"
@@ -118,13 +126,44 @@ static int start_command(char **argv, pid_t *child)
 	return p[1];
 }
 
+/* The core file at `path`, decompressed first when it is compressed: a descriptor to read it
+ * from, or -1 with the reason said. */
+static int open_core(const char *path)
+{
+	const int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint8_t head[16];
+	if (fd < 0 || pread(fd, head, sizeof(head), 0) < 0) {
+		say(LOG_ERR, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!jitmap_compression_of(head, sizeof(head)))
+		return fd;
+	close(fd);
+	char cut[256];
+	jitmap_error err;
+	const int dfd = jitmap_core_decompress(path, NULL, cut, sizeof(cut), &err);
+	if (dfd < 0) {
+		say(LOG_ERR, "%s: %s", path, err.reason);
+		return -1;
+	}
+	if (cut[0])
+		say(LOG_WARNING, "%s: %s", path, cut);
+	lseek(dfd, 0, SEEK_SET); /* read from its start, as a file given plain */
+	return dfd;
+}
+
 int main(int argc, char **argv)
 {
 	standard_fds();
-	enum { OPT_FILE = 256, OPT_MAX };
+	enum { OPT_FILE = 256, OPT_MAX, OPT_SMALL, OPT_STACK, OPT_FROM };
 	static const struct option longopts[] = {
 		{"file", required_argument, NULL, OPT_FILE},
 		{"max-bytes", required_argument, NULL, OPT_MAX},
+		{"small", no_argument, NULL, OPT_SMALL},
+		{"stack-bytes", required_argument, NULL, OPT_STACK},
+		{"from", required_argument, NULL, OPT_FROM},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -132,22 +171,29 @@ int main(int argc, char **argv)
 	};
 	const char **files = calloc((size_t)argc, sizeof(*files));
 	size_t nfiles = 0;
-	uint64_t max_bytes = 0;
-	bool quiet = false;
+	uint64_t max_bytes = 0, stack_bytes = 0;
+	bool quiet = false, small = false;
+	const char *from = NULL;
 	int c;
 	while (files && (c = getopt_long(argc, argv, "+qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FILE: files[nfiles++] = optarg; break;
-		case OPT_MAX: {
+		case OPT_MAX:
+		case OPT_STACK: {
 			char *end;
 			errno = 0;
-			max_bytes = strtoull(optarg, &end, 0);
-			if (errno || end == optarg || *end || optarg[0] == '-') {
-				say(LOG_ERR, "--max-bytes=%s: not a number of bytes", optarg);
+			const uint64_t n = strtoull(optarg, &end, 0);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    (c == OPT_STACK && !n)) {
+				say(LOG_ERR, "--%s=%s: not a number of bytes",
+				    c == OPT_MAX ? "max-bytes" : "stack-bytes", optarg);
 				return 2;
 			}
+			*(c == OPT_MAX ? &max_bytes : &stack_bytes) = n;
 			break;
 		}
+		case OPT_SMALL: small = true; break;
+		case OPT_FROM: from = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("jitmap-core-handler %s\n", jitmap_version()); return 0;
@@ -158,34 +204,44 @@ int main(int argc, char **argv)
 		say(LOG_ERR, "out of memory");
 		return 1;
 	}
+	/* With --from the PID may be left out: the core on disk is all there is. */
 	char *end = NULL;
-	const long pid = optind < argc ? strtol(argv[optind], &end, 10) : -1;
-	if (optind >= argc || !end || *end || end == argv[optind] || pid < 0 || pid > INT32_MAX) {
+	const bool no_pid = from && (optind >= argc || !strcmp(argv[optind], "--"));
+	const long pid = no_pid ? 0 : optind < argc ? strtol(argv[optind], &end, 10) : -1;
+	if (!no_pid && (optind >= argc || !end || *end || end == argv[optind] || pid < 0 ||
+			pid > INT32_MAX)) {
 		say(LOG_ERR, "%s: the crashed process's ID is needed (%%P in core_pattern)",
 		    optind < argc ? argv[optind] : "no PID");
 		usage(stderr);
 		return 2;
 	}
+	const int after = optind + !no_pid; /* "--", if any */
 	char **command = NULL;
-	if (optind + 1 < argc) {
-		if (strcmp(argv[optind + 1], "--") || optind + 2 >= argc) {
-			say(LOG_ERR, "%s: after PID, -- and a command are expected", argv[optind + 1]);
+	if (after < argc) {
+		if (strcmp(argv[after], "--") || after + 1 >= argc) {
+			say(LOG_ERR, "%s: after PID, -- and a command are expected", argv[after]);
 			return 2;
 		}
-		command = argv + optind + 2;
+		command = argv + after + 1;
 	}
 	signal(SIGPIPE, SIG_IGN); /* a command that stops reading: EPIPE, said */
 
+	const int in = from ? open_core(from) : 0;
+	if (in < 0)
+		return 1;
 	pid_t child = -1;
 	int out = 1;
 	if (command && (out = start_command(command, &child)) < 0)
 		return 1;
 	JITMAP_OPTS(jitmap_core_add_opts, opts, .files = files, .nfiles = nfiles,
-		    .max_bytes = max_bytes);
+		    .max_bytes = max_bytes, .flags = small ? JITMAP_CORE_ADD_SMALL : 0,
+		    .stack_bytes = stack_bytes);
 	char note[1024];
 	jitmap_error err;
-	const int added = jitmap_core_add_jit_files(0, out, (int)pid, &opts, note, sizeof(note),
+	const int added = jitmap_core_add_jit_files(in, out, (int)pid, &opts, note, sizeof(note),
 						    &err);
+	if (from)
+		close(in);
 	int status = 0;
 	if (added < 0) {
 		say(LOG_ERR, "process %ld: %s (at byte %" PRIu64 ")", pid, err.reason, err.offset);

@@ -91,19 +91,27 @@ class _Core:
             N.lib().jitmap_core_free(self.handle)
             self.handle = None
 
-    def check(self, addr, size):
-        """Raise D.ReadError unless a file may stand for every byte GDB reads there."""
+    def missing(self, addr, size, unusable_only=True):
+        """Why the core lacks a byte of [addr, addr + size): the first that no file may stand
+        for (or, with unusable_only False, that it does not hold at all), or None."""
         if not self.handle:
-            return
+            return None
         lib = N.lib()
         info = N.CoreMemoryInfo()
         end = min(addr + size, 1 << 64)
         while addr < end:
             if lib.jitmap_core_memory(self.handle, addr, ctypes.byref(info)) or not info.size:
-                return
-            if info.source == N.CORE_MEM_NONE and info.file_unusable:
-                raise D.ReadError(N.text(info.why))
+                return None
+            if info.source == N.CORE_MEM_NONE and (info.file_unusable or not unusable_only):
+                return N.text(info.why)
             addr += info.size
+        return None
+
+    def check(self, addr, size):
+        """Raise D.ReadError unless a file may stand for every byte GDB reads there."""
+        why = self.missing(addr, size)
+        if why:
+            raise D.ReadError(why)
 
     def descriptors(self):
         """[(address, file)] of the JIT descriptors the core's mapped files define (once)."""
@@ -281,10 +289,17 @@ class GdbFrame:
         return frame_guess(self.frame)
 
     def read_memory(self, addr, size):
+        # In a core, libjitmap says why bytes are missing (a small core's left-out memory,
+        # a truncated segment), and which a mapped file must not stand for.
+        core = self.dbg._core
+        why = core.missing(addr, size) if core is not None else None
+        if why:
+            raise M.Unavailable(why)
         try:
             return self.inferior.read_memory(addr, size).tobytes()
         except (gdb.MemoryError, gdb.error, ValueError, OverflowError) as e:
-            raise M.Unavailable(str(e) or "cannot read memory") from None
+            why = core.missing(addr, size, unusable_only=False) if core is not None else None
+            raise M.Unavailable(why or str(e) or "cannot read memory") from None
 
     def has_caller(self):
         try:

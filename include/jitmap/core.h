@@ -253,6 +253,7 @@ JITMAP_API struct Elf *jitmap_core_elf(jitmap_core *core);
 #define JITMAP_CORE_NOTE_NAME "JITMAP"
 #define JITMAP_CORE_NOTE_FILE 1u
 #define JITMAP_CORE_NOTE_PROBLEM 2u
+#define JITMAP_CORE_NOTE_SMALL 3u
 #define JITMAP_CORE_FILE_CUT 1u
 
 typedef struct jitmap_core_jit_file {
@@ -263,6 +264,33 @@ typedef struct jitmap_core_jit_file {
 	size_t size;
 	uint64_t offset;   /* of those bytes in the (decompressed) core file */
 } jitmap_core_jit_file;
+
+/* -- Small cores (jitmap-core-handler --small) --
+ *
+ * A small core keeps only what the stacks, the JIT frames and their values need (the
+ * JITMAP_CORE_KEPT_* ranges below, in whole pages); every other byte the kernel dumped is
+ * left out: no PT_LOAD covers it. It says so in one "JITMAP" note of type
+ * JITMAP_CORE_NOTE_SMALL, in the core's byte order:
+ *   u32 version (1)   u32 kept (ranges)   u32 left (ranges)   u32 0
+ *   u64 stack_bytes   the bound on each thread's stack above its stack pointer
+ *   kept x {u64 start, u64 end, u32 why (JITMAP_CORE_KEPT_* bits), u32 0}
+ *   left x {u64 start, u64 end, u32 p_flags of the segment it was cut from, u32 0}
+ * A read of a left-out range is JITMAP_CORE_MEM_NONE, its `why` saying the small core left
+ * it out, and file_unusable (a mapped file's bytes there need not be the process's). */
+#define JITMAP_CORE_KEPT_STACK 1u    /* a thread's stack, from below its SP up */
+#define JITMAP_CORE_KEPT_THREAD 2u   /* a thread's control block (its thread pointer) */
+#define JITMAP_CORE_KEPT_JIT 4u      /* a JIT descriptor, its entries, their images */
+#define JITMAP_CORE_KEPT_JIT_CODE 8u /* the memory of those images' sections; JIT code that
+				      * a thread's PC or stack words point into */
+#define JITMAP_CORE_KEPT_MODULE 16u  /* a mapped file's first page (headers, build ID) */
+#define JITMAP_CORE_KEPT_LOADER 32u  /* the dynamic section, r_debug, the link_map chain */
+#define JITMAP_CORE_KEPT_VDSO 64u    /* the vDSO */
+#define JITMAP_CORE_KEPT_DATA 128u   /* a small writable segment, whole (a file's .data) */
+
+/* Whether `core` is a small core: 1 with its stack bound and how many bytes it keeps and
+ * left out (any pointer may be NULL), 0 when it is not one, -EINVAL for a NULL core. */
+JITMAP_API int jitmap_core_small(const jitmap_core *core, uint64_t *stack_bytes,
+				 uint64_t *kept_bytes, uint64_t *left_bytes);
 
 /* The JIT files the core carries, in note order (a malformed note is a warning and is left
  * out): how many, and the i-th (NULL past the end). */
@@ -278,8 +306,21 @@ typedef struct jitmap_core_add_opts {
 	size_t nfiles;
 	/* The files' bytes at most, all together (0: 1 GiB); a file past it is cut, and said. */
 	uint64_t max_bytes;
+	unsigned flags; /* JITMAP_CORE_ADD_* */
+	/* JITMAP_CORE_ADD_SMALL: the bytes of each thread's stack kept above its stack pointer
+	 * at most (0: 8 MiB). */
+	uint64_t stack_bytes;
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core_stream.c. */
 } jitmap_core_add_opts;
+
+/* Flags of jitmap_core_add_opts. */
+#define JITMAP_CORE_ADD_SMALL 1u /* write a small core (see "Small cores" above): only the
+				  * memory the stacks and JIT frames need, found in the process
+				  * `pid` while the core streams past (or, when `in` is a regular
+				  * file, in the core itself), with the note saying what was kept
+				  * and left out. A core that cannot be made small (a pipe and no
+				  * process to read, notes after its memory in a pipe) is written
+				  * whole, and `note` says why. */
 
 /* Copy the core that `in` streams (a pipe: the kernel's core_pattern) to `out`, adding the
  * perf maps and jitdump files of live process `pid` (0: none; found as

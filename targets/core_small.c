@@ -1,0 +1,335 @@
+/* core_small.c: which memory of a dumped process a small core keeps (jitmap-core-handler
+ * --small; the note that says so: include/jitmap/core.h).
+ *
+ * What a reader of the stacks, the JIT frames and their values needs, found from the core's
+ * notes (threads, NT_FILE, auxv) and its memory (the core's own, or the crashed process's
+ * while the core streams past):
+ *   - each thread's stack, from below its stack pointer (x86-64's red zone and more) to the
+ *     end of the segment holding it, at most `stack_bytes` above the stack pointer (to that
+ *     byte exactly, not to the end of its page); and its
+ *     thread pointer's block (glibc's struct pthread: thread names, TLS);
+ *   - every JIT descriptor (`__jit_debug_descriptor` in the mapped files), each entry of its
+ *     list, each entry's image, and the memory of each image's sections (code, stackmaps,
+ *     unwinding tables) where the image places them;
+ *   - JIT code that a thread's PC or a word of its kept stack points into (an executable
+ *     segment no file maps: perf-map JITs have no image), a page either side of the address;
+ *   - each mapped file's first page (headers and build ID), the executable's dynamic section,
+ *     the dynamic linker's r_debug, its link_map chain and the names and dynamic sections it
+ *     points to (how GDB and libdwfl list the modules), the vDSO;
+ *   - every writable segment of at most SMALL_DATA bytes, whole (a library's .data and .bss:
+ *     a debugger's globals).
+ * Ranges are whole pages but for a stack's bound; the writer (core_stream.c) keeps their intersection with the bytes
+ * the full core holds. Everything read here is untrusted: every count is capped, every read
+ * checked, and a read that fails only leaves that range out.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/gdb_jit.h"
+#include "internal.h"
+
+#define PAGE UINT64_C(4096)
+#define BELOW_SP 512                        /* bytes kept below a stack pointer */
+#define SMALL_DATA (UINT64_C(64) << 10)     /* writable segments kept whole up to this */
+#define MAX_IMAGE (UINT64_C(256) << 20)     /* a JIT entry's image, at most */
+#define MAX_SECTION (UINT64_C(64) << 20)    /* one section of an image, at most */
+#define MAX_CODE_PAGES 16384                /* pages kept for stack words into JIT code */
+#define MAX_LINK_MAPS 4096
+#define MAX_DESCRIPTORS 16
+#define MAX_VDSO (UINT64_C(1) << 20)
+
+struct planner {
+	jitmap_core *core;
+	const jitmap_target *mem;
+	jitmap_byte_order order;
+	const struct jitmap__small_seg *segs; /* sorted by vaddr */
+	size_t nsegs;
+	struct jitmap__small_range *r;
+	size_t n, cap;
+	size_t code_pages;
+	int rc; /* -ENOMEM once out of memory */
+};
+
+static uint64_t page_down(uint64_t a) { return a & ~(PAGE - 1); }
+static uint64_t page_up(uint64_t a) { return a > UINT64_MAX - PAGE ? UINT64_MAX & ~(PAGE - 1)
+								  : (a + PAGE - 1) & ~(PAGE - 1); }
+
+/* [lo, hi) kept, in whole pages; with `exact`, up to hi and not past it (a stack's bound). */
+static void keep_range(struct planner *p, uint64_t lo, uint64_t hi, unsigned why, bool exact)
+{
+	if (hi <= lo || p->rc)
+		return;
+	if (p->n == p->cap) {
+		const size_t cap = p->cap ? 2 * p->cap : 256;
+		struct jitmap__small_range *r = realloc(p->r, cap * sizeof(*r));
+		if (!r) {
+			p->rc = -ENOMEM;
+			return;
+		}
+		p->r = r;
+		p->cap = cap;
+	}
+	p->r[p->n++] = (struct jitmap__small_range){page_down(lo), exact ? hi : page_up(hi), why};
+}
+
+static void keep(struct planner *p, uint64_t lo, uint64_t hi, unsigned why)
+{
+	keep_range(p, lo, hi, why, false);
+}
+
+static bool read_mem(struct planner *p, uint64_t addr, void *buf, size_t len)
+{
+	char why[160];
+	return p->mem->read_mem && p->mem->read_mem(p->mem->ctx, addr, buf, len, why,
+						    sizeof(why)) == 0;
+}
+
+static bool read_word(struct planner *p, uint64_t addr, uint64_t *v)
+{
+	uint8_t b[8];
+	if (!read_mem(p, addr, b, 8))
+		return false;
+	*v = jitmap__load(b, 8, p->order);
+	return true;
+}
+
+/* The segment holding `addr`, or NULL. */
+static const struct jitmap__small_seg *seg_at(const struct planner *p, uint64_t addr)
+{
+	const size_t lo = JITMAP_UPPER_BOUND(p->segs, p->nsegs, vaddr, addr);
+	if (!lo)
+		return NULL;
+	const struct jitmap__small_seg *s = &p->segs[lo - 1];
+	return addr - s->vaddr < s->memsz ? s : NULL;
+}
+
+/* Whether `addr` is JIT code: in an executable segment no file is mapped at. */
+static bool jit_code_at(const struct planner *p, uint64_t addr)
+{
+	const struct jitmap__small_seg *s = seg_at(p, addr);
+	if (!s || !(s->flags & PF_X))
+		return false;
+	const size_t n = jitmap_core_num_mappings(p->core);
+	const size_t lo = JITMAP_UPPER_BOUND(p->core->maps, n, start, addr);
+	return !lo || addr >= p->core->maps[lo - 1].end;
+}
+
+static void keep_code_near(struct planner *p, uint64_t addr)
+{
+	if (p->code_pages >= MAX_CODE_PAGES || !jit_code_at(p, addr))
+		return;
+	keep(p, addr - PAGE, addr + PAGE, JITMAP_CORE_KEPT_JIT_CODE);
+	p->code_pages += 2;
+}
+
+/* -- Threads -- */
+
+static void thread_pointer(struct planner *p, const jitmap_core_thread_info *t, jitmap_arch arch)
+{
+	uint64_t tp = 0, a0 = 0, a1 = 0;
+	if (arch == JITMAP_ARCH_X86_64 && jitmap_core_thread_reg(t, 58, &tp) == 0 && tp)
+		keep(p, tp - PAGE, tp + 2 * PAGE, JITMAP_CORE_KEPT_THREAD);
+	else if (arch == JITMAP_ARCH_S390X && jitmap_core_thread_reg(t, 48, &a0) == 0 &&
+		 jitmap_core_thread_reg(t, 49, &a1) == 0 && (tp = a0 << 32 | (a1 & 0xffffffffu)))
+		keep(p, tp - PAGE, tp + 2 * PAGE, JITMAP_CORE_KEPT_THREAD);
+}
+
+static void stacks(struct planner *p, uint64_t stack_bytes)
+{
+	const jitmap_arch arch = jitmap_core_arch(p->core);
+	const int spn = jitmap_reg_sp(arch), pcn = jitmap_reg_pc(arch);
+	uint8_t *buf = malloc(1 << 16);
+	if (!buf) {
+		p->rc = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < jitmap_core_num_threads(p->core); i++) {
+		const jitmap_core_thread_info *t = jitmap_core_thread(p->core, i);
+		uint64_t sp, pc;
+		thread_pointer(p, t, arch);
+		if (pcn >= 0 && jitmap_core_thread_reg(t, (unsigned)pcn, &pc) == 0)
+			keep_code_near(p, pc);
+		const struct jitmap__small_seg *s;
+		if (spn < 0 || jitmap_core_thread_reg(t, (unsigned)spn, &sp) || !(s = seg_at(p, sp)))
+			continue;
+		const uint64_t end = s->vaddr + s->memsz;
+		const uint64_t hi = end - sp > stack_bytes ? sp + stack_bytes : end;
+		const uint64_t lo = sp - s->vaddr > BELOW_SP ? sp - BELOW_SP : s->vaddr;
+		keep_range(p, lo, hi, JITMAP_CORE_KEPT_STACK, hi < end);
+		/* Return addresses into JIT code: its pages, for the readers that look at code. */
+		for (uint64_t a = sp & ~UINT64_C(7); a < hi && p->code_pages < MAX_CODE_PAGES;) {
+			const size_t len = hi - a < (1 << 16) ? (size_t)(hi - a) : 1 << 16;
+			if (!read_mem(p, a, buf, len))
+				break;
+			for (size_t k = 0; k + 8 <= len; k += 8)
+				keep_code_near(p, jitmap__load(buf + k, 8, p->order));
+			a += len;
+		}
+	}
+	free(buf);
+}
+
+/* -- JIT descriptors, entries, images -- */
+
+static void image_sections(struct planner *p, uint64_t addr, uint64_t size)
+{
+	void *img = malloc((size_t)size);
+	if (!img) {
+		p->rc = -ENOMEM;
+		return;
+	}
+	Elf *e = NULL;
+	if (read_mem(p, addr, img, (size_t)size) && (e = elf_memory(img, (size_t)size)) &&
+	    elf_kind(e) == ELF_K_ELF) {
+		Elf_Scn *scn = NULL;
+		GElf_Shdr sh;
+		while ((scn = elf_nextscn(e, scn)) && gelf_getshdr(scn, &sh)) {
+			if (!(sh.sh_flags & SHF_ALLOC) || !sh.sh_addr || sh.sh_type == SHT_NOBITS ||
+			    !sh.sh_size || sh.sh_addr > UINT64_MAX - sh.sh_size)
+				continue;
+			keep(p, sh.sh_addr,
+			     sh.sh_addr + (sh.sh_size < MAX_SECTION ? sh.sh_size : MAX_SECTION),
+			     JITMAP_CORE_KEPT_JIT_CODE);
+		}
+	}
+	elf_end(e);
+	free(img);
+}
+
+static void jit_lists(struct planner *p)
+{
+	uint64_t descs[MAX_DESCRIPTORS];
+	size_t nd = jitmap_core_find_symbol(p->core, JITMAP_JIT_DESCRIPTOR_SYMBOL, descs, NULL,
+					    MAX_DESCRIPTORS);
+	nd = nd < MAX_DESCRIPTORS ? nd : MAX_DESCRIPTORS;
+	for (size_t d = 0; d < nd && !p->rc; d++) {
+		keep(p, descs[d], descs[d] + 32, JITMAP_CORE_KEPT_JIT);
+		jitmap_error err;
+		jitmap_jit_list *l = jitmap_jit_list_read(p->mem, descs[d], p->order, 0, &err);
+		for (size_t i = 0; l && i < jitmap_jit_list_count(l) && !p->rc; i++) {
+			const jitmap_jit_code *c = jitmap_jit_list_code(l, i);
+			keep(p, c->entry, c->entry + 32, JITMAP_CORE_KEPT_JIT);
+			if (!c->symfile_size || c->symfile_size > MAX_IMAGE ||
+			    c->symfile_addr > UINT64_MAX - c->symfile_size)
+				continue;
+			keep(p, c->symfile_addr, c->symfile_addr + c->symfile_size,
+			     JITMAP_CORE_KEPT_JIT);
+			image_sections(p, c->symfile_addr, c->symfile_size);
+		}
+		jitmap_jit_list_free(l);
+	}
+}
+
+/* -- Modules and the dynamic linker's list -- */
+
+static void loader(struct planner *p)
+{
+	uint64_t phdr = 0, phnum = 0, vdso = 0;
+	if (jitmap_core_auxv(p->core, 33 /* AT_SYSINFO_EHDR */, &vdso) == 0 && vdso) {
+		const struct jitmap__small_seg *s = seg_at(p, vdso);
+		if (s && s->memsz <= MAX_VDSO)
+			keep(p, s->vaddr, s->vaddr + s->memsz, JITMAP_CORE_KEPT_VDSO);
+	}
+	for (size_t i = 0; i < jitmap_core_num_mappings(p->core); i++) {
+		const jitmap_core_mapping_info *m = jitmap_core_mapping(p->core, i);
+		if (m->offset == 0)
+			keep(p, m->start, m->start + PAGE, JITMAP_CORE_KEPT_MODULE);
+	}
+	if (jitmap_core_auxv(p->core, AT_PHDR, &phdr) || jitmap_core_auxv(p->core, AT_PHNUM, &phnum) ||
+	    !phdr || !phnum || phnum > 256)
+		return;
+	uint8_t ph[256 * 56];
+	if (!read_mem(p, phdr, ph, (size_t)phnum * 56))
+		return;
+	keep(p, phdr, phdr + phnum * 56, JITMAP_CORE_KEPT_LOADER);
+	uint64_t bias = 0, dyn = 0, dynsz = 0;
+	bool have_bias = false;
+	for (uint64_t i = 0; i < phnum; i++) {
+		const uint8_t *h = ph + i * 56;
+		const uint32_t type = (uint32_t)jitmap__load(h, 4, p->order);
+		if (type == PT_PHDR) {
+			bias = phdr - jitmap__load(h + 16, 8, p->order);
+			have_bias = true;
+		} else if (type == PT_DYNAMIC) {
+			dyn = jitmap__load(h + 16, 8, p->order);
+			dynsz = jitmap__load(h + 40, 8, p->order);
+		}
+	}
+	if (!have_bias || !dyn || dynsz > (1 << 20))
+		return;
+	dyn += bias;
+	keep(p, dyn, dyn + dynsz, JITMAP_CORE_KEPT_LOADER);
+	uint64_t r_debug = 0;
+	for (uint64_t off = 0; off + 16 <= dynsz; off += 16) {
+		uint64_t tag, val;
+		if (!read_word(p, dyn + off, &tag) || !read_word(p, dyn + off + 8, &val) ||
+		    tag == DT_NULL)
+			break;
+		if (tag == DT_DEBUG)
+			r_debug = val;
+	}
+	uint64_t lm = 0;
+	if (!r_debug || !read_word(p, r_debug + 8, &lm))
+		return;
+	keep(p, r_debug, r_debug + 40, JITMAP_CORE_KEPT_LOADER);
+	for (size_t n = 0; lm && n < MAX_LINK_MAPS && !p->rc; n++) {
+		uint64_t name = 0, ld = 0, next = 0;
+		keep(p, lm, lm + 40, JITMAP_CORE_KEPT_LOADER);
+		if (!read_word(p, lm + 8, &name) || !read_word(p, lm + 16, &ld) ||
+		    !read_word(p, lm + 24, &next))
+			break;
+		if (name)
+			keep(p, name, name + 1, JITMAP_CORE_KEPT_LOADER);
+		if (ld)
+			keep(p, ld, ld + 1, JITMAP_CORE_KEPT_LOADER);
+		lm = next;
+	}
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct jitmap__small_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
+		       const struct jitmap__small_seg *segs, size_t nsegs, uint64_t stack_bytes,
+		       struct jitmap__small_range **out, size_t *nout)
+{
+	struct planner p = {.core = core, .mem = mem, .order = jitmap_core_byte_order(core),
+			    .segs = segs, .nsegs = nsegs};
+	*out = NULL;
+	*nout = 0;
+	if (jitmap__elf_ready(NULL))
+		return -ENOTSUP;
+	stacks(&p, stack_bytes);
+	jit_lists(&p);
+	loader(&p);
+	for (size_t i = 0; i < nsegs; i++)
+		if ((segs[i].flags & PF_W) && segs[i].filesz && segs[i].filesz <= SMALL_DATA)
+			keep(&p, segs[i].vaddr, segs[i].vaddr + segs[i].filesz,
+			     JITMAP_CORE_KEPT_DATA);
+	if (p.rc) {
+		free(p.r);
+		return p.rc;
+	}
+	/* Sorted and merged: overlapping or touching ranges become one, their reasons joined. */
+	qsort(p.r, p.n, sizeof(*p.r), range_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < p.n; i++) {
+		if (m && p.r[i].lo <= p.r[m - 1].hi) {
+			if (p.r[i].hi > p.r[m - 1].hi)
+				p.r[m - 1].hi = p.r[i].hi;
+			p.r[m - 1].why |= p.r[i].why;
+		} else {
+			p.r[m++] = p.r[i];
+		}
+	}
+	*out = p.r;
+	*nout = m;
+	return 0;
+}

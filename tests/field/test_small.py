@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""Small cores (issue 38): `jitmap-core-handler --small` keeps what the stacks, the JIT frames
+and their values need, and every tool reads from it what it reads from the full core.
+
+    tests/field/test_small.py BUILD_DIR
+
+- demo: the demo JIT at a statepoint in two threads (`--program statepoint --threads 2
+  --pause`), held; gcore's core made small twice: streamed with the process at hand
+  (`--small PID` < core) and from the core on disk compressed with zstd (`--small
+  --from=CORE.zst`, no PID): the same bytes. The small core is at most 2% of the full one;
+  `jitmap-stack --values --json` gives the same output from both; GDB with jitmap (`thread
+  apply all bt`, `info stackmap` in every frame) prints the same; eu-stack the same frames.
+  Negative control: GDB without jitmap knows no `info stackmap`.
+- missing: the statepoint in the main thread, the small core's stack bound set to end at
+  the JIT frame's slot [rsp+16]: the values in [rsp] and [rsp+8] are the full core's, those
+  in [rsp+16] and [rsp+24] are missing, "not in this small core", in jitmap-stack and in GDB's
+  `info stackmap`; a heap object the program printed reads in the full core and not in the
+  small one (GDB: "Cannot access memory"; jitmap-stack: the frames above the bound stop, said).
+- node: Node.js 20 (`--perf-basic-prof`, three nested optimized functions blocked), held;
+  its core made small with its perf map added: at most 2%, the same jitmap-stack output as the
+  full core with the map added, GDB's `bt` the same JavaScript frames.
+- postgres: a PostgreSQL 15 backend blocked in pg_sleep called from a JIT-compiled expression
+  (jit_above_cost = 0, jit_debugging_support = on): at most 2%, the same jitmap-stack output
+  (the frame evalexpr_*), GDB's `bt` the same.
+- kernel: through the real core_pattern (set and restored), `|h --small %P -- dd of=...`: the
+  demo JIT aborting at a statepoint in two threads; the core made small while the kernel
+  streams it (memory read from /proc/PID/mem); jitmap-stack `--values` finds record 300 in
+  both threads holding the values the program printed. Skipped where core_pattern cannot be
+  written.
+
+Exits 77 (skipped) without gcore or zstd.
+"""
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TESTS, "debugger"))
+import harness as H  # noqa: E402
+
+if len(sys.argv) != 2:
+    sys.exit("usage: test_small.py BUILD_DIR")
+BUILD = os.path.abspath(sys.argv[1])
+STACK = os.path.join(BUILD, "jitmap-stack")
+HANDLER = os.path.join(BUILD, "jitmap-core-handler")
+NODE_SCRIPT = os.path.join(TESTS, "perfmap", "node_hot.js")
+NODE_FLAGS = ["--allow-natives-syntax", "--no-turbo-inlining", "--perf-basic-prof"]
+PG_BIN = "/usr/lib/postgresql/15/bin"
+TIMEOUT = 300
+MAX_SHARE = 0.02
+
+
+def run(cmd, stdin=None, stdout=subprocess.PIPE, env=None):
+    p = subprocess.run(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                       timeout=TIMEOUT, env=env)
+    out = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
+    return p.returncode, out, p.stderr.decode("utf-8", "replace")
+
+
+def stack_json(core, *extra):
+    rc, out, err = run([STACK, "--json"] + list(extra) + [core])
+    H.check(rc in (0, 1) and out.startswith("{"), "jitmap-stack %s: exit %d: %s" % (
+        core, rc, err[-400:]))
+    obj = json.loads(out)
+    obj["process"].pop("core", None)
+    return obj
+
+
+def gcore(pid, work):
+    g = os.path.join(work, "full")
+    rc, _, err = run(["gcore", "-o", g, str(pid)])
+    g = "%s.%d" % (g, pid)
+    H.check(os.path.exists(g), "gcore: exit %d: %s" % (rc, err[-300:]))
+    return g
+
+
+def shrink(full, out, *args):
+    """The handler with --small, the full core on its standard input (or --from)."""
+    with open(out, "wb") as o:
+        if any(a.startswith("--from=") for a in args):
+            rc, _, err = run([HANDLER, "--small"] + list(args), stdout=o)
+        else:
+            with open(full, "rb") as i:
+                rc, _, err = run([HANDLER, "--small"] + list(args), stdin=i, stdout=o)
+    H.check(rc == 0 and "a small core: " in err, "the handler: exit %d: %s" % (rc, err))
+    return out
+
+
+def small_enough(full, small, what):
+    a, b = os.path.getsize(full), os.path.getsize(small)
+    H.check(b <= MAX_SHARE * a, "%s: the small core is %d bytes, %.2f%% of the full %d" % (
+        what, b, 100.0 * b / a, a))
+    print("  %s: small %d bytes, full %d (%.3f%%)" % (what, b, a, 100.0 * b / a))
+
+
+def same_stacks(full, small, what, *extra):
+    a = stack_json(full, "--values", *extra)
+    b = stack_json(small, "--values", *extra)
+    if a != b:
+        ja = json.dumps(a, indent=1, sort_keys=True).splitlines()
+        jb = json.dumps(b, indent=1, sort_keys=True).splitlines()
+        import difflib
+        diff = "\n".join(list(difflib.unified_diff(ja, jb, "full", "small", lineterm=""))[:40])
+        raise H.Fail("%s: jitmap-stack differs between the full and the small core:\n%s" % (
+            what, diff))
+    return a
+
+
+def eu_frames(core, exe):
+    rc, out, err = run(["eu-stack", "--core=" + core, "-e", exe])
+    return [line for line in out.splitlines() if line.startswith("#")]
+
+
+def gdb_text(r, tag):
+    """A session's output for `tag` with the core's own name left out."""
+    return "\n".join(line for line in r.text(tag).splitlines()
+                     if "core" not in line.lower() or "#" in line)
+
+
+def wait_for(path, word, p, what):
+    for _ in range(600):
+        if word in H.read(path):
+            return
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise H.Fail("%s never got ready: %s" % (what, H.read(path)[-400:]))
+
+
+def main():
+    for tool in ("gcore", "zstd"):
+        if not shutil.which(tool):
+            print("SKIP: no %s" % tool)
+            return 77
+    for path in (STACK, HANDLER):
+        if not os.path.exists(path):
+            print("SKIP: %s not built" % path)
+            return 77
+    env = H.Env(BUILD, "jitmap-small.")
+    gdb = H.debugger(env, "gdb")
+    runner = H.Runner("small")
+    work = env.dir("crash")
+    moved = env.dir("elsewhere")
+
+    def held_demo(args, name):
+        """The demo started with `args`, paused in its JIT code: (process, its output)."""
+        out = os.path.join(work, name + ".out")
+        with open(out, "w") as f:
+            p = subprocess.Popen([env.demo] + args + ["--pause"], stdout=f,
+                                 stderr=subprocess.STDOUT, cwd=work)
+        wait_for(out, "heap-object name=obj2", p, "the demo")
+        time.sleep(0.3)  # every thread in its pause
+        return p, out
+
+    @runner.test
+    def demo():
+        """The demo JIT's statepoint in two threads: the small core reads as the full one."""
+        p, out = held_demo(["--program", "statepoint", "--threads", "2"], "demo")
+        try:
+            full = gcore(p.pid, work)
+            small = shrink(full, os.path.join(moved, "small"), str(p.pid))
+        finally:
+            p.kill()
+            p.wait()
+        z = os.path.join(moved, "full.zst")
+        subprocess.run(["zstd", "-q", "-T1", "-f", full, "-o", z], check=True, timeout=TIMEOUT)
+        again = shrink(None, os.path.join(moved, "small-from-zst"), "--from=" + z)
+        with open(small, "rb") as a, open(again, "rb") as b:
+            H.check(a.read() == b.read(), "--from=CORE.zst wrote another small core than "
+                    "the stream with its process at hand")
+        small_enough(full, small, "demo")
+        got = same_stacks(full, small, "demo", "--exe=" + env.demo)
+        truths = H.truth(H.read(out), "jitmap-demo:", "statepoint")
+        objs = [f["stackmap"] for t in got["threads"] for f in t["frames"] if f.get("stackmap")]
+        H.check(len(objs) == 2, "the small core's frames at a record: %d, want 2" % len(objs))
+        ef, es = eu_frames(full, env.demo), eu_frames(small, env.demo)
+        H.check(ef and ef == es, "eu-stack's frames differ:\n%s\n--\n%s" % (
+            "\n".join(ef), "\n".join(es)))
+        if not gdb:
+            raise H.Skip("no gdb with Python (jitmap-stack and eu-stack passed)")
+        every = "thread apply all -- frame apply all -s -- info stackmap"
+        texts = []
+        for core in (full, small):
+            r = gdb.session("gdb-" + os.path.basename(core),
+                            [gdb.dump("bt", "thread apply all bt"), gdb.dump("sm", every)],
+                            exe=env.demo, core=core)
+            texts.append((gdb_text(r, "bt"), gdb_text(r, "sm")))
+        H.check("statepoint_main" in texts[1][0] and "record 300" in texts[1][1],
+                "GDB on the small core: %s" % texts[1][1][-600:])
+        H.check(texts[0] == texts[1], "GDB prints otherwise from the small core:\n%s\n--\n%s" % (
+            texts[0][1][-800:], texts[1][1][-800:]))
+        r = gdb.session("gdb-alone", [gdb.dump("sm", "info stackmap")], exe=env.demo,
+                        core=small, jitmap=False)
+        H.check("record 300" not in r.text("sm"), "GDB without jitmap: %s" % r.text("sm"))
+
+    @runner.test
+    def missing():
+        """Values past the kept stack are missing, with the reason, never wrong."""
+        p, out = held_demo(["--program", "statepoint"], "main")
+        try:
+            full = gcore(p.pid, work)
+        finally:
+            p.kill()
+            p.wait()
+        got = stack_json(full, "--values", "--registers", "--exe=" + env.demo)
+        frames = got["threads"][0]["frames"]
+        sp = int([r["value"] for r in frames[0]["registers"] if r["register"] == "rsp"][0], 16)
+        at = [f for f in frames if f.get("stackmap")]
+        H.check(len(at) == 1, "the full core: %d frames at a record" % len(at))
+        locs = at[0]["stackmap"]["locations"]
+        slot = {loc["index"]: int(loc["address"], 16) for loc in locs
+                if loc["kind"] == "indirect"}
+        cut = min(a for a in slot.values() if a > min(slot.values()) + 8)  # [rsp+16]
+        small = shrink(full, os.path.join(moved, "bounded"), "--stack-bytes=%d" % (cut - sp),
+                       str(0))
+        got2 = stack_json(small, "--values", "--exe=" + env.demo)
+        at2 = [f for t in got2["threads"] for f in t["frames"] if f.get("stackmap")]
+        H.check(len(at2) == 1, "the bounded small core: %d frames at a record" % len(at2))
+        kept, lost = 0, 0
+        for a, b in zip(locs, at2[0]["stackmap"]["locations"]):
+            if a["index"] not in slot:
+                continue
+            if slot[a["index"]] < cut:
+                H.check(b["value"] == a["value"] and b["value"] is not None,
+                        "location %d: %s, full core %s" % (a["index"], b, a))
+                kept += 1
+            else:
+                H.check(b["value"] is None and "not in this small core" in b.get("error", ""),
+                        "location %d past the bound: %s" % (a["index"], b))
+                lost += 1
+        H.check(kept >= 2 and lost >= 2, "kept %d, lost %d locations" % (kept, lost))
+        last = got2["threads"][0]["frames"][-1]
+        H.check(last.get("stackmap") and "cannot read the return address" in (
+            last.get("error") or ""), "jitmap-stack does not say why the walk stops at the "
+                "bound: %s" % last)
+        heap = [int(t["addr"], 16) for t in H.truth(H.read(out), "jitmap-demo:", "heap-object")
+                if t.get("name") == "obj"][0]
+        if not gdb:
+            raise H.Skip("no gdb with Python (jitmap-stack passed)")
+        reads = []
+        for core in (full, small):
+            r = gdb.session("gdb-missing-" + os.path.basename(core),
+                            [gdb.dump("x", "x/gx 0x%x" % (heap + 16)),
+                             gdb.dump("sm", "frame apply all -s -- info stackmap")],
+                            exe=env.demo, core=core)
+            reads.append((r.text("x"), r.text("sm")))
+        H.check("0x0000000000000457" in reads[0][0], "GDB, full core: %s" % reads[0][0])
+        H.check("Cannot access memory" in reads[1][0], "GDB, small core: %s" % reads[1][0])
+        H.check("not in this small core" in reads[1][1],
+                "GDB's info stackmap on the bounded core: %s" % reads[1][1][-800:])
+
+    def node_pid_core(tag):
+        out = os.path.join(work, "node.out")
+        with open(out, "w") as f:
+            p = subprocess.Popen(["node"] + NODE_FLAGS + [NODE_SCRIPT, "600"], stdout=f,
+                                 stderr=subprocess.STDOUT, cwd=work)
+        return p, out
+
+    @runner.test
+    def node():
+        """Node.js 20 with its perf map: the small core names the same frames."""
+        if not shutil.which("node"):
+            raise H.Skip("no node")
+        p, out = node_pid_core("node")
+        perf = "/tmp/perf-%d.map" % p.pid
+        try:
+            wait_for(out, "ready", p, "node")
+            os.kill(p.pid, signal.SIGSTOP)
+            full = gcore(p.pid, work)
+            withmap = os.path.join(work, "node-withmap")
+            with open(full, "rb") as i, open(withmap, "wb") as o:
+                rc, _, err = run([HANDLER, str(p.pid)], stdin=i, stdout=o)
+            H.check(rc == 0, "the handler: %s" % err)
+            small = shrink(full, os.path.join(moved, "node-small"), str(p.pid))
+        finally:
+            p.kill()
+            p.wait()
+            if os.path.exists(perf):
+                os.unlink(perf)
+        os.unlink(full)
+        small_enough(withmap, small, "node")
+        got = same_stacks(withmap, small, "node")
+        names = [f["function"] or "" for f in got["threads"][0]["frames"] if f["jit"]]
+        H.check(any("jitmapInner" in n for n in names), "node's JIT frames: %s" % names)
+        if gdb:
+            bts = []
+            for core in (withmap, small):
+                r = gdb.session("gdb-node-" + os.path.basename(core), [gdb.dump("bt", "bt")],
+                                exe=shutil.which("node"), core=core)
+                bts.append([ln.split(" in ", 1)[1] for ln in r.text("bt").splitlines()
+                            if " in JS:" in ln])
+            H.check(bts[0] and bts[0] == bts[1], "GDB's JavaScript frames: %s / %s" % tuple(bts))
+        os.unlink(withmap)
+
+    @runner.test
+    def postgres():
+        """A PostgreSQL backend in a JIT-compiled expression: the same frames and names."""
+        postgres_bin = os.path.join(PG_BIN, "postgres")
+        if not os.path.exists(postgres_bin) or not os.path.exists(
+                "/usr/lib/postgresql/15/lib/llvmjit.so"):
+            raise H.Skip("no PostgreSQL 15 with its LLVM JIT (postgresql-15)")
+        user = "nobody"
+        try:
+            pw = pwd.getpwnam(user)
+        except KeyError:
+            raise H.Skip("no user %s to run PostgreSQL as" % user)
+        pg = tempfile.mkdtemp(prefix="jmpg", dir="/tmp")
+        os.chown(pg, pw.pw_uid, pw.pw_gid)
+        as_user = ["runuser", "-u", user, "--"] if os.geteuid() == 0 else []
+        data = os.path.join(pg, "data")
+        rc, _, err = run(as_user + [os.path.join(PG_BIN, "initdb"), "-D", data, "-A", "trust",
+                                    "-U", "postgres"])
+        H.check(rc == 0, "initdb: %s" % err[-400:])
+        with open(os.path.join(data, "postgresql.conf"), "a") as f:
+            f.write("listen_addresses = ''\nunix_socket_directories = '%s'\njit = on\n"
+                    "jit_above_cost = 0\njit_inline_above_cost = -1\n"
+                    "jit_optimize_above_cost = -1\njit_debugging_support = on\n" % pg)
+        ctl = as_user + [os.path.join(PG_BIN, "pg_ctl"), "-D", data, "-l",
+                         os.path.join(pg, "log"), "-w"]
+        rc, _, err = run(ctl + ["start"])
+        H.check(rc == 0, "pg_ctl start: %s %s" % (err[-300:], H.read(os.path.join(pg, "log"))))
+        psql = ["psql", "-h", pg, "-U", "postgres", "-Atc"]
+        q = None
+        try:
+            q = subprocess.Popen(psql + ["SELECT pg_sleep(600) FROM generate_series(1, 3) g "
+                                         "WHERE g > 0"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            pid = None
+            for _ in range(100):
+                rc, out, _ = run(psql + ["SELECT pid FROM pg_stat_activity WHERE query LIKE "
+                                         "'%pg_sleep(600)%' AND pid <> pg_backend_pid() AND "
+                                         "wait_event = 'PgSleep'"])
+                if out.strip():
+                    pid = int(out.split()[0])
+                    break
+                time.sleep(0.1)
+            H.check(pid, "no backend in pg_sleep")
+            full = gcore(pid, work)
+            small = shrink(full, os.path.join(moved, "pg-small"), str(pid))
+        finally:
+            if q:
+                q.kill()
+            run(ctl + ["-m", "immediate", "stop"])
+            shutil.rmtree(pg, ignore_errors=True)
+        small_enough(full, small, "postgres")
+        got = same_stacks(full, small, "postgres")
+        names = [f["function"] or "" for f in got["threads"][0]["frames"] if f["jit"]]
+        H.check(any(n.startswith("evalexpr") for n in names),
+                "the backend's JIT frames: %s" % names)
+        if gdb:
+            bts = []
+            for core in (full, small):
+                r = gdb.session("gdb-pg-" + os.path.basename(core), [gdb.dump("bt", "bt")],
+                                exe=postgres_bin, core=core)
+                bts.append(re.findall(r" in (\S+) \(", r.text("bt")))
+            H.check("pg_sleep" in bts[1] and bts[0] == bts[1],
+                    "GDB's frames: %s / %s" % tuple(bts))
+        os.unlink(full)
+
+    @runner.test
+    def kernel():
+        """The kernel's core streamed through `--small`, its memory read from the process."""
+        pattern, limit = "/proc/sys/kernel/core_pattern", "/proc/sys/kernel/core_pipe_limit"
+        old, old_limit = H.read(pattern).strip(), H.read(limit).strip()
+        short = tempfile.mkdtemp(prefix="jms", dir="/tmp")
+        os.symlink(HANDLER, os.path.join(short, "h"))
+        line = "|%s/h --small %%P -- %s of=%s/s.%%P status=none" % (
+            short, shutil.which("dd"), short)
+        if len(line) >= 128:
+            raise H.Skip("the handler's path is too long for core_pattern (128 bytes)")
+        try:
+            with open(pattern, "w") as f:
+                f.write(line)
+            with open(limit, "w") as f:
+                f.write("4")
+        except OSError as e:
+            raise H.Skip("core_pattern cannot be written here: %s" % e.strerror)
+        out = os.path.join(work, "kernel.out")
+        try:
+            with open(out, "w") as f:
+                p = subprocess.Popen([env.demo, "--abort", "--program", "statepoint",
+                                      "--threads", "2"], stdout=f, stderr=subprocess.STDOUT,
+                                     cwd=work, preexec_fn=lambda: __import__(
+                                         "resource").setrlimit(__import__("resource")
+                                                               .RLIMIT_CORE, (-1, -1)))
+                p.wait(timeout=120)
+        finally:
+            with open(pattern, "w") as f:
+                f.write(old)
+            with open(limit, "w") as f:
+                f.write(old_limit)
+        core = os.path.join(short, "s.%d" % p.pid)
+        for _ in range(100):
+            if os.path.exists(core) and os.path.getsize(core) > 0:
+                break
+            time.sleep(0.1)
+        if not os.path.exists(core):
+            shutil.rmtree(short, ignore_errors=True)
+            raise H.Skip("no core came through core_pattern (demo exit %s)" % p.returncode)
+        time.sleep(0.5)  # dd may still be writing
+        moved_core = os.path.join(moved, "kernel-small")
+        shutil.move(core, moved_core)
+        shutil.rmtree(short, ignore_errors=True)
+        truths = H.truth(H.read(out), "jitmap-demo:", "statepoint")
+        got = stack_json(moved_core, "--values", "--exe=" + env.demo)
+        objs = [f["stackmap"] for t in got["threads"] for f in t["frames"] if f.get("stackmap")]
+        H.record_300(objs, truths, "jitmap-stack, the kernel's small core")
+        rc, notes, err = run(["eu-readelf", "-n", moved_core])
+        H.check("JITMAP" in notes, "no note of a small core in the kernel's core")
+
+    return runner.run(env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
