@@ -65,12 +65,39 @@ class CodeMap:
             return False
         return exact or not pc or self.code_at(pc - 1) == 0
 
+    def missing(self, addr, size, unusable_only=True):
+        """A core's reason for lacking a byte of [addr, addr + size) (:func:`core_missing`),
+        or None (and always for a live process)."""
+        if not self.stopped:
+            return None
+        core = self.lib.jitmap_stopped_core(self.stopped)
+        return core_missing(core, addr, size, unusable_only) if core else None
+
     def build_id_at(self, pc):
         """The build ID (lowercase hex) of the file the process maps at `pc`, from its first
         page (the process's memory, or the core's copy), or None."""
         buf = (ctypes.c_uint8 * 64)()
         n = self._ask("build_id_at", pc, buf, len(buf), 0)
         return bytes(buf[:n]).hex() if n else None
+
+
+def core_missing(core, addr, size, unusable_only=True):
+    """Why libjitmap's `core` (a jitmap_core) lacks a byte of [addr, addr + size): the first
+    byte no mapped file may stand for (a truncated segment, a small core's left-out memory,
+    a writable segment not dumped: a debugger that reads the file there reads a wrong value),
+    or, with unusable_only False, that the core does not hold at all; None when it holds
+    them (or a file may)."""
+    lib = N.lib()
+    info = N.CoreMemoryInfo()
+    addr &= 0xFFFFFFFFFFFFFFFF
+    end = min(addr + size, 1 << 64)
+    while addr < end:
+        if lib.jitmap_core_memory(core, addr, ctypes.byref(info)) or not info.size:
+            return None
+        if info.source == N.CORE_MEM_NONE and (info.file_unusable or not unusable_only):
+            return N.text(info.why)
+        addr += info.size
+    return None
 
 
 _cache = [None, None]  # [the stop's key, CodeMap or None]: for_stop

@@ -92,20 +92,9 @@ class _Core:
             self.handle = None
 
     def missing(self, addr, size, unusable_only=True):
-        """Why the core lacks a byte of [addr, addr + size): the first that no file may stand
-        for (or, with unusable_only False, that it does not hold at all), or None."""
-        if not self.handle:
-            return None
-        lib = N.lib()
-        info = N.CoreMemoryInfo()
-        end = min(addr + size, 1 << 64)
-        while addr < end:
-            if lib.jitmap_core_memory(self.handle, addr, ctypes.byref(info)) or not info.size:
-                return None
-            if info.source == N.CORE_MEM_NONE and (info.file_unusable or not unusable_only):
-                return N.text(info.why)
-            addr += info.size
-        return None
+        """codemap.core_missing of this core, or None when libjitmap could not open it."""
+        return codemap.core_missing(self.handle, addr, size, unusable_only) if self.handle \
+            else None
 
     def check(self, addr, size):
         """Raise D.ReadError unless a file may stand for every byte GDB reads there."""

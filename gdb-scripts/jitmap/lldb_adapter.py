@@ -214,10 +214,17 @@ class LldbFrame:
         return M.Recovered(raw) if self.level > 0 else bytes(raw)
 
     def read_memory(self, addr, size):
+        # In a core, libjitmap says why bytes are missing (a small core's left-out memory,
+        # a truncated segment), and where LLDB would read a mapped file that is not them.
+        cm = self.dbg.core_map()
+        why = cm.missing(addr, size) if cm is not None else None
+        if why:
+            raise M.Unavailable(why)
         try:
             return bytes(_read(self.dbg.process, addr, size))
         except D.ReadError as e:
-            raise M.Unavailable(str(e)) from None
+            why = cm.missing(addr, size, unusable_only=False) if cm is not None else None
+            raise M.Unavailable(why or str(e)) from None
 
     def _older(self):
         return self.frame.GetThread().GetFrameAtIndex(self.level + 1)
@@ -289,6 +296,7 @@ class Lldb:
         self._builds = {}   # {stop id: {module path: why it is another build, or None}}
         self._region_list = None  # the process's memory regions, read at the first need
         self._guesses = {}  # {(thread, list): (frames checked, first guessed step, its level)}
+        self._core_path = False  # the core file LLDB debugs (core_map): not asked yet
 
     def check_process(self):
         target, process = self.target, self.process
@@ -491,7 +499,26 @@ class Lldb:
                 return codemap.CodeMap(pid=key[0])
             except (OSError, AttributeError):
                 return None  # an older library, or no /proc: LLDB's regions
-        return codemap.for_stop(key, opener)
+        # A core: none here, and the core's own map (core_map) is left open.
+        return codemap.for_stop(key, opener) if key is not None else None
+
+    def core_map(self):
+        """libjitmap's reading of the core LLDB debugs (codemap.CodeMap, kept while it stays
+        open; which core, asked once per command), or None: a live process, or a core
+        libjitmap cannot open."""
+        if self._core_path is False:
+            try:
+                self._core_path = self.core_file()
+            except Exception:
+                self._core_path = None
+        core = self._core_path
+
+        def opener():
+            try:
+                return codemap.CodeMap(core=core)
+            except (OSError, AttributeError):
+                return None
+        return codemap.for_stop(("core", core), opener) if core else None
 
     def _regions(self):
         """The process's memory regions, [(start, end, mapped, executable)] sorted, read once

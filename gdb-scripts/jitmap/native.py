@@ -461,6 +461,7 @@ _SIGNATURES = {
     "jitmap_stopped_free": (None, [c_void_p]),
     "jitmap_stopped_code_at": (c_int, [c_void_p, c_u64, c_void_p, c_size]),
     "jitmap_stopped_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
+    "jitmap_stopped_core": (c_void_p, [c_void_p]),
     "jitmap_image_build_id_at": (c_size, [P(Target), c_u64, c_void_p, c_size]),
 }
 

@@ -10,12 +10,13 @@ and their values need, and every tool reads from it what it reads from the full 
   --from=CORE.zst`, no PID): the same bytes. The small core is at most 2% of the full one;
   `jitmap-stack --values --json` gives the same output from both; GDB with jitmap (`thread
   apply all bt`, `info stackmap` in every frame) prints the same; eu-stack the same frames.
-  Negative control: GDB without jitmap knows no `info stackmap`.
+  LLDB's `stackmap bt --json` the same. Negative control: GDB without jitmap prints no
+  record.
 - missing: the statepoint in the main thread, the small core's stack bound set to end at
   the JIT frame's slot [rsp+16]: the values in [rsp] and [rsp+8] are the full core's, those
-  in [rsp+16] and [rsp+24] are missing, "not in this small core", in jitmap-stack and in GDB's
-  `info stackmap`; a heap object the program printed reads in the full core and not in the
-  small one (GDB: "Cannot access memory"; jitmap-stack: the frames above the bound stop, said).
+  in [rsp+16] and [rsp+24] are missing, "not in this small core", in jitmap-stack, GDB's
+  `info stackmap` and LLDB's `stackmap info`; a heap object the program printed reads in the full core and not in the
+  small one (GDB, LLDB); jitmap-stack says why the walk stops at the bound.
 - node: Node.js 20 (`--perf-basic-prof`, three nested optimized functions blocked), held;
   its core made small with its perf map added: at most 2%, the same jitmap-stack output as the
   full core with the map added, GDB's `bt` the same JavaScript frames.
@@ -146,6 +147,7 @@ def main():
             return 77
     env = H.Env(BUILD, "jitmap-small.")
     gdb = H.debugger(env, "gdb")
+    lldb = H.debugger(env, "lldb")
     runner = H.Runner("small")
     work = env.dir("crash")
     moved = env.dir("elsewhere")
@@ -200,6 +202,17 @@ def main():
         r = gdb.session("gdb-alone", [gdb.dump("sm", "info stackmap")], exe=env.demo,
                         core=small, jitmap=False)
         H.check("record 300" not in r.text("sm"), "GDB without jitmap: %s" % r.text("sm"))
+        if not lldb:
+            raise H.Skip("no LLDB with Python (jitmap-stack, eu-stack and GDB passed)")
+        bts = []
+        for core in (full, small):
+            r = lldb.session("lldb-" + os.path.basename(core),
+                             [lldb.dump("t", "thread select 2"),
+                              lldb.ask("bt", "bt", opts=["json"])], exe=env.demo, core=core)
+            bts.append(r.json("bt"))
+        H.check(bts[0] == bts[1] and any(
+            "statepoint_main" in (f.get("function") or "") for f in bts[1]["frames"]),
+            "LLDB's stackmap bt differs: %s / %s" % tuple(bts))
 
     @runner.test
     def missing():
@@ -256,6 +269,21 @@ def main():
         H.check("Cannot access memory" in reads[1][0], "GDB, small core: %s" % reads[1][0])
         H.check("not in this small core" in reads[1][1],
                 "GDB's info stackmap on the bounded core: %s" % reads[1][1][-800:])
+        if not lldb:
+            raise H.Skip("no LLDB with Python (jitmap-stack and GDB passed)")
+        r = lldb.session("lldb-missing-bt", [lldb.ask("bt", "bt", opts=["json"])],
+                         exe=env.demo, core=small)
+        level = [f["frame"] for f in r.json("bt")["frames"]
+                 if "statepoint_main" in (f.get("function") or "")]
+        H.check(level, "LLDB: no frame statepoint_main in the bounded core")
+        r = lldb.session("lldb-missing", [lldb.dump("sm", "stackmap info %d" % level[0]),
+                                          lldb.dump("x", "memory read -s8 -c1 -fx 0x%x"
+                                                    % (heap + 16))],
+                         exe=env.demo, core=small)
+        H.check(r.text("sm").count("not in this small core") >= 2,
+                "LLDB's stackmap info on the bounded core: %s" % r.text("sm")[-800:])
+        H.check("0x0000000000000457" not in r.text("x"), "LLDB read the left-out heap: %s"
+                % r.text("x"))
 
     def node_pid_core(tag):
         out = os.path.join(work, "node.out")
