@@ -650,13 +650,13 @@ static int write_small_note(struct stream *s, const struct small *m)
 /* Whether and how the core can be made small: the process's memory to plan from (the core
  * file itself, or process `pid` for a pipe), or why not (`cant`; nothing written). */
 static int plan_small(struct stream *s, struct head *h, struct small *m, bool seekable,
-		      int pid, char *cant, size_t cant_len)
+		      int pid, const char *sysroot, char *cant, size_t cant_len)
 {
 	jitmap_error err;
 	char root[64] = "", path[64];
 	if (pid)
 		snprintf(root, sizeof(root), "/proc/%d/root", pid);
-	JITMAP_OPTS(jitmap_core_opts, copts, .sysroot = pid ? root : NULL);
+	JITMAP_OPTS(jitmap_core_opts, copts, .sysroot = sysroot ? sysroot : pid ? root : NULL);
 	jitmap_core *core;
 	jitmap_live *live = NULL;
 	jitmap_target mem;
@@ -677,8 +677,9 @@ static int plan_small(struct stream *s, struct head *h, struct small *m, bool se
 		if (core)
 			mem = jitmap_live_target(live);
 	}
-	if (!core) {
-		snprintf(cant, cant_len, "%s", err.reason);
+	if (!core || jitmap_core_small(core, NULL, NULL, NULL) == 1) {
+		snprintf(cant, cant_len, "%s", core ? "it is a small core already" : err.reason);
+		jitmap_core_free(core);
 		jitmap_live_free(live);
 		return 0;
 	}
@@ -705,7 +706,7 @@ static int plan_small(struct stream *s, struct head *h, struct small *m, bool se
 /* The small core, written whole (0), or a negative errno; with `cant` set, nothing was
  * written and the caller passes the core on as it would. */
 static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack_bytes,
-		       char *cant, size_t cant_len)
+		       const char *sysroot, char *cant, size_t cant_len)
 {
 	struct stat st;
 	const bool seekable = !fstat(s->in, &st) && S_ISREG(st.st_mode);
@@ -736,7 +737,7 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 	qsort(m.loads, m.nloads, sizeof(*m.loads), seg_offset_cmp);
 	int rc = 0;
 	if (!cant[0])
-		rc = plan_small(s, h, &m, seekable, pid, cant, cant_len);
+		rc = plan_small(s, h, &m, seekable, pid, sysroot, cant, cant_len);
 	const uint64_t nph = nothers + 1 + m.npieces;
 	if (!rc && !cant[0] && nph >= PN_XNUM)
 		snprintf(cant, cant_len, "it would have %" PRIu64 " segments, more than a program "
@@ -776,7 +777,7 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 			const struct piece *p = &m.pieces[i];
 			jitmap__store(o, PT_LOAD, 4, s->order);
 			jitmap__store(o + 4, p->flags, 4, s->order);
-			jitmap__store(o + 8, p->len ? data : 0, 8, s->order);
+			jitmap__store(o + 8, data, 8, s->order); /* no bytes: where they would be */
 			jitmap__store(o + 16, p->vaddr, 8, s->order);
 			jitmap__store(o + 32, p->len, 8, s->order);
 			jitmap__store(o + 40, p->memsz, 8, s->order);
@@ -833,7 +834,7 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 		note[0] = 0;
 	if (in < 0 || out < 0 || pid < 0)
 		return jitmap__fail(err, -EINVAL, 0, "no input, output or process");
-	if (opts && (opts->sz < sizeof(opts->sz) || !JITMAP__OPTS_VALID(opts, stack_bytes)))
+	if (opts && (opts->sz < sizeof(opts->sz) || !JITMAP__OPTS_VALID(opts, sysroot)))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_core_add_opts has fields this library "
 				    "does not know");
 	char root[64] = "";
@@ -876,7 +877,8 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 	char cant[256] = "";
 	if (!rc && !why[0] && small) {
 		const uint64_t bound = JITMAP_OPTS_HAS(opts, stack_bytes) ? opts->stack_bytes : 0;
-		rc = write_small(&s, &h, pid, bound, cant, sizeof(cant));
+		const char *root = JITMAP_OPTS_HAS(opts, sysroot) ? opts->sysroot : NULL;
+		rc = write_small(&s, &h, pid, bound, root, cant, sizeof(cant));
 		if (!rc && !cant[0]) {
 			free(h.bytes);
 			close_files(&s);

@@ -1,6 +1,8 @@
 /* jitmap-core-handler: a core on standard input, written with the crashed process's perf maps
  * and jitdump files added as notes (jitmap_core_add_jit_files, include/jitmap/core.h) to a
- * command's standard input or to standard output.
+ * command's standard input or to standard output; with --small, only the memory the stacks
+ * and JIT frames need (a small core), and with --from, read from a core file (compressed or
+ * not) instead.
  *
  * The kernel runs it from /proc/sys/kernel/core_pattern ("|/usr/bin/jitmap-core-handler %P
  * -- /lib/systemd/systemd-coredump %P ..."): with no standard output or error (the kernel
@@ -246,10 +248,17 @@ int main(int argc, char **argv)
 	if (added < 0) {
 		say(LOG_ERR, "process %ld: %s (at byte %" PRIu64 ")", pid, err.reason, err.offset);
 		status = 1;
+	} else if (small && !strstr(note, "not made small")) {
+		/* A small core: said unless --quiet, as a warning when a file was left out. */
+		const bool trouble = strstr(note, "cannot") || strstr(note, "only its first") ||
+				     strstr(note, "ended at byte") || strstr(note, "left out");
+		if (!quiet || trouble)
+			say(trouble ? LOG_WARNING : LOG_INFO, "process %ld: %s", pid, note);
 	} else if (added == 0) {
 		if (!quiet || !strstr(note, "no perf map or jitdump file was found"))
-			say(strstr(note, "unchanged: ") ? LOG_WARNING : LOG_INFO, "process %ld: %s",
-			    pid, note);
+			say(strstr(note, "unchanged: ") || strstr(note, "not made small") ? LOG_WARNING
+											   : LOG_INFO,
+			    "process %ld: %s", pid, note);
 	} else if (note[0]) {
 		say(LOG_WARNING, "process %ld: %d JIT file%s added; %s", pid, added,
 		    added == 1 ? "" : "s", note);

@@ -61,6 +61,14 @@ static size_t frames_shown(const struct thread *th, const struct options *o)
 	return o->max_frames && o->max_frames < th->nframes ? o->max_frames : th->nframes;
 }
 
+/* Whether the target is a small core (jitmap-core-handler --small), with its stack bound and
+ * the bytes of memory it kept and left out. */
+static bool small_core(const struct target *t, uint64_t *bound, uint64_t *kept, uint64_t *left)
+{
+	jitmap_core *core = t->live ? NULL : jitmap_stopped_core(t->stopped);
+	return core && jitmap_core_small(core, bound, kept, left) == 1;
+}
+
 void jitmap_stack_print_text(const struct target *t, const struct options *o)
 {
 	struct jit_count n;
@@ -86,6 +94,11 @@ void jitmap_stack_print_text(const struct target *t, const struct options *o)
 		printf("code named by %s: %zu code object%s\n", path, ranges,
 		       ranges == 1 ? "" : "s");
 	}
+	uint64_t bound, kept, left;
+	if (small_core(t, &bound, &kept, &left))
+		printf("a small core: %" PRIu64 " bytes of memory kept, %" PRIu64 " left out (stacks "
+		       "kept up to %" PRIu64 " bytes above their stack pointers)\n", kept, left,
+		       bound);
 	for (size_t i = 0; i < threads_shown(t, o); i++) {
 		const struct thread *th = &t->threads[i];
 		printf("\nthread %d", (int)th->info->tid);
@@ -186,7 +199,12 @@ void jitmap_stack_print_json(const struct target *t, const struct options *o)
 		json_string(stdout, path);
 		printf(", \"code_objects\": %zu}", ranges);
 	}
-	printf("]}, \"threads\": [");
+	uint64_t bound, kept, left;
+	if (small_core(t, &bound, &kept, &left))
+		printf("], \"small_core\": {\"stack_bytes\": %" PRIu64 ", \"kept_bytes\": %" PRIu64
+		       ", \"left_bytes\": %" PRIu64 "}}, \"threads\": [", bound, kept, left);
+	else
+		printf("], \"small_core\": null}, \"threads\": [");
 	for (size_t i = 0; i < threads_shown(t, o); i++) {
 		const struct thread *th = &t->threads[i];
 		printf("%s{\"tid\": %d, \"name\": ", i ? ", " : "", (int)th->info->tid);

@@ -310,6 +310,10 @@ typedef struct jitmap_core_add_opts {
 	/* JITMAP_CORE_ADD_SMALL: the bytes of each thread's stack kept above its stack pointer
 	 * at most (0: 8 MiB). */
 	uint64_t stack_bytes;
+	/* JITMAP_CORE_ADD_SMALL: where the files the core maps are looked up for the JIT
+	 * descriptor's symbol (jitmap_core_opts.sysroot; NULL: /proc/PID/root with a `pid`,
+	 * else "/"). */
+	const char *sysroot;
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core_stream.c. */
 } jitmap_core_add_opts;
 
@@ -330,10 +334,11 @@ typedef struct jitmap_core_add_opts {
  * moved by one multiple of 4096. A core with no JIT files to add, or that the function
  * cannot rewrite (not a 64-bit ELF core, a layout other than the kernel's and GDB's, notes
  * past the bound), is copied byte for byte, with `note` (`note_len` bytes; may be NULL)
- * saying why; `note` also says which files were left out or cut. Returns how many files were
- * added (0: the core was passed through unchanged), or a negative errno when `in` could not
- * be read or `out` written (what was written is all there is), with `err` filled: its offset
- * in the core. SIGPIPE is the caller's to ignore. */
+ * saying why; `note` also says which files were left out or cut, and, for a small core
+ * (JITMAP_CORE_ADD_SMALL), how much memory it kept. Returns how many files were added (0
+ * without JITMAP_CORE_ADD_SMALL: the core was passed through unchanged), or a negative errno
+ * when `in` could not be read or `out` written (what was written is all there is), with `err`
+ * filled: its offset in the core. SIGPIPE is the caller's to ignore. */
 JITMAP_API int jitmap_core_add_jit_files(int in, int out, int pid,
 					 const jitmap_core_add_opts *opts, char *note,
 					 size_t note_len, jitmap_error *err);

@@ -16,7 +16,8 @@ of an unknown version, function names whose bytes are not UTF-8, with control ch
 quotes).
 
 On each, with a timeout: jitmap-stack (text and --json), jitmap-dump (text and
---format=json) and `gdb -batch` with jitmap.gdb (`jitmap status`, `info stackmaps`, `bt`).
+--format=json), `jitmap-core-handler --small --from=CORE` (and jitmap-stack on what it wrote)
+and `gdb -batch` with jitmap.gdb (`jitmap status`, `info stackmaps`, `bt`).
 Checks:
   - no signal, no timeout; the tools' exit status as documented (jitmap-stack 1 only when no
     thread's registers can be read or the file is not a core; jitmap-dump 1 when a descriptor
@@ -57,6 +58,7 @@ if len(sys.argv) != 2:
 BUILD = os.path.abspath(sys.argv[1])
 STACK = os.path.join(BUILD, "jitmap-stack")
 DUMP = os.path.join(BUILD, "jitmap-dump")
+HANDLER = os.path.join(BUILD, "jitmap-core-handler")
 HANDJIT = os.path.join(BUILD, "examples", "handjit", "jitmap-handjit")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
@@ -70,7 +72,7 @@ T = Tally("damaged-cores")
 check, skip = T.check, T.skip
 
 
-for f in (STACK, DUMP, HANDJIT):
+for f in (STACK, DUMP, HANDLER, HANDJIT):
     if not os.access(f, os.X_OK):
         skip("%s not built" % f)
 if not shutil.which(GDB) or not os.path.exists(JITMAP_GDB):
@@ -299,6 +301,21 @@ def exercise(v, base):
                          for b in e.get("blobs", []) for f in b["functions"]]
                 ok(want in names, "jitmap-dump --format=json names a function %r (%s)" % (
                     want, names))
+    # jitmap-core-handler --small --from: the damaged core made small (its ranges found in
+    # its own damaged memory), or passed on whole, saying why; what it writes, read again.
+    small = path + ".small"
+    with open(small, "wb") as f:
+        try:
+            r = subprocess.run([HANDLER, "--small", "--from=" + path], stdout=f,
+                               stderr=subprocess.PIPE, timeout=TIMEOUT, cwd=WORK)
+            rc, err = r.returncode, r.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, err = "timeout", e.stderr or b""
+    status(rc, (0, 1), "jitmap-core-handler --small", err)
+    if rc == 0 and os.path.getsize(small):
+        rc, out, err = run([STACK, "--json", "--values", small])
+        status(rc, (0, 1), "jitmap-stack on the small core", err)
+    os.unlink(small)
     # GDB with jitmap: the commands, and the stack. A hang or a crash is jitmap's unless GDB
     # alone (the control, bt only) does the same on the same core: then it is GDB's.
     rc, out, err = run(gdb_argv(base["program"], path), timeout=GDB_TIMEOUT)

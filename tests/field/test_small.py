@@ -32,11 +32,10 @@ and their values need, and every tool reads from it what it reads from the full 
 Exits 77 (skipped) without gcore or zstd.
 """
 import json
+import mmap
 import os
-import pwd
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -45,16 +44,16 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TESTS, "debugger"))
+sys.path.insert(0, os.path.join(TESTS, "lib"))
 import harness as H  # noqa: E402
+import held  # noqa: E402
+from corefile import PT_LOAD, Core  # noqa: E402
 
 if len(sys.argv) != 2:
     sys.exit("usage: test_small.py BUILD_DIR")
 BUILD = os.path.abspath(sys.argv[1])
 STACK = os.path.join(BUILD, "jitmap-stack")
 HANDLER = os.path.join(BUILD, "jitmap-core-handler")
-NODE_SCRIPT = os.path.join(TESTS, "perfmap", "node_hot.js")
-NODE_FLAGS = ["--allow-natives-syntax", "--no-turbo-inlining", "--perf-basic-prof"]
-PG_BIN = "/usr/lib/postgresql/15/bin"
 TIMEOUT = 300
 MAX_SHARE = 0.02
 
@@ -73,14 +72,6 @@ def stack_json(core, *extra):
     obj = json.loads(out)
     obj["process"].pop("core", None)
     return obj
-
-
-def gcore(pid, work):
-    g = os.path.join(work, "full")
-    rc, _, err = run(["gcore", "-o", g, str(pid)])
-    g = "%s.%d" % (g, pid)
-    H.check(os.path.exists(g), "gcore: exit %d: %s" % (rc, err[-300:]))
-    return g
 
 
 def shrink(full, out, *args):
@@ -105,6 +96,9 @@ def small_enough(full, small, what):
 def same_stacks(full, small, what, *extra):
     a = stack_json(full, "--values", *extra)
     b = stack_json(small, "--values", *extra)
+    said = b["process"].pop("small_core")
+    H.check(a["process"].pop("small_core") is None and said and said["left_bytes"] > 0 and
+            said["stack_bytes"] == 8 << 20, "%s: small_core is %s" % (what, said))
     if a != b:
         ja = json.dumps(a, indent=1, sort_keys=True).splitlines()
         jb = json.dumps(b, indent=1, sort_keys=True).splitlines()
@@ -126,14 +120,26 @@ def gdb_text(r, tag):
                      if "core" not in line.lower() or "#" in line)
 
 
-def wait_for(path, word, p, what):
-    for _ in range(600):
-        if word in H.read(path):
-            return
-        if p.poll() is not None:
-            break
-        time.sleep(0.05)
-    raise H.Fail("%s never got ready: %s" % (what, H.read(path)[-400:]))
+def same_bytes(full, small, what):
+    """Every byte the small core holds is the full core's at the same address."""
+    with open(full, "rb") as a, open(small, "rb") as b:
+        f = Core(mmap.mmap(a.fileno(), 0, access=mmap.ACCESS_READ))
+        m = Core(b.read())
+    n = 0
+    for _, t, _, off, va, fs, _ in m.phdrs:
+        if t != PT_LOAD or not fs:
+            continue
+        k = 0
+        while k < fs:  # a kept range may span segments of the full core
+            i, at = f.segment(va + k)
+            left = f.phdrs[i][4] + f.phdrs[i][5] - (va + k)
+            chunk = min(left, fs - k)
+            H.check(f.data[at:at + chunk] == m.data[off + k:off + k + chunk],
+                    "%s: the small core's bytes at 0x%x are not the full core's" % (
+                        what, va + k))
+            k += chunk
+        n += 1
+    H.check(n > 0, "%s: the small core holds no memory" % what)
 
 
 def main():
@@ -152,26 +158,13 @@ def main():
     work = env.dir("crash")
     moved = env.dir("elsewhere")
 
-    def held_demo(args, name):
-        """The demo started with `args`, paused in its JIT code: (process, its output)."""
-        out = os.path.join(work, name + ".out")
-        with open(out, "w") as f:
-            p = subprocess.Popen([env.demo] + args + ["--pause"], stdout=f,
-                                 stderr=subprocess.STDOUT, cwd=work)
-        wait_for(out, "heap-object name=obj2", p, "the demo")
-        time.sleep(0.3)  # every thread in its pause
-        return p, out
-
     @runner.test
     def demo():
         """The demo JIT's statepoint in two threads: the small core reads as the full one."""
-        p, out = held_demo(["--program", "statepoint", "--threads", "2"], "demo")
-        try:
-            full = gcore(p.pid, work)
-            small = shrink(full, os.path.join(moved, "small"), str(p.pid))
-        finally:
-            p.kill()
-            p.wait()
+        with held.demo(env.demo, work, ["--program", "statepoint", "--threads", "2"]) as (
+                pid, out):
+            full = held.gcore(pid, work)
+            small = shrink(full, os.path.join(moved, "small"), str(pid))
         z = os.path.join(moved, "full.zst")
         subprocess.run(["zstd", "-q", "-T1", "-f", full, "-o", z], check=True, timeout=TIMEOUT)
         again = shrink(None, os.path.join(moved, "small-from-zst"), "--from=" + z)
@@ -179,6 +172,7 @@ def main():
             H.check(a.read() == b.read(), "--from=CORE.zst wrote another small core than "
                     "the stream with its process at hand")
         small_enough(full, small, "demo")
+        same_bytes(full, small, "demo")
         got = same_stacks(full, small, "demo", "--exe=" + env.demo)
         truths = H.truth(H.read(out), "jitmap-demo:", "statepoint")
         objs = [f["stackmap"] for t in got["threads"] for f in t["frames"] if f.get("stackmap")]
@@ -217,12 +211,8 @@ def main():
     @runner.test
     def missing():
         """Values past the kept stack are missing, with the reason, never wrong."""
-        p, out = held_demo(["--program", "statepoint"], "main")
-        try:
-            full = gcore(p.pid, work)
-        finally:
-            p.kill()
-            p.wait()
+        with held.demo(env.demo, work, ["--program", "statepoint"], "main") as (pid, out):
+            full = held.gcore(pid, work, "main")
         got = stack_json(full, "--values", "--registers", "--exe=" + env.demo)
         frames = got["threads"][0]["frames"]
         sp = int([r["value"] for r in frames[0]["registers"] if r["register"] == "rsp"][0], 16)
@@ -235,6 +225,8 @@ def main():
         small = shrink(full, os.path.join(moved, "bounded"), "--stack-bytes=%d" % (cut - sp),
                        str(0))
         got2 = stack_json(small, "--values", "--exe=" + env.demo)
+        H.check((got2["process"]["small_core"] or {}).get("stack_bytes") == cut - sp,
+                "the bounded core says %s" % got2["process"]["small_core"])
         at2 = [f for t in got2["threads"] for f in t["frames"] if f.get("stackmap")]
         H.check(len(at2) == 1, "the bounded small core: %d frames at a record" % len(at2))
         kept, lost = 0, 0
@@ -285,34 +277,20 @@ def main():
         H.check("0x0000000000000457" not in r.text("x"), "LLDB read the left-out heap: %s"
                 % r.text("x"))
 
-    def node_pid_core(tag):
-        out = os.path.join(work, "node.out")
-        with open(out, "w") as f:
-            p = subprocess.Popen(["node"] + NODE_FLAGS + [NODE_SCRIPT, "600"], stdout=f,
-                                 stderr=subprocess.STDOUT, cwd=work)
-        return p, out
-
     @runner.test
     def node():
         """Node.js 20 with its perf map: the small core names the same frames."""
-        if not shutil.which("node"):
-            raise H.Skip("no node")
-        p, out = node_pid_core("node")
-        perf = "/tmp/perf-%d.map" % p.pid
         try:
-            wait_for(out, "ready", p, "node")
-            os.kill(p.pid, signal.SIGSTOP)
-            full = gcore(p.pid, work)
-            withmap = os.path.join(work, "node-withmap")
-            with open(full, "rb") as i, open(withmap, "wb") as o:
-                rc, _, err = run([HANDLER, str(p.pid)], stdin=i, stdout=o)
-            H.check(rc == 0, "the handler: %s" % err)
-            small = shrink(full, os.path.join(moved, "node-small"), str(p.pid))
-        finally:
-            p.kill()
-            p.wait()
-            if os.path.exists(perf):
-                os.unlink(perf)
+            with held.node(work) as (pid, out):
+                full = held.gcore(pid, work, "node")
+                withmap = os.path.join(work, "node-withmap")
+                with open(full, "rb") as i, open(withmap, "wb") as o:
+                    rc, _, err = run([HANDLER, str(pid)], stdin=i, stdout=o)
+                H.check(rc == 0, "the handler: %s" % err)
+                small = shrink(full, os.path.join(moved, "node-small"), str(pid))
+        except held.Missing as e:
+            raise H.Skip(str(e)) from None
+        same_bytes(full, small, "node")
         os.unlink(full)
         small_enough(withmap, small, "node")
         got = same_stacks(withmap, small, "node")
@@ -331,53 +309,13 @@ def main():
     @runner.test
     def postgres():
         """A PostgreSQL backend in a JIT-compiled expression: the same frames and names."""
-        postgres_bin = os.path.join(PG_BIN, "postgres")
-        if not os.path.exists(postgres_bin) or not os.path.exists(
-                "/usr/lib/postgresql/15/lib/llvmjit.so"):
-            raise H.Skip("no PostgreSQL 15 with its LLVM JIT (postgresql-15)")
-        user = "nobody"
         try:
-            pw = pwd.getpwnam(user)
-        except KeyError:
-            raise H.Skip("no user %s to run PostgreSQL as" % user)
-        pg = tempfile.mkdtemp(prefix="jmpg", dir="/tmp")
-        os.chown(pg, pw.pw_uid, pw.pw_gid)
-        as_user = ["runuser", "-u", user, "--"] if os.geteuid() == 0 else []
-        data = os.path.join(pg, "data")
-        rc, _, err = run(as_user + [os.path.join(PG_BIN, "initdb"), "-D", data, "-A", "trust",
-                                    "-U", "postgres"])
-        H.check(rc == 0, "initdb: %s" % err[-400:])
-        with open(os.path.join(data, "postgresql.conf"), "a") as f:
-            f.write("listen_addresses = ''\nunix_socket_directories = '%s'\njit = on\n"
-                    "jit_above_cost = 0\njit_inline_above_cost = -1\n"
-                    "jit_optimize_above_cost = -1\njit_debugging_support = on\n" % pg)
-        ctl = as_user + [os.path.join(PG_BIN, "pg_ctl"), "-D", data, "-l",
-                         os.path.join(pg, "log"), "-w"]
-        rc, _, err = run(ctl + ["start"])
-        H.check(rc == 0, "pg_ctl start: %s %s" % (err[-300:], H.read(os.path.join(pg, "log"))))
-        psql = ["psql", "-h", pg, "-U", "postgres", "-Atc"]
-        q = None
-        try:
-            q = subprocess.Popen(psql + ["SELECT pg_sleep(600) FROM generate_series(1, 3) g "
-                                         "WHERE g > 0"], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
-            pid = None
-            for _ in range(100):
-                rc, out, _ = run(psql + ["SELECT pid FROM pg_stat_activity WHERE query LIKE "
-                                         "'%pg_sleep(600)%' AND pid <> pg_backend_pid() AND "
-                                         "wait_event = 'PgSleep'"])
-                if out.strip():
-                    pid = int(out.split()[0])
-                    break
-                time.sleep(0.1)
-            H.check(pid, "no backend in pg_sleep")
-            full = gcore(pid, work)
-            small = shrink(full, os.path.join(moved, "pg-small"), str(pid))
-        finally:
-            if q:
-                q.kill()
-            run(ctl + ["-m", "immediate", "stop"])
-            shutil.rmtree(pg, ignore_errors=True)
+            with held.postgres(work) as (pid, log):
+                full = held.gcore(pid, work, "postgres")
+                small = shrink(full, os.path.join(moved, "pg-small"), str(pid))
+        except held.Missing as e:
+            raise H.Skip(str(e)) from None
+        same_bytes(full, small, "postgres")
         small_enough(full, small, "postgres")
         got = same_stacks(full, small, "postgres")
         names = [f["function"] or "" for f in got["threads"][0]["frames"] if f["jit"]]
@@ -387,7 +325,7 @@ def main():
             bts = []
             for core in (full, small):
                 r = gdb.session("gdb-pg-" + os.path.basename(core), [gdb.dump("bt", "bt")],
-                                exe=postgres_bin, core=core)
+                                exe=os.path.join(held.PG_BIN, "postgres"), core=core)
                 bts.append(re.findall(r" in (\S+) \(", r.text("bt")))
             H.check("pg_sleep" in bts[1] and bts[0] == bts[1],
                     "GDB's frames: %s / %s" % tuple(bts))
@@ -439,6 +377,7 @@ def main():
         shutil.rmtree(short, ignore_errors=True)
         truths = H.truth(H.read(out), "jitmap-demo:", "statepoint")
         got = stack_json(moved_core, "--values", "--exe=" + env.demo)
+        H.check(got["process"]["small_core"], "the kernel's core is not a small core")
         objs = [f["stackmap"] for t in got["threads"] for f in t["frames"] if f.get("stackmap")]
         H.record_300(objs, truths, "jitmap-stack, the kernel's small core")
         rc, notes, err = run(["eu-readelf", "-n", moved_core])

@@ -2,8 +2,8 @@
  * it). Each seed is a small process: threads with registers, an auxiliary vector, NT_FILE
  * mappings, the first page of ELF (default: this program, for its build ID) dumped at a
  * mapping's start, two adjacent segments and a JIT descriptor with two entries; for x86-64 and
- * AArch64 little endian, s390x big endian; plus variants with broken notes and one without
- * NT_FILE. The last byte of every seed is fuzz_core's trailer: bit 0, --exe.
+ * AArch64 little endian, s390x big endian; plus variants with broken notes, one without
+ * NT_FILE and one with a small core's note (jitmap-core-handler --small). The last byte of every seed is fuzz_core's trailer: bit 0, --exe.
  *
  * The "scan" seeds carry the file the core maps (trailer bit 1: fuzz_core writes it under a
  * sysroot of its own), laid out as a kernel core of a JIT is: /bin/prog, a small shared
@@ -184,6 +184,22 @@ static void make(core_builder *b, unsigned machine, jitmap_byte_order order, int
 	cb_load(b, 0x400000, 0x2000, page, sizeof(page));
 	cb_load(b, 0x1fe00, sizeof(seg), seg, sizeof(seg));
 	cb_load(b, 0x20000, sizeof(jit), jit, variant == 4 ? 0x48 : sizeof(jit));
+	if (variant == 6) { /* a small core's note: left out [0x401000, 0x402000) of /bin/prog
+			     * (code, read from the file) and [0x500000, 0x500800) (writable) */
+		uint8_t small[24 + 3 * 24] = {0};
+		cb_put(b, small, 1, 4);
+		cb_put(b, small + 4, 1, 4);
+		cb_put(b, small + 8, 2, 4);
+		cb_put(b, small + 16, 8 << 20, 8);
+		const uint64_t r[3][3] = {{0x20000, 0x20100, 4}, {0x401000, 0x402000, 5},
+					  {0x500000, 0x500800, 6}};
+		for (int k = 0; k < 3; k++) {
+			cb_put(b, small + 24 + 24 * k, r[k][0], 8);
+			cb_put(b, small + 32 + 24 * k, r[k][1], 8);
+			cb_put(b, small + 40 + 24 * k, r[k][2], 4);
+		}
+		cb_note(b, 3 /* JITMAP_CORE_NOTE_SMALL */, "JITMAP", small, sizeof(small));
+	}
 }
 
 int main(int argc, char **argv)
@@ -206,10 +222,10 @@ int main(int argc, char **argv)
 		      {"aarch64", EM_AARCH64, JITMAP_ORDER_LITTLE},
 		      {"s390x", EM_S390, JITMAP_ORDER_BIG}};
 	static const char *const variants[] = {"", "_huge_namesz", "_bad_offset", "_two_maps",
-					       "_short_segment", "_no_nt_file"};
+					       "_short_segment", "_no_nt_file", "_small"};
 	int n = 0;
 	for (size_t a = 0; a < sizeof(arches) / sizeof(arches[0]); a++)
-		for (int v = 0; v < 6; v++) {
+		for (int v = 0; v < 7; v++) {
 			if (v && a)
 				continue; /* the broken variants once, on x86-64 */
 			core_builder b;

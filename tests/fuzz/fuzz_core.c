@@ -15,8 +15,11 @@
  * places this program by the fuzzed auxiliary vector and walks a fuzzed dynamic linker's
  * list (this program defines no JIT descriptor: the scan is left out there, it would only
  * search its large symbol table). Reads are checked against each other: a read that
- * succeeds gives the same bytes as its two halves read apart.
+ * succeeds gives the same bytes as its two halves read apart. With a mapped file, the core
+ * is also made small (jitmap_core_add_jit_files, JITMAP_CORE_ADD_SMALL) from a memory file.
  */
+#define _GNU_SOURCE
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -177,6 +180,35 @@ static int write_prog(const uint8_t *bytes, size_t len)
 	return 0;
 }
 
+/* The core made small from a file, as `jitmap-core-handler --small --from=CORE` does (the
+ * ranges found in the fuzzed memory, the files under `root`: none but /bin/prog, and none at
+ * all for NULL): no crash, and what it writes opens as a core. */
+static void shrink(const uint8_t *data, size_t size, const char *root)
+{
+	if (!root || size > (1u << 20))
+		return;
+	const int in = memfd_create("fuzz-core", MFD_CLOEXEC);
+	const int out = memfd_create("fuzz-small", MFD_CLOEXEC);
+	CHECK(in >= 0 && out >= 0);
+	CHECK(write(in, data, size) == (ssize_t)size && lseek(in, 0, SEEK_SET) == 0);
+	JITMAP_OPTS(const jitmap_core_add_opts, opts, .flags = JITMAP_CORE_ADD_SMALL,
+		    .sysroot = root);
+	char note[512];
+	jitmap_error err;
+	const int rc = jitmap_core_add_jit_files(in, out, 0, &opts, note, sizeof(note), &err);
+	check_string(note, sizeof(note));
+	struct stat st;
+	if (rc >= 0 && fstat(out, &st) == 0 && st.st_size > 0 && st.st_size < (64 << 20)) {
+		uint8_t *bytes = malloc((size_t)st.st_size);
+		CHECK(bytes && pread(out, bytes, (size_t)st.st_size, 0) == st.st_size);
+		JITMAP_OPTS(jitmap_core_opts, copts, .flags = JITMAP_CORE_NO_FILES);
+		jitmap_core_free(jitmap_core_open_memory(bytes, (size_t)st.st_size, &copts, &err));
+		free(bytes);
+	}
+	close(in);
+	close(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	JITMAP_OPTS(jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
@@ -286,6 +318,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!opts.exe || opts.exe == g_prog)
 		scan_core(c);
+	uint64_t bound = 0, kept = 0, left = 0;
+	const int small = jitmap_core_small(c, &bound, &kept, &left);
+	CHECK(small == 0 || small == 1);
+	CHECK(small || (!bound && !kept && !left));
 	jitmap_core_free(c);
+	shrink(data, size, opts.flags ? NULL : g_root);
 	return 0;
 }

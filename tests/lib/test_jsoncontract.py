@@ -122,7 +122,7 @@ def main():
                jit=True, source={"kind": "jit-entry", "path": None}, unwound_by="cfi")
     proc = {"pid": 1, "live": True, "core": None, "name": None, "arch": "x86-64",
             "jit_descriptors": 1, "jit_entries": 1, "jit_entries_read": 1, "error": None,
-            "perf_maps": []}
+            "perf_maps": [], "small_core": None}
     stack = {"process": proc, "threads": [{"tid": 1, "name": None, "frames": [native, jit],
                                            "frames_cut": 0}],
              "threads_cut": 0, "problems": []}

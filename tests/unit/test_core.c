@@ -1726,6 +1726,145 @@ static int stream_through(const uint8_t *bytes, size_t len, const char *const *f
 	return rc;
 }
 
+/* The output of jitmap_core_add_jit_files on `in` (a regular file) with `opts`: its bytes
+ * (malloc'd) in *out, what it returned. */
+static int small_through(int in, const jitmap_core_add_opts *opts, uint8_t **out,
+			 size_t *out_len, char *note, size_t note_len)
+{
+	const int o = temp_fd(NULL, 0);
+	jitmap_error err;
+	const int rc = jitmap_core_add_jit_files(in, o, 0, opts, note, note_len, &err);
+	if (rc < 0)
+		fail_msg("jitmap_core_add_jit_files: %s", err.reason);
+	struct stat st;
+	assert_int_equal(fstat(o, &st), 0);
+	*out_len = (size_t)st.st_size;
+	*out = malloc(*out_len + 1);
+	assert_non_null(*out);
+	assert_int_equal(pread(o, *out, *out_len, 0), (ssize_t)*out_len);
+	close(o);
+	return rc;
+}
+
+/* A small core of the synthetic process, in every byte order, written from a core file: its
+ * writable segments of 64 KiB or less kept whole (A), a mapped file's first page (B's), the
+ * read-only C (no file there) left out. A's and B's bytes are where they were; C's read as
+ * missing with the small core's reason, no file standing for them, no code there; B's
+ * undumped tail keeps its header; the note reads back.
+ * A small core is not made smaller again (byte for byte). Malformed small-core notes are
+ * warnings, and leave the core read as any other. */
+static void test_small_core(void **state)
+{
+	(void)state;
+	for (size_t ai = 0; ai < ARRAY_LEN(arches); ai++) {
+		const struct arch_case *a = &arches[ai];
+		core_builder b;
+		make_process(&b, a->machine, a->order, 2);
+		b.loads[1].flags = PF_R; /* C */
+		size_t len, out_len, again_len;
+		uint8_t *bytes = cb_emit(&b, &len), *out, *again;
+		assert_non_null(bytes);
+		const int in = temp_fd(bytes, len);
+		JITMAP_OPTS(const jitmap_core_add_opts, opts, .flags = JITMAP_CORE_ADD_SMALL,
+			    .stack_bytes = 4096);
+		char note[512];
+		assert_int_equal(small_through(in, &opts, &out, &out_len, note, sizeof(note)), 0);
+		close(in);
+		assert_contains(note, "a small core: 6144 of the 6400 bytes");
+		JITMAP_OPTS(const jitmap_core_opts, copts, .flags = JITMAP_CORE_NO_FILES);
+		jitmap_core *c = open_bytes(out, out_len, &copts);
+		if (jitmap_core_warning(c, 0))
+			fail_msg("%s: %s", a->name, jitmap_core_warning(c, 0));
+		uint64_t bound = 0, kept = 0, left = 0;
+		assert_int_equal(jitmap_core_small(c, &bound, &kept, &left), 1);
+		assert_int_equal(bound, 4096);
+		assert_int_equal(kept, 0x1000 + 0x800);
+		assert_int_equal(left, sizeof(seg_c));
+		assert_int_equal(jitmap_core_num_threads(c), 2);
+		check_registers(c, a);
+		const jitmap_target t = jitmap_core_target(c);
+		uint8_t buf[0x1000];
+		char why[192];
+		assert_int_equal(t.read_mem(t.ctx, SEG_A, buf, 0x1000, why, sizeof(why)), 0);
+		check_bytes(buf, 0x1000, SEG_A);
+		assert_int_equal(t.read_mem(t.ctx, SEG_B, buf, 0x800, why, sizeof(why)), 0);
+		check_bytes(buf, 0x800, SEG_B);
+		assert_int_equal(t.read_mem(t.ctx, SEG_C + 8, buf, 8, why, sizeof(why)), -EFAULT);
+		assert_contains(why, "0x20008 is not in this small core (left out with [0x20000, "
+				     "0x20100))");
+		jitmap_core_memory_info mi = {.sz = sizeof(mi)};
+		assert_int_equal(jitmap_core_memory(c, SEG_C, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+		assert_true(mi.file_unusable);
+		assert_int_equal(mi.size, sizeof(seg_c));
+		assert_int_equal(jitmap_core_memory(c, SEG_B + 0x800, &mi), 0);
+		assert_int_equal(mi.segment_start, SEG_B + 0x800); /* the undumped tail's header */
+		assert_int_equal(jitmap_core_code_at(c, SEG_C, why, sizeof(why)), 0);
+		assert_contains(why, "this small core left out");
+		assert_int_equal(jitmap_core_small(NULL, NULL, NULL, NULL), -EINVAL);
+		jitmap_core_free(c);
+
+		const int in2 = temp_fd(out, out_len);
+		assert_int_equal(small_through(in2, &opts, &again, &again_len, note, sizeof(note)), 0);
+		close(in2);
+		assert_contains(note, "it is a small core already");
+		assert_int_equal(again_len, out_len);
+		assert_memory_equal(again, out, out_len);
+		free(again);
+		free(out);
+		free(bytes);
+	}
+
+	/* Malformed notes: each a warning; the core is read as one that is not small. */
+	static const struct {
+		uint32_t version, kept, left;
+		size_t len;
+		const char *warning;
+	} bad[] = {
+		{1, 0, 0, 16, "too short"},
+		{2, 0, 0, 24, "of a version this jitmap does not read"},
+		{1, 3, 0, 24 + 2 * 24, "claims 3 ranges"},
+		{1, 0, UINT32_MAX, 24 + 24, "ranges in 48 bytes"},
+	};
+	for (size_t k = 0; k < ARRAY_LEN(bad); k++) {
+		core_builder b;
+		make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+		uint8_t desc[24 + 2 * 24] = {0};
+		cb_put(&b, desc, bad[k].version, 4);
+		cb_put(&b, desc + 4, bad[k].kept, 4);
+		cb_put(&b, desc + 8, bad[k].left, 4);
+		cb_note(&b, JITMAP_CORE_NOTE_SMALL, JITMAP_CORE_NOTE_NAME, desc, bad[k].len);
+		size_t len;
+		uint8_t *bytes = cb_emit(&b, &len);
+		JITMAP_OPTS(const jitmap_core_opts, copts, .flags = JITMAP_CORE_NO_FILES);
+		jitmap_core *c = open_bytes(bytes, len, &copts);
+		if (!has_warning(c, bad[k].warning))
+			fail_msg("case %zu: no warning \"%s\" (first: %s)", k, bad[k].warning,
+				 jitmap_core_warning(c, 0) ? jitmap_core_warning(c, 0) : "none");
+		assert_int_equal(jitmap_core_small(c, NULL, NULL, NULL), 0);
+		uint8_t buf[16];
+		assert_int_equal(jitmap_core_target(c).read_mem(jitmap_core_target(c).ctx, SEG_A,
+								buf, 16, NULL, 0), 0);
+		jitmap_core_free(c);
+		free(bytes);
+	}
+	/* Two notes: the second is a warning. */
+	core_builder b;
+	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
+	uint8_t desc[24] = {0};
+	cb_put(&b, desc, 1, 4);
+	cb_note(&b, JITMAP_CORE_NOTE_SMALL, JITMAP_CORE_NOTE_NAME, desc, sizeof(desc));
+	cb_note(&b, JITMAP_CORE_NOTE_SMALL, JITMAP_CORE_NOTE_NAME, desc, sizeof(desc));
+	size_t len;
+	uint8_t *bytes = cb_emit(&b, &len);
+	JITMAP_OPTS(const jitmap_core_opts, copts, .flags = JITMAP_CORE_NO_FILES);
+	jitmap_core *c = open_bytes(bytes, len, &copts);
+	assert_true(has_warning(c, "a second note of a small core"));
+	assert_int_equal(jitmap_core_small(c, NULL, NULL, NULL), 1);
+	jitmap_core_free(c);
+	free(bytes);
+}
+
 /* A perf map and a jitdump added to a core of every byte order: read back as the files they
  * were, the core's memory where it was (every offset moved by whole pages); a limit cuts the
  * last file and says so; a core with no file to add, and bytes that are no core, pass through
@@ -1883,6 +2022,7 @@ int main(void)
 		cmocka_unit_test(test_real_core),
 		cmocka_unit_test(test_compressed),
 		cmocka_unit_test(test_jit_files),
+		cmocka_unit_test(test_small_core),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
