@@ -77,7 +77,7 @@ static int add_file(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at
 	return 0;
 }
 
-static int left_cmp(const void *a, const void *b)
+int jitmap__core_left_cmp(const void *a, const void *b)
 {
 	const struct jitmap__core_left *x = a, *y = b;
 	return x->start < y->start ? -1 : x->start > y->start;
@@ -121,7 +121,8 @@ static int small_note(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t 
 			v[n++] = (struct jitmap__core_left){lo, hi,
 				(unsigned)jitmap__load(r + 16, 4, c->order)};
 	}
-	qsort(v, n, sizeof(*v), left_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), jitmap__core_left_cmp);
 	c->small = true;
 	c->small_stack_bytes = jitmap__load(desc + 16, 8, c->order);
 	c->small_kept_bytes = kept_bytes;

@@ -28,6 +28,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/gdb_jit.h"
 #include "internal.h"
@@ -318,7 +319,8 @@ int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
 		return p.rc;
 	}
 	/* Sorted and merged: overlapping or touching ranges become one, their reasons joined. */
-	qsort(p.r, p.n, sizeof(*p.r), range_cmp);
+	if (p.n)
+		qsort(p.r, p.n, sizeof(*p.r), range_cmp);
 	size_t m = 0;
 	for (size_t i = 0; i < p.n; i++) {
 		if (m && p.r[i].lo <= p.r[m - 1].hi) {
@@ -332,4 +334,25 @@ int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
 	*out = p.r;
 	*nout = m;
 	return 0;
+}
+
+/* -- Left-out memory a mapped file holds -- */
+
+int jitmap__small_file_holds(jitmap_core *core, const jitmap_target *mem, uint64_t page)
+{
+	const size_t n = core->nmaps;
+	const size_t lo = JITMAP_UPPER_BOUND(core->maps, n, start, page);
+	if (!lo || page >= core->maps[lo - 1].end || core->maps[lo - 1].end - page < PAGE)
+		return 0;
+	const jitmap_core_mapping_info *m = &core->maps[lo - 1];
+	const int fd = jitmap__core_file_fd(core, core->map_file[lo - 1]);
+	uint8_t *a = malloc(2 * PAGE);
+	int same = 0;
+	char why[160];
+	if (a && fd >= 0 && m->offset <= UINT64_MAX - (page - m->start) &&
+	    pread(fd, a, PAGE, (off_t)(m->offset + (page - m->start))) == (ssize_t)PAGE &&
+	    mem->read_mem && mem->read_mem(mem->ctx, page, a + PAGE, PAGE, why, sizeof(why)) == 0)
+		same = !memcmp(a, a + PAGE, PAGE);
+	free(a);
+	return a ? same : -ENOMEM;
 }

@@ -28,6 +28,10 @@
 #include "internal.h"
 #include "jitmap/core.h"
 
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+
 #define MAX_HEAD (UINT64_C(256) << 20)   /* headers and notes held in memory */
 #define MAX_BYTES (UINT64_C(1) << 30)    /* JIT files' bytes, by default */
 #define MAX_FILES 256
@@ -488,6 +492,7 @@ struct small {
 	struct jitmap__core_left *left;
 	size_t nleft;
 	uint64_t stack_bytes, kept, full;
+	uint64_t from_files; /* left-out bytes the mapped files hold (refine_left) */
 };
 
 static int seg_vaddr_cmp(const void *a, const void *b)
@@ -647,6 +652,184 @@ static int write_small_note(struct stream *s, const struct small *m)
 	return rc;
 }
 
+/* Whether no mapped file may stand for left-out memory of these flags: all but plain code
+ * (read-only and executable), which readers take from the file, as from a kernel core. */
+static bool file_refused(unsigned flags)
+{
+	return (flags & (PF_X | PF_W)) != PF_X;
+}
+
+/* The left-out pages of a file mapping that the file holds as the process did (gcore dumps
+ * unmodified read-only data; a page of .data may be as loaded) are not left out: readers
+ * read the file there. The rest stays left out, and is taken out of NT_FILE (write_small),
+ * so that no debugger reads the file's bytes in place of the process's. At most MAX_COMPARED
+ * pages are compared; past them, what is left out stays so. */
+#define MAX_COMPARED (1u << 18)
+static int refine_left(struct small *m, jitmap_core *core, const jitmap_target *mem)
+{
+	struct small out = {0};
+	size_t cap = 0, compared = 0;
+	for (size_t i = 0; i < m->nleft; i++) {
+		const struct jitmap__core_left *l = &m->left[i];
+		uint64_t run = l->start;
+		if (file_refused(l->flags) && core->nmaps) {
+			for (uint64_t p = l->start; p < l->end && compared < MAX_COMPARED;) {
+				const uint64_t next = (p & ~(PAGE - 1)) + PAGE < l->end
+							      ? (p & ~(PAGE - 1)) + PAGE : l->end;
+				const int holds = p % PAGE == 0 && next - p == PAGE
+							  ? jitmap__small_file_holds(core, mem, p) : 0;
+				compared++;
+				if (holds < 0) {
+					free(out.left);
+					return holds;
+				}
+				if (holds) {
+					if (!add_left(&out, &cap, run, p, l->flags)) {
+						free(out.left);
+						return -ENOMEM;
+					}
+					run = next;
+					m->from_files += PAGE;
+				}
+				p = next;
+			}
+		}
+		if (!add_left(&out, &cap, run, l->end, l->flags)) {
+			free(out.left);
+			return -ENOMEM;
+		}
+	}
+	free(m->left);
+	m->left = out.left;
+	m->nleft = out.nleft;
+	return 0;
+}
+
+/* NT_FILE's descriptor (`len` bytes at `d`) less the left-out memory no file may stand for:
+ * a new one (malloc'd, *out_len), or NULL to keep it as it is (nothing to take out, a
+ * descriptor this does not read, no memory). Entries are split around what is taken out,
+ * their file offsets moved with them; a name is repeated for each piece. */
+static uint8_t *file_note_less(const struct stream *s, const struct small *m, const uint8_t *d,
+			       size_t len, size_t *out_len)
+{
+	if (len < 16)
+		return NULL;
+	const uint64_t count = jitmap__load(d, 8, s->order), psz = jitmap__load(d + 8, 8, s->order);
+	if (!psz || count > (len - 16) / 24)
+		return NULL;
+	const char *names = (const char *)d + 16 + count * 24, *end = (const char *)d + len;
+	const char **name = calloc(count ? count : 1, sizeof(*name));
+	struct jitmap__core_left *cut = calloc(m->nleft ? m->nleft : 1, sizeof(*cut));
+	size_t ncut = 0;
+	for (size_t i = 0; i < m->nleft && cut; i++)
+		if (file_refused(m->left[i].flags))
+			cut[ncut++] = m->left[i];
+	for (uint64_t i = 0; name && i < count; i++) {
+		const char *z = names < end ? memchr(names, 0, (size_t)(end - names)) : NULL;
+		if (!z) {
+			free(name);
+			name = NULL;
+			break;
+		}
+		name[i] = names;
+		names = z + 1;
+	}
+	if (!name || !cut || !ncut) {
+		free(name);
+		free(cut);
+		return NULL;
+	}
+	qsort(cut, ncut, sizeof(*cut), jitmap__core_left_cmp);
+	/* At most count + ncut pieces; names at most repeated that often. */
+	size_t cap = 16 + (count + ncut) * 24, used = 16, npieces = 0;
+	size_t names_cap = (size_t)(names - ((const char *)d + 16 + count * 24)) * (ncut + 1);
+	uint8_t *o = malloc(cap + names_cap);
+	char *nb = o ? malloc(names_cap ? names_cap : 1) : NULL;
+	size_t nused = 0;
+	for (uint64_t i = 0; o && nb && i < count; i++) {
+		const uint8_t *e = d + 16 + i * 24;
+		const uint64_t lo = jitmap__load(e, 8, s->order), hi = jitmap__load(e + 8, 8, s->order);
+		const uint64_t pg = jitmap__load(e + 16, 8, s->order);
+		uint64_t at = lo;
+		size_t k = JITMAP_UPPER_BOUND(cut, ncut, start, lo);
+		k = k ? k - 1 : 0;
+		for (;; k++) {
+			const uint64_t stop = k < ncut && cut[k].start < hi ? (cut[k].start > at
+						? cut[k].start : at) : hi;
+			if (stop > at && used + 24 <= cap) {
+				jitmap__store(o + used, at, 8, s->order);
+				jitmap__store(o + used + 8, stop, 8, s->order);
+				jitmap__store(o + used + 16, pg + (at - lo) / psz, 8, s->order);
+				used += 24;
+				const size_t nl = strlen(name[i]) + 1;
+				memcpy(nb + nused, name[i], nl);
+				nused += nl;
+				npieces++;
+			}
+			if (!(k < ncut && cut[k].start < hi))
+				break;
+			if (cut[k].end > at)
+				at = cut[k].end < hi ? cut[k].end : hi;
+		}
+	}
+	if (o && nb) {
+		jitmap__store(o, npieces, 8, s->order);
+		jitmap__store(o + 8, psz, 8, s->order);
+		memcpy(o + used, nb, nused);
+		*out_len = used + nused;
+	}
+	free(nb);
+	free(name);
+	free(cut);
+	if (o && !nb) {
+		free(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* A segment that is not PT_LOAD (the notes): its program header, its bytes. */
+struct blob {
+	const uint8_t *phdr;
+	uint64_t off, len;
+	uint8_t *bytes;
+};
+
+/* The notes of a segment (`len` bytes at `b`) with NT_FILE less what no file may stand for
+ * (file_note_less): a new copy (malloc'd, *out_len), or NULL to keep them as they are. */
+static uint8_t *notes_less(const struct stream *s, const struct small *m, const uint8_t *b,
+			   size_t len, size_t *out_len)
+{
+	for (size_t at = 0; at + 12 <= len;) {
+		const uint64_t namesz = jitmap__load(b + at, 4, s->order);
+		const uint64_t descsz = jitmap__load(b + at + 4, 4, s->order);
+		const uint64_t type = jitmap__load(b + at + 8, 4, s->order);
+		const uint64_t desc = at + 12 + align(namesz, 4);
+		if (desc > len || descsz > len - desc)
+			return NULL;
+		const uint64_t next = desc + align(descsz, 4);
+		if (type == NT_FILE && namesz == 5 && !memcmp(b + at + 12, "CORE", 5)) {
+			size_t dlen;
+			uint8_t *d = file_note_less(s, m, b + desc, (size_t)descsz, &dlen);
+			if (!d)
+				return NULL;
+			const size_t tail = next < len ? len - (size_t)next : 0;
+			uint8_t *o = calloc(1, (size_t)desc + align(dlen, 4) + tail);
+			if (o) {
+				memcpy(o, b, (size_t)desc);
+				jitmap__store(o + at + 4, dlen, 4, s->order);
+				memcpy(o + desc, d, dlen);
+				memcpy(o + desc + align(dlen, 4), b + next, tail);
+				*out_len = (size_t)desc + align(dlen, 4) + tail;
+			}
+			free(d);
+			return o;
+		}
+		at = (size_t)next;
+	}
+	return NULL;
+}
+
 /* Whether and how the core can be made small: the process's memory to plan from (the core
  * file itself, or process `pid` for a pipe), or why not (`cant`; nothing written). */
 static int plan_small(struct stream *s, struct head *h, struct small *m, bool seekable,
@@ -692,13 +875,15 @@ static int plan_small(struct stream *s, struct head *h, struct small *m, bool se
 		qsort(sorted, m->nloads, sizeof(*sorted), seg_vaddr_cmp);
 		rc = jitmap__small_plan(core, &mem, sorted, m->nloads, m->stack_bytes, &r, &nr);
 	}
-	jitmap_core_free(core);
-	jitmap_live_free(live);
-	free(sorted);
 	struct stat st;
 	const uint64_t have = seekable && !fstat(s->in, &st) ? (uint64_t)st.st_size : UINT64_MAX;
 	if (!rc)
 		rc = cut_segments(m, r, nr, have);
+	if (!rc)
+		rc = refine_left(m, core, &mem);
+	jitmap_core_free(core);
+	jitmap_live_free(live);
+	free(sorted);
 	free(r);
 	return rc ? jitmap__fail(s->err, rc, 0, "out of memory") : 0;
 }
@@ -713,10 +898,13 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 	const uint64_t phend = EHDR + h->phnum * PHDR;
 	struct small m = {.stack_bytes = stack_bytes ? stack_bytes : SMALL_STACK};
 	m.loads = calloc(h->phnum, sizeof(*m.loads));
-	if (!m.loads)
+	struct blob *others = calloc(h->phnum, sizeof(*others));
+	if (!m.loads || !others) {
+		free(m.loads);
+		free(others);
 		return jitmap__fail(s->err, -ENOMEM, 0, "out of memory");
+	}
 	size_t nothers = 0;
-	uint64_t others_bytes = 0;
 	for (uint64_t i = 0; i < h->phnum; i++) {
 		const uint8_t *p = h->bytes + EHDR + i * PHDR;
 		const uint64_t off = jitmap__load(p + 8, 8, s->order);
@@ -728,9 +916,8 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 				.offset = off, .flags = (unsigned)jitmap__load(p + 4, 4, s->order)};
 			continue;
 		}
-		nothers++;
-		others_bytes += align(filesz, 8);
-		if (filesz && !seekable && (off > h->len || filesz > h->len - off))
+		others[nothers++] = (struct blob){.phdr = p, .off = off, .len = filesz};
+		if (filesz && !seekable && (off < phend || off > h->len || filesz > h->len - off))
 			snprintf(cant, cant_len, "its notes come after its memory, which a pipe "
 				 "cannot go back to");
 	}
@@ -738,6 +925,34 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 	int rc = 0;
 	if (!cant[0])
 		rc = plan_small(s, h, &m, seekable, pid, sysroot, cant, cant_len);
+	/* The notes' bytes, NT_FILE less what no file may stand for. */
+	uint64_t others_bytes = 0;
+	for (size_t i = 0; i < nothers && !rc && !cant[0]; i++) {
+		struct blob *b = &others[i];
+		if (b->len > MAX_HEAD) {
+			snprintf(cant, cant_len, "a note segment is larger than 256 MiB");
+			break;
+		}
+		if (!(b->bytes = malloc(b->len ? (size_t)b->len : 1))) {
+			rc = jitmap__fail(s->err, -ENOMEM, 0, "out of memory");
+			break;
+		}
+		if (b->off >= phend && b->off <= h->len && b->len <= h->len - b->off) {
+			memcpy(b->bytes, h->bytes + b->off, (size_t)b->len);
+		} else if (pread(s->in, b->bytes, (size_t)b->len, (off_t)b->off) != (ssize_t)b->len) {
+			rc = jitmap__fail(s->err, -EIO, b->off, "the core's notes cannot be read");
+			break;
+		}
+		size_t len;
+		uint8_t *less = jitmap__load(b->phdr, 4, s->order) == PT_NOTE
+					? notes_less(s, &m, b->bytes, (size_t)b->len, &len) : NULL;
+		if (less) {
+			free(b->bytes);
+			b->bytes = less;
+			b->len = len;
+		}
+		others_bytes += align(b->len, 8);
+	}
 	const uint64_t nph = nothers + 1 + m.npieces;
 	if (!rc && !cant[0] && nph >= PN_XNUM)
 		snprintf(cant, cant_len, "it would have %" PRIu64 " segments, more than a program "
@@ -757,15 +972,11 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 		jitmap__store(hdrs + 62, 0, 2, s->order); /* e_shstrndx */
 		uint8_t *o = hdrs + EHDR;
 		uint64_t at = notes_at;
-		for (uint64_t i = 0; i < h->phnum; i++, o += PHDR) {
-			const uint8_t *p = h->bytes + EHDR + i * PHDR;
-			if (jitmap__load(p, 4, s->order) == PT_LOAD) {
-				o -= PHDR;
-				continue;
-			}
-			memcpy(o, p, PHDR);
+		for (size_t i = 0; i < nothers; i++, o += PHDR) {
+			memcpy(o, others[i].phdr, PHDR);
 			jitmap__store(o + 8, at, 8, s->order);
-			at += align(jitmap__load(p + 32, 8, s->order), 8);
+			jitmap__store(o + 32, others[i].len, 8, s->order);
+			at += align(others[i].len, 8);
 		}
 		jitmap__store(o, PT_NOTE, 4, s->order);
 		jitmap__store(o + 8, at, 8, s->order);
@@ -785,19 +996,9 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 			data += align(p->len, PAGE);
 		}
 		rc = write_out(s, hdrs, notes_at);
-		for (uint64_t i = 0; i < h->phnum && !rc; i++) {
-			const uint8_t *p = h->bytes + EHDR + i * PHDR;
-			const uint64_t off = jitmap__load(p + 8, 8, s->order);
-			const uint64_t filesz = jitmap__load(p + 32, 8, s->order);
-			if (jitmap__load(p, 4, s->order) == PT_LOAD)
-				continue;
-			if (off >= phend && off <= h->len && filesz <= h->len - off)
-				rc = write_out(s, h->bytes + off, filesz);
-			else
-				rc = copy_at(s, true, off, filesz);
-			if (!rc)
-				rc = write_zeros(s, align(filesz, 8) - filesz);
-		}
+		for (size_t i = 0; i < nothers && !rc; i++)
+			if (!(rc = write_out(s, others[i].bytes, (size_t)others[i].len)))
+				rc = write_zeros(s, align(others[i].len, 8) - others[i].len);
 		if (!rc && !(rc = write_notes(s)) && !(rc = write_small_note(s, &m)))
 			rc = write_zeros(s, data_at - s->out_off);
 		for (size_t i = 0; i < m.npieces && !rc; i++) {
@@ -807,8 +1008,12 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 		}
 		if (!rc)
 			say(s, "a small core: %" PRIu64 " of the %" PRIu64 " bytes of memory the core "
-			    "held kept, in %zu ranges", m.kept, m.full, m.npieces);
+			    "held kept, in %zu ranges (%" PRIu64 " more its mapped files hold)",
+			    m.kept, m.full, m.npieces, m.from_files);
 	}
+	for (size_t i = 0; i < nothers; i++)
+		free(others[i].bytes);
+	free(others);
 	free(hdrs);
 	free(m.loads);
 	free(m.pieces);

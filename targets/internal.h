@@ -433,8 +433,10 @@ int jitmap__perfmap_process_paths(int pid, int (*each)(void *ctx, const char *pa
  * the handler wrote as a warning. Returns 0 (a malformed note is a warning), or -ENOMEM. */
 int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, size_t len,
 			  uint64_t at);
-/* The range a small core left out that holds `addr`, or NULL. */
+/* The range a small core left out that holds `addr`, or NULL; the order of such ranges
+ * (by start), for qsort. */
 const struct jitmap__core_left *jitmap__core_left_at(const jitmap_core *c, uint64_t addr);
+int jitmap__core_left_cmp(const void *a, const void *b);
 
 
 /* -- Small cores (core_small.c) -- */
@@ -458,6 +460,11 @@ struct jitmap__small_range {
 int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
 		       const struct jitmap__small_seg *segs, size_t nsegs, uint64_t stack_bytes,
 		       struct jitmap__small_range **out, size_t *nout);
+/* Whether the file `core` maps at `page` (a page's address) holds the bytes `mem` reads
+ * there: 1, 0 (no file, another file's bytes, or one of the two cannot be read), -ENOMEM.
+ * Memory a small core leaves out that its file holds is read from the file, as a kernel
+ * core's undumped code; the rest is the core's to say it lacks. */
+int jitmap__small_file_holds(jitmap_core *core, const jitmap_target *mem, uint64_t page);
 
 
 /* -- Compressed cores (compressed.c) -- */
