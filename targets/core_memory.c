@@ -480,7 +480,9 @@ static int sysv_name(const char *name)
  *     (coredump_filter's default dumps no shared memory of a file that has a name, such as
  *     PostgreSQL's /dev/shm/PostgreSQL.N, gone once the server restarted). No loader maps an
  *     object writable at its ELF header, and a private mapping of one would have been dumped
- *     (its first page, the ELF header, at least).
+ *     (its first page, the ELF header, at least);
+ *   - no segment holds it, and it is in /dev/shm (POSIX shared memory): GDB's gcore writes no
+ *     segment at all for shared mappings it does not dump (PostgreSQL's, again).
  * Anything else is a file: a library deleted since (a package upgrade) or dlopen'ed from a
  * memfd has its ELF header in the core; a read-only mapping whose first page the core lacks
  * (gcore leaves unmodified ones out) may be one too. */
@@ -500,7 +502,8 @@ int jitmap__core_memory_not_file(jitmap_core *c, size_t fi)
 		if (sp.source == JITMAP_CORE_MEM_CORE)
 			return jitmap__core_read(c, c->maps[i].start, magic, sizeof(magic), 1, NULL, 0) == 0 &&
 			       memcmp(magic, ELFMAG, SELFMAG) != 0;
-		return sp.seg && (sp.seg->flags & PF_W);
+		return sp.seg ? (sp.seg->flags & PF_W) != 0
+			      : !strncmp(f->core_path, "/dev/shm/", 9);
 	}
 	return 0;
 }

@@ -244,26 +244,32 @@ int main(int argc, char **argv)
 						    &err);
 	if (from)
 		close(in);
+	/* Who the messages are about: the process, or the core file read. */
+	char who[4096 + 32];
+	if (pid || !from)
+		snprintf(who, sizeof(who), "process %ld", pid);
+	else
+		snprintf(who, sizeof(who), "%s", from);
 	int status = 0;
 	if (added < 0) {
-		say(LOG_ERR, "process %ld: %s (at byte %" PRIu64 ")", pid, err.reason, err.offset);
+		say(LOG_ERR, "%s: %s (at byte %" PRIu64 ")", who, err.reason, err.offset);
 		status = 1;
 	} else if (small && !strstr(note, "not made small")) {
 		/* A small core: said unless --quiet, as a warning when a file was left out. */
 		const bool trouble = strstr(note, "cannot") || strstr(note, "only its first") ||
 				     strstr(note, "ended at byte") || strstr(note, "left out");
 		if (!quiet || trouble)
-			say(trouble ? LOG_WARNING : LOG_INFO, "process %ld: %s", pid, note);
+			say(trouble ? LOG_WARNING : LOG_INFO, "%s: %s", who, note);
 	} else if (added == 0) {
 		if (!quiet || !strstr(note, "no perf map or jitdump file was found"))
 			say(strstr(note, "unchanged: ") || strstr(note, "not made small") ? LOG_WARNING
 											   : LOG_INFO,
-			    "process %ld: %s", pid, note);
+			    "%s: %s", who, note);
 	} else if (note[0]) {
-		say(LOG_WARNING, "process %ld: %d JIT file%s added; %s", pid, added,
+		say(LOG_WARNING, "%s: %d JIT file%s added; %s", who, added,
 		    added == 1 ? "" : "s", note);
 	} else if (!quiet) {
-		say(LOG_INFO, "process %ld: %d JIT file%s added", pid, added, added == 1 ? "" : "s");
+		say(LOG_INFO, "%s: %d JIT file%s added", who, added, added == 1 ? "" : "s");
 	}
 	free(files);
 	if (command) {
