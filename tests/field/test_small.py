@@ -20,15 +20,18 @@ and their values need, and every tool reads from it what it reads from the full 
   small one (GDB, LLDB); jitmap-stack says why the walk stops at the bound.
 - node: Node.js 20 (`--perf-basic-prof`, three nested optimized functions blocked), held;
   its core made small with its perf map added: at most 2%, the same jitmap-stack output as the
-  full core with the map added, GDB's `bt` the same JavaScript frames.
+  full core with the map added; eu-stack's frames, GDB's `thread apply all bt` (JavaScript
+  frames named) and `info stackmap` in every frame the same.
 - postgres: a PostgreSQL 15 backend blocked in pg_sleep called from a JIT-compiled expression
   (jit_above_cost = 0, jit_debugging_support = on): at most 2%, the same jitmap-stack output
-  (the frame evalexpr_*), GDB's `bt` the same.
+  (the frame evalexpr_*, the JIT entry counted), eu-stack and GDB the same.
 - kernel: through the real core_pattern (set and restored), `|h --small %P -- dd of=...`: the
-  demo JIT aborting at a statepoint in two threads; the core made small while the kernel
-  streams it (memory read from /proc/PID/mem); jitmap-stack `--values` finds record 300 in
-  both threads holding the values the program printed. Skipped where core_pattern cannot be
-  written.
+  demo JIT aborting at a statepoint in two threads, and Node.js calling process.abort() under
+  its three functions; each core made small while the kernel streams it (memory read from
+  /proc/PID/mem, the perf map through /proc/PID/root); moved, the perf map deleted:
+  jitmap-stack `--values` finds record 300 in both demo threads holding the values the
+  program printed, and names node's three functions in order (its small core under 8 MB).
+  Skipped where core_pattern cannot be written.
 
 Exits 77 (skipped) without gcore or zstd.
 """
@@ -36,6 +39,7 @@ import json
 import mmap
 import os
 import re
+import resource
 import shutil
 import struct
 import subprocess
@@ -305,6 +309,27 @@ def main():
         H.check("0x0000000000000457" not in r.text("x"), "LLDB read the left-out heap: %s"
                 % r.text("x"))
 
+    def same_debuggers(full, small, what, exe, named):
+        """eu-stack's frames, and GDB's (with jitmap) `thread apply all bt` and `info
+        stackmap` in every frame, the same from both cores; `named(bt)`: the JIT frames are
+        named in the small core's."""
+        ef, es = eu_frames(full, exe), eu_frames(small, exe)
+        H.check(ef and ef == es, "%s: eu-stack's frames differ:\n%s\n--\n%s" % (
+            what, "\n".join(ef), "\n".join(es)))
+        if not gdb:
+            return
+        texts = []
+        for core in (full, small):
+            r = gdb.session("gdb-%s-%s" % (what, os.path.basename(core)),
+                            [gdb.dump("bt", "thread apply all bt"),
+                             gdb.dump("sm", "frame apply all -s -- info stackmap")],
+                            exe=exe, core=core)
+            texts.append((gdb_text(r, "bt"), gdb_text(r, "sm")))
+        H.check(named(texts[1][0]), "%s: GDB names no JIT frame in the small core:\n%s" % (
+            what, texts[1][0][-800:]))
+        H.check(texts[0] == texts[1], "%s: GDB prints otherwise from the small core:\n%s\n"
+                "--\n%s" % (what, texts[0][0][-800:], texts[1][0][-800:]))
+
     @runner.test
     def node():
         """Node.js 20 with its perf map: the small core names the same frames."""
@@ -324,14 +349,8 @@ def main():
         got = same_stacks(withmap, small, "node")
         names = [f["function"] or "" for f in got["threads"][0]["frames"] if f["jit"]]
         H.check(any("jitmapInner" in n for n in names), "node's JIT frames: %s" % names)
-        if gdb:
-            bts = []
-            for core in (withmap, small):
-                r = gdb.session("gdb-node-" + os.path.basename(core), [gdb.dump("bt", "bt")],
-                                exe=shutil.which("node"), core=core)
-                bts.append([ln.split(" in ", 1)[1] for ln in r.text("bt").splitlines()
-                            if " in JS:" in ln])
-            H.check(bts[0] and bts[0] == bts[1], "GDB's JavaScript frames: %s / %s" % tuple(bts))
+        same_debuggers(withmap, small, "node", shutil.which("node"),
+                       lambda bt: any(" in JS:" in ln for ln in bt.splitlines()))
         os.unlink(withmap)
 
     @runner.test
@@ -353,14 +372,8 @@ def main():
         # leaves out) is no file that could define a JIT descriptor: the count is stated.
         H.check(got["process"]["jit_entries"] == 1, "the backend's JIT entries: %s" % (
             got["process"],))
-        if gdb:
-            bts = []
-            for core in (full, small):
-                r = gdb.session("gdb-pg-" + os.path.basename(core), [gdb.dump("bt", "bt")],
-                                exe=os.path.join(held.PG_BIN, "postgres"), core=core)
-                bts.append(re.findall(r" in (\S+) \(", r.text("bt")))
-            H.check("pg_sleep" in bts[1] and bts[0] == bts[1],
-                    "GDB's frames: %s / %s" % tuple(bts))
+        same_debuggers(full, small, "postgres", os.path.join(held.PG_BIN, "postgres"),
+                       lambda bt: re.search(r" in evalexpr_\d+_\d+ ", bt))
         os.unlink(full)
 
     @runner.test
@@ -382,31 +395,49 @@ def main():
         except OSError as e:
             raise H.Skip("core_pattern cannot be written here: %s" % e.strerror)
         out = os.path.join(work, "kernel.out")
+        unlimited = lambda: resource.setrlimit(resource.RLIMIT_CORE, (-1, -1))  # noqa: E731
+        node = None
         try:
             with open(out, "w") as f:
                 p = subprocess.Popen([env.demo, "--abort", "--program", "statepoint",
                                       "--threads", "2"], stdout=f, stderr=subprocess.STDOUT,
-                                     cwd=work, preexec_fn=lambda: __import__(
-                                         "resource").setrlimit(__import__("resource")
-                                                               .RLIMIT_CORE, (-1, -1)))
+                                     cwd=work, preexec_fn=unlimited)
                 p.wait(timeout=120)
+            if shutil.which("node"):
+                with open(os.path.join(work, "node-abort.out"), "w") as f:
+                    node = subprocess.Popen(["node"] + held.NODE_FLAGS +
+                                            [held.NODE_SCRIPT, "abort"], stdout=f,
+                                            stderr=subprocess.STDOUT, cwd=work,
+                                            preexec_fn=unlimited)
+                    node.wait(timeout=120)
         finally:
             with open(pattern, "w") as f:
                 f.write(old)
             with open(limit, "w") as f:
                 f.write(old_limit)
-        core = os.path.join(short, "s.%d" % p.pid)
-        for _ in range(100):
-            if os.path.exists(core) and os.path.getsize(core) > 0:
-                break
-            time.sleep(0.1)
-        if not os.path.exists(core):
-            shutil.rmtree(short, ignore_errors=True)
-            raise H.Skip("no core came through core_pattern (demo exit %s)" % p.returncode)
-        time.sleep(0.5)  # dd may still be writing
-        moved_core = os.path.join(moved, "kernel-small")
-        shutil.move(core, moved_core)
+
+        def came(pid, name):
+            """The small core of process `pid`, moved away from where it was written."""
+            core = os.path.join(short, "s.%d" % pid)
+            for _ in range(100):  # the kernel waited for the handler (core_pipe_limit)
+                if os.path.exists(core) and os.path.getsize(core) > 0:
+                    break
+                time.sleep(0.1)
+            if not os.path.exists(core):
+                return None
+            to = os.path.join(moved, name)
+            shutil.move(core, to)
+            return to
+
+        moved_core = came(p.pid, "kernel-small")
+        node_core = came(node.pid, "kernel-node-small") if node else None
+        if node:
+            perf = "/tmp/perf-%d.map" % node.pid
+            if os.path.exists(perf):
+                os.unlink(perf)  # left behind on the crashed machine
         shutil.rmtree(short, ignore_errors=True)
+        if not moved_core:
+            raise H.Skip("no core came through core_pattern (demo exit %s)" % p.returncode)
         truths = H.truth(H.read(out), "jitmap-demo:", "statepoint")
         got = stack_json(moved_core, "--values", "--exe=" + env.demo)
         H.check(got["process"]["small_core"], "the kernel's core is not a small core")
@@ -414,6 +445,18 @@ def main():
         H.record_300(objs, truths, "jitmap-stack, the kernel's small core")
         rc, notes, err = run(["eu-readelf", "-n", moved_core])
         H.check("JITMAP" in notes, "no note of a small core in the kernel's core")
+        if node:
+            H.check(node_core, "no core of node through core_pattern (exit %s)" %
+                    node.returncode)
+            got = stack_json(node_core)
+            names = [(f["function"] or "").split()[0].lstrip("JS:*~^")
+                     for f in got["threads"][0]["frames"] if f["jit"] and f["function"]]
+            three = [n for n in names if n in ("jitmapInner", "jitmapMiddle", "jitmapOuter")]
+            H.check(three[:3] == ["jitmapInner", "jitmapMiddle", "jitmapOuter"] and
+                    got["process"]["small_core"],
+                    "jitmap-stack, node's small core from the kernel: %s" % names)
+            H.check(os.path.getsize(node_core) < 8 << 20, "node's small core is %d bytes" %
+                    os.path.getsize(node_core))
 
     return runner.run(env)
 
