@@ -225,7 +225,7 @@ static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *s
 	/* Left out of a small core: not read, unless it is a file's code (read-only and
 	 * executable), which the kernel does not dump either and which the file holds. */
 	const struct jitmap__core_left *cut = c->nleft ? jitmap__core_left_at(c, addr) : NULL;
-	if (cut && (cut->flags & (PF_X | PF_W)) == PF_X && sp->map != SIZE_MAX)
+	if (cut && !jitmap__small_file_refused(cut->flags) && sp->map != SIZE_MAX)
 		cut = NULL;
 	if (cut) {
 		sp->miss = MISS_LEFT_OUT;

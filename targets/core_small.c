@@ -6,8 +6,8 @@
  * while the core streams past):
  *   - each thread's stack, from below its stack pointer (x86-64's red zone and more) to the
  *     end of the segment holding it, at most `stack_bytes` above the stack pointer (to that
- *     byte exactly, not to the end of its page); and its
- *     thread pointer's block (glibc's struct pthread: thread names, TLS);
+ *     byte exactly, not to the end of its page); and its thread pointer's block (glibc's
+ *     struct pthread: thread names, TLS);
  *   - every JIT descriptor (`__jit_debug_descriptor` in the mapped files), each entry of its
  *     list, each entry's image, and the memory of each image's sections (code, stackmaps,
  *     unwinding tables) where the image places them;
@@ -18,8 +18,9 @@
  *     points to (how GDB and libdwfl list the modules), the vDSO;
  *   - every writable segment of at most SMALL_DATA bytes, whole (a library's .data and .bss:
  *     a debugger's globals).
- * Ranges are whole pages but for a stack's bound; the writer (core_stream.c) keeps their intersection with the bytes
- * the full core holds. Everything read here is untrusted: every count is capped, every read
+ * Ranges are whole pages but for a stack's bound; the writer (core_stream.c) keeps their
+ * intersection with the bytes the full core holds. Everything read here is untrusted: every
+ * count is capped (images read for their sections: MAX_IMAGES bytes in all), every read
  * checked, and a read that fails only leaves that range out.
  */
 #define _GNU_SOURCE
@@ -30,13 +31,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/gdb_jit.h"
 #include "internal.h"
+
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
 
 #define PAGE UINT64_C(4096)
 #define BELOW_SP 512                        /* bytes kept below a stack pointer */
 #define SMALL_DATA (UINT64_C(64) << 10)     /* writable segments kept whole up to this */
 #define MAX_IMAGE (UINT64_C(256) << 20)     /* a JIT entry's image, at most */
+#define MAX_IMAGES (UINT64_C(1) << 30)      /* images read for their sections, in all */
 #define MAX_SECTION (UINT64_C(64) << 20)    /* one section of an image, at most */
 #define MAX_CODE_PAGES 16384                /* pages kept for stack words into JIT code */
 #define MAX_LINK_MAPS 4096
@@ -52,6 +57,7 @@ struct planner {
 	struct jitmap__small_range *r;
 	size_t n, cap;
 	size_t code_pages;
+	uint64_t images_read; /* bytes of JIT images read for their sections */
 	int rc; /* -ENOMEM once out of memory */
 };
 
@@ -64,15 +70,9 @@ static void keep_range(struct planner *p, uint64_t lo, uint64_t hi, unsigned why
 {
 	if (hi <= lo || p->rc)
 		return;
-	if (p->n == p->cap) {
-		const size_t cap = p->cap ? 2 * p->cap : 256;
-		struct jitmap__small_range *r = realloc(p->r, cap * sizeof(*r));
-		if (!r) {
-			p->rc = -ENOMEM;
-			return;
-		}
-		p->r = r;
-		p->cap = cap;
+	if (jitmap__grow(&p->r, &p->cap, p->n + 1, sizeof(*p->r))) {
+		p->rc = -ENOMEM;
+		return;
 	}
 	p->r[p->n++] = (struct jitmap__small_range){page_down(lo), exact ? hi : page_up(hi), why};
 }
@@ -219,6 +219,9 @@ static void jit_lists(struct planner *p)
 				continue;
 			keep(p, c->symfile_addr, c->symfile_addr + c->symfile_size,
 			     JITMAP_CORE_KEPT_JIT);
+			if (p->images_read + c->symfile_size > MAX_IMAGES)
+				continue; /* a list of huge images (damaged): the images alone */
+			p->images_read += c->symfile_size;
 			image_sections(p, c->symfile_addr, c->symfile_size);
 		}
 		jitmap_jit_list_free(l);
@@ -355,4 +358,166 @@ int jitmap__small_file_holds(jitmap_core *core, const jitmap_target *mem, uint64
 		same = !memcmp(a, a + PAGE, PAGE);
 	free(a);
 	return a ? same : -ENOMEM;
+}
+
+/* -- What a small core leaves out --
+ *
+ * Memory the full core held and the small one does not: said in the small core's note, and
+ * read as missing. Where the file mapped there holds the same bytes, it is not left out:
+ * readers read the file, as a kernel core's undumped code. Where no file may stand for it,
+ * it is taken out of NT_FILE too: GDB reads a mapped file for any address a core holds no
+ * bytes of, and would print the file's bytes (unrelocated pointers, initial values). */
+
+int jitmap__small_left_add(struct jitmap__small_left *l, uint64_t lo, uint64_t hi,
+			   unsigned flags)
+{
+	if (hi <= lo)
+		return 0;
+	if (jitmap__grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
+		return -ENOMEM;
+	l->v[l->n++] = (struct jitmap__core_left){lo, hi, flags};
+	return 0;
+}
+
+#define MAX_COMPARED (1u << 18) /* pages compared with their files, at most */
+
+int jitmap__small_refine_left(jitmap_core *core, const jitmap_target *mem,
+			      struct jitmap__small_left *l, uint64_t *from_files)
+{
+	struct jitmap__small_left out = {0};
+	size_t compared = 0;
+	int rc = 0;
+	for (size_t i = 0; i < l->n && !rc; i++) {
+		const struct jitmap__core_left *r = &l->v[i];
+		uint64_t run = r->start;
+		for (uint64_t p = r->start; jitmap__small_file_refused(r->flags) && core->nmaps &&
+		     p < r->end && compared < MAX_COMPARED && !rc;) {
+			const uint64_t next = page_down(p) + PAGE < r->end ? page_down(p) + PAGE
+									  : r->end;
+			const int holds = p % PAGE == 0 && next - p == PAGE
+						  ? jitmap__small_file_holds(core, mem, p) : 0;
+			compared++;
+			if (holds < 0)
+				rc = holds;
+			else if (holds && !(rc = jitmap__small_left_add(&out, run, p, r->flags))) {
+				run = next;
+				*from_files += PAGE;
+			}
+			p = next;
+		}
+		if (!rc)
+			rc = jitmap__small_left_add(&out, run, r->end, r->flags);
+	}
+	if (rc) {
+		free(out.v);
+		return rc;
+	}
+	free(l->v);
+	*l = out;
+	return 0;
+}
+
+/* NT_FILE's descriptor (`len` bytes at `d`) less the ranges `cut` (sorted): a new one
+ * (malloc'd, *out_len), or NULL to keep it as it is (a descriptor this does not read, no
+ * memory). Entries are split around what is taken out, their file offsets moved with them;
+ * a name is repeated for each piece. */
+static uint8_t *file_note_less(jitmap_byte_order order, const struct jitmap__core_left *cut,
+			       size_t ncut, const uint8_t *d, size_t len, size_t *out_len)
+{
+	if (len < 16)
+		return NULL;
+	const uint64_t count = jitmap__load(d, 8, order), psz = jitmap__load(d + 8, 8, order);
+	if (!psz || count > (len - 16) / 24)
+		return NULL;
+	const char *names = (const char *)d + 16 + count * 24, *end = (const char *)d + len;
+	const char *const first = names;
+	const char **name = calloc(count ? count : 1, sizeof(*name));
+	for (uint64_t i = 0; name && i < count; i++) {
+		const char *z = names < end ? memchr(names, 0, (size_t)(end - names)) : NULL;
+		if (!z) {
+			free(name);
+			return NULL;
+		}
+		name[i] = names;
+		names = z + 1;
+	}
+	/* At most count + ncut pieces, each name at most ncut + 1 times. */
+	const size_t cap = 16 + (count + ncut) * 24;
+	const size_t names_cap = (size_t)(names - first) * (ncut + 1);
+	uint8_t *o = name ? malloc(cap + names_cap) : NULL;
+	size_t used = 16, nused = 0, npieces = 0;
+	for (uint64_t i = 0; o && i < count; i++) {
+		const uint8_t *e = d + 16 + i * 24;
+		const uint64_t lo = jitmap__load(e, 8, order), hi = jitmap__load(e + 8, 8, order);
+		const uint64_t pg = jitmap__load(e + 16, 8, order);
+		uint64_t at = lo;
+		size_t k = JITMAP_UPPER_BOUND(cut, ncut, start, lo);
+		for (k = k ? k - 1 : 0;; k++) {
+			const bool in = k < ncut && cut[k].start < hi;
+			const uint64_t stop = in ? (cut[k].start > at ? cut[k].start : at) : hi;
+			if (stop > at && used + 24 <= cap) {
+				jitmap__store(o + used, at, 8, order);
+				jitmap__store(o + used + 8, stop, 8, order);
+				jitmap__store(o + used + 16, pg + (at - lo) / psz, 8, order);
+				used += 24;
+				const size_t nl = strlen(name[i]) + 1;
+				memcpy(o + cap + nused, name[i], nl);
+				nused += nl;
+				npieces++;
+			}
+			if (!in)
+				break;
+			if (cut[k].end > at)
+				at = cut[k].end < hi ? cut[k].end : hi;
+		}
+	}
+	if (o) {
+		jitmap__store(o, npieces, 8, order);
+		jitmap__store(o + 8, psz, 8, order);
+		memmove(o + used, o + cap, nused);
+		*out_len = used + nused;
+	}
+	free(name);
+	return o;
+}
+
+uint8_t *jitmap__small_notes_less(jitmap_byte_order order, const struct jitmap__small_left *l,
+				  const uint8_t *b, size_t len, size_t *out_len)
+{
+	struct jitmap__core_left *cut = calloc(l->n ? l->n : 1, sizeof(*cut));
+	size_t ncut = 0;
+	for (size_t i = 0; cut && i < l->n; i++)
+		if (jitmap__small_file_refused(l->v[i].flags))
+			cut[ncut++] = l->v[i];
+	uint8_t *o = NULL;
+	if (ncut)
+		qsort(cut, ncut, sizeof(*cut), jitmap__core_left_cmp);
+	for (size_t at = 0; ncut && at + 12 <= len;) {
+		const uint64_t namesz = jitmap__load(b + at, 4, order);
+		const uint64_t descsz = jitmap__load(b + at + 4, 4, order);
+		const uint64_t type = jitmap__load(b + at + 8, 4, order);
+		const uint64_t desc = at + 12 + ((namesz + 3) & ~UINT64_C(3));
+		if (desc > len || descsz > len - desc)
+			break;
+		const uint64_t next = desc + ((descsz + 3) & ~UINT64_C(3));
+		if (type == NT_FILE && namesz == 5 && !memcmp(b + at + 12, "CORE", 5)) {
+			size_t dlen;
+			uint8_t *d = file_note_less(order, cut, ncut, b + desc, (size_t)descsz, &dlen);
+			const size_t tail = next < len ? len - (size_t)next : 0;
+			const size_t dpad = (dlen + 3) & ~(size_t)3;
+			o = d ? calloc(1, (size_t)desc + dpad + tail) : NULL;
+			if (o) {
+				memcpy(o, b, (size_t)desc);
+				jitmap__store(o + at + 4, dlen, 4, order);
+				memcpy(o + desc, d, dlen);
+				memcpy(o + desc + dpad, b + next, tail);
+				*out_len = (size_t)desc + dpad + tail;
+			}
+			free(d);
+			break;
+		}
+		at = (size_t)next;
+	}
+	free(cut);
+	return o;
 }

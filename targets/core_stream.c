@@ -28,9 +28,6 @@
 #include "internal.h"
 #include "jitmap/core.h"
 
-#ifndef NT_FILE
-#define NT_FILE 0x46494c45
-#endif
 
 #define MAX_HEAD (UINT64_C(256) << 20)   /* headers and notes held in memory */
 #define MAX_BYTES (UINT64_C(1) << 30)    /* JIT files' bytes, by default */
@@ -489,10 +486,10 @@ struct small {
 	size_t nloads;
 	struct piece *pieces;
 	size_t npieces;
-	struct jitmap__core_left *left;
-	size_t nleft;
+	size_t pieces_cap;
+	struct jitmap__small_left left;
 	uint64_t stack_bytes, kept, full;
-	uint64_t from_files; /* left-out bytes the mapped files hold (refine_left) */
+	uint64_t from_files; /* left-out bytes the mapped files hold */
 };
 
 static int seg_vaddr_cmp(const void *a, const void *b)
@@ -507,33 +504,11 @@ static int seg_offset_cmp(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-static bool add_piece(struct small *m, size_t *cap, struct piece p)
+static bool add_piece(struct small *m, struct piece p)
 {
-	if (m->npieces == *cap) {
-		const size_t c = *cap ? 2 * *cap : 64;
-		struct piece *v = realloc(m->pieces, c * sizeof(*v));
-		if (!v)
-			return false;
-		m->pieces = v;
-		*cap = c;
-	}
+	if (jitmap__grow(&m->pieces, &m->pieces_cap, m->npieces + 1, sizeof(*m->pieces)))
+		return false;
 	m->pieces[m->npieces++] = p;
-	return true;
-}
-
-static bool add_left(struct small *m, size_t *cap, uint64_t lo, uint64_t hi, unsigned flags)
-{
-	if (hi <= lo)
-		return true;
-	if (m->nleft == *cap) {
-		const size_t c = *cap ? 2 * *cap : 64;
-		struct jitmap__core_left *v = realloc(m->left, c * sizeof(*v));
-		if (!v)
-			return false;
-		m->left = v;
-		*cap = c;
-	}
-	m->left[m->nleft++] = (struct jitmap__core_left){lo, hi, flags};
 	return true;
 }
 
@@ -542,7 +517,6 @@ static bool add_left(struct small *m, size_t *cap, uint64_t lo, uint64_t hi, uns
 static int cut_segments(struct small *m, const struct jitmap__small_range *r, size_t nr,
 			uint64_t have)
 {
-	size_t pcap = 0, lcap = 0;
 	for (size_t i = 0; i < m->nloads; i++) {
 		const struct jitmap__small_seg *g = &m->loads[i];
 		uint64_t filesz = g->filesz;
@@ -560,18 +534,18 @@ static int cut_segments(struct small *m, const struct jitmap__small_range *r, si
 			const uint64_t hi = r[k].hi < end ? r[k].hi : end;
 			if (hi <= lo)
 				continue;
-			if (!add_left(m, &lcap, at, lo, g->flags) ||
-			    !add_piece(m, &pcap, (struct piece){g->offset + (lo - g->vaddr), lo,
-								hi - lo, hi - lo, g->flags, r[k].why}))
+			if (jitmap__small_left_add(&m->left, at, lo, g->flags) ||
+			    !add_piece(m, (struct piece){g->offset + (lo - g->vaddr), lo, hi - lo,
+							 hi - lo, g->flags, r[k].why}))
 				return -ENOMEM;
 			m->kept += hi - lo;
 			at = hi;
 		}
-		if (!add_left(m, &lcap, at, g->vaddr + g->filesz, g->flags))
+		if (jitmap__small_left_add(&m->left, at, g->vaddr + g->filesz, g->flags))
 			return -ENOMEM;
 		if (g->memsz > g->filesz &&
-		    !add_piece(m, &pcap, (struct piece){0, g->vaddr + g->filesz, 0,
-							g->memsz - g->filesz, g->flags, 0}))
+		    !add_piece(m, (struct piece){0, g->vaddr + g->filesz, 0, g->memsz - g->filesz,
+						 g->flags, 0}))
 			return -ENOMEM;
 	}
 	return 0;
@@ -620,14 +594,14 @@ static int copy_at(struct stream *s, bool seekable, uint64_t off, uint64_t len)
 
 static int write_small_note(struct stream *s, const struct small *m)
 {
-	const uint64_t desc = 24 + (m->npieces + m->nleft) * SMALL_RANGE;
+	const uint64_t desc = 24 + (m->npieces + m->left.n) * SMALL_RANGE;
 	uint8_t h[24] = {0};
 	size_t kept = 0;
 	for (size_t i = 0; i < m->npieces; i++)
 		kept += m->pieces[i].len != 0;
 	jitmap__store(h, 1, 4, s->order);
 	jitmap__store(h + 4, kept, 4, s->order);
-	jitmap__store(h + 8, m->nleft, 4, s->order);
+	jitmap__store(h + 8, m->left.n, 4, s->order);
 	jitmap__store(h + 16, m->stack_bytes, 8, s->order);
 	int rc = note_header(s, desc, JITMAP_CORE_NOTE_SMALL);
 	if (!rc)
@@ -642,150 +616,14 @@ static int write_small_note(struct stream *s, const struct small *m)
 		jitmap__store(r + 16, p->why, 4, s->order);
 		rc = write_out(s, r, sizeof(r));
 	}
-	for (size_t i = 0; i < m->nleft && !rc; i++) {
+	for (size_t i = 0; i < m->left.n && !rc; i++) {
 		uint8_t r[SMALL_RANGE] = {0};
-		jitmap__store(r, m->left[i].start, 8, s->order);
-		jitmap__store(r + 8, m->left[i].end, 8, s->order);
-		jitmap__store(r + 16, m->left[i].flags, 4, s->order);
+		jitmap__store(r, m->left.v[i].start, 8, s->order);
+		jitmap__store(r + 8, m->left.v[i].end, 8, s->order);
+		jitmap__store(r + 16, m->left.v[i].flags, 4, s->order);
 		rc = write_out(s, r, sizeof(r));
 	}
 	return rc;
-}
-
-/* Whether no mapped file may stand for left-out memory of these flags: all but plain code
- * (read-only and executable), which readers take from the file, as from a kernel core. */
-static bool file_refused(unsigned flags)
-{
-	return (flags & (PF_X | PF_W)) != PF_X;
-}
-
-/* The left-out pages of a file mapping that the file holds as the process did (gcore dumps
- * unmodified read-only data; a page of .data may be as loaded) are not left out: readers
- * read the file there. The rest stays left out, and is taken out of NT_FILE (write_small),
- * so that no debugger reads the file's bytes in place of the process's. At most MAX_COMPARED
- * pages are compared; past them, what is left out stays so. */
-#define MAX_COMPARED (1u << 18)
-static int refine_left(struct small *m, jitmap_core *core, const jitmap_target *mem)
-{
-	struct small out = {0};
-	size_t cap = 0, compared = 0;
-	for (size_t i = 0; i < m->nleft; i++) {
-		const struct jitmap__core_left *l = &m->left[i];
-		uint64_t run = l->start;
-		if (file_refused(l->flags) && core->nmaps) {
-			for (uint64_t p = l->start; p < l->end && compared < MAX_COMPARED;) {
-				const uint64_t next = (p & ~(PAGE - 1)) + PAGE < l->end
-							      ? (p & ~(PAGE - 1)) + PAGE : l->end;
-				const int holds = p % PAGE == 0 && next - p == PAGE
-							  ? jitmap__small_file_holds(core, mem, p) : 0;
-				compared++;
-				if (holds < 0) {
-					free(out.left);
-					return holds;
-				}
-				if (holds) {
-					if (!add_left(&out, &cap, run, p, l->flags)) {
-						free(out.left);
-						return -ENOMEM;
-					}
-					run = next;
-					m->from_files += PAGE;
-				}
-				p = next;
-			}
-		}
-		if (!add_left(&out, &cap, run, l->end, l->flags)) {
-			free(out.left);
-			return -ENOMEM;
-		}
-	}
-	free(m->left);
-	m->left = out.left;
-	m->nleft = out.nleft;
-	return 0;
-}
-
-/* NT_FILE's descriptor (`len` bytes at `d`) less the left-out memory no file may stand for:
- * a new one (malloc'd, *out_len), or NULL to keep it as it is (nothing to take out, a
- * descriptor this does not read, no memory). Entries are split around what is taken out,
- * their file offsets moved with them; a name is repeated for each piece. */
-static uint8_t *file_note_less(const struct stream *s, const struct small *m, const uint8_t *d,
-			       size_t len, size_t *out_len)
-{
-	if (len < 16)
-		return NULL;
-	const uint64_t count = jitmap__load(d, 8, s->order), psz = jitmap__load(d + 8, 8, s->order);
-	if (!psz || count > (len - 16) / 24)
-		return NULL;
-	const char *names = (const char *)d + 16 + count * 24, *end = (const char *)d + len;
-	const char **name = calloc(count ? count : 1, sizeof(*name));
-	struct jitmap__core_left *cut = calloc(m->nleft ? m->nleft : 1, sizeof(*cut));
-	size_t ncut = 0;
-	for (size_t i = 0; i < m->nleft && cut; i++)
-		if (file_refused(m->left[i].flags))
-			cut[ncut++] = m->left[i];
-	for (uint64_t i = 0; name && i < count; i++) {
-		const char *z = names < end ? memchr(names, 0, (size_t)(end - names)) : NULL;
-		if (!z) {
-			free(name);
-			name = NULL;
-			break;
-		}
-		name[i] = names;
-		names = z + 1;
-	}
-	if (!name || !cut || !ncut) {
-		free(name);
-		free(cut);
-		return NULL;
-	}
-	qsort(cut, ncut, sizeof(*cut), jitmap__core_left_cmp);
-	/* At most count + ncut pieces; names at most repeated that often. */
-	size_t cap = 16 + (count + ncut) * 24, used = 16, npieces = 0;
-	size_t names_cap = (size_t)(names - ((const char *)d + 16 + count * 24)) * (ncut + 1);
-	uint8_t *o = malloc(cap + names_cap);
-	char *nb = o ? malloc(names_cap ? names_cap : 1) : NULL;
-	size_t nused = 0;
-	for (uint64_t i = 0; o && nb && i < count; i++) {
-		const uint8_t *e = d + 16 + i * 24;
-		const uint64_t lo = jitmap__load(e, 8, s->order), hi = jitmap__load(e + 8, 8, s->order);
-		const uint64_t pg = jitmap__load(e + 16, 8, s->order);
-		uint64_t at = lo;
-		size_t k = JITMAP_UPPER_BOUND(cut, ncut, start, lo);
-		k = k ? k - 1 : 0;
-		for (;; k++) {
-			const uint64_t stop = k < ncut && cut[k].start < hi ? (cut[k].start > at
-						? cut[k].start : at) : hi;
-			if (stop > at && used + 24 <= cap) {
-				jitmap__store(o + used, at, 8, s->order);
-				jitmap__store(o + used + 8, stop, 8, s->order);
-				jitmap__store(o + used + 16, pg + (at - lo) / psz, 8, s->order);
-				used += 24;
-				const size_t nl = strlen(name[i]) + 1;
-				memcpy(nb + nused, name[i], nl);
-				nused += nl;
-				npieces++;
-			}
-			if (!(k < ncut && cut[k].start < hi))
-				break;
-			if (cut[k].end > at)
-				at = cut[k].end < hi ? cut[k].end : hi;
-		}
-	}
-	if (o && nb) {
-		jitmap__store(o, npieces, 8, s->order);
-		jitmap__store(o + 8, psz, 8, s->order);
-		memcpy(o + used, nb, nused);
-		*out_len = used + nused;
-	}
-	free(nb);
-	free(name);
-	free(cut);
-	if (o && !nb) {
-		free(o);
-		o = NULL;
-	}
-	return o;
 }
 
 /* A segment that is not PT_LOAD (the notes): its program header, its bytes. */
@@ -794,41 +632,6 @@ struct blob {
 	uint64_t off, len;
 	uint8_t *bytes;
 };
-
-/* The notes of a segment (`len` bytes at `b`) with NT_FILE less what no file may stand for
- * (file_note_less): a new copy (malloc'd, *out_len), or NULL to keep them as they are. */
-static uint8_t *notes_less(const struct stream *s, const struct small *m, const uint8_t *b,
-			   size_t len, size_t *out_len)
-{
-	for (size_t at = 0; at + 12 <= len;) {
-		const uint64_t namesz = jitmap__load(b + at, 4, s->order);
-		const uint64_t descsz = jitmap__load(b + at + 4, 4, s->order);
-		const uint64_t type = jitmap__load(b + at + 8, 4, s->order);
-		const uint64_t desc = at + 12 + align(namesz, 4);
-		if (desc > len || descsz > len - desc)
-			return NULL;
-		const uint64_t next = desc + align(descsz, 4);
-		if (type == NT_FILE && namesz == 5 && !memcmp(b + at + 12, "CORE", 5)) {
-			size_t dlen;
-			uint8_t *d = file_note_less(s, m, b + desc, (size_t)descsz, &dlen);
-			if (!d)
-				return NULL;
-			const size_t tail = next < len ? len - (size_t)next : 0;
-			uint8_t *o = calloc(1, (size_t)desc + align(dlen, 4) + tail);
-			if (o) {
-				memcpy(o, b, (size_t)desc);
-				jitmap__store(o + at + 4, dlen, 4, s->order);
-				memcpy(o + desc, d, dlen);
-				memcpy(o + desc + align(dlen, 4), b + next, tail);
-				*out_len = (size_t)desc + align(dlen, 4) + tail;
-			}
-			free(d);
-			return o;
-		}
-		at = (size_t)next;
-	}
-	return NULL;
-}
 
 /* Whether and how the core can be made small: the process's memory to plan from (the core
  * file itself, or process `pid` for a pipe), or why not (`cant`; nothing written). */
@@ -880,7 +683,7 @@ static int plan_small(struct stream *s, struct head *h, struct small *m, bool se
 	if (!rc)
 		rc = cut_segments(m, r, nr, have);
 	if (!rc)
-		rc = refine_left(m, core, &mem);
+		rc = jitmap__small_refine_left(core, &mem, &m->left, &m->from_files);
 	jitmap_core_free(core);
 	jitmap_live_free(live);
 	free(sorted);
@@ -945,7 +748,9 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 		}
 		size_t len;
 		uint8_t *less = jitmap__load(b->phdr, 4, s->order) == PT_NOTE
-					? notes_less(s, &m, b->bytes, (size_t)b->len, &len) : NULL;
+					? jitmap__small_notes_less(s->order, &m.left, b->bytes,
+								   (size_t)b->len, &len)
+					: NULL;
 		if (less) {
 			free(b->bytes);
 			b->bytes = less;
@@ -957,7 +762,7 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 	if (!rc && !cant[0] && nph >= PN_XNUM)
 		snprintf(cant, cant_len, "it would have %" PRIu64 " segments, more than a program "
 			 "header count holds", nph);
-	const uint64_t small_note = 12 + NAME_SZ + 24 + (m.npieces + m.nleft) * SMALL_RANGE;
+	const uint64_t small_note = 12 + NAME_SZ + 24 + (m.npieces + m.left.n) * SMALL_RANGE;
 	const uint64_t jit_notes = notes_size(s) + small_note;
 	const uint64_t notes_at = EHDR + nph * PHDR;
 	const uint64_t data_at = align(notes_at + others_bytes + jit_notes, PAGE);
@@ -1017,7 +822,7 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 	free(hdrs);
 	free(m.loads);
 	free(m.pieces);
-	free(m.left);
+	free(m.left.v);
 	return rc;
 }
 

@@ -466,6 +466,30 @@ int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
  * core's undumped code; the rest is the core's to say it lacks. */
 int jitmap__small_file_holds(jitmap_core *core, const jitmap_target *mem, uint64_t page);
 
+/* Memory left out of a small core, as its note lists it: a growing array. */
+struct jitmap__small_left {
+	struct jitmap__core_left *v;
+	size_t n, cap;
+};
+/* [lo, hi) of a segment with p_flags `flags` added (nothing when empty): 0, or -ENOMEM. */
+int jitmap__small_left_add(struct jitmap__small_left *l, uint64_t lo, uint64_t hi,
+			   unsigned flags);
+/* Whether no mapped file may stand for left-out memory of a segment with these p_flags:
+ * all but plain code (read-only, executable: PF_X 1, PF_W 2), which readers take from the
+ * file, as from a kernel core that did not dump it. */
+static inline bool jitmap__small_file_refused(unsigned flags)
+{
+	return (flags & 3u) != 1u;
+}
+/* `l` less the pages its mapped files hold as `mem` reads them (jitmap__small_file_holds),
+ * at most 2^18 pages compared; those bytes added to *from_files. 0, or -ENOMEM. */
+int jitmap__small_refine_left(jitmap_core *core, const jitmap_target *mem,
+			      struct jitmap__small_left *l, uint64_t *from_files);
+/* A note segment's bytes (`len` at `b`, byte order `order`) with NT_FILE less the memory of
+ * `l` no file may stand for: a new copy (malloc'd, *out_len), or NULL to keep them. */
+uint8_t *jitmap__small_notes_less(jitmap_byte_order order, const struct jitmap__small_left *l,
+				  const uint8_t *b, size_t len, size_t *out_len);
+
 
 /* -- Compressed cores (compressed.c) -- */
 

@@ -1702,34 +1702,10 @@ static int temp_fd(const uint8_t *bytes, size_t len)
 	return fd;
 }
 
-/* The core `bytes` through jitmap_core_add_jit_files with `files` (a regular file at each
- * end: copied, not spliced); returns what it returned, the output in *out (malloc'd). */
-static int stream_through(const uint8_t *bytes, size_t len, const char *const *files,
-			  size_t nfiles, uint64_t max_bytes, uint8_t **out, size_t *out_len,
-			  char *note, size_t note_len)
-{
-	const int in = temp_fd(bytes, len), o = temp_fd(NULL, 0);
-	JITMAP_OPTS(const jitmap_core_add_opts, opts, .files = files, .nfiles = nfiles,
-		    .max_bytes = max_bytes);
-	jitmap_error err;
-	const int rc = jitmap_core_add_jit_files(in, o, 0, &opts, note, note_len, &err);
-	if (rc < 0)
-		fail_msg("jitmap_core_add_jit_files: %s", err.reason);
-	struct stat st;
-	assert_int_equal(fstat(o, &st), 0);
-	*out_len = (size_t)st.st_size;
-	*out = malloc(*out_len + 1);
-	assert_non_null(*out);
-	assert_int_equal(pread(o, *out, *out_len, 0), (ssize_t)*out_len);
-	close(in);
-	close(o);
-	return rc;
-}
-
-/* The output of jitmap_core_add_jit_files on `in` (a regular file) with `opts`: its bytes
- * (malloc'd) in *out, what it returned. */
-static int small_through(int in, const jitmap_core_add_opts *opts, uint8_t **out,
-			 size_t *out_len, char *note, size_t note_len)
+/* The output of jitmap_core_add_jit_files on `in` (a regular file) with `opts`, written to
+ * a regular file (copied, not spliced): its bytes (malloc'd) in *out, what it returned. */
+static int add_through(int in, const jitmap_core_add_opts *opts, uint8_t **out,
+		       size_t *out_len, char *note, size_t note_len)
 {
 	const int o = temp_fd(NULL, 0);
 	jitmap_error err;
@@ -1743,6 +1719,19 @@ static int small_through(int in, const jitmap_core_add_opts *opts, uint8_t **out
 	assert_non_null(*out);
 	assert_int_equal(pread(o, *out, *out_len, 0), (ssize_t)*out_len);
 	close(o);
+	return rc;
+}
+
+/* The core `bytes` through jitmap_core_add_jit_files with `files`: add_through. */
+static int stream_through(const uint8_t *bytes, size_t len, const char *const *files,
+			  size_t nfiles, uint64_t max_bytes, uint8_t **out, size_t *out_len,
+			  char *note, size_t note_len)
+{
+	const int in = temp_fd(bytes, len);
+	JITMAP_OPTS(const jitmap_core_add_opts, opts, .files = files, .nfiles = nfiles,
+		    .max_bytes = max_bytes);
+	const int rc = add_through(in, &opts, out, out_len, note, note_len);
+	close(in);
 	return rc;
 }
 
@@ -1768,7 +1757,7 @@ static void test_small_core(void **state)
 		JITMAP_OPTS(const jitmap_core_add_opts, opts, .flags = JITMAP_CORE_ADD_SMALL,
 			    .stack_bytes = 4096);
 		char note[512];
-		assert_int_equal(small_through(in, &opts, &out, &out_len, note, sizeof(note)), 0);
+		assert_int_equal(add_through(in, &opts, &out, &out_len, note, sizeof(note)), 0);
 		close(in);
 		assert_contains(note, "a small core: 6144 of the 6400 bytes");
 		JITMAP_OPTS(const jitmap_core_opts, copts, .flags = JITMAP_CORE_NO_FILES);
@@ -1805,7 +1794,7 @@ static void test_small_core(void **state)
 		jitmap_core_free(c);
 
 		const int in2 = temp_fd(out, out_len);
-		assert_int_equal(small_through(in2, &opts, &again, &again_len, note, sizeof(note)), 0);
+		assert_int_equal(add_through(in2, &opts, &again, &again_len, note, sizeof(note)), 0);
 		close(in2);
 		assert_contains(note, "it is a small core already");
 		assert_int_equal(again_len, out_len);
