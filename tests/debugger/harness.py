@@ -376,6 +376,18 @@ def debugger(env, name):
     return LLDB(env, path) if path else None
 
 
+# -- Tools run outside a debugger --
+
+
+def run_tool(cmd, stdin=None, stdout=subprocess.PIPE, env=None, timeout=300):
+    """Run a tool: (its exit status, its standard output and error as text); its output ""
+    when `stdout` is a file of the caller's."""
+    p = subprocess.run(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                       timeout=timeout, env=env)
+    out = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
+    return p.returncode, out, p.stderr.decode("utf-8", "replace")
+
+
 # -- Truth lines --
 
 

@@ -46,10 +46,7 @@ CODECS = {"zstd": ["zstd", "-q", "-T1"], "lz4": ["lz4", "-q"], "xz": ["xz", "-T1
 TIMEOUT = 300
 
 
-def run(cmd, env=None):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT,
-                       env=env)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+run = H.run_tool  # (exit status, output, errors)
 
 
 def compress(codec, core, out_dir):
@@ -64,7 +61,7 @@ def compress(codec, core, out_dir):
 
 
 def stack_json(core, exe, env=None):
-    rc, out, err = run([STACK, "--json", "--values", "--exe=" + exe, core], env)
+    rc, out, err = run([STACK, "--json", "--values", "--exe=" + exe, core], env=env)
     H.check(rc == 0, "jitmap-stack %s: exit %d: %s" % (core, rc, err))
     return json.loads(out)
 
@@ -125,7 +122,7 @@ def main():
             H.check(got == plain["stack"], "%s: jitmap-stack's object differs from the core's"
                     % codec)
             H.record_300(stack_objs(got), truths, "jitmap-stack, %s" % codec)
-            rc, out, err = run([DUMP, "--format=json", "--exe=" + env.demo, z], tmp_env)
+            rc, out, err = run([DUMP, "--format=json", "--exe=" + env.demo, z], env=tmp_env)
             H.check(rc == 0, "jitmap-dump %s: exit %d: %s" % (codec, rc, err))
             d = json.loads(out)
             H.check(d["kind"] == plain["dump"]["kind"].replace(
@@ -152,7 +149,7 @@ def main():
         got = json.loads(out)
         got["process"]["core"] = plain["stack"]["process"]["core"]
         H.check(got == plain["stack"], "jitmap-stack EXE -c CORE differs from --exe=EXE CORE")
-        rc, out, err = run([STACK, "--json", "--values", env.demo, "-c", z], tmp_env)
+        rc, out, err = run([STACK, "--json", "--values", env.demo, "-c", z], env=tmp_env)
         H.check(rc == 0, "jitmap-stack EXE -c CORE.zst: exit %d: %s" % (rc, err))
         rc, out, err = run([STACK, env.demo, "other", "-c", z])
         H.check(rc == 2 and "one executable at most" in err, "two executables: %d %s" % (rc, err))
@@ -204,7 +201,7 @@ def main():
         cut = os.path.join(moved, "cut.zst")
         with open(z, "rb") as f, open(cut, "wb") as g:
             g.write(f.read(size * 2 // 3))
-        rc, out, err = run([STACK, "--exe=" + env.demo, cut], tmp_env)
+        rc, out, err = run([STACK, "--exe=" + env.demo, cut], env=tmp_env)
         H.check(rc in (0, 1) and "zstd stream ends inside a frame" in out + err,
                 "a cut stream: exit %d: %s" % (rc, (out + err)[-400:]))
         bad = os.path.join(moved, "bad.zst")
@@ -212,7 +209,7 @@ def main():
             data = bytearray(f.read())
             data[6:70] = b"\xff" * 64
             g.write(data)
-        rc, out, err = run([STACK, bad], tmp_env)
+        rc, out, err = run([STACK, bad], env=tmp_env)
         H.check(rc == 1 and "not a zstd stream jitmap can read" in err,
                 "a damaged stream: exit %d: %s" % (rc, err))
         H.check(os.listdir(tmp) == [], "left in TMPDIR: %s" % os.listdir(tmp))

@@ -54,11 +54,7 @@ THREE = ["jitmapInner", "jitmapMiddle", "jitmapOuter"]
 TIMEOUT = 300
 
 
-def run(cmd, env=None, stdin=None, stdout=subprocess.PIPE):
-    p = subprocess.run(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
-                       timeout=TIMEOUT, env=env)
-    out = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
-    return p.returncode, out, p.stderr.decode("utf-8", "replace")
+run = H.run_tool  # (exit status, output, errors)
 
 
 def jit_names(obj, thread=0):

@@ -7,8 +7,9 @@ and their values need, and every tool reads from it what it reads from the full 
 - demo: the demo JIT at a statepoint in two threads (`--program statepoint --threads 2
   --pause`), held; gcore's core made small twice: streamed with the process at hand
   (`--small PID` < core) and from the core on disk compressed with zstd (`--small
-  --from=CORE.zst`, no PID): the same bytes. The small core is at most 2% of the full one;
-  `jitmap-stack --values --json` gives the same output from both; GDB with jitmap (`thread
+  --from=CORE.zst`, no PID): the same bytes. The small core is at most 2% of the full one,
+  every byte it holds is the full core's; `jitmap-stack --values --json` and `jitmap-dump
+  --format=json` give the same output from both; GDB with jitmap (`thread
   apply all bt`, `info stackmap` in every frame) prints the same; eu-stack the same frames.
   LLDB's `stackmap bt --json` the same. Negative control: GDB without jitmap prints no
   record. Data of a mapped file the small core left out (large, not code) reads in GDB from
@@ -64,11 +65,7 @@ TIMEOUT = 300
 MAX_SHARE = 0.02
 
 
-def run(cmd, stdin=None, stdout=subprocess.PIPE, env=None):
-    p = subprocess.run(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
-                       timeout=TIMEOUT, env=env)
-    out = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
-    return p.returncode, out, p.stderr.decode("utf-8", "replace")
+run = H.run_tool  # (exit status, output, errors)
 
 
 def stack_json(core, *extra):
@@ -191,6 +188,15 @@ def main():
                     "the stream with its process at hand")
         small_enough(full, small, "demo")
         same_bytes(full, small, "demo")
+        dumps = []
+        for core in (full, small):
+            rc, out, err = run([os.path.join(BUILD, "jitmap-dump"), "--format=json",
+                                "--exe=" + env.demo, core])
+            H.check(rc == 0, "jitmap-dump %s: exit %d: %s" % (core, rc, err[-300:]))
+            d = json.loads(out)
+            d.pop("file", None)
+            dumps.append(d)
+        H.check(dumps[0] == dumps[1], "jitmap-dump lists otherwise from the small core")
         got = same_stacks(full, small, "demo", "--exe=" + env.demo)
         truths = H.truth(H.read(out), "jitmap-demo:", "statepoint")
         objs = [f["stackmap"] for t in got["threads"] for f in t["frames"] if f.get("stackmap")]
