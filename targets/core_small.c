@@ -201,7 +201,7 @@ static void image_sections(struct planner *p, uint64_t addr, uint64_t size)
 	free(img);
 }
 
-static void jit_lists(struct planner *p)
+static size_t jit_lists(struct planner *p)
 {
 	uint64_t descs[MAX_DESCRIPTORS];
 	size_t nd = jitmap_core_find_symbol(p->core, JITMAP_JIT_DESCRIPTOR_SYMBOL, descs, NULL,
@@ -226,6 +226,7 @@ static void jit_lists(struct planner *p)
 		}
 		jitmap_jit_list_free(l);
 	}
+	return nd;
 }
 
 /* -- Modules and the dynamic linker's list -- */
@@ -302,7 +303,7 @@ static int range_cmp(const void *a, const void *b)
 
 int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
 		       const struct jitmap__small_seg *segs, size_t nsegs, uint64_t stack_bytes,
-		       struct jitmap__small_range **out, size_t *nout)
+		       struct jitmap__small_range **out, size_t *nout, size_t *descriptors)
 {
 	struct planner p = {.core = core, .mem = mem, .order = jitmap_core_byte_order(core),
 			    .segs = segs, .nsegs = nsegs};
@@ -311,7 +312,7 @@ int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
 	if (jitmap__elf_ready(NULL))
 		return -ENOTSUP;
 	stacks(&p, stack_bytes);
-	jit_lists(&p);
+	*descriptors = jit_lists(&p);
 	loader(&p);
 	for (size_t i = 0; i < nsegs; i++)
 		if ((segs[i].flags & PF_W) && segs[i].filesz && segs[i].filesz <= SMALL_DATA)

@@ -490,6 +490,7 @@ struct small {
 	struct jitmap__small_left left;
 	uint64_t stack_bytes, kept, full;
 	uint64_t from_files; /* left-out bytes the mapped files hold */
+	size_t descriptors;  /* JIT descriptors found */
 };
 
 static int seg_vaddr_cmp(const void *a, const void *b)
@@ -636,13 +637,15 @@ struct blob {
 /* Whether and how the core can be made small: the process's memory to plan from (the core
  * file itself, or process `pid` for a pipe), or why not (`cant`; nothing written). */
 static int plan_small(struct stream *s, struct head *h, struct small *m, bool seekable,
-		      int pid, const char *sysroot, char *cant, size_t cant_len)
+		      int pid, const jitmap_core_add_opts *opts, char *cant, size_t cant_len)
 {
 	jitmap_error err;
 	char root[64] = "", path[64];
 	if (pid)
 		snprintf(root, sizeof(root), "/proc/%d/root", pid);
-	JITMAP_OPTS(jitmap_core_opts, copts, .sysroot = sysroot ? sysroot : pid ? root : NULL);
+	const char *sysroot = opts && JITMAP_OPTS_HAS(opts, sysroot) ? opts->sysroot : NULL;
+	JITMAP_OPTS(jitmap_core_opts, copts, .sysroot = sysroot ? sysroot : pid ? root : NULL,
+		    .exe = opts && JITMAP_OPTS_HAS(opts, exe) ? opts->exe : NULL);
 	jitmap_core *core;
 	jitmap_live *live = NULL;
 	jitmap_target mem;
@@ -676,8 +679,12 @@ static int plan_small(struct stream *s, struct head *h, struct small *m, bool se
 	if (sorted) {
 		memcpy(sorted, m->loads, m->nloads * sizeof(*sorted));
 		qsort(sorted, m->nloads, sizeof(*sorted), seg_vaddr_cmp);
-		rc = jitmap__small_plan(core, &mem, sorted, m->nloads, m->stack_bytes, &r, &nr);
+		rc = jitmap__small_plan(core, &mem, sorted, m->nloads, m->stack_bytes, &r, &nr,
+					&m->descriptors);
 	}
+	if (!rc && !m->descriptors)
+		say(s, "no JIT descriptor was found in the files the core maps%s", core->have_file_note
+		    ? "" : " (the core does not say which: give the program with --exe)");
 	struct stat st;
 	const uint64_t have = seekable && !fstat(s->in, &st) ? (uint64_t)st.st_size : UINT64_MAX;
 	if (!rc)
@@ -693,9 +700,10 @@ static int plan_small(struct stream *s, struct head *h, struct small *m, bool se
 
 /* The small core, written whole (0), or a negative errno; with `cant` set, nothing was
  * written and the caller passes the core on as it would. */
-static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack_bytes,
-		       const char *sysroot, char *cant, size_t cant_len)
+static int write_small(struct stream *s, struct head *h, int pid,
+		       const jitmap_core_add_opts *opts, char *cant, size_t cant_len)
 {
+	const uint64_t stack_bytes = JITMAP_OPTS_HAS(opts, stack_bytes) ? opts->stack_bytes : 0;
 	struct stat st;
 	const bool seekable = !fstat(s->in, &st) && S_ISREG(st.st_mode);
 	const uint64_t phend = EHDR + h->phnum * PHDR;
@@ -727,7 +735,7 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 	qsort(m.loads, m.nloads, sizeof(*m.loads), seg_offset_cmp);
 	int rc = 0;
 	if (!cant[0])
-		rc = plan_small(s, h, &m, seekable, pid, sysroot, cant, cant_len);
+		rc = plan_small(s, h, &m, seekable, pid, opts, cant, cant_len);
 	/* The notes' bytes, NT_FILE less what no file may stand for. */
 	uint64_t others_bytes = 0;
 	for (size_t i = 0; i < nothers && !rc && !cant[0]; i++) {
@@ -811,10 +819,13 @@ static int write_small(struct stream *s, struct head *h, int pid, uint64_t stack
 			if (p->len && !(rc = copy_at(s, seekable, p->in_off, p->len)))
 				rc = write_zeros(s, align(p->len, PAGE) - p->len);
 		}
-		if (!rc)
+		if (!rc && m.from_files)
 			say(s, "a small core: %" PRIu64 " of the %" PRIu64 " bytes of memory the core "
 			    "held kept, in %zu ranges (%" PRIu64 " more its mapped files hold)",
 			    m.kept, m.full, m.npieces, m.from_files);
+		else if (!rc)
+			say(s, "a small core: %" PRIu64 " of the %" PRIu64 " bytes of memory the core "
+			    "held kept, in %zu ranges", m.kept, m.full, m.npieces);
 	}
 	for (size_t i = 0; i < nothers; i++)
 		free(others[i].bytes);
@@ -844,7 +855,7 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 		note[0] = 0;
 	if (in < 0 || out < 0 || pid < 0)
 		return jitmap__fail(err, -EINVAL, 0, "no input, output or process");
-	if (opts && (opts->sz < sizeof(opts->sz) || !JITMAP__OPTS_VALID(opts, sysroot)))
+	if (opts && (opts->sz < sizeof(opts->sz) || !JITMAP__OPTS_VALID(opts, exe)))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_core_add_opts has fields this library "
 				    "does not know");
 	char root[64] = "";
@@ -886,9 +897,7 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 			   (opts->flags & JITMAP_CORE_ADD_SMALL);
 	char cant[256] = "";
 	if (!rc && !why[0] && small) {
-		const uint64_t bound = JITMAP_OPTS_HAS(opts, stack_bytes) ? opts->stack_bytes : 0;
-		const char *root = JITMAP_OPTS_HAS(opts, sysroot) ? opts->sysroot : NULL;
-		rc = write_small(&s, &h, pid, bound, root, cant, sizeof(cant));
+		rc = write_small(&s, &h, pid, opts, cant, sizeof(cant));
 		if (!rc && !cant[0]) {
 			free(h.bytes);
 			close_files(&s);

@@ -455,11 +455,12 @@ struct jitmap__small_range {
 
 /* The ranges a small core keeps of the process `core` describes (its threads, mappings and
  * auxiliary vector; `core` may hold its notes only), its memory read through `mem`, its
- * segments `segs` (sorted by vaddr): sorted, merged, into *out (the caller frees it). 0, or
- * -ENOMEM, -ENOTSUP (no libelf). A range whose bytes cannot be read is left out, not failed. */
+ * segments `segs` (sorted by vaddr): sorted, merged, into *out (the caller frees it), and how
+ * many JIT descriptors its files define. 0, or -ENOMEM, -ENOTSUP (no libelf). A range whose
+ * bytes cannot be read is left out, not failed. */
 int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
 		       const struct jitmap__small_seg *segs, size_t nsegs, uint64_t stack_bytes,
-		       struct jitmap__small_range **out, size_t *nout);
+		       struct jitmap__small_range **out, size_t *nout, size_t *descriptors);
 /* Whether the file `core` maps at `page` (a page's address) holds the bytes `mem` reads
  * there: 1, 0 (no file, another file's bytes, or one of the two cannot be read), -ENOMEM.
  * Memory a small core leaves out that its file holds is read from the file, as a kernel

@@ -63,6 +63,9 @@ static void usage(FILE *out)
 		"                    most (default 8388608: 8 MiB)\n"
 		"  --from=CORE       read the core from the file CORE (plain, or compressed with\n"
 		"                    zstd, lz4 or xz) instead of standard input; PID may be left out\n"
+		"  --exe=FILE        --small: the program's executable, for a core that does not\n"
+		"                    say where it is mapped (qemu-user's), so that its JIT\n"
+		"                    descriptor is found\n"
 		"  --file=FILE       add FILE too (a perf map or a jitdump); repeat for more\n"
 		"  --max-bytes=N     add the files' first N bytes at most, all together\n"
 		"                    (default 1073741824: 1 GiB); a file past it is cut, and said\n"
@@ -159,13 +162,14 @@ static int open_core(const char *path)
 int main(int argc, char **argv)
 {
 	standard_fds();
-	enum { OPT_FILE = 256, OPT_MAX, OPT_SMALL, OPT_STACK, OPT_FROM };
+	enum { OPT_FILE = 256, OPT_MAX, OPT_SMALL, OPT_STACK, OPT_FROM, OPT_EXE };
 	static const struct option longopts[] = {
 		{"file", required_argument, NULL, OPT_FILE},
 		{"max-bytes", required_argument, NULL, OPT_MAX},
 		{"small", no_argument, NULL, OPT_SMALL},
 		{"stack-bytes", required_argument, NULL, OPT_STACK},
 		{"from", required_argument, NULL, OPT_FROM},
+		{"exe", required_argument, NULL, OPT_EXE},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -175,7 +179,7 @@ int main(int argc, char **argv)
 	size_t nfiles = 0;
 	uint64_t max_bytes = 0, stack_bytes = 0;
 	bool quiet = false, small = false;
-	const char *from = NULL;
+	const char *from = NULL, *exe = NULL;
 	int c;
 	while (files && (c = getopt_long(argc, argv, "+qhV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -196,6 +200,7 @@ int main(int argc, char **argv)
 		}
 		case OPT_SMALL: small = true; break;
 		case OPT_FROM: from = optarg; break;
+		case OPT_EXE: exe = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("jitmap-core-handler %s\n", jitmap_version()); return 0;
@@ -237,7 +242,7 @@ int main(int argc, char **argv)
 		return 1;
 	JITMAP_OPTS(jitmap_core_add_opts, opts, .files = files, .nfiles = nfiles,
 		    .max_bytes = max_bytes, .flags = small ? JITMAP_CORE_ADD_SMALL : 0,
-		    .stack_bytes = stack_bytes);
+		    .stack_bytes = stack_bytes, .exe = exe);
 	char note[1024];
 	jitmap_error err;
 	const int added = jitmap_core_add_jit_files(in, out, (int)pid, &opts, note, sizeof(note),
@@ -257,7 +262,8 @@ int main(int argc, char **argv)
 	} else if (small && !strstr(note, "not made small")) {
 		/* A small core: said unless --quiet, as a warning when a file was left out. */
 		const bool trouble = strstr(note, "cannot") || strstr(note, "only its first") ||
-				     strstr(note, "ended at byte") || strstr(note, "left out");
+				     strstr(note, "ended at byte") || strstr(note, "left out") ||
+				     strstr(note, "give the program");
 		if (!quiet || trouble)
 			say(trouble ? LOG_WARNING : LOG_INFO, "%s: %s", who, note);
 	} else if (added == 0) {

@@ -314,6 +314,10 @@ typedef struct jitmap_core_add_opts {
 	 * descriptor's symbol (jitmap_core_opts.sysroot; NULL: /proc/PID/root with a `pid`,
 	 * else "/"). */
 	const char *sysroot;
+	/* JITMAP_CORE_ADD_SMALL: the program's executable, for a core that does not say where
+	 * it is mapped (jitmap_core_opts.exe: qemu-user's cores have no NT_FILE), so that its
+	 * JIT descriptor is found. NULL: none. */
+	const char *exe;
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core_stream.c. */
 } jitmap_core_add_opts;
 

@@ -175,6 +175,32 @@ def stack_frames(core, program, options=()):
     return every, [f for f in every if f.get("jit")], "%d: %s" % (r.returncode, r.stdout[:300])
 
 
+def small_core(core, program):
+    """`core` made small (jitmap-core-handler --small, the program given: qemu's core names no
+    mapped file): without --exe the handler says what to give; with it, every frame and value
+    jitmap-stack finds in the small core is the full core's, in at most 2% of its size."""
+    handler = os.path.join(BUILD, "jitmap-core-handler")
+    small = core + ".small"
+    with open(small, "wb") as f:
+        r = subprocess.run([handler, "--small", "--from=" + core], stdout=f,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+    check(r.returncode == 0 and "give the program with --exe" in r.stderr,
+          "core, --small without --exe: says what to give (%d: %s)" % (r.returncode, r.stderr))
+    with open(small, "wb") as f:
+        r = subprocess.run([handler, "--small", "--exe=" + program, "--from=" + core], stdout=f,
+                           stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
+    check(r.returncode == 0 and "a small core: " in r.stderr, "core, --small --exe: %s" %
+          r.stderr)
+    check(os.path.getsize(small) <= 0.02 * os.path.getsize(core),
+          "core, the small core: %d bytes of %d" % (os.path.getsize(small),
+                                                    os.path.getsize(core)))
+    full_frames, _, said = stack_frames(core, program)
+    small_frames, _, said_small = stack_frames(small, program)
+    check(full_frames and small_frames == full_frames,
+          "core, jitmap-stack on the small core: the full core's frames and values (%s / %s)"
+          % (said, said_small))
+
+
 def gdb_session(name, program, commands, qemu=None, args=(), qemu_args=(), jitmap=True,
                 core=None, sysroot="/"):
     """gdb-multiarch over a fresh qemu (or on `core`): (its output, the program's output, the

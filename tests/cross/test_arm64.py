@@ -16,7 +16,8 @@ guest core qemu writes, each checked against the program's truth lines:
   claim modes (registers(), tests/gdb/regcompare.py): nothing GDB alone knows is unknown,
   no value differs but where the ABI says so (listed);
 - LLDB 16 over gdb-remote: `stackmap info --json` gives the same values;
-- qemu's guest core (no NT_FILE note): jitmap-dump and jitmap-stack with --exe, and
+- qemu's guest core (no NT_FILE note): jitmap-dump and jitmap-stack with --exe (and on the
+  core made small, jitmap-core-handler --small --exe: the same frames and values), and
   gdb-multiarch and LLDB on the core with jitmap; without --exe jitmap-dump says why it finds
   nothing;
 - LLVM-produced AArch64 code: LLVM 14's arm64 lli (scripts/setup-arm64.sh) runs
@@ -235,6 +236,7 @@ def core():
     if len(frames) == 2:
         check_record(frames[0]["stackmap"], 1002, t, "core, jitmap-stack frame 0")
         check_record(frames[1]["stackmap"], 1001, t, "core, jitmap-stack frame 1")
+    X.small_core(c, PROG)
     # Negative control: GDB alone names nothing in the core (no JIT reader walks qemu's
     # guest core for it here either) and has no info stackmap.
     out, _, _ = gdb_session("core-negative", PROG, ["bt", "info stackmap"], core=c, jitmap=False)

@@ -19,8 +19,9 @@ lines:
 - LLDB 16 over qemu's gdb-remote stub and on the core: frame 0's values (LLDB 16 unwinds no
   s390x frame without CFI: it has no frame 1 here);
 - qemu's guest core (no NT_FILE note): jitmap-dump and jitmap-stack with --exe (the JIT
-  frames unwound by the stackmap rule, with their values and GC roots; main below them), GDB
-  on the core with jitmap (bt, info stackmap, gc roots) and without (no info stackmap).
+  frames unwound by the stackmap rule, with their values and GC roots; main below them; the
+  same from the core made small, jitmap-core-handler --small --exe), GDB on the core with
+  jitmap (bt, info stackmap, gc roots) and without (no info stackmap).
 
 LLVM 14's own s390x lli (scripts/setup-s390x.sh, its libraries unpacked into one folder used
 as the target's root) runs tests/fixtures/ir/stackmap_after_call.ll, stopped in getppid: frame
@@ -209,6 +210,7 @@ def core():
         check_record(frames[0]["stackmap"], INNER, t, "core, jitmap-stack frame 0")
         check_record(frames[1]["stackmap"], OUTER, t, "core, jitmap-stack frame 1")
         check_statepoint(frames[1]["stackmap"], t, "core, jitmap-stack frame 1")
+    X.small_core(c, PROG)
 
     out, _, a = gdb_session("core-gdb", PROG, [
         "bt", "json f0 info stackmap -json", "json f1 info stackmap -json 1",
