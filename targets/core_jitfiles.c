@@ -119,7 +119,8 @@ static int small_note(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t 
 		const uint64_t lo = jitmap__load(r, 8, c->order), hi = jitmap__load(r + 8, 8, c->order);
 		if (hi > lo)
 			v[n++] = (struct jitmap__core_left){lo, hi,
-				(unsigned)jitmap__load(r + 16, 4, c->order)};
+				(unsigned)jitmap__load(r + 16, 4, c->order),
+				jitmap__load(r + 20, 4, c->order) == 1};
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), jitmap__core_left_cmp);
@@ -138,7 +139,7 @@ int jitmap_core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *kep
 		return -EINVAL;
 	uint64_t left = 0;
 	for (size_t i = 0; i < c->nleft; i++)
-		left += c->left[i].end - c->left[i].start;
+		left += c->left[i].in_file ? 0 : c->left[i].end - c->left[i].start;
 	if (stack_bytes)
 		*stack_bytes = c->small_stack_bytes;
 	if (kept_bytes)

@@ -222,10 +222,12 @@ static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *s
 		return;
 	}
 	sp->left = next ? next->vaddr - addr : to_top(addr);
-	/* Left out of a small core: not read, unless it is a file's code (read-only and
-	 * executable), which the kernel does not dump either and which the file holds. */
+	/* Left out of a small core: not read, unless the file holds it as the process had it
+	 * (the note says), or it is a file's code (read-only and executable), which the kernel
+	 * does not dump either. */
 	const struct jitmap__core_left *cut = c->nleft ? jitmap__core_left_at(c, addr) : NULL;
-	if (cut && !jitmap__small_file_refused(cut->flags) && sp->map != SIZE_MAX)
+	if (cut && (cut->in_file || !jitmap__small_file_refused(cut->flags)) &&
+	    sp->map != SIZE_MAX)
 		cut = NULL;
 	if (cut) {
 		sp->miss = MISS_LEFT_OUT;

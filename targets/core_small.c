@@ -363,20 +363,26 @@ int jitmap__small_file_holds(jitmap_core *core, const jitmap_target *mem, uint64
 
 /* -- What a small core leaves out --
  *
- * Memory the full core held and the small one does not: said in the small core's note, and
- * read as missing. Where the file mapped there holds the same bytes, it is not left out:
- * readers read the file, as a kernel core's undumped code. Where no file may stand for it,
- * it is taken out of NT_FILE too: GDB reads a mapped file for any address a core holds no
- * bytes of, and would print the file's bytes (unrelocated pointers, initial values). */
+ * Memory the full core held and the small one does not: said in the small core's note, with
+ * the flags of the segment it was cut from (where code can be). Where the file mapped there
+ * holds the same bytes, the note says so too, and readers read the file, as a kernel core's
+ * undumped code; elsewhere it reads as missing and, but for plain code, it is taken out of
+ * NT_FILE: GDB reads a mapped file for any address a core holds no bytes of, and would print
+ * the file's bytes (unrelocated pointers, initial values) as the process's. */
 
 int jitmap__small_left_add(struct jitmap__small_left *l, uint64_t lo, uint64_t hi,
-			   unsigned flags)
+			   unsigned flags, bool in_file)
 {
 	if (hi <= lo)
 		return 0;
+	if (l->n && l->v[l->n - 1].end == lo && l->v[l->n - 1].flags == flags &&
+	    l->v[l->n - 1].in_file == in_file) {
+		l->v[l->n - 1].end = hi; /* one run */
+		return 0;
+	}
 	if (jitmap__grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
 		return -ENOMEM;
-	l->v[l->n++] = (struct jitmap__core_left){lo, hi, flags};
+	l->v[l->n++] = (struct jitmap__core_left){lo, hi, flags, in_file};
 	return 0;
 }
 
@@ -400,14 +406,16 @@ int jitmap__small_refine_left(jitmap_core *core, const jitmap_target *mem,
 			compared++;
 			if (holds < 0)
 				rc = holds;
-			else if (holds && !(rc = jitmap__small_left_add(&out, run, p, r->flags))) {
+			else if (holds &&
+				 !(rc = jitmap__small_left_add(&out, run, p, r->flags, false)) &&
+				 !(rc = jitmap__small_left_add(&out, p, next, r->flags, true))) {
 				run = next;
 				*from_files += PAGE;
 			}
 			p = next;
 		}
 		if (!rc)
-			rc = jitmap__small_left_add(&out, run, r->end, r->flags);
+			rc = jitmap__small_left_add(&out, run, r->end, r->flags, r->in_file);
 	}
 	if (rc) {
 		free(out.v);
@@ -488,7 +496,7 @@ uint8_t *jitmap__small_notes_less(jitmap_byte_order order, const struct jitmap__
 	struct jitmap__core_left *cut = calloc(l->n ? l->n : 1, sizeof(*cut));
 	size_t ncut = 0;
 	for (size_t i = 0; cut && i < l->n; i++)
-		if (jitmap__small_file_refused(l->v[i].flags))
+		if (jitmap__small_file_refused(l->v[i].flags) && !l->v[i].in_file)
 			cut[ncut++] = l->v[i];
 	uint8_t *o = NULL;
 	if (ncut)

@@ -535,14 +535,14 @@ static int cut_segments(struct small *m, const struct jitmap__small_range *r, si
 			const uint64_t hi = r[k].hi < end ? r[k].hi : end;
 			if (hi <= lo)
 				continue;
-			if (jitmap__small_left_add(&m->left, at, lo, g->flags) ||
+			if (jitmap__small_left_add(&m->left, at, lo, g->flags, false) ||
 			    !add_piece(m, (struct piece){g->offset + (lo - g->vaddr), lo, hi - lo,
 							 hi - lo, g->flags, r[k].why}))
 				return -ENOMEM;
 			m->kept += hi - lo;
 			at = hi;
 		}
-		if (jitmap__small_left_add(&m->left, at, g->vaddr + g->filesz, g->flags))
+		if (jitmap__small_left_add(&m->left, at, g->vaddr + g->filesz, g->flags, false))
 			return -ENOMEM;
 		if (g->memsz > g->filesz &&
 		    !add_piece(m, (struct piece){0, g->vaddr + g->filesz, 0, g->memsz - g->filesz,
@@ -622,6 +622,7 @@ static int write_small_note(struct stream *s, const struct small *m)
 		jitmap__store(r, m->left.v[i].start, 8, s->order);
 		jitmap__store(r + 8, m->left.v[i].end, 8, s->order);
 		jitmap__store(r + 16, m->left.v[i].flags, 4, s->order);
+		jitmap__store(r + 20, m->left.v[i].in_file, 4, s->order);
 		rc = write_out(s, r, sizeof(r));
 	}
 	return rc;

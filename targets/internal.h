@@ -374,6 +374,7 @@ struct jitmap__core_seg {
 struct jitmap__core_left {
 	uint64_t start, end;
 	unsigned flags; /* p_flags of the segment it was cut from */
+	bool in_file;   /* the mapped file holds these bytes as the process had them */
 };
 
 struct jitmap__core_file {
@@ -472,9 +473,11 @@ struct jitmap__small_left {
 	struct jitmap__core_left *v;
 	size_t n, cap;
 };
-/* [lo, hi) of a segment with p_flags `flags` added (nothing when empty): 0, or -ENOMEM. */
+/* [lo, hi) of a segment with p_flags `flags` added (nothing when empty; joined to the last
+ * range when it goes on from it alike), `in_file` when its mapped file holds those bytes as
+ * the process had them: 0, or -ENOMEM. */
 int jitmap__small_left_add(struct jitmap__small_left *l, uint64_t lo, uint64_t hi,
-			   unsigned flags);
+			   unsigned flags, bool in_file);
 /* Whether no mapped file may stand for left-out memory of a segment with these p_flags:
  * all but plain code (read-only, executable: PF_X 1, PF_W 2), which readers take from the
  * file, as from a kernel core that did not dump it. */
@@ -482,8 +485,9 @@ static inline bool jitmap__small_file_refused(unsigned flags)
 {
 	return (flags & 3u) != 1u;
 }
-/* `l` less the pages its mapped files hold as `mem` reads them (jitmap__small_file_holds),
- * at most 2^18 pages compared; those bytes added to *from_files. 0, or -ENOMEM. */
+/* `l` with the pages its mapped files hold as `mem` reads them (jitmap__small_file_holds)
+ * marked in_file, at most 2^18 pages compared; those bytes added to *from_files. 0, or
+ * -ENOMEM. */
 int jitmap__small_refine_left(jitmap_core *core, const jitmap_target *mem,
 			      struct jitmap__small_left *l, uint64_t *from_files);
 /* A note segment's bytes (`len` at `b`, byte order `order`) with NT_FILE less the memory of

@@ -274,9 +274,14 @@ typedef struct jitmap_core_jit_file {
  *   u32 version (1)   u32 kept (ranges)   u32 left (ranges)   u32 0
  *   u64 stack_bytes   the bound on each thread's stack above its stack pointer
  *   kept x {u64 start, u64 end, u32 why (JITMAP_CORE_KEPT_* bits), u32 0}
- *   left x {u64 start, u64 end, u32 p_flags of the segment it was cut from, u32 0}
+ *   left x {u64 start, u64 end, u32 p_flags of the segment it was cut from, u32 in_file}
  * A read of a left-out range is JITMAP_CORE_MEM_NONE, its `why` saying the small core left
- * it out, and file_unusable (a mapped file's bytes there need not be the process's). */
+ * it out, and file_unusable (a mapped file's bytes there need not be the process's); but
+ * where in_file is 1 (the handler found the mapped file holding those bytes as the process
+ * had them), and in a file's code (read-only, executable), the mapped file is read, as in a
+ * kernel core. Left-out memory no file may stand for is also taken out of NT_FILE, so that
+ * a debugger that reads mapped files for what a core lacks (GDB) does not read it there.
+ * Whether code can be at a left-out address follows the flags of its segment. */
 #define JITMAP_CORE_KEPT_STACK 1u    /* a thread's stack, from below its SP up */
 #define JITMAP_CORE_KEPT_THREAD 2u   /* a thread's control block (its thread pointer) */
 #define JITMAP_CORE_KEPT_JIT 4u      /* a JIT descriptor, its entries, their images */
@@ -287,8 +292,9 @@ typedef struct jitmap_core_jit_file {
 #define JITMAP_CORE_KEPT_VDSO 64u    /* the vDSO */
 #define JITMAP_CORE_KEPT_DATA 128u   /* a small writable segment, whole (a file's .data) */
 
-/* Whether `core` is a small core: 1 with its stack bound and how many bytes it keeps and
- * left out (any pointer may be NULL), 0 when it is not one, -EINVAL for a NULL core. */
+/* Whether `core` is a small core: 1 with its stack bound and how many bytes of memory it
+ * keeps and left out (those its mapped files hold not counted; any pointer may be NULL), 0
+ * when it is not one, -EINVAL for a NULL core. */
 JITMAP_API int jitmap_core_small(const jitmap_core *core, uint64_t *stack_bytes,
 				 uint64_t *kept_bytes, uint64_t *left_bytes);
 

@@ -13,7 +13,8 @@ and their values need, and every tool reads from it what it reads from the full 
   apply all bt`, `info stackmap` in every frame) prints the same; eu-stack the same frames.
   LLDB's `stackmap bt --json` the same. Negative control: GDB without jitmap prints no
   record. Data of a mapped file the small core left out (large, not code) reads in GDB from
-  the full core, and not at all from the small one (never the file's bytes in its place).
+  the full core, and not at all from the small one (never the file's bytes in its place);
+  data the file holds as the process had it reads the same from both.
 - missing: the statepoint in the main thread, the small core's stack bound set to end at
   the JIT frame's slot [rsp+16]: the values in [rsp] and [rsp+8] are the full core's, those
   in [rsp+16] and [rsp+24] are missing, "not in this small core", in jitmap-stack, GDB's
@@ -90,14 +91,14 @@ def shrink(full, out, *args):
 
 
 def left_out(small):
-    """The ranges a small core's note says it left out: [(start, end, p_flags)]."""
+    """The ranges a small core's note says it left out: [(start, end, p_flags, in_file)]."""
     with open(small, "rb") as f:
         m = Core(f.read())
     for at, ntype, desc, _ in m.notes:
         if ntype == 3 and m.data[at + 12:at + 19] == b"JITMAP\0":
             _, kept, left = struct.unpack_from("<III", m.data, desc)
             first = desc + 24 + 24 * kept
-            return [struct.unpack_from("<QQI", m.data, first + 24 * i) for i in range(left)]
+            return [struct.unpack_from("<QQII", m.data, first + 24 * i) for i in range(left)]
     raise H.Fail("%s: no note of a small core" % small)
 
 
@@ -220,17 +221,28 @@ def main():
         # Data of a mapped file the small core left out (libLLVM's relocated read-only data,
         # written when the library was loaded): GDB reads it in the full core; in the small
         # one it cannot, and never reads the file's bytes (NT_FILE no longer maps it there).
-        data = [lo for lo, hi, fl in left_out(small) if not fl & 1 and hi - lo >= 0x100000]
-        H.check(data, "no large data range left out: %s" % left_out(small))
+        # Data its file holds as the process had it (gcore dumps unmodified read-only
+        # data too) is read from the file, as from the full core.
+        left = left_out(small)
+        data = [lo for lo, hi, fl, in_file in left
+                if not fl & 1 and not in_file and hi - lo >= 0x100000][:4]
+        held_by_file = [lo for lo, hi, fl, in_file in left if in_file][:4]
+        H.check(data and held_by_file, "left out: %s" % left)
         probe = [gdb.dump("x%d" % k, "x/2gx 0x%x" % (lo + 0x80000)) for k, lo in
-                 enumerate(data[:4])]
+                 enumerate(data)]
+        probe += [gdb.dump("f%d" % k, "x/2gx 0x%x" % lo) for k, lo in enumerate(held_by_file)]
         rf = gdb.session("gdb-data-full", probe, exe=env.demo, core=full)
         rs = gdb.session("gdb-data-small", probe, exe=env.demo, core=small)
-        for k in range(len(probe)):
+        for k in range(len(data)):
             H.check("Cannot access memory" in rs.text("x%d" % k) and
                     "Cannot access" not in rf.text("x%d" % k),
                     "left-out data at 0x%x: full core %r, small core %r" % (
                         data[k] + 0x80000, rf.text("x%d" % k), rs.text("x%d" % k)))
+        for k in range(len(held_by_file)):
+            H.check(rs.text("f%d" % k) == rf.text("f%d" % k) and
+                    "Cannot" not in rs.text("f%d" % k),
+                    "data its file holds at 0x%x: full core %r, small core %r" % (
+                        held_by_file[k], rf.text("f%d" % k), rs.text("f%d" % k)))
         r = gdb.session("gdb-alone", [gdb.dump("sm", "info stackmap")], exe=env.demo,
                         core=small, jitmap=False)
         H.check("record 300" not in r.text("sm"), "GDB without jitmap: %s" % r.text("sm"))
