@@ -820,13 +820,16 @@ static int write_small(struct stream *s, struct head *h, int pid,
 			if (p->len && !(rc = copy_at(s, seekable, p->in_off, p->len)))
 				rc = write_zeros(s, align(p->len, PAGE) - p->len);
 		}
+		size_t ranges = 0;
+		for (size_t i = 0; i < m.npieces; i++)
+			ranges += m.pieces[i].len != 0;
 		if (!rc && m.from_files)
 			say(s, "a small core: %" PRIu64 " of the %" PRIu64 " bytes of memory the core "
 			    "held kept, in %zu ranges (%" PRIu64 " more its mapped files hold)",
-			    m.kept, m.full, m.npieces, m.from_files);
+			    m.kept, m.full, ranges, m.from_files);
 		else if (!rc)
 			say(s, "a small core: %" PRIu64 " of the %" PRIu64 " bytes of memory the core "
-			    "held kept, in %zu ranges", m.kept, m.full, m.npieces);
+			    "held kept, in %zu ranges", m.kept, m.full, ranges);
 	}
 	for (size_t i = 0; i < nothers; i++)
 		free(others[i].bytes);
@@ -903,6 +906,12 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 			free(h.bytes);
 			close_files(&s);
 			return (int)s.nsrc;
+		}
+		if (rc && !s.out_off) { /* nothing written yet: the core goes on whole */
+			snprintf(cant, sizeof(cant), "%s", err ? err->reason : "an error");
+			rc = 0;
+			if (err)
+				memset(err, 0, sizeof(*err));
 		}
 		if (cant[0])
 			say(&s, "the core is not made small: %s", cant);
