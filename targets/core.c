@@ -447,34 +447,6 @@ static int place_named(jitmap_core *c, const char *name, uint64_t bias)
 	return rc;
 }
 
-/* The value of tag DT_DEBUG in the dynamic section of `len` bytes at `addr` in the core's
- * memory (converted by libelf); 0 if none. */
-static uint64_t dt_debug(jitmap_core *c, uint64_t addr, uint64_t len)
-{
-	if (len > 64 * 1024)
-		len = 64 * 1024;
-	len -= len % sizeof(Elf64_Dyn);
-	uint8_t *raw = malloc(len ? len : 1);
-	Elf64_Dyn *dyn = malloc(len ? len : 1);
-	uint64_t v = 0;
-	if (raw && dyn && len && !jitmap__core_read(c, addr, raw, (size_t)len, 1, NULL, 0)) {
-		Elf_Data src = {.d_buf = raw, .d_type = ELF_T_DYN, .d_size = len,
-				.d_version = EV_CURRENT};
-		Elf_Data dst = {.d_buf = dyn, .d_type = ELF_T_DYN, .d_size = len,
-				.d_version = EV_CURRENT};
-		const unsigned enc = c->order == JITMAP_ORDER_BIG ? ELFDATA2MSB : ELFDATA2LSB;
-		if (gelf_xlatetom(c->elf, &dst, &src, enc))
-			for (size_t i = 0; i < dst.d_size / sizeof(*dyn) && dyn[i].d_tag != DT_NULL; i++)
-				if (dyn[i].d_tag == DT_DEBUG) {
-					v = dyn[i].d_un.d_val;
-					break;
-				}
-	}
-	free(raw);
-	free(dyn);
-	return v;
-}
-
 /* A NUL-terminated string at `addr` in the core's memory, or NULL. */
 static char *read_string(jitmap_core *c, uint64_t addr)
 {
@@ -504,7 +476,79 @@ static char *read_string(jitmap_core *c, uint64_t addr)
 #define R_MAP 8
 #define L_ADDR 0
 #define L_NAME 8
+#define L_LD 16
 #define L_NEXT 24
+#define MAX_DYNAMIC (64 * 1024) /* bytes of a dynamic section read */
+
+static bool read_word(const jitmap_target *mem, jitmap_byte_order order, uint64_t addr,
+		      uint64_t *v)
+{
+	uint8_t w[8];
+	if (mem->read_mem(mem->ctx, addr, w, 8, NULL, 0))
+		return false;
+	*v = jitmap__load(w, 8, order);
+	return true;
+}
+
+int jitmap__link_maps(const jitmap_target *mem, jitmap_byte_order order, uint64_t dyn,
+		      uint64_t size, uint64_t *r_debug,
+		      int (*each)(void *ctx, const struct jitmap__link_map *lm), void *ctx)
+{
+	*r_debug = 0;
+	size = size < MAX_DYNAMIC ? size : MAX_DYNAMIC;
+	for (uint64_t off = 0; off + 16 <= size && !*r_debug; off += 16) {
+		uint64_t tag, val;
+		if (!read_word(mem, order, dyn + off, &tag) || tag == DT_NULL ||
+		    !read_word(mem, order, dyn + off + 8, &val))
+			break;
+		if (tag == DT_DEBUG)
+			*r_debug = val;
+	}
+	uint64_t map = 0;
+	if (!*r_debug || !read_word(mem, order, *r_debug + R_MAP, &map))
+		return 0;
+	for (size_t n = 0; map && n < MAX_LINK_MAP; n++) {
+		uint8_t w[32];
+		if (mem->read_mem(mem->ctx, map, w, sizeof(w), NULL, 0))
+			break;
+		const struct jitmap__link_map lm = {
+			.at = map, .l_addr = jitmap__load(w + L_ADDR, 8, order),
+			.l_name = jitmap__load(w + L_NAME, 8, order),
+			.l_ld = jitmap__load(w + L_LD, 8, order)};
+		map = jitmap__load(w + L_NEXT, 8, order);
+		const int rc = each(ctx, &lm);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The core's own bytes (never a mapped file's: none is placed yet), as a target. */
+static int core_only_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+			  size_t why_len)
+{
+	return jitmap__core_read(ctx, addr, buf, len, 1, why, why_len);
+}
+
+struct placing {
+	jitmap_core *c;
+	size_t libs;
+};
+
+/* A library of the dynamic linker's list placed at its l_addr (not the executable, whose
+ * name is "", nor the vDSO, whose name is no path). */
+static int place_listed(void *ctx, const struct jitmap__link_map *lm)
+{
+	struct placing *pl = ctx;
+	char *name = lm->l_name ? read_string(pl->c, lm->l_name) : NULL;
+	int rc = 0;
+	if (name && name[0] == '/') {
+		rc = place_named(pl->c, name, lm->l_addr);
+		pl->libs++;
+	}
+	free(name);
+	return rc;
+}
 
 /* The executable `exe`, placed by the auxiliary vector (AT_PHDR, else AT_ENTRY), then every
  * library of the dynamic linker's list (DT_DEBUG -> r_debug -> link_map) placed at its
@@ -559,28 +603,14 @@ static int files_from_exe(jitmap_core *c, const char *exe)
 	elf_end(elf);
 	if (rc)
 		return rc;
-	size_t libs = 0;
-	uint64_t debug = dyn ? dt_debug(c, bias + dyn, dyn_size) : 0, map = 0;
-	uint8_t w[32];
-	if (debug && !jitmap__core_read(c, debug + R_MAP, w, 8, 1, NULL, 0))
-		map = jitmap__load(w, 8, c->order);
-	for (size_t n = 0; map && n < MAX_LINK_MAP; n++) {
-		if (jitmap__core_read(c, map, w, 32, 1, NULL, 0))
-			break;
-		const uint64_t l_addr = jitmap__load(w + L_ADDR, 8, c->order);
-		const uint64_t l_name = jitmap__load(w + L_NAME, 8, c->order);
-		map = jitmap__load(w + L_NEXT, 8, c->order);
-		char *name = l_name ? read_string(c, l_name) : NULL;
-		if (name && name[0] == '/') { /* not the executable (""), nor the vDSO */
-			rc = place_named(c, name, l_addr);
-			libs++;
-		}
-		free(name);
-		if (rc)
-			return rc;
-	}
+	struct placing pl = {.c = c};
+	const jitmap_target mem = {.ctx = c, .read_mem = core_only_read};
+	uint64_t debug;
+	if (dyn && (rc = jitmap__link_maps(&mem, c->order, bias + dyn, dyn_size, &debug,
+					   place_listed, &pl)))
+		return rc;
 	warn(c, "the core has no NT_FILE note: %s placed by %s, and %zu librar%s from the "
-	     "dynamic linker's list", exe, how, libs, libs == 1 ? "y" : "ies");
+	     "dynamic linker's list", exe, how, pl.libs, pl.libs == 1 ? "y" : "ies");
 	return 0;
 }
 

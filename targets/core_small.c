@@ -44,7 +44,6 @@
 #define MAX_IMAGES (UINT64_C(1) << 30)      /* images read for their sections, in all */
 #define MAX_SECTION (UINT64_C(64) << 20)    /* one section of an image, at most */
 #define MAX_CODE_PAGES 16384                /* pages kept for stack words into JIT code */
-#define MAX_LINK_MAPS 4096
 #define MAX_DESCRIPTORS 16
 #define MAX_VDSO (UINT64_C(1) << 20)
 
@@ -87,15 +86,6 @@ static bool read_mem(struct planner *p, uint64_t addr, void *buf, size_t len)
 	char why[160];
 	return p->mem->read_mem && p->mem->read_mem(p->mem->ctx, addr, buf, len, why,
 						    sizeof(why)) == 0;
-}
-
-static bool read_word(struct planner *p, uint64_t addr, uint64_t *v)
-{
-	uint8_t b[8];
-	if (!read_mem(p, addr, b, 8))
-		return false;
-	*v = jitmap__load(b, 8, p->order);
-	return true;
 }
 
 /* The segment holding `addr`, or NULL. */
@@ -231,6 +221,19 @@ static size_t jit_lists(struct planner *p)
 
 /* -- Modules and the dynamic linker's list -- */
 
+/* A link_map (l_addr, l_name, l_ld, l_next, l_prev), the page of its name and of its
+ * library's dynamic section: what GDB and libdwfl read to list the modules. */
+static int keep_link_map(void *ctx, const struct jitmap__link_map *lm)
+{
+	struct planner *p = ctx;
+	keep(p, lm->at, lm->at + 40, JITMAP_CORE_KEPT_LOADER);
+	if (lm->l_name)
+		keep(p, lm->l_name, lm->l_name + 1, JITMAP_CORE_KEPT_LOADER);
+	if (lm->l_ld)
+		keep(p, lm->l_ld, lm->l_ld + 1, JITMAP_CORE_KEPT_LOADER);
+	return p->rc;
+}
+
 static void loader(struct planner *p)
 {
 	uint64_t phdr = 0, phnum = 0, vdso = 0;
@@ -268,31 +271,10 @@ static void loader(struct planner *p)
 		return;
 	dyn += bias;
 	keep(p, dyn, dyn + dynsz, JITMAP_CORE_KEPT_LOADER);
-	uint64_t r_debug = 0;
-	for (uint64_t off = 0; off + 16 <= dynsz; off += 16) {
-		uint64_t tag, val;
-		if (!read_word(p, dyn + off, &tag) || !read_word(p, dyn + off + 8, &val) ||
-		    tag == DT_NULL)
-			break;
-		if (tag == DT_DEBUG)
-			r_debug = val;
-	}
-	uint64_t lm = 0;
-	if (!r_debug || !read_word(p, r_debug + 8, &lm))
-		return;
-	keep(p, r_debug, r_debug + 40, JITMAP_CORE_KEPT_LOADER);
-	for (size_t n = 0; lm && n < MAX_LINK_MAPS && !p->rc; n++) {
-		uint64_t name = 0, ld = 0, next = 0;
-		keep(p, lm, lm + 40, JITMAP_CORE_KEPT_LOADER);
-		if (!read_word(p, lm + 8, &name) || !read_word(p, lm + 16, &ld) ||
-		    !read_word(p, lm + 24, &next))
-			break;
-		if (name)
-			keep(p, name, name + 1, JITMAP_CORE_KEPT_LOADER);
-		if (ld)
-			keep(p, ld, ld + 1, JITMAP_CORE_KEPT_LOADER);
-		lm = next;
-	}
+	uint64_t r_debug;
+	jitmap__link_maps(p->mem, p->order, dyn, dynsz, &r_debug, keep_link_map, p);
+	if (r_debug)
+		keep(p, r_debug, r_debug + 40, JITMAP_CORE_KEPT_LOADER);
 }
 
 static int range_cmp(const void *a, const void *b)

@@ -440,6 +440,23 @@ const struct jitmap__core_left *jitmap__core_left_at(const jitmap_core *c, uint6
 int jitmap__core_left_cmp(const void *a, const void *b);
 
 
+/* -- The dynamic linker's list (core.c) -- */
+
+/* One struct link_map of a 64-bit process: where it is, and its l_addr, l_name, l_ld. */
+struct jitmap__link_map {
+	uint64_t at, l_addr, l_name, l_ld;
+};
+
+/* Walk the dynamic linker's list of a 64-bit process whose memory `mem` reads (in byte order
+ * `order`), from its executable's dynamic section [dyn, dyn + size) (its first 64 KiB):
+ * DT_DEBUG gives r_debug (*r_debug; 0 when there is none), r_debug.r_map the first link_map.
+ * `each` is called for each entry in list order, at most 4096 (a read that fails ends the
+ * walk); a nonzero return ends it and is returned. Else 0. For the cores without NT_FILE
+ * (core.c) and the small cores, which keep the list (core_small.c). */
+int jitmap__link_maps(const jitmap_target *mem, jitmap_byte_order order, uint64_t dyn,
+		      uint64_t size, uint64_t *r_debug,
+		      int (*each)(void *ctx, const struct jitmap__link_map *lm), void *ctx);
+
 /* -- Small cores (core_small.c) -- */
 
 /* A PT_LOAD segment of the full core, as its program header says. */
