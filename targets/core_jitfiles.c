@@ -114,19 +114,22 @@ static int small_note(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t 
 		kept_bytes += hi > lo ? hi - lo : 0;
 	}
 	size_t n = 0;
+	uint64_t left_bytes = 0;
 	for (uint64_t i = 0; i < left; i++) {
 		const uint8_t *r = desc + HEAD + (kept + i) * RANGE;
 		const uint64_t lo = jitmap__load(r, 8, c->order), hi = jitmap__load(r + 8, 8, c->order);
-		if (hi > lo)
-			v[n++] = (struct jitmap__core_left){lo, hi,
-				(unsigned)jitmap__load(r + 16, 4, c->order),
-				jitmap__load(r + 20, 4, c->order) == 1};
+		if (hi <= lo)
+			continue;
+		v[n++] = (struct jitmap__core_left){lo, hi, (unsigned)jitmap__load(r + 16, 4, c->order),
+						    jitmap__load(r + 20, 4, c->order) == 1};
+		left_bytes += v[n - 1].in_file ? 0 : hi - lo; /* what no file holds either */
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), jitmap__core_left_cmp);
 	c->small = true;
 	c->small_stack_bytes = jitmap__load(desc + 16, 8, c->order);
 	c->small_kept_bytes = kept_bytes;
+	c->small_left_bytes = left_bytes;
 	c->left = v;
 	c->nleft = n;
 	return 0;
@@ -137,15 +140,12 @@ int jitmap_core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *kep
 {
 	if (!c)
 		return -EINVAL;
-	uint64_t left = 0;
-	for (size_t i = 0; i < c->nleft; i++)
-		left += c->left[i].in_file ? 0 : c->left[i].end - c->left[i].start;
 	if (stack_bytes)
 		*stack_bytes = c->small_stack_bytes;
 	if (kept_bytes)
 		*kept_bytes = c->small_kept_bytes;
 	if (left_bytes)
-		*left_bytes = left;
+		*left_bytes = c->small_left_bytes;
 	return c->small;
 }
 

@@ -168,6 +168,7 @@ struct span {
 	uint64_t offset;        /* in the core (CORE) or in the file (FILE) */
 	size_t map;             /* the NT_FILE mapping holding the address, or SIZE_MAX */
 	const struct jitmap__core_seg *seg;  /* the PT_LOAD segment holding it, or NULL */
+	const struct jitmap__core_left *cut; /* MISS_LEFT_OUT: the range left out */
 };
 
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -231,6 +232,7 @@ static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *s
 		cut = NULL;
 	if (cut) {
 		sp->miss = MISS_LEFT_OUT;
+		sp->cut = cut;
 		sp->left = min64(sp->left, cut->end - addr);
 		return;
 	}
@@ -271,13 +273,10 @@ static void miss_text(const jitmap_core *c, uint64_t addr, const struct span *sp
 			 "[0x%" PRIx64 ", 0x%" PRIx64 ") was not dumped (a file's bytes are not "
 			 "its)", addr, s->vaddr, s->vaddr + s->memsz);
 		break;
-	case MISS_LEFT_OUT: {
-		const struct jitmap__core_left *cut = jitmap__core_left_at(c, addr);
+	case MISS_LEFT_OUT:
 		snprintf(why, why_len, "0x%" PRIx64 " is not in this small core (left out with [0x%"
-			 PRIx64 ", 0x%" PRIx64 "))", addr, cut ? cut->start : addr,
-			 cut ? cut->end : addr);
+			 PRIx64 ", 0x%" PRIx64 "))", addr, sp->cut->start, sp->cut->end);
 		break;
-	}
 	case MISS_FILE:
 	case MISS_SHORT:
 		snprintf(why, why_len, "address 0x%" PRIx64 " is not in the core, and %s (mapped "

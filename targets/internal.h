@@ -417,7 +417,7 @@ struct jitmap_core {
 	size_t njit_files;
 	/* A small core's note (core_jitfiles.c): the ranges it left out, sorted by start. */
 	bool small;
-	uint64_t small_stack_bytes, small_kept_bytes;
+	uint64_t small_stack_bytes, small_kept_bytes, small_left_bytes;
 	struct jitmap__core_left *left;
 	size_t nleft;
 };
