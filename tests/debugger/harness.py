@@ -19,6 +19,7 @@ A test states its commands once for both debuggers through a Debugger (GDB, LLDB
 jitmap's commands are spelled by jitmap's own command table (commands.TABLE[key].line), the
 debugger's own commands (break, run, frame, a core at the stop) by the Debugger.
 """
+import contextlib
 import functools
 import json
 import os
@@ -386,6 +387,41 @@ def run_tool(cmd, stdin=None, stdout=subprocess.PIPE, env=None, timeout=300):
                        timeout=timeout, env=env)
     out = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
     return p.returncode, out, p.stderr.decode("utf-8", "replace")
+
+
+@contextlib.contextmanager
+def core_pattern(handler, args, sink):
+    """The machine's core_pattern, for the block, set to run `handler` as `|DIR/h ARGS %P --
+    SINK` (DIR: a short directory of its own, as the kernel keeps 128 bytes of the line;
+    `sink` names it "{dir}", where its command writes the cores), and core_pipe_limit to 4,
+    so that the kernel waits for the handler. Yields DIR; both settings are restored and DIR
+    removed when the block ends (take the cores out of it before). Skip when core_pattern
+    cannot be written, or the line would be too long."""
+    pattern, limit = "/proc/sys/kernel/core_pattern", "/proc/sys/kernel/core_pipe_limit"
+    old, old_limit = read(pattern).strip(), read(limit).strip()
+    short = tempfile.mkdtemp(prefix="jmk", dir="/tmp")
+    try:
+        os.symlink(handler, os.path.join(short, "h"))
+        line = "|%s/h %s%%P -- %s" % (short, args + " " if args else "",
+                                       sink.format(dir=short))
+        if len(line) >= 128:
+            raise Skip("the handler's path is too long for core_pattern (128 bytes)")
+        try:
+            with open(pattern, "w") as f:
+                f.write(line)
+            with open(limit, "w") as f:
+                f.write("4")
+        except OSError as e:
+            raise Skip("core_pattern cannot be written here: %s" % e.strerror) from None
+        try:
+            yield short
+        finally:
+            with open(pattern, "w") as f:
+                f.write(old)
+            with open(limit, "w") as f:
+                f.write(old_limit)
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
 
 
 # -- Truth lines --

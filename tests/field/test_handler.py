@@ -33,7 +33,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -175,24 +174,9 @@ def main():
         """Through the real core_pattern, set and restored: Node.js aborting in its JIT code,
         and the demo JIT aborting at a statepoint (no perf map or jitdump: its core passes
         through the handler byte for byte)."""
-        pattern, limit = "/proc/sys/kernel/core_pattern", "/proc/sys/kernel/core_pipe_limit"
-        old = H.read(pattern).strip()
-        old_limit = H.read(limit).strip()
-        # Short paths: the kernel keeps 128 bytes of core_pattern.
-        short = tempfile.mkdtemp(prefix="jmk", dir="/tmp")
-        os.symlink(HANDLER, os.path.join(short, "h"))
-        line = "|%s/h %%P -- %s -q -T1 -o %s/k.%%P.zst" % (short, shutil.which("zstd"), short)
-        if len(line) >= 128:
-            raise H.Skip("the handler's path is too long for core_pattern (128 bytes)")
-        try:
-            with open(pattern, "w") as f:
-                f.write(line)
-            with open(limit, "w") as f:
-                f.write("4")
-        except OSError as e:
-            raise H.Skip("core_pattern cannot be written here: %s" % e.strerror)
         demo = None
-        try:
+        with H.core_pattern(HANDLER, "", shutil.which("zstd") + " -q -T1 -o {dir}/k.%P.zst") \
+                as short:
             p, out = start_node("abort", work)
             p.wait(timeout=120)
             if env.demo and os.path.exists(env.demo):
@@ -202,32 +186,26 @@ def main():
                                              "--threads", "2"], stdout=f,
                                             stderr=subprocess.STDOUT, cwd=work)
                 demo.wait(timeout=120)
-        finally:
-            with open(pattern, "w") as f:
-                f.write(old)
-            with open(limit, "w") as f:
-                f.write(old_limit)
-        perf = "/tmp/perf-%d.map" % p.pid
-        if os.path.exists(perf):
-            os.unlink(perf)
+            perf = "/tmp/perf-%d.map" % p.pid
+            if os.path.exists(perf):
+                os.unlink(perf)
 
-        def moved_core(pid, name):
-            z = os.path.join(moved, "%s.%d.zst" % (name, pid))
-            k = os.path.join(short, "k.%d.zst" % pid)
-            for _ in range(100):  # the kernel waited for the handler (core_pipe_limit),
-                if os.path.exists(k) and subprocess.run(  # zstd may still be writing
-                        ["zstd", "-q", "-t", k], stderr=subprocess.DEVNULL).returncode == 0:
-                    break
-                time.sleep(0.1)
-            if not os.path.exists(k):
-                return None
-            shutil.move(k, z)
-            return z
+            def moved_core(pid, name):
+                z = os.path.join(moved, "%s.%d.zst" % (name, pid))
+                k = os.path.join(short, "k.%d.zst" % pid)
+                for _ in range(100):  # the kernel waited for the handler (core_pipe_limit),
+                    if os.path.exists(k) and subprocess.run(  # zstd may still be writing
+                            ["zstd", "-q", "-t", k], stderr=subprocess.DEVNULL).returncode == 0:
+                        break
+                    time.sleep(0.1)
+                if not os.path.exists(k):
+                    return None
+                shutil.move(k, z)
+                return z
 
-        z = moved_core(p.pid, "kernel-crash")
-        if demo is not None:
-            made["demo"] = moved_core(demo.pid, "demo-crash")
-        shutil.rmtree(short, ignore_errors=True)
+            z = moved_core(p.pid, "kernel-crash")
+            if demo is not None:
+                made["demo"] = moved_core(demo.pid, "demo-crash")
         if not z:
             raise H.Skip("no core came through core_pattern (node exit %s; a container's "
                          "kernel runs the handler outside it?)" % p.returncode)

@@ -46,7 +46,6 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -397,25 +396,11 @@ def main():
     @runner.test
     def kernel():
         """The kernel's core streamed through `--small`, its memory read from the process."""
-        pattern, limit = "/proc/sys/kernel/core_pattern", "/proc/sys/kernel/core_pipe_limit"
-        old, old_limit = H.read(pattern).strip(), H.read(limit).strip()
-        short = tempfile.mkdtemp(prefix="jms", dir="/tmp")
-        os.symlink(HANDLER, os.path.join(short, "h"))
-        line = "|%s/h --small %%P -- %s of=%s/s.%%P status=none" % (
-            short, shutil.which("dd"), short)
-        if len(line) >= 128:
-            raise H.Skip("the handler's path is too long for core_pattern (128 bytes)")
-        try:
-            with open(pattern, "w") as f:
-                f.write(line)
-            with open(limit, "w") as f:
-                f.write("4")
-        except OSError as e:
-            raise H.Skip("core_pattern cannot be written here: %s" % e.strerror)
         out = os.path.join(work, "kernel.out")
         unlimited = lambda: resource.setrlimit(resource.RLIMIT_CORE, (-1, -1))  # noqa: E731
         node = None
-        try:
+        with H.core_pattern(HANDLER, "--small",
+                            shutil.which("dd") + " of={dir}/s.%P status=none") as short:
             with open(out, "w") as f:
                 p = subprocess.Popen([env.demo, "--abort", "--program", "statepoint",
                                       "--threads", "2"], stdout=f, stderr=subprocess.STDOUT,
@@ -428,32 +413,26 @@ def main():
                                             stderr=subprocess.STDOUT, cwd=work,
                                             preexec_fn=unlimited)
                     node.wait(timeout=120)
-        finally:
-            with open(pattern, "w") as f:
-                f.write(old)
-            with open(limit, "w") as f:
-                f.write(old_limit)
 
-        def came(pid, name):
-            """The small core of process `pid`, moved away from where it was written."""
-            core = os.path.join(short, "s.%d" % pid)
-            for _ in range(100):  # the kernel waited for the handler (core_pipe_limit)
-                if os.path.exists(core) and os.path.getsize(core) > 0:
-                    break
-                time.sleep(0.1)
-            if not os.path.exists(core):
-                return None
-            to = os.path.join(moved, name)
-            shutil.move(core, to)
-            return to
+            def came(pid, name):
+                """The small core of process `pid`, moved away from where it was written."""
+                core = os.path.join(short, "s.%d" % pid)
+                for _ in range(100):  # the kernel waited for the handler (core_pipe_limit)
+                    if os.path.exists(core) and os.path.getsize(core) > 0:
+                        break
+                    time.sleep(0.1)
+                if not os.path.exists(core):
+                    return None
+                to = os.path.join(moved, name)
+                shutil.move(core, to)
+                return to
 
-        moved_core = came(p.pid, "kernel-small")
-        node_core = came(node.pid, "kernel-node-small") if node else None
+            moved_core = came(p.pid, "kernel-small")
+            node_core = came(node.pid, "kernel-node-small") if node else None
         if node:
             perf = "/tmp/perf-%d.map" % node.pid
             if os.path.exists(perf):
                 os.unlink(perf)  # left behind on the crashed machine
-        shutil.rmtree(short, ignore_errors=True)
         if not moved_core:
             raise H.Skip("no core came through core_pattern (demo exit %s)" % p.returncode)
         truths = H.truth(H.read(out), "jitmap-demo:", "statepoint")
