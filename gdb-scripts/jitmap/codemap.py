@@ -100,6 +100,27 @@ def core_missing(core, addr, size, unusable_only=True):
     return None
 
 
+class Unreadable(Exception):
+    """Memory a front end cannot read, and why (read_minding)."""
+
+
+def read_minding(missing, read, addr, size, errors):
+    """`read(addr, size)`, a debugger's own read of the process's memory (raising one of
+    `errors`), minding what libjitmap knows of a core (`missing`: a core's
+    missing(addr, size, unusable_only), or None for a live process): bytes no mapped file may
+    stand for are refused before the debugger reads a file in their place, and a read that
+    fails gives libjitmap's reason (a small core's left-out memory, a truncated segment).
+    The bytes, or Unreadable(why)."""
+    why = missing(addr, size) if missing else None
+    if why:
+        raise Unreadable(why)
+    try:
+        return read(addr, size)
+    except errors as e:
+        why = missing(addr, size, unusable_only=False) if missing else None
+        raise Unreadable(why or str(e) or "cannot read memory") from None
+
+
 _cache = [None, None]  # [the stop's key, CodeMap or None]: for_stop
 
 

@@ -278,17 +278,14 @@ class GdbFrame:
         return frame_guess(self.frame)
 
     def read_memory(self, addr, size):
-        # In a core, libjitmap says why bytes are missing (a small core's left-out memory,
-        # a truncated segment), and which a mapped file must not stand for.
         core = self.dbg._core
-        why = core.missing(addr, size) if core is not None else None
-        if why:
-            raise M.Unavailable(why)
         try:
-            return self.inferior.read_memory(addr, size).tobytes()
-        except (gdb.MemoryError, gdb.error, ValueError, OverflowError) as e:
-            why = core.missing(addr, size, unusable_only=False) if core is not None else None
-            raise M.Unavailable(why or str(e) or "cannot read memory") from None
+            return codemap.read_minding(
+                core.missing if core is not None else None,
+                lambda a, n: self.inferior.read_memory(a, n).tobytes(), addr, size,
+                (gdb.MemoryError, gdb.error, ValueError, OverflowError))
+        except codemap.Unreadable as e:
+            raise M.Unavailable(str(e)) from None
 
     def has_caller(self):
         try:

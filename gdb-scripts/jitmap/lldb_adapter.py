@@ -214,17 +214,13 @@ class LldbFrame:
         return M.Recovered(raw) if self.level > 0 else bytes(raw)
 
     def read_memory(self, addr, size):
-        # In a core, libjitmap says why bytes are missing (a small core's left-out memory,
-        # a truncated segment), and where LLDB would read a mapped file that is not them.
         cm = self.dbg.core_map()
-        why = cm.missing(addr, size) if cm is not None else None
-        if why:
-            raise M.Unavailable(why)
         try:
-            return bytes(_read(self.dbg.process, addr, size))
-        except D.ReadError as e:
-            why = cm.missing(addr, size, unusable_only=False) if cm is not None else None
-            raise M.Unavailable(why or str(e)) from None
+            return codemap.read_minding(cm.missing if cm is not None else None,
+                                        lambda a, n: bytes(_read(self.dbg.process, a, n)),
+                                        addr, size, D.ReadError)
+        except codemap.Unreadable as e:
+            raise M.Unavailable(str(e)) from None
 
     def _older(self):
         return self.frame.GetThread().GetFrameAtIndex(self.level + 1)
