@@ -500,11 +500,11 @@ class Lldb:
 
     def core_map(self):
         """libjitmap's reading of the core LLDB debugs (codemap.CodeMap, kept while it stays
-        open; which core, asked once per command), or None: a live process, or a core
-        libjitmap cannot open."""
+        open; which core, asked of the session once per command: LLDB's word, else the one
+        `stackmap core` opened), or None: a live process, or a core libjitmap cannot open."""
         if self._core_path is False:
             try:
-                self._core_path = self.core_file()
+                self._core_path = C.SESSION.core_file(self, self.check_process())
             except Exception:
                 self._core_path = None
         core = self._core_path
