@@ -53,7 +53,7 @@ static const struct jitmap__core_seg *find_seg(const jitmap_core *c, uint64_t ad
 	return addr - s->vaddr < s->memsz ? s : NULL;
 }
 
-static size_t find_map(const jitmap_core *c, uint64_t addr)
+size_t jitmap__core_find_map(const jitmap_core *c, uint64_t addr)
 {
 	const size_t lo = JITMAP_UPPER_BOUND(c->maps, c->nmaps, start, addr);
 	if (!lo || addr >= c->maps[lo - 1].end)
@@ -200,7 +200,7 @@ static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *s
 {
 	const struct jitmap__core_seg *next, *s = find_seg(c, addr, &next);
 	*sp = (struct span){.source = JITMAP_CORE_MEM_NONE, .miss = MISS_NOWHERE,
-			    .map = find_map(c, addr), .seg = s};
+			    .map = jitmap__core_find_map(c, addr), .seg = s};
 	if (s) {
 		const uint64_t in = addr - s->vaddr;
 		if (in < s->filesz) {
@@ -370,7 +370,7 @@ int jitmap_core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
 		if (s->flags & PF_X)
 			return 1;
 		perms(s->flags, p);
-		const size_t m = find_map(c, pc);
+		const size_t m = jitmap__core_find_map(c, pc);
 		if (why && why_len)
 			snprintf(why, why_len, "0x%" PRIx64 " is in %s segment [0x%" PRIx64 ", 0x%" PRIx64
 				 ")%s%s, not code", pc, p, s->vaddr, s->vaddr + s->memsz,
@@ -389,7 +389,7 @@ int jitmap_core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
 				 cut->end);
 		return 0;
 	}
-	if (find_map(c, pc) != SIZE_MAX)
+	if (jitmap__core_find_map(c, pc) != SIZE_MAX)
 		return 1;
 	if (why && why_len)
 		snprintf(why, why_len, "0x%" PRIx64 " is in no mapping of the process", pc);
@@ -400,7 +400,7 @@ size_t jitmap_core_build_id_at(jitmap_core *c, uint64_t addr, uint8_t *out, size
 {
 	if (!c || !out)
 		return 0;
-	const size_t m = find_map(c, addr);
+	const size_t m = jitmap__core_find_map(c, addr);
 	uint8_t id[MAX_BUILD_ID];
 	const size_t n = m == SIZE_MAX ? 0 : first_page_build_id(c, c->map_file[m], id);
 	if (!n || n > len)

@@ -104,9 +104,7 @@ static bool jit_code_at(const struct planner *p, uint64_t addr)
 	const struct jitmap__small_seg *s = seg_at(p, addr);
 	if (!s || !(s->flags & PF_X))
 		return false;
-	const size_t n = jitmap_core_num_mappings(p->core);
-	const size_t lo = JITMAP_UPPER_BOUND(p->core->maps, n, start, addr);
-	return !lo || addr >= p->core->maps[lo - 1].end;
+	return jitmap__core_find_map(p->core, addr) == SIZE_MAX;
 }
 
 static void keep_code_near(struct planner *p, uint64_t addr)
@@ -326,12 +324,11 @@ int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
 
 int jitmap__small_file_holds(jitmap_core *core, const jitmap_target *mem, uint64_t page)
 {
-	const size_t n = core->nmaps;
-	const size_t lo = JITMAP_UPPER_BOUND(core->maps, n, start, page);
-	if (!lo || page >= core->maps[lo - 1].end || core->maps[lo - 1].end - page < PAGE)
+	const size_t i = jitmap__core_find_map(core, page);
+	if (i == SIZE_MAX || core->maps[i].end - page < PAGE)
 		return 0;
-	const jitmap_core_mapping_info *m = &core->maps[lo - 1];
-	const int fd = jitmap__core_file_fd(core, core->map_file[lo - 1]);
+	const jitmap_core_mapping_info *m = &core->maps[i];
+	const int fd = jitmap__core_file_fd(core, core->map_file[i]);
 	uint8_t *a = malloc(2 * PAGE);
 	int same = 0;
 	char why[160];

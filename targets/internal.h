@@ -528,6 +528,8 @@ int jitmap__decompress(int fd, const char *codec, const volatile sig_atomic_t *i
  * files it maps: 0, or -EFAULT with why (`why` may be NULL). */
 int jitmap__core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int core_only,
 		      char *why, size_t why_len);
+/* The mapping (NT_FILE's, or a placed file's) holding `addr`: its index, or SIZE_MAX. */
+size_t jitmap__core_find_map(const jitmap_core *c, uint64_t addr);
 /* File `i`, opened at the first call: its descriptor, or < 0 when it cannot be or may not be
  * read (JITMAP_CORE_NO_FILES, another build than the process mapped: see its fields). */
 int jitmap__core_file_fd(jitmap_core *c, size_t i);
