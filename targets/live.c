@@ -782,33 +782,27 @@ int jitmap_live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t pa
 		close(fd);
 	const int link_errno = fd < 0 ? errno : 0;
 	if (!m->deleted) {
-		/* The path as the process sees it (its root and mount namespace: a container's
-		 * /usr is not ours), then as we do. */
-		char in_root[PATH_MAX];
-		snprintf(in_root, sizeof(in_root), "/proc/%d/root%s", (int)l->pid, m->path);
-		const char *tries[2] = {in_root, m->path};
-		int open_errno = 0;
-		bool other = false;
-		for (int k = 0; k < 2; k++) {
-			fd = open(tries[k], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-			if (fd >= 0 && is_mapped_file(l, m, fd)) {
-				snprintf(path, path_len, "%s", tries[k]);
-				return fd;
-			}
-			if (fd >= 0) {
-				close(fd);
-				other = true;
-			} else if (!open_errno) {
-				open_errno = errno;
-			}
+		/* The path as the process sees it: through /proc/PID/root where its mount
+		 * namespace or root is not ours (a container's /usr), never a file of ours by
+		 * the same name in its place. */
+		char root[64], in_root[PATH_MAX];
+		if (jitmap_pid_root((int)l->pid, root, sizeof(root)) < 0)
+			root[0] = 0; /* gone: the open below says so */
+		snprintf(in_root, sizeof(in_root), "%s%s", root, m->path);
+		fd = open(in_root, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd >= 0 && is_mapped_file(l, m, fd)) {
+			snprintf(path, path_len, "%s", in_root);
+			return fd;
 		}
-		if (other) {
+		if (fd >= 0) {
+			close(fd);
 			snprintf(why, why_len, "%s is not the file the process mapped (another inode "
-				 "and build), and %s cannot be opened (%s)", m->path, link,
+				 "and build), and %s cannot be opened (%s)", in_root, link,
 				 strerror(link_errno ? link_errno : EINVAL));
 			return -ESTALE;
 		}
-		snprintf(why, why_len, "%s cannot be opened (%s)", m->path, strerror(open_errno));
+		const int open_errno = errno;
+		snprintf(why, why_len, "%s cannot be opened (%s)", in_root, strerror(open_errno));
 		return -open_errno;
 	}
 	snprintf(why, why_len, "%s was deleted since the process mapped it, and %s cannot be "

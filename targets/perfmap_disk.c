@@ -16,6 +16,7 @@
 
 #include "internal.h"
 #include "jitmap/core.h"
+#include "jitmap/live.h"
 
 #define MAX_FILE (UINT64_C(1) << 30) /* a perf map or jitdump larger is not read (its text
 					and index would take gigabytes inside the debugger) */
@@ -134,27 +135,6 @@ int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitmap_error *e
 	return rc;
 }
 
-/* The PID process `pid` sees itself as (the last of /proc/PID/status's NSpid), or `pid`. */
-static long own_pid(int pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	FILE *fp = fopen(path, "re");
-	long own = pid;
-	if (!fp)
-		return own;
-	while (fgets(line, sizeof(line), fp)) {
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		char *s = line + 6, *e;
-		for (long v; (v = strtol(s, &e, 10)), e != s; s = e)
-			own = v;
-		break;
-	}
-	fclose(fp);
-	return own;
-}
-
 static bool is_jitdump_name(const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -169,13 +149,12 @@ int jitmap__perfmap_process_paths(int pid, int (*each)(void *ctx, const char *pa
 		return -EINVAL;
 	int found = 0, rc;
 	char root[64], path[4200];
-	snprintf(root, sizeof(root), "/proc/%d/root", pid);
-	/* Its files by their own names when it sees the same root as this process. */
-	struct stat theirs, ours;
-	if (stat(root, &theirs) == 0 && stat("/", &ours) == 0 && theirs.st_dev == ours.st_dev &&
-	    theirs.st_ino == ours.st_ino)
-		root[0] = 0;
-	snprintf(path, sizeof(path), "%s/tmp/perf-%ld.map", root, own_pid(pid));
+	/* Its files as it sees them (its mount namespace, a container's or a private /tmp),
+	 * its perf map by the PID it knows itself by: never a file of ours by that name. */
+	const int own = jitmap_pid_ns_pid(pid);
+	if (own < 0 || jitmap_pid_root(pid, root, sizeof(root)) < 0)
+		return 0; /* gone */
+	snprintf(path, sizeof(path), "%s/tmp/perf-%d.map", root, own);
 	if (access(path, F_OK) == 0) {
 		found++;
 		if ((rc = each(ctx, path)) < 0)

@@ -197,6 +197,24 @@ JITMAP_API int jitmap_live_mapped_file(jitmap_live *live, uint64_t addr, char *p
 JITMAP_API size_t jitmap_live_build_id_at(jitmap_live *live, uint64_t addr, uint8_t *out,
 					  size_t len);
 
+/* -- A process's files, as it sees them -- */
+
+/* Where the files of live process `pid` are read (its perf maps, jitdumps, executable,
+ * libraries): "" in `root` (`root_len` bytes, at least 22) when it shares this process's mount
+ * namespace (/proc/PID/ns/mnt) and root, its paths then being ours; else "/proc/PID/root",
+ * to put before each of its paths. A process in a namespace of its own (a container, a systemd
+ * service with PrivateTmp=yes) has a /tmp that is not ours even where readlink of
+ * /proc/PID/root says "/"; one whose namespace cannot be told is read through its root too,
+ * never through a file of ours by the same name. Returns 0 (its paths are ours), 1 (through
+ * /proc/PID/root), -ESRCH (no such process; `root` holds /proc/PID/root), -EINVAL. */
+JITMAP_API int jitmap_pid_root(int pid, char *root, size_t root_len);
+
+/* The PID live process `pid` has in its own PID namespace (the last field of NSpid in
+ * /proc/PID/status: 1 for a container's first process), by which it names its perf map; `pid`
+ * itself where it shares ours or the kernel does not say. -ESRCH when the process is gone,
+ * -EINVAL for pid <= 0. */
+JITMAP_API int jitmap_pid_ns_pid(int pid);
+
 /* -- Problems -- */
 
 /* What was left out while attaching (the process kept starting threads, more threads than

@@ -6,8 +6,13 @@
 #include "unit.h"
 
 #include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "jitmap/live.h"
 #include "jitmap/perfmap.h"
 #include "jitmap/process.h"
 #include "jitmap/unwind.h"
@@ -1028,6 +1033,94 @@ static void test_process_files(void **state)
 	jitmap_perfmap_free(m);
 }
 
+/* A process in mount and PID namespaces of its own with a /tmp of its own (a container, a
+ * service with PrivateTmp=yes: readlink and stat of its /proc/PID/root say "/"): its perf
+ * map is the one in its /tmp, by the PID it knows itself by (1), never ours by that name,
+ * planted here with another name. Skipped where namespaces cannot be made (not root). */
+static void test_process_files_in_namespace(void **state)
+{
+	(void)state;
+	int up[2];
+	assert_int_equal(pipe(up), 0);
+	const pid_t middle = fork();
+	assert_true(middle >= 0);
+	if (middle == 0) {
+		int inner = -1;
+		close(up[0]);
+		if (unshare(CLONE_NEWNS | CLONE_NEWPID) ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", "/tmp", "tmpfs", 0, NULL)) {
+			(void)!write(up[1], &inner, sizeof(inner));
+			_exit(0);
+		}
+		inner = fork(); /* PID 1 of the new namespace; its PID here is ours to see */
+		if (inner == 0) {
+			char path[64];
+			snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+			FILE *fp = fopen(path, "w");
+			if (fp) {
+				fprintf(fp, "1000 10 inside\n");
+				fclose(fp);
+			}
+			for (;;)
+				pause(); /* an init: SIGTERM ignored, SIGKILL ends it */
+		}
+		(void)!write(up[1], &inner, sizeof(inner));
+		waitpid(inner, NULL, 0);
+		_exit(0);
+	}
+	close(up[1]);
+	int inner = -1;
+	assert_int_equal(read(up[0], &inner, sizeof(inner)), sizeof(inner));
+	close(up[0]);
+	if (inner <= 0) {
+		waitpid(middle, NULL, 0);
+		skip();
+	}
+	char mine[64], want[64], planted[64], root[64], root_ns[64], root_self[64] = "x";
+	snprintf(mine, sizeof(mine), "/proc/%d/root/tmp/perf-1.map", inner);
+	snprintf(want, sizeof(want), "/proc/%d/root", inner);
+	bool written = false;
+	for (int i = 0; i < 500 && !written; i++) { /* its map is written before it pauses */
+		written = access(mine, R_OK) == 0;
+		if (!written)
+			usleep(10000);
+	}
+	snprintf(planted, sizeof(planted), "/tmp/perf-%d.map", 1);
+	FILE *fp = fopen(planted, "wx"); /* ours by the same name: another process's */
+	const bool plant = fp != NULL;
+	if (fp) {
+		fprintf(fp, "1000 10 stale-host\n");
+		fclose(fp);
+	}
+	const int ns_pid = jitmap_pid_ns_pid(inner), self_ns_pid = jitmap_pid_ns_pid((int)getpid());
+	const int in_ns = jitmap_pid_root(inner, root_ns, sizeof(root_ns));
+	const int in_self = jitmap_pid_root((int)getpid(), root_self, sizeof(root_self));
+	const int too_short = jitmap_pid_root(inner, root, 8);
+	jitmap_perfmap *m = jitmap_perfmap_new();
+	const int added = jitmap_perfmap_add_process(m, inner);
+	if (plant)
+		unlink(planted);
+	kill(inner, SIGKILL); /* before any check: a failed one leaves no process behind */
+	waitpid(middle, NULL, 0);
+	assert_true(written);
+	assert_int_equal(ns_pid, 1);
+	assert_int_equal(self_ns_pid, (int)getpid());
+	assert_int_equal(in_ns, 1);
+	assert_string_equal(root_ns, want);
+	assert_int_equal(in_self, 0);
+	assert_string_equal(root_self, "");
+	assert_int_equal(too_short, -EINVAL);
+	assert_int_equal(jitmap_pid_ns_pid(0), -EINVAL);
+	assert_int_equal(added, 1);
+	assert_string_equal(jitmap_perfmap_file(m, 0, NULL), mine);
+	assert_named(m, 0x1000, "inside");
+	/* Gone: nothing found, no file of ours taken in its place. */
+	assert_int_equal(jitmap_pid_root(inner, root, sizeof(root)), -ESRCH);
+	assert_int_equal(jitmap_perfmap_add_process(m, inner), 0);
+	jitmap_perfmap_free(m);
+}
+
 static int read_nothing(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
 			size_t why_len)
 {
@@ -1079,6 +1172,7 @@ int main(void)
 		cmocka_unit_test(test_cpython_perf_jit),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_process_files),
+		cmocka_unit_test(test_process_files_in_namespace),
 		cmocka_unit_test(test_process_code),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
