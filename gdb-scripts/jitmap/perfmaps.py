@@ -74,7 +74,7 @@ class PerfMaps:
         err = N.Error()
         rc = self.lib.jitmap_perfmap_add_file(self.handle, path.encode(), ctypes.byref(err))
         if rc < 0:
-            reason = text(err.reason.value) if rc == -22 and err.reason.value else None
+            reason = text(err.reason) if rc == -22 and err.reason else None
             raise OSError(-rc, reason or os.strerror(-rc), path)
         return rc
 
