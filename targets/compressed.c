@@ -5,6 +5,7 @@
  * leaves them). The file goes in $TMPDIR, else /var/tmp (which systemd keeps on disk; /tmp may
  * be memory), else /tmp. */
 #define _GNU_SOURCE /* O_TMPFILE, mkostemp */
+#include <elf.h>
 #include <fcntl.h>
 #include <lz4frame.h>
 #include <lzma.h>
@@ -296,6 +297,22 @@ int jitmap__decompress(int fd, const char *codec, const volatile sig_atomic_t *i
 	if (!rc && ftruncate(o.fd, (off_t)o.size))
 		rc = jitmap__fail(err, -errno, 0, "cannot size the decompressed core in %s: %s",
 				  o.dir, strerror(errno));
+	/* A stream cut before an ELF header came out (inside its frame header, or its first
+	 * block): no core to read as far as it came, and "not an ELF file" would hide why. The
+	 * sentence says where (no offset: the offset is the core's, of which there is none). */
+	if (!rc && cut && o.size < sizeof(Elf64_Ehdr)) {
+		const unsigned long long in_bytes = in.offset + in.len;
+		if (o.size)
+			rc = jitmap__fail(err, -EINVAL, 0, "the %s stream ends after %llu byte%s, "
+					  "when %llu byte%s of the core had come out, too few for its "
+					  "ELF header (a truncated file?)", codec, in_bytes,
+					  in_bytes == 1 ? "" : "s", (unsigned long long)o.size,
+					  o.size == 1 ? "" : "s");
+		else
+			rc = jitmap__fail(err, -EINVAL, 0, "the %s stream ends after %llu byte%s, "
+					  "before the first byte of the core (a truncated file?)",
+					  codec, in_bytes, in_bytes == 1 ? "" : "s");
+	}
 	free(in.buf);
 	free(obuf);
 	if (rc) {

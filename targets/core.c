@@ -72,6 +72,26 @@ static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 	return 0;
 }
 
+/* -- NT_PRPSINFO: the process's name --
+ *
+ * struct elf_prpsinfo of 64-bit Linux (include/uapi/linux/elfcore.h; GDB's gcore writes the
+ * same): four chars, pr_flag (a long, at 8), pr_uid and pr_gid (4 bytes each on every 64-bit
+ * architecture), four pids, then pr_fname[16] at 40 (the comm, as /proc/PID/comm says it)
+ * and pr_psargs[80]. */
+
+#define PRPSINFO_FNAME 40
+
+static void read_prpsinfo(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
+{
+	if (len < PRPSINFO_FNAME + 16) {
+		warn(c, "NT_PRPSINFO note at offset 0x%" PRIx64 " of %zu bytes is too short: the "
+		     "process's name is not known", at, len);
+		return;
+	}
+	memcpy(c->name, d + PRPSINFO_FNAME, 16); /* not NUL-terminated when 16 long */
+	c->name[16] = 0;
+}
+
 /* -- NT_AUXV -- */
 
 static int read_auxv(jitmap_core *c, const uint8_t *d, size_t len)
@@ -218,6 +238,10 @@ static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 		switch (nh.n_type) {
 		case NT_PRSTATUS:
 			rc = add_thread(c, desc, nh.n_descsz, at);
+			break;
+		case NT_PRPSINFO:
+			if (!c->name[0])
+				read_prpsinfo(c, desc, nh.n_descsz, at);
 			break;
 		case NT_AUXV:
 			if (!c->have_auxv)
@@ -659,8 +683,9 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	GElf_Ehdr eh;
 	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh)) {
 		const int e = elf_errno(); /* libelf says "no error" of a file too short for one */
-		return open_fail(c, err, -EINVAL, 0, "not an ELF file (%" PRIu64 " bytes)%s%s",
-				 c->size, e ? ": " : "", e ? elf_errmsg(e) : "");
+		return open_fail(c, err, -EINVAL, 0, "not an ELF file (%" PRIu64 " byte%s)%s%s",
+				 c->size, c->size == 1 ? "" : "s", e ? ": " : "",
+				 e ? elf_errmsg(e) : "");
 	}
 	if (eh.e_type != ET_CORE || eh.e_ident[EI_CLASS] != ELFCLASS64)
 		return open_fail(c, err, -EINVAL, 0, "not a 64-bit core file");

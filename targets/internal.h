@@ -412,6 +412,7 @@ struct jitmap_core {
 	uint64_t *auxv;    /* pairs */
 	size_t nauxv;
 	int have_file_note, have_auxv;
+	char name[17];     /* the process's, NT_PRPSINFO's pr_fname; "" when none was read */
 	const char *compression; /* what the file was decompressed from, or NULL */
 	jitmap_core_jit_file *jit_files; /* jitmap-core-handler's notes (core_jitfiles.c) */
 	size_t njit_files;

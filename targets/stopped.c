@@ -132,7 +132,7 @@ jitmap_byte_order jitmap_stopped_byte_order(const jitmap_stopped *s)
 
 const char *jitmap_stopped_name(const jitmap_stopped *s)
 {
-	return s->live ? jitmap_live_name(s->live) : "";
+	return s->live ? jitmap_live_name(s->live) : s->core->name;
 }
 
 const jitmap_stopped_thread_info *jitmap_stopped_thread(const jitmap_stopped *s, size_t i)

@@ -12,6 +12,7 @@
  * went wrong is said on standard error, or to syslog (the journal) when there is none.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -83,6 +84,25 @@ static void usage(FILE *out)
 		"See jitmap-core-handler(1).\n");
 }
 
+/* A usage error, as GNU tools and the other jitmap tools say one: what was wrong and where
+ * help is; exit status 2. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (use_syslog) {
+		vsyslog(LOG_ERR, fmt, ap);
+	} else {
+		fputs("jitmap-core-handler: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputs("\nTry 'jitmap-core-handler --help' for more information.\n", stderr);
+	}
+	va_end(ap);
+	return 2;
+}
+
 /* The kernel starts a core_pattern program with only its standard input open: descriptors 1
  * and 2 are opened on /dev/null (so that no file opened later takes them), and what is said
  * goes to syslog. */
@@ -135,28 +155,47 @@ static int start_command(char **argv, pid_t *child)
  * from, or -1 with the reason said. */
 static int open_core(const char *path)
 {
-	const int fd = open(path, O_RDONLY | O_CLOEXEC);
-	uint8_t head[16];
-	if (fd < 0 || pread(fd, head, sizeof(head), 0) < 0) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint8_t head[EI_NIDENT + 2];
+	ssize_t got = fd < 0 ? -1 : pread(fd, head, sizeof(head), 0);
+	if (got < 0) {
 		say(LOG_ERR, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
-	if (!jitmap_compression_of(head, sizeof(head)))
-		return fd;
-	close(fd);
-	char cut[256];
-	jitmap_error err;
-	const int dfd = jitmap_core_decompress(path, NULL, cut, sizeof(cut), &err);
-	if (dfd < 0) {
-		say(LOG_ERR, "%s: %s", path, err.reason);
+	if (jitmap_compression_of(head, (size_t)got)) {
+		close(fd);
+		char cut[256];
+		jitmap_error err;
+		fd = jitmap_core_decompress(path, NULL, cut, sizeof(cut), &err);
+		if (fd < 0) {
+			say(LOG_ERR, "%s: %s", path, err.reason);
+			return -1;
+		}
+		if (cut[0])
+			say(LOG_WARNING, "%s: %s", path, cut);
+		got = pread(fd, head, sizeof(head), 0);
+		lseek(fd, 0, SEEK_SET); /* read from its start, as a file given plain */
+	}
+	/* A core from the kernel that is not one goes on unchanged (it is all there is); a file
+	 * named here that is not a core is the user's mistake. e_type (ET_CORE, 4) is at the
+	 * same place in 32- and 64-bit headers, in the byte order e_ident says. */
+	const bool elf = got >= (ssize_t)sizeof(head) && !memcmp(head, ELFMAG, SELFMAG);
+	const unsigned type = !elf ? 0 : head[EI_DATA] == ELFDATA2MSB
+				 ? (unsigned)head[EI_NIDENT] << 8 | head[EI_NIDENT + 1]
+				 : (unsigned)head[EI_NIDENT + 1] << 8 | head[EI_NIDENT];
+	if (!elf || type != ET_CORE) {
+		if (got == 0)
+			say(LOG_ERR, "%s: not an ELF core (an empty file)", path);
+		else if (elf)
+			say(LOG_ERR, "%s: not an ELF core (an ELF file of type %u)", path, type);
+		else
+			say(LOG_ERR, "%s: not an ELF core", path);
+		close(fd);
 		return -1;
 	}
-	if (cut[0])
-		say(LOG_WARNING, "%s: %s", path, cut);
-	lseek(dfd, 0, SEEK_SET); /* read from its start, as a file given plain */
-	return dfd;
+	return fd;
 }
 
 int main(int argc, char **argv)
@@ -181,7 +220,8 @@ int main(int argc, char **argv)
 	bool quiet = false, small = false;
 	const char *from = NULL, *exe = NULL;
 	int c;
-	while (files && (c = getopt_long(argc, argv, "+qhV", longopts, NULL)) != -1) {
+	opterr = 0; /* our own messages, as the other tools' */
+	while (files && (c = getopt_long(argc, argv, "+:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FILE: files[nfiles++] = optarg; break;
 		case OPT_MAX:
@@ -190,11 +230,10 @@ int main(int argc, char **argv)
 			errno = 0;
 			const uint64_t n = strtoull(optarg, &end, 0);
 			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    (c == OPT_STACK && !n)) {
-				say(LOG_ERR, "--%s=%s: not a number of bytes",
-				    c == OPT_MAX ? "max-bytes" : "stack-bytes", optarg);
-				return 2;
-			}
+			    (c == OPT_STACK && !n))
+				return usage_error("--%s '%.40s': not a number of bytes",
+						   c == OPT_MAX ? "max-bytes" : "stack-bytes",
+						   optarg);
 			*(c == OPT_MAX ? &max_bytes : &stack_bytes) = n;
 			break;
 		}
@@ -203,8 +242,15 @@ int main(int argc, char **argv)
 		case OPT_EXE: exe = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
-		case 'V': printf("jitmap-core-handler %s\n", jitmap_version()); return 0;
-		default: usage(stderr); return 2;
+		case 'V':
+			printf("jitmap-core-handler %s (libjitmap %s)\n", JITMAP_VERSION,
+			       jitmap_version());
+			return 0;
+		case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (!files) {
@@ -215,22 +261,23 @@ int main(int argc, char **argv)
 	char *end = NULL;
 	const bool no_pid = from && (optind >= argc || !strcmp(argv[optind], "--"));
 	const long pid = no_pid ? 0 : optind < argc ? strtol(argv[optind], &end, 10) : -1;
-	if (!no_pid && (optind >= argc || !end || *end || end == argv[optind] || pid < 0 ||
-			pid > INT32_MAX)) {
-		say(LOG_ERR, "%s: the crashed process's ID is needed (%%P in core_pattern)",
-		    optind < argc ? argv[optind] : "no PID");
-		usage(stderr);
-		return 2;
-	}
+	if (!no_pid && optind >= argc)
+		return usage_error("the crashed process's ID is needed (%%P in core_pattern)");
+	if (!no_pid && (!end || *end || end == argv[optind] || pid < 0 || pid > INT32_MAX))
+		return usage_error("'%.40s': not a process ID", argv[optind]);
 	const int after = optind + !no_pid; /* "--", if any */
 	char **command = NULL;
 	if (after < argc) {
-		if (strcmp(argv[after], "--") || after + 1 >= argc) {
-			say(LOG_ERR, "%s: after PID, -- and a command are expected", argv[after]);
-			return 2;
-		}
+		if (strcmp(argv[after], "--") || after + 1 >= argc)
+			return usage_error("'%.40s': after PID, '--' and a command are expected",
+					   argv[after]);
 		command = argv + after + 1;
 	}
+	/* A core is binary: written to a terminal it is lost, and the terminal garbled (gzip
+	 * refuses the same). The kernel's pipe never is one. */
+	if (!command && isatty(1))
+		return usage_error("refusing to write a core to a terminal; redirect stdout or "
+				   "give -- COMMAND");
 	signal(SIGPIPE, SIG_IGN); /* a command that stops reading: EPIPE, said */
 
 	const int in = from ? open_core(from) : 0;
@@ -251,10 +298,10 @@ int main(int argc, char **argv)
 		close(in);
 	/* Who the messages are about: the process, or the core file read. */
 	char who[4096 + 32];
-	if (pid || !from)
+	if (pid)
 		snprintf(who, sizeof(who), "process %ld", pid);
 	else
-		snprintf(who, sizeof(who), "%s", from);
+		snprintf(who, sizeof(who), "%s", from ? from : "the core");
 	int status = 0;
 	if (added < 0) {
 		say(LOG_ERR, "%s: %s (at byte %" PRIu64 ")", who, err.reason, err.offset);

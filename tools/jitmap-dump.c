@@ -498,10 +498,11 @@ static void print_text_jit_files(FILE *out, jitmap_core *c)
 				ranges = n;
 				break;
 			}
-		fprintf(out, "  JIT file in the core: %s (%s, %zu bytes%s, %zu code objects) at "
-			"offset 0x%" PRIx64 "\n", f->path,
+		fprintf(out, "  JIT file in the core: %s (%s, %zu bytes%s, %zu code object%s) "
+			"at offset 0x%" PRIx64 "\n", f->path,
 			f->kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf map", f->size,
-			f->flags & JITMAP_CORE_FILE_CUT ? ", cut short" : "", ranges, f->offset);
+			f->flags & JITMAP_CORE_FILE_CUT ? ", cut short" : "", ranges,
+			ranges == 1 ? "" : "s", f->offset);
 	}
 	jitmap_perfmap_free(m);
 }
@@ -820,7 +821,8 @@ int main(int argc, char **argv)
 	struct options o = {.format = FMT_TEXT};
 	int c, v, status = 0;
 
-	while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+	opterr = 0; /* our own messages, in usage_error's shape */
+	while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (choose("format", optarg, formats, ARRAY_LEN(formats), &v))
@@ -861,9 +863,12 @@ int main(int argc, char **argv)
 			printf("jitmap-dump %s (libjitmap %s; Mach-O and COFF: %s)\n", JITMAP_VERSION,
 			       jitmap_version(), llvm_object_support());
 			return 0;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			fprintf(stderr, "Try 'jitmap-dump --help' for more information.\n");
-			return 2;
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)

@@ -85,7 +85,8 @@ JITMAP_API jitmap_byte_order jitmap_stopped_byte_order(const jitmap_stopped *s);
 /* The process ID: a live process's; a core's first thread's ID that is not 0 (the kernel
  * writes the thread that caused the dump first: the process's ID when that is the main
  * thread), 0 for a core without threads. Its name: a live process's /proc/PID/comm as it was
- * at open, "" when unknown and for a core (whose name jitmap does not read). */
+ * at open, a core's NT_PRPSINFO pr_fname (the same name, as the kernel or GDB wrote it); ""
+ * when unknown. */
 JITMAP_API pid_t jitmap_stopped_pid(const jitmap_stopped *s);
 JITMAP_API const char *jitmap_stopped_name(const jitmap_stopped *s);
 

@@ -167,5 +167,94 @@ Try 'jitmap-stack --help' for more information." "$stack" --json --max-frames 0 
 expect 2 "jitmap-stack: --max-threads 'two': not a whole number from 1 to 4294967295
 Try 'jitmap-stack --help' for more information." "$stack" --max-threads=two 1
 
+# The same usage errors in the same shape in all three tools, as GNU tools say them: the
+# program's name (not the path it was run by), what was wrong, where help is; exit 2.
+handler=$build/jitmap-core-handler
+for tool in "$dump" "$stack" "$handler"; do
+  name=$(basename "$tool")
+  try="Try '$name --help' for more information."
+  expect 2 "$name: unknown option '--bogus'
+$try" "$tool" --bogus 1
+  expect 2 "$name: unknown option '-x'
+$try" "$tool" -x 1
+  expect 2 "$name: option '--exe' needs a value
+$try" "$tool" --exe
+done
+expect 2 "jitmap-dump: no input files
+Try 'jitmap-dump --help' for more information." "$dump"
+expect 2 "jitmap-core-handler: the crashed process's ID is needed (%P in core_pattern)
+Try 'jitmap-core-handler --help' for more information." "$handler"
+expect 2 "jitmap-core-handler: 'x1': not a process ID
+Try 'jitmap-core-handler --help' for more information." "$handler" x1
+expect 2 "jitmap-core-handler: --max-bytes 'lots': not a number of bytes
+Try 'jitmap-core-handler --help' for more information." "$handler" --max-bytes=lots 1
+expect 2 "jitmap-core-handler: 'cat': after PID, '--' and a command are expected
+Try 'jitmap-core-handler --help' for more information." "$handler" 1 cat
+for opt in -V --version; do
+  out=$("$handler" "$opt" 2>&1); rc=$?
+  if [[ $rc -eq 0 && $out =~ ^jitmap-core-handler\ [0-9][^\ ]*\ \(libjitmap\ [0-9] ]]; then pass=$((pass + 1))
+  else fail=$((fail + 1)); echo "FAIL: jitmap-core-handler $opt: exit $rc: $out"; fi
+done
+for opt in -h --help; do
+  out=$("$handler" "$opt" 2>&1); rc=$?
+  if [[ $rc -eq 0 && $out == Usage:\ jitmap-core-handler* && $out == *--version* ]]; then pass=$((pass + 1))
+  else fail=$((fail + 1)); echo "FAIL: jitmap-core-handler $opt: exit $rc: ${out:0:80}"; fi
+done
+
+# jitmap-core-handler --from: a file that is no core is the user's mistake (exit 1, the file
+# named, nothing written), not a core "passed on unchanged" as one from the kernel is.
+expect 1 "jitmap-core-handler: $work/text: not an ELF core" "$handler" --small --from="$work/text"
+expect 1 "jitmap-core-handler: $work/empty: not an ELF core (an empty file)" "$handler" --from="$work/empty"
+if [[ -n $("$handler" --small --from="$work/text" 2>/dev/null) ]]; then
+  fail=$((fail + 1)); echo "FAIL: jitmap-core-handler --from=text wrote to standard output"
+else pass=$((pass + 1)); fi
+
+# A zstd stream cut inside its frame header (or before its first block ends): no byte of the
+# core came out, and that is what is said, not "not an ELF file (0 bytes)".
+if command -v zstd >/dev/null 2>&1; then
+  # (the core's first block, whole, before any of it comes out: not one "raw" block of text)
+  yes 'not a core' | head -c 65536 | zstd -q -c >"$work/text.zst"
+  for n in 4 6 10; do
+    head -c $n "$work/text.zst" >"$work/cut$n.zst"
+    why="the zstd stream ends after $n bytes, before the first byte of the core (a truncated file?)"
+    expect 1 "jitmap-stack: $work/cut$n.zst: $why" "$stack" "$work/cut$n.zst"
+    expect 1 "jitmap-dump: $work/cut$n.zst: $why" "$dump" "$work/cut$n.zst"
+    expect 1 "jitmap-core-handler: $work/cut$n.zst: $why" "$handler" --small --from="$work/cut$n.zst"
+  done
+  expect 1 "jitmap-core-handler: $work/text.zst: not an ELF core" "$handler" --small --from="$work/text.zst"
+  # The same of the other two formats systemd-coredump writes.
+  for codec in xz lz4; do
+    command -v $codec >/dev/null 2>&1 || continue
+    yes 'not a core' | head -c 65536 | $codec -c | head -c 8 >"$work/cut.$codec"
+    expect 1 "jitmap-stack: $work/cut.$codec: the $codec stream ends after 8 bytes, before the first byte of the core (a truncated file?)" \
+      "$stack" "$work/cut.$codec"
+  done
+else
+  echo "messages: no zstd: the cut-stream checks skipped"
+fi
+
+if [[ -n $core ]]; then
+  # A binary core is not written to a terminal (as gzip refuses to): a usage error.
+  if command -v script >/dev/null 2>&1; then
+    out=$(script -qec "$(printf '%q ' "$handler" --small --from="$core")" /dev/null </dev/null); rc=$?
+    if [[ $rc -eq 2 && $out == *"jitmap-core-handler: refusing to write a core to a terminal; redirect stdout or give -- COMMAND"* &&
+          $out != *ELF* ]]; then pass=$((pass + 1))
+    else fail=$((fail + 1)); printf 'FAIL: jitmap-core-handler to a terminal: exit %d: %q\n' $rc "${out:0:200}"; fi
+  fi
+  # The process's name, from the core's NT_PRPSINFO (pr_fname), as a live process's comm.
+  out=$("$stack" --json "$core" 2>/dev/null)
+  if [[ $out == *'"core": "'"$core"'", "name": "sleep"'* ]]; then pass=$((pass + 1))
+  else fail=$((fail + 1)); echo "FAIL: jitmap-stack --json CORE: process name: ${out:0:200}"; fi
+  out=$("$stack" "$core" 2>/dev/null)
+  if [[ $out == "core of process "[0-9]*" (sleep), "* ]]; then pass=$((pass + 1))
+  else fail=$((fail + 1)); echo "FAIL: jitmap-stack CORE: process name: ${out:0:200}"; fi
+  # Counts agree with their nouns: a core carrying a perf map of one line.
+  printf '0x1000 10 one\n' >"$work/one.map"
+  "$handler" -q --file="$work/one.map" 0 <"$core" >"$work/core-one" 2>/dev/null
+  out=$("$dump" "$work/core-one" 2>&1)
+  if [[ $out == *"one.map (perf map, 14 bytes, 1 code object) at"* ]]; then pass=$((pass + 1))
+  else fail=$((fail + 1)); echo "FAIL: jitmap-dump, a JIT file of one code object: $out"; fi
+fi
+
 echo "messages: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
