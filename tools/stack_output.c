@@ -69,13 +69,25 @@ static bool small_core(const struct target *t, uint64_t *bound, uint64_t *kept, 
 	return core && jitmap_core_small(core, bound, kept, left) == 1;
 }
 
+/* The PID a live process knows itself by (its PID namespace's: a container's), or -1 for a
+ * core or where the kernel does not say. */
+static int ns_pid(const struct target *t)
+{
+	const int own = t->live ? jitmap_pid_ns_pid((int)t->pid) : -1;
+	return own > 0 ? own : -1;
+}
+
 void jitmap_stack_print_text(const struct target *t, const struct options *o)
 {
 	struct jit_count n;
 	count_jit_entries(t, &n);
-	printf("%s %d%s%s%s, %s, %zu thread%s; ", t->live ? "process" : "core of process",
-	       (int)t->pid, t->comm[0] ? " (" : "", t->comm, t->comm[0] ? ")" : "",
-	       jitmap_arch_name(t->arch), t->nthreads, t->nthreads == 1 ? "" : "s");
+	printf("%s %d%s%s%s", t->live ? "process" : "core of process", (int)t->pid,
+	       t->comm[0] ? " (" : "", t->comm, t->comm[0] ? ")" : "");
+	const int own = ns_pid(t);
+	if (own > 0 && own != (int)t->pid) /* both PIDs where they differ */
+		printf(", PID %d in its own namespace", own);
+	printf(", %s, %zu thread%s; ", jitmap_arch_name(t->arch), t->nthreads,
+	       t->nthreads == 1 ? "" : "s");
 	if (n.unknown)
 		printf("JIT entries unknown (a JIT descriptor could not be read: see problems)\n");
 	else if (n.partial)
@@ -171,8 +183,13 @@ static void print_problems(void)
 void jitmap_stack_print_json(const struct target *t, const struct options *o)
 {
 	const char *target = o->target;
-	printf("{\"process\": {\"pid\": %d, \"live\": %s, \"core\": ", (int)t->pid,
-	       t->live ? "true" : "false");
+	const int own = ns_pid(t);
+	printf("{\"process\": {\"pid\": %d, \"ns_pid\": ", (int)t->pid);
+	if (own > 0)
+		printf("%d", own);
+	else
+		printf("null");
+	printf(", \"live\": %s, \"core\": ", t->live ? "true" : "false");
 	json_string_or_null(stdout, t->live ? NULL : target);
 	printf(", \"name\": ");
 	json_string_or_null(stdout, t->comm[0] ? t->comm : NULL);
