@@ -855,8 +855,9 @@ TABLE = {c.key: c for c in (
         "that cannot be known (a caller-saved register in an outer frame, memory missing from\n"
         "a core) is shown as unavailable, with the reason. A frame that is not at a record is\n"
         "an error that names the nearest records and how far.",
-        [Option("json", "print one JSON object (its fields: man 7 jitmap); a frame without a\n"
-                "record gives \"record\": null with \"error\" and \"nearest\"", short="j"),
+        [Option("json", "print one JSON object (its fields: P/share/doc/jitmap/json.md); a\n"
+                "frame without a record gives \"record\": null with \"error\" and \"nearest\"",
+                short="j"),
          Option("raw", "also show each location's raw fields (kind, size, DWARF\n"
                 "register, offset)", short="r"),
          Option("statepoint", "decode the record as a statepoint, whatever its shape"),
