@@ -112,21 +112,120 @@ static void add_why(char *why, size_t why_len, const char *text)
 		snprintf(why + n, why_len - n, "%s%s", n ? "; " : "", text);
 }
 
-/* jitmap_unwind_step, first with only the methods that prove a step; when none does, once
- * more allowing a guess (*guess set, and `why` keeps why no proof was found). */
+/* -- What a proof found --
+ *
+ * The unwinder checks that a proven method's return address follows a call (include/
+ * jitmap/unwind.h, JITMAP_UNWIND_UNCHECKED_RETURN); what only the process tells is checked
+ * here: that the caller's PC lies in executable code (code_at), and the one exception to
+ * "after a call", a runtime's continuation (continuation(), below). A proven answer that
+ * fails either is refused and the step is asked again without that method, so the next
+ * rule runs: a perf map's line may be a block entered by a jump (YJIT's are), and then the
+ * code walk's "return address" is whatever the block's stub left at its SP. */
+
+static bool continuation(jitmap_stacker *st, uint64_t pc, jitmap_code_info *code,
+			 bool before_is_code);
+static int code_may_be_at(jitmap_stacker *st, uint64_t pc, bool exact, char *why,
+			  size_t why_len);
+
+#define ALL_METHODS (JITMAP_UNWIND_MASK(JITMAP_UNWIND_CFI) |                                \
+		     JITMAP_UNWIND_MASK(JITMAP_UNWIND_STACKMAP) |                           \
+		     JITMAP_UNWIND_MASK(JITMAP_UNWIND_CODE) |                               \
+		     JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER))
+
+/* Whether return address `pc` is a runtime's continuation: a code range the process knows
+ * starts there, and no call left it (continuation()). */
+static bool at_continuation(jitmap_stacker *st, uint64_t pc)
+{
+	jitmap_code_info code, before;
+	return pc && continuation(st, pc, &code,
+				  jitmap_process_code_at(st->proc, pc - 1, &before) == 0);
+}
+
+/* jitmap_unwind_step under JITMAP_UNWIND_PROVEN with the methods of `code` (none: all), each
+ * answer checked: its caller's PC in code (and after a call: the unwinder's check). Where no
+ * method's checked answer holds, once more with the unwinder's check left to this one, which
+ * accepts only a runtime's continuation. Returns 0 (a proof), -ESRCH (the outermost frame),
+ * or the unwinder's failure, with the reasons added to `why`; *left (may be NULL) gets the
+ * methods whose answers were not refused here (a guess may still try them: the unwinder
+ * declines what fails its own check). code->methods is restored. */
+static int proven_step(jitmap_stacker *st, jitmap_unwind_code *code,
+		       const jitmap_stack_frame *f, jitmap_unwind_result *res, uint32_t *left,
+		       char *why, size_t why_len)
+{
+	const uint32_t methods = code->methods;
+	const uint32_t asked = methods & ALL_METHODS ? methods & ALL_METHODS : ALL_METHODS;
+	uint32_t mask = asked;
+	char proof[512] = "", refused[384] = "";
+	int rc = -ENOENT;
+	while (mask) {
+		code->methods = mask | JITMAP_UNWIND_PROVEN;
+		memset(res, 0, sizeof(*res));
+		rc = jitmap_unwind_step(code, f->regs, &st->memory, res, proof, sizeof(proof));
+		if (rc)
+			break;
+		char where[256];
+		if (!res->caller.pc || code_may_be_at(st, res->caller.pc, false, where, sizeof(where)))
+			goto proven;
+		/* Refused: the method's answer is no caller (a word of data, a saved register). */
+		const size_t n = strlen(refused);
+		snprintf(refused + n, sizeof(refused) - n, "%s%s: %s", n ? "; " : "",
+			 jitmap_unwind_method_name(res->method), where);
+		mask &= ~JITMAP_UNWIND_MASK(res->method);
+		rc = -ENOENT;
+	}
+	if (rc == -ESRCH)
+		goto proven;
+	/* A runtime's continuation: no call left it, so the unwinder declined it. */
+	for (uint32_t again = mask; again;) {
+		code->methods = again | JITMAP_UNWIND_PROVEN | JITMAP_UNWIND_UNCHECKED_RETURN;
+		jitmap_unwind_result r;
+		char w[8];
+		memset(&r, 0, sizeof(r));
+		if (jitmap_unwind_step(code, f->regs, &st->memory, &r, w, sizeof(w)))
+			break;
+		char where[256];
+		if (at_continuation(st, r.caller.pc) &&
+		    code_may_be_at(st, r.caller.pc, true, where, sizeof(where))) {
+			*res = r;
+			rc = 0;
+			goto proven;
+		}
+		again &= ~JITMAP_UNWIND_MASK(r.method);
+	}
+	memset(res, 0, sizeof(*res));
+	code->methods = methods;
+	if (left)
+		*left = mask;
+	add_why(why, why_len, proof);
+	add_why(why, why_len, refused);
+	return rc;
+proven:
+	code->methods = methods;
+	if (left)
+		*left = mask;
+	return rc;
+}
+
+/* A proof first (proven_step); when none holds, once more allowing a guess (*guess set, and
+ * `why` keeps why no proof was found), with the methods whose answers were not refused. */
 static int unwind_step(jitmap_stacker *st, jitmap_unwind_code *code, const jitmap_stack_frame *f,
 		       jitmap_unwind_result *res, bool *guess, char *why, size_t why_len)
 {
 	const uint32_t methods = code->methods;
-	code->methods = methods | JITMAP_UNWIND_PROVEN;
-	char proof[512];
-	int rc = jitmap_unwind_step(code, f->regs, &st->memory, res, proof, sizeof(proof));
+	char proof[768] = "";
+	uint32_t left = 0;
+	int rc = proven_step(st, code, f, res, &left, proof, sizeof(proof));
 	if (rc == 0 || rc == -ESRCH)
 		return rc;
-	code->methods = methods;
+	if (!left) {
+		add_why(why, why_len, proof);
+		return rc;
+	}
+	code->methods = left;
 	char guess_why[512];
 	memset(res, 0, sizeof(*res));
 	rc = jitmap_unwind_step(code, f->regs, &st->memory, res, guess_why, sizeof(guess_why));
+	code->methods = methods;
 	if (rc == 0) {
 		*guess = true;
 		add_why(why, why_len, proof);
@@ -180,17 +279,20 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 		}
 		code.func_lo = f->code.function_lo;
 		code.func_hi = f->code.function_hi;
-		code.methods = JITMAP_UNWIND_PROVEN;
 		/* A jitdump's unwinding record for the code (CPython's -X perf_jit writes one for
 		 * each trampoline, V8's --perf-prof-unwinding-info for optimized code). */
 		const jitmap_cfi *cfi;
 		jitmap_perfmap *pm = jitmap_process_perfmap(st->proc);
 		if (pm && jitmap_perfmap_cfi(pm, f->code_pc, &cfi) == 0)
 			code.cfi = cfi;
-		char proof[512];
-		int rc = jitmap_unwind_step(&code, f->regs, &st->memory, res, proof, sizeof(proof));
+		/* Proven only if what it found holds (proven_step): a map's line may be a block,
+		 * entered by a jump, where the code walk finds no return address. */
+		char proof[768] = "";
+		code.methods = 0;
+		int rc = proven_step(st, &code, f, res, NULL, proof, sizeof(proof));
 		if (rc == 0 || rc == -ESRCH)
 			return rc;
+		code.cfi = NULL;
 		code.func_lo = code.func_hi = 0;
 		code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
 		memset(res, 0, sizeof(*res));

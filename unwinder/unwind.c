@@ -77,9 +77,12 @@ struct step {
 	uint64_t pc, sp;
 	struct reasons *why;
 	uint64_t fde_lo, fde_hi; /* the FDE holding the PC, when CFI found one (0/0 if not) */
+	bool unproven; /* the method's answer is a guess (a chain through code of unknown start) */
 };
 
 #define U(x) ((unsigned long long)(x))
+/* Bytes of one instruction read at most (x86-64's longest is 15). */
+#define INSN_MAX 16
 
 static bool known(const jitmap_frame_regs *r, unsigned n)
 {
@@ -121,12 +124,59 @@ static uint64_t code_address(const struct step *s, uint64_t ra)
 	return s->a->code_address_mask ? ra & s->a->code_address_mask : ra;
 }
 
+/* -- What a proof found --
+ *
+ * A method proves a step only if what it found is a return address: one that lies after a
+ * call instruction (the architecture's call_before on the bytes that end at it). A code
+ * object entered by a jump rather than a call (YJIT's perf map has a line per compiled
+ * block; its frame is built by an entry stub that no line covers) has no return address
+ * where the method's rule looks, and what lies there (a saved register, a heap pointer) is
+ * not one: the method declines and the next one runs. Bytes that cannot be read prove
+ * nothing either. The frame-pointer chain through code whose start is unknown claims no
+ * proof, and is not checked here; a runtime's continuation (BEAM's normal_exit/0, V8's
+ * InterpreterEnterAtNextBytecode: the first byte of a code range, pushed by the runtime) is
+ * one only the process's code ranges tell, so a caller that knows them passes
+ * JITMAP_UNWIND_UNCHECKED_RETURN and checks each answer itself (jitmap_stacker does). An
+ * architecture whose table has no call decoder (ppc64, RISC-V) is not checked. */
+static enum outcome check_return(const struct step *s, const char *method, uint64_t ra,
+				 uint64_t ra_at, bool ra_in_reg)
+{
+	if (!s->a->call_before || s->unproven ||
+	    (s->code->methods & JITMAP_UNWIND_UNCHECKED_RETURN))
+		return STEP_OK;
+	char at[64];
+	if (ra_in_reg || !ra_at)
+		snprintf(at, sizeof(at), "in %s", ra_in_reg
+			 ? jitmap_reg_name(s->code->arch, (unsigned)s->a->ra) : "a register");
+	else
+		snprintf(at, sizeof(at), "at 0x%llx", U(ra_at));
+	uint8_t b[INSN_MAX];
+	size_t n = s->a->call_window < sizeof(b) ? s->a->call_window : sizeof(b);
+	/* Fewer bytes where the code starts closer before it (a mapping's first bytes). */
+	while (n && (ra < n || read_mem(s, ra - n, b, n)))
+		n--;
+	if (n && s->a->call_before(b, n))
+		return STEP_OK;
+	/* The code walk's own assumption is the one a block breaks: say so. */
+	const char *hint = strcmp(method, "code") == 0
+		? ": the code object may be a block, not a function entered by a call" : "";
+	if (!n)
+		say(s->why, method, "the return address 0x%llx found %s follows no call (no code "
+		    "can be read before it)%s", U(ra), at, hint);
+	else
+		say(s->why, method, "the return address 0x%llx found %s follows no call (the "
+		    "bytes before it are no call instruction)%s", U(ra), at, hint);
+	return STEP_DECLINE;
+}
+
 /* The last check of every method: the caller's SP (the CFA) must be above this frame's.
  * Only the innermost frame of a link-register architecture, whose return address is still
  * in the register, may have its CFA at its SP (a leaf that allocated nothing): the frame
- * above it has made a call, and so has a frame in memory. */
+ * above it has made a call, and so has a frame in memory. Then the return address must be
+ * one (check_return). `ra_at`: where the return address was read (0: not from memory). */
 static enum outcome accept_at(const struct step *s, const char *method,
-			      jitmap_unwind_result *r, uint64_t cfa, uint64_t ra, bool ra_in_reg)
+			      jitmap_unwind_result *r, uint64_t cfa, uint64_t ra, uint64_t ra_at,
+			      bool ra_in_reg)
 {
 	const bool equal_ok = ra_in_reg && s->code->is_innermost && s->a->ra_in_register;
 	/* The caller's SP: the CFA, or below it where the ABI puts the CFA above the caller's
@@ -143,6 +193,8 @@ static enum outcome accept_at(const struct step *s, const char *method,
 		    U(s->sp));
 		return STEP_DECLINE;
 	}
+	if (check_return(s, method, code_address(s, ra), ra_at, ra_in_reg) != STEP_OK)
+		return STEP_DECLINE;
 	r->cfa = cfa;
 	r->caller.pc = code_address(s, ra);
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->sp, caller_sp);
@@ -150,9 +202,9 @@ static enum outcome accept_at(const struct step *s, const char *method,
 }
 
 static enum outcome accept(const struct step *s, const char *method, jitmap_unwind_result *r,
-			   uint64_t cfa, uint64_t ra)
+			   uint64_t cfa, uint64_t ra, uint64_t ra_at)
 {
-	return accept_at(s, method, r, cfa, ra, false);
+	return accept_at(s, method, r, cfa, ra, ra_at, false);
 }
 
 /* The return address still in the link register (a leaf, or a function before it saved it):
@@ -168,7 +220,6 @@ static int ra_from_register(const struct step *s, uint64_t *ra)
 /* The instruction at `pc` for the table's decoders: up to insn_window bytes (fewer where the
  * memory ends sooner: a PC near the end of a mapping), the rest of `b` zero. Returns how
  * many bytes were read, 0 when none. */
-#define INSN_MAX 16
 /* Bytes of an epilogue looked at after a call: pops of every callee-saved register, an add
  * with a 32-bit immediate and the return fit. */
 #define EPILOGUE_MAX 24
@@ -216,7 +267,7 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 	}
 	const uint64_t cfa = s->regs->reg[row.cfa_reg] + (uint64_t)row.cfa_off;
 
-	uint64_t ra = 0;
+	uint64_t ra = 0, ra_at = 0;
 	bool ra_in_reg = false;
 	const struct jitmap__rule *rr = &row.rule[(unsigned)s->a->ra];
 	switch (rr->kind) {
@@ -226,9 +277,9 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 		r->cfa = cfa; /* the frame's own ID needs it; there is no caller */
 		return STEP_STOP;
 	case JITMAP_RULE_OFFSET:
-		if (read_word(s, cfa + (uint64_t)rr->off, &ra)) {
-			say(s->why, M, "cannot read the return address at 0x%llx",
-			    U(cfa + (uint64_t)rr->off));
+		ra_at = cfa + (uint64_t)rr->off;
+		if (read_word(s, ra_at, &ra)) {
+			say(s->why, M, "cannot read the return address at 0x%llx", U(ra_at));
 			return STEP_FAULT;
 		}
 		break;
@@ -293,7 +344,7 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 		if (ok)
 			jitmap_frame_reg_set(&r->caller, reg, v);
 	}
-	return accept_at(s, M, r, cfa, ra, ra_in_reg);
+	return accept_at(s, M, r, cfa, ra, ra_at, ra_in_reg);
 }
 
 /* -- Code patterns (the architecture table decodes them) -- */
@@ -546,7 +597,7 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		if (sh.frame_size == f->stack_size &&
 		    (!callee_saved_stored || s->pc - f->address <= JITMAP__SHAPE_WINDOW))
 			carry_unsaved(s, &sh, f->address, &r->caller);
-		return accept_at(s, M, r, cfa, ra, true);
+		return accept_at(s, M, r, cfa, ra, 0, true);
 	}
 	restore_saved(s, &sh, f->address, cfa, &r->caller);
 	/* The prologue's saves are all of them only if the frame it builds is the whole frame
@@ -561,7 +612,7 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 		say(s->why, M, "the return address at 0x%llx is 0", U(ra_addr));
 		return STEP_DECLINE;
 	}
-	return accept(s, M, r, cfa, ra);
+	return accept(s, M, r, cfa, ra, ra_addr);
 }
 
 /* -- The frame-pointer chain -- */
@@ -596,7 +647,8 @@ static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r
 			return STEP_DECLINE;
 		}
 		carry_callee_saved(s, &r->caller);
-		return accept_at(s, M, r, s->sp + s->a->ra_slot, ra, !s->a->ra_slot);
+		return accept_at(s, M, r, s->sp + s->a->ra_slot, ra, s->a->ra_slot ? s->sp : 0,
+				 !s->a->ra_slot);
 	}
 	/* After the caller's FP was saved (with the return address above it), before FP is
 	 * set: FP is still the caller's, the pair at SP. */
@@ -610,7 +662,8 @@ static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r
 		}
 		carry_callee_saved(s, &r->caller);
 		jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
-		return accept(s, M, r, s->sp + (uint64_t)sh.cfa_after_save, ra);
+		return accept(s, M, r, s->sp + (uint64_t)sh.cfa_after_save, ra,
+			      s->sp + (uint64_t)(int64_t)s->a->ra_at);
 	}
 	return STEP_DECLINE;
 }
@@ -679,6 +732,7 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 			    "unknown");
 			return STEP_DECLINE;
 		}
+		s->unproven = true; /* a guess: its caller says so, nothing here proves it */
 	}
 	if (!known(s->regs, (unsigned)s->a->fp)) {
 		say(s->why, M, "%s is not known in this frame", fp_name);
@@ -706,7 +760,7 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
 	restore_saved(s, &sh, lo, fp + (uint64_t)cfa_from_fp, &r->caller);
 	carry_unsaved(s, &sh, lo, &r->caller); /* sh is all zero when the start is unknown */
-	return accept(s, M, r, fp + (uint64_t)cfa_from_fp, ra);
+	return accept(s, M, r, fp + (uint64_t)cfa_from_fp, ra, fp + (uint64_t)s->a->ra_at);
 }
 
 /* -- The function's own instructions (walk.c) -- */
@@ -781,7 +835,7 @@ static enum outcome by_code(struct step *s, jitmap_unwind_result *r)
 		if (reg != (unsigned)s->a->sp && jitmap_unwind_callee_saved(s->code->arch, reg) &&
 		    !(w.written >> reg & 1) && known(s->regs, reg) && !known(&r->caller, reg))
 			jitmap_frame_reg_set(&r->caller, reg, s->regs->reg[reg]);
-	return accept(s, M, r, cfa, ra);
+	return accept(s, M, r, cfa, ra, cfa - s->a->ra_slot);
 }
 
 /* -- One step -- */
@@ -827,7 +881,8 @@ int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *
 		{JITMAP_UNWIND_CODE, by_code},
 		{JITMAP_UNWIND_FRAME_POINTER, by_frame_pointer},
 	};
-	const uint32_t mask = code->methods & ~JITMAP_UNWIND_PROVEN ? code->methods : UINT32_MAX;
+	const uint32_t flags = JITMAP_UNWIND_PROVEN | JITMAP_UNWIND_UNCHECKED_RETURN;
+	const uint32_t mask = code->methods & ~flags ? code->methods : UINT32_MAX;
 	bool fault = false, tried = false;
 	jitmap_unwind_result r;
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
@@ -835,6 +890,7 @@ int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *
 		if (!(mask & JITMAP_UNWIND_MASK(m)))
 			continue;
 		tried = true;
+		s.unproven = false;
 		memset(&r, 0, sizeof(r));
 		const enum outcome o = order[k].fn(&s, &r);
 		if (o == STEP_OK) {

@@ -105,6 +105,20 @@ typedef enum jitmap_unwind_method {
  * shows it says it is a guess (jitmap_stacker does: jitmap_stack_frame.guessed). */
 #define JITMAP_UNWIND_PROVEN (1u << 31)
 
+/* Not a method but a bit of jitmap_unwind_code.methods. Every method that proves a step
+ * checks what it found: the return address must follow a call instruction (the bytes that
+ * end at it are one: jitmap_arch_call_before, read through the target), or the method
+ * declines with the reason and the next one runs. Code entered by a jump has no return
+ * address where a method looks (a perf map's or jitdump's line may be a block, not a
+ * function: YJIT's are). With this bit that check is left to the caller, which must make it
+ * on every answer it calls proven. jitmap_stacker sets it only to look for a runtime's
+ * continuation where nothing else proved the step, since only the process's code ranges
+ * tell one (a return address at a code range's first byte, which no call left: BEAM's
+ * normal_exit/0, V8's InterpreterEnterAtNextBytecode) from a word that is no return
+ * address. The frame-pointer chain through code whose start is unknown (a guess) is not
+ * checked either way; nor is an architecture without a call decoder (ppc64, RISC-V). */
+#define JITMAP_UNWIND_UNCHECKED_RETURN (1u << 30)
+
 /* "cfi", "stackmap", "frame-pointer", "native", "code", "none". */
 JITMAP_API const char *jitmap_unwind_method_name(jitmap_unwind_method m);
 
@@ -165,7 +179,9 @@ typedef struct jitmap_unwind_result {
  *                  "Unwinding by the code"). For code with neither CFI nor a frame pointer
  *                  whose start is known: a perf map's or jitdump's range.
  * docs/unwinding.md has each rule and how it was measured. A method that does not apply, or
- * whose answer fails a check, passes to the next.
+ * whose answer fails a check, passes to the next. The last check of every method but the
+ * frame-pointer chain through code of unknown start: the return address follows a call
+ * (JITMAP_UNWIND_UNCHECKED_RETURN).
  * Returns:
  *   0        `out` filled: the caller's registers, this frame's CFA, the method;
  *   -ESRCH   this is the outermost frame: its CFI row leaves the return address undefined

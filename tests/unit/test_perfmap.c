@@ -530,10 +530,20 @@ struct stack {
 };
 #define STACK_LO UINT64_C(0x7000)
 
+/* The call in PyObject_Vectorcall that the trampoline returns to (call *%rax, ending at
+ * 0x54c9f2): the unwinder checks that a return address follows a call. */
+#define CALLER_RA UINT64_C(0x54c9f2)
+static const uint8_t caller_call[] = {0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0xd0};
+
 static int stack_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
 {
 	(void)why, (void)why_len;
 	const struct stack *s = ctx;
+	const uint64_t call_lo = CALLER_RA - sizeof(caller_call);
+	if (addr >= call_lo && addr < CALLER_RA && len <= CALLER_RA - addr) {
+		memcpy(buf, caller_call + (addr - call_lo), len);
+		return 0;
+	}
 	if (addr < STACK_LO || addr - STACK_LO > sizeof(s->b) ||
 	    len > sizeof(s->b) - (addr - STACK_LO))
 		return -EFAULT;
@@ -555,7 +565,7 @@ static int trampoline_step(const jitmap_cfi *cfi, uint64_t pc, uint64_t sp, bool
 	struct stack s;
 	memset(&s, 0, sizeof(s));
 	stack_put(&s, 0x7080, 0xa84590);   /* tstate, never written by the trampoline */
-	stack_put(&s, 0x7088, 0x54c9f2);   /* into PyObject_Vectorcall */
+	stack_put(&s, 0x7088, CALLER_RA);  /* into PyObject_Vectorcall */
 	stack_put(&s, 0x7090, 0x1111);
 	const jitmap_target t = {.ctx = &s, .read_mem = stack_read};
 	const jitmap_unwind_code code = {.arch = JITMAP_ARCH_X86_64, .cfi = cfi,

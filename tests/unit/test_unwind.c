@@ -25,6 +25,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "jitmap/perfmap.h"
+#include "jitmap/stack.h"
 #include "jitmap/unwind.h"
 
 #define X86 JITMAP_ARCH_X86_64
@@ -45,6 +47,11 @@ struct fake_mem {
 	struct region r[3];
 	unsigned n;
 	unsigned reads;
+	/* Whether the unwinder checks that each return address follows a call (the default of
+	 * jitmap_unwind_step). The tests of one rule at a time use made-up words as return
+	 * addresses, with no code before them: step() passes JITMAP_UNWIND_UNCHECKED_RETURN for
+	 * them unless this is set (test_return_checked sets it). */
+	bool check_returns;
 };
 
 static struct region *fake_region(struct fake_mem *m, uint64_t addr, size_t len)
@@ -223,7 +230,10 @@ static int step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
 		struct fake_mem *mem, jitmap_unwind_result *out, char *why, size_t why_len)
 {
 	const jitmap_target t = {mem, NULL, fake_read};
-	return jitmap_unwind_step(code, regs, &t, out, why, why_len);
+	jitmap_unwind_code c = *code;
+	if (!mem->check_returns)
+		c.methods |= JITMAP_UNWIND_UNCHECKED_RETURN;
+	return jitmap_unwind_step(&c, regs, &t, out, why, why_len);
 }
 
 /* -- CFI, rule by rule -- */
@@ -2054,6 +2064,462 @@ static void test_api(void **state)
 
 /* -- Live code -- */
 
+/* -- What a proof found: a block is not a function, and fuzzed stacks --
+ *
+ * A method that proves a step must find a return address: one in executable code, after a
+ * call (or a runtime's continuation, the first byte of a code range). YJIT's perf map has a
+ * line per compiled block, not per function: the frame is built by an entry stub no line
+ * covers (push rbp; mov rsp,rbp; push rbx; push r12; jmp to the block), and the block pushes
+ * nothing, so what lies at its SP is the stub's last save, not a return address. */
+
+#define W_CODE UINT64_C(0x20000)
+#define W_CODE_LEN 0x400
+#define W_STACK UINT64_C(0x7000)
+#define W_STACK_LEN 0x200
+
+struct world {
+	uint8_t code[W_CODE_LEN];
+	uint8_t stack[W_STACK_LEN];
+	uint64_t range_lo[8], range_hi[8]; /* the perf map's lines */
+	unsigned nranges;
+	uint64_t planted[8]; /* return addresses of calls in code the walk follows */
+	unsigned nplanted;
+};
+
+static int world_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
+		      size_t why_len)
+{
+	(void)why, (void)why_len;
+	const struct world *w = ctx;
+	if (addr >= W_CODE && addr - W_CODE <= W_CODE_LEN && len <= W_CODE_LEN - (addr - W_CODE)) {
+		memcpy(buf, w->code + (addr - W_CODE), len);
+		return 0;
+	}
+	if (addr >= W_STACK && addr - W_STACK <= W_STACK_LEN &&
+	    len <= W_STACK_LEN - (addr - W_STACK)) {
+		memcpy(buf, w->stack + (addr - W_STACK), len);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+/* Executable: the code, not the stack (which the reads above reach too). */
+static int world_code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
+{
+	(void)ctx;
+	if (pc >= W_CODE && pc < W_CODE + W_CODE_LEN)
+		return 1;
+	snprintf(why, why_len, "0x%" PRIx64 " is not executable", pc);
+	return 0;
+}
+
+static void world_put64(struct world *w, uint64_t addr, uint64_t v)
+{
+	assert_true(addr >= W_STACK && addr + 8 <= W_STACK + W_STACK_LEN);
+	sm_put(w->stack + (addr - W_STACK), v, 8, JITMAP_ORDER_LITTLE);
+}
+
+/* A process whose perf map has the world's ranges, and a stacker over it. */
+static jitmap_stacker *world_stacker(struct world *w, jitmap_process **proc)
+{
+	static jitmap_target t;
+	t = (jitmap_target){w, NULL, world_read};
+	jitmap_process *p = jitmap_process_new(&t, NULL);
+	assert_non_null(p);
+	assert_int_equal(jitmap_process_scan_begin(p), 0);
+	assert_int_equal(jitmap_process_scan_end(p), 0);
+	char text[1024];
+	size_t n = 0;
+	for (unsigned k = 0; k < w->nranges; k++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%" PRIx64 " %" PRIx64 " r%u\n",
+				      w->range_lo[k], w->range_hi[k] - w->range_lo[k], k);
+	jitmap_perfmap *pm = jitmap_process_perfmap(p);
+	assert_non_null(pm);
+	assert_int_equal(jitmap_perfmap_add_perf_map(pm, text, n, "/tmp/perf-1.map"),
+			 (int)w->nranges);
+	JITMAP_OPTS(jitmap_stacker_opts, o, .code_at = world_code_at, .code_ctx = w);
+	jitmap_stacker *st = jitmap_stacker_new(p, &t, X86, &o);
+	assert_non_null(st);
+	*proc = p;
+	return st;
+}
+
+struct walked {
+	unsigned n;
+	jitmap_stack_frame f[8];
+	char why[8][512];
+	uint64_t sp[8];
+};
+
+static int keep_walked(void *ctx, const jitmap_stack_frame *f)
+{
+	struct walked *k = ctx;
+	if (k->n < 8) {
+		k->f[k->n] = *f;
+		snprintf(k->why[k->n], sizeof(k->why[0]), "%s", f->why ? f->why : "");
+		k->sp[k->n] = f->regs->reg[RSP];
+	}
+	k->n++;
+	return 0;
+}
+
+/* The interpreter calls the entry stub (call rel32, returning to INTERP_RA); the stub builds
+ * the frame and jumps to the block, which the map names; the block calls a C function
+ * (call *0x10(%r13), returning to BLOCK + 16). */
+#define INTERP_RA (W_CODE + 0x15)
+#define STUB (W_CODE + 0x40)
+#define BLOCK (W_CODE + 0x80)
+
+static void yjit_world(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	memset(w->code, 0x90, sizeof(w->code));
+	static const uint8_t interp[] = {0x55, 0x48, 0x89, 0xe5};         /* push rbp; mov */
+	static const uint8_t call[] = {0xe8, 0x2b, 0x00, 0x00, 0x00};      /* call STUB */
+	static const uint8_t stub[] = {0x55, 0x48, 0x89, 0xe5, 0x53, 0x41, 0x54, /* pushes */
+				       0x4c, 0x8b, 0x2f, 0xff, 0xe2};       /* jmp *%rdx */
+	static const uint8_t block[] = {
+		0x48, 0x8b, 0x43, 0x08, /* mov 8(%rbx),%rax */
+		0x48, 0x83, 0xc0, 0x01, /* add $1,%rax */
+		0x48, 0x89, 0x43, 0x08, /* mov %rax,8(%rbx) */
+		0x41, 0xff, 0x55, 0x10, /* call *0x10(%r13) */
+		0xe9, 0x00, 0x00, 0x00, 0x00, /* jmp to the next block */
+	};
+	memcpy(w->code, interp, sizeof(interp));
+	memcpy(w->code + (INTERP_RA - 5 - W_CODE), call, sizeof(call));
+	memcpy(w->code + (STUB - W_CODE), stub, sizeof(stub));
+	memcpy(w->code + (BLOCK - W_CODE), block, sizeof(block));
+	w->range_lo[0] = BLOCK;
+	w->range_hi[0] = BLOCK + 0x20;
+	w->nranges = 1;
+	/* The stub's frame: r12 (1, a Ruby value), rbx (a heap pointer), the frame record. */
+	world_put64(w, W_STACK, 1);
+	world_put64(w, W_STACK + 8, UINT64_C(0x55550000c0de));
+	world_put64(w, W_STACK + 16, W_STACK + 0x40);
+	world_put64(w, W_STACK + 24, INTERP_RA);
+	/* The interpreter's frame record ends the chain. */
+	world_put64(w, W_STACK + 0x40, 0);
+	world_put64(w, W_STACK + 0x48, 0);
+}
+
+static void test_block_is_not_a_function(void **state)
+{
+	(void)state;
+	static struct world w;
+	yjit_world(&w);
+	/* Frame 0 in the block (inside it, at its first byte), and a return address in it. */
+	static const struct {
+		uint64_t pc;
+		bool exact;
+	} at[] = {{BLOCK + 4, true}, {BLOCK, true}, {BLOCK + 16, false}};
+	for (size_t i = 0; i < ARRAY_LEN(at); i++) {
+		jitmap_process *p;
+		jitmap_stacker *st = world_stacker(&w, &p);
+		jitmap_frame_regs r = regs_with(at[i].pc, W_STACK, W_STACK + 16);
+		regs_set(&r, RBX, UINT64_C(0x55550000c0de));
+		const jitmap_stack_frame *f;
+		jitmap_frame_regs caller;
+		bool caller_exact;
+		const int rc = jitmap_stacker_step(st, &r, at[i].exact, &f, &caller, &caller_exact);
+		if (rc || caller.pc != INTERP_RA)
+			fail_msg("the block at 0x%" PRIx64 " (%s): %d, method %s, caller 0x%" PRIx64
+				 "%s: %s", at[i].pc, at[i].exact ? "frame 0" : "a return address",
+				 rc, jitmap_unwind_method_name(f->method), caller.pc,
+				 f->step_guessed ? " (a guess)" : " (proven)", f->why);
+		/* The frame-pointer chain, and a guess: nothing proves the block's frame. */
+		assert_true(f->jit);
+		assert_int_equal(f->method, JITMAP_UNWIND_FRAME_POINTER);
+		assert_true(f->step_guessed);
+		assert_int_equal(caller.reg[RSP], W_STACK + 32);
+		expect_reg(&caller, RBP, W_STACK + 0x40);
+		/* Why the code walk did not prove it: its return address follows no call. */
+		if (at[i].pc != BLOCK)
+			assert_contains(f->why, "code: the return address 0x1 found at 0x7000 follows "
+					"no call (no code can be read before it): the code object "
+					"may be a block, not a function entered by a call");
+		else
+			assert_contains(f->why, "the return address 0x1 found at 0x7000 follows no "
+					"call");
+		jitmap_stacker_free(st);
+		jitmap_process_free(p);
+	}
+
+	/* The whole walk: the block, then the interpreter (to the end of its chain). */
+	jitmap_process *p;
+	jitmap_stacker *st = world_stacker(&w, &p);
+	const jitmap_frame_regs r = regs_with(BLOCK + 4, W_STACK, W_STACK + 16);
+	struct walked k = {0};
+	(void)jitmap_stacker_walk(st, &r, keep_walked, &k);
+	assert_true(k.n >= 2);
+	assert_int_equal(k.f[1].pc, INTERP_RA);
+	assert_int_equal(k.sp[1], W_STACK + 32);
+	assert_true(k.f[1].guessed);
+	jitmap_stacker_free(st);
+	jitmap_process_free(p);
+
+	/* The unwinder alone (GDB's reader asks it so): under JITMAP_UNWIND_PROVEN the code walk
+	 * declines, and nothing else proves the step. */
+	jitmap_unwind_code c = {.arch = X86, .func_lo = BLOCK, .func_hi = BLOCK + 0x20,
+				.is_innermost = true, .methods = JITMAP_UNWIND_PROVEN};
+	const jitmap_target t = {&w, NULL, world_read};
+	jitmap_unwind_result res;
+	char why[512];
+	jitmap_frame_regs fr = regs_with(BLOCK + 4, W_STACK, W_STACK + 16);
+	assert_int_equal(jitmap_unwind_step(&c, &fr, &t, &res, why, sizeof(why)), -ENOENT);
+	assert_contains(why, "code: the return address 0x1 found at 0x7000 follows no call");
+	/* The same code entered by a call (a return address after one at its SP): proven. */
+	world_put64(&w, W_STACK, INTERP_RA);
+	assert_int_equal(jitmap_unwind_step(&c, &fr, &t, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.method, JITMAP_UNWIND_CODE);
+	assert_int_equal(res.caller.pc, INTERP_RA);
+	/* With the check left to the caller, the unwinder gives the word as it is. */
+	world_put64(&w, W_STACK, 1);
+	c.methods |= JITMAP_UNWIND_UNCHECKED_RETURN;
+	assert_int_equal(jitmap_unwind_step(&c, &fr, &t, &res, why, sizeof(why)), 0);
+	assert_int_equal(res.caller.pc, 1);
+}
+
+/* A runtime's continuation is still proven: a return address at a code range's first byte
+ * that no call left (BEAM's normal_exit/0: the range before it ends in no call). */
+static void test_continuation_proven(void **state)
+{
+	(void)state;
+	static struct world w;
+	memset(&w, 0, sizeof(w));
+	memset(w.code, 0x90, sizeof(w.code));
+	/* A function that keeps no frame pointer and called out: sub $8,%rsp; call *%rax. */
+	static const uint8_t fn[] = {0x48, 0x83, 0xec, 0x08, 0xff, 0xd0, 0xc3};
+	memcpy(w.code + 0x100, fn, sizeof(fn));
+	w.code[0x1ff] = 0xcc; /* int3 before the continuation: no call */
+	w.range_lo[0] = W_CODE + 0x100;
+	w.range_hi[0] = W_CODE + 0x110;
+	w.range_lo[1] = W_CODE + 0x200; /* normal_exit */
+	w.range_hi[1] = W_CODE + 0x210;
+	w.nranges = 2;
+	world_put64(&w, W_STACK + 8, W_CODE + 0x200);
+	jitmap_process *p;
+	jitmap_stacker *st = world_stacker(&w, &p);
+	const jitmap_frame_regs r = regs_with(W_CODE + 0x106, W_STACK, 0x1234);
+	const jitmap_stack_frame *f;
+	jitmap_frame_regs caller;
+	bool caller_exact;
+	assert_int_equal(jitmap_stacker_step(st, &r, false, &f, &caller, &caller_exact), 0);
+	assert_int_equal(f->method, JITMAP_UNWIND_CODE);
+	assert_false(f->step_guessed);
+	assert_int_equal(caller.pc, W_CODE + 0x200);
+	/* A word at no range's start is not one: nothing proves the step. */
+	world_put64(&w, W_STACK + 8, W_CODE + 0x204);
+	const int rc = jitmap_stacker_step(st, &r, false, &f, &caller, &caller_exact);
+	assert_true(rc != 0 || f->step_guessed);
+	jitmap_stacker_free(st);
+	jitmap_process_free(p);
+}
+
+/* -- Fuzzed stacks: no step marked proven lands where no code is, or after no call -- */
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static bool world_follows_call(const struct world *w, uint64_t pc)
+{
+	uint8_t b[7];
+	for (size_t n = sizeof(b); n > 0; n--)
+		if (pc >= n && world_read((void *)w, pc - n, b, n, NULL, 0) == 0)
+			return jitmap_arch_call_before(X86, b, n);
+	return false;
+}
+
+static bool world_range_start(const struct world *w, uint64_t pc)
+{
+	for (unsigned k = 0; k < w->nranges; k++)
+		if (w->range_lo[k] == pc)
+			return true;
+	return false;
+}
+
+/* Code made of instructions the walk follows (pushes, pops, SP adjustments, moves, calls,
+ * returns, short jumps), with the addresses after its calls, and a frame-pointer prologue
+ * now and then; ranges over it that start at an instruction or anywhere. */
+static void fuzz_world(struct world *w, uint64_t *after_call, unsigned *ncalls, uint64_t *insn,
+		       unsigned *ninsn)
+{
+	static const struct {
+		uint8_t b[6];
+		uint8_t len;
+		bool call;
+	} menu[] = {
+		{{0x55}, 1, false},                   /* push %rbp */
+		{{0x53}, 1, false},                   /* push %rbx */
+		{{0x5b}, 1, false},                   /* pop %rbx */
+		{{0x5d}, 1, false},                   /* pop %rbp */
+		{{0x48, 0x89, 0xe5}, 3, false},       /* mov %rsp,%rbp */
+		{{0x48, 0x83, 0xec, 0x18}, 4, false}, /* sub $0x18,%rsp */
+		{{0x48, 0x83, 0xc4, 0x08}, 4, false}, /* add $8,%rsp */
+		{{0x48, 0x8b, 0x43, 0x08}, 4, false}, /* mov 8(%rbx),%rax */
+		{{0x41, 0x54}, 2, false},             /* push %r12 */
+		{{0xff, 0xd0}, 2, true},              /* call *%rax */
+		{{0xe8, 0x10, 0, 0, 0}, 5, true},     /* call rel32 */
+		{{0x41, 0xff, 0x55, 0x10}, 4, true},  /* call *0x10(%r13) */
+		{{0xc3}, 1, false},                   /* ret */
+		{{0xc9}, 1, false},                   /* leave */
+		{{0xeb, 0x02}, 2, false},             /* jmp .+4 */
+		{{0x74, 0x01}, 2, false},             /* je .+3 */
+		{{0x90}, 1, false},                   /* nop */
+	};
+	memset(w, 0, sizeof(*w));
+	*ncalls = *ninsn = 0;
+	size_t off = 0;
+	while (off + 6 < W_CODE_LEN) {
+		if (rnd() % 12 == 0 && off + 4 < W_CODE_LEN) { /* a prologue */
+			static const uint8_t pro[] = {0x55, 0x48, 0x89, 0xe5};
+			if (*ninsn < 512)
+				insn[(*ninsn)++] = W_CODE + off;
+			memcpy(w->code + off, pro, sizeof(pro));
+			off += sizeof(pro);
+			continue;
+		}
+		const size_t k = rnd() % ARRAY_LEN(menu);
+		if (*ninsn < 512)
+			insn[(*ninsn)++] = W_CODE + off;
+		memcpy(w->code + off, menu[k].b, menu[k].len);
+		off += menu[k].len;
+		if (menu[k].call && *ncalls < 128)
+			after_call[(*ncalls)++] = W_CODE + off;
+	}
+	w->nranges = 1 + (unsigned)(rnd() % 6);
+	for (unsigned k = 0; k < w->nranges; k++) {
+		const uint64_t lo = rnd() % 4 ? insn[rnd() % *ninsn] : W_CODE + rnd() % W_CODE_LEN;
+		uint64_t len = 4 + rnd() % 0x80;
+		if (lo + len > W_CODE + W_CODE_LEN)
+			len = W_CODE + W_CODE_LEN - lo;
+		w->range_lo[k] = lo;
+		w->range_hi[k] = lo + (len ? len : 1);
+		/* Half the ranges start with code the walk follows to a call: a function (a
+		 * prologue, pushes, room) or a block (nothing pushed), as a JIT writes them. */
+		if (rnd() % 2 && len >= 16) {
+			uint8_t *c = w->code + (lo - W_CODE);
+			size_t n = 0;
+			if (rnd() % 2) {
+				static const uint8_t pro[] = {0x55, 0x48, 0x89, 0xe5};
+				memcpy(c, pro, sizeof(pro));
+				n = sizeof(pro);
+			}
+			for (unsigned pushes = (unsigned)(rnd() % 3); pushes; pushes--)
+				c[n++] = 0x53; /* push %rbx */
+			if (rnd() % 2) {
+				static const uint8_t room[] = {0x48, 0x83, 0xec, 0x08};
+				memcpy(c + n, room, sizeof(room));
+				n += sizeof(room);
+			}
+			c[n++] = 0xff; /* call *%rax */
+			c[n++] = 0xd0;
+			if (n <= len && w->nplanted < ARRAY_LEN(w->planted))
+				w->planted[w->nplanted++] = lo + n;
+		}
+	}
+	/* The stack: return addresses (after a call or not), range starts, stack addresses,
+	 * small numbers, anything. */
+	for (uint64_t a = W_STACK; a < W_STACK + W_STACK_LEN; a += 8) {
+		uint64_t v;
+		switch (rnd() % 9) {
+		case 0: case 7: case 8: v = *ncalls ? after_call[rnd() % *ncalls] : 0; break;
+		case 1: v = W_CODE + rnd() % W_CODE_LEN; break;
+		case 2: v = w->range_lo[rnd() % w->nranges]; break;
+		case 3: v = W_STACK + 8 * (rnd() % (W_STACK_LEN / 8)); break;
+		case 4: v = rnd() % 4; break;
+		case 5: v = rnd() % 0x100000; break;
+		default: v = rnd(); break;
+		}
+		world_put64(w, a, v);
+	}
+}
+
+static void test_fuzzed_proofs(void **state)
+{
+	(void)state;
+	static struct world w;
+	uint64_t after_call[128], insn[512];
+	unsigned ncalls, ninsn, proven = 0, stacker_proven = 0;
+	rnd_state = UINT64_C(0x9e3779b97f4a7c15);
+	const jitmap_target t = {&w, NULL, world_read};
+	for (unsigned iter = 0; iter < 3000; iter++) {
+		fuzz_world(&w, after_call, &ncalls, insn, &ninsn);
+		/* The PC: an instruction's start, after a call, or anywhere in the code; mostly in
+		 * a range (the map's code), where the code walk answers. */
+		const unsigned how = (unsigned)(rnd() % 3);
+		const unsigned in = (unsigned)(rnd() % w.nranges);
+		uint64_t pc = 0;
+		for (unsigned tries = 0; tries < 16; tries++) {
+			pc = how == 0 ? insn[rnd() % ninsn]
+			   : how == 1 && ncalls ? after_call[rnd() % ncalls]
+			   : W_CODE + rnd() % W_CODE_LEN;
+			if (rnd() % 4 == 0 || (pc >= w.range_lo[in] && pc <= w.range_hi[in]))
+				break;
+		}
+		bool exact = how == 0 || (how == 2 && rnd() % 2);
+		if (w.nplanted && rnd() % 2) {
+			pc = w.planted[rnd() % w.nplanted];
+			exact = false;
+		}
+		const uint64_t sp = W_STACK + 8 * (rnd() % 32);
+		const uint64_t fp = rnd() % 4 ? sp + 8 * (rnd() % 16) : rnd();
+		jitmap_frame_regs r = regs_with(pc, sp, fp);
+		regs_set(&r, RBX, rnd());
+		regs_set(&r, 12, rnd());
+
+		/* The unwinder alone, as GDB's reader asks it: over the range holding the PC. */
+		jitmap_unwind_code c = {.arch = X86, .is_innermost = exact,
+					.methods = JITMAP_UNWIND_PROVEN};
+		for (unsigned k = 0; k < w.nranges; k++)
+			if (pc >= w.range_lo[k] && pc <= w.range_hi[k]) {
+				c.func_lo = w.range_lo[k];
+				c.func_hi = w.range_hi[k];
+			}
+		jitmap_unwind_result res;
+		char why[512];
+		if (jitmap_unwind_step(&c, &r, &t, &res, why, sizeof(why)) == 0) {
+			proven++;
+			if (!world_follows_call(&w, res.caller.pc))
+				fail_msg("iteration %u: pc 0x%" PRIx64 "%s sp 0x%" PRIx64 ": %s proved a "
+					 "caller at 0x%" PRIx64 ", which follows no call", iter, pc,
+					 exact ? " (exact)" : "", sp,
+					 jitmap_unwind_method_name(res.method), res.caller.pc);
+		}
+
+		/* The stacker, as jitmap-stack and GDB's perf-map unwinder ask it. */
+		jitmap_process *p;
+		jitmap_stacker *st = world_stacker(&w, &p);
+		const jitmap_stack_frame *f;
+		jitmap_frame_regs caller;
+		bool caller_exact;
+		const int rc = jitmap_stacker_step(st, &r, exact, &f, &caller, &caller_exact);
+		if (rc == 0 && !f->step_guessed) {
+			stacker_proven++;
+			char where[64];
+			if (world_code_at(&w, caller.pc, where, sizeof(where)) != 1 ||
+			    !(world_follows_call(&w, caller.pc) || world_range_start(&w, caller.pc)))
+				fail_msg("iteration %u: pc 0x%" PRIx64 "%s sp 0x%" PRIx64 ": the stacker's "
+					 "%s step is marked proven, to 0x%" PRIx64 ", which is no "
+					 "return address", iter, pc, exact ? " (exact)" : "", sp,
+					 jitmap_unwind_method_name(f->method), caller.pc);
+		}
+		jitmap_stacker_free(st);
+		jitmap_process_free(p);
+	}
+	/* The fuzzer reached proofs at all (else it tests nothing). */
+	print_message("  3000 stacks: %u proven by the unwinder, %u by the stacker\n", proven,
+		      stacker_proven);
+	assert_true(proven > 100);
+	assert_true(stacker_proven > 100);
+}
+
 #ifdef JITMAP_UNWIND_FIXTURE
 
 /* What the fixture calls. */
@@ -2161,6 +2627,9 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
 }
 
+/* The bounds of this executable's text (GNU ld defines them). */
+extern const char __executable_start[], etext[];
+
 /* Memory as it was at one breakpoint: the saved stack, and the fixture's code (restored). */
 static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
 {
@@ -2173,6 +2642,15 @@ static int snap_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
 		return 0;
 	}
 	if (addr >= live.code_lo && addr < live.code_hi && len <= live.code_hi - addr) {
+		memcpy(buf, (const void *)(uintptr_t)addr, len);
+		return 0;
+	}
+	/* The rest of this executable's code (never written: the breakpoints are in the
+	 * fixture's): the unwinder reads the call before each return address, and uw_entry
+	 * returns into the test's own C code. */
+	const uint64_t text_lo = (uint64_t)(uintptr_t)__executable_start;
+	const uint64_t text_hi = (uint64_t)(uintptr_t)etext;
+	if (addr >= text_lo && addr < text_hi && len <= text_hi - addr) {
 		memcpy(buf, (const void *)(uintptr_t)addr, len);
 		return 0;
 	}
@@ -2775,6 +3253,9 @@ int main(void)
 		cmocka_unit_test(test_aarch64_lookalikes),
 		cmocka_unit_test(test_s390x),
 		cmocka_unit_test(test_api),
+		cmocka_unit_test(test_block_is_not_a_function),
+		cmocka_unit_test(test_continuation_proven),
+		cmocka_unit_test(test_fuzzed_proofs),
 	};
 	int failed = cmocka_run_group_tests_name("unwind", tests, NULL, NULL);
 #ifdef JITMAP_UNWIND_FIXTURE
