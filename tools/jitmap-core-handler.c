@@ -80,7 +80,9 @@ static void usage(FILE *out)
 		"%%t %%c %%h\n"
 		"A core it cannot add files to (not an ELF core, no files found) goes on unchanged;\n"
 		"what went wrong is said on standard error, or to syslog when there is none.\n"
-		"Exit status: COMMAND's; else 0, or 1 when the core could not be read or written.\n"
+		"Exit status: COMMAND's; else 0, 1 when the core could not be read or written (or\n"
+		"--from names a file that is no ELF core), 2 for a wrong command line (or standard\n"
+		"output a terminal, with no COMMAND).\n"
 		"See jitmap-core-handler(1).\n");
 }
 
