@@ -110,3 +110,86 @@ size_t jitmap_image_build_id_at(const jitmap_target *target, uint64_t addr, uint
 	memcpy(out, id, n);
 	return n;
 }
+
+/* -- Where a mapped file's bytes are placed --
+ *
+ * A module's offset, as crash pipelines key symbols by it (Breakpad, Sentry, debuginfod
+ * clients), is a virtual address of the file: the one its symbols and CFI use. The program
+ * headers say which file bytes each PT_LOAD segment places at which of those addresses; the
+ * mapping holding a PC says which file byte is there. */
+
+/* Program headers read at most, and the bytes read for them: a linker puts them in the first
+ * page; a file with more, past it, is read up to this much. */
+#define MAX_PHDR_BYTES 65536
+
+int jitmap__elf_file_vaddr(void *buf, size_t len, uint64_t off, uint64_t *vaddr)
+{
+	Elf *elf = elf_memory(buf, len);
+	GElf_Ehdr eh;
+	size_t nph;
+	int found = 0;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || elf_getphdrnum(elf, &nph))
+		goto out;
+	for (size_t i = 0; i < nph && i < 4096; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		/* The segment's file bytes only: past p_filesz the loader maps zeros (.bss), and a
+		 * page's bytes before p_offset belong to no segment. */
+		if (off >= ph.p_offset && off - ph.p_offset < ph.p_filesz) {
+			*vaddr = ph.p_vaddr + (off - ph.p_offset);
+			found = 1;
+			break;
+		}
+	}
+out:
+	elf_end(elf);
+	return found;
+}
+
+/* How many bytes the ELF header in `buf` (`len` bytes) says its program headers reach: the
+ * bytes to read for them, or 0 when it is no ELF header. */
+static size_t phdr_reach(const uint8_t *buf, size_t len)
+{
+	if (len < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG))
+		return 0;
+	const bool wide = buf[EI_CLASS] == ELFCLASS64, big = buf[EI_DATA] == ELFDATA2MSB;
+	const size_t at_off = wide ? 32 : 28, at_ent = wide ? 54 : 42;
+	if (len < at_ent + 4)
+		return 0;
+	uint64_t phoff = 0;
+	for (size_t i = 0, n = wide ? 8 : 4; i < n; i++)
+		phoff |= (uint64_t)buf[at_off + (big ? i : n - 1 - i)] << (8 * (n - 1 - i));
+	const unsigned ent = big ? (unsigned)buf[at_ent] << 8 | buf[at_ent + 1]
+				  : (unsigned)buf[at_ent + 1] << 8 | buf[at_ent];
+	const unsigned num = big ? (unsigned)buf[at_ent + 2] << 8 | buf[at_ent + 3]
+				  : (unsigned)buf[at_ent + 3] << 8 | buf[at_ent + 2];
+	const uint64_t reach = phoff + (uint64_t)ent * num; /* 16 bits each: no overflow */
+	return phoff > MAX_PHDR_BYTES || reach > MAX_PHDR_BYTES ? 0 : (size_t)reach;
+}
+
+int jitmap__target_file_vaddr(const jitmap_target *t, uint64_t head, uint64_t off,
+			      uint64_t *vaddr)
+{
+	if (!t || !t->read_mem)
+		return 0;
+	uint8_t *buf = malloc(BUILD_ID_PAGE);
+	if (!buf)
+		return 0;
+	char why[8];
+	size_t n = BUILD_ID_PAGE;
+	/* A mapping shorter than a page: what there is, down to the ELF header. */
+	while (n >= 64 && t->read_mem(t->ctx, head, buf, n, why, sizeof(why)))
+		n /= 2;
+	const size_t reach = n >= 64 ? phdr_reach(buf, n) : 0;
+	if (reach > n) { /* program headers past the first page: read as far as they go */
+		uint8_t *more = realloc(buf, reach);
+		if (more)
+			buf = more;
+		n = more && !t->read_mem(t->ctx, head, buf, reach, why, sizeof(why)) ? reach : 0;
+	}
+	const int found = reach ? jitmap__elf_file_vaddr(buf, n, off, vaddr) : 0;
+	free(buf);
+	return found;
+}

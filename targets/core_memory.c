@@ -453,6 +453,59 @@ size_t jitmap__core_file_build_id(jitmap_core *c, size_t fi, uint8_t *out)
 	return jitmap__file_build_id(c->files[fi].path, out);
 }
 
+/* -- Modules -- */
+
+/* The virtual address of byte `off` of file `fi` read from the file itself: for a core
+ * without the first page of one of its mappings (gcore leaves unmodified read-only mappings
+ * out) whose file is the build the process mapped (jitmap__core_file_fd refuses another). */
+static int file_vaddr(jitmap_core *c, size_t fi, uint64_t off, uint64_t *vaddr)
+{
+	const int fd = jitmap__core_file_fd(c, fi);
+	uint8_t *head = fd >= 0 ? malloc(65536) : NULL;
+	const ssize_t n = head ? pread(fd, head, 65536, 0) : -1;
+	const int found = n > 0 ? jitmap__elf_file_vaddr(head, (size_t)n, off, vaddr) : 0;
+	free(head);
+	return found;
+}
+
+int jitmap__core_module_at(jitmap_core *c, uint64_t addr, jitmap_stopped_module_info *out)
+{
+	const size_t m = jitmap__core_find_map(c, addr);
+	if (m == SIZE_MAX) {
+		/* Not a file's: anonymous memory when a segment (or a small core's left-out range)
+		 * says the process mapped it. A core names no anonymous mapping. */
+		const struct jitmap__core_seg *next;
+		const struct jitmap__core_seg *seg = find_seg(c, addr, &next);
+		const struct jitmap__core_left *cut = c->nleft ? jitmap__core_left_at(c, addr) : NULL;
+		if (!seg && !cut)
+			return -ENOENT;
+		out->start = seg ? seg->vaddr : cut->start;
+		out->end = seg ? seg->vaddr + seg->memsz : cut->end;
+		return 0;
+	}
+	const jitmap_core_mapping_info *map = &c->maps[m];
+	const size_t fi = c->map_file[m];
+	out->start = map->start;
+	out->end = map->end;
+	out->name = map->core_path ? map->core_path : map->path;
+	out->file = true;
+	/* The file's headers: in its first page, mapped at offset 0 (the nearest such mapping
+	 * below, the image this one belongs to; any other of the same file holds the same). */
+	size_t head = SIZE_MAX;
+	for (size_t i = 0; i < c->nmaps; i++)
+		if (c->map_file[i] == fi && c->maps[i].offset == 0 &&
+		    (head == SIZE_MAX || c->maps[i].start <= addr))
+			head = i;
+	const uint64_t off = map->offset + (addr - map->start);
+	const jitmap_target t = jitmap_core_target(c);
+	uint64_t vaddr;
+	if (!(head != SIZE_MAX && jitmap__target_file_vaddr(&t, c->maps[head].start, off, &vaddr)) &&
+	    !file_vaddr(c, fi, off, &vaddr))
+		return 0;
+	out->bias = addr - vaddr;
+	return 1;
+}
+
 /* -- Mappings that are memory, not files -- */
 
 /* Whether `name` is "/SYSV" and the eight hex digits of a System V shared memory key, then

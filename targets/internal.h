@@ -98,6 +98,12 @@ size_t jitmap__buffer_build_id(void *buf, size_t len, uint8_t *out); /* headers 
 size_t jitmap__target_build_id(const jitmap_target *t, uint64_t addr, uint8_t *out);
 /* The build ID `id` (`n` bytes) as lowercase hex, as GDB and eu-unstrip print it, into `buf`. */
 void jitmap__build_id_hex(const uint8_t *id, size_t n, char *buf, size_t len);
+/* The virtual address of file offset `off` in the ELF file (ET_EXEC, ET_DYN) whose headers
+ * are in `buf` (`len` bytes from its start) or at `head` in target `t`: 1 with *vaddr when a
+ * PT_LOAD segment's file bytes hold it, else 0 (build_id.c). */
+int jitmap__elf_file_vaddr(void *buf, size_t len, uint64_t off, uint64_t *vaddr);
+int jitmap__target_file_vaddr(const jitmap_target *t, uint64_t head, uint64_t off,
+			      uint64_t *vaddr);
 
 /* -- Perf maps and jitdump files (perfmap.c, perfmap_text.c, perfmap_jitdump.c,
  * perfmap_unwind.c, perfmap_disk.c) --
@@ -540,6 +546,9 @@ size_t jitmap__core_file_build_id(jitmap_core *c, size_t i, uint8_t *out);
 /* Whether file `i`, which cannot be opened, is memory rather than a file that could define a
  * JIT descriptor or stackmaps (core_memory.c says by what). */
 int jitmap__core_memory_not_file(jitmap_core *c, size_t i);
+/* jitmap_stopped_module_at for a core (core_memory.c) and a live process (live_maps.c). */
+int jitmap__core_module_at(jitmap_core *c, uint64_t addr, jitmap_stopped_module_info *out);
+int jitmap__live_module_at(jitmap_live *l, uint64_t addr, jitmap_stopped_module_info *out);
 
 static inline const char *jitmap__base_name(const char *path)
 {

@@ -188,3 +188,39 @@ int jitmap_live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len)
 		snprintf(why, why_len, "0x%" PRIx64 " is in no mapping of the process", pc);
 	return 0;
 }
+
+/* -- Modules -- */
+
+int jitmap__live_module_at(jitmap_live *l, uint64_t addr, jitmap_stopped_module_info *out)
+{
+	const int rc = jitmap__live_read_mappings(l);
+	if (rc)
+		return rc;
+	const struct mapping *m = jitmap__live_mapping_at(l, addr);
+	if (!m)
+		return -ENOENT;
+	out->start = m->start;
+	out->end = m->end;
+	out->name = m->path;
+	/* A file has an inode and a path; "[heap]" and its kind have neither, and anonymous
+	 * shared memory ("/dev/zero (deleted)", a memfd) is a file that holds no image. */
+	out->file = m->inode && m->path && m->path[0] == '/';
+	if (!out->file)
+		return 0;
+	/* The file's headers: in its first page, mapped at offset 0 (the nearest such mapping
+	 * below, the image this one belongs to; any other of the same file holds the same). */
+	const struct mapping *head = NULL;
+	for (size_t i = 0; i < l->nmaps; i++) {
+		const struct mapping *h = &l->maps[i];
+		if (h->offset == 0 && h->inode == m->inode && h->dev_major == m->dev_major &&
+		    h->dev_minor == m->dev_minor && (!head || h->start <= addr))
+			head = h;
+	}
+	const jitmap_target t = jitmap_live_target(l);
+	uint64_t vaddr;
+	if (!head || !jitmap__target_file_vaddr(&t, head->start, m->offset + (addr - m->start),
+						&vaddr))
+		return 0;
+	out->bias = addr - vaddr;
+	return 1;
+}

@@ -183,6 +183,17 @@ int jitmap_stopped_code_at(jitmap_stopped *s, uint64_t pc, char *why, size_t why
 		       : jitmap_live_code_at(s->live, pc, why, why_len);
 }
 
+int jitmap_stopped_module_at(jitmap_stopped *s, uint64_t addr, jitmap_stopped_module_info *out)
+{
+	if (!s || !out || out->sz < JITMAP__OFFSETOFEND(jitmap_stopped_module_info, bias))
+		return -EINVAL;
+	const size_t sz = out->sz;
+	memset(out, 0, sz < sizeof(*out) ? sz : sizeof(*out));
+	out->sz = sz;
+	return s->core ? jitmap__core_module_at(s->core, addr, out)
+		       : jitmap__live_module_at(s->live, addr, out);
+}
+
 size_t jitmap_stopped_build_id_at(jitmap_stopped *s, uint64_t addr, uint8_t *out, size_t len)
 {
 	if (!s)

@@ -148,6 +148,40 @@ JITMAP_API int jitmap_stopped_code_at(jitmap_stopped *s, uint64_t pc, char *why,
 JITMAP_API size_t jitmap_stopped_build_id_at(jitmap_stopped *s, uint64_t addr, uint8_t *out,
 					     size_t len);
 
+/* -- Modules: where an address lies -- */
+
+typedef struct jitmap_stopped_module_info {
+	size_t sz;           /* set by the caller: sizeof(jitmap_stopped_module_info) (process.h's
+			      * jitmap_source_info says why) */
+	uint64_t start, end; /* the mapping holding the address: [start, end) */
+	/* The mapping's name: the path of the file mapped there as the process named it (a
+	 * core's NT_FILE path, which ends in " (deleted)" for a file unlinked since it was
+	 * mapped; a live process's without it), or for memory no file backs, what
+	 * /proc/PID/maps calls it ("[heap]", "[stack]", "[vdso]", "[anon:NAME]" of
+	 * prctl(PR_SET_VMA_ANON_NAME)). NULL: no name (anonymous memory, and all of a core's,
+	 * which names files only). Owned by the stopped process: valid until it is freed. */
+	const char *name;
+	bool file;           /* a file is mapped there (`name` is its path) */
+	/* A module (1) only: its load bias, the address less the file's virtual address of the
+	 * same byte (p_vaddr's scale, as the file's symbols and CFI are): for each mapping the
+	 * dynamic linker made, the image's load bias (l_addr); for a file mapped again elsewhere
+	 * (Node.js maps its own embedded builtins next to V8's code space), that mapping's own. */
+	uint64_t bias;
+} jitmap_stopped_module_info;
+
+/* The module at `addr`: 1 when the byte there is mapped from an ELF file (ET_EXEC or ET_DYN)
+ * and lies in the file bytes of one of its PT_LOAD segments: `out` says which file and its
+ * load bias (so addr - out->bias is an address of the file, inside it). 0 when no module
+ * holds it: anonymous memory (a JIT's code, the heap, the vDSO), a file that is not an ELF
+ * image (a memfd, shared memory), or bytes of a file past its segments, or an ELF file whose
+ * headers the process's memory (or a core's file) does not hold; `out` names the mapping
+ * there. -ENOENT: no mapping there. -EINVAL: a NULL argument, or out->sz too small. A live
+ * process's mappings are jitmap_live_code_at's (read once, and kept), and its errno of
+ * /proc/PID/maps is returned. For a tool that keys native frames by (build ID, module
+ * offset), where a PC in a JIT's memory must get neither. */
+JITMAP_API int jitmap_stopped_module_at(jitmap_stopped *s, uint64_t addr,
+					jitmap_stopped_module_info *out);
+
 /* -- Problems -- */
 
 /* Problems met while reading it (jitmap_core_warning, jitmap_live_warning): one sentence

@@ -18,6 +18,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -521,6 +522,69 @@ static char *make_real_core(const char *dir)
 	return NULL;
 }
 
+/* -- Modules -- */
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+
+/* The object dl_iterate_phdr says holds an address: its load bias (dlpi_addr) and name. */
+struct holder {
+	uint64_t addr, bias;
+	const char *name;
+	bool found;
+};
+
+static int find_holder(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct holder *h = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && h->addr >= info->dlpi_addr + ph->p_vaddr &&
+		    h->addr - (info->dlpi_addr + ph->p_vaddr) < ph->p_filesz) {
+			h->bias = info->dlpi_addr;
+			h->name = info->dlpi_name;
+			h->found = true;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* jitmap_stopped_module_at in a child forked from this process (its mappings are ours): a
+ * function of this program and one of the C library are in their files, at the load biases
+ * the dynamic linker reports; an anonymous page is in no module, with its name. */
+static void check_modules(jitmap_stopped *s, const void *anon, bool anon_named)
+{
+	const uint64_t fns[] = {(uint64_t)(uintptr_t)&check_modules,
+				(uint64_t)(uintptr_t)&getpid};
+	for (size_t i = 0; i < ARRAY_LEN(fns); i++) {
+		struct holder h = {.addr = fns[i]};
+		dl_iterate_phdr(find_holder, &h);
+		assert_true(h.found);
+		jitmap_stopped_module_info mi = {.sz = sizeof(mi)};
+		assert_int_equal(jitmap_stopped_module_at(s, fns[i], &mi), 1);
+		assert_true(mi.file);
+		assert_non_null(mi.name);
+		assert_true(mi.start <= fns[i] && fns[i] < mi.end);
+		assert_int_equal(mi.bias, h.bias);
+		if (h.name && h.name[0]) /* the main program's is "" */
+			assert_string_equal(strrchr(mi.name, '/'), strrchr(h.name, '/'));
+	}
+	jitmap_stopped_module_info mi = {.sz = sizeof(mi)};
+	assert_int_equal(jitmap_stopped_module_at(s, (uint64_t)(uintptr_t)anon + 8, &mi), 0);
+	assert_false(mi.file);
+	assert_int_equal(mi.bias, 0);
+	assert_int_equal(mi.start, (uint64_t)(uintptr_t)anon);
+	if (anon_named)
+		assert_string_equal(mi.name, "[anon:jitmap-test]");
+	assert_int_equal(jitmap_stopped_module_at(s, 8, &mi), -ENOENT);
+	mi.sz = sizeof(mi.sz);
+	assert_int_equal(jitmap_stopped_module_at(s, fns[0], &mi), -EINVAL);
+}
+
 static void test_real_core(void **state)
 {
 	(void)state;
@@ -547,6 +611,15 @@ static void test_real_core(void **state)
 	/* The PC is in code, and the core's first thread is the process. */
 	assert_int_equal(jitmap_stopped_code_at(s, jitmap_stopped_thread(s, 0)->regs->pc, NULL, 0),
 			 1);
+	/* ... in the C library's code (abort), at the bias the dynamic linker gave it here (the
+	 * core's process was forked from this one). */
+	struct holder h = {.addr = jitmap_stopped_thread(s, 0)->regs->pc};
+	dl_iterate_phdr(find_holder, &h);
+	jitmap_stopped_module_info mi = {.sz = sizeof(mi)};
+	assert_int_equal(jitmap_stopped_module_at(s, h.addr, &mi), 1);
+	assert_true(mi.file);
+	assert_true(h.found);
+	assert_int_equal(mi.bias, h.bias);
 	assert_true(jitmap_stopped_pid(s) > 0);
 	jitmap_stopped_free(s);
 	unlink(core);
@@ -644,6 +717,11 @@ static void reap(pid_t pid)
 static void test_live(void **state)
 {
 	(void)state;
+	/* Anonymous memory, named as a JIT may name its code (Linux 5.17, CONFIG_ANON_VMA_NAME). */
+	void *anon = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(anon != MAP_FAILED);
+	const bool anon_named = prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)anon, 4096,
+				      (unsigned long)"jitmap-test") == 0;
 	const pid_t pid = spawn_stopped();
 	jitmap_error err;
 
@@ -715,6 +793,7 @@ static void test_live(void **state)
 		assert_string_equal(wa, wb);
 	}
 	assert_int_equal(jitmap_stopped_code_at(s, b.t[0].regs.pc, NULL, 0), 1);
+	check_modules(s, anon, anon_named);
 
 	/* Let go: untraced, still group-stopped; what was read stays. */
 	assert_int_equal(jitmap_stopped_detach(s), 0);
@@ -762,6 +841,7 @@ static void test_live(void **state)
 	assert_null(jitmap_stopped_warning(s, 1));
 	jitmap_stopped_free(s);
 	reap(pid);
+	munmap(anon, 4096);
 }
 
 /* -- Bad input -- */
@@ -861,6 +941,8 @@ static void test_bad_input(void **state)
 	assert_int_equal(jitmap_stopped_code_at(NULL, 0, NULL, 0), -EINVAL);
 	uint8_t id[64];
 	assert_int_equal(jitmap_stopped_build_id_at(NULL, 0, id, sizeof(id)), 0);
+	jitmap_stopped_module_info mi = {.sz = sizeof(mi)};
+	assert_int_equal(jitmap_stopped_module_at(NULL, 0, &mi), -EINVAL);
 	uint64_t v;
 	assert_int_equal(jitmap_stopped_thread_reg(NULL, 0, &v), -ENOENT);
 	JITMAP_OPTS(const jitmap_stopped_opts, no_stop, .flags = JITMAP_STOPPED_NO_STOP);
