@@ -26,29 +26,41 @@
 
 /* -- Modules and their files -- */
 
-/* Module names made here, kept until exit (a frame's name points at one). */
+/* Names made here (modules' and mappings'), kept until exit (a frame's name points at
+ * one). */
 static char **g_names;
 static size_t g_nnames;
 
-/* A module's name as users know it: its path's base name, without the " (deleted)" the
- * kernel appends to a file unlinked since it was mapped. Kept until exit; NULL only when out
- * of memory. */
-static const char *module_name_of(const char *path)
+/* `s` kept until exit, once; NULL only when out of memory. */
+static const char *kept(const char *s)
 {
-	char buf[256];
-	const char *slash = strrchr(path, '/');
-	snprintf(buf, sizeof(buf), "%s", slash ? slash + 1 : path);
-	const size_t n = strlen(buf), dl = strlen(" (deleted)");
-	if (n > dl && !strcmp(buf + n - dl, " (deleted)"))
-		buf[n - dl] = 0;
 	for (size_t i = 0; i < g_nnames; i++)
-		if (!strcmp(g_names[i], buf))
+		if (!strcmp(g_names[i], s))
 			return g_names[i];
 	char **v = realloc(g_names, (g_nnames + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
 	g_names = v;
-	return (g_names[g_nnames] = strdup(buf)) ? g_names[g_nnames++] : NULL;
+	return (g_names[g_nnames] = strdup(s)) ? g_names[g_nnames++] : NULL;
+}
+
+/* The length of `path` without the " (deleted)" the kernel appends to a file unlinked since
+ * it was mapped. */
+static size_t undeleted_len(const char *path)
+{
+	const size_t n = strlen(path), dl = strlen(" (deleted)");
+	return n > dl && !strcmp(path + n - dl, " (deleted)") ? n - dl : n;
+}
+
+/* A module's name as users know it: its path's base name, without " (deleted)". Kept until
+ * exit; NULL only when out of memory. */
+static const char *module_name_of(const char *path)
+{
+	char buf[256];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	snprintf(buf, sizeof(buf), "%.*s", (int)undeleted_len(base), base);
+	return kept(buf);
 }
 
 static char *g_debuginfo_path;
@@ -364,46 +376,54 @@ const char *jitmap_stack_module_name(Dwfl_Module *m)
  * the library (jitmap_stopped_build_id_at), which reads the note in the first page of the
  * module's file as the core or the process holds it, so it is the build the process ran even
  * where the file at its path is another build or gone (libdwfl knows a live module's only
- * from the file it opened). Asked once per module, while a live process is stopped. */
+ * from the file it opened). Asked once per file, while a live process is stopped. */
 struct module_id {
-	Dwfl_Module *m;
-	uint64_t start;
-	char *build_id; /* hex; NULL: none */
+	const char *path; /* the file, as the library names it (kept) */
+	char *build_id;   /* hex; NULL: none */
 };
 
 static struct module_id *g_ids;
 static size_t g_nids;
 
-static const struct module_id *module_id_of(struct target *t, Dwfl_Module *m)
+static const char *build_id_of(struct target *t, const char *path, uint64_t at)
 {
 	for (size_t i = 0; i < g_nids; i++)
-		if (g_ids[i].m == m)
-			return &g_ids[i];
+		if (g_ids[i].path == path)
+			return g_ids[i].build_id;
 	struct module_id *v = realloc(g_ids, (g_nids + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
 	g_ids = v;
 	struct module_id *id = &g_ids[g_nids++];
-	Dwarf_Addr start = 0;
-	dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
-	*id = (struct module_id){.m = m, .start = start};
+	*id = (struct module_id){.path = path};
 	uint8_t bits[64];
-	const size_t n = jitmap_stopped_build_id_at(t->stopped, start, bits, sizeof(bits));
+	const size_t n = jitmap_stopped_build_id_at(t->stopped, at, bits, sizeof(bits));
 	if (n && (id->build_id = malloc(2 * n + 1)))
 		for (size_t i = 0; i < n; i++)
 			snprintf(id->build_id + 2 * i, 3, "%02x", bits[i]);
-	return id;
+	return id->build_id;
 }
 
 void jitmap_stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct frame_out *fo)
 {
-	Dwfl_Module *m = dwfl_addrmodule(t->dwfl, at);
-	const struct module_id *id = m ? module_id_of(t, m) : NULL;
-	if (!id)
+	/* The module is where the PC lies (the native name's answer, by `at`), whatever the
+	 * caller had: libdwfl gives a file's module for memory between its mappings. */
+	const struct native_name *nn = jitmap_stack_native_name(t, at);
+	free(fo->module);
+	fo->module = NULL;
+	fo->in_module = false;
+	fo->build_id = NULL;
+	fo->mapping = NULL;
+	if (!nn)
 		return;
-	fo->in_module = true;
-	fo->module_offset = pc - id->start;
-	fo->build_id = id->build_id;
+	if (nn->in_module) {
+		fo->module = nn->module ? strdup(nn->module) : NULL;
+		fo->in_module = true;
+		fo->module_offset = pc - nn->bias; /* the file's own address of the PC */
+		fo->build_id = nn->build_id;
+	} else {
+		fo->mapping = nn->mapping;
+	}
 }
 
 /* A native PC's function and module. libdwfl looks a symbol up by scanning the module's
@@ -444,6 +464,99 @@ static void find_inlined(Dwfl_Module *m, uint64_t pc, struct native_name *n)
 	free(scopes);
 }
 
+/* Whether libdwfl's module `m` is the file at `path` with build ID `id` (hex; NULL: none
+ * known): by build ID where both are known, else by base name (a core's modules are named by
+ * the dynamic linker's list, /lib/... where NT_FILE says /usr/lib/...). */
+static bool same_file(Dwfl_Module *m, const char *path, const char *id)
+{
+	const unsigned char *bits;
+	GElf_Addr at;
+	const int n = dwfl_module_build_id(m, &bits, &at);
+	if (n > 0 && id) {
+		if (strlen(id) != 2 * (size_t)n)
+			return false;
+		for (int i = 0; i < n; i++) {
+			char two[3];
+			snprintf(two, sizeof(two), "%02x", bits[i]);
+			if (memcmp(two, id + 2 * i, 2))
+				return false;
+		}
+		return true;
+	}
+	const char *name = jitmap_stack_module_name(m);
+	return name && !strcmp(name, module_name_of(path));
+}
+
+/* libdwfl's module of a file (dwfl_getmodules' callback). */
+struct file_module {
+	const char *path, *id;
+	Dwfl_Module *found;
+};
+
+static int find_file_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr start,
+			    void *arg)
+{
+	(void)userdata;
+	(void)name;
+	(void)start;
+	struct file_module *want = arg;
+	if (!same_file(m, want->path, want->id))
+		return DWARF_CB_OK;
+	want->found = m;
+	return DWARF_CB_ABORT;
+}
+
+/* Where `pc` lies, from the process's mappings (jitmap_stopped_module_at: the library reads
+ * /proc/PID/maps or the core's NT_FILE and segments): `n`'s module, load bias and build ID,
+ * or the name of the mapping that holds it instead. libdwfl's module for `pc` only when it
+ * is that file (libdwfl makes one module of a file from its first mapping to its last, so
+ * that memory a JIT mapped between them is "in" it: V8's code space in node), or, in memory
+ * no file backs, an image libdwfl read from memory (the vDSO, found through the auxiliary
+ * vector); NULL else. `*addr`: pc as that module places the file, where this mapping places
+ * it elsewhere (node maps its embedded builtins again next to V8's code space: the same
+ * bytes, named from the file). */
+static Dwfl_Module *module_at(struct target *t, uint64_t pc, struct native_name *n,
+			      uint64_t *addr)
+{
+	jitmap_stopped_module_info mi = {.sz = sizeof(mi)};
+	const int where = jitmap_stopped_module_at(t->stopped, pc, &mi);
+	Dwfl_Module *m = dwfl_addrmodule(t->dwfl, pc);
+	if (where == 1) {
+		const char *path = kept(mi.name);
+		n->in_module = path != NULL;
+		n->module = path ? module_name_of(path) : NULL;
+		n->bias = mi.bias;
+		n->build_id = path ? build_id_of(t, path, pc) : NULL;
+		if (!path)
+			return NULL;
+		if (!m || !same_file(m, path, n->build_id)) { /* a mapping of it libdwfl has not */
+			struct file_module want = {.path = path, .id = n->build_id};
+			dwfl_getmodules(t->dwfl, find_file_module, &want, 0);
+			m = want.found;
+		}
+		GElf_Addr bias;
+		if (!m || !dwfl_module_getelf(m, &bias))
+			return NULL;
+		*addr = pc - mi.bias + bias;
+		return m;
+	}
+	if (where < 0 && where != -ENOENT) /* the mappings cannot be read: names, no module */
+		return m;
+	n->mapping = mi.name ? kept(mi.name) : NULL;
+	if (mi.file || !m)
+		return NULL;
+	/* libdwfl's module starts in memory no file backs too: an image of its own (the vDSO,
+	 * which a core names no mapping of), not a file's span over a JIT's memory */
+	Dwarf_Addr start = 0;
+	const char *name = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	jitmap_stopped_module_info at_start = {.sz = sizeof(at_start)};
+	if (jitmap_stopped_module_at(t->stopped, start, &at_start) < 0 || at_start.file)
+		return NULL;
+	if (!n->mapping && name && strstr(name, "vdso"))
+		n->mapping = "[vdso]";
+	return m;
+}
+
 #define NAME_SLOTS 4096
 
 const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc)
@@ -459,14 +572,14 @@ const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc
 			continue;
 		n->used = true;
 		n->pc = pc;
-		Dwfl_Module *m = dwfl_addrmodule(t->dwfl, pc);
+		uint64_t addr = pc; /* pc as libdwfl's module knows it */
+		Dwfl_Module *m = module_at(t, pc, n, &addr);
 		if (m) {
 			GElf_Off off;
 			GElf_Sym sym;
-			n->function = dwfl_module_addrinfo(m, pc, &off, &sym, NULL, NULL, NULL);
-			n->module = jitmap_stack_module_name(m);
+			n->function = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
 			n->entry = n->function ? pc - off : 0;
-			find_inlined(m, pc, n);
+			find_inlined(m, addr, n);
 			n->shown = jitmap_stack_cxx_name(n->function, n->described);
 		}
 		return n;

@@ -136,8 +136,9 @@ void jitmap_stack_print_text(const struct target *t, const struct options *o)
 				printf("]");
 				if (f->source_line)
 					printf(" at %s", f->source_line);
-			} else if (f->module) {
-				printf(" (%s)", f->module);
+			} else if (f->module || f->mapping) {
+				/* a file's base name, or a mapping's own name: "[heap]", "[anon:V8]" */
+				printf(" (%s)", f->module ? f->module : f->mapping);
 			}
 			if (f->guess)
 				printf(" [guess]");
@@ -240,6 +241,9 @@ void jitmap_stack_print_json(const struct target *t, const struct options *o)
 				printf(", \"module_offset\": \"0x%" PRIx64 "\"", f->module_offset);
 			else
 				printf(", \"module_offset\": null");
+			/* a frame in no module: the name of the mapping its PC lies in, if it has one */
+			printf(", \"mapping\": ");
+			json_string_or_null(stdout, f->jit || f->in_module ? NULL : f->mapping);
 			printf(", \"jit_entry\": ");
 			if (f->jit && f->entry)
 				printf("\"0x%" PRIx64 "\"", f->entry);

@@ -42,11 +42,15 @@ struct frame_out {
 	bool tail_call;      /* a function that tail-called the frame before (GDB's "tail call
 			      * frame", from DWARF call-site information) */
 	char *function, *module;
-	/* A native frame's module: its build ID (hex, NULL: none known; the module's, kept
-	 * until exit) and pc less the module's start (in_module: the frame has a module). */
+	/* A native frame's module, the ELF file whose loaded segment holds its PC (in_module;
+	 * never for anonymous memory): its build ID (hex, NULL: none known; the module's, kept
+	 * until exit) and pc less the file's load bias (the file's own address of the PC). */
 	const char *build_id;
 	bool in_module;
 	uint64_t module_offset;
+	/* No module: the name of the mapping that holds the PC ("[heap]", "[anon:NAME]"; kept
+	 * until exit), NULL when it has none. */
+	const char *mapping;
 	uint64_t entry;
 	/* A JIT frame's source: "jit-entry", "perf-map" or "jitdump" (NULL: native), and the
 	 * file's path (the latter two). */
@@ -126,7 +130,14 @@ void jitmap_stack_target_free(struct target *t);
 /* A native PC's function and module (native_name). */
 struct native_name {
 	uint64_t pc;
-	const char *function, *module; /* libdwfl's strings, valid while the Dwfl is */
+	const char *function;       /* libdwfl's string, valid while the Dwfl is */
+	/* The module holding pc (in_module: an ELF file's loaded segment, where the process's
+	 * mappings say; never anonymous memory): its base name, load bias and build ID (hex,
+	 * NULL: none known); else `mapping`, the name of the mapping there (NULL: none). All
+	 * kept until exit. */
+	const char *module, *mapping, *build_id;
+	bool in_module;
+	uint64_t bias;
 	/* The functions inlined at pc, innermost first (libdw's strings): each is a frame of
 	 * its own in GDB's and LLDB's backtraces, and so here, so that frame numbers agree. */
 	const char *inlined[MAX_INLINED];
@@ -147,9 +158,10 @@ int jitmap_stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exac
 void *jitmap_stack_native_ctx(void);
 /* A module's name as users know it (its file's base name): libdwfl's string, or NULL. */
 const char *jitmap_stack_module_name(Dwfl_Module *m);
-/* Set `fo`'s module fields for the native frame at `pc` whose module holds `at` (pc, or a
- * return address's call). The build ID is asked once per module, while the process is
- * stopped. */
+/* Set `fo`'s module fields (module, build_id, module_offset, mapping: what was there is
+ * replaced) for the native frame at `pc` whose module holds `at` (pc, or a return address's
+ * call): where the process's mappings put `at`, never a file's module for anonymous memory.
+ * The build ID is asked once per module, while the process is stopped. */
 void jitmap_stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct frame_out *fo);
 /* The function and module at a native PC, kept: NULL only when the table is full. */
 const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc);
