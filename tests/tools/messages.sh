@@ -254,6 +254,12 @@ if [[ -n $core ]]; then
   out=$("$dump" "$work/core-one" 2>&1)
   if [[ $out == *"one.map (perf map, 14 bytes, 1 code object) at"* ]]; then pass=$((pass + 1))
   else fail=$((fail + 1)); echo "FAIL: jitmap-dump, a JIT file of one code object: $out"; fi
+  # --no-perf-maps leaves out a core's carried files too (as --help and the man page say).
+  with=$("$stack" --json "$work/core-one" 2>/dev/null)
+  without=$("$stack" --json --no-perf-maps "$work/core-one" 2>/dev/null)
+  if [[ $with == *'"perf_maps": [{"path": "'"$work"'/one.map"'* && $without == *'"perf_maps": []'* ]]; then
+    pass=$((pass + 1))
+  else fail=$((fail + 1)); echo "FAIL: --no-perf-maps and a core's carried map: ${with:0:300} / ${without:0:300}"; fi
 fi
 
 echo "messages: $pass passed, $fail failed"
