@@ -174,6 +174,7 @@ struct jitmap_process {
 	bool code_dirty;
 	jitmap_index *index;
 	bool replace_images; /* JITMAP_PROCESS_REPLACE_IMAGES */
+	char *debug_dirs;    /* jitmap_process_opts.debug_dirs, or NULL */
 	uint64_t gen;        /* bumped by each recheck and scan: failed CFI reads try again */
 	uint64_t recheck_gen; /* bumped by each recheck: a handed image whose own is older is
 			       * looked at again at its next use (one increment, not a walk over

@@ -27,7 +27,7 @@ jitmap_process *jitmap_process_new(const jitmap_target *target, const jitmap_pro
 	}
 	jitmap_process_opts o = {0};
 	if (opts) {
-		if (!JITMAP__OPTS_VALID(opts, flags)) {
+		if (!JITMAP__OPTS_VALID(opts, debug_dirs)) {
 			errno = EINVAL;
 			return NULL;
 		}
@@ -46,6 +46,12 @@ jitmap_process *jitmap_process_new(const jitmap_target *target, const jitmap_pro
 	const unsigned flags = JITMAP_OPTS_HAS(&o, flags) ? o.flags : 0;
 	p->lazy = flags & JITMAP_PROCESS_LAZY;
 	p->replace_images = flags & JITMAP_PROCESS_REPLACE_IMAGES;
+	if (JITMAP_OPTS_HAS(&o, debug_dirs) && o.debug_dirs &&
+	    !(p->debug_dirs = strdup(o.debug_dirs))) {
+		jitmap_process_free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (flags & ~(JITMAP_PROCESS_LAZY | JITMAP_PROCESS_REPLACE_IMAGES)) {
 		jitmap_process_free(p);
 		errno = EINVAL;
@@ -116,6 +122,7 @@ void jitmap_process_free(jitmap_process *p)
 	jitmap__problems_free(&p->taken);
 	jitmap_perfmap_free(p->perfmap);
 	free(p->glance_buf);
+	free(p->debug_dirs);
 	free(p);
 }
 

@@ -144,7 +144,12 @@ int jitmap_process_scan_file(jitmap_process *p, const char *path, uint64_t bias,
 	if (elf_version(EV_CURRENT) != EV_NONE) {
 		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		if (elf && elf_kind(elf) == ELF_K_ELF) {
-			has_desc = jitmap__elf_data_symbol(elf, JITMAP_JIT_DESCRIPTOR_SYMBOL, &desc) == 0;
+			/* (A path through /proc/PID/map_files or /proc/PID/root says where the
+			 * process's own debug files are: debugfile.c.) */
+			const struct jitmap__debug_lookup how = {.dirs = p->debug_dirs};
+			has_desc = jitmap__file_data_symbol(elf, path, &how,
+							    JITMAP_JIT_DESCRIPTOR_SYMBOL, &desc,
+							    NULL, 0) == 0;
 			has_sm = jitmap__elf_section_address(elf, JITMAP__STACKMAP_SECTION, &sm) == 0;
 		}
 		elf_end(elf);
@@ -170,7 +175,7 @@ static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
 
 /* One file of the core: its JIT descriptor and .llvm_stackmaps, moved by its bias. */
 static int scan_core_file(void *ctx, const char *path, Elf *elf, bool bias_known, uint64_t bias,
-			  const char *why)
+			  const char *why, const struct jitmap__debug_lookup *debug)
 {
 	struct core_scan *cs = ctx;
 	jitmap_process *p = cs->p;
@@ -182,7 +187,9 @@ static int scan_core_file(void *ctx, const char *path, Elf *elf, bool bias_known
 					path, why);
 	}
 	uint64_t desc = 0, sm = 0;
-	const bool has_desc = jitmap__elf_data_symbol(elf, JITMAP_JIT_DESCRIPTOR_SYMBOL, &desc) == 0;
+	const bool has_desc = jitmap__file_data_symbol(elf, path, debug,
+						       JITMAP_JIT_DESCRIPTOR_SYMBOL, &desc, NULL,
+						       0) == 0;
 	const bool has_sm = jitmap__elf_section_address(elf, JITMAP__STACKMAP_SECTION, &sm) == 0;
 	if ((has_desc || has_sm) && !bias_known) {
 		p->unread_files += has_desc;

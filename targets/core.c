@@ -665,10 +665,10 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	/* As libbpf's OPTS_VALID: a newer caller's fields this library does not know must be 0. */
 	if (opts && opts->sz < sizeof(opts->sz))
 		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts.sz is %zu", opts->sz);
-	if (opts && !JITMAP__OPTS_VALID(opts, interrupt))
+	if (opts && !JITMAP__OPTS_VALID(opts, debug_dirs))
 		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts has fields this library "
 				 "does not know (set past byte %zu)",
-				 JITMAP__OFFSETOFEND(jitmap_core_opts, interrupt));
+				 JITMAP__OFFSETOFEND(jitmap_core_opts, debug_dirs));
 	if (opts && JITMAP_OPTS_HAS(opts, exe))
 		exe = opts->exe;
 	if (opts && JITMAP_OPTS_HAS(opts, sysroot) && opts->sysroot && opts->sysroot[0] &&
@@ -679,6 +679,9 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	}
 	if (opts && JITMAP_OPTS_HAS(opts, flags))
 		c->flags = opts->flags;
+	if (opts && JITMAP_OPTS_HAS(opts, debug_dirs) && opts->debug_dirs &&
+	    !(c->debug_dirs = strdup(opts->debug_dirs)))
+		return open_fail(c, err, -ENOMEM, 0, "out of memory");
 
 	GElf_Ehdr eh;
 	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh)) {
@@ -920,6 +923,7 @@ void jitmap_core_free(jitmap_core *c)
 	free(c->map_file);
 	free(c->segs);
 	free(c->sysroot);
+	free(c->debug_dirs);
 	if (c->elf)
 		elf_end(c->elf);
 	if (c->fd >= 0)

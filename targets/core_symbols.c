@@ -1,6 +1,7 @@
 /* core_symbols.c: the files a core maps, as ELF files: their load biases, the data symbols
- * jitmap_core_find_symbol looks up in them, and each of them for the process model's scan of a
- * core (jitmap__core_each_file). Their bytes are core_memory.c's.
+ * jitmap_core_find_symbol looks up in them (and in the separate debug file of a stripped one,
+ * debugfile.c), and each of them for the process model's scan of a core
+ * (jitmap__core_each_file). Their bytes are core_memory.c's.
  */
 #define _GNU_SOURCE
 #include <gelf.h>
@@ -9,6 +10,15 @@
 #include "internal.h"
 
 /* -- Symbols -- */
+
+/* Where file `fi`'s separate debug file is looked for: under the core's sysroot, in its
+ * debug directories, with the build ID the process mapped (`id` holds it). */
+static struct jitmap__debug_lookup debug_lookup(jitmap_core *c, size_t fi, uint8_t *id)
+{
+	return (struct jitmap__debug_lookup){.dirs = c->debug_dirs, .root = c->sysroot,
+					     .build_id = id,
+					     .build_id_len = jitmap__core_file_build_id(c, fi, id)};
+}
 
 /* The load bias of file `fi`: where its first page is mapped, minus where its first PT_LOAD
  * wants to be (0 for a fixed-address executable). */
@@ -61,14 +71,16 @@ int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx)
 					snprintf(why, sizeof(why), "cannot be opened (%s)",
 						 f->open_errno ? strerror(f->open_errno)
 							       : "not a regular file");
-				rc = fn(ctx, f->path, NULL, false, 0, why);
+				rc = fn(ctx, f->path, NULL, false, 0, why, NULL);
 			}
 		} else {
 			Elf *elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 			uint64_t bias = 0;
 			if (elf && elf_kind(elf) == ELF_K_ELF) {
 				const bool known = file_bias(c, fi, elf, &bias) == 0;
-				rc = fn(ctx, f->path, elf, known, bias, NULL);
+				uint8_t id[JITMAP__MAX_BUILD_ID];
+				const struct jitmap__debug_lookup how = debug_lookup(c, fi, id);
+				rc = fn(ctx, f->path, elf, known, bias, NULL, &how);
 			}
 			elf_end(elf);
 		}
@@ -103,7 +115,10 @@ size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
 			continue;
 		}
 		uint64_t value;
-		if (jitmap__elf_data_symbol(elf, name, &value) == 0) {
+		uint8_t id[JITMAP__MAX_BUILD_ID];
+		const struct jitmap__debug_lookup how = debug_lookup(c, fi, id);
+		if (jitmap__file_data_symbol(elf, c->files[fi].path, &how, name, &value, NULL, 0) ==
+		    0) {
 			if (n < max) {
 				out[n] = value + bias;
 				if (files)

@@ -82,6 +82,35 @@ int jitmap__elf_data_symbol(struct Elf *elf, const char *name, uint64_t *value);
 /* The address of the first section `name` placed in memory (sh_addr != 0): 0, or -ENOENT. */
 int jitmap__elf_section_address(struct Elf *elf, const char *name, uint64_t *addr);
 
+/* -- Separate debug files (debugfile.c) --
+ *
+ * Where a stripped file's symbols are (GDB's search: by build ID under each debug directory,
+ * by .gnu_debuglink with its CRC, from debuginfod when DEBUGINFOD_URLS is set). */
+
+struct jitmap__debug_lookup {
+	/* Debug directories, ':'-separated (GDB's debug-file-directory); NULL: /usr/lib/debug. */
+	const char *dirs;
+	/* The root the file was read under (a core's sysroot, /proc/PID/root), the directories
+	 * tried under it first; NULL or "/": none. */
+	const char *root;
+	/* The build ID the process mapped (a core's copy of the first page); 0 bytes: the
+	 * file's own. A debug file with another is never used. */
+	const uint8_t *build_id;
+	size_t build_id_len;
+};
+/* The separate debug file of the ELF `elf` read from `path` (`how` may be NULL): an open
+ * descriptor (the caller closes it), its path in `found` (may be NULL); or -ENOENT. */
+int jitmap__debug_file_open(struct Elf *elf, const char *path,
+			    const struct jitmap__debug_lookup *how, char *found, size_t found_len);
+/* Data symbol `name` (STT_OBJECT) of the loaded file `elf` (read from `path`), else, when
+ * `elf` is stripped (no .symtab), of its separate debug file: 0 and *value, a link-time
+ * address as the file's own symbols are (the caller adds the load bias), and the debug
+ * file's path in `from` when it was found there ("" when in `elf`; `from` may be NULL); or
+ * -ENOENT. */
+int jitmap__file_data_symbol(struct Elf *elf, const char *path,
+			     const struct jitmap__debug_lookup *how, const char *name,
+			     uint64_t *value, char *from, size_t from_len);
+
 /* Build IDs (NT_GNU_BUILD_ID, "GNU" 3): the note that tells one build of a file from another.
  * Each returns the ID's length (at most JITMAP__MAX_BUILD_ID bytes, into `out`), or 0 when
  * there is none to be read: of an open ELF (its PT_NOTE segments); of the file at `path` (a
@@ -406,6 +435,7 @@ struct jitmap_core {
 	jitmap_byte_order order;
 	unsigned flags;
 	char *sysroot;
+	char *debug_dirs;  /* jitmap_core_opts.debug_dirs, or NULL */
 	struct jitmap__core_seg *segs; /* sorted by vaddr, not overlapping */
 	size_t nsegs;
 	jitmap_core_mapping_info *maps; /* sorted by start, not overlapping */
@@ -560,10 +590,12 @@ static inline const char *jitmap__base_name(const char *path)
 
 /* One file a core maps (NT_FILE's, or one the library placed without it), opened as `elf`
  * with its load bias (`bias_known` false when no mapping of its first page says where it is
- * loaded); or, for one that cannot be opened, `elf` NULL and `why` (strerror's words). A
- * nonzero return stops the walk. */
+ * loaded) and where its separate debug file is looked for (`debug`: the core's sysroot, debug
+ * directories and the build ID the core holds for it); or, for one that cannot be opened,
+ * `elf` NULL and `why` (strerror's words). A nonzero return stops the walk. */
 typedef int (*jitmap__core_file_fn)(void *ctx, const char *path, struct Elf *elf,
-				    bool bias_known, uint64_t bias, const char *why);
+				    bool bias_known, uint64_t bias, const char *why,
+				    const struct jitmap__debug_lookup *debug);
 /* Call `fn` for each file of the core that is ELF or cannot be opened (files the caller said
  * not to open, JITMAP_CORE_NO_FILES, are left out): 0, or what `fn` returned. */
 int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx);

@@ -29,10 +29,10 @@ static int check_opts(const jitmap_stopped_opts *opts, jitmap_stopped_opts *know
 		return 0;
 	if (opts->sz < sizeof(opts->sz))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_stopped_opts.sz is %zu", opts->sz);
-	if (!JITMAP__OPTS_VALID(opts, stack_bytes))
+	if (!JITMAP__OPTS_VALID(opts, debug_dirs))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_stopped_opts has fields this library "
 				    "does not know (set past byte %zu)",
-				    JITMAP__OFFSETOFEND(jitmap_stopped_opts, stack_bytes));
+				    JITMAP__OFFSETOFEND(jitmap_stopped_opts, debug_dirs));
 	memcpy(known, opts, opts->sz < sizeof(*known) ? opts->sz : sizeof(*known));
 	known->sz = sizeof(*known);
 	return 0;
@@ -79,7 +79,7 @@ jitmap_stopped *jitmap_stopped_open_core(const char *path, const jitmap_stopped_
 		return NULL;
 	JITMAP_OPTS(const jitmap_core_opts, co, .exe = o.exe, .sysroot = o.sysroot,
 		    .flags = o.flags & JITMAP_STOPPED_NO_FILES ? JITMAP_CORE_NO_FILES : 0,
-		    .interrupt = o.interrupt);
+		    .interrupt = o.interrupt, .debug_dirs = o.debug_dirs);
 	return wrap(jitmap_core_open(path, &co, err), NULL, err);
 }
 

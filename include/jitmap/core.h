@@ -49,6 +49,13 @@ typedef struct jitmap_core_opts {
 	/* Checked while a compressed core is decompressed: once it is nonzero (a signal handler
 	 * sets it), the open fails with EINTR ("interrupted"). NULL: never. */
 	const volatile sig_atomic_t *interrupt;
+	/* Where the separate debug files of stripped mapped files are looked for, ':'-separated
+	 * (GDB's debug-file-directory), each under `sysroot` first: by build ID
+	 * (DIR/.build-id/xx/yyyy.debug) and by .gnu_debuglink (DIR followed by the file's
+	 * folder); debuginfod too when DEBUGINFOD_URLS is set. A symbol a stripped file does not
+	 * have (jitmap_core_find_symbol, the JIT descriptor of jitmap_process_scan_core) is looked
+	 * up in its debug file, of the build ID the core holds for it. NULL: "/usr/lib/debug". */
+	const char *debug_dirs;
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core.c. */
 } jitmap_core_opts;
 
@@ -217,8 +224,9 @@ JITMAP_API int jitmap_core_placed_file(const jitmap_core *core, size_t i, const 
 
 /* -- Symbols -- */
 
-/* Every definition of data symbol `name` (STT_OBJECT) in the mapped files, moved by where
- * each file is loaded. Stores at most `max` addresses in `out` (and the file each is in, when
+/* Every definition of data symbol `name` (STT_OBJECT) in the mapped files (for a stripped
+ * one, in its separate debug file: jitmap_core_opts.debug_dirs), moved by where each file is
+ * loaded. Stores at most `max` addresses in `out` (and the file each is in, when
  * `files` is not NULL) and returns how many there are. A mapped file that cannot be opened
  * adds a warning. */
 JITMAP_API size_t jitmap_core_find_symbol(jitmap_core *core, const char *name, uint64_t *out,

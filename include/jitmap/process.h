@@ -78,6 +78,10 @@ typedef struct jitmap_process_opts {
 	uint64_t max_image;   /* a registered image larger than this is not read (256 MiB) */
 	uint64_t max_section; /* nor a stackmap section (256 MiB) */
 	unsigned flags;       /* JITMAP_PROCESS_* */
+	/* Where jitmap_process_scan_file looks for the separate debug file of a stripped file,
+	 * ':'-separated (GDB's debug-file-directory); NULL: "/usr/lib/debug". (A core's are
+	 * jitmap_core_opts.debug_dirs.) */
+	const char *debug_dirs;
 	/* A field added here: name it in JITMAP__OPTS_VALID in model/process.c. */
 } jitmap_process_opts;
 
@@ -120,7 +124,8 @@ JITMAP_API int jitmap_process_scan_object(jitmap_process *p, const char *path,
 					  uint64_t section_address);
 /* A file the process has loaded, its addresses moved by `bias` (0 for an executable at its
  * linked addresses): the JIT descriptor it defines, if any (the data symbol
- * JITMAP_JIT_DESCRIPTOR_SYMBOL of .symtab or .dynsym), is walked as
+ * JITMAP_JIT_DESCRIPTOR_SYMBOL of .symtab or .dynsym, or for a stripped file of its separate
+ * debug file, found as GDB finds it: jitmap_process_opts.debug_dirs), is walked as
  * jitmap_process_scan_descriptor walks one, `where` (NULL: `path`) naming it; its
  * .llvm_stackmaps, if it has one, is read as jitmap_process_scan_object reads one. A file that
  * cannot be opened or is not ELF adds nothing. For a tool that lists a process's modules

@@ -58,6 +58,7 @@ typedef struct jitmap_stopped_opts {
 	 * open under way fails with EINTR once it is nonzero (a process's threads let go). */
 	const volatile sig_atomic_t *interrupt;
 	size_t stack_bytes;  /* a process: jitmap_live_opts.stack_bytes (0: 1 MiB) */
+	const char *debug_dirs; /* a core: jitmap_core_opts.debug_dirs (NULL: /usr/lib/debug) */
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/stopped.c. */
 } jitmap_stopped_opts;
 

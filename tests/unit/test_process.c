@@ -355,7 +355,7 @@ static void test_hostile(void **state)
 	jitmap_process_opts padded;
 	memset(&padded, 0, sizeof(padded));
 	padded.sz = sizeof(padded);
-	const size_t end = offsetof(jitmap_process_opts, flags) + sizeof(padded.flags);
+	const size_t end = offsetof(jitmap_process_opts, debug_dirs) + sizeof(padded.debug_dirs);
 	if (end < sizeof(padded)) {
 		((unsigned char *)&padded)[end] = 1;
 		errno = 0;
