@@ -115,5 +115,9 @@ if [ $extras -eq 1 ]; then
     "$(dirname "$0")/setup-python.sh"
   "$(dirname "$0")/setup-lldb19.sh" >/dev/null ||
     echo "setup: LLDB 19 is not set up; the lldb19.* tests are skipped" >&2
+  # Debian's Mono with mono-sgen's debug file, for runtimes.mono (the system's apt: after the
+  # installs above, never beside them).
+  "$(dirname "$0")/setup-mono.sh" >/dev/null ||
+    echo "setup: Mono is not set up; runtimes.mono is skipped" >&2
 fi
 together
