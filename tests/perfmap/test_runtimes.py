@@ -22,6 +22,13 @@ While it waits, for the thread that runs those functions:
   node: MI's -stack-list-frames names them, `jitmap perf-map` lists the map;
 - a core written there (gcore): GDB with jitmap names none until `jitmap perf-map MAP`, then
   the same frames; jitmap-stack --perf-map MAP CORE the same;
+- every frame's module where its PC lies (tests/stack/module_truth.py reads /proc/PID/maps, a
+  core's NT_FILE and segments, and each file's program headers, without jitmap): a frame whose
+  PC is in anonymous memory (the runtime's JIT code) has no module, build_id nor
+  module_offset, in the JSON and the text, with and without the map, live, from the core and
+  from its small core (jitmap-core-handler --small); every other module_offset is the PC less
+  its file's load bias, inside the file's loaded segments; GDB's `bt` and LLDB's `bt` name no
+  file for such a frame;
 - node: LLDB alone unwinds them but names none; its `stackmap bt` names them; and a whole
   jitdump (node run again with --perf-prof too, to its end: V8 writes it in 4 KiB blocks)
   holds every compiled function of the map beside it, with the same range and name.
@@ -41,6 +48,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import livestacks  # noqa: E402
 from livestacks import name_at, perf_map  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "stack"))
+import module_truth as MT  # noqa: E402
 from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 3 or sys.argv[2] not in ("node", "jvm"):
@@ -165,6 +174,34 @@ def named_frames(frames):
     return [(int(f["pc"], 16), f["function"]) for f in frames if f.get("named_by")]
 
 
+def modules_right(what, obj, maps, text=None):
+    """Every frame of jitmap-stack's JSON `obj`: its module, build_id and module_offset where
+    its PC lies (module_truth); some frames in anonymous memory among them, none with a file's
+    identity; in its text (`text`, the same run's), no file named for those frames."""
+    wrong, seen = MT.check_frames(obj, maps)
+    anon = MT.anonymous_pcs(obj, maps)
+    check(not wrong and anon and seen["module"] > 3,
+          "%s: no frame in anonymous memory has a module (%d such frames: %d native, %d JIT); "
+          "every module_offset is the PC less its file's load bias (%d frames); first wrong: %s"
+          % (what, len(anon), seen["anonymous"], seen["jit"], seen["module"],
+             [(f["index"], f["pc"], f["module"], f["build_id"], f["module_offset"],
+               [w[:3] for w in want]) for f, want in wrong[:2]]))
+    if text is None:
+        return
+    pcs = {int(f["pc"], 16) for f in anon}
+    named = [line for line in text.splitlines()
+             if re.match(r"\s+#\d+\s+0x([0-9a-f]+) in ", line) and
+             int(line.split()[1], 16) in pcs and re.search(r" \((?!\[)[^()]*\)( \[guess\])?$", line)]
+    check(not named, "%s, text: no file named for a frame in anonymous memory: %s" % (
+        what, named[:3]))
+
+
+def stack_text(args):
+    r = subprocess.run([STACK] + args, capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "jitmap-stack %s: exit %d: %s" % (args, r.returncode, r.stderr))
+    return r.stdout
+
+
 def gdb_run(args):
     return livestacks.gdb_run(args, check)
 
@@ -209,10 +246,14 @@ def live(tmp):
                   f["source"] == {"kind": "perf-map", "path": mapfile}
                   for f in got if f.get("named_by")),
               "each is JIT code the perf map names, its source the map")
-        _, plain = stack_json(["--no-perf-maps", str(pid)], tid)
+        maps = MT.live_maps(pid)
+        modules_right("jitmap-stack PID", obj, maps, stack_text([str(pid)]))
+        plain_obj, plain = stack_json(["--no-perf-maps", str(pid)], tid)
         check(not named_frames(plain) and not any(f["function"] in map_names for f in plain
                                                   if f["jit"]),
               "jitmap-stack --no-perf-maps names none of them")
+        modules_right("jitmap-stack --no-perf-maps PID", plain_obj, maps,
+                      stack_text(["--no-perf-maps", str(pid)]))
         copy = os.path.join(tmp, "copy.map")
         shutil.copy(mapfile, copy)
         _, again = stack_json(["--no-perf-maps", "--perf-map", copy, str(pid)], tid)
@@ -220,18 +261,18 @@ def live(tmp):
               all(f["named_by"] == "perf map " + copy for f in again if f.get("named_by")),
               "--perf-map COPY names them again, from the copy")
         if shutil.which("gdb"):
-            gdb_live(pid, tid, truth, map_names, mapfile)
+            gdb_live(pid, tid, truth, map_names, mapfile, obj, maps)
             core = os.path.join(tmp, "core")
             g = subprocess.run(["gdb", "-nx", "-p", str(pid), "-batch", "-ex",
                                 "gcore " + core], capture_output=True, text=True, timeout=300)
             if os.path.exists(core):
-                cores(p, core, mapfile, tid, truth, map_names)
+                cores(p, core, mapfile, tid, truth, map_names, tmp)
                 os.unlink(core)
             else:
                 check(False, "gcore wrote a core: %s" % (g.stdout + g.stderr)[-1000:])
         lldb = shutil.which("lldb-16") or shutil.which("lldb")
         if lldb and RUNTIME == "node":
-            lldb_live(lldb, pid, truth)
+            lldb_live(lldb, pid, truth, obj, maps)
     finally:
         p.kill()
         p.wait()
@@ -239,7 +280,18 @@ def live(tmp):
             os.unlink(mapfile)
 
 
-def gdb_live(pid, tid, truth, map_names, mapfile):
+def no_file_named(what, out, frames_re, obj, maps):
+    """No frame of a debugger's backtrace `out` whose PC jitmap-stack's `obj` has in anonymous
+    memory names a file (`frames_re`: pc, and the file the line names or None)."""
+    anon = {int(f["pc"], 16) for f in MT.anonymous_pcs(obj, maps)}
+    lines = [(int(pc, 16), lib) for pc, lib in frames_re.findall(out)]
+    named = [(hex(pc), lib) for pc, lib in lines if pc in anon and lib]
+    check(anon & {pc for pc, _ in lines} and not named,
+          "%s: %d frames in anonymous memory, none shown with a file: %s" % (
+              what, len(anon & {pc for pc, _ in lines}), named[:3]))
+
+
+def gdb_live(pid, tid, truth, map_names, mapfile, obj, maps):
     """GDB alone, and GDB with jitmap, typed as a user types them."""
     alone = gdb_run(["-p", str(pid), "-ex", "thread apply all bt"])
     frames, text = gdb_thread(alone, tid, map_names)
@@ -249,6 +301,9 @@ def gdb_live(pid, tid, truth, map_names, mapfile):
         cmds += ["-ex", 'interpreter-exec mi "-enable-frame-filters"',
                  "-ex", 'interpreter-exec mi "-stack-list-frames"']
     out = gdb_run(["-p", str(pid)] + cmds)
+    # "#9  0x00007f... in NAME () from /usr/lib/...": the file GDB names for the PC
+    no_file_named("GDB with jitmap, bt", out,
+                  re.compile(r"^#\d+\s+0x([0-9a-f]+) in .*?(?: from (\S+))?$", re.M), obj, maps)
     frames, text = gdb_thread(out, tid, map_names)
     check(frames == truth, "GDB with jitmap names the frames as the map names eu-stack's:"
           "\n  %s\n  %s\n%s" % (frames, truth, text[-4000:]))
@@ -261,8 +316,9 @@ def gdb_live(pid, tid, truth, map_names, mapfile):
               "MI's -stack-list-frames (frame filters on) names the JS frame")
 
 
-def cores(p, core, mapfile, tid, truth, map_names):
-    """The core of the same stop: named once the map is given, not before."""
+def cores(p, core, mapfile, tid, truth, map_names, tmp):
+    """The core of the same stop: named once the map is given, not before; its small core
+    the same."""
     exe = os.readlink("/proc/%d/exe" % p.pid)
     source = ["-ex", "source " + JITMAP_GDB]
     before = gdb_run([exe, core] + source + ["-ex", "thread apply all bt"])
@@ -273,12 +329,31 @@ def cores(p, core, mapfile, tid, truth, map_names):
     frames, text = gdb_thread(bt, tid, map_names)
     check(frames == truth, "GDB on the core with `jitmap perf-map`: as live:\n  %s\n  %s" % (
         frames, truth))
-    _, got = stack_json(["--perf-map", mapfile, core], tid)
+    obj, got = stack_json(["--perf-map", mapfile, core], tid)
     check(named_frames(got) == truth, "jitmap-stack --perf-map on the core: %s" % (
         named_frames(got)))
+    maps = MT.core_maps(core)
+    modules_right("jitmap-stack --perf-map MAP CORE", obj, maps,
+                  stack_text(["--perf-map", mapfile, core]))
+    plain, _ = stack_json([core], tid)
+    modules_right("jitmap-stack CORE", plain, maps, stack_text([core]))
+    small = os.path.join(tmp, "small-core")
+    with open(small, "wb") as out:
+        r = subprocess.run([os.path.join(BUILD, "jitmap-core-handler"), "--small", "--from=" + core,
+                            "-q"], stdout=out, stderr=subprocess.PIPE, text=True, timeout=300)
+    check(r.returncode == 0, "jitmap-core-handler --small --from=CORE: %s" % r.stderr)
+    obj, got = stack_json(["--perf-map", mapfile, small], tid)
+    check(obj["process"]["small_core"] and named_frames(got) == truth,
+          "jitmap-stack --perf-map MAP SMALL-CORE names them as live: %s" % named_frames(got))
+    maps = MT.core_maps(small)
+    modules_right("jitmap-stack --perf-map MAP SMALL-CORE", obj, maps,
+                  stack_text(["--perf-map", mapfile, small]))
+    plain, _ = stack_json([small], tid)
+    modules_right("jitmap-stack SMALL-CORE", plain, maps)
+    os.unlink(small)
 
 
-def lldb_live(lldb, pid, truth):
+def lldb_live(lldb, pid, truth, obj, maps):
     """LLDB: its own bt unwinds the JS frames live but cannot name them; `stackmap bt`
     does."""
     env = dict(os.environ, JITMAP_LIBRARY=os.path.join(BUILD, "libjitmap.so"))
@@ -289,7 +364,11 @@ def lldb_live(lldb, pid, truth):
     alone = run(["bt"])
     check("frame #1" in alone and "jitmapInner" not in alone,
           "LLDB alone names no JS frame:\n%s" % alone[-2000:])
-    out = run(["command script import " + LLDB_ENTRY, "stackmap bt"])
+    out = run(["command script import " + LLDB_ENTRY, "bt", "stackmap bt"])
+    # "frame #9: 0x00007f... node`Builtins_...": the module LLDB names before the backquote
+    no_file_named("LLDB with jitmap, bt", out,
+                  re.compile(r"^\s*\*?\s*frame #\d+: 0x([0-9a-f]+)(?: ([^`\s]+)`)?", re.M), obj,
+                  maps)
     got = [(int(pc, 16), name) for pc, name in
            re.findall(r"^frame #\d+: 0x([0-9a-f]+) (JS:.*)$", out, re.M)]
     check(got == [(a, n) for a, n in truth if n.startswith("JS:")],

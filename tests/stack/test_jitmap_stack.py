@@ -15,9 +15,11 @@
 - cores: the statepoint and recursion programs in two threads, aborted once both hold: for
   every JIT frame, jitmap-stack's "stackmap" object equals GDB's `info stackmap -json` (less
   "frame") at the same thread and frame, with jitmap.gdb loaded; the GC roots' text;
-- what crash pipelines key on, live and on a core: each native frame's build_id is what
-  eu-readelf -n prints for its module's file, and module_offset plus the module's start
-  (/proc/PID/maps, eu-unstrip's for a core) is its pc; each JIT frame's source is its JIT entry;
+- what crash pipelines key on, live and on a core: each native frame's module is the file
+  whose loaded segment holds its PC, its build_id what eu-readelf -n prints for that file, and
+  module_offset its PC less the file's load bias (/proc/PID/maps or the core's NT_FILE, and the
+  file's program headers: module_truth.py); each JIT frame, in anonymous memory, has no
+  module, build_id nor offset, and its JIT entry as its source;
   code only a perf map names (the hostile inferior's good_fn, its descriptor unreadable) has
   the map as its source, and nothing without the map;
 - --max-frames and --max-threads: the frames and threads kept are the first of the whole
@@ -52,6 +54,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import modes as H  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import jsoncontract  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import module_truth as MT  # noqa: E402
 from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 2:
@@ -99,7 +103,6 @@ if not GDB or not EU_STACK:
 
 WORK = tempfile.mkdtemp(prefix="jitmap-stack-test.")
 READELF = shutil.which("eu-readelf") or shutil.which("readelf")
-EU_UNSTRIP = shutil.which("eu-unstrip")
 
 
 # -- What crash pipelines key on: build IDs and module offsets --
@@ -115,58 +118,35 @@ def file_build_id(path):
     return _build_ids[path]
 
 
-def maps_modules(pid):
-    """{file's base name: (lowest address it is mapped at, path)} from /proc/PID/maps."""
-    mods = {}
-    with open("/proc/%d/maps" % pid) as f:
-        for line in f:
-            parts = line.split(None, 5)
-            if len(parts) == 6 and parts[5].startswith("/"):
-                path = parts[5].strip()
-                lo = int(parts[0].split("-")[0], 16)
-                name = os.path.basename(path)
-                if name not in mods or lo < mods[name][0]:
-                    mods[name] = (lo, path)
-    return mods
-
-
-def core_modules(core):
-    """The same for a core, from eu-unstrip -n --core: START+SIZE ID@ADDR FILE DEBUG NAME."""
-    mods = {}
-    for line in run([EU_UNSTRIP, "-n", "--core", core]).stdout.splitlines():
-        parts = line.split()
-        if len(parts) < 5:
-            continue
-        path = parts[2] if parts[2].startswith("/") else parts[4]
-        if path.startswith("/"):
-            mods[os.path.basename(parts[4])] = (int(parts[0].split("+")[0], 16), path)
-    return mods
-
-
-def module_ids(what, d, modules):
-    """Every native frame of jitmap-stack's JSON `d`: build_id is what readelf -n prints for
-    its module's file, module_offset + the module's start is its pc (`modules`: maps_modules or
-    core_modules); every JIT frame: neither, and a JIT entry as its source."""
+def module_ids(what, d, maps):
+    """Every native frame of jitmap-stack's JSON `d`: its module is the file whose loaded
+    segment holds its PC, build_id is what readelf -n prints for that file, and module_offset
+    is the PC less the file's load bias (`maps`: module_truth's live_maps or core_maps, read
+    without jitmap); every JIT frame, in anonymous memory: no module, build_id nor offset, and
+    a JIT entry as its source."""
     frames = [f for t in d["threads"] for f in t["frames"]]
     wrong, seen = [], set()
     for f in frames:
         if f["jit"]:
-            if (f["build_id"], f["module_offset"], f["source"]) != (
-                    None, None, {"kind": "jit-entry", "path": None}) or not f["jit_entry"]:
+            if (f["module"], f["build_id"], f["module_offset"], f["source"]) != (
+                    None, None, None, {"kind": "jit-entry", "path": None}) or not f["jit_entry"]:
                 wrong.append(f)
             continue
-        start, path = modules.get(f["module"], (None, None))
-        if (start is None or f["source"] is not None or f["module_offset"] is None or
-                int(f["module_offset"], 16) + start != int(f["pc"], 16) or
-                not file_build_id(path) or f["build_id"] != file_build_id(path)):
-            wrong.append(dict(f, want=(hex(start) if start is not None else None, path,
-                                       path and file_build_id(path))))
+        want = MT.expected(maps, f)
+        got = (f["module"], f["build_id"], f["module_offset"])
+        path = next((w[3][1] for w in want if w[:3] == got and w[0]), None)
+        if (f["source"] is not None or not path or not file_build_id(path) or
+                f["build_id"] != file_build_id(path)):
+            wrong.append(dict(f, want=[w[:3] for w in want]))
         else:
             seen.add(f["module"])
-    check(len(seen) >= 2 and any(f["jit"] for f in frames) and not wrong,
-          "%s: native frames' build_id as readelf -n says and module_offset + start = pc "
-          "(modules %s), JIT frames' source their JIT entry (first wrong: %s)" % (
-              what, sorted(seen), json.dumps(wrong[:1])[:800]))
+    anon = MT.anonymous_pcs(d, maps)
+    check(len(seen) >= 2 and any(f["jit"] for f in frames) and not wrong and anon and
+          all(f["jit"] for f in anon),
+          "%s: native frames' build_id as readelf -n says and module_offset = pc less the load "
+          "bias (modules %s), JIT frames (%d in anonymous memory) no module and their JIT entry "
+          "as source (first wrong: %s)" % (what, sorted(seen), len(anon),
+                                           json.dumps(wrong[:1])[:800]))
 
 
 # -- Live --
@@ -229,7 +209,7 @@ def live():
             check(all("error" not in f for f in t["frames"]),
                   "live: thread %d: no frame says unwinding failed" % t["tid"])
         check(len(entries) == 1, "live: one JIT entry for every JIT frame (%s)" % entries)
-        module_ids("live", d, maps_modules(pid))
+        module_ids("live", d, MT.live_maps(pid))
 
         # The text output, and --values: record 400's values at each recurse frame.
         r = run([STACK, "--values", str(pid)])
@@ -388,10 +368,7 @@ def cores():
     core_parity("recursion", ["--program", "recursion", "--depth", "5"],
                 ["recurse", "recursion_main"])
     crash_reporter(core, sp_doc)
-    if EU_UNSTRIP:
-        module_ids("statepoint core", sp_doc, core_modules(core))
-    else:
-        check(False, "eu-unstrip (elfutils) is missing")
+    module_ids("statepoint core", sp_doc, MT.core_maps(core))
     limits(core, sp_doc)
     return core
 
