@@ -140,7 +140,11 @@ typedef int (*jitmap_stack_frame_fn)(void *ctx, const jitmap_stack_frame *frame)
  *
  * Each step is first asked of the methods that prove it (JITMAP_UNWIND_PROVEN, a native
  * step by CFI); only when none does is a guess taken, and every frame from there on is
- * `guessed`. */
+ * `guessed`. A proof holds only if what it found is a return address: after a call (the
+ * unwinder's check), in executable code (`code_at`, when given), or a runtime's
+ * continuation at a code range's first byte; a method whose answer is not one is asked no
+ * more for that step, and the next one runs (docs/unwinding.md, "Proven steps and
+ * guesses"). */
 JITMAP_API int jitmap_stacker_walk(jitmap_stacker *st, const jitmap_frame_regs *regs,
 				   jitmap_stack_frame_fn fn, void *ctx);
 
