@@ -120,7 +120,7 @@ def main():
               "stackmap": None}
     jit = dict(native, module=None, build_id=None, module_offset=None, jit_entry="0x5000",
                jit=True, source={"kind": "jit-entry", "path": None}, unwound_by="cfi")
-    proc = {"pid": 1, "live": True, "core": None, "name": None, "arch": "x86-64",
+    proc = {"pid": 1, "ns_pid": 1, "live": True, "core": None, "name": None, "arch": "x86-64",
             "jit_descriptors": 1, "jit_entries": 1, "jit_entries_read": 1, "error": None,
             "perf_maps": [], "small_core": None}
     stack = {"process": proc, "threads": [{"tid": 1, "name": None, "frames": [native, jit],
