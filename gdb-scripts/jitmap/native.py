@@ -133,7 +133,8 @@ def read_mem_callback(read, interrupted=None):
 class ProcessOpts(ctypes.Structure):
     """jitmap_process_opts (process.h): sized."""
     _fields_ = [("sz", c_size), ("max_entries", c_size), ("max_image", c_u64),
-                ("max_section", c_u64), ("flags", ctypes.c_uint)]
+                ("max_section", c_u64), ("flags", ctypes.c_uint),
+                ("debug_dirs", c_char_p)]
 
 
 class SourceInfo(ctypes.Structure):
@@ -172,7 +173,7 @@ class CoreMemoryInfo(ctypes.Structure):
 class CoreOpts(ctypes.Structure):
     """jitmap_core_opts (core.h): sized."""
     _fields_ = [("sz", c_size), ("exe", c_char_p), ("sysroot", c_char_p),
-                ("flags", ctypes.c_uint), ("interrupt", c_void_p)]
+                ("flags", ctypes.c_uint), ("interrupt", c_void_p), ("debug_dirs", c_char_p)]
 
     def __init__(self, flags=0):
         super().__init__(ctypes.sizeof(CoreOpts), None, None, flags, None)
@@ -279,7 +280,7 @@ class StoppedOpts(ctypes.Structure):
     _fields_ = [("sz", c_size), ("exe", c_char_p), ("sysroot", c_char_p),
                 ("max_threads", c_size), ("flags", ctypes.c_uint),
                 ("max_rounds", ctypes.c_uint), ("interrupt", c_void_p),
-                ("stack_bytes", c_size)]
+                ("stack_bytes", c_size), ("debug_dirs", c_char_p)]
 
     def __init__(self, **kw):
         super().__init__(ctypes.sizeof(StoppedOpts), **kw)
