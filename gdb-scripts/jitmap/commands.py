@@ -58,6 +58,7 @@ Frame objects are :mod:`model`'s (``level``, ``pc``, ``function``, ``read_regist
 ``add_image(source, data, functions)`` for ``load-images``.
 """
 import ctypes
+import errno
 import os
 import re
 import stat
@@ -607,6 +608,8 @@ def _run_core(ctx, opts, args):
         st = os.stat(path)
     except OSError as e:
         raise CommandError("%s: %s: %s" % (ctx.who, path, e.strerror)) from None
+    if stat.S_ISDIR(st.st_mode):  # the debugger would close the core it has, then refuse
+        raise CommandError("%s: %s: %s" % (ctx.who, path, os.strerror(errno.EISDIR)))
     head = b""
     if stat.S_ISREG(st.st_mode):  # opening a FIFO would wait for a writer
         try:
@@ -662,6 +665,9 @@ def _run_break(ctx, opts, args):
         if not 0 <= ids[-1] < 1 << 64:
             raise CommandError("%s: record IDs are 64-bit unsigned numbers" % ctx.who)
     if "delete" in opts:
+        if not ids:
+            raise CommandError("%s: %s needs the record IDs to stop watching (Usage: %s)" % (
+                ctx.who, ctx.spelled("delete"), ctx.command.usage(dbg.name)))
         for rid in ids:
             if s.watched.pop(rid, None) is None:
                 raise CommandError("%s: record %d is not watched" % (ctx.who, rid))
@@ -698,6 +704,8 @@ def _run_perf_map(ctx, opts, args):
     lines = []
     for path in args:
         path = os.path.expanduser(path)
+        if os.path.isdir(path):
+            raise CommandError("%s: %s: %s" % (ctx.who, path, os.strerror(errno.EISDIR)))
         probe = perfmaps.PerfMaps()
         try:
             n = probe.add_file(path)

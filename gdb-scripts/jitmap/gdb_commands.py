@@ -100,7 +100,12 @@ def _define(command):
         gdb.Command.__init__(self, name, category)
 
     def complete(self, text, word):
-        return _complete_flags(flags, text, word) if flags else []
+        got = _complete_flags(flags, text, word) if flags else []
+        if not got and "FILE" in command.usage("gdb"):
+            token = "" if not text or text[-1:].isspace() else text.split()[-1]
+            if not token.startswith("-"):
+                return gdb.COMPLETE_FILENAME
+        return got
 
     @_guard
     def invoke(self, arg, from_tty):
@@ -117,7 +122,7 @@ def _define(command):
 
 
 class Jitmap(gdb.Command):
-    """jitmap: stackmaps of JIT code (verify, break, status, refresh).
+    """jitmap: stackmaps of JIT code (core, perf-map, status, verify, break, refresh).
 
 Usage: jitmap SUBCOMMAND ..."""
 
@@ -125,6 +130,12 @@ Usage: jitmap SUBCOMMAND ..."""
         super().__init__("jitmap", gdb.COMMAND_STACK, prefix=True)
 
     def invoke(self, arg, from_tty):
+        # GDB calls a Python prefix that has an invoke for every word that is not one of its
+        # subcommands: refuse it as GDB's own prefixes do (`info bogus`), so that a batch run
+        # sees the failure. Alone, the prefix lists its subcommands, as `info` does.
+        words = (arg or "").split()
+        if words:
+            raise gdb.GdbError('Undefined jitmap command: "%s".  Try "help jitmap".' % words[0])
         gdb.execute("help jitmap", from_tty)
 
 
@@ -195,6 +206,16 @@ as statepoints, under none they are. A comma-separated list of numbers; empty fo
 # -- Convenience functions --
 
 
+def _integral(value):
+    """Whether a gdb.Value is a whole number (an integer, character, boolean or enum)."""
+    try:
+        code = value.type.strip_typedefs().code
+    except gdb.error:
+        return False
+    return code in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_BOOL,
+                    gdb.TYPE_CODE_ENUM)
+
+
 class StackmapValue(gdb.Function):
     """$_stackmap(N): the value of location N of the stackmap record at the selected frame.
 
@@ -207,11 +228,12 @@ when the value is unavailable (the reason is given) or the frame is not at a rec
         super().__init__("_stackmap")
 
     @_guard
-    def invoke(self, index):
-        try:
-            n = int(index)
-        except (gdb.error, ValueError):
-            raise gdb.GdbError("$_stackmap: the argument is a location number") from None
+    def invoke(self, *args):
+        # GDB passes what the user wrote, any number of values of any type.
+        if len(args) != 1 or not _integral(args[0]):
+            raise gdb.GdbError("$_stackmap: one argument, a location number of the record at "
+                               "the selected frame (Usage: print $_stackmap(N))")
+        n = int(args[0])
         kind, size, v = C.location_value(GDB, n)
         if kind == "direct":
             return gdb.Value(v).cast(gdb.lookup_type("void").pointer())
@@ -229,7 +251,9 @@ Usage: print $_stackmap_id()"""
         super().__init__("_stackmap_id")
 
     @_guard
-    def invoke(self):
+    def invoke(self, *args):
+        if args:
+            raise gdb.GdbError("$_stackmap_id: no argument (Usage: print $_stackmap_id())")
         rid = C.record_id(GDB)
         if rid is None:
             return gdb.Value(-1).cast(gdb.lookup_type("long"))

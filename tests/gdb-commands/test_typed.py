@@ -27,6 +27,7 @@ import codecs
 import os
 import re
 import select
+import shutil
 import subprocess
 import sys
 import time
@@ -603,6 +604,171 @@ def handjit_mi():
     got = [(v["name"], bits(v["value"])) for v in variables["variables"]]
     want = [("loc%d" % i, int(t["local%d" % i]) & ((1 << 64) - 1)) for i in range(6)]
     check(got == want, "handjit MI: frame 1's variables %s, the program's %s" % (got, want))
+
+
+# -- Misuse, and jitmap before it is on --
+#
+# On the producer's minimal JIT (examples/producer-minimal: jit_answer keeps the VM value 42 in
+# rbx across its call to runtime_safepoint, record 1 at the call's return address) and a core
+# of it that GDB writes.
+
+MINIMAL = os.path.join(ENV.build, "examples", "producer-minimal", "jitmap-producer-minimal")
+STUB = os.path.join(ENV.build, "share", "jitmap", "gdbinit.d", "jitmap.py")
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_minimal = {}
+
+
+def session(name, args, pre=(), jitmap=True):
+    """`gdb -batch -nx` with `pre` (-iex ...) and `args`: (exit status, whole output)."""
+    where = ENV.dir(name)
+    argv = [GDB, "-batch", "-nx"]
+    for line in SETUP + (["source " + JITMAP_GDB] if jitmap else []):
+        argv += ["-iex", line]
+    try:
+        p = subprocess.run(argv + list(pre) + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, cwd=where, stdin=subprocess.DEVNULL,
+                           timeout=T.TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise T.Fail("%s: GDB did not finish in %d s (a hang)" % (name, T.TIMEOUT))
+    text = p.stdout.decode("utf-8", "replace")
+    with open(os.path.join(where, "gdb.out"), "a") as f:
+        f.write(text)
+    return p.returncode, text
+
+
+def minimal_core():
+    """(core, the VM value) of the minimal JIT stopped in runtime_safepoint: a core GDB wrote
+    there (with GDB alone), and `v` as the program's debug information gives it."""
+    ENV.need(MINIMAL, "jitmap-producer-minimal")
+    if not _minimal or not os.path.exists(_minimal["core"]):  # the runner drops passed tests' cores
+        core = os.path.join(ENV.dir("minimal-core"), "minimal.core")
+        _, text = session("minimal-core", ["-ex", "break runtime_safepoint", "-ex", "run",
+                                           "-ex", "print/d v", "-ex", "gcore " + core,
+                                           "-ex", "kill", MINIMAL], jitmap=False)
+        m = re.search(r"^\$1 = (\d+)$", text, re.M)
+        check(m and os.path.exists(core), "minimal: no core or no value of v:\n" + text)
+        _minimal.update(core=core, v=int(m.group(1)))
+    return _minimal["core"], _minimal["v"]
+
+
+# Each misuse alone in a batch session, so that GDB's exit status is its own: (tag, command,
+# words of the error). Each gave no error before (help and exit 0, or silence) or an
+# "internal error ... please report it".
+MISUSE = [
+    ("stackmap-no-arg", "print $_stackmap()", "$_stackmap: one argument"),
+    ("stackmap-two-args", "print $_stackmap(1, 2)", "$_stackmap: one argument"),
+    ("stackmap-string", 'print $_stackmap("x")', "$_stackmap: one argument"),
+    ("stackmap-struct", "print $_stackmap($_siginfo)", "$_stackmap: one argument"),
+    ("stackmap-id-arg", "print $_stackmap_id(1)", "$_stackmap_id: no argument"),
+    ("prefix-bogus", "jitmap bogus",
+     'Undefined jitmap command: "bogus".  Try "help jitmap".'),
+    ("break-delete-alone", "jitmap break -d",
+     "jitmap break: -d needs the record IDs to stop watching (Usage: jitmap break"),
+    ("perf-map-dir", "jitmap perf-map /", "jitmap perf-map: /: Is a directory"),
+    ("perf-map-refused", "jitmap perf-map {bad}", "jitmap perf-map: {bad}: "),
+]
+
+
+@RUN.test
+def misuse_errors():
+    """Each misuse of jitmap's commands and convenience functions is a GDB error with a usage
+    sentence: exit status 1 under `gdb -batch`, no "internal error", no traceback. The
+    negative controls: the same session's good uses exit 0 with the program's value."""
+    core, v = minimal_core()
+    bad = os.path.join(ENV.dir("misuse"), "bad.dump")
+    with open(bad, "wb") as f:  # a jitdump header cut short: the library refuses it
+        f.write(b"JiTD\x01\x00\x00\x00")
+    wrong = []  # every case is tried, and all that fail are told
+    for tag, command, words in MISUSE:
+        command, words = command.format(bad=bad), words.format(bad=bad)
+        rc, text = session("misuse-" + tag, ["-ex", "frame 1", "-ex", command, MINIMAL, core])
+        said = [b for b in T.BAD_OUTPUT if b in text]
+        if rc != 1 or words not in text or said:
+            wrong.append("`%s`: exit %d (1 wanted), %r wanted%s; it printed:\n%s" % (
+                command, rc, words, ", %r printed" % said if said else "",
+                text.split("\n#1 ", 1)[-1]))
+    check(not wrong, "misuse:\n" + "\n".join(wrong))
+    for command, want in (("print $_stackmap(0)", r"^\$1 = %d$" % v),
+                          ("print $_stackmap_id()", r"^\$1 = 1$"),
+                          ("jitmap break", r"^No record IDs are watched\.$")):
+        rc, text = session("misuse-good", ["-ex", "frame 1", "-ex", command, MINIMAL, core])
+        clean(text, "good use")
+        check(rc == 0 and re.search(want, text, re.M),
+              "good use: `%s` exits %d, %r wanted:\n%s" % (command, rc, want, text))
+
+
+@RUN.test
+def core_dir_keeps_core():
+    """`jitmap core DIR` is refused before GDB closes the core it debugs: the next command
+    still reads it."""
+    core, v = minimal_core()
+    rc, text = session("core-dir", ["-ex", "jitmap core /", "-ex", "frame 1",
+                                    "-ex", "print $_stackmap(0)", MINIMAL, core])
+    clean(text, "jitmap core DIR")
+    check("jitmap core: /: Is a directory" in text and
+          re.search(r"^\$1 = %d$" % v, text, re.M),
+          "jitmap core DIR: refused, the core still open:\n" + text)
+
+
+def auto_load_dir():
+    """An auto-load scripts directory with libjitmap-producer's script as the packages install
+    it (gdb-scripts/auto-load.py.in, named after the library's real file)."""
+    lib = os.path.realpath(os.path.join(ENV.build, "libjitmap-producer.so"))
+    top = ENV.dir("auto-load")
+    dest = os.path.join(top, lib.lstrip("/") + "-gdb.py")
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    with open(os.path.join(SOURCE, "gdb-scripts", "auto-load.py.in")) as f:
+        text = f.read().replace("@JITMAP_GDB_SCRIPT@", JITMAP_GDB)
+    with open(dest, "w") as f:
+        f.write(text)
+    return ["-iex", "set auto-load scripts-directory " + top, "-iex", "set auto-load safe-path /"]
+
+
+@RUN.test
+def stub_and_auto_load_script():
+    """The system gdbinit script (auto-load of jitmap) and libjitmap-producer's auto-load
+    script together, as the packages install them: `gdb PROG CORE` and `run` print nothing
+    but GDB's and jitmap's own lines (GDB 13 printed "Python Exception <class
+    'SystemError'>: <method 'disconnect' ...>" when the stub disconnected its handlers a
+    second time), and jitmap is on (record 1's value)."""
+    ENV.need(STUB, "the system gdbinit script")
+    core, v = minimal_core()
+    pre = ["-ix", STUB] + auto_load_dir()
+    for name, args in (
+            ("core", ["-ex", "info stackmap 1", MINIMAL, core]),
+            ("run", ["-ex", "break runtime_safepoint", "-ex", "run", "-ex", "info stackmap 1",
+                     "-ex", "kill", MINIMAL])):
+        rc, text = session("stub-" + name, args, pre, jitmap=False)
+        clean(text, "stub and auto-load script, " + name)
+        check(rc == 0 and re.search(r"^ +#0 +register +rbx +size 8 +%d$" % v, text, re.M),
+              "stub and auto-load script, %s: record 1 shows rbx = %d:\n%s" % (name, v, text))
+
+
+@RUN.test
+def stub_core_compressed():
+    """With only the system gdbinit script, `jitmap core CORE.zst` before jitmap is on (GDB
+    cannot open the core, so no file with the JIT descriptor arrives to turn it on): jitmap
+    loads, opens it, and `info stackmap` answers; `help jitmap` lists `jitmap core` before.
+    Negative control: without the script, `jitmap` is an undefined command."""
+    ENV.need(STUB, "the system gdbinit script")
+    core, v = minimal_core()
+    packed = os.path.join(ENV.dir("stub-zst"), "minimal.core.zst")
+    zstd = shutil.which("zstd")
+    if zstd is None:
+        raise T.Skip("no zstd")
+    subprocess.run([zstd, "-q", "-f", core, "-o", packed], check=True)
+    args = ["-ex", "help jitmap", "-ex", "jitmap core " + packed, "-ex", "info stackmap 1",
+            MINIMAL]
+    rc, text = session("stub-zst", args, ["-ix", STUB], jitmap=False)
+    clean(text, "stub, jitmap core CORE.zst")
+    check(re.search(r"^jitmap core -- ", text, re.M),
+          "stub: help jitmap lists jitmap core before jitmap is on:\n" + text)
+    check(rc == 0 and "is a zstd-compressed core: opened" in text and
+          re.search(r"^ +#0 +register +rbx +size 8 +%d$" % v, text, re.M),
+          "stub: jitmap core CORE.zst opens it, record 1 shows rbx = %d:\n%s" % (v, text))
+    rc, text = session("stub-zst-negative", args, jitmap=False)
+    check(rc == 1 and 'Undefined command: "jitmap"' in text,
+          "stub negative control: without the script, jitmap is undefined:\n" + text)
 
 
 sys.exit(RUN.run(ENV))

@@ -215,6 +215,34 @@ def no_process():
     check(s.get("reimport")["ok"], "importing twice: %s" % s.get("reimport")["err"])
 
 
+@test
+def misuse():
+    """Misuse is an error with a sentence, as in GDB (tests/gdb-commands/test_typed.py
+    misuse_errors): an unknown subcommand, `stackmap break --delete` with no ID (it said
+    nothing), a directory given as a core or a perf map. Negative control: the same command
+    used right succeeds."""
+    ENV.need_demo()
+    s = LLDB.session("misuse", [
+        dump("bogus", "stackmap bogus"),
+        dump("delete-short", "stackmap break -d"),
+        dump("delete", "stackmap break --delete"),
+        dump("core-dir", "stackmap core /"),
+        dump("perf-map-dir", "stackmap perf-map /"),
+        dump("good", "stackmap break"),
+    ], ENV.demo)
+    for tag, words in (("bogus", "bogus"),
+                       ("delete-short", "--delete needs the record IDs to stop watching "
+                                        "(Usage: stackmap break"),
+                       ("delete", "--delete needs the record IDs"),
+                       ("core-dir", "stackmap core: /: Is a directory"),
+                       ("perf-map-dir", "stackmap perf-map: /: Is a directory")):
+        r = s.get(tag)
+        check(not r["ok"] and words in r["err"] and "internal error" not in r["err"],
+              "misuse: %s: %r wanted: %r" % (tag, words, r))
+    r = s.get("good")
+    check(r["ok"], "misuse: `stackmap break` lists the watched IDs: %r" % r)
+
+
 # -- The hostile inferior --
 
 
