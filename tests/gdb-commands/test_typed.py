@@ -20,6 +20,12 @@ runtime's interpreter frames given through the names API) and the hand-written J
 "Python Exception" and no traceback anywhere in any session's output. Negative controls: the
 same sessions without jitmap show no interpreter frame and no record value.
 
+And on the producer's minimal JIT and a core of it: each misuse of a command or convenience
+function alone in `gdb -batch` (exit 1 with a usage sentence, never "internal error"); the
+system gdbinit script with libjitmap-producer's auto-load script, as the packages install them
+(a core and a run print only GDB's and jitmap's lines); `jitmap core CORE.zst` through that
+script before jitmap is on.
+
 Prints one line per test and a summary; exits 0 when all pass, 1 when any fails, 77 (skip)
 when gdb (GDB_EXEC) or the programs are missing.
 """
