@@ -291,8 +291,12 @@ int jitmap_stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exac
 		*caller_exact = n->caller_exact;
 		/* Not by CFI (libdwfl's frame-pointer rule): why, for the guess the library marks. */
 		GElf_Addr bias;
+		const struct native_name *nn = out->method != JITMAP_UNWIND_CFI
+			? jitmap_stack_native_name(n->t, n->initial.pc) : NULL;
 		if (out->method != JITMAP_UNWIND_CFI && why_len)
-			snprintf(why, why_len, "native: %s", dwfl_module_getelf(m, &bias)
+			snprintf(why, why_len, "native: %s",
+				 nn && !nn->in_module ? "the PC is in no module (memory no file backs)"
+				 : dwfl_module_getelf(m, &bias)
 				 ? "no CFI of its module covers this PC"
 				 : "its module's file is missing, or is not the one the process mapped");
 		return 0;
