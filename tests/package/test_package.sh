@@ -3,7 +3,9 @@
 # (scripts/package.sh), installs them with apt-get, builds the producer example against the
 # installed libjitmap-producer (pkg-config), and runs it under GDB with no `source` line: GDB's
 # auto-load must bring jitmap (`info stackmap` answers with the record's value), and with
-# auto-load off it must not (the negative control). Then purges the packages and checks that
+# auto-load off it must not (the negative control); GDB's paths after a crash (run, core,
+# attach, compressed core) with both installed scripts print only GDB's and jitmap's own lines
+# (test_installed_gdb.py). Then purges the packages and checks that
 # every file they installed is gone. It changes the machine (it installs into /usr): scripts/test.sh
 # runs it as a phase of its own, on CI's fresh machine; it needs root or sudo, and exits 77
 # (skipped) without them.
@@ -106,6 +108,16 @@ else
   bad "negative control: with auto-load off, GDB has no info stackmap:
 $out"
 fi
+# The paths a user takes after a crash, with both scripts the packages install (GDB's system
+# gdbinit directory, so -nh, and libjitmap-producer's auto-load script): a run, a core, an
+# attach, a compressed core opened with `jitmap core`; each prints nothing but GDB's and
+# jitmap's own lines, and shows the record (test_installed_gdb.py says how).
+out=$(/usr/bin/python3 "$top/tests/package/test_installed_gdb.py" "$work" "$work/minimal" 2>&1)
+rc=$?
+echo "$out"
+pass=$((pass + $(grep -c '^ok: ' <<<"$out")))
+fail=$((fail + $(grep -c '^FAIL: ' <<<"$out")))
+[ $rc -eq 0 ] || grep -q '^FAIL: ' <<<"$out" || bad "tests/package/test_installed_gdb.py exits $rc"
 # Any program with JIT code, with no source line (GDB's system gdbinit directory; -nh skips
 # only ~/.gdbinit): LLVM's lli-14 stopped in usleep under its JIT code.
 [ -f /etc/gdb/gdbinit.d/jitmap.py ] && ok "/etc/gdb/gdbinit.d/jitmap.py installed" ||
