@@ -20,8 +20,9 @@ class Runtime:
         return shutil.which("node")
 
     def start(self, tmp, exe):
+        # malloc's arenas kept few: gcore writes even their reserved ranges into the core
         return [exe, "--perf-basic-prof", "--interpreted-frames-native-stack",
-                os.path.join(HERE, "node_prog.js"), "120"], None
+                os.path.join(HERE, "node_prog.js"), "120"], dict(os.environ, MALLOC_ARENA_MAX="2")
 
     def truth(self, tmp, stdout):
         return [[line[len("frame "):] for line in stdout.splitlines()
