@@ -317,6 +317,20 @@ def judge(frames, truth, ranges):
     return counts, notes
 
 
+def control(frames, stack, ranges, what):
+    """The negative control: the same frames against the truth with its two innermost named
+    frames swapped count a wrong frame (the judgement can fail)."""
+    kept = [k for k in (R.key(f["name"]) for f in frames) if k is not None]
+    named = sorted(j for _, j in align(kept, stack))
+    if len(named) < 2 or stack[named[0]] & stack[named[1]]:
+        return
+    swapped = list(stack)
+    swapped[named[0]], swapped[named[1]] = stack[named[1]], stack[named[0]]
+    counts, _ = judge(frames, swapped, ranges)
+    check(counts["wrong"] > 0, "%s: the control (two frames of the truth swapped) counts a "
+          "wrong frame" % what)
+
+
 def best_thread(threads, stack):
     """The thread whose frames match most of this stack of the truth."""
     best = (0, None)
@@ -397,6 +411,7 @@ def condition(cond, cells):
                     cell.setdefault("notes", []).extend(notes)
                 check(not counts["wrong"], "%s, %s, stack %d (thread %s): %d wrong:\n  %s\n%s"
                       % (cond, tool, n, tid, counts["wrong"], "\n  ".join(notes), show(frames)))
+                control(frames, stack, p.ranges, "%s, %s, stack %d" % (cond, tool, n))
             cell.update(total)
             say("%s, %s: %d of %d named, %d guessed, %d missing, %d wrong (%.1f s)" % (
                 cond, tool, total["named"], total["truth"], total["guessed"], total["missing"],
