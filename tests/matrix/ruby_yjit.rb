@@ -13,8 +13,8 @@
 #   the innermost blocked in Thread::Queue#pop; its stack is the main thread's
 #   Thread#backtrace_locations of it once it is blocked there;
 # - "plain": plain nested method calls, blocked likewise, its stack taken likewise;
-# - "spin": nested calls, the innermost spinning in a loop (its stack is read while it runs):
-#   it prints its own (caller_locations) before it spins.
+# - "spin": a call through an Array#each block, the innermost spinning in a loop (its stack is
+#   read while it runs): it prints its own (caller_locations) before it spins.
 #
 # Each chain runs once first without stopping, so that its methods and blocks are compiled
 # before the stacks are read. Then a line "ready"; the process stays put until killed.
@@ -73,27 +73,33 @@ def spin_inner(hold)
 end
 
 def spin_outer(hold)
-  spin_inner(hold) + 1
+  [hold].each { |h| spin_inner(h) }
 end
 
-work = {
-  "each" => ->(hold) { each_outer(hold) },
-  "plain" => ->(hold) { plain_outer(hold) },
-  "spin" => ->(hold) { spin_outer(hold) },
-}
-# Warm up: every chain once, to its end, in the thread kind that will hold it.
-work.each_value { |w| Thread.new { w.call(false) }.join }
-threads = work.map do |name, w|
-  Thread.new do
-    Thread.current.name = name
-    w.call(true)
+def body(name, hold)
+  case name
+  when "each" then each_outer(hold)
+  when "plain" then plain_outer(hold)
+  else spin_outer(hold)
   end
 end
+
+def start(name, hold)
+  Thread.new do
+    Thread.current.name = name if hold
+    body(name, hold)
+  end
+end
+
+names = %w[each plain spin]
+# Warm up: every chain once, to its end, in a thread as the one that will hold it.
+names.each { |name| start(name, false).join }
+threads = names.map { |name| start(name, true) }
 # "each" and "plain" say they are about to block; once blocked in Queue#pop, the main thread
 # reads their stacks.
 2.times do
   name = TOLD.pop
-  t = threads[work.keys.index(name)]
+  t = threads[names.index(name)]
   sleep 0.01 until t.status == "sleep" && t.backtrace_locations&.first&.label == "pop"
   puts stack_line(name, t.backtrace_locations)
 end
