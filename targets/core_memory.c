@@ -104,6 +104,28 @@ static bool other_build(jitmap_core *c, size_t i, int fd)
 	return true;
 }
 
+/* The build the process mapped, fetched from debuginfod (when DEBUGINFOD_URLS is set) where
+ * the file at its path is gone or another build: GDB and libdwfl read such a core's code the
+ * same way, and a step's proof needs the bytes before a return address. -2 when none. */
+static int fetched_build(jitmap_core *c, size_t i)
+{
+	uint8_t want[MAX_BUILD_ID];
+	const size_t want_len = first_page_build_id(c, i, want);
+	if (!want_len)
+		return -2;
+	char found[512];
+	const int fd = jitmap__debuginfod_executable(want, want_len, found, sizeof(found));
+	struct stat st;
+	if (fd < 0)
+		return -2;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) {
+		close(fd);
+		return -2;
+	}
+	c->files[i].size = (uint64_t)st.st_size;
+	return c->files[i].fd = fd;
+}
+
 int jitmap__core_file_fd(jitmap_core *c, size_t i)
 {
 	struct jitmap__core_file *f = &c->files[i];
@@ -116,14 +138,14 @@ int jitmap__core_file_fd(jitmap_core *c, size_t i)
 	struct stat st;
 	if (stat(f->path, &st)) {
 		f->open_errno = errno;
-		return f->fd;
+		return fetched_build(c, i);
 	}
 	if (!S_ISREG(st.st_mode))
 		return f->fd;
 	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		f->open_errno = errno;
-		return f->fd;
+		return fetched_build(c, i);
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) {
 		close(fd);
@@ -131,7 +153,7 @@ int jitmap__core_file_fd(jitmap_core *c, size_t i)
 	}
 	if (other_build(c, i, fd)) {
 		close(fd);
-		return f->fd;
+		return fetched_build(c, i);
 	}
 	f->size = (uint64_t)st.st_size;
 	f->fd = fd;

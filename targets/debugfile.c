@@ -320,6 +320,7 @@ typedef struct debuginfod_client debuginfod_client;
 static struct {
 	debuginfod_client *(*begin)(void);
 	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	int (*find_executable)(debuginfod_client *, const unsigned char *, int, char **);
 	void (*end)(debuginfod_client *);
 } dfd;
 static pthread_once_t dfd_once = PTHREAD_ONCE_INIT;
@@ -332,6 +333,7 @@ static void dfd_open(void)
 	*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
 	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
 	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	*(void **)&dfd.find_executable = dlsym(h, "debuginfod_find_executable");
 	if (!dfd.begin || !dfd.find_debuginfo || !dfd.end)
 		dfd.begin = NULL; /* kept open: a library half found is not closed under a user */
 }
@@ -356,6 +358,30 @@ static int by_debuginfod(struct search *s)
 		snprintf(s->found, s->found_len, "%s", path ? path : "(debuginfod)");
 	free(path);
 	return fd < 0 ? -1 : fd;
+}
+
+int jitmap__debuginfod_executable(const uint8_t *id, size_t len, char *found, size_t found_len)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (!urls || !urls[strspn(urls, " ")] || !len || len > JITMAP__MAX_BUILD_ID)
+		return -ENOENT;
+	pthread_once(&dfd_once, dfd_open);
+	debuginfod_client *c = dfd.begin && dfd.find_executable ? dfd.begin() : NULL;
+	if (!c)
+		return -ENOENT;
+	char *path = NULL;
+	int fd = dfd.find_executable(c, id, (int)len, &path);
+	dfd.end(c);
+	/* The server's word is not taken for it: the file must hold the build ID asked for. */
+	uint8_t got[JITMAP__MAX_BUILD_ID];
+	if (fd >= 0 && (jitmap__fd_build_id(fd, got) != len || memcmp(got, id, len))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd >= 0 && found && found_len)
+		snprintf(found, found_len, "%s", path ? path : "(debuginfod)");
+	free(path);
+	return fd < 0 ? -ENOENT : fd;
 }
 
 /* -- Asked -- */

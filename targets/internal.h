@@ -102,6 +102,11 @@ struct jitmap__debug_lookup {
  * descriptor (the caller closes it), its path in `found` (may be NULL); or -ENOENT. */
 int jitmap__debug_file_open(struct Elf *elf, const char *path,
 			    const struct jitmap__debug_lookup *how, char *found, size_t found_len);
+/* The file of build ID `id` (`len` bytes) from debuginfod, when DEBUGINFOD_URLS is set (as
+ * GDB and libdwfl fetch an executable or library a core maps and this machine lacks): an open
+ * descriptor of a file that holds that build ID (the caller closes it), its path in `found`
+ * (may be NULL); or -ENOENT. */
+int jitmap__debuginfod_executable(const uint8_t *id, size_t len, char *found, size_t found_len);
 /* Data symbol `name` (STT_OBJECT) of the loaded file `elf` (read from `path`), else, when
  * `elf` is stripped (no .symtab), of its separate debug file: 0 and *value, a link-time
  * address as the file's own symbols are (the caller adds the load bias), and the debug
