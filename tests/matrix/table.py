@@ -8,6 +8,7 @@ tool; a cell is "named/guessed/missing/wrong of the truth's frames".
 """
 import json
 import sys
+import textwrap
 
 TOOLS = (("jitmap-stack", "jitmap-stack --json"), ("gdb", "GDB with jitmap"),
          ("lldb", "LLDB `stackmap bt`"))
@@ -41,10 +42,11 @@ def main(paths):
             lines.append("| %s | %s | %s |" % (run.get("title", run["runtime"]), cond, " | ".join(
                 cell(cells.get((cond, tool))) for tool, _ in TOOLS)))
     lines.append("")
-    lines.append("Each cell: named / guessed / missing / wrong, of the frames of the runtime's "
-                 "own stack (wrong: in bold). Seconds per runtime: " + ", ".join(
-                     "%s %.0f" % (r["runtime"], r["seconds"])
-                     for r in sorted(runs, key=lambda r: r["runtime"])) + ".")
+    lines.append(textwrap.fill(
+        "Each cell: named / guessed / missing / wrong, of the frames of the runtime's own stack "
+        "(wrong: in bold). Seconds per runtime: " + ", ".join(
+            "%s %.0f" % (r["runtime"], r["seconds"])
+            for r in sorted(runs, key=lambda r: r["runtime"])) + ".", 96))
     print("\n".join(lines))
     return 0
 
