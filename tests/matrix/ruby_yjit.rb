@@ -14,7 +14,8 @@
 #   Thread#backtrace_locations of it once it is blocked there;
 # - "plain": plain nested method calls, blocked likewise, its stack taken likewise;
 # - "spin": a call through an Array#each block, the innermost spinning in a loop (its stack is
-#   read while it runs): it prints its own (caller_locations) before it spins.
+#   read while it runs; a burst of 10^7 turns, entered again and again): it prints its own
+#   (caller_locations) before it spins.
 #
 # Each chain runs once first without stopping, so that its methods and blocks are compiled
 # before the stacks are read. Then a line "ready"; the process stays put until killed.
@@ -60,16 +61,27 @@ def plain_outer(hold)
 end
 
 def spin_inner(hold)
-  if hold # the last to tell, once nothing else will want the GVL (see below)
+  i = 0
+  while hold || i < 3
+    i = spin_burst(hold, i)
+  end
+  i
+end
+
+# A burst of the spin: the loop is in spin_burst, entered again and again, so that if YJIT's
+# code was left for the interpreter at an interrupt (see below), the next burst is YJIT's again.
+def spin_burst(hold, i)
+  if hold && i == 0 # the last to tell, once nothing else will want the GVL (see below)
     here = stack_line("spin", caller_locations(0))
     GO.pop
     puts here, "ready"
+    return 1 # the rest of this call may be the interpreter's: the bursts start afresh
   end
-  i = 0
-  while hold || i < 1000
-    i += 1
+  n = 0
+  while n < (hold ? 10_000_000 : 1000)
+    n += 1
   end
-  i
+  i + 1
 end
 
 def spin_outer(hold)
