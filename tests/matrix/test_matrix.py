@@ -107,6 +107,12 @@ class Proc:
                 "exit %s" % self.popen.poll(), self.stdout()[-1500:])
         if self.cond == "container" and self.pid == self.popen.pid:
             return "no process inside the container"
+        self.init = self.pid
+        if hasattr(R, "target"):  # a process the program started (PostgreSQL's backend)
+            nspid = R.target(self.stdout())
+            self.pid = self.host_pid(nspid) if nspid else None
+            if not self.pid:
+                return "no target process (%s)" % nspid
         if hasattr(R, "prepare"):
             R.prepare(self.pid, self.tmp)
         if self.exe_copy:
@@ -135,6 +141,23 @@ class Proc:
                        os.path.join(mirror, os.path.basename(bindir), entry))
         return self.exe_copy
 
+    def host_pid(self, nspid):
+        """The PID here of the program's process `nspid` (its own namespace's number)."""
+        if self.cond != "container":
+            return nspid
+        ns = os.readlink("/proc/%d/ns/pid" % self.init)
+        for entry in os.listdir("/proc"):
+            try:
+                if not entry.isdigit() or os.readlink("/proc/%s/ns/pid" % entry) != ns:
+                    continue
+                with open("/proc/%s/status" % entry) as f:
+                    for line in f:
+                        if line.startswith("NSpid:") and int(line.split()[-1]) == nspid:
+                            return int(entry)
+            except OSError:
+                continue
+        return None
+
     def inner_pid(self):
         try:
             with open("/proc/%d/task/%d/children" % (self.popen.pid, self.popen.pid)) as f:
@@ -148,12 +171,17 @@ class Proc:
             return f.read()
 
     def stop(self):
-        for pid in {self.pid, self.popen.pid if self.popen else None} - {None}:
+        pids = {self.pid, getattr(self, "init", None), self.popen.pid if self.popen else None}
+        for pid in pids - {None}:
             try:
                 os.kill(pid, signal.SIGKILL)   # a PID namespace's init ignores SIGTERM
             except ProcessLookupError:
                 pass
         if self.popen:
+            try:
+                os.killpg(self.popen.pid, signal.SIGKILL)  # what the program started
+            except ProcessLookupError:
+                pass
             self.popen.wait()
         if self.cond != "container" and self.pid:
             for f in ("/tmp/perf-%d.map" % self.pid, "/tmp/jit-%d.dump" % self.pid):
