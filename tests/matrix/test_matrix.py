@@ -213,7 +213,9 @@ def from_json(text):
                        for f in t.get("frames", [])] for t in obj["threads"]}
 
 
-GDB_FRAME = re.compile(r"^#(\d+)\s+(?:0x([0-9a-f]+) in )?(.+?) \(")
+# The frame's name: up to its argument list, the last " (" of the line (livestacks.BT_LINE's
+# rule: YJIT's "block (2 levels) in f", HotSpot's "StubRoutines (1) ()")
+GDB_FRAME = re.compile(r"^#(\d+)\s+(?:0x([0-9a-f]+) in )?(.+) \(")
 
 
 def from_gdb(text):
