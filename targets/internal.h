@@ -581,9 +581,11 @@ size_t jitmap__core_file_build_id(jitmap_core *c, size_t i, uint8_t *out);
 /* Whether file `i`, which cannot be opened, is memory rather than a file that could define a
  * JIT descriptor or stackmaps (core_memory.c says by what). */
 int jitmap__core_memory_not_file(jitmap_core *c, size_t i);
-/* jitmap_stopped_module_at for a core (core_memory.c) and a live process (live_maps.c). */
+/* jitmap_stopped_module_at for a core (core_memory.c) and a live process (live_maps.c; `mem`
+ * its memory, jitmap_live_target: the maps know no reader of it). */
 int jitmap__core_module_at(jitmap_core *c, uint64_t addr, jitmap_stopped_module_info *out);
-int jitmap__live_module_at(jitmap_live *l, uint64_t addr, jitmap_stopped_module_info *out);
+int jitmap__live_module_at(jitmap_live *l, const jitmap_target *mem, uint64_t addr,
+			   jitmap_stopped_module_info *out);
 
 static inline const char *jitmap__base_name(const char *path)
 {

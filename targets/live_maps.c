@@ -191,7 +191,8 @@ int jitmap_live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len)
 
 /* -- Modules -- */
 
-int jitmap__live_module_at(jitmap_live *l, uint64_t addr, jitmap_stopped_module_info *out)
+int jitmap__live_module_at(jitmap_live *l, const jitmap_target *mem, uint64_t addr,
+			   jitmap_stopped_module_info *out)
 {
 	const int rc = jitmap__live_read_mappings(l);
 	if (rc)
@@ -216,9 +217,8 @@ int jitmap__live_module_at(jitmap_live *l, uint64_t addr, jitmap_stopped_module_
 		    h->dev_minor == m->dev_minor && (!head || h->start <= addr))
 			head = h;
 	}
-	const jitmap_target t = jitmap_live_target(l);
 	uint64_t vaddr;
-	if (!head || !jitmap__target_file_vaddr(&t, head->start, m->offset + (addr - m->start),
+	if (!head || !jitmap__target_file_vaddr(mem, head->start, m->offset + (addr - m->start),
 						&vaddr))
 		return 0;
 	out->bias = addr - vaddr;

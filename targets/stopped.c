@@ -190,8 +190,10 @@ int jitmap_stopped_module_at(jitmap_stopped *s, uint64_t addr, jitmap_stopped_mo
 	const size_t sz = out->sz;
 	memset(out, 0, sz < sizeof(*out) ? sz : sizeof(*out));
 	out->sz = sz;
-	return s->core ? jitmap__core_module_at(s->core, addr, out)
-		       : jitmap__live_module_at(s->live, addr, out);
+	if (s->core)
+		return jitmap__core_module_at(s->core, addr, out);
+	const jitmap_target mem = jitmap_live_target(s->live);
+	return jitmap__live_module_at(s->live, &mem, addr, out);
 }
 
 size_t jitmap_stopped_build_id_at(jitmap_stopped *s, uint64_t addr, uint8_t *out, size_t len)

@@ -869,9 +869,13 @@ static int unprivileged_mapped_file(const char *dir, const char *lib, off_t lib_
 		rc = 14;
 		goto out;
 	}
-	/* map_files is root's: the path, as the process sees it. */
+	/* map_files is root's: the path, as the process sees it (through its root only where
+	 * its mount namespace or root is not ours: here they are, so the path itself). */
 	int fd = jitmap_live_mapped_file(l, addr, path, sizeof(path), why, sizeof(why));
-	snprintf(want, sizeof(want), "/proc/%d/root%s", (int)victim, lib);
+	char root[64];
+	if (jitmap_pid_root((int)victim, root, sizeof(root)) != 0)
+		rc = 19;
+	snprintf(want, sizeof(want), "%s", lib);
 	if (fd < 0 || strcmp(path, want) || size_of_fd(fd) != lib_size)
 		rc = 15;
 	if (fd >= 0)
