@@ -396,12 +396,16 @@ def _needed():
                 catalog = None
         answer = False
         if catalog is not None or perf is not None or entries:
-            frame, n = newest, 0
+            frame, n, cm = newest, 0, None
             while frame is not None and not answer:
                 if n == NEED_WALK:
                     answer = True
                     break
                 answer = bool(_frame_needs(frame, perf, catalog, entries))
+                if not answer and n > 0:
+                    # A frame where no code can be: the filter ends the backtrace there.
+                    cm = A.code_map() or False if cm is None else cm
+                    answer = bool(cm and cm.no_code(frame.pc(), False))
                 n += 1
                 try:
                     frame = frame.older()
@@ -452,7 +456,28 @@ class JitFrameFilter:
             layouts = names.has_frames() or _images_have_layouts()
         except Exception:
             layouts = False
-        return (JitFrameDecorator(f, layouts) for f in frames)
+        return _until_no_code(JitFrameDecorator(f, layouts) for f in frames)
+
+
+def _until_no_code(frames):
+    """The frames up to the first above the innermost whose PC lies where no code can be (the
+    library's word, jitmap_stopped_code_at): GDB's own unwinder, stepping through code it
+    knows nothing of (a deleted executable's: GDB then has no symbols and no CFI at all),
+    takes stack words for return addresses, and jitmap-no-code can only stop the frame after
+    such a frame, never hide it. The backtrace ends there, as jitmap-stack's does."""
+    cm = None
+    for level, frame in enumerate(frames):
+        if level > 0:
+            try:
+                if cm is None:
+                    cm = A.code_map() or False
+                pc = frame.inferior_frame().pc()
+                if cm and cm.no_code(pc, False):
+                    return
+            except Exception:
+                if os.environ.get("JITMAP_DEBUG"):
+                    traceback.print_exc()
+        yield frame
 
 
 _registered = False

@@ -222,12 +222,14 @@ class NoCodeUnwinder(gdb.unwinder.Unwinder):
         try:
             if pending.level() == 0:
                 return None  # the thread is there: whatever the PC, it is frame 0
-            cm = A.code_map()
-            if cm is None:
-                return None
             pc = _pc(pending)
-            if pc == 0 or not cm.no_code(pc, False):
-                return None  # (GDB ends a stack at a caller's PC of 0 by itself)
+            # A caller's PC of 0 is no code either: GDB ends there only when the unwinder
+            # below said the return address is undefined; its own stepping through code it
+            # knows nothing of (a deleted executable's) prints a frame at 0x0.
+            if pc != 0:
+                cm = A.code_map()
+                if cm is None or not cm.no_code(pc, False):
+                    return None
             # An ID whose stack address is 0, inner to the frame below: GDB ends the walk.
             return pending.create_unwind_info(_FrameId(0, pc))
         except Exception:
