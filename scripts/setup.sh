@@ -121,3 +121,9 @@ if [ $extras -eq 1 ]; then
     echo "setup: Mono is not set up; runtimes.mono is skipped" >&2
 fi
 together
+# Ruby 3.3 with YJIT built from Debian's source (scripts/setup-ruby.sh: 5-7 minutes of two
+# cores the first time, nothing after), for matrix.yjit and matrix.ruby: started here and left
+# to build while the project builds and the other tests run; those two wait for it (its lock).
+if [ $extras -eq 1 ] && [ -z "${JITMAP_NO_RUBY:-}" ]; then
+  nohup "$(dirname "$0")/setup-ruby.sh" >/dev/null 2>&1 </dev/null &
+fi
