@@ -26,9 +26,11 @@ from . import commands as C
 from . import discovery as D
 from . import model as M
 from . import native as N
+from . import perfmaps as P
 from . import report as R
 
 INVALID = 0xFFFFFFFFFFFFFFFF  # LLDB_INVALID_ADDRESS
+MAX_MADE_UP = 8  # frames LLDB may have made up above a step against the CFI, at most
 SESSION = C.SESSION
 Error = C.CommandError
 
@@ -144,6 +146,56 @@ def _build_id_at(process, addr):
     out = (ctypes.c_uint8 * 64)()
     n = N.lib().jitmap_image_build_id_at(ctypes.byref(target), addr, out, len(out))
     return bytes(out[:n]).hex() if n else None
+
+
+_cfis = {}  # {(module's UUID or path, .eh_frame's load address): perfmaps.Cfi or None}
+MAX_EH_FRAME = 64 << 20  # libjitmap's own cap (jitmap_cfi_new)
+
+
+def _module_cfi(target, module, arch):
+    """libjitmap's reading of `module`'s .eh_frame (perfmaps.Cfi), kept for the session, or
+    None (no such section, unreadable, malformed). The bytes are the file's that LLDB read
+    (a core may hold no copy of them); .eh_frame's pointers are relative to its place, so
+    they read as the process's copy does."""
+    sec = _find_section([module.GetSectionAtIndex(k) for k in range(module.GetNumSections())],
+                        ".eh_frame")
+    if sec is None:
+        return None
+    addr = sec.GetLoadAddress(target)
+    if addr in (0, INVALID):
+        return None
+    key = (module.GetUUIDString() or module.GetFileSpec().fullpath, addr, arch)
+    if key not in _cfis:
+        _cfis[key] = None
+        size = sec.GetByteSize()
+        if 0 < size <= MAX_EH_FRAME:
+            data = sec.GetSectionData()
+            err = lldb.SBError()
+            raw = data.ReadRawData(err, 0, data.GetByteSize()) if data.GetByteSize() else None
+            if err.Success() and raw:
+                try:
+                    _cfis[key] = P.Cfi(arch, raw, addr)
+                except P.Unavailable:
+                    pass
+    return _cfis[key]
+
+
+def _sb_regs(frame, arch):
+    """{DWARF number: value} of the registers LLDB gives for `frame` (an SBFrame)."""
+    lib = N.lib()
+    regs = {}
+    for regno in range(lib.jitmap_arch_num_core_regs(arch)):
+        if regno == lib.jitmap_reg_pc(arch):
+            continue
+        name = N.text(lib.jitmap_reg_name(arch, regno))
+        v = frame.FindRegister(name) if name else None
+        if v is None or not v.IsValid():
+            continue
+        err = lldb.SBError()
+        value = v.GetValueAsUnsigned(err, 0)
+        if err.Success():
+            regs[regno] = value
+    return regs
 
 
 class LldbFrame:
@@ -293,6 +345,7 @@ class Lldb:
         self._region_list = None  # the process's memory regions, read at the first need
         self._guesses = {}  # {(thread, list): (frames checked, first guessed step, its level)}
         self._core_path = False  # the core file LLDB debugs (core_map): not asked yet
+        self._made_up = {}  # {level: why}: frames LLDB's unwinder made up (unproven_step)
 
     def check_process(self):
         target, process = self.target, self.process
@@ -433,25 +486,90 @@ class Lldb:
         if not frame.IsValid():
             raise Error("jitmap: there is no frame %d%s" % (
                 level, "; " + self.caveat if self.caveat else ""))
+        if level > 0:
+            wrong = self.unproven_step(thread.GetFrameAtIndex(level - 1), frame, level)
+            if wrong is not None:
+                raise Error("jitmap: frame %d is not on the stack: %s" % (level, wrong[2]))
         return LldbFrame(self, frame)
 
     def frames(self, limit):
         thread = self._thread()
+        prev, resume = None, None  # the frame below; the CFI's caller where LLDB's is not
         for i in range(limit):
             f = thread.GetFrameAtIndex(i)
             if not f.IsValid():
                 break
             if is_provided(f):
                 continue  # an interpreter frame: described with its JIT frame
+            if resume is not None:
+                # Frames LLDB made up above a step it took against the CFI: left out up to
+                # the CFI's caller, where LLDB's frames are the stack's again.
+                if (f.GetPC(), f.GetSP()) != resume[:2]:
+                    if i - resume[2] > MAX_MADE_UP:
+                        self._note("the stack ends at frame %d: %s, and no frame LLDB "
+                                   "unwound above it is that caller" % (resume[2] - 1,
+                                                                        resume[3]))
+                        break
+                    self._made_up[i] = resume[3]
+                    continue
+                resume = None
             if i > 0:
                 where = self.no_code(f.GetPC())
                 if where:  # LLDB took a stack word for a return address: the stack ends
-                    self.caveat = "the stack ends at frame %d: its PC 0x%x lies where no " \
-                                  "code can be (%s)" % (i, f.GetPC(), where)
+                    self._note("the stack ends at frame %d: its PC 0x%x lies where no "
+                               "code can be (%s)" % (i, f.GetPC(), where))
                     break
+                wrong = self.unproven_step(prev, f, i) if prev is not None else None
+                if wrong is not None:
+                    pc, sp, why = wrong
+                    self._note("frame %d (0x%x) is left out: %s" % (i, f.GetPC(), why))
+                    resume = (pc, sp, i, why)
+                    continue
             if self.caveat is None:
                 self.caveat = _split_caveat(f)
+            prev = f
             yield LldbFrame(self, f)
+
+    def _note(self, why):
+        """The caveat of the frames walked, unless one was noted already."""
+        if self.caveat is None:
+            self.caveat = why
+
+    def unproven_step(self, callee, caller, level):
+        """LLDB's step from `callee` (frame level - 1, an SBFrame) to `caller` (frame
+        `level`), checked where LLDB's unwinder reached code a perf map or jitdump names from
+        a frame in a module: (the caller's PC and SP by the module's CFI, why) when that CFI
+        proves another caller (LLDB 16 takes a word below V8's CEntry frame, a stale return
+        address into JIT code, for Builtin_AtomicsWait's caller), else None (the same caller,
+        or nothing proves one: no CFI there, the CFI's return address follows no call)."""
+        if level in self._made_up:
+            return None, None, self._made_up[level]
+        try:
+            maps = C.SESSION.perf_maps(self)
+            pc = caller.GetPC()
+            if maps is None or not pc or (maps.lookup(pc - 1) or maps.lookup(pc)) is None:
+                return None
+            module = callee.GetModule()
+            if not module.IsValid() or is_provided(callee) or self.other_build(callee):
+                return None
+            arch = N.lib().jitmap_arch_from_name(self.arch_name().encode())
+            cfi = _module_cfi(self.target, module, arch) if arch else None
+            if cfi is None or not cfi.covers(callee.GetPC() - (1 if level > 1 else 0)):
+                return None
+            cpc, regs, cfa = cfi.step(callee.GetPC(), _sb_regs(callee, arch),
+                                      lambda a, n: bytes(_read(self.process, a, n)),
+                                      level == 1)
+        except (P.Unavailable, C.CommandError, OSError):
+            return None
+        sp = regs.get(N.lib().jitmap_reg_sp(arch), cfa)
+        if cpc == pc and sp == caller.GetSP():
+            return None
+        name = callee.GetFunctionName() or "0x%x" % callee.GetPC()
+        return cpc, sp, ("LLDB's unwinder took 0x%x (SP 0x%x) for the caller of frame %d (%s), "
+                         "but the CFI of %s proves 0x%x (SP 0x%x): 0x%x is a word LLDB read from "
+                         "the stack, not that frame's return address" % (
+                             pc, caller.GetSP(), level - 1, name,
+                             module.GetFileSpec().GetFilename(), cpc, sp, pc))
 
     # -- Where code can be, and which files are the process's --
 
@@ -462,8 +580,8 @@ class Lldb:
         k, why, at = self._guesses.get(key, (0, None, None))
         while why is None and k < level:
             f = frame_at(k)
-            if is_provided(f):
-                pass  # an interpreter frame: no step of the unwinder's
+            if is_provided(f) or k in self._made_up:
+                pass  # an interpreter frame, or one left out: no step of the stack's
             elif not f.GetModule().IsValid():
                 # No file LLDB read holds the code (its file missing, or code LLDB has no
                 # object of): LLDB unwound it by its own heuristics.

@@ -208,16 +208,10 @@ class Unavailable(Exception):
     """A frame the frame-pointer chain cannot unwind: str() says why."""
 
 
-def frame_pointer_step(arch, pc, regs, read_memory, innermost):
-    """The caller of the frame at `pc` with registers `regs` ({DWARF number: value}: the stack
-    and frame pointers at least) by the frame-pointer chain, with libjitmap's checks
-    (jitmap_unwind_step, its frame-pointer method alone): (caller's pc, {DWARF number:
-    value} of the caller's registers it knows, this frame's CFA). `read_memory(addr, n)`
-    returns bytes or raises. Raises Unavailable with the library's reason."""
+def _unwind_step(arch, methods, cfi, pc, regs, read_memory, innermost):
     lib = N.lib()
     fr = _regs(pc, regs)
-    code = N.UnwindCode(arch=arch, is_innermost=bool(innermost),
-                        methods=1 << N.UNWIND_FRAME_POINTER)
+    code = N.UnwindCode(arch=arch, cfi=cfi, is_innermost=bool(innermost), methods=methods)
     mem = N.read_mem_callback(read_memory)
     target = N.Target(None, N.READ_REG(0), mem)
     out = N.UnwindResult()
@@ -229,3 +223,49 @@ def frame_pointer_step(arch, pc, regs, read_memory, innermost):
     caller = {r: out.caller.reg[r] for r in range(N.UNWIND_MAX_REGS)
               if (out.caller.known[r // 64] >> (r % 64)) & 1}
     return out.caller.pc, caller, out.cfa
+
+
+def frame_pointer_step(arch, pc, regs, read_memory, innermost):
+    """The caller of the frame at `pc` with registers `regs` ({DWARF number: value}: the stack
+    and frame pointers at least) by the frame-pointer chain, with libjitmap's checks
+    (jitmap_unwind_step, its frame-pointer method alone): (caller's pc, {DWARF number:
+    value} of the caller's registers it knows, this frame's CFA). `read_memory(addr, n)`
+    returns bytes or raises. Raises Unavailable with the library's reason."""
+    return _unwind_step(arch, 1 << N.UNWIND_FRAME_POINTER, None, pc, regs, read_memory,
+                        innermost)
+
+
+class Cfi:
+    """libjitmap's reading of one module's .eh_frame (jitmap_cfi_new): `eh_frame` its bytes,
+    `eh_addr` where the process has them. A debugger's frame in that module can be stepped
+    with it as jitmap-stack steps one (:meth:`step`), to check the debugger's own step."""
+
+    def __init__(self, arch, eh_frame, eh_addr):
+        self.lib = N.lib()
+        self.arch = arch
+        err = N.Error()
+        data = bytes(eh_frame)
+        self.handle = self.lib.jitmap_cfi_new(arch, data, len(data), eh_addr & 0xFFFFFFFFFFFFFFFF,
+                                              None, 0, ctypes.byref(err))
+        if not self.handle:
+            raise Unavailable(text(err.reason) or "no CFI in the section")
+
+    def close(self):
+        if self.handle:
+            self.lib.jitmap_cfi_free(self.handle)
+        self.handle = None
+
+    def covers(self, pc):
+        return bool(self.handle) and bool(self.lib.jitmap_cfi_covers(
+            self.handle, pc & 0xFFFFFFFFFFFFFFFF, None, None))
+
+    def step(self, pc, regs, read_memory, innermost):
+        """The caller of the frame at `pc` with registers `regs` by the CFI rows that cover
+        it, proven only (the return address follows a call: docs/unwinding.md, "Proven steps
+        and guesses"): as :func:`frame_pointer_step` answers. Raises Unavailable with the
+        library's reason when the rows do not prove a step."""
+        return _unwind_step(self.arch, (1 << N.UNWIND_CFI) | N.UNWIND_PROVEN, self.handle, pc,
+                            regs, read_memory, innermost)
+
+    def __del__(self):
+        self.close()
