@@ -15,6 +15,24 @@ import subprocess
 import jsoncontract
 
 
+def exec_ranges(pid):
+    """[(lo, hi)] of the process's executable mappings (/proc/PID/maps), read without
+    jitmap: where code can be."""
+    out = []
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 2 and fields[1][2] == "x":
+                lo, hi = fields[0].split("-")
+                out.append((int(lo, 16), int(hi, 16)))
+    return out
+
+
+def in_code(ranges, pc):
+    """Whether `pc` (None: a frame without one) lies in one of `ranges` (exec_ranges)."""
+    return pc is None or any(lo <= pc < hi for lo, hi in ranges)
+
+
 def perf_map(path):
     """[(lo, hi, name)] of a perf map, in file order (either spelling of the numbers: V8 and
     CPython write bare hex, BEAM 0x-prefixed)."""

@@ -30,6 +30,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TESTS, "lib"))
 import jsoncontract  # noqa: E402
 import livestacks  # noqa: E402
+from livestacks import exec_ranges, in_code  # noqa: E402
 from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 3:
@@ -187,21 +188,6 @@ class Proc:
             for f in ("/tmp/perf-%d.map" % self.pid, "/tmp/jit-%d.dump" % self.pid):
                 if os.path.exists(f):
                     os.unlink(f)
-
-
-def exec_ranges(pid):
-    out = []
-    with open("/proc/%d/maps" % pid) as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) >= 2 and fields[1][2] == "x":
-                lo, hi = fields[0].split("-")
-                out.append((int(lo, 16), int(hi, 16)))
-    return out
-
-
-def in_code(ranges, pc):
-    return pc is None or any(lo <= pc < hi for lo, hi in ranges)
 
 
 # -- Each tool's frames: {tid: [{"pc", "name", "guess"}]} --

@@ -41,6 +41,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "tests", "lib"))
 import livestacks  # noqa: E402
+from livestacks import exec_ranges  # noqa: E402
 import rt_ruby  # noqa: E402
 from tally import Tally  # noqa: E402
 
@@ -60,17 +61,6 @@ def keep(what, text):
         os.makedirs(KEEP, exist_ok=True)
         with open(os.path.join(KEEP, what + ".txt"), "w") as f:
             f.write(text)
-
-
-def exec_ranges(pid):
-    out = []
-    with open("/proc/%d/maps" % pid) as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) >= 2 and fields[1][2] == "x":
-                lo, hi = fields[0].split("-")
-                out.append((int(lo, 16), int(hi, 16)))
-    return out
 
 
 def thread_ids(pid):

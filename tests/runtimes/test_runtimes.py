@@ -51,7 +51,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tests", "lib"))
 import jsoncontract  # noqa: E402
 import livestacks  # noqa: E402
-from livestacks import perf_map  # noqa: E402
+from livestacks import exec_ranges, in_code as executable, perf_map  # noqa: E402
 from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 3 or sys.argv[2] not in ("cpython", "beam", "node"):
@@ -179,22 +179,6 @@ R = {"cpython": CPython, "beam": Beam, "node": Node}[RUNTIME]()
 def read_lines(path):
     with open(path) as f:
         return [line.strip() for line in f if line.strip()]
-
-
-def exec_ranges(pid):
-    """[(lo, hi)] of the process's executable mappings."""
-    out = []
-    with open("/proc/%d/maps" % pid) as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) >= 2 and fields[1][2] == "x":
-                lo, hi = fields[0].split("-")
-                out.append((int(lo, 16), int(hi, 16)))
-    return out
-
-
-def executable(ranges, pc):
-    return pc is None or any(lo <= pc < hi for lo, hi in ranges)
 
 
 def show(frames, limit=40):
