@@ -115,11 +115,13 @@ tag="outermost, reader-claim auto"
 expect "$tag: GDB ends normally" gdb_fine "$out"
 bt=$(part "$out" bt)
 got=$(names "$bt")
-expect "$tag: bt is the safepoint, the JIT function, then a 0 PC (got '$got')" \
-    test "$got" = "shapes_stop shapes_outermost_fn ??"
-expect "$tag: the last frame's PC is 0" grep -Eq '^#2 +0x0+ in \?\? \(\)$' <<<"$bt"
+# The reader ends the stack with a caller at PC 0 (GDB's jit-reader API has no other way);
+# jitmap's frame filter ends the backtrace before that frame, where no code can be.
+expect "$tag: bt is the safepoint and the JIT function, as GDB alone's (got '$got')" \
+    test "$got" = "shapes_stop shapes_outermost_fn"
+expect "$tag: no frame at PC 0 is shown" test "$(grep -Ec '^#[0-9]+ +0x0+ in' <<<"$bt")" -eq 0
 expect "$tag: bt says nothing else (no error)" test "$(grep -cv '^#' <<<"$bt")" -eq 0
-expect "$tag: bt through Python does not raise (3 lines)" test "$(part "$out" pybt)" = 3
+expect "$tag: bt through Python does not raise (2 lines)" test "$(part "$out" pybt)" = 2
 expect "$tag: the reader ended the stack ($(part "$out" stats))" \
     grep -Eq 'claimed=1 .*unwind_failures=0 outermost=1' <<<"$(part "$out" stats)"
 
