@@ -9,9 +9,9 @@
 #   - outermost: a function whose .eh_frame marks the return address undefined. GDB alone ends
 #     the backtrace there ("finish" not meaningful in the outermost frame). By default and
 #     with never the reader declines the image and everything is as GDB alone (break NAME,
-#     info symbol too); with auto it claims it, and ends the backtrace with one
-#     `0x0000000000000000 in ?? ()` frame (the jit-reader API cannot mark a frame outermost:
-#     docs/gdb.md), without an error: `bt` through Python does not raise;
+#     info symbol too); with auto it claims it, and ends the stack with a caller at PC 0 (the
+#     jit-reader API cannot mark a frame outermost: docs/gdb.md), which jitmap's frame filter
+#     leaves out of `bt`, without an error: `bt` through Python does not raise;
 #   - abi-break: a function that changes rbx and r12 (callee-saved) without saving them, beside
 #     one that keeps the ABI. `jitmap verify` (text and JSON) names exactly those two
 #     instructions (check "callee-saved": address, register, Capstone's text) and nothing
