@@ -205,6 +205,17 @@ static jitmap_image *open_elf(Elf *elf, int skip_stackmap, jitmap_error *err)
 		}
 	}
 	jitmap__elf_sort_symbols(img);
+	if (img->debug_info) { /* functions named in DWARF alone (Mono's xdebug images) */
+		const size_t before = img->num_syms;
+		rc = jitmap__elf_load_dwarf_functions(img, elf, shstrndx);
+		if (rc) {
+			jitmap__fail(err, rc, 0, "out of memory");
+			goto out;
+		}
+		rc = -EINVAL;
+		if (img->num_syms != before)
+			jitmap__elf_sort_symbols(img);
+	}
 	if (img->debug_frame && debug_frame_relocated(elf, df_index)) {
 		/* Its addresses are not filled in: useless to an unwinder. */
 		free(img->debug_frame);
@@ -494,6 +505,7 @@ int jitmap__image_glance(void *buf, size_t len, struct jitmap__glance *g)
 	GElf_Ehdr eh;
 	size_t shstrndx;
 	int rc = -EINVAL;
+	bool debug_info = false;
 	/* No extended numbering (a count or name index held in section 0). */
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -516,6 +528,8 @@ int jitmap__image_glance(void *buf, size_t len, struct jitmap__glance *g)
 			goto out;
 		if (!strcmp(name, JITMAP__DL_SECTION))
 			goto out; /* deopt layouts: counted, and maybe a problem, at scan */
+		if (!strcmp(name, ".debug_info") && sh.sh_type != SHT_NOBITS && sh.sh_size)
+			debug_info = true;
 		if (is_placed(&sh) && (sh.sh_flags & SHF_EXECINSTR)) { /* note_section's code */
 			if (g->num_code == JITMAP__GLANCE_MAX_CODE)
 				goto out;
@@ -531,6 +545,10 @@ int jitmap__image_glance(void *buf, size_t len, struct jitmap__glance *g)
 				goto out;
 		}
 	}
+	/* No code in its sections but DWARF: its code may be named there alone (Mono's xdebug
+	 * images), which only opening it reads. */
+	if (debug_info && !g->num_code)
+		goto out;
 	rc = 0;
 out:
 	elf_end(elf);

@@ -62,6 +62,11 @@ int jitmap__elf_ready(jitmap_error *err);
  * 0, or -ENOMEM. jitmap__elf_sort_symbols puts them in address order when all are in. */
 int jitmap__elf_load_symbols(jitmap_image *img, struct Elf *elf, struct Elf_Scn *symtab);
 void jitmap__elf_sort_symbols(jitmap_image *img);
+/* The functions the image's DWARF names (DW_TAG_subprogram with a name and a range) where no
+ * function symbol read so far (sorted) is, added to its symbols as JITMAP_SYMBOL_FROM_DWARF,
+ * and their ranges outside its placed code to its code ranges; then sort again. A .debug_info
+ * with relocations, or DWARF libdwarf cannot read, adds nothing. 0, or -ENOMEM. */
+int jitmap__elf_load_dwarf_functions(jitmap_image *img, struct Elf *elf, size_t shstrndx);
 /* The address of a symbol (its st_value, st_shndx) in an image of ELF type `type`: in
  * relocatable files values are section-relative. 0, or -ENOENT (no such section). */
 int jitmap__elf_symbol_address(struct Elf *elf, unsigned type, uint64_t value, unsigned shndx,

@@ -497,7 +497,9 @@ JITMAP_API unsigned jitmap_image_elf_class(const jitmap_image *img);
 JITMAP_API jitmap_byte_order jitmap_image_byte_order(const jitmap_image *img);
 
 /* Executable sections placed in memory (SHF_ALLOC | SHF_EXECINSTR, sh_addr != 0), in section
- * order, as [lo, hi) without the load bias. */
+ * order, as [lo, hi) without the load bias; after them, the range of each function named in
+ * DWARF alone (JITMAP_SYMBOL_FROM_DWARF) that lies outside them (Mono's xdebug images hold an
+ * empty .text, their methods' code at its JIT addresses). */
 typedef struct jitmap_image_range {
 	uint64_t lo, hi;
 } jitmap_image_range;
@@ -513,6 +515,9 @@ JITMAP_API const jitmap_image_range *jitmap_image_code_range(const jitmap_image 
 					   * function of a placed section lies outside it read as
 					   * an offset and inside it read as an address (some
 					   * hand-written JITs); debuggers place it wrongly */
+#define JITMAP_SYMBOL_FROM_DWARF 8u       /* no symbol: a DW_TAG_subprogram of .debug_info
+					   * (name, low_pc, high_pc) where no function symbol is
+					   * (Mono's xdebug images name their methods so) */
 typedef struct jitmap_image_symbol_info {
 	size_t sz; /* set by the caller: sizeof(jitmap_image_symbol_info), as jitmap_source_info's */
 	uint64_t address, size;
