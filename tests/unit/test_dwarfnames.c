@@ -6,7 +6,8 @@
  * and sizes from its DWARF (JITMAP_SYMBOL_FROM_DWARF), symbolizes a PC inside one, and the
  * process model's jitmap_process_code_at names the function and its range; likewise with
  * its .text emptied as Mono's is (the code then lies outside every section, and the DWARF's
- * ranges are the image's code). Controls: the unstripped image keeps its symbol table's
+ * ranges are the image's code), handed in and as a JIT entry of a scan, lazy or not (a lazy
+ * scan's glance must open such an image: its sections say it has no code). Controls: the unstripped image keeps its symbol table's
  * names (no DWARF duplicate), and an object (ET_REL) whose .debug_info still has its
  * relocations names nothing from it (its addresses are not filled in). */
 #include "unit.h"
@@ -210,6 +211,77 @@ static void test_code_outside_sections(void **state)
 	built_free(&b);
 }
 
+/* The fake process of a JIT scan: a descriptor, one entry, its image; any other address
+ * reads as zeros (the code the staleness check samples). */
+#define DESC UINT64_C(0x10000)
+#define ENTRY UINT64_C(0x10100)
+#define IMAGE UINT64_C(0x7e0000000000)
+
+struct jit_world {
+	uint8_t desc[32], entry[32];
+	const sm_bytes *image;
+};
+
+static int world_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	const struct jit_world *w = ctx;
+	const struct {
+		uint64_t at;
+		const uint8_t *bytes;
+		size_t len;
+	} r[] = {{DESC, w->desc, sizeof(w->desc)},
+		 {ENTRY, w->entry, sizeof(w->entry)},
+		 {IMAGE, w->image->data, w->image->len}};
+	for (size_t i = 0; i < ARRAY_LEN(r); i++)
+		if (addr >= r[i].at && addr - r[i].at < r[i].len) {
+			if (len > r[i].len - (addr - r[i].at))
+				break;
+			memcpy(buf, r[i].bytes + (addr - r[i].at), len);
+			return 0;
+		}
+	return zero_read(ctx, addr, buf, len, why, why_len);
+}
+
+/* A JIT entry of Mono's shape (.text empty, small enough for a lazy scan's glance) found
+ * by the code the DWARF names, in a scan that opens its images and in a lazy one. */
+static void test_jit_entry_scan(void **state)
+{
+	(void)state;
+	struct built b;
+	NEED_BUILT(&b);
+	jitmap_image *full = open_bytes(&b.full);
+	Elf64_Shdr *text = sm_elf64_section(&b.stripped, ".text");
+	text->sh_size = 0;
+	struct jit_world w = {.image = &b.stripped};
+	sm_put(w.desc, 1, 4, JITMAP_ORDER_LITTLE);         /* version */
+	sm_put(w.desc + 4, 1, 4, JITMAP_ORDER_LITTLE);     /* action: register */
+	sm_put(w.desc + 8, ENTRY, 8, JITMAP_ORDER_LITTLE); /* relevant entry */
+	sm_put(w.desc + 16, ENTRY, 8, JITMAP_ORDER_LITTLE); /* first entry */
+	sm_put(w.entry + 16, IMAGE, 8, JITMAP_ORDER_LITTLE);
+	sm_put(w.entry + 24, b.stripped.len, 8, JITMAP_ORDER_LITTLE);
+	jitmap_image_symbol_info truth;
+	assert_true(find(full, "dwn_beta", &truth) >= 0);
+	for (unsigned flags = 0; flags <= JITMAP_PROCESS_LAZY; flags += JITMAP_PROCESS_LAZY) {
+		jitmap_target t = {&w, NULL, world_read};
+		JITMAP_OPTS(jitmap_process_opts, opts, .flags = flags);
+		jitmap_process *p = jitmap_process_new(&t, &opts);
+		assert_non_null(p);
+		assert_int_equal(jitmap_process_scan_begin(p), 0);
+		assert_int_equal(jitmap_process_scan_descriptor(p, DESC, "the test"), 0);
+		assert_int_equal(jitmap_process_scan_end(p), 0);
+		jitmap_code_info c;
+		memset(&c, 0, sizeof(c));
+		assert_int_equal(jitmap_process_code_at(p, truth.address + 1, &c), 0);
+		assert_non_null(c.function);
+		assert_string_equal(c.function, "dwn_beta");
+		assert_int_equal(c.function_lo, truth.address);
+		assert_int_equal(c.function_hi, truth.address + truth.size);
+		jitmap_process_free(p);
+	}
+	jitmap_image_free(full);
+	built_free(&b);
+}
+
 /* An object's .debug_info with its relocations: its addresses are 0 until they are applied. */
 static void test_relocated_dwarf_left_alone(void **state)
 {
@@ -232,6 +304,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_named_from_dwarf),
 		cmocka_unit_test(test_code_outside_sections),
+		cmocka_unit_test(test_jit_entry_scan),
 		cmocka_unit_test(test_relocated_dwarf_left_alone),
 	};
 	return cmocka_run_group_tests_name("dwarfnames", tests, NULL, NULL);
