@@ -395,22 +395,25 @@ def _needed():
             if not catalog.stackmaps:
                 catalog = None
         answer = False
-        if catalog is not None or perf is not None or entries:
-            frame, n, cm = newest, 0, None
-            while frame is not None and not answer:
-                if n == NEED_WALK:
-                    answer = True
-                    break
+        jit = catalog is not None or perf is not None or entries
+        frame, n, cm = newest, 0, None
+        while frame is not None and not answer:
+            if n == NEED_WALK:
+                answer = bool(jit)
+                break
+            if jit:
                 answer = bool(_frame_needs(frame, perf, catalog, entries))
-                if not answer and n > 0:
-                    # A frame where no code can be: the filter ends the backtrace there.
-                    cm = A.code_map() or False if cm is None else cm
-                    answer = bool(cm and cm.no_code(frame.pc(), False))
-                n += 1
-                try:
-                    frame = frame.older()
-                except gdb.error:
-                    break
+            if not answer and n > 0:
+                # A frame where no code can be (with JIT code or without: a descriptor
+                # jitmap refused leaves GDB's heuristics to take stack words for return
+                # addresses): the filter ends the backtrace there.
+                cm = A.code_map() or False if cm is None else cm
+                answer = bool(cm and cm.no_code(frame.pc(), False))
+            n += 1
+            try:
+                frame = frame.older()
+            except gdb.error:
+                break
         _need[0], _need[1] = key, answer
         return answer
     except (C.CommandError, gdb.error):

@@ -978,17 +978,18 @@ def check_bt(d, s, what, tag="bt", frames=H.FRAMES):
     """LLDB unwinds good_fn by itself (jitmap adds no unwinder to LLDB): the whole chain.
     GDB without the reader unwinds the JIT frame by its heuristics, which test_gdb_hostile.sh
     shows going wrong: the stop and the JIT function named, then main last, or (where the
-    heuristics took a stack word for good_fn's return address) one frame in the program's
-    data (GDB 13 names it `modes`, GDB 16 `__do_global_dtors_aux_fini_array_entry`), where
-    jitmap's no-code unwinder ends the walk: no frame after it."""
+    heuristics took a stack word for good_fn's return address) the walk reaches a frame in the
+    program's data (GDB 13 names it `modes`, GDB 16 `__do_global_dtors_aux_fini_array_entry`),
+    where jitmap's no-code unwinder ends it and jitmap's frame filter ends the backtrace before
+    it: the stop and the JIT function, nothing after them."""
     names = H.frame_names(s.text(tag))
     if d.name == "lldb":
         check(names[:len(frames)] == frames, "%s: bt %s, want %s first" % (what, names, frames))
     else:
-        junk_last = len(names) == 3 and names[2] not in frames
-        check(names[:2] == frames[:2] and (names[-1:] == frames[-1:] or junk_last),
-              "%s: bt %s, want %s ... %s (or %s and one frame in data, nothing after "
-              "it)" % (what, names, frames[:2], frames[-1], frames[:2]))
+        ends_before_junk = len(names) == 2
+        check(names[:2] == frames[:2] and (names[-1:] == frames[-1:] or ends_before_junk),
+              "%s: bt %s, want %s ... %s (or %s and nothing after them: a frame in data is "
+              "left out)" % (what, names, frames[:2], frames[-1], frames[:2]))
 
 
 def hostile_inferiors(d):
