@@ -46,6 +46,7 @@ def map_label(name):
 
 class Runtime:
     name = "ruby"
+    title = "Ruby 3.3 YJIT (--yjit-perf)"
     conditions = ("live", "core", "container", "deleted")
     ready_timeout = 60
     script = os.path.join(HERE, "ruby_yjit.rb")
