@@ -342,16 +342,9 @@ static bool continuation(jitmap_stacker *st, uint64_t pc, jitmap_code_info *code
 	jitmap_code_info here;
 	if (jitmap_process_code_at(st->proc, pc, &here) || here.function_lo != pc)
 		return false;
-	if (before_is_code) {
-		uint8_t b[32];
-		char w[8];
-		size_t n = jitmap_arch_call_window(st->arch);
-		n = n < sizeof(b) ? n : sizeof(b);
-		while (n && st->memory.read_mem(st->memory.ctx, pc - n, b, n, w, sizeof(w)))
-			n--;
-		if (!n || jitmap_arch_call_before(st->arch, b, n))
-			return false; /* a call's return (a noreturn call at a range's end) */
-	}
+	/* A call's return (a noreturn call at a range's end), or bytes that prove nothing. */
+	if (before_is_code && jitmap__follows_call(st->arch, &st->memory, pc) != 0)
+		return false;
 	*code = here;
 	return true;
 }

@@ -68,4 +68,9 @@ int jitmap__code_walk(jitmap_arch arch, const uint8_t *code, size_t len, uint64_
 /* The byte order the CFI was read in (what the target's memory uses). */
 jitmap_byte_order jitmap__cfi_order(const jitmap_cfi *cfi);
 
+/* Whether return address `ra` follows a call: the architecture's call_before on the bytes of
+ * `mem` that end at it (fewer where fewer can be read). 1: a call; 0: not one; -1: no byte
+ * before it can be read. */
+int jitmap__follows_call(jitmap_arch arch, const jitmap_target *mem, uint64_t ra);
+
 #endif /* JITMAP_UNWIND_INTERNAL_H */

@@ -138,6 +138,20 @@ static uint64_t code_address(const struct step *s, uint64_t ra)
  * one only the process's code ranges tell, so a caller that knows them passes
  * JITMAP_UNWIND_UNCHECKED_RETURN and checks each answer itself (jitmap_stacker does). An
  * architecture whose table has no call decoder (ppc64, RISC-V) is not checked. */
+int jitmap__follows_call(jitmap_arch arch, const jitmap_target *mem, uint64_t ra)
+{
+	if (!mem || !mem->read_mem)
+		return -1;
+	uint8_t b[INSN_MAX];
+	size_t n = jitmap_arch_call_window(arch);
+	n = n < sizeof(b) ? n : sizeof(b);
+	char w[8];
+	/* Fewer bytes where the code starts closer before it (a mapping's first bytes). */
+	while (n && (ra < n || mem->read_mem(mem->ctx, ra - n, b, n, w, sizeof(w))))
+		n--;
+	return n ? jitmap_arch_call_before(arch, b, n) : -1;
+}
+
 static enum outcome check_return(const struct step *s, const char *method, uint64_t ra,
 				 uint64_t ra_at, bool ra_in_reg)
 {
@@ -150,17 +164,13 @@ static enum outcome check_return(const struct step *s, const char *method, uint6
 			 ? jitmap_reg_name(s->code->arch, (unsigned)s->a->ra) : "a register");
 	else
 		snprintf(at, sizeof(at), "at 0x%llx", U(ra_at));
-	uint8_t b[INSN_MAX];
-	size_t n = s->a->call_window < sizeof(b) ? s->a->call_window : sizeof(b);
-	/* Fewer bytes where the code starts closer before it (a mapping's first bytes). */
-	while (n && (ra < n || read_mem(s, ra - n, b, n)))
-		n--;
-	if (n && s->a->call_before(b, n))
+	const int call = jitmap__follows_call(s->code->arch, s->target, ra);
+	if (call == 1)
 		return STEP_OK;
 	/* The code walk's own assumption is the one a block breaks: say so. */
 	const char *hint = strcmp(method, "code") == 0
 		? ": the code object may be a block, not a function entered by a call" : "";
-	if (!n)
+	if (call < 0)
 		say(s->why, method, "the return address 0x%llx found %s follows no call (no code "
 		    "can be read before it)%s", U(ra), at, hint);
 	else
