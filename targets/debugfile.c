@@ -338,18 +338,30 @@ static void dfd_open(void)
 		dfd.begin = NULL; /* kept open: a library half found is not closed under a user */
 }
 
-static int by_debuginfod(struct search *s)
+/* The debug file (or, `executable`, the file itself) of build ID `id` from debuginfod, when
+ * DEBUGINFOD_URLS is set: an open descriptor and its path in *path (the caller frees it), or
+ * -1. */
+static int dfd_fetch(bool executable, const uint8_t *id, size_t len, char **path)
 {
+	*path = NULL;
 	const char *urls = getenv("DEBUGINFOD_URLS");
-	if (!urls || !urls[strspn(urls, " ")] || !s->want_len)
+	if (!urls || !urls[strspn(urls, " ")] || !len)
 		return -1;
 	pthread_once(&dfd_once, dfd_open);
-	debuginfod_client *c = dfd.begin ? dfd.begin() : NULL;
+	int (*find)(debuginfod_client *, const unsigned char *, int, char **) =
+		executable ? dfd.find_executable : dfd.find_debuginfo;
+	debuginfod_client *c = dfd.begin && find ? dfd.begin() : NULL;
 	if (!c)
 		return -1;
-	char *path = NULL;
-	int fd = dfd.find_debuginfo(c, s->want, (int)s->want_len, &path);
+	const int fd = find(c, id, (int)len, path);
 	dfd.end(c);
+	return fd < 0 ? -1 : fd;
+}
+
+static int by_debuginfod(struct search *s)
+{
+	char *path;
+	int fd = dfd_fetch(false, s->want, s->want_len, &path);
 	if (fd >= 0 && !acceptable(s, fd, NULL)) {
 		close(fd);
 		fd = -1;
@@ -362,16 +374,10 @@ static int by_debuginfod(struct search *s)
 
 int jitmap__debuginfod_executable(const uint8_t *id, size_t len, char *found, size_t found_len)
 {
-	const char *urls = getenv("DEBUGINFOD_URLS");
-	if (!urls || !urls[strspn(urls, " ")] || !len || len > JITMAP__MAX_BUILD_ID)
+	if (len > JITMAP__MAX_BUILD_ID)
 		return -ENOENT;
-	pthread_once(&dfd_once, dfd_open);
-	debuginfod_client *c = dfd.begin && dfd.find_executable ? dfd.begin() : NULL;
-	if (!c)
-		return -ENOENT;
-	char *path = NULL;
-	int fd = dfd.find_executable(c, id, (int)len, &path);
-	dfd.end(c);
+	char *path;
+	int fd = dfd_fetch(true, id, len, &path);
 	/* The server's word is not taken for it: the file must hold the build ID asked for. */
 	uint8_t got[JITMAP__MAX_BUILD_ID];
 	if (fd >= 0 && (jitmap__fd_build_id(fd, got) != len || memcmp(got, id, len))) {
