@@ -9,10 +9,21 @@ reads it, GDB's `thread apply all bt` split by thread, jitmap-stack's JSON of on
     frames, text = livestacks.bt_thread(out, tid)            # [(level, pc or None, name)]
     obj, frames = livestacks.stack_json(STACK, ["123"], tid, check)
 """
+import os
 import re
 import subprocess
 
 import jsoncontract
+
+
+def setup_cpython(top):
+    """(the path of CPython 3.13, None) from scripts/setup-python.sh (`top`: the source tree),
+    or (None, why it could not be set up)."""
+    r = subprocess.run([os.path.join(top, "scripts", "setup-python.sh")],
+                       capture_output=True, text=True, timeout=900)
+    if r.returncode != 0:
+        return None, "no CPython 3.13 (scripts/setup-python.sh: %s)" % r.stderr.strip()
+    return r.stdout.strip().splitlines()[-1], None
 
 
 def exec_ranges(pid):

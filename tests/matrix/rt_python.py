@@ -3,7 +3,8 @@ per Python call) for the runtime matrix (tests/matrix/README.md): py_prog.py, fo
 functions and a method, the innermost asleep. The truth: sys._current_frames()."""
 import os
 import re
-import subprocess
+
+import livestacks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
@@ -14,12 +15,8 @@ class Runtime:
     title = "CPython 3.13 (-X perf)"
 
     def setup(self):
-        r = subprocess.run([os.path.join(TOP, "scripts", "setup-python.sh")],
-                           capture_output=True, text=True, timeout=900)
-        if r.returncode != 0:
-            return "no CPython 3.13 (scripts/setup-python.sh: %s)" % r.stderr.strip()
-        self.python = r.stdout.strip().splitlines()[-1]
-        return None
+        self.python, why = livestacks.setup_cpython(TOP)
+        return why
 
     def executable(self):
         return self.python

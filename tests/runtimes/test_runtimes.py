@@ -78,12 +78,8 @@ class CPython:
     script = os.path.join(HERE, "py_nested.py")
 
     def setup(self):
-        r = subprocess.run([os.path.join(TOP, "scripts", "setup-python.sh")],
-                           capture_output=True, text=True, timeout=900)
-        if r.returncode != 0:
-            return "no CPython 3.13 (scripts/setup-python.sh: %s)" % r.stderr.strip()
-        self.python = r.stdout.strip().splitlines()[-1]
-        return None
+        self.python, why = livestacks.setup_cpython(TOP)
+        return why
 
     def start(self, tmp, mode):
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
