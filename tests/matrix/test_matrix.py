@@ -75,6 +75,22 @@ def run(argv, **kw):
 # -- The process --
 
 
+def private_tmp_script():
+    """The container's shell: a tmpfs on /tmp, and then what of ours lies under /tmp (a
+    checkout cloned there, its build and work folders) bound back in place, each opened before
+    the tmpfs hides it (a path would name the tmpfs's; mount must not canonicalize
+    /proc/self/fd/N into that path). Then the runtime: exec "$0" "$@"."""
+    keep = []
+    for d in sorted(os.path.realpath(d) for d in (os.path.dirname(os.path.dirname(HERE)), WORK)):
+        if d.startswith("/tmp/") and not any(d.startswith(k + "/") for k in keep):
+            keep.append(d)
+    fds = range(3, 3 + len(keep))
+    opens = "".join("exec %d<'%s' && " % (n, d) for n, d in zip(fds, keep))
+    binds = "".join("mkdir -p '%s' && mount --no-canonicalize --bind /proc/self/fd/%d '%s' && "
+                    "exec %d<&- && " % (d, n, d, n) for n, d in zip(fds, keep))
+    return opens + "mount -t tmpfs tmpfs /tmp && " + binds + 'exec "$0" "$@"'
+
+
 class Proc:
     """The runtime's program under one condition: its host PID, its output, its mappings."""
 
@@ -90,7 +106,7 @@ class Proc:
         argv, env = R.start(self.tmp, exe)
         if self.cond == "container":
             argv = ["unshare", "--pid", "--mount", "--fork", "--mount-proc", "sh", "-c",
-                    'mount -t tmpfs tmpfs /tmp && exec "$0" "$@"'] + list(argv)
+                    private_tmp_script()] + list(argv)
         self.out = os.path.join(self.tmp, "stdout")
         with open(self.out, "w") as f:
             self.popen = subprocess.Popen(argv, cwd=self.tmp, env=env, stdout=f,
