@@ -1,5 +1,5 @@
 /* arrays.c: large arrays, allocated with as few page faults as can be, and sorted by radix:
- * the PC indexes (reader/index.c) and the perf maps (targets/perfmap.c) hold up to millions of
+ * the PC indexes (reader/index.c) and the perf maps (files/perfmap.c) hold up to millions of
  * entries, built in one go. */
 #include <string.h>
 #include <sys/mman.h>

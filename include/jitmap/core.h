@@ -332,7 +332,7 @@ typedef struct jitmap_core_add_opts {
 	 * it is mapped (jitmap_core_opts.exe: qemu-user's cores have no NT_FILE), so that its
 	 * JIT descriptor is found. NULL: none. */
 	const char *exe;
-	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core_stream.c. */
+	/* A field added here: name it in JITMAP__OPTS_VALID in writers/core_stream.c. */
 } jitmap_core_add_opts;
 
 /* Flags of jitmap_core_add_opts. */

@@ -482,7 +482,7 @@ JITMAP_API const char *jitmap_image_symbolize(const jitmap_image *img, uint64_t 
 typedef struct jitmap_image_opts {
 	size_t sz;
 	unsigned flags; /* JITMAP_IMAGE_SKIP_STACKMAP */
-	/* A field added here: name it in JITMAP__OPTS_VALID in targets/elf.c. */
+	/* A field added here: name it in JITMAP__OPTS_VALID in files/elf.c. */
 } jitmap_image_opts;
 
 /* jitmap_image_open_memory with options. With JITMAP_IMAGE_SKIP_STACKMAP the stackmap section

@@ -534,11 +534,11 @@ def variants(base):
     add("image-shnum-huge", img.patch(0x3c, "<H", 0xfff0), r"section header|past|outside",
         {0}, {1})
     add("image-shstrndx-outside", img.patch(0x3e, "<H", 0xfff0), r"section name|shstrndx",
-        {0}, {0, 1}, known="targets/elf.c names no section and says nothing: 'no "
+        {0}, {0, 1}, known="files/elf.c names no section and says nothing: 'no "
         ".llvm_stackmaps section', the JIT frames unnamed")
     sym = img.section_header(".symtab")
     add("image-symtab-outside", img.patch(sym + 24, "<QQ", 1 << 40, 1 << 40),
-        r"symtab|symbol", {0}, {0, 1}, known="targets/elf_symbols.c drops a symbol table it "
+        r"symtab|symbol", {0}, {0, 1}, known="files/elf_symbols.c drops a symbol table it "
         "cannot read and says nothing: the functions are '?'")
     strtab = img.sections[".strtab"][1]
     raw = img.raw

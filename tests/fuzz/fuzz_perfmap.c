@@ -1,4 +1,4 @@
-/* fuzz_perfmap: libFuzzer target for the perf map and jitdump readers (targets/perfmap*.c).
+/* fuzz_perfmap: libFuzzer target for the perf map and jitdump readers (files/perfmap*.c).
  *
  * Input: one control byte (bit 0: a jitdump, else a perf map's text; bit 1: read it a second
  * time under another name, so that two files overlap), then the file. Whatever was read is

@@ -1,5 +1,5 @@
 /* test_debugfile.c: a stripped file's separate debug file, found where GDB finds it
- * (targets/debugfile.c), and the JIT descriptor only it names: Debian's mono-sgen is stripped,
+ * (files/debugfile.c), and the JIT descriptor only it names: Debian's mono-sgen is stripped,
  * and its __jit_debug_descriptor is in /usr/lib/debug/usr/bin/mono-sgen alone.
  *
  * debug_lib.c is built with a build ID, its debug file taken out (objcopy --only-keep-debug),

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "jitmap/live.h"
 
 #define DEFAULT_DEBUG_DIRS "/usr/lib/debug"
 
