@@ -141,6 +141,21 @@ static bool at_continuation(jitmap_stacker *st, uint64_t pc)
 				  jitmap_process_code_at(st->proc, pc - 1, &before) == 0);
 }
 
+/* The reasons of a failed step, and whether a word of the stack could not be read (the
+ * unwinder's status that goes with its reasons: jitmap_stack_frame.stack_unread). */
+struct why {
+	char *text;
+	size_t len;
+	bool stack_unread;
+};
+
+/* Append the reasons `text` (with whether they include an unread stack word) to `why`. */
+static void add_reasons(struct why *why, const char *text, bool stack_unread)
+{
+	add_why(why->text, why->len, text);
+	why->stack_unread |= text[0] && stack_unread;
+}
+
 /* jitmap_unwind_step under JITMAP_UNWIND_PROVEN with the methods of `code` (none: all), each
  * answer checked: its caller's PC in code (and after a call: the unwinder's check). Where no
  * method's checked answer holds, once more with the unwinder's check left to this one, which
@@ -150,8 +165,9 @@ static bool at_continuation(jitmap_stacker *st, uint64_t pc)
  * declines what fails its own check). code->methods is restored. */
 static int proven_step(jitmap_stacker *st, jitmap_unwind_code *code,
 		       const jitmap_stack_frame *f, jitmap_unwind_result *res, uint32_t *left,
-		       char *why, size_t why_len)
+		       struct why *why)
 {
+	bool unread = false;
 	const uint32_t methods = code->methods;
 	const uint32_t asked = methods & ALL_METHODS ? methods & ALL_METHODS : ALL_METHODS;
 	uint32_t mask = asked;
@@ -160,7 +176,8 @@ static int proven_step(jitmap_stacker *st, jitmap_unwind_code *code,
 	while (mask) {
 		code->methods = mask | JITMAP_UNWIND_PROVEN;
 		memset(res, 0, sizeof(*res));
-		rc = jitmap_unwind_step(code, f->regs, &st->memory, res, proof, sizeof(proof));
+		rc = jitmap__unwind_step(code, f->regs, &st->memory, res, proof, sizeof(proof),
+					 &unread);
 		if (rc)
 			break;
 		char where[256];
@@ -196,8 +213,8 @@ static int proven_step(jitmap_stacker *st, jitmap_unwind_code *code,
 	code->methods = methods;
 	if (left)
 		*left = mask;
-	add_why(why, why_len, proof);
-	add_why(why, why_len, refused);
+	add_reasons(why, proof, unread);
+	add_why(why->text, why->len, refused);
 	return rc;
 proven:
 	code->methods = methods;
@@ -209,38 +226,41 @@ proven:
 /* A proof first (proven_step); when none holds, once more allowing a guess (*guess set, and
  * `why` keeps why no proof was found), with the methods whose answers were not refused. */
 static int unwind_step(jitmap_stacker *st, jitmap_unwind_code *code, const jitmap_stack_frame *f,
-		       jitmap_unwind_result *res, bool *guess, char *why, size_t why_len)
+		       jitmap_unwind_result *res, bool *guess, struct why *why)
 {
 	const uint32_t methods = code->methods;
-	char proof[768] = "";
+	char proof_text[768] = "";
+	struct why proof = {proof_text, sizeof(proof_text), false};
 	uint32_t left = 0;
-	int rc = proven_step(st, code, f, res, &left, proof, sizeof(proof));
+	int rc = proven_step(st, code, f, res, &left, &proof);
 	if (rc == 0 || rc == -ESRCH)
 		return rc;
 	if (!left) {
-		add_why(why, why_len, proof);
+		add_reasons(why, proof.text, proof.stack_unread);
 		return rc;
 	}
 	code->methods = left;
 	char guess_why[512];
+	bool unread = false;
 	memset(res, 0, sizeof(*res));
-	rc = jitmap_unwind_step(code, f->regs, &st->memory, res, guess_why, sizeof(guess_why));
+	rc = jitmap__unwind_step(code, f->regs, &st->memory, res, guess_why, sizeof(guess_why),
+				 &unread);
 	code->methods = methods;
 	if (rc == 0) {
 		*guess = true;
-		add_why(why, why_len, proof);
+		add_reasons(why, proof.text, proof.stack_unread);
 		return 0;
 	}
 	/* Neither: the guess's reasons say what failed (a frame pointer that is not one). */
 	memset(res, 0, sizeof(*res));
-	add_why(why, why_len, guess_why);
+	add_reasons(why, guess_why, unread);
 	return rc;
 }
 
 /* One step from frame `f`. *guess says whether it was a guess; `why` says why it failed or,
  * for a guess, why no method proved it. */
 static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_result *res,
-		bool *caller_exact, bool *guess, char *why, size_t why_len)
+		bool *caller_exact, bool *guess, struct why *why)
 {
 	jitmap_unwind_code code = {.arch = st->arch, .is_innermost = f->exact, .order = st->order};
 	*caller_exact = false;
@@ -261,7 +281,7 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 		code.sm = f->code.stackmap;
 		code.func_lo = f->code.function_lo;
 		code.func_hi = f->code.function_hi;
-		return unwind_step(st, &code, f, res, guess, why, why_len);
+		return unwind_step(st, &code, f, res, guess, why);
 	}
 	if (named_only) {
 		char native_why[256] = "";
@@ -287,28 +307,30 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 			code.cfi = cfi;
 		/* Proven only if what it found holds (proven_step): a map's line may be a block,
 		 * entered by a jump, where the code walk finds no return address. */
-		char proof[768] = "";
+		char proof_text[768] = "";
+		struct why proof = {proof_text, sizeof(proof_text), false};
 		code.methods = 0;
-		int rc = proven_step(st, &code, f, res, NULL, proof, sizeof(proof));
+		int rc = proven_step(st, &code, f, res, NULL, &proof);
 		if (rc == 0 || rc == -ESRCH)
 			return rc;
 		code.cfi = NULL;
 		code.func_lo = code.func_hi = 0;
 		code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
 		memset(res, 0, sizeof(*res));
-		rc = unwind_step(st, &code, f, res, guess, why, why_len);
+		rc = unwind_step(st, &code, f, res, guess, why);
 		if (rc == 0 || rc == -ESRCH) {
 			/* Why nothing proved it: the range's own reasons, not the startless
 			 * chain's. */
-			why[0] = 0;
-			add_why(why, why_len, proof);
+			why->text[0] = 0;
+			why->stack_unread = false;
+			add_reasons(why, proof.text, proof.stack_unread);
 		}
 		return rc;
 	}
 	if (st->native) {
 		res->method = JITMAP_UNWIND_NONE;
-		const int rc = st->native(st->native_ctx, f->regs, f->exact, res, caller_exact, why,
-					  why_len);
+		const int rc = st->native(st->native_ctx, f->regs, f->exact, res, caller_exact,
+					  why->text, why->len);
 		if (rc != -ENOENT) {
 			const bool by_cfi = res->method == JITMAP_UNWIND_CFI;
 			if (rc == 0)
@@ -317,9 +339,9 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 				/* libdwfl's own frame-pointer rule, or CFI of a file that may not be
 				 * the one mapped: a guess (the callback may have said why). */
 				*guess = true;
-				if (!why[0])
-					add_why(why, why_len, "native: no CFI of a module known to be "
-						"the mapped file covers this PC");
+				if (!why->text[0])
+					add_why(why->text, why->len, "native: no CFI of a module known "
+						"to be the mapped file covers this PC");
 			}
 			if (rc == 0 || rc == -ESRCH)
 				res->method = JITMAP_UNWIND_NATIVE;
@@ -328,7 +350,7 @@ static int step(jitmap_stacker *st, const jitmap_stack_frame *f, jitmap_unwind_r
 	}
 	*caller_exact = false;
 	code.methods = JITMAP_UNWIND_MASK(JITMAP_UNWIND_FRAME_POINTER);
-	return unwind_step(st, &code, f, res, guess, why, why_len);
+	return unwind_step(st, &code, f, res, guess, why);
 }
 
 /* Whether return address `pc` is a runtime's continuation: the first byte of a code range
@@ -398,7 +420,8 @@ static int one_frame(jitmap_stacker *st, jitmap_stack_frame *f, jitmap_unwind_re
 	bool step_guess = false;
 	*caller_exact = false;
 	why[0] = 0;
-	int rc = step(st, f, res, caller_exact, &step_guess, why, why_len);
+	struct why reasons = {why, why_len, false};
+	int rc = step(st, f, res, caller_exact, &step_guess, &reasons);
 	f->method = rc == 0 || rc == -ESRCH ? res->method : JITMAP_UNWIND_NONE;
 	f->cfa = rc == 0 || rc == -ESRCH ? res->cfa : 0;
 	if (rc == 0 && !res->caller.pc)
@@ -412,6 +435,9 @@ static int one_frame(jitmap_stacker *st, jitmap_stack_frame *f, jitmap_unwind_re
 	f->stop = rc;
 	f->step_guessed = rc == 0 && step_guess;
 	f->why = rc || f->step_guessed ? why : "";
+	/* The step's own failure (the stops above say their own why). */
+	f->stack_unread = rc && rc != -ESRCH && rc != -ENOEXEC && rc != -E2BIG &&
+			  reasons.stack_unread;
 	return rc;
 }
 

@@ -73,4 +73,12 @@ jitmap_byte_order jitmap__cfi_order(const jitmap_cfi *cfi);
  * before it can be read. */
 int jitmap__follows_call(jitmap_arch arch, const jitmap_target *mem, uint64_t ra);
 
+/* jitmap_unwind_step, saying also in *stack_unread (may be NULL) whether the step failed
+ * because a word of the stack a method needed could not be read: a return address, a frame
+ * record (a core or a copy of the stack that holds less than the frame uses). The stacker
+ * passes it on as jitmap_stack_frame.stack_unread. */
+int jitmap__unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
+			const jitmap_target *target, jitmap_unwind_result *out, char *why,
+			size_t why_len, bool *stack_unread);
+
 #endif /* JITMAP_UNWIND_INTERNAL_H */

@@ -38,6 +38,9 @@ const char *jitmap_unwind_method_name(jitmap_unwind_method m)
 struct reasons {
 	char *buf;
 	size_t len, used;
+	/* A method failed because a word of the stack could not be read (a return address, a
+	 * frame record): said as a status too (jitmap__unwind_step), not only in the text. */
+	bool stack_unread;
 };
 
 __attribute__((format(printf, 3, 4))) static void say(struct reasons *r, const char *method,
@@ -289,6 +292,7 @@ static enum outcome by_cfi(struct step *s, jitmap_unwind_result *r)
 	case JITMAP_RULE_OFFSET:
 		ra_at = cfa + (uint64_t)rr->off;
 		if (read_word(s, ra_at, &ra)) {
+			s->why->stack_unread = true;
 			say(s->why, M, "cannot read the return address at 0x%llx", U(ra_at));
 			return STEP_FAULT;
 		}
@@ -615,6 +619,7 @@ static enum outcome by_stackmap(struct step *s, jitmap_unwind_result *r)
 	if (sh.frame_size == f->stack_size)
 		carry_unsaved(s, &sh, f->address, &r->caller);
 	if (read_word(s, ra_addr, &ra)) {
+		s->why->stack_unread = true;
 		say(s->why, M, "cannot read the return address at 0x%llx", U(ra_addr));
 		return STEP_FAULT;
 	}
@@ -649,6 +654,7 @@ static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r
 		*handled = true;
 		if (s->a->ra_slot) {
 			if (read_word(s, s->sp, &ra)) {
+				s->why->stack_unread = true;
 				say(s->why, M, "cannot read the return address at 0x%llx", U(s->sp));
 				return STEP_FAULT;
 			}
@@ -667,6 +673,7 @@ static enum outcome fp_innermost_special(struct step *s, jitmap_unwind_result *r
 		uint64_t saved_fp;
 		if (read_word(s, s->sp + (uint64_t)(int64_t)s->a->saved_fp_at, &saved_fp) ||
 		    read_word(s, s->sp + (uint64_t)(int64_t)s->a->ra_at, &ra)) {
+			s->why->stack_unread = true;
 			say(s->why, M, "cannot read the stack at 0x%llx", U(s->sp));
 			return STEP_FAULT;
 		}
@@ -759,6 +766,7 @@ static enum outcome by_frame_pointer(struct step *s, jitmap_unwind_result *r)
 	uint64_t saved_fp, ra;
 	if (read_word(s, fp + (uint64_t)s->a->saved_fp_at, &saved_fp) ||
 	    read_word(s, fp + (uint64_t)s->a->ra_at, &ra)) {
+		s->why->stack_unread = true;
 		say(s->why, M, "cannot read the frame record at 0x%llx", U(fp));
 		return STEP_FAULT;
 	}
@@ -831,6 +839,7 @@ static enum outcome by_code(struct step *s, jitmap_unwind_result *r)
 	}
 	uint64_t ra;
 	if (read_word(s, cfa - s->a->ra_slot, &ra)) {
+		s->why->stack_unread = true;
 		say(s->why, M, "cannot read the return address at 0x%llx", U(cfa - s->a->ra_slot));
 		return STEP_FAULT;
 	}
@@ -854,7 +863,16 @@ int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *
 		       const jitmap_target *target, jitmap_unwind_result *out, char *why,
 		       size_t why_len)
 {
-	struct reasons reasons = {why, why_len, 0};
+	return jitmap__unwind_step(code, regs, target, out, why, why_len, NULL);
+}
+
+int jitmap__unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
+			const jitmap_target *target, jitmap_unwind_result *out, char *why,
+			size_t why_len, bool *stack_unread)
+{
+	struct reasons reasons = {why, why_len, 0, false};
+	if (stack_unread)
+		*stack_unread = false;
 	if (why && why_len)
 		why[0] = '\0';
 	if (!code || !regs || !out) {
@@ -918,5 +936,7 @@ int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *
 	}
 	if (!tried)
 		say(&reasons, "unwind", "no method was allowed");
+	if (stack_unread)
+		*stack_unread = reasons.stack_unread;
 	return fault ? -EFAULT : -ENOENT;
 }

@@ -1,6 +1,7 @@
 /* test_stack: jitmap_stacker over a fake thread: the native callback's frames and the ABI
  * applied to its registers, the frame pointer where it knows nothing, how a walk ends
- * (outermost, PC 0, a failed step, the frame limit, the caller's stop), and the options. JIT frames are checked end to end with real JIT
+ * (outermost, PC 0, a failed step, the frame limit, the caller's stop, a stack word that
+ * cannot be read: stack_unread), and the options. JIT frames are checked end to end with real JIT
  * programs (tests/stack/test_jitmap_stack.sh). */
 #include <errno.h>
 #include <setjmp.h>
@@ -142,6 +143,7 @@ static void test_native_then_frame_pointer(void **state)
 	assert_false(s.f[4].exact);
 	assert_int_equal(s.f[4].stop, rc);
 	assert_non_null(strstr(s.why[4], "frame-pointer"));
+	assert_false(s.f[4].stack_unread); /* rbp 0: the chain's end, no word unread */
 	jitmap_stacker_free(st);
 	jitmap_process_free(p);
 }
@@ -172,6 +174,7 @@ static void test_endings(void **state)
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.f[0].stop, -EIO);
 	assert_string_equal(s.why[0], "native: no CFI here");
+	assert_false(s.f[0].stack_unread);
 	jitmap_stacker_free(st);
 
 	/* A loop the unwinder cannot see (each frame returns to the first): the frame limit. */
@@ -183,6 +186,7 @@ static void test_endings(void **state)
 	assert_int_equal(s.n, 5);
 	assert_int_equal(s.f[4].stop, -E2BIG);
 	assert_string_equal(s.why[4], "stopped after 5 frames (the limit)");
+	assert_false(s.f[4].stack_unread);
 	/* The caller stops it: its value comes back. */
 	s = (struct seen){.stop_after = 2};
 	assert_int_equal(jitmap_stacker_walk(st, &r, on_frame, &s), 1);
@@ -199,6 +203,21 @@ static void test_endings(void **state)
 	assert_true(rc < 0 && rc != -ESRCH);
 	assert_int_equal(s.n, 1);
 	assert_non_null(strstr(s.why[0], "frame-pointer"));
+	assert_false(s.f[0].stack_unread); /* rbp below SP: declined, no word unread */
+
+	/* A stack whose copy ends inside the frame record (a core's, or --stack-bytes'): the
+	 * walk ends with the status, and the step before it was not. */
+	memset(stack, 0, sizeof(stack));
+	const uint64_t hi = STACK + sizeof(stack);
+	stack[0x10 / 8] = hi - 8; /* frame 0's record: rbp -> the last word of the copy */
+	stack[0x10 / 8 + 1] = FP_PC + 32;
+	s = (struct seen){0};
+	const jitmap_frame_regs cut = start(FP_PC, STACK, STACK + 0x10);
+	assert_int_equal(jitmap_stacker_walk(st, &cut, on_frame, &s), -EFAULT);
+	assert_int_equal(s.n, 2);
+	assert_false(s.f[0].stack_unread);
+	assert_int_equal(s.f[1].stop, -EFAULT);
+	assert_true(s.f[1].stack_unread);
 	jitmap_stacker_free(st);
 	jitmap_process_free(p);
 }
