@@ -100,7 +100,7 @@ static void strip_signature(char *d)
 	memmove(d, d + cut, strlen(d + cut) + 1);
 }
 
-char *jitmap_stack_cxx_name(const char *symbol, bool described)
+char *stack_cxx_name(const char *symbol, bool described)
 {
 	if (!symbol || strncmp(symbol, "_Z", 2))
 		return NULL;

@@ -11,6 +11,6 @@
  * else the symbol demangled ("ns::Box<long>::wait(int) const"), as GDB prints a minimal
  * symbol. A malloc'd string, or NULL when `symbol` is not mangled or cannot be demangled
  * (then the symbol is the name). */
-char *jitmap_stack_cxx_name(const char *symbol, bool described);
+char *stack_cxx_name(const char *symbol, bool described);
 
 #endif

@@ -83,9 +83,9 @@ static int write_copy(int fd, const char *dir, const char *path)
 	return out;
 }
 
-int jitmap_stack_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-				GElf_Addr base, const char *file_name, const char *debuglink_file,
-				GElf_Word debuglink_crc, char **debuginfo_file_name)
+int stack_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			 GElf_Addr base, const char *file_name, const char *debuglink_file,
+			 GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	char dir[PATH_MAX - 160], path[PATH_MAX] = "";
 	const unsigned char *id;

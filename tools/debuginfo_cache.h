@@ -6,8 +6,8 @@
 #include <elfutils/libdwfl.h>
 
 /* dwfl_standard_find_debuginfo, then the cached uncompressed copy of what it found. */
-int jitmap_stack_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-				GElf_Addr base, const char *file_name, const char *debuglink_file,
-				GElf_Word debuglink_crc, char **debuginfo_file_name);
+int stack_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			 GElf_Addr base, const char *file_name, const char *debuglink_file,
+			 GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 #endif

@@ -25,7 +25,7 @@
 #define HEAP_STEP ((size_t)16 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
-void jitmap_tool_heap_in_huge_pages(void)
+void tool_heap_in_huge_pages(void)
 {
 	if (!mallopt(M_MMAP_THRESHOLD, (int)HEAP_STEP) ||
 	    !mallopt(M_TRIM_THRESHOLD, (int)HEAP_STEP) || !mallopt(M_TOP_PAD, (int)HEAP_STEP))

@@ -3,6 +3,6 @@
 #define JITMAP_TOOLS_HEAP_H
 
 /* Called first thing in main, before anything is allocated. */
-void jitmap_tool_heap_in_huge_pages(void);
+void tool_heap_in_huge_pages(void);
 
 #endif

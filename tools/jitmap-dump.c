@@ -805,7 +805,7 @@ static int choose(const char *what, const char *arg, const struct choice *c, siz
 
 int main(int argc, char **argv)
 {
-	jitmap_tool_heap_in_huge_pages();
+	tool_heap_in_huge_pages();
 	static const struct option longopts[] = {
 		{"format", required_argument, NULL, 'f'},
 		{"statepoints", required_argument, NULL, 's'},

@@ -31,7 +31,7 @@
 static void on_signal(int sig)
 {
 	(void)sig;
-	jitmap_stack_interrupted = 1;
+	stack_interrupted = 1;
 }
 
 /* -- Options -- */
@@ -237,7 +237,7 @@ static bool is_pid(const char *s, pid_t *pid)
 
 int main(int argc, char **argv)
 {
-	jitmap_tool_heap_in_huge_pages();
+	tool_heap_in_huge_pages();
 	struct options o = {0};
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
@@ -256,68 +256,68 @@ int main(int argc, char **argv)
 	const bool exists = access(o.target, F_OK) == 0 || o.core;
 	const bool live = !exists && is_pid(o.target, &pid);
 	if (!exists && !live && o.target[0] && strspn(o.target, "0123456789") == strlen(o.target)) {
-		jitmap_stack_fatal("%s: not a process ID (1 to %d), and no file of that name",
-				   o.target, INT_MAX);
+		stack_fatal("%s: not a process ID (1 to %d), and no file of that name",
+			    o.target, INT_MAX);
 		rc = -1;
 	} else if (live) {
 		if (o.exe || o.sysroot)
 			fprintf(stderr, "jitmap-stack: --%s is for core files; ignored (a live "
 				"process's files are read through the process)\n",
 				o.exe ? "exe" : "sysroot");
-		rc = jitmap_stack_open_pid(&t, pid, &o);
+		rc = stack_open_pid(&t, pid, &o);
 	} else if (o.sysroot && access(o.sysroot, X_OK)) {
-		jitmap_stack_fatal("--sysroot %s: %s", o.sysroot, strerror(errno));
+		stack_fatal("--sysroot %s: %s", o.sysroot, strerror(errno));
 		rc = -1;
 	} else if (o.exe && access(o.exe, R_OK)) {
 		/* The user's mistake, not the core's: the library would only warn that the core
 		 * maps no file of that name. */
-		jitmap_stack_fatal("--exe %s: %s", o.exe, strerror(errno));
+		stack_fatal("--exe %s: %s", o.exe, strerror(errno));
 		rc = -1;
 	} else {
 		sysroot = o.sysroot && o.sysroot[0] && strcmp(o.sysroot, "/") ? o.sysroot : NULL;
-		rc = jitmap_stack_open_core(&t, o.target, o.exe, sysroot);
+		rc = stack_open_core(&t, o.target, o.exe, sysroot);
 	}
 	if (rc == 0) {
 		size_t readable = 0;
 		for (size_t i = 0; i < t.nthreads; i++)
 			readable += t.threads[i].info->regs != NULL;
 		if (!readable) {
-			jitmap_stack_fatal("%s: no thread's registers could be read%s", o.target,
-					   live ? " (the process exited?)" : "");
-			for (size_t i = 0; i < jitmap_stack_num_problems(); i++)
-				fprintf(stderr, "jitmap-stack: %s\n", jitmap_stack_problem_at(i));
+			stack_fatal("%s: no thread's registers could be read%s", o.target,
+				    live ? " (the process exited?)" : "");
+			for (size_t i = 0; i < stack_num_problems(); i++)
+				fprintf(stderr, "jitmap-stack: %s\n", stack_problem_at(i));
 			rc = -1;
 		}
 	}
 	if (rc == 0)
-		rc = jitmap_stack_open_dwfl(&t, o.exe, sysroot);
+		rc = stack_open_dwfl(&t, o.exe, sysroot);
 	if (rc == 0)
-		rc = jitmap_stack_scan(&t, &o);
+		rc = stack_scan(&t, &o);
 	if (rc == 0)
-		jitmap_stack_walk(&t, &o);
+		stack_walk_threads(&t, &o);
 	/* before printing: the process runs again as soon as possible */
 	jitmap_stopped_detach(t.stopped);
 	if (t.proc)
-		jitmap_stack_process_problems(&t);
+		stack_process_problems(&t);
 	const char *interrupted = live ? "interrupted; the process was let go" : "interrupted";
-	if (jitmap_stack_interrupted) {
+	if (stack_interrupted) {
 		fprintf(stderr, "jitmap-stack: %s\n", interrupted);
 		if (rc == 0)
-			jitmap_stack_problem("interrupted: the stacks may be incomplete");
+			stack_problem("interrupted: the stacks may be incomplete");
 	}
 	if (rc == 0 && o.json)
-		jitmap_stack_print_json(&t, &o);
+		stack_print_json(&t, &o);
 	else if (rc == 0)
-		jitmap_stack_print_text(&t, &o);
+		stack_print_text(&t, &o);
 	else if (o.json) { /* a pipeline reads one object whatever happened */
-		const char *error = jitmap_stack_fatal_error();
-		jitmap_stack_print_json_error(error ? error : jitmap_stack_interrupted
-					      ? interrupted : "the target could not be read");
+		const char *error = stack_fatal_error();
+		stack_print_json_error(error ? error : stack_interrupted
+				       ? interrupted : "the target could not be read");
 	}
 	free(t.tails);
 	jitmap_process_free(t.proc);
-	jitmap_stack_native_free(&t); /* libdwfl's, before the core it reads is closed */
-	jitmap_stack_target_free(&t);
+	stack_native_free(&t); /* libdwfl's, before the core it reads is closed */
+	stack_target_free(&t);
 	free(o.perf_files);
 	return rc ? 1 : 0;
 }

@@ -95,13 +95,13 @@ static int live_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dw
 	if (fd == -ESTALE && deleted) /* its image in memory: what libdwfl reads */
 		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 	if (fd != -ENOENT)
-		jitmap_stack_problem("%s: %s: its symbols and CFI are not used", name, why);
+		stack_problem("%s: %s: its symbols and CFI are not used", name, why);
 	return -1;
 }
 
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = live_find_elf,
-	.find_debuginfo = jitmap_stack_find_debuginfo,
+	.find_debuginfo = stack_find_debuginfo,
 	.debuginfo_path = &g_debuginfo_path,
 };
 
@@ -137,8 +137,8 @@ static int core_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dw
 			if (fd >= 0)
 				close(fd);
 			if (elf && !same)
-				jitmap_stack_problem("%s: another build than the file the core's "
-						     "process mapped: not used", path);
+				stack_problem("%s: another build than the file the core's "
+					      "process mapped: not used", path);
 		}
 	}
 	return dwfl_build_id_find_elf(mod, userdata, name, base, file_name, elfp);
@@ -146,7 +146,7 @@ static int core_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dw
 
 static const Dwfl_Callbacks core_callbacks = {
 	.find_elf = core_find_elf,
-	.find_debuginfo = jitmap_stack_find_debuginfo,
+	.find_debuginfo = stack_find_debuginfo,
 	.debuginfo_path = &g_debuginfo_path,
 };
 
@@ -264,8 +264,8 @@ static bool cfi_covers(Dwfl_Module *m, Dwarf_Addr pc, unsigned nregs, uint64_t *
 	return false;
 }
 
-int jitmap_stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
-		       jitmap_unwind_result *out, bool *caller_exact, char *why, size_t why_len)
+int stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
+		      jitmap_unwind_result *out, bool *caller_exact, char *why, size_t why_len)
 {
 	struct native *n = ctx;
 	/* libdwfl takes the first frame's PC as exact: give it the call's last byte for a
@@ -292,7 +292,7 @@ int jitmap_stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exac
 		/* Not by CFI (libdwfl's frame-pointer rule): why, for the guess the library marks. */
 		GElf_Addr bias;
 		const struct native_name *nn = out->method != JITMAP_UNWIND_CFI
-			? jitmap_stack_native_name(n->t, n->initial.pc) : NULL;
+			? stack_native_name(n->t, n->initial.pc) : NULL;
 		if (out->method != JITMAP_UNWIND_CFI && why_len)
 			snprintf(why, why_len, "native: %s",
 				 nn && !nn->in_module ? "the PC is in no module (memory no file backs)"
@@ -321,12 +321,12 @@ static void report_placed_files(struct target *t)
 
 static struct native g_native; /* the state of native_step, which libdwfl's thread has */
 
-void *jitmap_stack_native_ctx(void)
+void *stack_native_ctx(void)
 {
 	return &g_native;
 }
 
-int jitmap_stack_open_dwfl(struct target *t, const char *exe, const char *sysroot)
+int stack_open_dwfl(struct target *t, const char *exe, const char *sysroot)
 {
 	g_live = t->live ? t : NULL;
 	g_sysroot = sysroot;
@@ -334,7 +334,7 @@ int jitmap_stack_open_dwfl(struct target *t, const char *exe, const char *sysroo
 	Elf *core_elf = jitmap_core_elf(jitmap_stopped_core(t->stopped));
 	t->dwfl = dwfl_begin(t->live ? &proc_callbacks : &core_callbacks);
 	if (!t->dwfl) {
-		jitmap_stack_fatal("libdwfl: %s", dwfl_errmsg(-1));
+		stack_fatal("libdwfl: %s", dwfl_errmsg(-1));
 		return -1;
 	}
 	dwfl_report_begin(t->dwfl);
@@ -347,14 +347,14 @@ int jitmap_stack_open_dwfl(struct target *t, const char *exe, const char *sysroo
 		report_placed_files(t);
 	dwfl_report_end(t->dwfl, NULL, NULL);
 	if (rc < 0)
-		jitmap_stack_problem("the process's modules cannot be read (%s): native frames "
-				     "are unnamed", rc == -1 ? dwfl_errmsg(-1) : strerror(rc));
+		stack_problem("the process's modules cannot be read (%s): native frames "
+			      "are unnamed", rc == -1 ? dwfl_errmsg(-1) : strerror(rc));
 	/* Before a module's file is looked for: a deleted one is read from the process's
 	 * memory through this state (dwfl_linux_proc_find_elf asks for its PID). */
 	g_native.t = t;
 	if (!dwfl_attach_state(t->dwfl, core_elf, t->pid, &thread_callbacks, &g_native))
-		jitmap_stack_problem("libdwfl cannot unwind native frames here (%s): the frame "
-				     "pointer is used", dwfl_errmsg(-1));
+		stack_problem("libdwfl cannot unwind native frames here (%s): the frame "
+			      "pointer is used", dwfl_errmsg(-1));
 	return 0;
 }
 
@@ -362,7 +362,7 @@ int jitmap_stack_open_dwfl(struct target *t, const char *exe, const char *sysroo
 
 /* A module's name as users know it: its file's base name (the path the process mapped, not
  * the /proc/PID/map_files link it was opened through). libdwfl's string, or NULL. */
-const char *jitmap_stack_module_name(Dwfl_Module *m)
+const char *stack_module_name(Dwfl_Module *m)
 {
 	const char *main_file = NULL;
 	const char *name = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &main_file, NULL);
@@ -408,11 +408,11 @@ static const char *build_id_of(struct target *t, const char *path, uint64_t at)
 	return id->build_id;
 }
 
-void jitmap_stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct frame_out *fo)
+void stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct frame_out *fo)
 {
 	/* The module is where the PC lies (the native name's answer, by `at`), whatever the
 	 * caller had: libdwfl gives a file's module for memory between its mappings. */
-	const struct native_name *nn = jitmap_stack_native_name(t, at);
+	const struct native_name *nn = stack_native_name(t, at);
 	free(fo->module);
 	fo->module = NULL;
 	fo->in_module = false;
@@ -434,7 +434,7 @@ void jitmap_stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct f
  * table (a JIT linked with LLVM has a hundred thousand symbols), and every thread of a JIT
  * runtime stands at the same few PCs: the answers are kept (struct native_name). */
 
-const char *jitmap_stack_inlined_name(Dwarf_Die *die)
+const char *stack_inlined_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 	Dwarf_Die origin;
@@ -461,7 +461,7 @@ static void find_inlined(Dwfl_Module *m, uint64_t pc, struct native_name *n)
 			break;
 		}
 		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-			const char *name = jitmap_stack_inlined_name(&scopes[i]);
+			const char *name = stack_inlined_name(&scopes[i]);
 			n->inlined[n->ninlined++] = name ? name : "??";
 		}
 	}
@@ -487,7 +487,7 @@ static bool same_file(Dwfl_Module *m, const char *path, const char *id)
 		}
 		return true;
 	}
-	const char *name = jitmap_stack_module_name(m);
+	const char *name = stack_module_name(m);
 	return name && !strcmp(name, module_name_of(path));
 }
 
@@ -563,7 +563,7 @@ static Dwfl_Module *module_at(struct target *t, uint64_t pc, struct native_name 
 
 #define NAME_SLOTS 4096
 
-const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc)
+const struct native_name *stack_native_name(struct target *t, uint64_t pc)
 {
 	if (!t->names && !(t->names = calloc(NAME_SLOTS, sizeof(*t->names))))
 		return NULL;
@@ -584,14 +584,14 @@ const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc
 			n->function = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
 			n->entry = n->function ? pc - off : 0;
 			find_inlined(m, addr, n);
-			n->shown = jitmap_stack_cxx_name(n->function, n->described);
+			n->shown = stack_cxx_name(n->function, n->described);
 		}
 		return n;
 	}
 	return NULL; /* full: the caller goes without */
 }
 
-void jitmap_stack_native_free(struct target *t)
+void stack_native_free(struct target *t)
 {
 	for (size_t i = 0; t->names && i < NAME_SLOTS; i++)
 		free(t->names[i].shown);

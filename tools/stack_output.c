@@ -77,7 +77,7 @@ static int ns_pid(const struct target *t)
 	return own > 0 ? own : -1;
 }
 
-void jitmap_stack_print_text(const struct target *t, const struct options *o)
+void stack_print_text(const struct target *t, const struct options *o)
 {
 	struct jit_count n;
 	count_jit_entries(t, &n);
@@ -164,24 +164,24 @@ void jitmap_stack_print_text(const struct target *t, const struct options *o)
 		printf("\n(%zu more thread%s not shown: --max-threads %u)\n", cut,
 		       cut == 1 ? "" : "s", o->max_threads);
 	}
-	if (jitmap_stack_num_problems()) {
+	if (stack_num_problems()) {
 		printf("\nproblems:\n");
-		for (size_t i = 0; i < jitmap_stack_num_problems(); i++)
-			printf("  %s\n", jitmap_stack_problem_at(i));
+		for (size_t i = 0; i < stack_num_problems(); i++)
+			printf("  %s\n", stack_problem_at(i));
 	}
 }
 
 static void print_problems(void)
 {
 	printf("[");
-	for (size_t i = 0; i < jitmap_stack_num_problems(); i++) {
+	for (size_t i = 0; i < stack_num_problems(); i++) {
 		printf("%s", i ? ", " : "");
-		json_string(stdout, jitmap_stack_problem_at(i));
+		json_string(stdout, stack_problem_at(i));
 	}
 	printf("]");
 }
 
-void jitmap_stack_print_json(const struct target *t, const struct options *o)
+void stack_print_json(const struct target *t, const struct options *o)
 {
 	const char *target = o->target;
 	const int own = ns_pid(t);
@@ -298,7 +298,7 @@ void jitmap_stack_print_json(const struct target *t, const struct options *o)
 	printf("}\n");
 }
 
-void jitmap_stack_print_json_error(const char *error)
+void stack_print_json_error(const char *error)
 {
 	printf("{\"process\": null, \"threads\": [], \"problems\": ");
 	print_problems();

@@ -134,7 +134,7 @@ static const char *innermost_name(Dwfl_Module *m, uint64_t pc)
 	for (int i = 0; i < k && !name; i++) {
 		const int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram)
-			name = jitmap_stack_inlined_name(&scopes[i]);
+			name = stack_inlined_name(&scopes[i]);
 	}
 	free(scopes);
 	return name;
@@ -192,8 +192,8 @@ struct tail_memo {
 	struct tail_frame frames[MAX_TAIL_CALLS];
 };
 
-unsigned jitmap_stack_tail_calls(struct target *t, uint64_t ret, uint64_t callee,
-				 struct tail_frame out[MAX_TAIL_CALLS])
+unsigned stack_tail_calls(struct target *t, uint64_t ret, uint64_t callee,
+			  struct tail_frame out[MAX_TAIL_CALLS])
 {
 	if (!t->tails && !(t->tails = calloc(TAIL_SLOTS, sizeof(*t->tails))))
 		return tail_calls(t, ret, callee, out);

@@ -17,13 +17,13 @@
 #include "report.h"
 #include "stack_tool.h"
 
-volatile sig_atomic_t jitmap_stack_interrupted;
+volatile sig_atomic_t stack_interrupted;
 
 /* -- Why the target cannot be read: on standard error, and for --json -- */
 
 static char *g_fatal;
 
-void jitmap_stack_fatal(const char *fmt, ...)
+void stack_fatal(const char *fmt, ...)
 {
 	char buf[4096 + 512];
 	va_list ap;
@@ -35,7 +35,7 @@ void jitmap_stack_fatal(const char *fmt, ...)
 		g_fatal = strdup(buf);
 }
 
-const char *jitmap_stack_fatal_error(void)
+const char *stack_fatal_error(void)
 {
 	return g_fatal;
 }
@@ -49,7 +49,7 @@ struct problems {
 
 static struct problems g_problems;
 
-void jitmap_stack_problem(const char *fmt, ...)
+void stack_problem(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -68,12 +68,12 @@ void jitmap_stack_problem(const char *fmt, ...)
 		g_problems.n++;
 }
 
-size_t jitmap_stack_num_problems(void)
+size_t stack_num_problems(void)
 {
 	return g_problems.n;
 }
 
-const char *jitmap_stack_problem_at(size_t i)
+const char *stack_problem_at(size_t i)
 {
 	return i < g_problems.n ? g_problems.v[i] : NULL;
 }
@@ -92,35 +92,35 @@ static int list_threads(struct target *t, const char *warning_prefix)
 	t->order = jitmap_stopped_byte_order(s);
 	t->memory = jitmap_stopped_target(s);
 	for (size_t i = 0; jitmap_stopped_warning(s, i); i++)
-		jitmap_stack_problem("%s%s", warning_prefix, jitmap_stopped_warning(s, i));
+		stack_problem("%s%s", warning_prefix, jitmap_stopped_warning(s, i));
 	const size_t n = jitmap_stopped_num_threads(s);
 	t->threads = calloc(n ? n : 1, sizeof(*t->threads));
 	if (!t->threads) {
-		jitmap_stack_fatal("out of memory");
+		stack_fatal("out of memory");
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct thread *th = &t->threads[t->nthreads++];
 		th->info = jitmap_stopped_thread(s, i);
 		if (th->info->error && !(th->problem = strdup(th->info->why))) {
-			jitmap_stack_fatal("out of memory");
+			stack_fatal("out of memory");
 			return -1;
 		}
 	}
 	return 0;
 }
 
-int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
-			   const char *sysroot)
+int stack_open_core(struct target *t, const char *path, const char *exe,
+		    const char *sysroot)
 {
 	jitmap_error err;
 	/* A compressed core is decompressed first: a signal stops that too. */
 	JITMAP_OPTS(const jitmap_stopped_opts, opts, .exe = exe, .sysroot = sysroot,
-		    .interrupt = &jitmap_stack_interrupted);
+		    .interrupt = &stack_interrupted);
 	t->stopped = jitmap_stopped_open_core(path, &opts, &err);
 	if (!t->stopped) {
 		char why[4096 + 256];
-		jitmap_stack_fatal("%s", report_error_text(why, sizeof(why), path, &err));
+		stack_fatal("%s", report_error_text(why, sizeof(why), path, &err));
 		return -1;
 	}
 	char prefix[4096];
@@ -137,32 +137,32 @@ int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
 		uint64_t v;
 		if (!ti->error && sp >= 0 && jitmap_stopped_thread_reg(ti, (unsigned)sp, &v) == 0 &&
 		    jitmap_core_memory(core, v, &mi) == 0 && mi.source == JITMAP_CORE_MEM_NONE)
-			jitmap_stack_problem("thread %d: its stack pointer 0x%" PRIx64 " is not "
-					     "readable (%s): its callers are unknown", (int)ti->tid,
-					     v, mi.why);
+			stack_problem("thread %d: its stack pointer 0x%" PRIx64 " is not "
+				      "readable (%s): its callers are unknown", (int)ti->tid,
+				      v, mi.why);
 	}
 	return 0;
 }
 
-int jitmap_stack_open_pid(struct target *t, pid_t pid, const struct options *o)
+int stack_open_pid(struct target *t, pid_t pid, const struct options *o)
 {
 	/* libjitmap stops one thread at a time and copies its stack (by default), or every
 	 * thread at once while the stacks are copied (--freeze=all); either way they run again
 	 * before the walk. A signal meanwhile makes it let them go. */
 	jitmap_error err;
-	JITMAP_OPTS(const jitmap_stopped_opts, opts, .interrupt = &jitmap_stack_interrupted,
+	JITMAP_OPTS(const jitmap_stopped_opts, opts, .interrupt = &stack_interrupted,
 		    .flags = o->freeze_all ? JITMAP_STOPPED_SNAPSHOT : JITMAP_STOPPED_BY_THREAD,
 		    .stack_bytes = o->stack_bytes);
 	t->stopped = jitmap_stopped_open_pid(pid, &opts, &err);
 	if (!t->stopped) {
 		if (err.code != -EINTR)
-			jitmap_stack_fatal("%s", err.reason);
+			stack_fatal("%s", err.reason);
 		return -1;
 	}
 	return list_threads(t, "");
 }
 
-void jitmap_stack_target_free(struct target *t)
+void stack_target_free(struct target *t)
 {
 	for (size_t i = 0; i < t->nthreads; i++) {
 		for (size_t k = 0; k < t->threads[i].nframes; k++) {

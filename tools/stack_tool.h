@@ -101,27 +101,27 @@ struct target {
 /* -- stack_target.c -- */
 
 /* Set by the signal handler: a live process's threads are let go early. */
-extern volatile sig_atomic_t jitmap_stack_interrupted;
+extern volatile sig_atomic_t stack_interrupted;
 
 /* Why the target could not be read at all: said on standard error ("jitmap-stack: ..."),
- * and the first one kept for --json's object (jitmap_stack_fatal_error: NULL when none was
+ * and the first one kept for --json's object (stack_fatal_error: NULL when none was
  * said). */
-void jitmap_stack_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-const char *jitmap_stack_fatal_error(void);
+void stack_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *stack_fatal_error(void);
 
 /* A problem, said once, in order, after the stacks (or on standard error when no stack is
  * printed). */
-void jitmap_stack_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-size_t jitmap_stack_num_problems(void);
-const char *jitmap_stack_problem_at(size_t i);
+void stack_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+size_t stack_num_problems(void);
+const char *stack_problem_at(size_t i);
 
 /* Open the core at `path` (--exe, --sysroot: NULL when not given) or stop process `pid`, and
  * list its threads: 0, or -1 with the reason said on standard error. */
-int jitmap_stack_open_core(struct target *t, const char *path, const char *exe,
-			   const char *sysroot);
-int jitmap_stack_open_pid(struct target *t, pid_t pid, const struct options *o);
+int stack_open_core(struct target *t, const char *path, const char *exe,
+		    const char *sysroot);
+int stack_open_pid(struct target *t, pid_t pid, const struct options *o);
 /* The threads, their frames, the stopped process (let go if not yet) and the problems. */
-void jitmap_stack_target_free(struct target *t);
+void stack_target_free(struct target *t);
 
 /* -- stack_native.c -- */
 
@@ -150,25 +150,25 @@ struct native_name {
 
 /* libdwfl over the process's modules (a core's files under `sysroot`, or NULL), and its
  * thread state for native steps: 0, or -1 with the reason said. */
-int jitmap_stack_open_dwfl(struct target *t, const char *exe, const char *sysroot);
+int stack_open_dwfl(struct target *t, const char *exe, const char *sysroot);
 /* The stacker's native_step, and its context (jitmap_stacker_opts). */
-int jitmap_stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
-			     jitmap_unwind_result *out, bool *caller_exact, char *why,
-			     size_t why_len);
-void *jitmap_stack_native_ctx(void);
+int stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
+		      jitmap_unwind_result *out, bool *caller_exact, char *why,
+		      size_t why_len);
+void *stack_native_ctx(void);
 /* A module's name as users know it (its file's base name): libdwfl's string, or NULL. */
-const char *jitmap_stack_module_name(Dwfl_Module *m);
+const char *stack_module_name(Dwfl_Module *m);
 /* Set `fo`'s module fields (module, build_id, module_offset, mapping: what was there is
  * replaced) for the native frame at `pc` whose module holds `at` (pc, or a return address's
  * call): where the process's mappings put `at`, never a file's module for anonymous memory.
  * The build ID is asked once per module, while the process is stopped. */
-void jitmap_stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct frame_out *fo);
+void stack_module_id(struct target *t, uint64_t pc, uint64_t at, struct frame_out *fo);
 /* The function and module at a native PC, kept: NULL only when the table is full. */
-const struct native_name *jitmap_stack_native_name(struct target *t, uint64_t pc);
+const struct native_name *stack_native_name(struct target *t, uint64_t pc);
 /* The name of an inlined subroutine's DIE: its own, or its abstract origin's. */
-const char *jitmap_stack_inlined_name(Dwarf_Die *die);
+const char *stack_inlined_name(Dwarf_Die *die);
 /* The native names kept, libdwfl's state, and the module names made. */
-void jitmap_stack_native_free(struct target *t);
+void stack_native_free(struct target *t);
 
 /* -- stack_tailcalls.c -- */
 
@@ -182,25 +182,25 @@ struct tail_frame {
 /* The chain of tail calls from the caller at return address `ret` to the function starting
  * at `callee`, outermost first, in `out`; how many (0: none, or none GDB would show). Each
  * (ret, callee) is asked once. */
-unsigned jitmap_stack_tail_calls(struct target *t, uint64_t ret, uint64_t callee,
-				 struct tail_frame out[MAX_TAIL_CALLS]);
+unsigned stack_tail_calls(struct target *t, uint64_t ret, uint64_t callee,
+			  struct tail_frame out[MAX_TAIL_CALLS]);
 
 /* -- stack_walk.c -- */
 
 /* The JIT entries, loaded files and perf maps of the process: 0, or -1 (out of memory). */
-int jitmap_stack_scan(struct target *t, const struct options *o);
+int stack_scan(struct target *t, const struct options *o);
 /* What went wrong reading the JIT entries, as problems (after the walk: a stackmap is read
  * when a frame is in its code). */
-void jitmap_stack_process_problems(struct target *t);
+void stack_process_problems(struct target *t);
 /* Every thread's frames. */
-void jitmap_stack_walk(struct target *t, const struct options *o);
+void stack_walk_threads(struct target *t, const struct options *o);
 
 /* -- stack_output.c -- */
 
-void jitmap_stack_print_text(const struct target *t, const struct options *o);
-void jitmap_stack_print_json(const struct target *t, const struct options *o);
+void stack_print_text(const struct target *t, const struct options *o);
+void stack_print_json(const struct target *t, const struct options *o);
 /* --json when the target could not be read at all: one object, with `error` and the
  * problems said. */
-void jitmap_stack_print_json_error(const char *error);
+void stack_print_json_error(const char *error);
 
 #endif

@@ -40,7 +40,7 @@ static int each_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_
 		return DWARF_CB_OK;
 	dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &file, NULL);
 	const int n = file ? jitmap_process_scan_file(d->t->proc, file, bias,
-						      jitmap_stack_module_name(m)) : 0;
+						      stack_module_name(m)) : 0;
 	return n < 0 ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
@@ -50,28 +50,28 @@ static void read_perf_maps(struct target *t, const struct options *o)
 {
 	jitmap_perfmap *pm = jitmap_process_perfmap(t->proc);
 	if (!pm) {
-		jitmap_stack_problem("perf maps are not read: out of memory");
+		stack_problem("perf maps are not read: out of memory");
 		return;
 	}
 	/* The core's own first: a file the user names by the same path replaces it. */
 	jitmap_core *core = jitmap_stopped_core(t->stopped);
 	if (core && !o->no_perf_maps && jitmap_perfmap_add_core(pm, core) == -ENOMEM)
-		jitmap_stack_problem("the core's perf maps are not read: out of memory");
+		stack_problem("the core's perf maps are not read: out of memory");
 	for (size_t i = 0; i < o->nperf; i++)
 		(void)jitmap_perfmap_add_file(pm, o->perf_files[i], NULL); /* problems: below */
 	if (t->live && !o->no_perf_maps)
 		(void)jitmap_perfmap_add_process(pm, (int)t->pid);
 	for (size_t k = 0; k < jitmap_perfmap_num_problems(pm); k++)
-		jitmap_stack_problem("%s", jitmap_perfmap_problem(pm, k));
+		stack_problem("%s", jitmap_perfmap_problem(pm, k));
 }
 
-int jitmap_stack_scan(struct target *t, const struct options *o)
+int stack_scan(struct target *t, const struct options *o)
 {
 	/* Stackmaps are read for the JIT code the stacks are in, not for every entry. */
 	JITMAP_OPTS(const jitmap_process_opts, popts, .flags = JITMAP_PROCESS_LAZY);
 	t->proc = jitmap_process_new(&t->memory, &popts);
 	if (!t->proc) {
-		jitmap_stack_fatal("out of memory");
+		stack_fatal("out of memory");
 		return -1;
 	}
 	struct discovery d = {.t = t};
@@ -82,22 +82,22 @@ int jitmap_stack_scan(struct target *t, const struct options *o)
 	const int rc = core ? jitmap_process_scan_core(t->proc, core)
 			    : dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0 ? -ENOMEM : 0;
 	if (rc < 0 || jitmap_process_scan_end(t->proc)) {
-		jitmap_stack_fatal("out of memory");
+		stack_fatal("out of memory");
 		return -1;
 	}
 	read_perf_maps(t, o);
 	return 0;
 }
 
-void jitmap_stack_process_problems(struct target *t)
+void stack_process_problems(struct target *t)
 {
 	for (size_t k = 0; k < jitmap_process_num_problems(t->proc); k++)
-		jitmap_stack_problem("%s", jitmap_process_problem(t->proc, k));
+		stack_problem("%s", jitmap_process_problem(t->proc, k));
 	jitmap_source_info si = {.sz = sizeof(si)};
 	for (size_t i = 0; i < jitmap_process_num_sources(t->proc); i++) {
 		jitmap_process_source(t->proc, i, &si);
 		for (size_t k = 0; k < si.num_problems; k++)
-			jitmap_stack_problem("%s", jitmap_process_source_problem(t->proc, i, k));
+			stack_problem("%s", jitmap_process_source_problem(t->proc, i, k));
 	}
 }
 
@@ -156,7 +156,7 @@ static void describe_frame(struct target *t, const struct options *o, const jitm
 		    .guessed = f->guessed ? f->guess : NULL);
 	jitmap_frame_report *r = jitmap_frame_describe(t->proc, &d);
 	if (!r) {
-		jitmap_stack_problem("frame %u: %s", fo->level, strerror(errno));
+		stack_problem("frame %u: %s", fo->level, strerror(errno));
 		return;
 	}
 	if (o->registers) {
@@ -249,11 +249,11 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	 * may give a module a range that spans the JIT code between two of its mappings). */
 	const bool named_only = f->jit && !f->code.image;
 	const struct native_name *nn = f->jit && !named_only ? NULL
-							     : jitmap_stack_native_name(w->t, at);
+							     : stack_native_name(w->t, at);
 	/* A return address at a function's first byte, after no function at all (padding):
 	 * a runtime's continuation (V8's InterpreterEnterAtNextBytecode), named from there. */
 	if (nn && !nn->function && at != f->pc) {
-		const struct native_name *here = jitmap_stack_native_name(w->t, f->pc);
+		const struct native_name *here = stack_native_name(w->t, f->pc);
 		if (here && here->function && here->entry == f->pc) {
 			nn = here;
 			at = f->pc;
@@ -264,7 +264,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	 * those functions are frames of their own in GDB's numbering. */
 	struct tail_frame tails[MAX_TAIL_CALLS];
 	const unsigned ntails = !jit && !f->exact && f->level > 0 && w->callee_entry
-		? jitmap_stack_tail_calls(w->t, f->pc, w->callee_entry, tails) : 0;
+		? stack_tail_calls(w->t, f->pc, w->callee_entry, tails) : 0;
 	for (unsigned i = ntails; i-- > 0;) {
 		struct frame_out *tc = new_frame(th);
 		if (!tc)
@@ -274,9 +274,9 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		tc->function = strdup(tails[i].name);
 		/* its own module: the caller's call may have gone to another library */
 		Dwfl_Module *tm = dwfl_addrmodule(w->t->dwfl, tails[i].pc - 1);
-		const char *module = tm ? jitmap_stack_module_name(tm) : NULL;
+		const char *module = tm ? stack_module_name(tm) : NULL;
 		tc->module = module ? strdup(module) : NULL;
-		jitmap_stack_module_id(w->t, tc->pc, tails[i].pc - 1, tc);
+		stack_module_id(w->t, tc->pc, tails[i].pc - 1, tc);
 		tc->method = "tail-call";
 	}
 	w->callee_entry = nn ? nn->entry : 0;
@@ -290,7 +290,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		in->function = strdup(nn->inlined[i]);
 		if (nn->module)
 			in->module = strdup(nn->module);
-		jitmap_stack_module_id(w->t, f->pc, at, in);
+		stack_module_id(w->t, f->pc, at, in);
 		in->method = "inline";
 	}
 	struct frame_out *fo = new_frame(th);
@@ -313,7 +313,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 			fo->function = strdup(nn->shown ? nn->shown : nn->function);
 		if (nn && nn->module)
 			fo->module = strdup(nn->module);
-		jitmap_stack_module_id(w->t, f->pc, at, fo);
+		stack_module_id(w->t, f->pc, at, fo);
 	}
 	/* The library describes a frame at a record, and a JIT frame at none, when the output
 	 * shows values or roots; the interpreter frames a runtime's layouts give always. Not a
@@ -331,7 +331,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		th->frames[k].guess_first = !w->guessed;
 		w->guessed = true;
 	}
-	return jitmap_stack_interrupted ? -EINTR : 0;
+	return stack_interrupted ? -EINTR : 0;
 }
 
 static int code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
@@ -371,24 +371,24 @@ static int walk_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *
 	return t->memory.read_mem(t->memory.ctx, addr, buf, len, why, why_len);
 }
 
-void jitmap_stack_walk(struct target *t, const struct options *o)
+void stack_walk_threads(struct target *t, const struct options *o)
 {
 	/* Below a thread's last frame lie stack words: with code_at, none is taken for a frame
 	 * where no code can be. */
 	JITMAP_OPTS(const jitmap_stacker_opts, so,
-		    .native_step = dwfl_pid(t->dwfl) > 0 ? jitmap_stack_native_step : NULL,
-		    .native_ctx = jitmap_stack_native_ctx(), .order = t->order, .code_at = code_at,
+		    .native_step = dwfl_pid(t->dwfl) > 0 ? stack_native_step : NULL,
+		    .native_ctx = stack_native_ctx(), .order = t->order, .code_at = code_at,
 		    .code_ctx = t->stopped);
 	const jitmap_target walked = {.ctx = t, .read_mem = walk_read_mem};
 	jitmap_stacker *st = jitmap_stacker_new(t->proc, &walked, t->arch, &so);
 	if (!st) {
-		jitmap_stack_problem("jitmap cannot unwind %s stacks: %s",
-				     jitmap_arch_name(t->arch), strerror(errno));
+		stack_problem("jitmap cannot unwind %s stacks: %s",
+			      jitmap_arch_name(t->arch), strerror(errno));
 		return;
 	}
 	const size_t n = o->max_threads && o->max_threads < t->nthreads ? o->max_threads
 									  : t->nthreads;
-	for (size_t i = 0; i < n && !jitmap_stack_interrupted; i++) {
+	for (size_t i = 0; i < n && !stack_interrupted; i++) {
 		struct thread *th = &t->threads[i];
 		if (!th->info->regs)
 			continue;
