@@ -34,6 +34,15 @@ class CommandError(Exception):
     """A command that cannot answer; str() is the sentence to show."""
 
 
+class Output:
+    """What a command prints: `lines` (its answer) and `warnings` (GDB prints them on its
+    error stream; LLDB after the answer)."""
+
+    def __init__(self, lines, warnings=()):
+        self.lines = list(lines)
+        self.warnings = list(warnings)
+
+
 # -- Problems met while reading the process --
 
 
