@@ -54,4 +54,77 @@ int jitmap__small_refine_left(jitmap_core *core, const jitmap_target *mem,
 uint8_t *jitmap__small_notes_less(jitmap_byte_order order, const struct jitmap__small_left *l,
 				  const uint8_t *b, size_t len, size_t *out_len);
 
+/* -- The core handler's stream (stream.c, core_stream.c, core_stream_small.c) --
+ *
+ * A core read from one descriptor and written to another with jitmap's notes added;
+ * stream.c holds its bytes and jitmap's notes, core_stream.c reads its head and writes the full
+ * core, core_stream_small.c a small one. */
+
+#define JITMAP__STREAM_MAX_HEAD (UINT64_C(256) << 20)   /* headers and notes held in memory */
+#define JITMAP__STREAM_MAX_BYTES (UINT64_C(1) << 30)    /* JIT files' bytes, by default */
+#define JITMAP__STREAM_MAX_FILES 256
+#define JITMAP__STREAM_EHDR 64
+#define JITMAP__STREAM_PHDR 56
+#define JITMAP__STREAM_PAGE 4096
+#define JITMAP__STREAM_FILE_HEADER 24
+#define JITMAP__STREAM_NAME_SZ 8 /* "JITMAP\0" padded to 4 */
+
+struct jitmap__jit_src {
+	char *path;      /* as this process reads it */
+	const char *as;  /* as the crashed process named it (path less /proc/PID/root) */
+	int fd;
+	unsigned kind;
+	uint64_t size;   /* the bytes added */
+	bool cut;
+};
+
+struct jitmap__stream {
+	int in, out;
+	uint64_t in_off, out_off; /* bytes read and written */
+	jitmap_byte_order order;
+	char *note;
+	size_t note_len;
+	jitmap_error *err;
+	struct jitmap__jit_src *src;
+	size_t nsrc;
+	char problems[4][256]; /* files found and left out, as notes */
+	size_t nproblems;
+	const char *root;      /* "/proc/PID/root" when the paths go through it, else "" */
+	uint64_t budget;
+};
+
+
+struct jitmap__head {
+	uint8_t *bytes; /* [0, len) of the input */
+	size_t len;
+	uint64_t phnum, data; /* the program headers, and where the segments' bytes begin */
+	uint64_t shoff, shnum; /* section headers (GDB's gcore writes them), after the data */
+};
+
+/* A sentence added to the caller's note ("; " between). */
+void jitmap__stream_say(struct jitmap__stream *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A file left out: said to the caller and, as a JITMAP_CORE_NOTE_PROBLEM note, in the core. */
+void jitmap__stream_problem(struct jitmap__stream *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* jitmap__perfmap_process_paths's `each`: the file at `path` (a perf map or a jitdump of the
+ * crashed process) taken into the stream's sources, or said why not. */
+int jitmap__stream_take_file(void *ctx, const char *path);
+/* Up to `len` bytes from the input: how many (fewer at its end), or a negative errno. */
+ssize_t jitmap__stream_read_in(struct jitmap__stream *s, void *buf, size_t len);
+/* `len` bytes, or `n` zeros, to the output: 0 or a negative errno. */
+int jitmap__stream_write_out(struct jitmap__stream *s, const void *buf, size_t len);
+int jitmap__stream_write_zeros(struct jitmap__stream *s, uint64_t n);
+/* The input's next `limit` bytes (UINT64_MAX: the rest), as they come. */
+int jitmap__stream_copy_on(struct jitmap__stream *s, uint64_t limit);
+uint64_t jitmap__stream_align(uint64_t n, uint64_t to);
+/* jitmap's notes: their size, one note's header, all of them written. */
+uint64_t jitmap__stream_notes_size(const struct jitmap__stream *s);
+int jitmap__stream_note_header(struct jitmap__stream *s, uint64_t descsz, uint32_t type);
+int jitmap__stream_write_notes(struct jitmap__stream *s);
+/* The small core, written whole (0), or a negative errno; with `cant` set, nothing was
+ * written and the caller passes the core on as it would. */
+int jitmap__stream_write_small(struct jitmap__stream *s, struct jitmap__head *h, int pid,
+			       const jitmap_core_add_opts *opts, char *cant, size_t cant_len);
+
 #endif /* JITMAP_WRITERS_INTERNAL_H */
