@@ -67,17 +67,18 @@ typedef struct jitmap_stack_frame {
 	/* Whether the step from this frame to its caller is a guess (then `guess` of the
 	 * caller says why). */
 	bool step_guessed;
+	/* Whether the walk ended at this frame (`stop`) because a word of the stack that the
+	 * step needed could not be read: a return address, a frame record. A core, or a copy of
+	 * a thread's stack cut short (its thread's stack_cut), that holds less of the stack
+	 * than its frames use ends a walk so. False for any other stop, and where the native
+	 * callback said why. A client tells the case by this, not by the words of `why`. (Here,
+	 * in the padding before code_pc: the struct keeps its size and layout.) */
+	bool stack_unread;
 	/* Where the frame's code was looked up: `pc` where it is exact; else the return
 	 * address's call, pc - 1, or `pc` itself when no code holds pc - 1 and a code range
 	 * starts at pc (a runtime's continuation: BEAM's and V8's interpreters push the first
 	 * byte of the code a frame resumes in, which no call left). Name the frame from here. */
 	uint64_t code_pc;
-	/* Whether the walk ended at this frame (`stop`) because a word of the stack that the
-	 * step needed could not be read: a return address, a frame record. A core, or a copy of
-	 * a thread's stack (jitmap_live_thread_info.stack_cut), that holds less of the stack
-	 * than its frames use ends a walk so. False for any other stop, and where the native
-	 * callback said why. A client tells the case by this, not by the words of `why`. */
-	bool stack_unread;
 } jitmap_stack_frame;
 
 /* A native frame's caller: fill `out->caller` (PC, SP and the registers the native unwinder
