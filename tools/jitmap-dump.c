@@ -12,10 +12,14 @@
  * in the core's byte order. The core itself is read by libjitmap (jitmap/core.h).
  * Exit status: 0 when every input was valid, 1 when any was malformed or unreadable or the
  * output could not be written, 2 on usage errors.
+ *
+ * This file reads the command line and opens each input (an ELF image, a Mach-O or COFF file,
+ * a raw section, a core); what writes the output is apart (dump_tool.h): the text and JSON of
+ * a stackmap in dump_print.c, a core's entries in dump_core.c, llvm-readobj's text in
+ * dump_readobj.c.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +29,9 @@
 
 #include "jitmap/jitmap.h"
 #include "jitmap/core.h"
-#include "jitmap/frame.h"
-#include "jitmap/perfmap.h"
-#include "jitmap/process.h"
 #include "dump_readobj.h"
+#include "dump_tool.h"
 #include "heap.h"
-#include "json.h"
 #include "llvm_object.h"
 #include "report.h"
 
@@ -39,19 +40,6 @@
 #endif
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
-enum format { FMT_TEXT, FMT_JSON, FMT_READOBJ };
-
-struct options {
-	enum format format;
-	jitmap_statepoint_mode sp_mode;
-	uint64_t *sp_ids;
-	size_t num_sp_ids;
-	jitmap_byte_order order; /* for raw sections */
-	jitmap_arch arch;        /* for raw sections */
-	const char *exe;         /* for core files: the executable, if it has moved */
-	const char *sysroot;     /* for core files: where the mapped files are */
-};
 
 static const char usage_text[] =
 	"Usage: jitmap-dump [OPTION]... FILE...\n"
@@ -92,7 +80,7 @@ static int usage_error(const char *fmt, ...)
 	return 2;
 }
 
-/* -- Text -- */
+/* -- Inputs -- */
 
 static const char *elf_type_name(unsigned t)
 {
@@ -104,204 +92,6 @@ static const char *elf_type_name(unsigned t)
 	default: return "ELF file";
 	}
 }
-
-/* A record as info stackmap writes it, less the values (the library's renderer). */
-static void print_text_record(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
-			      const struct options *o)
-{
-	char *t = jitmap_record_text(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids, 4);
-	if (t)
-		fputs(t, out);
-	free(t);
-}
-
-static const char *register_name(const jitmap_stackmap *sm, unsigned regno)
-{
-	static char buf[32];
-	jitmap_stackmap_reg_label(sm, regno, buf, sizeof(buf));
-	return buf;
-}
-
-/* ykllvm's spill table of a function: "    frame pointer; spills: rbx at frame index -2". */
-static void print_text_spills(FILE *out, const jitmap_stackmap *sm, size_t fi)
-{
-	int fp;
-	const jitmap_spill *sp;
-	size_t ns = 0;
-	if (jitmap_function_spills(sm, fi, &fp, &sp, &ns) || fp < 0)
-		return;
-	fprintf(out, "    %s; ", fp ? "frame pointer" : "no frame pointer");
-	if (!ns)
-		fputs("no callee-saved spills", out);
-	for (size_t k = 0; k < ns; k++)
-		fprintf(out, "%s%s at frame index %" PRId32, k ? ", " : "callee-saved spills: ",
-			register_name(sm, sp[k].dwarf_reg), sp[k].frame_index);
-	fputc('\n', out);
-}
-
-static void print_text(FILE *out, const jitmap_stackmap *sm, const struct options *o)
-{
-	for (size_t bi = 0; bi < jitmap_stackmap_num_blobs(sm); bi++) {
-		const jitmap_blob *b = jitmap_stackmap_blob(sm, bi);
-		const jitmap_dialect d = jitmap_blob_dialect(sm, bi);
-		fprintf(out, "blob %zu at section offset 0x%" PRIx64 ": version %u%s%s%s, %" PRIu32
-			" function%s, %" PRIu32 " constant%s, %" PRIu32 " record%s\n",
-			bi, b->section_offset, b->version, d ? " (" : "",
-			d ? jitmap_dialect_name(d) : "", d ? " layout)" : "", b->num_functions,
-			b->num_functions == 1 ? "" : "s", b->num_constants,
-			b->num_constants == 1 ? "" : "s", b->num_records,
-			b->num_records == 1 ? "" : "s");
-		if (b->num_constants) {
-			fprintf(out, "  constants:");
-			for (uint32_t i = 0; i < b->num_constants; i++) {
-				uint64_t v = 0;
-				jitmap_stackmap_constant(sm, b->first_constant + i, &v);
-				fprintf(out, " #%" PRIu32 "=%" PRIu64, i, v);
-			}
-			fputc('\n', out);
-		}
-		for (uint32_t i = 0; i < b->num_functions; i++) {
-			const jitmap_function *f = jitmap_stackmap_function(sm, b->first_function + i);
-			fprintf(out, "  function %s at 0x%" PRIx64 ", stack size ",
-				f->name ? f->name : "?", f->address);
-			if (f->stack_size == UINT64_MAX)
-				fprintf(out, "dynamic");
-			else
-				fprintf(out, "%" PRIu64, f->stack_size);
-			fprintf(out, ", %" PRIu64 " record%s\n", f->record_count,
-				f->record_count == 1 ? "" : "s");
-			print_text_spills(out, sm, b->first_function + i);
-			for (uint64_t k = 0; k < f->record_count; k++)
-				print_text_record(out, sm, jitmap_stackmap_record(sm, f->first_record + k), o);
-		}
-		if (b->version == 1 && b->num_functions != 1) {
-			fprintf(out, "  records (version 1 does not say which function owns them):\n");
-			for (uint32_t k = 0; k < b->num_records; k++)
-				print_text_record(out, sm, jitmap_stackmap_record(sm, b->first_record + k), o);
-		}
-	}
-}
-
-/* -- JSON -- */
-
-/* A function's name, address and stack size as JSON fields ("name": ..., "address": ...,
- * "stack_size": ...; null for a missing name or a dynamic size), after `lead`. */
-static void json_function_fields(FILE *out, const char *lead, const jitmap_function *f,
-				 const char *name_key, const char *address_key)
-{
-	fprintf(out, "%s\"%s\": ", lead, name_key);
-	if (f->name)
-		json_string(out, f->name);
-	else
-		fputs("null", out);
-	fprintf(out, ", \"%s\": \"0x%" PRIx64 "\", \"stack_size\": ", address_key, f->address);
-	if (f->stack_size == UINT64_MAX)
-		fputs("null", out);
-	else
-		fprintf(out, "%" PRIu64, f->stack_size);
-}
-
-static void json_record(FILE *out, const jitmap_stackmap *sm, const jitmap_record *r,
-			const struct options *o)
-{
-	char *j = jitmap_record_json(sm, r, o->sp_mode, o->sp_ids, o->num_sp_ids);
-	fputs(j ? j : "null", out);
-	free(j);
-}
-
-static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const struct options *o);
-
-static void print_json_layouts(FILE *out, const jitmap_layouts *l);
-
-static void print_json(FILE *out, const char *file, const jitmap_stackmap *sm,
-		       const jitmap_layouts *layouts, const char *kind, const struct options *o)
-{
-	fputs("{\"file\": ", out);
-	json_string(out, file);
-	fputs(", \"kind\": ", out);
-	json_string(out, kind);
-	if (!sm)
-		fputs(", \"stackmap\": null", out);
-	else
-		print_json_stackmap(out, sm, o);
-	if (layouts)
-		print_json_layouts(out, layouts);
-	fputs("}\n", out);
-}
-
-/* ", "arch": ..., "byte_order": ..., "blobs": [...]" of one stackmap (no braces). */
-static void print_json_stackmap(FILE *out, const jitmap_stackmap *sm, const struct options *o)
-{
-	fprintf(out, ", \"arch\": \"%s\", \"byte_order\": \"%s\", \"blobs\": [",
-		jitmap_arch_name(jitmap_stackmap_arch(sm)),
-		jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little");
-	for (size_t bi = 0; bi < jitmap_stackmap_num_blobs(sm); bi++) {
-		const jitmap_blob *b = jitmap_stackmap_blob(sm, bi);
-		fprintf(out, "%s{\"section_offset\": %" PRIu64 ", \"version\": %u, ", bi ? ", " : "",
-			b->section_offset, b->version);
-		if (jitmap_blob_dialect(sm, bi) != JITMAP_DIALECT_LLVM)
-			fprintf(out, "\"dialect\": \"%s\", ",
-				jitmap_dialect_name(jitmap_blob_dialect(sm, bi)));
-		fputs("\"constants\": [", out);
-		for (uint32_t i = 0; i < b->num_constants; i++) {
-			uint64_t v = 0;
-			jitmap_stackmap_constant(sm, b->first_constant + i, &v);
-			fprintf(out, "%s%" PRIu64, i ? ", " : "", v);
-		}
-		fputs("], \"functions\": [", out);
-		for (uint32_t i = 0; i < b->num_functions; i++) {
-			const jitmap_function *f = jitmap_stackmap_function(sm, b->first_function + i);
-			json_function_fields(out, i ? ", {" : "{", f, "name", "address");
-			fprintf(out, ", \"record_count\": %" PRIu64, f->record_count);
-			int fp;
-			const jitmap_spill *sp;
-			size_t ns = 0;
-			jitmap_function_spills(sm, b->first_function + i, &fp, &sp, &ns);
-			if (fp >= 0) {
-				fprintf(out, ", \"frame_pointer\": %s, \"spills\": [",
-					fp ? "true" : "false");
-				for (size_t k = 0; k < ns; k++) {
-					fprintf(out, "%s{\"register\": ", k ? ", " : "");
-					json_string(out, register_name(sm, sp[k].dwarf_reg));
-					fprintf(out, ", \"dwarf_reg\": %u, \"frame_index\": %" PRId32 "}",
-						sp[k].dwarf_reg, sp[k].frame_index);
-				}
-				fputc(']', out);
-			}
-			fputc('}', out);
-		}
-		fputs("], \"records\": [", out);
-		for (uint32_t k = 0; k < b->num_records; k++) {
-			if (k)
-				fputs(", ", out);
-			json_record(out, sm, jitmap_stackmap_record(sm, b->first_record + k), o);
-		}
-		fputs("]}", out);
-	}
-	fputc(']', out);
-}
-
-/* -- Deopt layouts (.jitmap_deopt, docs/deopt-layouts.md): the library's renderer writes them -- */
-
-static void print_text_layouts(FILE *out, const jitmap_layouts *l)
-{
-	char *t = jitmap_layouts_text(l, 2);
-	if (t)
-		fputs(t, out);
-	free(t);
-}
-
-/* ", "deopt_layouts": [...]" (only for an image that carries layouts). */
-static void print_json_layouts(FILE *out, const jitmap_layouts *l)
-{
-	char *j = jitmap_layouts_json(l);
-	fputs(", \"deopt_layouts\": ", out);
-	fputs(j ? j : "[]", out);
-	free(j);
-}
-
-
-/* -- Inputs -- */
 
 /* 0, or a negative errno: -EISDIR for a directory, -EINVAL for another file that is not a
  * regular one (a device, a pipe: its bytes are not a section). */
@@ -379,254 +169,6 @@ static bool is_compressed(const char *path)
 static void report(const char *file, const jitmap_error *e)
 {
 	report_error("jitmap-dump", file, e);
-}
-
-/* -- Core files -- */
-
-/* The notes of source `i` of `p`, joined with "; " into `buf` (empty when none). */
-static const char *source_notes(const jitmap_process *p, size_t i, char *buf, size_t len)
-{
-	size_t at = 0;
-	buf[0] = '\0';
-	for (size_t k = 0; jitmap_process_source_note(p, i, k) && at < len; k++)
-		at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? "; " : "",
-				       jitmap_process_source_note(p, i, k));
-	return buf;
-}
-
-static const char *machine_name(unsigned m)
-{
-	const char *n = jitmap_arch_name(jitmap_arch_from_elf_machine(m));
-	return strcmp(n, "unknown") ? n : "unknown machine";
-}
-
-/* A descriptor's line: its count only where the list was read to its end. */
-static void print_text_descriptor(FILE *out, const jitmap_descriptor_info *d)
-{
-	fprintf(out, "JIT descriptor at 0x%" PRIx64 " in %s: ", d->address, d->where);
-	if (d->complete)
-		fprintf(out, "%zu entr%s\n", d->num_entries, d->num_entries == 1 ? "y" : "ies");
-	else if (!d->readable)
-		fprintf(out, "entries unknown (%s)\n", d->problem);
-	else
-		fprintf(out, "%zu entr%s read, the rest unknown (%s)\n", d->num_entries,
-			d->num_entries == 1 ? "y" : "ies", d->problem);
-}
-
-/* One JIT entry (source `i` of `p`) in the chosen format; 1 when it is an error. */
-static int print_entry(FILE *out, const char *path, const jitmap_process *p, size_t i,
-		       bool first, const struct options *o)
-{
-	jitmap_source_info si = {.sz = sizeof(si)};
-	char notes[640];
-	int status = 0;
-	jitmap_process_source(p, i, &si);
-	const jitmap_stackmap *sm = si.stackmap;
-	/* Without a stackmap, a problem is an error; with one (the registered copy stood in for
-	 * the live section), the notes say what happened. */
-	const char *problem = !sm && si.num_problems ? jitmap_process_source_problem(p, i, 0) : NULL;
-	source_notes(p, i, notes, sizeof(notes));
-	if (problem) {
-		fprintf(stderr, "jitmap-dump: %s: %s\n", path, problem);
-		status = 1;
-	}
-	const jitmap_layouts *layouts = si.image ? jitmap_image_layouts(si.image) : NULL;
-	if (si.image && jitmap_image_layouts_problem(si.image)) {
-		fprintf(stderr, "jitmap-dump: %s: JIT entry 0x%" PRIx64 ": %s\n", path, si.entry,
-			jitmap_image_layouts_problem(si.image));
-		status = 1;
-	}
-	switch (o->format) {
-	case FMT_READOBJ:
-		dump_readobj(out, path, sm);
-		break;
-	case FMT_JSON:
-		fprintf(out, "%s{\"entry\": \"0x%" PRIx64 "\", \"symfile_addr\": \"0x%" PRIx64
-			"\", \"symfile_size\": %" PRIu64 ", \"problem\": ", first ? "" : ", ", si.entry,
-			si.symfile_addr, si.symfile_size);
-		json_string_or_null(out, problem);
-		fputs(", \"note\": ", out);
-		json_string_or_null(out, notes[0] ? notes : NULL);
-		if (sm) {
-			fprintf(out, ", \"stackmap_address\": \"0x%" PRIx64 "\"", si.section_address);
-			print_json_stackmap(out, sm, o);
-		} else {
-			fputs(", \"stackmap_address\": null", out);
-		}
-		if (layouts)
-			print_json_layouts(out, layouts);
-		fputc('}', out);
-		break;
-	case FMT_TEXT:
-		fprintf(out, "JIT entry 0x%" PRIx64 ": image at 0x%" PRIx64 ", %" PRIu64 " bytes",
-			si.entry, si.symfile_addr, si.symfile_size);
-		if (problem) {
-			fprintf(out, ", unreadable\n");
-			break;
-		}
-		if (!sm) {
-			fprintf(out, ", no .llvm_stackmaps section\n");
-			break;
-		}
-		fprintf(out, "; .llvm_stackmaps at 0x%" PRIx64 ", %s-endian, %zu blob%s, %zu record%s\n",
-			si.section_address,
-			jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little",
-			jitmap_stackmap_num_blobs(sm), jitmap_stackmap_num_blobs(sm) == 1 ? "" : "s",
-			jitmap_stackmap_num_records(sm), jitmap_stackmap_num_records(sm) == 1 ? "" : "s");
-		if (notes[0])
-			fprintf(out, "  note: %s\n", notes);
-		print_text(out, sm, o);
-		if (layouts)
-			print_text_layouts(out, layouts);
-		break;
-	}
-	return status;
-}
-
-/* The perf maps and jitdump files the core carries (jitmap-core-handler's notes), with how
- * many code objects each names. */
-static void print_text_jit_files(FILE *out, jitmap_core *c)
-{
-	jitmap_perfmap *m = jitmap_perfmap_new();
-	if (m)
-		(void)jitmap_perfmap_add_core(m, c);
-	for (size_t i = 0; i < jitmap_core_num_jit_files(c); i++) {
-		const jitmap_core_jit_file *f = jitmap_core_jit_file_at(c, i);
-		size_t ranges = 0, n = 0; /* a note that is no file of the set: 0 */
-		for (size_t k = 0; m && k < jitmap_perfmap_num_files(m); k++)
-			if (!strcmp(jitmap_perfmap_file(m, k, &n), f->path)) {
-				ranges = n;
-				break;
-			}
-		fprintf(out, "  JIT file in the core: %s (%s, %zu bytes%s, %zu code object%s) "
-			"at offset 0x%" PRIx64 "\n", f->path,
-			f->kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf map", f->size,
-			f->flags & JITMAP_CORE_FILE_CUT ? ", cut short" : "", ranges,
-			ranges == 1 ? "" : "s", f->offset);
-	}
-	jitmap_perfmap_free(m);
-}
-
-static void print_json_jit_files(FILE *out, jitmap_core *c)
-{
-	fputs("\"jit_files\": [", out);
-	for (size_t i = 0; i < jitmap_core_num_jit_files(c); i++) {
-		const jitmap_core_jit_file *f = jitmap_core_jit_file_at(c, i);
-		fputs(i ? ", {\"path\": " : "{\"path\": ", out);
-		json_string(out, f->path);
-		fprintf(out, ", \"kind\": \"%s\", \"size\": %zu, \"cut\": %s, \"offset\": "
-			"\"0x%" PRIx64 "\"}", f->kind == JITMAP_PERFMAP_JITDUMP ? "jitdump" : "perf-map",
-			f->size, f->flags & JITMAP_CORE_FILE_CUT ? "true" : "false", f->offset);
-	}
-	fputs("]", out);
-}
-
-/* A core: the JIT descriptors and entries the library finds in it (jitmap_process_scan_core:
- * the same scan as jitmap-stack's), each entry's stackmap by the process model (the live
- * section or the registered copy, MCJIT's unrelocated addresses, names). */
-static int dump_core(FILE *out, const char *path, const struct options *o)
-{
-	jitmap_error e;
-	JITMAP_OPTS(const jitmap_core_opts, copts, .exe = o->exe, .sysroot = o->sysroot);
-	jitmap_core *c = jitmap_core_open(path, &copts, &e);
-	if (!c) {
-		report(path, &e);
-		return 1;
-	}
-	int status = 0;
-	for (size_t i = 0; jitmap_core_warning(c, i); i++)
-		fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, jitmap_core_warning(c, i));
-	const jitmap_target t = jitmap_core_target(c);
-	jitmap_process *p = jitmap_process_new(&t, NULL);
-	if (!p || jitmap_process_scan_begin(p) || jitmap_process_scan_core(p, c) < 0 ||
-	    jitmap_process_scan_end(p)) {
-		fprintf(stderr, "jitmap-dump: %s: out of memory\n", path);
-		jitmap_process_free(p);
-		jitmap_core_free(c);
-		return 1;
-	}
-	/* What the scan could not read: files the core maps, descriptors, lists (an entry's
-	 * problems are said with the entry). A damaged list is an error of the core; a file that
-	 * is not there is not. */
-	for (size_t k = 0; k < jitmap_process_num_problems(p); k++)
-		fprintf(stderr, "jitmap-dump: %s: %s\n", path, jitmap_process_problem(p, k));
-	const size_t nd = jitmap_process_num_descriptors(p);
-	for (size_t d = 0; d < nd; d++) {
-		jitmap_descriptor_info di = {.sz = sizeof(di)};
-		if (jitmap_process_descriptor(p, d, &di) == 0 && !di.complete)
-			status = 1;
-	}
-	/* Files that could not be read may define more (said in the problems above). */
-	const size_t unread = jitmap_process_num_unread_files(p);
-	const size_t njf = jitmap_core_num_jit_files(c);
-	if (!nd && !njf) {
-		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s%s\n",
-			path, unread ? " that could be read" : "",
-			o->exe ? "" : " (if the executable has moved, give it with --exe)");
-		jitmap_process_free(p);
-		jitmap_core_free(c);
-		return 1;
-	}
-	/* "ELF core file" or "ELF core file (zstd)": what the file held. */
-	char what[64];
-	const char *codec = jitmap_core_compression(c);
-	snprintf(what, sizeof(what), "ELF core file%s%s%s", codec ? " (" : "", codec ? codec : "",
-		 codec ? ")" : "");
-	if (o->format == FMT_TEXT) {
-		fprintf(out, "%s: %s, %s, %zu JIT descriptor%s", path, what,
-			machine_name(jitmap_core_elf_machine(c)), nd, nd == 1 ? "" : "s");
-		if (unread)
-			fprintf(out, " found, more may be in the %zu file%s the core maps that could "
-				"not be read", unread, unread == 1 ? "" : "s");
-		if (njf)
-			fprintf(out, ", %zu JIT file%s", njf, njf == 1 ? "" : "s");
-		fputc('\n', out);
-		print_text_jit_files(out, c);
-	}
-	if (o->format == FMT_JSON) {
-		fputs("{\"file\": ", out);
-		json_string(out, path);
-		fprintf(out, ", \"kind\": \"%s, %s\", \"unread_files\": %zu, ", what,
-			machine_name(jitmap_core_elf_machine(c)), unread);
-		print_json_jit_files(out, c);
-		fputs(", \"descriptors\": [", out);
-	}
-	const size_t ns = jitmap_process_num_sources(p);
-	for (size_t d = 0; d < nd; d++) {
-		jitmap_descriptor_info di = {.sz = sizeof(di)};
-		jitmap_process_descriptor(p, d, &di);
-		if (o->format == FMT_TEXT)
-			print_text_descriptor(out, &di);
-		if (o->format == FMT_JSON) {
-			fprintf(out, "%s{\"address\": \"0x%" PRIx64 "\", \"file\": ", d ? ", " : "",
-				di.address);
-			json_string(out, di.where);
-			fputs(", \"problem\": ", out);
-			json_string_or_null(out, di.problem);
-			/* null: the list was not read to its end, and how long it is is unknown */
-			if (di.complete)
-				fprintf(out, ", \"entry_count\": %zu", di.num_entries);
-			else
-				fputs(", \"entry_count\": null", out);
-			fprintf(out, ", \"entries_read\": %zu, \"entries\": [", di.num_entries);
-		}
-		bool first = true;
-		for (size_t i = 0; i < ns; i++) {
-			jitmap_source_info si = {.sz = sizeof(si)};
-			if (jitmap_process_source(p, i, &si) || si.kind != JITMAP_SOURCE_JIT ||
-			    si.descriptor != di.address)
-				continue;
-			status |= print_entry(out, path, p, i, first, o);
-			first = false;
-		}
-		if (o->format == FMT_JSON)
-			fputs("]}", out);
-	}
-	if (o->format == FMT_JSON)
-		fputs("]}\n", out);
-	jitmap_process_free(p);
-	jitmap_core_free(c);
-	return status;
 }
 
 /* -- One input -- */
@@ -717,23 +259,23 @@ static int dump_one(FILE *out, const char *path, const struct options *o)
 		dump_readobj(out, path, sm);
 		break;
 	case FMT_JSON:
-		print_json(out, path, sm, layouts, kind, o);
+		dump_print_json(out, path, sm, layouts, kind, o);
 		break;
 	case FMT_TEXT:
 		fprintf(out, "%s: %s", path, kind);
 		if (!sm) {
 			fprintf(out, ", no .llvm_stackmaps section\n");
 			if (layouts)
-				print_text_layouts(out, layouts);
+				dump_print_text_layouts(out, layouts);
 			break;
 		}
 		fprintf(out, ", %s-endian, %zu blob%s, %zu record%s\n",
 			jitmap_stackmap_byte_order(sm) == JITMAP_ORDER_BIG ? "big" : "little",
 			jitmap_stackmap_num_blobs(sm), jitmap_stackmap_num_blobs(sm) == 1 ? "" : "s",
 			jitmap_stackmap_num_records(sm), jitmap_stackmap_num_records(sm) == 1 ? "" : "s");
-		print_text(out, sm, o);
+		dump_print_text(out, sm, o);
 		if (layouts)
-			print_text_layouts(out, layouts);
+			dump_print_text_layouts(out, layouts);
 		break;
 	}
 	jitmap_stackmap_free(raw);
