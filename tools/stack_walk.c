@@ -206,6 +206,7 @@ struct walk {
 	struct thread *th;
 	uint64_t callee_entry; /* the entry of the frame before this one (0: unknown, JIT) */
 	bool guessed;          /* a frame reached by a guess was seen */
+	bool stack_unread;     /* the walk ended where a word of the stack could not be read */
 };
 
 static struct frame_out *new_frame(struct thread *th)
@@ -325,6 +326,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		describe_frame(w->t, w->o, f, fo);
 	if (f->stop && f->stop != -ESRCH)
 		fo->why = strdup(f->why);
+	w->stack_unread = f->stack_unread;
 	/* This frame's, and its inlined and tail-call frames' (made from its PC). */
 	for (size_t k = first; f->guessed && k < th->nframes; k++) {
 		th->frames[k].guess = strdup(f->guess);
@@ -339,16 +341,15 @@ static int code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
 	return jitmap_stopped_code_at(ctx, pc, why, why_len);
 }
 
-/* A live thread read by thread whose walk stopped, unable to read its stack, where the copy
+/* A live thread read by thread whose walk stopped, unable to read its stack (the stacker's
+ * status, stack_unread: a return address or frame record it could not read), where the copy
  * of its stack ended (--stack-bytes): said with the reason the unwinders gave. */
-static void stack_cut_said(struct target *t, size_t i, struct thread *th)
+static void stack_cut_said(struct target *t, size_t i, struct thread *th, bool stack_unread)
 {
 	jitmap_live *live = jitmap_stopped_live(t->stopped);
 	const jitmap_live_thread_info *ti = live ? jitmap_live_thread(live, i) : NULL;
 	struct frame_out *last = th->nframes ? &th->frames[th->nframes - 1] : NULL;
-	if (!ti || !ti->stack_cut || !last || !last->why ||
-	    (!strstr(last->why, "cannot read the return address") &&
-	     !strstr(last->why, "cannot read the frame record")))
+	if (!ti || !ti->stack_cut || !last || !last->why || !stack_unread)
 		return;
 	uint64_t sp = 0; /* the copy ends stack_bytes above it */
 	const int spno = jitmap_reg_sp(t->arch);
@@ -392,13 +393,13 @@ void stack_walk_threads(struct target *t, const struct options *o)
 		struct thread *th = &t->threads[i];
 		if (!th->info->regs)
 			continue;
-		struct walk w = {t, o, th, 0, false};
+		struct walk w = {t, o, th, 0, false, false};
 		/* Each thread's stack as it was when it stopped (a live process read by thread:
 		 * the capture; a core's and an all-stopped process's: memory itself). */
 		t->memory = jitmap_stopped_thread_target(t->stopped, i);
 		t->values = jitmap_stopped_thread_stack_target(t->stopped, i);
 		jitmap_stacker_walk(st, th->info->regs, on_frame, &w);
-		stack_cut_said(t, i, th);
+		stack_cut_said(t, i, th, w.stack_unread);
 	}
 	t->memory = jitmap_stopped_target(t->stopped);
 	t->values = (jitmap_target){0};
