@@ -5,7 +5,8 @@ Below a thread's last real frame lie stack words; an unwinder that takes one for
 address makes a frame no code lives in, and every frame after it is as false.
 
 Debugger-neutral (no ``import gdb``): the adapter says which process or core, and gets a new
-:class:`CodeMap` at each stop (a running process maps and unmaps) through :func:`for_stop`.
+:class:`CodeMap` at each stop (a running process maps and unmaps) through :func:`for_stop`. A
+core's is asked of the core the session holds open (corefile.py), not opened again.
 """
 import ctypes
 
@@ -13,22 +14,23 @@ from . import native as N
 
 
 class CodeMap:
-    """The memory map of live process `pid`, or of the core file at `core`."""
+    """The memory map of live process `pid` (a jitmap_stopped of its own, that stops nothing),
+    or of `core`, the session's corefile.OpenCore (asked, never closed here)."""
 
     def __init__(self, pid=None, core=None):
         self.lib = N.lib()
         self.stopped = None
-        err = N.Error()
+        self.core = core
         if pid:
+            err = N.Error()
             # Nothing is stopped: the debugger holds the process already.
             opts = N.StoppedOpts(flags=N.STOPPED_NO_STOP)
             self.stopped = self.lib.jitmap_stopped_open_pid(int(pid), ctypes.byref(opts),
                                                             ctypes.byref(err))
-        elif core:
-            self.stopped = self.lib.jitmap_stopped_open_core(core.encode(), None,
-                                                             ctypes.byref(err))
-        if not self.stopped:
-            raise OSError(N.error_text(err) if err.code else "no process or core")
+            if not self.stopped:
+                raise OSError(N.error_text(err) if err.code else "no process")
+        elif core is None:
+            raise OSError("no process or core")
         self._memo = {}
 
     def close(self):
@@ -36,11 +38,13 @@ class CodeMap:
             self.lib.jitmap_stopped_free(self.stopped)
         self.stopped = None
 
-    def _ask(self, what, pc, buf, length, otherwise):
-        """libjitmap's jitmap_stopped_WHAT at `pc`."""
+    def _code_at(self, pc, buf, length, otherwise):
+        """libjitmap's jitmap_stopped_code_at at `pc`."""
         pc &= 0xFFFFFFFFFFFFFFFF
+        if self.core is not None:
+            return self.core.code_at(pc, buf, length)
         if self.stopped:
-            return getattr(self.lib, "jitmap_stopped_" + what)(self.stopped, pc, buf, length)
+            return self.lib.jitmap_stopped_code_at(self.stopped, pc, buf, length)
         return otherwise
 
     def code_at(self, pc):
@@ -48,7 +52,7 @@ class CodeMap:
         segment of), 0 when it does not, negative when it cannot be told."""
         got = self._memo.get(pc)
         if got is None:
-            got = self._ask("code_at", pc, None, 0, -5)
+            got = self._code_at(pc, None, 0, -5)
             if len(self._memo) < 65536:
                 self._memo[pc] = got
         return got
@@ -56,7 +60,7 @@ class CodeMap:
     def where(self, pc):
         """Why no code can be at `pc` (the library's words), or None when it can."""
         why = ctypes.create_string_buffer(256)
-        return N.text(why.value) if self._ask("code_at", pc, why, len(why), 1) == 0 else None
+        return N.text(why.value) if self._code_at(pc, why, len(why), 1) == 0 else None
 
     def no_code(self, pc, exact):
         """Whether no code can be at a frame's `pc`: neither at it nor, for a return address,
@@ -66,38 +70,22 @@ class CodeMap:
         return exact or not pc or self.code_at(pc - 1) == 0
 
     def missing(self, addr, size, unusable_only=True):
-        """A core's reason for lacking a byte of [addr, addr + size) (:func:`core_missing`),
-        or None (and always for a live process)."""
-        if not self.stopped:
-            return None
-        core = self.lib.jitmap_stopped_core(self.stopped)
-        return core_missing(core, addr, size, unusable_only) if core else None
+        """A core's reason for lacking a byte of [addr, addr + size) (corefile.OpenCore's
+        missing), or None (and always for a live process)."""
+        return self.core.missing(addr, size, unusable_only) if self.core is not None else None
 
     def build_id_at(self, pc):
         """The build ID (lowercase hex) of the file the process maps at `pc`, from its first
         page (the process's memory, or the core's copy), or None."""
         buf = (ctypes.c_uint8 * 64)()
-        n = self._ask("build_id_at", pc, buf, len(buf), 0)
+        pc &= 0xFFFFFFFFFFFFFFFF
+        if self.core is not None:
+            n = self.core.build_id_at(pc, buf, len(buf))
+        elif self.stopped:
+            n = self.lib.jitmap_stopped_build_id_at(self.stopped, pc, buf, len(buf))
+        else:
+            n = 0
         return bytes(buf[:n]).hex() if n else None
-
-
-def core_missing(core, addr, size, unusable_only=True):
-    """Why libjitmap's `core` (a jitmap_core) lacks a byte of [addr, addr + size): the first
-    byte no mapped file may stand for (a truncated segment, a small core's left-out memory,
-    a writable segment not dumped: a debugger that reads the file there reads a wrong value),
-    or, with unusable_only False, that the core does not hold at all; None when it holds
-    them (or a file may)."""
-    lib = N.lib()
-    info = N.CoreMemoryInfo()
-    addr &= 0xFFFFFFFFFFFFFFFF
-    end = min(addr + size, 1 << 64)
-    while addr < end:
-        if lib.jitmap_core_memory(core, addr, ctypes.byref(info)) or not info.size:
-            return None
-        if info.source == N.CORE_MEM_NONE and (info.file_unusable or not unusable_only):
-            return N.text(info.why)
-        addr += info.size
-    return None
 
 
 class Unreadable(Exception):

@@ -4,11 +4,11 @@ GDB side asks of GDB's process, at the bottom of it.
 The commands (gdb_commands.py), the frame filter (gdb_frames.py) and the unwinders
 (gdb_perf.py) import this module; it imports none of them. Here: the one :data:`GDB` (frames,
 registers, memory, symbols, breakpoints, staleness by GDB's events: gdb_commands.py connects
-them), the core file GDB has open as libjitmap reads it, the hook on the JIT's registrations
-(`jitmap break`), where code can be in the process or core (codemap.py, once per stop) and
-which frames are guesses. What a command computes and prints is commands.py's.
+them), the core file GDB has open as libjitmap reads it (the session's, opened once:
+corefile.py), the hook on the JIT's registrations (`jitmap break`), where code can be in the
+process or core (codemap.py, once per stop) and which frames are guesses. What a command
+computes and prints is commands.py's.
 """
-import ctypes
 import os
 import re
 import traceback
@@ -16,16 +16,16 @@ import traceback
 import gdb
 
 from . import codemap
-from . import commands as C
 from . import discovery as D
 from . import gdb_reader
 from . import model as M
 from . import native as N
 from . import report as R
+from . import session as S
 
 DESCRIPTOR = R.DESCRIPTOR
 HOOK = R.HOOK
-SESSION = C.SESSION
+SESSION = S.SESSION
 
 
 def _debug():
@@ -65,55 +65,6 @@ def _core_file():
         return None
     m = re.search(r"core dump file:\s*`(.*)', file type", text)
     return m.group(1) if m else None
-
-
-class _Core:
-    """The core GDB has open, as libjitmap reads it. GDB 13 reads the bytes of a segment a
-    truncated core lost (and of a writable segment it holds no bytes of) from the mapped file:
-    a JIT descriptor there reads as the file's empty list, and `jitmap status` said "0 JIT
-    entries" where the count is unknown. libjitmap says which bytes no file may stand for
-    (jitmap_core_memory's file_unusable): reads of those fail, with its reason. And a core
-    whose dynamic linker's list was lost leaves GDB without its libraries: the JIT
-    descriptors its mapped files define are found from the core (NT_FILE) instead."""
-
-    def __init__(self, path):
-        self.path = path
-        self.handle = None
-        self._descriptors = None
-        err = N.Error()
-        try:
-            self.handle = N.lib().jitmap_core_open(path.encode(), None, ctypes.byref(err))
-        except (N.LibraryError, OSError):
-            pass
-
-    def close(self):
-        if self.handle:
-            N.lib().jitmap_core_free(self.handle)
-            self.handle = None
-
-    def missing(self, addr, size, unusable_only=True):
-        """codemap.core_missing of this core, or None when libjitmap could not open it."""
-        return codemap.core_missing(self.handle, addr, size, unusable_only) if self.handle \
-            else None
-
-    def check(self, addr, size):
-        """Raise D.ReadError unless a file may stand for every byte GDB reads there."""
-        why = self.missing(addr, size)
-        if why:
-            raise D.ReadError(why)
-
-    def descriptors(self):
-        """[(address, file)] of the JIT descriptors the core's mapped files define (once)."""
-        if self._descriptors is None:
-            self._descriptors = []
-            if self.handle:
-                n = 64
-                addrs, files = (ctypes.c_uint64 * n)(), (ctypes.c_char_p * n)()
-                got = N.lib().jitmap_core_find_symbol(self.handle, DESCRIPTOR.encode(), addrs,
-                                                      files, n)
-                self._descriptors = [(addrs[i], N.text(files[i]) or "")
-                                     for i in range(min(got, n))]
-        return self._descriptors
 
 
 def _real_objfiles():
@@ -335,7 +286,7 @@ class Gdb:
         self._descriptors = []
         self._objects = []
         self._saved = {}
-        self._core = None  # a _Core while GDB debugs a core file
+        self._core = None  # the session's corefile.OpenCore while GDB debugs a core file
         # Run by forget_frames: gdb_perf.py's refresh, which registers its unwinder once perf
         # maps exist (gdb_perf.py imports this module, so it hands its function in).
         self.forget_hooks = []
@@ -372,16 +323,15 @@ class Gdb:
 
     def core_closed(self):
         """The core GDB debugged is closed (the process exited: there was none)."""
-        if self._core is not None:
-            self._core.close()
-            self._core = None
+        self._core = None
+        SESSION.close_core()
 
     # -- The process --
 
     def check_process(self):
         inf = gdb.selected_inferior()
         if inf is None or (inf.pid == 0 and not _has_core()):
-            raise C.CommandError("jitmap: no process or core file; run or attach to the "
+            raise S.CommandError("jitmap: no process or core file; run or attach to the "
                                  "program, or open a core file, first")
         self._refresh_files()
         return inf.num, inf.pid
@@ -394,7 +344,7 @@ class Gdb:
         try:
             out = gdb.execute("core-file %s" % _quoted(path), to_string=True)
         except gdb.error as e:
-            raise C.CommandError(str(e)) from None
+            raise S.CommandError(str(e)) from None
         return [line for line in out.splitlines() if line.strip()]
 
     def forget_frames(self):
@@ -421,7 +371,7 @@ class Gdb:
         kind = getattr(conn, "type", None)
         if kind is not None and kind != "core":
             return None
-        if self._core is not None:
+        if self._core is not None and self._core.handle:
             return self._core.path
         return _core_file()
 
@@ -453,17 +403,22 @@ class Gdb:
         if key == self._objfiles_key:
             return
         self._objfiles_key = key
+        # The core GDB has open, as libjitmap reads it: opened once for the session (another
+        # core closes the one before). GDB 13 reads the bytes of a segment a truncated core
+        # lost (and of a writable segment it holds no bytes of) from the mapped file: a JIT
+        # descriptor there reads as the file's empty list, and `jitmap status` said "0 JIT
+        # entries" where the count is unknown. libjitmap says which bytes no file may stand
+        # for: reads of those fail, with its reason. And a core whose dynamic linker's list was
+        # lost leaves GDB without its libraries: the JIT descriptors its mapped files define
+        # are found from the core (NT_FILE) instead.
         core = _core_file()
-        if self._core is not None and (core is None or core != self._core.path):
-            self.core_closed()
-        if core is not None and self._core is None:
-            self._core = _Core(core)
+        self._core = SESSION.core(core)
         self._descriptors = _find_descriptors()
         if self._core is not None:
             # Those of files GDB could not load (named by the file, as jitmap-stack does).
             known = {addr for addr, _ in self._descriptors}
             self._descriptors += sorted((addr, os.path.basename(path))
-                                        for addr, path in self._core.descriptors()
+                                        for addr, path in self._core.descriptors(DESCRIPTOR)
                                         if addr not in known)
         self._objects = _find_objects()
         try:
@@ -480,8 +435,9 @@ class Gdb:
     def read(self, addr, size):
         if size == 0:
             return b""
-        if self._core is not None:
-            self._core.check(addr, size)
+        why = self._core.missing(addr, size) if self._core is not None else None
+        if why:  # no file may stand for these bytes
+            raise D.ReadError(why)
         try:
             return gdb.selected_inferior().read_memory(addr, size)
         except (gdb.MemoryError, gdb.error, ValueError, OverflowError) as e:
@@ -515,7 +471,7 @@ class Gdb:
         try:
             return GdbFrame(self, gdb.selected_frame())
         except gdb.error:
-            raise C.CommandError("jitmap: no frame is selected (the program is not "
+            raise S.CommandError("jitmap: no frame is selected (the program is not "
                                  "running?)") from None
 
     def frame(self, level):
@@ -528,7 +484,7 @@ class Gdb:
         except gdb.error:
             f = None
         if f is None or level < 0:
-            raise C.CommandError("jitmap: there is no frame %d" % level)
+            raise S.CommandError("jitmap: there is no frame %d" % level)
         return GdbFrame(self, f)
 
     def frames(self, limit):
@@ -571,7 +527,7 @@ class Gdb:
         try:
             return gdb.Breakpoint("*0x%x" % pc).number
         except gdb.error as e:
-            raise C.CommandError(str(e)) from None
+            raise S.CommandError(str(e)) from None
 
     def watch_registrations(self):
         global _hook_wanted
@@ -641,8 +597,10 @@ def registered():
 
 def _open_code_map():
     pid = GDB.live_pid()
-    core = None if pid else _core_file()
-    if pid or core:
+    # A core's is the session's open core, asked (never opened again here).
+    core = None if pid else GDB.core_file()
+    core = SESSION.core(core) if core else None
+    if pid or core is not None:
         try:
             return codemap.CodeMap(pid=pid, core=core)
         except OSError:

@@ -12,17 +12,16 @@ command computes and prints is commands.py's.
 
 Written against the SB API of LLDB 14 (nothing newer is used); tested with LLDB 16 and 19.
 """
-import ctypes
 import os
 
 import lldb
 
 from . import codemap
+from . import corefile
 from . import discovery as D
 from . import lldb_code as LC
 from . import lldb_images
 from . import model as M
-from . import native as N
 from . import report as R
 from . import session as S
 
@@ -152,20 +151,28 @@ class LldbFrame:
 # -- commands.Debugger over LLDB --
 
 
-def _mapped_core(pid):
+_mapped = {}  # {(process unique ID, process ID): the core file _mapped_core found, or None}
+
+
+def _mapped_core(unique, pid):
     """The core file of process `pid` that LLDB has open, for an LLDB that cannot say which
     (before 17: no SBProcess.GetCoreFile). LLDB maps the cores it opens: of the files this
     process maps, the ELF files libjitmap opens as a core with a thread `pid` (the main
     thread; the one that dumped it comes first, maybe another); None unless exactly one
-    is."""
+    is. Found once per process (`unique`: LLDB's unique ID of it); the core found is the
+    session's open core from then on (session.py), not opened again."""
+    if (unique, pid) in _mapped:
+        return _mapped[(unique, pid)]
     try:
         with open("/proc/self/maps") as f:
             paths = {line.split(None, 5)[5].rstrip("\n") for line in f
                      if len(line.split(None, 5)) == 6}
     except OSError:
         return None
-    lib = N.lib()
-    opts = N.CoreOpts(N.CORE_NO_FILES)
+    held = SESSION.held_core()
+    if held is not None and held.path in paths and pid in held.thread_ids():
+        _mapped[(unique, pid)] = held.path
+        return held.path
     found = []
     for path in sorted(p for p in paths if p.startswith("/") and not p.endswith(")")):
         try:
@@ -174,17 +181,21 @@ def _mapped_core(pid):
                     continue
         except OSError:
             continue
-        err = N.Error()
-        core = lib.jitmap_core_open(path.encode(), ctypes.byref(opts), ctypes.byref(err))
-        if not core:
-            continue
         try:
-            n = lib.jitmap_core_num_threads(core)
-            if any(lib.jitmap_core_thread(core, i).contents.tid == pid for i in range(n)):
-                found.append(path)
-        finally:
-            lib.jitmap_core_free(core)
-    return found[0] if len(found) == 1 else None
+            core = corefile.OpenCore(path)  # its mapped files are opened at their first use
+        except OSError:
+            continue  # not a core
+        if pid in core.thread_ids():
+            found.append(core)
+        else:
+            core.close()
+    if len(found) == 1:
+        SESSION.adopt_core(found[0])
+    else:
+        for core in found:
+            core.close()
+    _mapped[(unique, pid)] = found[0].path if len(found) == 1 else None
+    return _mapped[(unique, pid)]
 
 
 class Lldb(LC.Where):
@@ -256,7 +267,7 @@ class Lldb(LC.Where):
             return None
         get = getattr(p, "GetCoreFile", None)
         if get is None:
-            return _mapped_core(p.GetProcessID())
+            return _mapped_core(p.GetUniqueID(), p.GetProcessID())
         spec = get()
         path = spec.fullpath if spec is not None and spec.IsValid() else None
         return path or None

@@ -270,14 +270,14 @@ class Where:
                 self._core_path = S.SESSION.core_file(self, self.check_process())
             except Exception:
                 self._core_path = None
-        core = self._core_path
+        core = S.SESSION.core(self._core_path) if self._core_path else None
 
         def opener():
             try:
-                return codemap.CodeMap(core=core)
+                return codemap.CodeMap(core=core)  # the session's open core, asked
             except (OSError, AttributeError):
                 return None
-        return codemap.for_stop(("core", core), opener) if core else None
+        return codemap.for_stop(("core", core), opener) if core is not None else None
 
     def _regions(self):
         """The process's memory regions, [(start, end, mapped, executable)] sorted, read once

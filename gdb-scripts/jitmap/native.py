@@ -170,19 +170,10 @@ class CoreMemoryInfo(ctypes.Structure):
         super().__init__(ctypes.sizeof(CoreMemoryInfo))
 
 
-class CoreOpts(ctypes.Structure):
-    """jitmap_core_opts (core.h): sized."""
-    _fields_ = [("sz", c_size), ("exe", c_char_p), ("sysroot", c_char_p),
-                ("flags", ctypes.c_uint), ("interrupt", c_void_p), ("debug_dirs", c_char_p)]
-
-    def __init__(self, flags=0):
-        super().__init__(ctypes.sizeof(CoreOpts), None, None, flags, None)
-
-
-class CoreThread(ctypes.Structure):
-    """jitmap_core_thread_info (core.h): a thread of a core (its registers left unread)."""
-    _fields_ = [("tid", ctypes.c_uint32), ("signal", c_int), ("num_regs", c_size),
-                ("regs", c_void_p)]
+class StoppedThread(ctypes.Structure):
+    """jitmap_stopped_thread_info (stopped.h): a thread of a stopped process or core."""
+    _fields_ = [("tid", ctypes.c_int32), ("name", c_char_p), ("signal", c_int),
+                ("error", c_int), ("why", c_char_p), ("regs", c_void_p)]
 
 
 class FrameDesc(ctypes.Structure):
@@ -291,7 +282,6 @@ class StoppedOpts(ctypes.Structure):
 SOURCE_JIT, SOURCE_OBJECT = 1, 2
 VREF_NONE, VREF_NUMBER, VREF_DEOPT, VREF_NAME = 0, 1, 2, 3
 ORDER_AUTO, ORDER_LITTLE, ORDER_BIG = 0, 1, 2
-CORE_NO_FILES = 1  # jitmap_core_opts.flags: never open the files a core maps
 LOC_REGISTER, LOC_DIRECT, LOC_INDIRECT, LOC_CONSTANT, LOC_CONSTANT_INDEX = 1, 2, 3, 4, 5
 ARCH_UNKNOWN, ARCH_X86_64, ARCH_AARCH64, ARCH_PPC64, ARCH_S390X, ARCH_RISCV64 = range(6)
 STATEPOINT_AUTO, STATEPOINT_ALL, STATEPOINT_NONE = 0, 1, 2
@@ -305,13 +295,13 @@ CORE_MEM_CORE, CORE_MEM_FILE, CORE_MEM_NONE = 1, 2, 3
 # jitmap_unwind_method, and the bit that asks for proven steps only.
 UNWIND_NONE, UNWIND_CFI, UNWIND_STACKMAP, UNWIND_FRAME_POINTER, UNWIND_NATIVE, UNWIND_CODE = range(6)
 UNWIND_PROVEN = 1 << 31
-STOPPED_NO_STOP = 2
+STOPPED_NO_FILES, STOPPED_NO_STOP = 1, 2
 
 _CONSTANTS = {
     "JITMAP_SOURCE_JIT": SOURCE_JIT, "JITMAP_SOURCE_OBJECT": SOURCE_OBJECT,
     "JITMAP_VREF_NONE": VREF_NONE, "JITMAP_VREF_NUMBER": VREF_NUMBER,
     "JITMAP_VREF_DEOPT": VREF_DEOPT, "JITMAP_VREF_NAME": VREF_NAME,
-    "JITMAP_CORE_NO_FILES": CORE_NO_FILES, "JITMAP_ORDER_AUTO": ORDER_AUTO, "JITMAP_ORDER_LITTLE": ORDER_LITTLE,
+    "JITMAP_ORDER_AUTO": ORDER_AUTO, "JITMAP_ORDER_LITTLE": ORDER_LITTLE,
     "JITMAP_ORDER_BIG": ORDER_BIG, "JITMAP_LOC_REGISTER": LOC_REGISTER,
     "JITMAP_LOC_DIRECT": LOC_DIRECT, "JITMAP_LOC_INDIRECT": LOC_INDIRECT,
     "JITMAP_LOC_CONSTANT": LOC_CONSTANT, "JITMAP_LOC_CONSTANT_INDEX": LOC_CONSTANT_INDEX,
@@ -333,6 +323,7 @@ _CONSTANTS = {
     "JITMAP_UNWIND_CFI": UNWIND_CFI, "JITMAP_UNWIND_STACKMAP": UNWIND_STACKMAP,
     "JITMAP_UNWIND_NATIVE": UNWIND_NATIVE, "JITMAP_UNWIND_CODE": UNWIND_CODE,
     "JITMAP_UNWIND_PROVEN": UNWIND_PROVEN, "JITMAP_STOPPED_NO_STOP": STOPPED_NO_STOP,
+    "JITMAP_STOPPED_NO_FILES": STOPPED_NO_FILES,
 }
 
 P = ctypes.POINTER
@@ -351,8 +342,7 @@ _MIRRORED = {
     "jitmap_unwind_result": UnwindResult, "jitmap_descriptor_info": DescriptorInfo,
     "jitmap_core_memory_info": CoreMemoryInfo, "jitmap_code_info": CodeInfo,
     "jitmap_stack_frame": StackFrame, "jitmap_stacker_opts": StackerOpts,
-    "jitmap_stopped_opts": StoppedOpts, "jitmap_core_opts": CoreOpts,
-    "jitmap_core_thread_info": CoreThread,
+    "jitmap_stopped_opts": StoppedOpts, "jitmap_stopped_thread_info": StoppedThread,
 }
 
 _SIGNATURES = {
@@ -412,12 +402,8 @@ _SIGNATURES = {
     "jitmap_process_num_layout_images": (c_size, [c_void_p]),
     "jitmap_process_num_descriptors": (c_size, [c_void_p]),
     "jitmap_process_descriptor": (c_int, [c_void_p, c_size, P(DescriptorInfo)]),
-    "jitmap_core_open": (c_void_p, [c_char_p, c_void_p, P(Error)]),
     "jitmap_compression_of": (c_char_p, [c_char_p, c_size]),
     "jitmap_core_decompress": (c_int, [c_char_p, c_void_p, c_char_p, c_size, P(Error)]),
-    "jitmap_core_free": (None, [c_void_p]),
-    "jitmap_core_num_threads": (c_size, [c_void_p]),
-    "jitmap_core_thread": (P(CoreThread), [c_void_p, c_size]),
     "jitmap_core_memory": (c_int, [c_void_p, c_u64, P(CoreMemoryInfo)]),
     "jitmap_core_find_symbol": (c_size, [c_void_p, c_char_p, P(c_u64), P(c_char_p), c_size]),
     "jitmap_image_with_code": (c_int, [c_void_p, c_size, P(Target), c_void_p, P(c_size), P(Error)]),
@@ -466,6 +452,8 @@ _SIGNATURES = {
     "jitmap_stopped_code_at": (c_int, [c_void_p, c_u64, c_void_p, c_size]),
     "jitmap_stopped_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
     "jitmap_stopped_core": (c_void_p, [c_void_p]),
+    "jitmap_stopped_num_threads": (c_size, [c_void_p]),
+    "jitmap_stopped_thread": (P(StoppedThread), [c_void_p, c_size]),
     "jitmap_image_build_id_at": (c_size, [P(Target), c_u64, c_void_p, c_size]),
 }
 

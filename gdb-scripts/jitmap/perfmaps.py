@@ -39,7 +39,7 @@ class PerfMaps:
         self.process = (self.lib.jitmap_process_new(ctypes.byref(self._target), None)
                         if self.owned else process)
         self.handle = self.lib.jitmap_process_perfmap(self.process) if self.process else None
-        self._cores = {}  # path: jitmap_core handle (or None), kept while the map answers
+        self._cores = set()  # paths of the cores whose JIT files were added
         if not self.handle:
             self.close()
             raise MemoryError("cannot make a perf map set")
@@ -48,25 +48,15 @@ class PerfMaps:
         if self.owned and self.process:
             self.lib.jitmap_process_free(self.process)  # its perf maps with it
         self.process = self.handle = None
-        for core in getattr(self, "_cores", {}).values():
-            if core:
-                self.lib.jitmap_core_free(core)
-        self._cores = {}
 
-    def add_core(self, path):
-        """The perf maps and jitdump files the core file at `path` carries
-        (jitmap-core-handler's notes), read once per path: how many were added."""
-        if path in self._cores:
+    def add_core(self, core):
+        """The perf maps and jitdump files that `core` (a corefile.OpenCore: the session's,
+        which must outlive this set's answers) carries (jitmap-core-handler's notes), read
+        once per core file: how many were added."""
+        if core.path in self._cores:
             return 0
-        err = N.Error()
-        core = self.lib.jitmap_core_open(path.encode(), None, ctypes.byref(err))
-        self._cores[path] = core or None
-        if not core:
-            return 0
-        rc = self.lib.jitmap_perfmap_add_core(self.handle, core)
-        if rc < 0:
-            raise OSError(-rc, text(self.lib.jitmap_strerror(rc)))
-        return rc
+        self._cores.add(core.path)
+        return core.add_jit_files(self.handle)
 
     def add_file(self, path):
         """Read a perf map or jitdump (by its content): how many code objects it names, or

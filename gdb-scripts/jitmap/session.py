@@ -7,8 +7,10 @@ Debugger-neutral (no ``import gdb``, no ``import lldb``). One :data:`SESSION` se
 command of the table (commands.py), GDB's frame filter and unwinders and LLDB's frame
 provider; what it asks of the debugger is the :class:`commands.Debugger` protocol.
 """
+import atexit
 import os
 
+from . import corefile
 from . import discovery as D
 from . import model as M
 from . import native as N
@@ -39,7 +41,9 @@ class Settings:
 
 class Session:
     """What jitmap knows about the debugged process: the catalog of its stackmaps (read
-    again after anything that may change it), the settings, the watched record IDs."""
+    again after anything that may change it), the settings, the watched record IDs, and the
+    core file the debugger debugs as libjitmap reads it (one corefile.OpenCore, opened once
+    for every adapter that asks: :meth:`core`)."""
 
     def __init__(self):
         self.discovery = D.Discovery()
@@ -53,6 +57,8 @@ class Session:
         self._perf = None     # (process key, PerfMaps, stop id of the last read)
         self.core_fd = None   # the decompressed core the debugger reads (`core FILE`)
         self.core_opened = None  # (process key, path) of the core `core FILE` opened
+        self._core = None        # corefile.OpenCore of _core_path, or None (none, or refused)
+        self._core_path = None   # the core file _core is (or failed to be) opened from
 
     def remember_core(self, dbg, path):
         """The core `core FILE` opened (for a debugger that cannot say which core it debugs:
@@ -77,6 +83,54 @@ class Session:
         if self.core_fd is not None and self.core_fd != fd:
             os.close(self.core_fd)
         self.core_fd = fd
+
+    # -- The core file, opened once (corefile.py) --
+
+    def core(self, path):
+        """The core file at `path` as libjitmap reads it (a corefile.OpenCore), opened at the
+        first question and kept while the debugger debugs it; None for a path of None (a live
+        process), or when libjitmap cannot open it (tried once per path). Another path closes
+        the core before."""
+        if path != self._core_path:
+            self.close_core()
+            self._core_path = path
+            if path:
+                try:
+                    self._core = corefile.OpenCore(path)
+                except (OSError, N.LibraryError):
+                    self._core = None
+        return self._core
+
+    def opened_core(self, dbg, key=None):
+        """:meth:`core` of the core file `dbg` debugs (:meth:`core_file`), or None."""
+        key = key if key is not None else dbg.check_process()
+        return self.core(self.core_file(dbg, key))
+
+    def held_core(self):
+        """The corefile.OpenCore the session holds, or None."""
+        return self._core
+
+    def adopt_core(self, core):
+        """Keep `core` (a corefile.OpenCore a front end opened to learn which core it debugs)
+        as the session's, rather than open its file again."""
+        if self._core is core:
+            return
+        self.close_core()
+        self._core, self._core_path = core, core.path
+
+    def close_core(self):
+        """Close the core (the debugger's core closed or changed). The perf maps read from its
+        notes go first: the library's answers point into the core."""
+        if self._core is not None:
+            self.perf_reread(drop=True)
+            self._core.close()
+        self._core = self._core_path = None
+
+    def close(self):
+        """The session ends: what it holds open is let go."""
+        self.close_core()
+        self.perf_reread(drop=True)
+        self.keep_core_fd(None)
 
     def forget(self):
         self.discovery.flush()
@@ -106,6 +160,11 @@ class Session:
         process where the caller has it (else dbg.check_process())."""
         key = key if key is not None else dbg.check_process()
         stop = getattr(dbg, "files_stop_id", dbg.stop_id)()
+        core = None
+        if self.perf_own and (self._perf is None or self._perf[0] != key or
+                              self._perf[2] != stop):
+            # First: a core that changed drops the maps read from the one before.
+            core = self.opened_core(dbg, key)
         if self._perf is None or self._perf[0] != key:
             if self._perf is not None:
                 self._perf[1].close()
@@ -115,8 +174,7 @@ class Session:
             self._perf[2] = stop
             # A core's own first (jitmap-core-handler's notes): a file the user names by the
             # same path replaces it.
-            core = self.core_file(dbg, key) if self.perf_own else None
-            if core:
+            if core is not None:
                 try:
                     maps.add_core(core)
                 except OSError:
@@ -233,3 +291,4 @@ class Session:
 
 
 SESSION = Session()
+atexit.register(SESSION.close)

@@ -24,7 +24,9 @@ And on the producer's minimal JIT and a core of it: each misuse of a command or 
 function alone in `gdb -batch` (exit 1 with a usage sentence, never "internal error"); the
 system gdbinit script with libjitmap-producer's auto-load script, as the packages install them
 (a core and a run print only GDB's and jitmap's lines); `jitmap core CORE.zst` through that
-script before jitmap is on.
+script before jitmap is on; a core session (`core-file`, `bt`, `info stackmap`, `jitmap
+perf-map`) opens the core once through libjitmap, another `core-file` once more
+(count_opens.py).
 
 Prints one line per test and a summary; exits 0 when all pass, 1 when any fails, 77 (skip)
 when gdb (GDB_EXEC) or the programs are missing.
@@ -775,6 +777,42 @@ def stub_core_compressed():
     rc, text = session("stub-zst-negative", args, jitmap=False)
     check(rc == 1 and 'Undefined command: "jitmap"' in text,
           "stub negative control: without the script, jitmap is undefined:\n" + text)
+
+
+# Counts the cores jitmap's Python side opens (tests/debugger/count_opens.py).
+COUNT_OPENS = os.path.join(os.path.dirname(T.__file__), "count_opens.py")
+
+
+@RUN.test
+def core_opened_once():
+    """A core session (`core-file`, `bt`, `info stackmap`, `jitmap perf-map`, `jitmap status`)
+    opens the core once through libjitmap: the session holds it, and the adapter's memory
+    reads and JIT descriptors, the perf maps of its notes and the map of where code can be all
+    ask that one (they had opened it three times, through two APIs). Another core file closes
+    it and opens the next, once; the values read stay the program's. Negative control: the
+    counter sees the second core's open."""
+    core, v = minimal_core()
+    other = os.path.join(ENV.dir("core-once"), "other.core")
+    shutil.copyfile(core, other)
+    show = "python count_opens.show()"
+    args = ["-ex", "core-file " + core, "-ex", "bt", "-ex", "frame 1", "-ex", "info stackmap",
+            "-ex", "jitmap perf-map", "-ex", "jitmap status", "-ex", "bt", "-ex", show,
+            "-ex", "core-file " + other, "-ex", "bt", "-ex", "info stackmap 1",
+            "-ex", "jitmap perf-map", "-ex", show, MINIMAL]
+    count = "python import sys; sys.path.insert(0, %r); import count_opens" % (
+        os.path.dirname(COUNT_OPENS))
+    rc, text = session("core-once", args, ["-iex", count])
+    clean(text, "core opened once")
+    counts = re.findall(r"^core opens: (\d+), freed: (\d+)$", text, re.M)
+    values = re.findall(r"^ +#0 +register +rbx +size 8 +(\d+)$", text, re.M)
+    check(rc == 0 and values == [str(v)] * 2,
+          "core opened once: record 1 shows rbx = %d on both cores:\n%s" % (v, text))
+    check(counts[:1] == [("1", "0")],
+          "core opened once: one core-file session opened the core %s times (1 wanted):\n%s"
+          % (counts[0][0] if counts else "?", text))
+    check(counts[1:] == [("2", "1")],
+          "core opened once: another core-file closes the first and opens the second once "
+          "(2 opens, 1 freed wanted), got %s:\n%s" % (counts[1:], text))
 
 
 sys.exit(RUN.run(ENV))

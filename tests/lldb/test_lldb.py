@@ -12,8 +12,9 @@ and from one the program dumped itself), an ahead-of-time compiled program, the 
 JIT (which LLDB unwinds by itself), lli-14, `stackmap break`, every mode of the hostile
 inferior (tests/hostile/hostile.c), and the negative controls (without the import,
 `stackmap` is not a command). Here, what only LLDB has: the hand-written JIT's core, a core
-read with LLDB's JIT loader off (`stackmap load-images`), the install tree, commands without
-a process, the hostile inferior's cores and its 2^62-byte image.
+read with LLDB's JIT loader off (`stackmap load-images`), a core session that opens its core
+once (count_opens.py), the install tree, commands without a process, the hostile inferior's
+cores and its 2^62-byte image.
 
 Checks the shape and the values, not the exact text. Exits 0 when all pass, 1 when any
 fails, 77 (skip) when lldb (with Python) or the programs are missing.
@@ -99,6 +100,34 @@ def core_without_lldb_jit_loader():
     check([o["record"]["id"] for o in objs] == [1002, 1001], "no loader: records %s" %
           [o["record"]["id"] for o in objs])
     check_handjit(s, T.handjit_truth(output), "no loader", [(objs[0]["frame"], 1002), (objs[1]["frame"], 1001)])
+
+
+@test
+def core_opened_once():
+    """A core session (`stackmap bt`, `stackmap info`, `stackmap perf-map`, `stackmap status`)
+    opens the core once through libjitmap (tests/debugger/count_opens.py counts): the session
+    holds it, and the frames' memory reads, the perf maps of its notes and the map of where
+    code can be ask that one (LLDB 16, which cannot say which core it debugs, had each probe
+    LLDB's mapped files again). Negative control: the counter sees that one open, and the
+    values read are the program's."""
+    need(ENV.handjit, "jitmap-handjit")
+    core, output = T.abort_core(ENV, "once-handjit", ENV.handjit, [])
+    count = os.path.join(os.path.dirname(T.__file__), "count_opens.py")
+    cmds = ["command script import " + count,
+            "target create --core %s %s" % (core, ENV.handjit),
+            dump("bt", "stackmap bt")]
+    cmds += [dump("f%d" % k, "stackmap info --json %d" % k) for k in range(12)]
+    cmds += [dump("perf", "stackmap perf-map"), dump("status", "stackmap status"),
+             dump("bt-again", "stackmap bt"), "script count_opens.show()"]
+    s = LLDB.session("once-handjit-load", cmds, None)
+    counts = re.findall(r"^core opens: (\d+), freed: (\d+)$", s.stdout, re.M)
+    objs = s.frames_with_records("f", 12)
+    check([o["record"]["id"] for o in objs] == [1002, 1001], "core once: records %s" %
+          [o["record"]["id"] for o in objs])
+    check_handjit(s, T.handjit_truth(output), "core once", [(objs[0]["frame"], 1002),
+                                                            (objs[1]["frame"], 1001)])
+    check(counts == [("1", "0")], "core once: the session opened the core %s times (once "
+          "wanted):\n%s" % (counts, s.stdout))
 
 
 # -- A function split into parts (LLDB 19) --
