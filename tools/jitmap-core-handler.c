@@ -289,9 +289,10 @@ int main(int argc, char **argv)
 	int out = 1;
 	if (command && (out = start_command(command, &child)) < 0)
 		return 1;
+	unsigned done = 0; /* JITMAP_CORE_ADDED_*: what the note says, as the library's status */
 	JITMAP_OPTS(jitmap_core_add_opts, opts, .files = files, .nfiles = nfiles,
 		    .max_bytes = max_bytes, .flags = small ? JITMAP_CORE_ADD_SMALL : 0,
-		    .stack_bytes = stack_bytes, .exe = exe);
+		    .stack_bytes = stack_bytes, .exe = exe, .status = &done);
 	char note[1024];
 	jitmap_error err;
 	const int added = jitmap_core_add_jit_files(in, out, (int)pid, &opts, note, sizeof(note),
@@ -308,17 +309,16 @@ int main(int argc, char **argv)
 	if (added < 0) {
 		say(LOG_ERR, "%s: %s (at byte %" PRIu64 ")", who, err.reason, err.offset);
 		status = 1;
-	} else if (small && !strstr(note, "not made small")) {
-		/* A small core: said unless --quiet, as a warning when a file was left out. */
-		const bool trouble = strstr(note, "cannot") || strstr(note, "only its first") ||
-				     strstr(note, "ended at byte") || strstr(note, "left out") ||
-				     strstr(note, "give the program");
+	} else if (small && !(done & JITMAP_CORE_ADDED_NOT_SMALL)) {
+		/* A small core: said unless --quiet, as a warning when a file was left out or
+		 * the JIT descriptor could not be looked for (no NT_FILE: --exe). */
+		const bool trouble = done & (JITMAP_CORE_ADDED_FILE_LEFT | JITMAP_CORE_ADDED_NO_EXE);
 		if (!quiet || trouble)
 			say(trouble ? LOG_WARNING : LOG_INFO, "%s: %s", who, note);
 	} else if (added == 0) {
-		if (!quiet || !strstr(note, "no perf map or jitdump file was found"))
-			say(strstr(note, "unchanged: ") || strstr(note, "not made small") ? LOG_WARNING
-											   : LOG_INFO,
+		if (!quiet || !(done & JITMAP_CORE_ADDED_NO_JIT_FILES))
+			say(done & (JITMAP_CORE_ADDED_UNCHANGED | JITMAP_CORE_ADDED_NOT_SMALL)
+				    ? LOG_WARNING : LOG_INFO,
 			    "%s: %s", who, note);
 	} else if (note[0]) {
 		say(LOG_WARNING, "%s: %d JIT file%s added; %s", who, added,

@@ -189,9 +189,12 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 		note[0] = 0;
 	if (in < 0 || out < 0 || pid < 0)
 		return jitmap__fail(err, -EINVAL, 0, "no input, output or process");
-	if (opts && (opts->sz < sizeof(opts->sz) || !JITMAP__OPTS_VALID(opts, exe)))
+	if (opts && (opts->sz < sizeof(opts->sz) || !JITMAP__OPTS_VALID(opts, status)))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_core_add_opts has fields this library "
 				    "does not know");
+	unsigned *status = opts && JITMAP_OPTS_HAS(opts, status) ? opts->status : NULL;
+	if (status)
+		*status = 0;
 	char root[64] = "";
 	struct jitmap__stream s = {.in = in, .out = out, .note = note, .note_len = note_len, .err = err,
 			   .root = root, .budget = JITMAP__STREAM_MAX_BYTES};
@@ -235,6 +238,8 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 		if (!rc && !cant[0]) {
 			free(h.bytes);
 			close_files(&s);
+			if (status)
+				*status = s.status | JITMAP_CORE_ADDED_SMALL;
 			return (int)s.nsrc;
 		}
 		if (rc && !s.out_off) { /* nothing written yet: the core goes on whole */
@@ -243,8 +248,10 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 			if (err)
 				memset(err, 0, sizeof(*err));
 		}
-		if (cant[0])
+		if (cant[0]) {
+			s.status |= JITMAP_CORE_ADDED_NOT_SMALL;
 			jitmap__stream_say(&s, "the core is not made small: %s", cant);
+		}
 	}
 	if (!rc && !why[0] && s.nsrc) {
 		const uint64_t notesz = jitmap__stream_notes_size(&s);
@@ -254,6 +261,7 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 			added = (int)s.nsrc;
 	} else if (!rc) {
 		/* Passed through as it came. */
+		s.status |= why[0] ? JITMAP_CORE_ADDED_UNCHANGED : JITMAP_CORE_ADDED_NO_JIT_FILES;
 		if (why[0])
 			jitmap__stream_say(&s, "the core is passed on unchanged: %s", why);
 		else
@@ -265,5 +273,7 @@ int jitmap_core_add_jit_files(int in, int out, int pid, const jitmap_core_add_op
 	close_files(&s);
 	if (!rc)
 		rc = write_tail(&s, &h, added ? shift : 0);
+	if (status)
+		*status = s.status;
 	return rc < 0 ? rc : added;
 }

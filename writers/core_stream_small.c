@@ -238,9 +238,12 @@ static int plan_small(struct jitmap__stream *s, struct jitmap__head *h, struct s
 		rc = jitmap__small_plan(core, &mem, sorted, m->nloads, m->stack_bytes, &r, &nr,
 					&m->descriptors);
 	}
-	if (!rc && !m->descriptors)
+	if (!rc && !m->descriptors) {
+		s->status |= JITMAP_CORE_ADDED_NO_DESCRIPTOR |
+			     (core->have_file_note ? 0 : JITMAP_CORE_ADDED_NO_EXE);
 		jitmap__stream_say(s, "no JIT descriptor was found in the files the core maps%s", core->have_file_note
 		    ? "" : " (the core does not say which: give the program with --exe)");
+	}
 	struct stat st;
 	const uint64_t have = seekable && !fstat(s->in, &st) ? (uint64_t)st.st_size : UINT64_MAX;
 	if (!rc)

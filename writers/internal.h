@@ -91,6 +91,7 @@ struct jitmap__stream {
 	size_t nproblems;
 	const char *root;      /* "/proc/PID/root" when the paths go through it, else "" */
 	uint64_t budget;
+	unsigned status;       /* JITMAP_CORE_ADDED_* (core.h): what the note says, as bits */
 };
 
 

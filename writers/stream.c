@@ -48,6 +48,7 @@ void jitmap__stream_problem(struct jitmap__stream *s, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	jitmap__stream_say(s, "%s", line);
+	s->status |= JITMAP_CORE_ADDED_FILE_LEFT;
 	if (s->nproblems < sizeof(s->problems) / sizeof(s->problems[0]))
 		memcpy(s->problems[s->nproblems++], line, sizeof(line));
 }
@@ -227,6 +228,7 @@ static int write_file_bytes(struct jitmap__stream *s, struct jitmap__jit_src *f)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
+			s->status |= JITMAP_CORE_ADDED_FILE_LEFT;
 			jitmap__stream_say(s, "%s ended at byte %" PRIu64 " while it was added: zeros after it",
 			    f->as, off);
 			return jitmap__stream_write_zeros(s, f->size - off);

@@ -332,6 +332,10 @@ typedef struct jitmap_core_add_opts {
 	 * it is mapped (jitmap_core_opts.exe: qemu-user's cores have no NT_FILE), so that its
 	 * JIT descriptor is found. NULL: none. */
 	const char *exe;
+	/* Out, when not NULL: what was done, as JITMAP_CORE_ADDED_* bits (below). Each is
+	 * also a sentence of `note`; a caller acts on the bits (a warning or an information),
+	 * never on the note's words, which may change. */
+	unsigned *status;
 	/* A field added here: name it in JITMAP__OPTS_VALID in writers/core_stream.c. */
 } jitmap_core_add_opts;
 
@@ -343,6 +347,24 @@ typedef struct jitmap_core_add_opts {
 				  * and left out. A core that cannot be made small (a pipe and no
 				  * process to read, notes after its memory in a pipe) is written
 				  * whole, and `note` says why. */
+
+/* Status bits of jitmap_core_add_jit_files (jitmap_core_add_opts.status). */
+#define JITMAP_CORE_ADDED_SMALL 1u         /* a small core was written */
+#define JITMAP_CORE_ADDED_NOT_SMALL 2u     /* JITMAP_CORE_ADD_SMALL asked, but the small
+					    * core could not be made: the core was written
+					    * whole, `note` says why */
+#define JITMAP_CORE_ADDED_FILE_LEFT 4u     /* a JIT file found was left out or cut, or ended
+					    * while it was added (zeros after it) */
+#define JITMAP_CORE_ADDED_NO_DESCRIPTOR 8u /* a small core: no JIT descriptor was found in
+					    * the files the core maps, so no JIT code's memory
+					    * was kept for it */
+#define JITMAP_CORE_ADDED_NO_EXE 16u       /* ... and the core does not say which files it
+					    * maps (no NT_FILE): the program (`exe`) is
+					    * needed to find it */
+#define JITMAP_CORE_ADDED_UNCHANGED 32u    /* a core this function cannot rewrite, passed on
+					    * byte for byte: `note` says why */
+#define JITMAP_CORE_ADDED_NO_JIT_FILES 64u /* no perf map or jitdump file was found: the core
+					    * is passed on byte for byte */
 
 /* Copy the core that `in` streams (a pipe: the kernel's core_pattern) to `out`, adding the
  * perf maps and jitdump files of live process `pid` (0: none; found as
