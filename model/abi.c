@@ -42,6 +42,9 @@ static const struct {
 	STRUCT(jitmap_stacker_opts),      STRUCT(jitmap_live_opts),
 	STRUCT(jitmap_stopped_opts),      STRUCT(jitmap_stopped_thread_info),
 	STRUCT(jitmap_core_opts),         STRUCT(jitmap_core_thread_info),
+	STRUCT(jitmap_stopped_memory_info), STRUCT(jitmap_stopped_mapping_info),
+	STRUCT(jitmap_stopped_problem_info), STRUCT(jitmap_stopped_reg),
+	STRUCT(jitmap_stopped_jit_file_info), STRUCT(jitmap_stopped_module_info),
 };
 
 /* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
@@ -147,6 +150,29 @@ static const struct {
 	FIELD(jitmap_stopped_thread_info, tid), FIELD(jitmap_stopped_thread_info, name),
 	FIELD(jitmap_stopped_thread_info, signal), FIELD(jitmap_stopped_thread_info, error),
 	FIELD(jitmap_stopped_thread_info, why), FIELD(jitmap_stopped_thread_info, regs),
+	FIELD(jitmap_stopped_thread_info, num_gregs), FIELD(jitmap_stopped_thread_info, gregs),
+	FIELD(jitmap_stopped_thread_info, stack_lo), FIELD(jitmap_stopped_thread_info, stack_hi),
+	FIELD(jitmap_stopped_thread_info, stopped_ns),
+	FIELD(jitmap_stopped_thread_info, stack_cut),
+	FIELD(jitmap_stopped_thread_info, past_copy),
+	FIELD(jitmap_stopped_reg, regno), FIELD(jitmap_stopped_reg, value),
+	FIELD(jitmap_stopped_memory_info, sz), FIELD(jitmap_stopped_memory_info, source),
+	FIELD(jitmap_stopped_memory_info, size), FIELD(jitmap_stopped_memory_info, offset),
+	FIELD(jitmap_stopped_memory_info, path), FIELD(jitmap_stopped_memory_info, segment_start),
+	FIELD(jitmap_stopped_memory_info, segment_end),
+	FIELD(jitmap_stopped_memory_info, segment_flags),
+	FIELD(jitmap_stopped_memory_info, file_unusable), FIELD(jitmap_stopped_memory_info, why),
+	FIELD(jitmap_stopped_mapping_info, start), FIELD(jitmap_stopped_mapping_info, end),
+	FIELD(jitmap_stopped_mapping_info, offset), FIELD(jitmap_stopped_mapping_info, path),
+	FIELD(jitmap_stopped_mapping_info, core_path),
+	FIELD(jitmap_stopped_problem_info, sz), FIELD(jitmap_stopped_problem_info, kind),
+	FIELD(jitmap_stopped_problem_info, code), FIELD(jitmap_stopped_problem_info, text),
+	FIELD(jitmap_stopped_jit_file_info, path), FIELD(jitmap_stopped_jit_file_info, kind),
+	FIELD(jitmap_stopped_jit_file_info, flags), FIELD(jitmap_stopped_jit_file_info, data),
+	FIELD(jitmap_stopped_jit_file_info, size), FIELD(jitmap_stopped_jit_file_info, offset),
+	FIELD(jitmap_stopped_module_info, sz), FIELD(jitmap_stopped_module_info, start),
+	FIELD(jitmap_stopped_module_info, end), FIELD(jitmap_stopped_module_info, name),
+	FIELD(jitmap_stopped_module_info, file), FIELD(jitmap_stopped_module_info, bias),
 };
 
 /* The values a binding uses, by their C names. */
@@ -181,6 +207,14 @@ static const struct {
 	CONSTANT(JITMAP_LIVE_NO_STOP),
 	CONSTANT(JITMAP_STOPPED_CORE), CONSTANT(JITMAP_STOPPED_LIVE),
 	CONSTANT(JITMAP_STOPPED_NO_FILES), CONSTANT(JITMAP_STOPPED_NO_STOP),
+	CONSTANT(JITMAP_STOPPED_BY_THREAD), CONSTANT(JITMAP_STOPPED_SNAPSHOT),
+	CONSTANT(JITMAP_STOPPED_MEM_CORE), CONSTANT(JITMAP_STOPPED_MEM_FILE),
+	CONSTANT(JITMAP_STOPPED_MEM_NONE), CONSTANT(JITMAP_STOPPED_MEM_PROCESS),
+	CONSTANT(JITMAP_PROBLEM_WARNING), CONSTANT(JITMAP_PROBLEM_INFO),
+	CONSTANT(JITMAP_PROBLEM_OTHER), CONSTANT(JITMAP_PROBLEM_TRUNCATED),
+	CONSTANT(JITMAP_PROBLEM_MALFORMED), CONSTANT(JITMAP_PROBLEM_FILE),
+	CONSTANT(JITMAP_PROBLEM_THREADS_LEFT), CONSTANT(JITMAP_PROBLEM_FILES_PLACED),
+	CONSTANT(JITMAP_PROBLEM_LIMIT),
 };
 
 size_t jitmap_offsetof(const char *type_name, const char *field)

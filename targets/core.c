@@ -33,18 +33,20 @@
 #define NT_FILE 0x46494c45
 #endif
 
-#define MAX_MAPS 1000000    /* NT_FILE entries */
 #define MAX_AUXV 4096       /* auxv pairs kept */
 #define MAX_BUILD_ID JITMAP__MAX_BUILD_ID
 #define PRSTATUS_REG 112    /* offset of pr_reg in the 64-bit elf_prstatus */
 
-static void warn(jitmap_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A warning with its status (JITMAP__WARN(JITMAP_PROBLEM_...), stopped.h's codes). */
+static void warn(jitmap_core *c, uint8_t status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void warn(jitmap_core *c, const char *fmt, ...)
+static void warn(jitmap_core *c, uint8_t status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	jitmap__vproblem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, fmt, ap);
+	jitmap__status_vproblem(&c->warnings, c->warn_status, JITMAP__CORE_MAX_WARNINGS, status,
+				fmt, ap);
 	va_end(ap);
 }
 
@@ -53,7 +55,7 @@ static void warn(jitmap_core *c, const char *fmt, ...)
 static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 {
 	if (len < PRSTATUS_REG) {
-		warn(c, "NT_PRSTATUS note at offset 0x%" PRIx64 " of %zu bytes is too short: thread "
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_PRSTATUS note at offset 0x%" PRIx64 " of %zu bytes is too short: thread "
 		     "left out", at, len);
 		return 0;
 	}
@@ -84,7 +86,7 @@ static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 static void read_prpsinfo(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 {
 	if (len < PRPSINFO_FNAME + 16) {
-		warn(c, "NT_PRPSINFO note at offset 0x%" PRIx64 " of %zu bytes is too short: the "
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_PRPSINFO note at offset 0x%" PRIx64 " of %zu bytes is too short: the "
 		     "process's name is not known", at, len);
 		return;
 	}
@@ -98,7 +100,7 @@ static int read_auxv(jitmap_core *c, const uint8_t *d, size_t len)
 {
 	size_t n = len / 16;
 	if (n > MAX_AUXV) {
-		warn(c, "NT_AUXV holds %zu entries: only the first %d are read", n, MAX_AUXV);
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_LIMIT), "NT_AUXV holds %zu entries: only the first %d are read", n, MAX_AUXV);
 		n = MAX_AUXV;
 	}
 	c->auxv = calloc(n ? 2 * n : 1, sizeof(*c->auxv));
@@ -119,42 +121,17 @@ static int read_auxv(jitmap_core *c, const uint8_t *d, size_t len)
 
 /* -- NT_FILE -- */
 
-static size_t file_index(jitmap_core *c, const char *path)
-{
-	for (size_t i = 0; i < c->nfiles; i++)
-		if (!strcmp(c->files[i].core_path, path))
-			return i;
-	struct jitmap__core_file *f = realloc(c->files, (c->nfiles + 1) * sizeof(*f));
-	if (!f)
-		return SIZE_MAX;
-	c->files = f;
-	char *copy = strdup(path), *read_path = NULL;
-	if (copy && c->sysroot && path[0] == '/') {
-		if (asprintf(&read_path, "%s%s", c->sysroot, path) < 0)
-			read_path = NULL;
-	} else if (copy) {
-		read_path = strdup(path);
-	}
-	if (!copy || !read_path) {
-		free(copy);
-		free(read_path);
-		return SIZE_MAX;
-	}
-	c->files[c->nfiles] = (struct jitmap__core_file){.path = read_path, .core_path = copy, .fd = -1};
-	return c->nfiles++;
-}
-
 /* Returns 0 (a malformed note is a warning), or -ENOMEM. */
 static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 {
 	if (len < 16) {
-		warn(c, "NT_FILE note at offset 0x%" PRIx64 " of %zu bytes is too short: no mapped "
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_FILE note at offset 0x%" PRIx64 " of %zu bytes is too short: no mapped "
 		     "files", at, len);
 		return 0;
 	}
 	const uint64_t count = jitmap__load(d, 8, c->order), page = jitmap__load(d + 8, 8, c->order);
-	if (count > MAX_MAPS || count * 24 > len - 16) {
-		warn(c, "NT_FILE note at offset 0x%" PRIx64 " claims %" PRIu64 " mappings in %zu "
+	if (count > JITMAP__CORE_MAX_MAPS || count * 24 > len - 16) {
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_FILE note at offset 0x%" PRIx64 " claims %" PRIu64 " mappings in %zu "
 		     "bytes: no mapped files", at, count, len);
 		return 0;
 	}
@@ -169,14 +146,14 @@ static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t a
 		const uint8_t *e = d + 16 + i * 24;
 		const char *nul = memchr(names, 0, (size_t)(end - names));
 		if (!nul) {
-			warn(c, "NT_FILE note at offset 0x%" PRIx64 ": path %" PRIu64 " of %" PRIu64
+			warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_FILE note at offset 0x%" PRIx64 ": path %" PRIu64 " of %" PRIu64
 			     " is not terminated: the rest are left out", at, i, count);
 			break;
 		}
 		const uint64_t start = jitmap__load(e, 8, c->order), stop = jitmap__load(e + 8, 8, c->order);
 		const uint64_t pages = jitmap__load(e + 16, 8, c->order);
 		if (stop > start && (!page || pages <= UINT64_MAX / page)) {
-			size_t fi = file_index(c, names);
+			size_t fi = jitmap__core_file_index(c, names);
 			if (fi == SIZE_MAX)
 				return -ENOMEM;
 			c->maps[c->nmaps] = (jitmap_core_mapping_info){start, stop, pages * page, NULL, NULL};
@@ -187,7 +164,7 @@ static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t a
 		names = nul + 1;
 	}
 	if (bad)
-		warn(c, "NT_FILE note at offset 0x%" PRIx64 ": %zu mapping%s with an empty range or "
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_FILE note at offset 0x%" PRIx64 ": %zu mapping%s with an empty range or "
 		     "an offset past 2^64 left out", at, bad, bad == 1 ? "" : "s");
 	return 0;
 }
@@ -197,11 +174,11 @@ static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t a
 static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 {
 	if (offset > c->size) {
-		warn(c, "the core is truncated: its notes at offset 0x%" PRIx64 " are missing", offset);
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated: its notes at offset 0x%" PRIx64 " are missing", offset);
 		return 0;
 	}
 	if (filesz > c->size - offset) {
-		warn(c, "the core is truncated: %" PRIu64 " of the %" PRIu64 " bytes of notes at "
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated: %" PRIu64 " of the %" PRIu64 " bytes of notes at "
 		     "offset 0x%" PRIx64 " are there", c->size - offset, filesz, offset);
 		filesz = c->size - offset;
 	}
@@ -209,7 +186,7 @@ static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 		return 0;
 	Elf_Data *d = elf_getdata_rawchunk(c->elf, (int64_t)offset, filesz, ELF_T_NHDR);
 	if (!d || !d->d_buf) {
-		warn(c, "the notes at offset 0x%" PRIx64 " cannot be read: %s", offset, elf_errmsg(-1));
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "the notes at offset 0x%" PRIx64 " cannot be read: %s", offset, elf_errmsg(-1));
 		return 0;
 	}
 	size_t off = 0, next, name_off, desc_off;
@@ -218,7 +195,7 @@ static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 		/* libelf checks these; we do not rely on it. */
 		if (name_off > d->d_size || nh.n_namesz > d->d_size - name_off ||
 		    desc_off > d->d_size || nh.n_descsz > d->d_size - desc_off || next <= off) {
-			warn(c, "a note at offset 0x%" PRIx64 " runs past its segment", offset + off);
+			warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "a note at offset 0x%" PRIx64 " runs past its segment", offset + off);
 			break;
 		}
 		const uint64_t at = offset + desc_off;
@@ -293,7 +270,7 @@ static void sort_segs(jitmap_core *c)
 	}
 	c->nsegs = n;
 	if (overlaps)
-		warn(c, "%zu PT_LOAD segment%s overlap%s an earlier one: the lower address's bytes "
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "%zu PT_LOAD segment%s overlap%s an earlier one: the lower address's bytes "
 		     "are used", overlaps, overlaps == 1 ? "" : "s", overlaps == 1 ? "s" : "");
 }
 
@@ -338,7 +315,7 @@ static int sort_maps(jitmap_core *c)
 	c->nmaps = n;
 	free(tmp);
 	if (overlaps)
-		warn(c, "%zu NT_FILE mapping%s overlap%s an earlier one", overlaps,
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "%zu NT_FILE mapping%s overlap%s an earlier one", overlaps,
 		     overlaps == 1 ? "" : "s", overlaps == 1 ? "s" : "");
 	return 0;
 }
@@ -350,292 +327,6 @@ static void link_maps(jitmap_core *c)
 		c->maps[i].path = c->files[c->map_file[i]].path;
 		c->maps[i].core_path = c->files[c->map_file[i]].core_path;
 	}
-}
-
-/* -- --exe -- */
-
-static int replace_file(jitmap_core *c, size_t fi, const char *exe)
-{
-	char *copy = strdup(exe);
-	if (!copy)
-		return -ENOMEM;
-	free(c->files[fi].path);
-	c->files[fi].path = copy;
-	c->files[fi].given = 1;
-	return 0;
-}
-
-/* Which mapped file `exe` stands for: by build ID, by real path, by base name. */
-static int match_exe(jitmap_core *c, const char *exe)
-{
-	uint8_t want[MAX_BUILD_ID], got[MAX_BUILD_ID];
-	const size_t want_len = jitmap__file_build_id(exe, want);
-	char *real = realpath(exe, NULL);
-	const char *exe_name = jitmap__base_name(exe);
-	const char *real_name = real ? jitmap__base_name(real) : NULL;
-	size_t match = SIZE_MAX;
-	const char *how = "";
-	int rc = 0;
-
-	if (want_len)
-		for (size_t i = 0; i < c->nfiles && match == SIZE_MAX; i++)
-			if (jitmap__core_file_build_id(c, i, got) == want_len && !memcmp(got, want, want_len))
-				match = i, how = "build ID";
-	for (size_t i = 0; i < c->nfiles && match == SIZE_MAX && real; i++)
-		if (!strcmp(c->files[i].core_path, real))
-			match = i, how = "path";
-	for (size_t i = 0; i < c->nfiles && match == SIZE_MAX; i++)
-		if (!strcmp(jitmap__base_name(c->files[i].core_path), exe_name) ||
-		    (real && !strcmp(jitmap__base_name(c->files[i].core_path), real_name)))
-			match = i, how = "name";
-	if (match == SIZE_MAX) {
-		warn(c, "--exe %s: the core maps no file named %s%s%s", exe, exe_name,
-		     real && strcmp(real_name, exe_name) ? " or " : "",
-		     real && strcmp(real_name, exe_name) ? real_name : "");
-		if (want_len && c->nfiles)
-			warn(c, "--exe %s: no file the core maps has its build ID", exe);
-	} else {
-		if (strcmp(how, "build ID") && want_len) {
-			size_t n = jitmap__core_file_build_id(c, match, got);
-			if (n && (n != want_len || memcmp(got, want, n)))
-				warn(c, "--exe %s: its build ID differs from that of %s, which the core maps: "
-				     "it is not the program that was dumped, and is not used", exe,
-				     c->files[match].core_path);
-		}
-		rc = replace_file(c, match, exe);
-	}
-	free(real);
-	return rc;
-}
-
-/* -- Cores without NT_FILE: the files from --exe and the dynamic linker's list -- */
-
-#define MAX_LINK_MAP 4096 /* entries of the dynamic linker's list walked */
-#define MAX_NAME 4096     /* bytes of a library's name */
-
-/* Add a mapping of `len` bytes at `start`, file offset `offset`, for file `fi`. */
-static int add_map(jitmap_core *c, uint64_t start, uint64_t len, uint64_t offset, size_t fi)
-{
-	if (!len || start > UINT64_MAX - len || c->nmaps >= MAX_MAPS)
-		return 0;
-	jitmap_core_mapping_info *m = realloc(c->maps, (c->nmaps + 1) * sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	c->maps = m;
-	size_t *f = realloc(c->map_file, (c->nmaps + 1) * sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	c->map_file = f;
-	c->maps[c->nmaps] = (jitmap_core_mapping_info){start, start + len, offset, NULL, NULL};
-	c->map_file[c->nmaps++] = fi;
-	return 0;
-}
-
-/* Map file `fi` (open as `elf`) at `bias`: one mapping per PT_LOAD, for its file bytes. */
-static int place_file(jitmap_core *c, size_t fi, Elf *elf, uint64_t bias)
-{
-	size_t nph;
-	c->files[fi].has_bias = 1;
-	c->files[fi].bias = bias;
-	if (elf_getphdrnum(elf, &nph))
-		return 0;
-	for (size_t i = 0; i < nph && i < 4096; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		int rc = add_map(c, bias + ph.p_vaddr, ph.p_filesz, ph.p_offset, fi);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-static int place_named(jitmap_core *c, const char *name, uint64_t bias)
-{
-	size_t fi = file_index(c, name);
-	if (fi == SIZE_MAX)
-		return -ENOMEM;
-	if (c->files[fi].has_bias)
-		return 0; /* listed twice */
-	int fd = jitmap__core_file_fd(c, fi);
-	if (fd < 0) {
-		c->files[fi].has_bias = 1; /* find_symbol warns that it cannot be opened */
-		c->files[fi].bias = bias;
-		return 0;
-	}
-	int rc = 0;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		rc = place_file(c, fi, elf, bias);
-	elf_end(elf);
-	return rc;
-}
-
-/* A NUL-terminated string at `addr` in the core's memory, or NULL. */
-static char *read_string(jitmap_core *c, uint64_t addr)
-{
-	char *s = malloc(MAX_NAME);
-	if (!s)
-		return NULL;
-	for (size_t n = 0; n < MAX_NAME; n += 64) {
-		size_t chunk = 64;
-		/* Byte by byte near the end of what is readable. */
-		if (jitmap__core_read(c, addr + n, s + n, chunk, 1, NULL, 0)) {
-			for (chunk = 0; chunk < 64; chunk++)
-				if (jitmap__core_read(c, addr + n + chunk, s + n + chunk, 1, 1, NULL, 0))
-					break;
-		}
-		char *nul = memchr(s + n, 0, chunk);
-		if (nul)
-			return s;
-		if (chunk < 64)
-			break;
-	}
-	free(s);
-	return NULL;
-}
-
-/* glibc's struct r_debug {int r_version; struct link_map *r_map; ...} and struct link_map
- * {l_addr, l_name, l_ld, l_next, l_prev} of 64-bit targets (<link.h>). */
-#define R_MAP 8
-#define L_ADDR 0
-#define L_NAME 8
-#define L_LD 16
-#define L_NEXT 24
-#define MAX_DYNAMIC (64 * 1024) /* bytes of a dynamic section read */
-
-static bool read_word(const jitmap_target *mem, jitmap_byte_order order, uint64_t addr,
-		      uint64_t *v)
-{
-	uint8_t w[8];
-	if (mem->read_mem(mem->ctx, addr, w, 8, NULL, 0))
-		return false;
-	*v = jitmap__load(w, 8, order);
-	return true;
-}
-
-int jitmap__link_maps(const jitmap_target *mem, jitmap_byte_order order, uint64_t dyn,
-		      uint64_t size, uint64_t *r_debug,
-		      int (*each)(void *ctx, const struct jitmap__link_map *lm), void *ctx)
-{
-	*r_debug = 0;
-	size = size < MAX_DYNAMIC ? size : MAX_DYNAMIC;
-	for (uint64_t off = 0; off + 16 <= size && !*r_debug; off += 16) {
-		uint64_t tag, val;
-		if (!read_word(mem, order, dyn + off, &tag) || tag == DT_NULL ||
-		    !read_word(mem, order, dyn + off + 8, &val))
-			break;
-		if (tag == DT_DEBUG)
-			*r_debug = val;
-	}
-	uint64_t map = 0;
-	if (!*r_debug || !read_word(mem, order, *r_debug + R_MAP, &map))
-		return 0;
-	for (size_t n = 0; map && n < MAX_LINK_MAP; n++) {
-		uint8_t w[32];
-		if (mem->read_mem(mem->ctx, map, w, sizeof(w), NULL, 0))
-			break;
-		const struct jitmap__link_map lm = {
-			.at = map, .l_addr = jitmap__load(w + L_ADDR, 8, order),
-			.l_name = jitmap__load(w + L_NAME, 8, order),
-			.l_ld = jitmap__load(w + L_LD, 8, order)};
-		map = jitmap__load(w + L_NEXT, 8, order);
-		const int rc = each(ctx, &lm);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-/* The core's own bytes (never a mapped file's: none is placed yet), as a target. */
-static int core_only_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
-			  size_t why_len)
-{
-	return jitmap__core_read(ctx, addr, buf, len, 1, why, why_len);
-}
-
-struct placing {
-	jitmap_core *c;
-	size_t libs;
-};
-
-/* A library of the dynamic linker's list placed at its l_addr (not the executable, whose
- * name is "", nor the vDSO, whose name is no path). */
-static int place_listed(void *ctx, const struct jitmap__link_map *lm)
-{
-	struct placing *pl = ctx;
-	char *name = lm->l_name ? read_string(pl->c, lm->l_name) : NULL;
-	int rc = 0;
-	if (name && name[0] == '/') {
-		rc = place_named(pl->c, name, lm->l_addr);
-		pl->libs++;
-	}
-	free(name);
-	return rc;
-}
-
-/* The executable `exe`, placed by the auxiliary vector (AT_PHDR, else AT_ENTRY), then every
- * library of the dynamic linker's list (DT_DEBUG -> r_debug -> link_map) placed at its
- * l_addr. For cores that carry no NT_FILE note (those qemu-user writes). */
-static int files_from_exe(jitmap_core *c, const char *exe)
-{
-	size_t fi = file_index(c, exe);
-	if (fi == SIZE_MAX)
-		return -ENOMEM;
-	free(c->files[fi].path);
-	if (!(c->files[fi].path = strdup(exe))) /* no sysroot: --exe is a path on this host */
-		return -ENOMEM;
-	c->files[fi].given = 1;
-	int fd = jitmap__core_file_fd(c, fi);
-	if (fd < 0) {
-		warn(c, "--exe %s cannot be opened", exe);
-		return 0;
-	}
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	GElf_Ehdr eh;
-	size_t nph = 0;
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
-	    elf_getphdrnum(elf, &nph)) {
-		warn(c, "--exe %s is not an ELF file", exe);
-		elf_end(elf);
-		return 0;
-	}
-	uint64_t phdr = UINT64_MAX, dyn = 0, dyn_size = 0, at, bias = 0;
-	for (size_t i = 0; i < nph && i < 4096; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(elf, (int)i, &ph))
-			continue;
-		if (ph.p_type == PT_PHDR)
-			phdr = ph.p_vaddr;
-		else if (ph.p_type == PT_DYNAMIC)
-			dyn = ph.p_vaddr, dyn_size = ph.p_memsz;
-	}
-	const char *how = NULL;
-	if (phdr != UINT64_MAX && !jitmap_core_auxv(c, AT_PHDR, &at))
-		bias = at - phdr, how = "AT_PHDR";
-	else if (!jitmap_core_auxv(c, AT_ENTRY, &at))
-		bias = at - eh.e_entry, how = "AT_ENTRY";
-	else if (eh.e_type == ET_EXEC)
-		how = "its fixed addresses";
-	if (!how) {
-		warn(c, "--exe %s: the core says neither where it is mapped (NT_FILE) nor where it "
-		     "starts (AT_PHDR, AT_ENTRY)", exe);
-		elf_end(elf);
-		return 0;
-	}
-	int rc = place_file(c, fi, elf, bias);
-	elf_end(elf);
-	if (rc)
-		return rc;
-	struct placing pl = {.c = c};
-	const jitmap_target mem = {.ctx = c, .read_mem = core_only_read};
-	uint64_t debug;
-	if (dyn && (rc = jitmap__link_maps(&mem, c->order, bias + dyn, dyn_size, &debug,
-					   place_listed, &pl)))
-		return rc;
-	warn(c, "the core has no NT_FILE note: %s placed by %s, and %zu librar%s from the "
-	     "dynamic linker's list", exe, how, pl.libs, pl.libs == 1 ? "y" : "ies");
-	return 0;
 }
 
 /* -- Opening -- */
@@ -654,7 +345,7 @@ static jitmap_core *open_fail(jitmap_core *c, jitmap_error *err, int code, uint6
 		vsnprintf(err->reason, sizeof(err->reason), fmt, ap);
 		va_end(ap);
 	}
-	jitmap_core_free(c);
+	jitmap__core_free(c);
 	errno = -code;
 	return NULL;
 }
@@ -709,11 +400,11 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 				 nph, (uint64_t)eh.e_phoff);
 	/* libelf counts only the headers that fit in the file. */
 	if (eh.e_phnum != PN_XNUM && nph < eh.e_phnum)
-		warn(c, "the core is truncated: %zu of its %u program headers are there", nph,
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated: %zu of its %u program headers are there", nph,
 		     (unsigned)eh.e_phnum);
 	/* libelf reads 56-byte headers whatever e_phentsize says. */
 	if (nph && eh.e_phentsize != sizeof(Elf64_Phdr))
-		warn(c, "e_phentsize is %u, not %zu: the program headers are read as %zu-byte "
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "e_phentsize is %u, not %zu: the program headers are read as %zu-byte "
 		     "headers", (unsigned)eh.e_phentsize, sizeof(Elf64_Phdr), sizeof(Elf64_Phdr));
 	c->segs = calloc(nph ? nph : 1, sizeof(*c->segs));
 	struct jitmap__core_seg *notes = calloc(nph ? nph : 1, sizeof(*notes));
@@ -732,12 +423,12 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 			uint64_t memsz = ph.p_memsz, filesz = ph.p_filesz;
 			if (memsz > UINT64_MAX - ph.p_vaddr) {
 				memsz = UINT64_MAX - ph.p_vaddr;
-				warn(c, "segment at 0x%" PRIx64 " of %" PRIu64 " bytes wraps around the "
+				warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "segment at 0x%" PRIx64 " of %" PRIu64 " bytes wraps around the "
 				     "address space: its bytes from 2^64 - 1 on are left out",
 				     (uint64_t)ph.p_vaddr, (uint64_t)ph.p_memsz);
 			}
 			if (ph.p_filesz > ph.p_memsz && oversized++ < 3)
-				warn(c, "segment at 0x%" PRIx64 " says the core holds %" PRIu64 " bytes "
+				warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "segment at 0x%" PRIx64 " says the core holds %" PRIu64 " bytes "
 				     "of it, more than its %" PRIu64 " in memory: %" PRIu64 " are read",
 				     (uint64_t)ph.p_vaddr, (uint64_t)ph.p_filesz,
 				     (uint64_t)ph.p_memsz, (uint64_t)ph.p_memsz);
@@ -749,7 +440,7 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 			else if (filesz > c->size - ph.p_offset)
 				filesz = c->size - ph.p_offset;
 			if (filesz < ph.p_filesz && filesz < memsz && truncated++ < 3)
-				warn(c, "the core is truncated: segment at 0x%" PRIx64 " has %" PRIu64
+				warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated: segment at 0x%" PRIx64 " has %" PRIu64
 				     " of its %" PRIu64 " bytes", (uint64_t)ph.p_vaddr, filesz,
 				     (uint64_t)ph.p_filesz);
 			if (memsz)
@@ -763,9 +454,9 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 		}
 	}
 	if (bad)
-		warn(c, "%zu program header%s cannot be read", bad, bad == 1 ? "" : "s");
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "%zu program header%s cannot be read", bad, bad == 1 ? "" : "s");
 	if (truncated > 3)
-		warn(c, "the core is truncated (it ends at offset 0x%" PRIx64 "): %zu segments in "
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated (it ends at offset 0x%" PRIx64 "): %zu segments in "
 		     "all lack bytes", c->size, truncated);
 	sort_segs(c);
 	for (size_t i = 0; i < nnotes; i++) {
@@ -776,14 +467,14 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 		}
 	}
 	free(notes);
-	if (!c->have_file_note && exe && files_from_exe(c, exe))
+	if (!c->have_file_note && exe && jitmap__core_files_from_exe(c, exe))
 		return open_fail(c, err, -ENOMEM, 0, "out of memory");
 	if (sort_maps(c))
 		return open_fail(c, err, -ENOMEM, 0, "out of memory");
 	if (!c->have_file_note && !exe)
-		warn(c, "the core has no NT_FILE note: symbols cannot be found in the mapped files "
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_FILES_PLACED), "the core has no NT_FILE note: symbols cannot be found in the mapped files "
 		     "(give the executable with --exe)");
-	if (c->have_file_note && exe && match_exe(c, exe))
+	if (c->have_file_note && exe && jitmap__core_match_exe(c, exe))
 		return open_fail(c, err, -ENOMEM, 0, "out of memory");
 	link_maps(c);
 	return c;
@@ -803,7 +494,7 @@ static jitmap_core *core_new(jitmap_error *err)
 	return c;
 }
 
-jitmap_core *jitmap_core_open(const char *path, const jitmap_core_opts *opts, jitmap_error *err)
+jitmap_core *jitmap__core_open(const char *path, const jitmap_core_opts *opts, jitmap_error *err)
 {
 	jitmap_core *c = core_new(err);
 	if (!c)
@@ -833,7 +524,7 @@ jitmap_core *jitmap_core_open(const char *path, const jitmap_core_opts *opts, ji
 		const int fd = jitmap__decompress(c->fd, codec, stop, &c->size, cut, sizeof(cut),
 						  err);
 		if (fd < 0) {
-			jitmap_core_free(c);
+			jitmap__core_free(c);
 			errno = -fd;
 			return NULL;
 		}
@@ -842,12 +533,12 @@ jitmap_core *jitmap_core_open(const char *path, const jitmap_core_opts *opts, ji
 		c->compression = codec;
 	}
 	if (cut[0])
-		warn(c, "%s", cut);
+		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "%s", cut);
 	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
 	return finish_open(c, opts, err);
 }
 
-const char *jitmap_core_compression(const jitmap_core *c)
+const char *jitmap__core_compression(const jitmap_core *c)
 {
 	return c ? c->compression : NULL;
 }
@@ -881,7 +572,7 @@ int jitmap_core_decompress(const char *path, const volatile sig_atomic_t *interr
 	return fd;
 }
 
-jitmap_core *jitmap_core_open_memory(const void *buf, size_t len, const jitmap_core_opts *opts,
+jitmap_core *jitmap__core_open_memory(const void *buf, size_t len, const jitmap_core_opts *opts,
 				     jitmap_error *err)
 {
 	jitmap_core *c = core_new(err);
@@ -900,7 +591,7 @@ jitmap_core *jitmap_core_open_memory(const void *buf, size_t len, const jitmap_c
 	return finish_open(c, opts, err);
 }
 
-void jitmap_core_free(jitmap_core *c)
+void jitmap__core_free(jitmap_core *c)
 {
 	if (!c)
 		return;
@@ -931,67 +622,3 @@ void jitmap_core_free(jitmap_core *c)
 	free(c->mem);
 	free(c);
 }
-
-/* -- Accessors -- */
-
-jitmap_arch jitmap_core_arch(const jitmap_core *c) { return c->arch; }
-unsigned jitmap_core_elf_machine(const jitmap_core *c) { return c->machine; }
-jitmap_byte_order jitmap_core_byte_order(const jitmap_core *c) { return c->order; }
-size_t jitmap_core_num_threads(const jitmap_core *c) { return c->threads.n; }
-size_t jitmap_core_num_mappings(const jitmap_core *c) { return c->nmaps; }
-
-const jitmap_core_thread_info *jitmap_core_thread(const jitmap_core *c, size_t i)
-{
-	return i < c->threads.n ? &c->threads.v[i]->core_view : NULL;
-}
-
-int jitmap_core_thread_reg(const jitmap_core_thread_info *t, unsigned regno, uint64_t *value)
-{
-	return jitmap__regs_find(t ? t->regs : NULL, t ? t->num_regs : 0, regno, value);
-}
-
-struct jitmap__threads *jitmap__core_threads(jitmap_core *c)
-{
-	return &c->threads;
-}
-
-struct Elf *jitmap_core_elf(jitmap_core *c)
-{
-	return c ? c->elf : NULL;
-}
-
-const jitmap_core_mapping_info *jitmap_core_mapping(const jitmap_core *c, size_t i)
-{
-	return i < c->nmaps ? &c->maps[i] : NULL;
-}
-
-int jitmap_core_auxv(const jitmap_core *c, uint64_t type, uint64_t *value)
-{
-	for (size_t i = 0; i < c->nauxv; i++)
-		if (c->auxv[2 * i] == type) {
-			if (value)
-				*value = c->auxv[2 * i + 1];
-			return 0;
-		}
-	return -ENOENT;
-}
-
-int jitmap_core_placed_file(const jitmap_core *c, size_t i, const char **path, uint64_t *bias)
-{
-	for (size_t k = 0; k < c->nfiles; k++) {
-		if (!c->files[k].has_bias || i--)
-			continue;
-		if (path)
-			*path = c->files[k].path;
-		if (bias)
-			*bias = c->files[k].bias;
-		return 0;
-	}
-	return -ENOENT;
-}
-
-const char *jitmap_core_warning(const jitmap_core *c, size_t i)
-{
-	return jitmap__problem_at(&c->warnings, i);
-}
-

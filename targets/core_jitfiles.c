@@ -13,7 +13,14 @@
 #include "jitmap/core.h"
 
 #define FILE_HEADER 24 /* version, kind, size, path_len, flags */
-#define WARN(c, ...) jitmap__problem(&(c)->warnings, JITMAP__CORE_MAX_WARNINGS, __VA_ARGS__)
+/* A malformed note: read around, a warning. */
+#define WARN(c, ...)                                                                      \
+	jitmap__status_problem(&(c)->warnings, (c)->warn_status, JITMAP__CORE_MAX_WARNINGS,   \
+			       JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), __VA_ARGS__)
+/* A JIT file the core carries cut short, or one the handler could not add. */
+#define WARN_FILE(c, ...)                                                                 \
+	jitmap__status_problem(&(c)->warnings, (c)->warn_status, JITMAP__CORE_MAX_WARNINGS,   \
+			       JITMAP__WARN(JITMAP_PROBLEM_FILE), __VA_ARGS__)
 
 static size_t align8(size_t n)
 {
@@ -72,7 +79,7 @@ static int add_file(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at
 		.path = copy, .kind = kind, .flags = flags & JITMAP_CORE_FILE_CUT,
 		.data = desc + data_off, .size = (size_t)size, .offset = at + data_off};
 	if (flags & JITMAP_CORE_FILE_CUT)
-		WARN(c, "%s is in the core cut short: its first %" PRIu64 " bytes "
+		WARN_FILE(c, "%s is in the core cut short: its first %" PRIu64 " bytes "
 		     "(jitmap-core-handler's limit)", path, size);
 	return 0;
 }
@@ -135,7 +142,7 @@ static int small_note(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t 
 	return 0;
 }
 
-int jitmap_core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *kept_bytes,
+int jitmap__core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *kept_bytes,
 		      uint64_t *left_bytes)
 {
 	if (!c)
@@ -164,18 +171,18 @@ int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, si
 		return small_note(c, desc, len, at);
 	if (type == JITMAP_CORE_NOTE_PROBLEM) {
 		const size_t n = strnlen((const char *)desc, len);
-		WARN(c, "jitmap-core-handler: %.*s", (int)(n > 512 ? 512 : n),
+		WARN_FILE(c, "jitmap-core-handler: %.*s", (int)(n > 512 ? 512 : n),
 		     (const char *)desc);
 	}
 	return 0; /* a type of a later version: not ours to read */
 }
 
-size_t jitmap_core_num_jit_files(const jitmap_core *c)
+size_t jitmap__core_num_jit_files(const jitmap_core *c)
 {
 	return c ? c->njit_files : 0;
 }
 
-const jitmap_core_jit_file *jitmap_core_jit_file_at(const jitmap_core *c, size_t i)
+const jitmap_core_jit_file *jitmap__core_jit_file_at(const jitmap_core *c, size_t i)
 {
 	return c && i < c->njit_files ? &c->jit_files[i] : NULL;
 }

@@ -99,8 +99,9 @@ static bool other_build(jitmap_core *c, size_t i, int fd)
 		     "core's %s)", got_len ? "build ID " : "no build ID", g, w) < 0)
 		f->refused = NULL;
 	if (f->refused && !f->given)
-		jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS, "%s %s: not used", f->path,
-				f->refused);
+		jitmap__status_problem(&c->warnings, c->warn_status, JITMAP__CORE_MAX_WARNINGS,
+				       JITMAP__WARN(JITMAP_PROBLEM_FILE), "%s %s: not used",
+				       f->path, f->refused);
 	return true;
 }
 
@@ -184,7 +185,7 @@ enum miss {
 };
 
 struct span {
-	jitmap_core_source source;
+	jitmap_stopped_source source;
 	enum miss miss;
 	uint64_t left;          /* bytes from the address on that come from the same place (>0) */
 	uint64_t offset;        /* in the core (CORE) or in the file (FILE) */
@@ -213,7 +214,7 @@ static void file_span(jitmap_core *c, uint64_t addr, struct span *sp)
 		return;
 	sp->offset = m->offset + in;
 	sp->left = min64(sp->left, c->files[fi].size - sp->offset);
-	sp->source = JITMAP_CORE_MEM_FILE;
+	sp->source = JITMAP_STOPPED_MEM_FILE;
 	sp->miss = MISS_NONE;
 }
 
@@ -221,12 +222,12 @@ static void file_span(jitmap_core *c, uint64_t addr, struct span *sp)
 static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *sp)
 {
 	const struct jitmap__core_seg *next, *s = find_seg(c, addr, &next);
-	*sp = (struct span){.source = JITMAP_CORE_MEM_NONE, .miss = MISS_NOWHERE,
+	*sp = (struct span){.source = JITMAP_STOPPED_MEM_NONE, .miss = MISS_NOWHERE,
 			    .map = jitmap__core_find_map(c, addr), .seg = s};
 	if (s) {
 		const uint64_t in = addr - s->vaddr;
 		if (in < s->filesz) {
-			sp->source = JITMAP_CORE_MEM_CORE;
+			sp->source = JITMAP_STOPPED_MEM_CORE;
 			sp->miss = MISS_NONE;
 			sp->left = s->filesz - in;
 			sp->offset = s->offset + in;
@@ -328,8 +329,8 @@ int jitmap__core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int 
 		struct span sp;
 		span_at(c, addr, core_only, &sp);
 		const size_t n = (size_t)min64(sp.left, len);
-		int rc = sp.source == JITMAP_CORE_MEM_NONE ? -EFAULT : 0;
-		if (!rc && sp.source == JITMAP_CORE_MEM_CORE)
+		int rc = sp.source == JITMAP_STOPPED_MEM_NONE ? -EFAULT : 0;
+		if (!rc && sp.source == JITMAP_STOPPED_MEM_CORE)
 			rc = core_bytes(c, sp.offset, buf, n);
 		else if (!rc) {
 			const int fd = c->files[c->map_file[sp.map]].fd;
@@ -352,13 +353,13 @@ int jitmap__core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int 
 	return 0;
 }
 
-int jitmap_core_memory(jitmap_core *c, uint64_t addr, jitmap_core_memory_info *out)
+int jitmap__core_memory(jitmap_core *c, uint64_t addr, jitmap_stopped_memory_info *out)
 {
 	if (!c || !out)
 		return -EINVAL;
 	struct span sp;
 	span_at(c, addr, 0, &sp);
-	jitmap_core_memory_info full = {
+	jitmap_stopped_memory_info full = {
 		.sz = sizeof(full),
 		.source = sp.source,
 		.size = sp.left,
@@ -370,7 +371,7 @@ int jitmap_core_memory(jitmap_core *c, uint64_t addr, jitmap_core_memory_info *o
 		full.segment_end = sp.seg->vaddr + sp.seg->memsz;
 		full.segment_flags = sp.seg->flags;
 	}
-	if (sp.source == JITMAP_CORE_MEM_NONE) {
+	if (sp.source == JITMAP_STOPPED_MEM_NONE) {
 		full.file_unusable = sp.miss == MISS_CUT || sp.miss == MISS_WRITABLE ||
 				     sp.miss == MISS_LEFT_OUT;
 		miss_text(c, addr, &sp, 0, full.why, sizeof(full.why));
@@ -382,7 +383,7 @@ int jitmap_core_memory(jitmap_core *c, uint64_t addr, jitmap_core_memory_info *o
  * no segment covers is the code of its file (gcore leaves unmodified read-only mappings out,
  * the code among them, and writes a segment for every other: the kernel writes one for
  * every mapping). */
-int jitmap_core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
+int jitmap__core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
 {
 	if (!c)
 		return -EINVAL;
@@ -418,7 +419,7 @@ int jitmap_core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
 	return 0;
 }
 
-size_t jitmap_core_build_id_at(jitmap_core *c, uint64_t addr, uint8_t *out, size_t len)
+size_t jitmap__core_build_id_at(jitmap_core *c, uint64_t addr, uint8_t *out, size_t len)
 {
 	if (!c || !out)
 		return 0;
@@ -519,7 +520,7 @@ int jitmap__core_module_at(jitmap_core *c, uint64_t addr, jitmap_stopped_module_
 		    (head == SIZE_MAX || c->maps[i].start <= addr))
 			head = i;
 	const uint64_t off = map->offset + (addr - map->start);
-	const jitmap_target t = jitmap_core_target(c);
+	const jitmap_target t = jitmap__core_target(c);
 	uint64_t vaddr;
 	if (!(head != SIZE_MAX && jitmap__target_file_vaddr(&t, c->maps[head].start, off, &vaddr)) &&
 	    !file_vaddr(c, fi, off, &vaddr))
@@ -575,7 +576,7 @@ int jitmap__core_memory_not_file(jitmap_core *c, size_t fi)
 		struct span sp;
 		uint8_t magic[SELFMAG];
 		span_at(c, c->maps[i].start, 1, &sp);
-		if (sp.source == JITMAP_CORE_MEM_CORE)
+		if (sp.source == JITMAP_STOPPED_MEM_CORE)
 			return jitmap__core_read(c, c->maps[i].start, magic, sizeof(magic), 1, NULL, 0) == 0 &&
 			       memcmp(magic, ELFMAG, SELFMAG) != 0;
 		return sp.seg ? (sp.seg->flags & PF_W) != 0
@@ -586,12 +587,12 @@ int jitmap__core_memory_not_file(jitmap_core *c, size_t fi)
 
 /* -- Targets -- */
 
-jitmap_target jitmap_core_target(jitmap_core *c)
+jitmap_target jitmap__core_target(jitmap_core *c)
 {
 	return (jitmap_target){.ctx = c, .read_reg = NULL, .read_mem = core_read_mem};
 }
 
-jitmap_target jitmap_core_thread_target(jitmap_core *c, size_t i)
+jitmap_target jitmap__core_thread_target(jitmap_core *c, size_t i)
 {
 	if (i >= c->threads.n)
 		return (jitmap_target){0};

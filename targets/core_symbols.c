@@ -90,7 +90,7 @@ int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx)
 	return 0;
 }
 
-size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
+size_t jitmap__core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
 			       const char **files, size_t max)
 {
 	size_t n = 0;
@@ -100,9 +100,11 @@ size_t jitmap_core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
 			struct jitmap__core_file *f = &c->files[fi];
 			if (!f->warned && !f->refused && f->core_path[0] == '/' &&
 			    !(c->flags & JITMAP_CORE_NO_FILES) && !jitmap__core_memory_not_file(c, fi)) {
-				jitmap__problem(&c->warnings, JITMAP__CORE_MAX_WARNINGS,
-						"%s (mapped by the core) cannot be opened: symbols "
-						"in it are not found", f->path);
+				jitmap__status_problem(&c->warnings, c->warn_status,
+						       JITMAP__CORE_MAX_WARNINGS,
+						       JITMAP__WARN(JITMAP_PROBLEM_FILE),
+						       "%s (mapped by the core) cannot be opened: "
+						       "symbols in it are not found", f->path);
 				f->warned = 1;
 			}
 			continue;

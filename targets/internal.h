@@ -29,6 +29,78 @@ struct jitmap__read {
  * other target (none done), else 0. */
 int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n);
 
+/* One file a core maps (NT_FILE's, or one the library placed without it), opened as `elf`
+ * with its load bias (`bias_known` false when no mapping of its first page says where it is
+ * loaded) and where its separate debug file is looked for (`debug`: the core's sysroot, debug
+ * directories and the build ID the core holds for it); or, for one that cannot be opened,
+ * `elf` NULL and `why` (strerror's words). A nonzero return stops the walk. */
+typedef int (*jitmap__core_file_fn)(void *ctx, const char *path, struct Elf *elf,
+				    bool bias_known, uint64_t bias, const char *why,
+				    const struct jitmap__debug_lookup *debug);
+
+/* -- A stopped process's kinds (stopped.c) --
+ *
+ * jitmap_stopped is a kind's object behind one table of operations (as libdwfl keeps a
+ * process behind its Dwfl_Thread_Callbacks), set by the opener: the core's (core.c and the
+ * files beside it) and the live process's (live.c, live_maps.c). Each operation takes the
+ * kind's object; a slot left NULL is what the kind does not have, and stopped.h's "none"
+ * answer is given for it. */
+
+struct jitmap__stopped_ops {
+	jitmap_stopped_kind kind;
+	void (*free)(void *k);
+	int (*detach)(void *k);                         /* NULL: nothing to let go */
+	jitmap_arch (*arch)(const void *k);
+	unsigned (*elf_machine)(const void *k);
+	const char *(*name)(const void *k);
+	pid_t (*pid)(const void *k);
+	bool (*is_stopped)(const void *k);              /* NULL: always */
+	const char *(*compression)(const void *k);      /* NULL: none */
+	struct jitmap__threads *(*threads)(void *k);
+	/* the i-th problem's sentence and status (JITMAP__WARN, JITMAP__INFO): NULL past the end */
+	const char *(*problem)(const void *k, size_t i, uint8_t *status);
+	jitmap_target (*target)(void *k);
+	jitmap_target (*thread_target)(void *k, size_t i);
+	jitmap_target (*thread_stack_target)(void *k, size_t i);
+	/* `out` zeroed past its sz, sz kept */
+	int (*memory)(void *k, uint64_t addr, jitmap_stopped_memory_info *out);
+	int (*code_at)(void *k, uint64_t pc, char *why, size_t why_len);
+	int (*module_at)(void *k, uint64_t addr, jitmap_stopped_module_info *out);
+	size_t (*build_id_at)(void *k, uint64_t addr, uint8_t *out, size_t len);
+	size_t (*num_mappings)(void *k);
+	const jitmap_stopped_mapping_info *(*mapping)(void *k, size_t i);
+	int (*mapped_file)(void *k, uint64_t addr, char *path, size_t path_len, char *why,
+			   size_t why_len);
+	int (*auxv)(void *k, uint64_t type, uint64_t *value);
+	int (*placed_file)(const void *k, size_t i, const char **path, uint64_t *bias);
+	size_t (*find_symbol)(void *k, const char *name, uint64_t *out, const char **files,
+			      size_t max);
+	struct Elf *(*elf)(void *k);
+	int (*small)(const void *k, uint64_t *stack_bytes, uint64_t *kept, uint64_t *left);
+	size_t (*num_jit_files)(const void *k);
+	const jitmap_stopped_jit_file_info *(*jit_file)(const void *k, size_t i);
+	/* jitmap__stopped_each_file's; NULL: -ENOTSUP */
+	int (*each_file)(void *k, jitmap__core_file_fn fn, void *ctx);
+};
+
+extern const struct jitmap__stopped_ops jitmap__core_ops, jitmap__live_ops;
+
+/* Call `fn` for each file of a core that is ELF or cannot be opened (files the core was
+ * opened not to read, JITMAP_STOPPED_NO_FILES, are left out): 0, or what `fn` returned;
+ * -ENOTSUP for a live process (the process model's jitmap_process_scan_stopped). */
+int jitmap__stopped_each_file(jitmap_stopped *s, jitmap__core_file_fn fn, void *ctx);
+
+/* The status of a problem, kept beside its sentence (one byte: stopped.h's kind and code). */
+#define JITMAP__WARN(code) ((uint8_t)(JITMAP_PROBLEM_WARNING << 4 | (code)))
+#define JITMAP__INFO(code) ((uint8_t)(JITMAP_PROBLEM_INFO << 4 | (code)))
+/* A sentence added to `l` (at most `max`, as jitmap__vproblem) with its status in status[] at
+ * the same index. */
+void jitmap__status_vproblem(struct jitmap__problems *l, uint8_t *status, size_t max,
+			     uint8_t st, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+void jitmap__status_problem(struct jitmap__problems *l, uint8_t *status, size_t max,
+			    uint8_t st, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* -- A stopped process's threads (threads.c) --
  *
  * What a core (core.c) and a live process (live.c) both hold, kept once: the threads, each
@@ -62,7 +134,7 @@ struct jitmap__thread {
 	bool stack_cut;
 	jitmap_frame_regs regs;
 	size_t nregs;
-	jitmap_core_reg *byno; /* nregs, sorted by regno */
+	jitmap_stopped_reg *byno; /* nregs, sorted by regno */
 };
 
 struct jitmap__threads {
@@ -96,7 +168,7 @@ void jitmap__thread_failed(struct jitmap__thread *t, int error, const char *fmt,
 	__attribute__((format(printf, 3, 4)));
 void jitmap__thread_set_signal(struct jitmap__thread *t, int signal);
 /* DWARF register `regno` of the sorted list at `regs` (`n` of them): 0, or -ENOENT. */
-int jitmap__regs_find(const jitmap_core_reg *regs, size_t n, unsigned regno, uint64_t *value);
+int jitmap__regs_find(const jitmap_stopped_reg *regs, size_t n, unsigned regno, uint64_t *value);
 /* Thread `t`'s DWARF register `regno`: 0, or -ENOENT. A live thread whose registers could not
  * be read has none (live.h); a core's has what its note holds, PC or not (core.h). */
 int jitmap__thread_reg(const struct jitmap__thread *t, unsigned regno, uint64_t *value);
@@ -113,6 +185,7 @@ struct jitmap__threads *jitmap__live_threads(jitmap_live *l);
  * symbols) -- */
 
 #define JITMAP__CORE_MAX_WARNINGS 32
+#define JITMAP__CORE_MAX_MAPS 1000000 /* NT_FILE entries */
 
 struct jitmap__core_seg {
 	uint64_t vaddr, memsz;
@@ -163,6 +236,7 @@ struct jitmap_core {
 	size_t nfiles;
 	struct jitmap__threads threads;
 	struct jitmap__problems warnings; /* up to JITMAP__CORE_MAX_WARNINGS */
+	uint8_t warn_status[JITMAP__CORE_MAX_WARNINGS]; /* each one's: JITMAP__WARN, _INFO */
 	uint64_t *auxv;    /* pairs */
 	size_t nauxv;
 	int have_file_note, have_auxv;
@@ -176,6 +250,40 @@ struct jitmap_core {
 	struct jitmap__core_left *left;
 	size_t nleft;
 };
+
+/* -- A core's calls: stopped.h's of the same names, for a core (core.c opens and frees,
+ * core_stopped.c says what the core is, core_memory.c reads it, core_symbols.c its files'
+ * symbols, core_jitfiles.c what jitmap-core-handler wrote in it) -- */
+
+jitmap_core *jitmap__core_open(const char *path, const jitmap_core_opts *opts,
+			       jitmap_error *err);
+jitmap_core *jitmap__core_open_memory(const void *buf, size_t len, const jitmap_core_opts *opts,
+				      jitmap_error *err);
+void jitmap__core_free(jitmap_core *c);
+const char *jitmap__core_compression(const jitmap_core *c);
+jitmap_arch jitmap__core_arch(const jitmap_core *c);
+jitmap_byte_order jitmap__core_byte_order(const jitmap_core *c);
+size_t jitmap__core_num_threads(const jitmap_core *c);
+const jitmap_core_thread_info *jitmap__core_thread(const jitmap_core *c, size_t i);
+int jitmap__core_thread_reg(const jitmap_core_thread_info *t, unsigned regno, uint64_t *value);
+size_t jitmap__core_num_mappings(const jitmap_core *c);
+const jitmap_core_mapping_info *jitmap__core_mapping(const jitmap_core *c, size_t i);
+int jitmap__core_auxv(const jitmap_core *c, uint64_t type, uint64_t *value);
+int jitmap__core_placed_file(const jitmap_core *c, size_t i, const char **path, uint64_t *bias);
+const char *jitmap__core_warning(const jitmap_core *c, size_t i);
+int jitmap__core_mapped_file(jitmap_core *c, uint64_t addr, char *path, size_t path_len,
+			     char *why, size_t why_len);
+jitmap_target jitmap__core_target(jitmap_core *c);
+jitmap_target jitmap__core_thread_target(jitmap_core *c, size_t i);
+int jitmap__core_memory(jitmap_core *c, uint64_t addr, jitmap_stopped_memory_info *out);
+int jitmap__core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len);
+size_t jitmap__core_build_id_at(jitmap_core *c, uint64_t addr, uint8_t *out, size_t len);
+size_t jitmap__core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
+				const char **files, size_t max);
+int jitmap__core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *kept_bytes,
+		       uint64_t *left_bytes);
+size_t jitmap__core_num_jit_files(const jitmap_core *c);
+const jitmap_core_jit_file *jitmap__core_jit_file_at(const jitmap_core *c, size_t i);
 
 /* -- JIT files carried in a core (core_jitfiles.c) -- */
 
@@ -195,7 +303,19 @@ const struct jitmap__core_left *jitmap__core_left_at(const jitmap_core *c, uint6
 int jitmap__core_left_cmp(const void *a, const void *b);
 
 
-/* -- The dynamic linker's list (core.c) -- */
+/* -- A core's files beside its notes (core_files.c) -- */
+
+/* The index of the file the core names `path` (added, read under the sysroot, when new), or
+ * SIZE_MAX when out of memory. */
+size_t jitmap__core_file_index(jitmap_core *c, const char *path);
+/* The program given as `exe` in the place of the file the core maps for it (a warning when
+ * none): 0, or -ENOMEM. */
+int jitmap__core_match_exe(jitmap_core *c, const char *exe);
+/* A core without NT_FILE: `exe` placed by the auxiliary vector, the libraries by the dynamic
+ * linker's list (a warning or an information says how): 0, or -ENOMEM. */
+int jitmap__core_files_from_exe(jitmap_core *c, const char *exe);
+
+/* -- The dynamic linker's list (core_files.c) -- */
 
 /* One struct link_map of a 64-bit process: where it is, and its l_addr, l_name, l_ld. */
 struct jitmap__link_map {
@@ -262,14 +382,6 @@ static inline const char *jitmap__base_name(const char *path)
 
 /* -- A core's files, for the process model (core_symbols.c) -- */
 
-/* One file a core maps (NT_FILE's, or one the library placed without it), opened as `elf`
- * with its load bias (`bias_known` false when no mapping of its first page says where it is
- * loaded) and where its separate debug file is looked for (`debug`: the core's sysroot, debug
- * directories and the build ID the core holds for it); or, for one that cannot be opened,
- * `elf` NULL and `why` (strerror's words). A nonzero return stops the walk. */
-typedef int (*jitmap__core_file_fn)(void *ctx, const char *path, struct Elf *elf,
-				    bool bias_known, uint64_t bias, const char *why,
-				    const struct jitmap__debug_lookup *debug);
 /* Call `fn` for each file of the core that is ELF or cannot be opened (files the caller said
  * not to open, JITMAP_CORE_NO_FILES, are left out): 0, or what `fn` returned. */
 int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx);

@@ -1,5 +1,6 @@
-/* live.c: a live Linux process (see include/jitmap/live.h): its threads stopped with ptrace,
- * their registers, and its memory through /proc/PID/mem and the page cache (pagecache.c).
+/* live.c: a live Linux process (see include/jitmap/stopped.h): its threads stopped with
+ * ptrace, their registers and stacks read, and let go. Its memory is live_memory.c's, its
+ * mappings and files live_maps.c's, its table of operations live_stopped.c's.
  *
  * Stopping: PTRACE_SEIZE, then PTRACE_INTERRUPT and a wait for the stop, thread by thread in
  * /proc/PID/task order; a second round picks up the threads started during the first, until a
@@ -40,10 +41,7 @@
 #define DEFAULT_MAX_THREADS 65536
 #define DEFAULT_MAX_ROUNDS 16
 #define DEFAULT_STACK_BYTES (1u << 20)
-/* The modes whose stacks are copied, and whose threads run once open returns. */
-#define CAPTURED (JITMAP_LIVE_BY_THREAD | JITMAP_LIVE_SNAPSHOT)
 #define MAX_GREGS 64      /* u64 words of pr_reg read (x86-64 has 27, AArch64 34, s390x 27) */
-#define MAX_WARNINGS 8
 
 #include "live_internal.h"
 
@@ -59,12 +57,15 @@ static bool interrupted(const jitmap_live *l)
 	return l->interrupt && *l->interrupt;
 }
 
-static void warn(jitmap_live *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(jitmap_live *l, const char *fmt, ...)
+/* A warning with its status (JITMAP__WARN(JITMAP_PROBLEM_...), stopped.h's codes). */
+static void warn(jitmap_live *l, uint8_t status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void warn(jitmap_live *l, uint8_t status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	jitmap__vproblem(&l->warnings, MAX_WARNINGS, fmt, ap);
+	jitmap__status_vproblem(&l->warnings, l->warn_status, JITMAP__LIVE_MAX_WARNINGS, status,
+				fmt, ap);
 	va_end(ap);
 }
 
@@ -218,12 +219,6 @@ static size_t read_all(int fd, uint8_t *buf, size_t len, uint64_t addr)
 	return got;
 }
 
-/* The mapping holding `addr` (the mappings read at the first need), or NULL, also when they
- * cannot be read. */
-static const struct mapping *mapping_now(jitmap_live *l, uint64_t addr)
-{
-	return jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, addr);
-}
 
 /* JITMAP_LIVE_BY_THREAD: a copy of stopped thread `t`'s stack, from its stack pointer (less
  * x86-64's red zone) up to the end of the mapping that holds it, stack_bytes at most. The
@@ -236,10 +231,10 @@ static void capture_stack(jitmap_live *l, struct jitmap__thread *t)
 	const int spno = jitmap_reg_sp(l->arch);
 	if (t->pub.error || spno < 0 || jitmap__thread_reg(t, (unsigned)spno, &sp))
 		return;
-	const struct mapping *m = mapping_now(l, sp);
+	const struct mapping *m = jitmap__live_mapping_now(l, sp);
 	if (!m) {
 		jitmap__live_forget_mappings(l);
-		m = mapping_now(l, sp);
+		m = jitmap__live_mapping_now(l, sp);
 	}
 	if (!m)
 		return; /* no mapping holds it: its reads fail as any unmapped address's */
@@ -337,7 +332,7 @@ static int read_threads(jitmap_live *l, jitmap_error *err)
 			read_comm(l->pid, tid, t->name, sizeof(t->name));
 			if (l->flags & JITMAP_LIVE_NO_STOP) {
 				jitmap__thread_failed(t, -ENODATA, "the thread was not stopped "
-					      "(JITMAP_LIVE_NO_STOP): its registers are not read");
+					      "(JITMAP_STOPPED_NO_STOP): its registers are not read");
 			} else if (l->flags & JITMAP_LIVE_BY_THREAD) {
 				const uint64_t t0 = now_ns();
 				rc = stop_thread(l, t, err);
@@ -361,86 +356,13 @@ static int read_threads(jitmap_live *l, jitmap_error *err)
 			break;
 	}
 	if (round == l->max_rounds)
-		warn(l, "the process kept starting threads: %zu read", l->threads.n);
+		warn(l, JITMAP__WARN(JITMAP_PROBLEM_THREADS_LEFT),
+		     "the process kept starting threads: %zu read", l->threads.n);
 	if (capped)
-		warn(l, "the process has more than %zu threads: the others were not read",
+		warn(l, JITMAP__WARN(JITMAP_PROBLEM_THREADS_LEFT),
+		     "the process has more than %zu threads: the others were not read",
 		     l->max_threads);
 	return 0;
-}
-
-/* -- Memory -- */
-
-static long mem_pread(void *ctx, void *buf, size_t len, uint64_t addr)
-{
-	const jitmap_live *l = ctx;
-	return (long)pread(l->mem_fd, buf, len, (off_t)addr);
-}
-
-static int live_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
-			 size_t why_len)
-{
-	jitmap_live *l = ctx;
-	return jitmap__pagecache_read(&l->cache, addr, buf, len, why, why_len);
-}
-
-/* Whether [addr, addr + len) touches thread `t`'s stack mapping. */
-static bool on_its_stack(const struct jitmap__thread *t, uint64_t addr, size_t len)
-{
-	return len && addr < t->map_hi && (len > UINT64_MAX - addr || addr + len > t->map_lo);
-}
-
-/* A read of thread `t`'s captured stack: 1 when it lies within the capture (copied), 0 when
- * it does not touch the thread's stack mapping (`stack_only`: 0 never: every read outside
- * fails), else -EFAULT with `why`. */
-static int captured_read(const struct jitmap__thread *t, uint64_t addr, void *buf, size_t len,
-			 char *why, size_t why_len, bool stack_only)
-{
-	if (t->stack && addr >= t->stack_lo && addr <= t->stack_hi &&
-	    len <= t->stack_hi - addr) {
-		memcpy(buf, t->stack + (addr - t->stack_lo), len);
-		return 1;
-	}
-	const bool on_stack = on_its_stack(t, addr, len);
-	if (!stack_only && !on_stack)
-		return 0;
-	if (why && why_len)
-		snprintf(why, why_len, "0x%" PRIx64 " was not captured while thread %d was stopped "
-			 "(%s)", addr, (int)t->pub.tid,
-			 !on_stack ? "jitmap reads only its stack as it was then"
-			 : !t->stack ? "its stack could not be read"
-			 : addr < t->stack_lo ? "below its stack pointer" : "above the stack bytes captured");
-	return -EFAULT;
-}
-
-static int thread_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
-			   size_t why_len)
-{
-	const struct jitmap__thread *t = ctx;
-	const jitmap_live *l = t->owner;
-	if (l->flags & CAPTURED) {
-		const int rc = captured_read(t, addr, buf, len, why, why_len, false);
-		if (rc)
-			return rc < 0 ? rc : 0;
-	}
-	return live_read_mem(t->owner, addr, buf, len, why, why_len);
-}
-
-/* The captured stack, and code: bytes of one executable mapping (a frame's instructions, a
- * call sequence), read as the process runs: code does not change as data does. */
-static int stack_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
-			  size_t why_len)
-{
-	const struct jitmap__thread *t = ctx;
-	jitmap_live *l = t->owner;
-	const int rc = captured_read(t, addr, buf, len, why, why_len, true);
-	if (rc > 0)
-		return 0;
-	if (on_its_stack(t, addr, len))
-		return rc; /* its stack (an executable one too): the copy only */
-	const struct mapping *m = mapping_now(l, addr);
-	if (m && m->perms[2] == 'x' && len <= m->end - addr)
-		return live_read_mem(l, addr, buf, len, why, why_len);
-	return rc;
 }
 
 /* -- Opening and letting go -- */
@@ -479,12 +401,12 @@ static int open_mem(jitmap_live *l, jitmap_error *err)
 
 static jitmap_live *open_fail(jitmap_live *l, int code)
 {
-	jitmap_live_free(l);
+	jitmap__live_free(l);
 	errno = -code;
 	return NULL;
 }
 
-jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_error *err)
+jitmap_live *jitmap__live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_error *err)
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
@@ -519,7 +441,7 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 	if (opts && JITMAP_OPTS_HAS(opts, stack_bytes) && opts->stack_bytes)
 		l->stack_bytes = opts->stack_bytes;
 	if (l->flags & JITMAP_LIVE_NO_STOP)
-		l->flags &= ~CAPTURED;
+		l->flags &= ~JITMAP__LIVE_CAPTURED;
 	if (l->flags & JITMAP_LIVE_BY_THREAD)
 		l->flags &= ~JITMAP_LIVE_SNAPSHOT;
 	/* A process this library can trace runs the host's code. */
@@ -544,7 +466,7 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 	int rc = 0;
 	/* By thread, the stacks are read as each thread stops: the memory first (a process
 	 * whose main thread has exited, a zombie, is read through a thread's, below). */
-	if (l->flags & CAPTURED) {
+	if (l->flags & JITMAP__LIVE_CAPTURED) {
 		char mem[64];
 		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
 		l->mem_fd = open(mem, O_RDONLY | O_CLOEXEC);
@@ -561,19 +483,19 @@ jitmap_live *jitmap_live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_er
 		for (size_t i = 0; i < l->threads.n; i++)
 			if (l->threads.v[i]->stopped)
 				capture_stack(l, l->threads.v[i]);
-		jitmap_live_detach(l);
+		jitmap__live_detach(l);
 		const uint64_t all = now_ns() - t0;
 		for (size_t i = 0; i < l->threads.n; i++) {
 			l->threads.v[i]->stopped_ns = l->threads.v[i]->pub.error ? 0 : all;
 			jitmap__thread_publish(l->threads.v[i]);
 		}
 	}
-	jitmap__pagecache_init(&l->cache, mem_pread, l,
-			       !(l->flags & (JITMAP_LIVE_NO_STOP | CAPTURED)));
+	jitmap__pagecache_init(&l->cache, jitmap__live_mem_pread, l,
+			       !(l->flags & (JITMAP_LIVE_NO_STOP | JITMAP__LIVE_CAPTURED)));
 	return l;
 }
 
-int jitmap_live_detach(jitmap_live *l)
+int jitmap__live_detach(jitmap_live *l)
 {
 	if (!l)
 		return 0;
@@ -593,11 +515,11 @@ int jitmap_live_detach(jitmap_live *l)
 	return rc;
 }
 
-void jitmap_live_free(jitmap_live *l)
+void jitmap__live_free(jitmap_live *l)
 {
 	if (!l)
 		return;
-	jitmap_live_detach(l);
+	jitmap__live_detach(l);
 	jitmap__threads_fini(&l->threads);
 	jitmap__problems_free(&l->warnings);
 	jitmap__pagecache_fini(&l->cache);
@@ -606,228 +528,9 @@ void jitmap_live_free(jitmap_live *l)
 	for (size_t i = 0; i < l->nmaps; i++)
 		free(l->maps[i].path);
 	free(l->maps);
+	for (size_t i = 0; i < l->nfiles; i++)
+		free((char *)l->files[i].path);
+	free(l->files);
+	free(l->auxv);
 	free(l);
-}
-
-/* -- Accessors -- */
-
-pid_t jitmap_live_pid(const jitmap_live *l) { return l->pid; }
-const char *jitmap_live_name(const jitmap_live *l) { return l->name; }
-jitmap_arch jitmap_live_arch(const jitmap_live *l) { return l->arch; }
-jitmap_byte_order jitmap_live_byte_order(const jitmap_live *l) { return l->order; }
-size_t jitmap_live_num_threads(const jitmap_live *l) { return l->threads.n; }
-
-bool jitmap_live_stopped(const jitmap_live *l)
-{
-	for (size_t i = 0; i < l->threads.n; i++)
-		if (l->threads.v[i]->stopped)
-			return true;
-	return false;
-}
-
-const jitmap_live_thread_info *jitmap_live_thread(const jitmap_live *l, size_t i)
-{
-	return i < l->threads.n ? &l->threads.v[i]->live_view : NULL;
-}
-
-int jitmap_live_thread_reg(const jitmap_live_thread_info *info, unsigned regno, uint64_t *value)
-{
-	if (!info)
-		return -ENOENT;
-	/* a view of the thread (threads.c) */
-	const struct jitmap__thread *t = (const void *)((const char *)info -
-							offsetof(struct jitmap__thread, live_view));
-	return jitmap__thread_reg(t, regno, value);
-}
-
-struct jitmap__threads *jitmap__live_threads(jitmap_live *l)
-{
-	return &l->threads;
-}
-
-/* -- Many reads at once --
- *
- * A lazy scan of a JIT with thousands of entries reads thousands of small images, scattered
- * over the heap: one pread of /proc/PID/mem each. process_vm_readv(2) takes them 1024 at a
- * time. A short count stops in or at the first element it could not read whole: the elements
- * before it are done, that one is left to read_mem (to say why), and the call goes on after
- * it (EFAULT with nothing read: the first element is that one). */
-
-#define READ_MANY_IOV 1024 /* Linux's UIO_MAXIOV */
-
-int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n)
-{
-	if (!t || (t->read_mem != live_read_mem && t->read_mem != thread_read_mem))
-		return -ENOTSUP;
-	if (t->read_mem == thread_read_mem &&
-	    (((const jitmap_live *)((const struct jitmap__thread *)t->ctx)->owner)->flags &
-	     CAPTURED))
-		return -ENOTSUP; /* its stack is the capture's: read_mem's */
-	const jitmap_live *l = t->read_mem == live_read_mem
-				       ? t->ctx : ((const struct jitmap__thread *)t->ctx)->owner;
-	struct iovec local[READ_MANY_IOV], remote[READ_MANY_IOV];
-	size_t at[READ_MANY_IOV];
-	size_t i = 0;
-	for (size_t k = 0; k < n; k++)
-		r[k].done = false;
-	while (i < n) {
-		size_t m = 0;
-		for (; i < n && m < READ_MANY_IOV; i++) {
-			/* pread's rule (pagecache.c): nothing above INT64_MAX */
-			if (!r[i].len || r[i].addr > (uint64_t)INT64_MAX ||
-			    r[i].len > (uint64_t)INT64_MAX - r[i].addr)
-				continue;
-			local[m] = (struct iovec){r[i].buf, r[i].len};
-			remote[m] = (struct iovec){(void *)(uintptr_t)r[i].addr, r[i].len};
-			at[m++] = i;
-		}
-		size_t first = 0;
-		while (first < m) {
-			const ssize_t got = process_vm_readv(l->pid, local + first, m - first,
-							     remote + first, m - first, 0);
-			if (got < 0 && errno != EFAULT)
-				return 0; /* refused (ESRCH, EPERM, ENOSYS, ...): read_mem's to say */
-			size_t left = got < 0 ? 0 : (size_t)got; /* EFAULT: the first is unreadable */
-			while (first < m && left >= local[first].iov_len) {
-				left -= local[first].iov_len;
-				r[at[first++]].done = true;
-			}
-			first++; /* the element it stopped at (if any): read_mem's */
-		}
-	}
-	return 0;
-}
-
-jitmap_target jitmap_live_target(jitmap_live *l)
-{
-	return (jitmap_target){.ctx = l, .read_reg = NULL, .read_mem = live_read_mem};
-}
-
-jitmap_target jitmap_live_thread_target(jitmap_live *l, size_t i)
-{
-	if (i >= l->threads.n)
-		return (jitmap_target){0};
-	return (jitmap_target){.ctx = l->threads.v[i], .read_reg = jitmap__thread_read_reg,
-			       .read_mem = thread_read_mem};
-}
-
-jitmap_target jitmap_live_thread_stack_target(jitmap_live *l, size_t i)
-{
-	if (i >= l->threads.n || !(l->flags & CAPTURED))
-		return jitmap_live_thread_target(l, i);
-	return (jitmap_target){.ctx = l->threads.v[i], .read_reg = jitmap__thread_read_reg,
-			       .read_mem = stack_read_mem};
-}
-
-const char *jitmap_live_warning(const jitmap_live *l, size_t i)
-{
-	return jitmap__problem_at(&l->warnings, i);
-}
-
-/* -- The files mapped (their mappings: live_maps.c) -- */
-
-/* Whether the file open at `fd` is the one mapping `m` maps: the device and inode the kernel
- * lists for it, else (a file system whose stat() and maps disagree on the device, as
- * overlayfs may) the build ID of its first page in memory. */
-static bool is_mapped_file(jitmap_live *l, const struct mapping *m, int fd)
-{
-	struct stat st;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		return false;
-	if ((uint64_t)st.st_ino == m->inode && major(st.st_dev) == m->dev_major &&
-	    minor(st.st_dev) == m->dev_minor)
-		return true;
-	/* The mapping at offset 0 of the same file holds its headers. */
-	const struct mapping *head = NULL;
-	for (size_t i = 0; i < l->nmaps && !head; i++)
-		if (l->maps[i].offset == 0 && l->maps[i].inode == m->inode && l->maps[i].path &&
-		    !strcmp(l->maps[i].path, m->path))
-			head = &l->maps[i];
-	uint8_t want[JITMAP__MAX_BUILD_ID], got[JITMAP__MAX_BUILD_ID];
-	const jitmap_target t = jitmap_live_target(l);
-	const size_t want_len = head ? jitmap__target_build_id(&t, head->start, want) : 0;
-	const size_t got_len = want_len ? jitmap__fd_build_id(fd, got) : 0;
-	return want_len && got_len == want_len && !memcmp(want, got, want_len) &&
-	       lseek(fd, 0, SEEK_SET) == 0;
-}
-
-int jitmap_live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t path_len,
-			    char *why, size_t why_len)
-{
-	if (!l || !path || !path_len)
-		return -EINVAL;
-	path[0] = 0;
-	int rc = jitmap__live_read_mappings(l);
-	if (rc) {
-		snprintf(why, why_len, "/proc/%d/maps cannot be read: %s", (int)l->pid,
-			 strerror(-rc));
-		return rc;
-	}
-	const struct mapping *m = jitmap__live_mapping_at(l, addr);
-	if (!m || !m->path || m->path[0] != '/' || !m->inode) {
-		snprintf(why, why_len, "no file is mapped at 0x%" PRIx64, addr);
-		return -ENOENT;
-	}
-	/* The file the process maps, whatever its path names now (root, or
-	 * CAP_CHECKPOINT_RESTORE: Linux lets no one else open these links). */
-	char link[96];
-	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)l->pid,
-		 m->start, m->end);
-	int fd = open(link, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd >= 0 && is_mapped_file(l, m, fd)) {
-		snprintf(path, path_len, "%s", link);
-		return fd;
-	}
-	if (fd >= 0)
-		close(fd);
-	const int link_errno = fd < 0 ? errno : 0;
-	if (!m->deleted) {
-		/* The path as the process sees it: through /proc/PID/root where its mount
-		 * namespace or root is not ours (a container's /usr), never a file of ours by
-		 * the same name in its place. */
-		char root[64], in_root[PATH_MAX];
-		if (jitmap_pid_root((int)l->pid, root, sizeof(root)) < 0)
-			root[0] = 0; /* gone: the open below says so */
-		snprintf(in_root, sizeof(in_root), "%s%s", root, m->path);
-		fd = open(in_root, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd >= 0 && is_mapped_file(l, m, fd)) {
-			snprintf(path, path_len, "%s", in_root);
-			return fd;
-		}
-		if (fd >= 0) {
-			close(fd);
-			snprintf(why, why_len, "%s is not the file the process mapped (another inode "
-				 "and build), and %s cannot be opened (%s)", in_root, link,
-				 strerror(link_errno ? link_errno : EINVAL));
-			return -ESTALE;
-		}
-		const int open_errno = errno;
-		snprintf(why, why_len, "%s cannot be opened (%s)", in_root, strerror(open_errno));
-		return -open_errno;
-	}
-	snprintf(why, why_len, "%s was deleted since the process mapped it, and %s cannot be "
-		 "opened (%s)", m->path, link, strerror(link_errno ? link_errno : EINVAL));
-	return -ESTALE;
-}
-
-size_t jitmap_live_build_id_at(jitmap_live *l, uint64_t addr, uint8_t *out, size_t len)
-{
-	if (!l || !out || jitmap__live_read_mappings(l))
-		return 0;
-	const struct mapping *m = jitmap__live_mapping_at(l, addr);
-	if (!m || !m->path || !m->inode)
-		return 0;
-	/* The same file's mapping at offset 0 holds its headers. */
-	const struct mapping *head = NULL;
-	for (size_t i = 0; i < l->nmaps && !head; i++)
-		if (l->maps[i].offset == 0 && l->maps[i].inode == m->inode &&
-		    l->maps[i].dev_major == m->dev_major && l->maps[i].dev_minor == m->dev_minor)
-			head = &l->maps[i];
-	uint8_t id[JITMAP__MAX_BUILD_ID];
-	const jitmap_target t = jitmap_live_target(l);
-	const size_t n = head ? jitmap__target_build_id(&t, head->start, id) : 0;
-	if (!n || n > len)
-		return 0;
-	memcpy(out, id, n);
-	return n;
 }

@@ -1,13 +1,16 @@
-/* live_maps.c: a live process's mappings (/proc/PID/maps), read and kept, and where code can
- * be (jitmap_live_code_at). The files mapped, and their build IDs, are live.c's. See
- * include/jitmap/live.h. */
+/* live_maps.c: a live process's mappings (/proc/PID/maps), read and kept: where code can be,
+ * and the module at an address. See include/jitmap/stopped.h. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "live_internal.h"
 
@@ -170,7 +173,12 @@ const struct mapping *jitmap__live_mapping_at(const jitmap_live *l, uint64_t add
 	return i && addr < l->maps[i - 1].end ? &l->maps[i - 1] : NULL;
 }
 
-int jitmap_live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len)
+const struct mapping *jitmap__live_mapping_now(jitmap_live *l, uint64_t addr)
+{
+	return jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, addr);
+}
+
+int jitmap__live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len)
 {
 	if (!l)
 		return -EINVAL;

@@ -202,8 +202,8 @@ int jitmap_perfmap_add_core(jitmap_perfmap *m, jitmap_core *core)
 	if (!m || !core)
 		return -EINVAL;
 	int added = 0;
-	for (size_t i = 0; i < jitmap_core_num_jit_files(core); i++) {
-		const jitmap_core_jit_file *jf = jitmap_core_jit_file_at(core, i);
+	for (size_t i = 0; i < jitmap__core_num_jit_files(core); i++) {
+		const jitmap_core_jit_file *jf = jitmap__core_jit_file_at(core, i);
 		int rc;
 		if (jf->kind == JITMAP_PERFMAP_JITDUMP) {
 			rc = add_jitdump(m, jf->data, jf->size, jf->path, " (in the core)", NULL);

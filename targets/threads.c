@@ -37,11 +37,19 @@ static void publish(struct jitmap__thread *t)
 {
 	t->pub.name = t->name;
 	t->pub.why = t->why;
+	/* a live thread whose registers could not be read has none (jitmap__thread_reg) */
+	const bool gregs = t->nregs && (t->list->core || !t->pub.error);
+	t->pub.num_gregs = gregs ? t->nregs : 0;
+	t->pub.gregs = gregs ? t->byno : NULL;
+	t->pub.stack_lo = t->stack_lo;
+	t->pub.stack_hi = t->stack_hi;
+	t->pub.stopped_ns = t->stopped_ns;
+	t->pub.stack_cut = t->stack_cut;
 	t->core_view = (jitmap_core_thread_info){
 		.tid = (uint32_t)t->pub.tid,
 		.signal = t->pub.signal,
 		.num_regs = t->nregs,
-		.regs = t->nregs ? t->byno : NULL,
+		.regs = t->nregs ? (const jitmap_core_reg *)(const void *)t->byno : NULL,
 	};
 	t->live_view = (jitmap_live_thread_info){
 		.tid = t->pub.tid,
@@ -86,7 +94,7 @@ struct jitmap__thread *jitmap__threads_at(const struct jitmap__threads *l, size_
 
 static int cmp_reg(const void *a, const void *b)
 {
-	const jitmap_core_reg *x = a, *y = b;
+	const jitmap_stopped_reg *x = a, *y = b;
 	return (x->regno > y->regno) - (x->regno < y->regno);
 }
 
@@ -99,11 +107,11 @@ int jitmap__thread_set_regs(struct jitmap__thread *t, jitmap_arch arch, const ui
 				       JITMAP__MAX_GREGS);
 	if (n > JITMAP__MAX_GREGS)
 		n = JITMAP__MAX_GREGS;
-	jitmap_core_reg *byno = n ? malloc(n * sizeof(*byno)) : NULL;
+	jitmap_stopped_reg *byno = n ? malloc(n * sizeof(*byno)) : NULL;
 	if (n && !byno)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		byno[i] = (jitmap_core_reg){regno[i], value[i]};
+		byno[i] = (jitmap_stopped_reg){regno[i], value[i]};
 	if (n) /* qsort's array may not be NULL, even for 0 elements */
 		qsort(byno, n, sizeof(*byno), cmp_reg);
 	free(t->byno);
@@ -134,7 +142,7 @@ void jitmap__thread_set_signal(struct jitmap__thread *t, int signal)
 	publish(t);
 }
 
-int jitmap__regs_find(const jitmap_core_reg *regs, size_t n, unsigned regno, uint64_t *value)
+int jitmap__regs_find(const jitmap_stopped_reg *regs, size_t n, unsigned regno, uint64_t *value)
 {
 	if (!regs)
 		return -ENOENT;
@@ -177,4 +185,27 @@ int jitmap__thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, c
 		b[i] = (uint8_t)(v >> shift);
 	}
 	return 0;
+}
+
+/* -- Problems with a status --
+ *
+ * What both kinds keep beside their warnings: each one's status (stopped.h's kind and code),
+ * in an array of their cap's size at the same index. */
+
+void jitmap__status_vproblem(struct jitmap__problems *l, uint8_t *status, size_t max,
+			     uint8_t st, const char *fmt, va_list ap)
+{
+	const size_t n = l->n;
+	jitmap__vproblem(l, max, fmt, ap);
+	if (l->n > n)
+		status[l->n - 1] = st;
+}
+
+void jitmap__status_problem(struct jitmap__problems *l, uint8_t *status, size_t max,
+			    uint8_t st, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	jitmap__status_vproblem(l, status, max, st, fmt, ap);
+	va_end(ap);
 }

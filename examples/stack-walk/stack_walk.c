@@ -38,7 +38,6 @@ struct module {
 
 struct walker {
 	jitmap_stopped *stopped;
-	jitmap_core *core; /* jitmap_stopped_core: NULL for a live process */
 	FILE *out;
 	jitmap_target memory;
 	jitmap_arch arch;
@@ -54,10 +53,10 @@ static int read_memory(const struct walker *w, uint64_t addr, void *buf, size_t 
 
 static void find_modules(struct walker *w)
 {
-	const size_t n = jitmap_core_num_mappings(w->core);
+	const size_t n = jitmap_stopped_num_mappings(w->stopped);
 	w->mods = calloc(n ? n : 1, sizeof(*w->mods));
 	for (size_t i = 0; w->mods && i < n; i++) {
-		const jitmap_core_mapping_info *m = jitmap_core_mapping(w->core, i);
+		const jitmap_stopped_mapping_info *m = jitmap_stopped_mapping(w->stopped, i);
 		struct module *prev = w->nmods ? &w->mods[w->nmods - 1] : NULL;
 		if (prev && !strcmp(prev->path, m->path))
 			prev->hi = m->end; /* the same file's next segment */
@@ -236,7 +235,6 @@ int main(int argc, char **argv)
 		jitmap_stopped_free(w.stopped);
 		return 1;
 	}
-	w.core = jitmap_stopped_core(w.stopped);
 	w.memory = jitmap_stopped_target(w.stopped);
 	w.arch = jitmap_stopped_arch(w.stopped);
 	if (live)
@@ -244,17 +242,16 @@ int main(int argc, char **argv)
 	else
 		find_modules(&w);
 
-	/* The JIT entries: every __jit_debug_descriptor in the mapped files. */
+	/* The JIT entries: every __jit_debug_descriptor in a core's mapped files (a live
+	 * process's: its modules', below; jitmap_stopped_find_symbol finds none there). */
 	JITMAP_OPTS(const jitmap_process_opts, popts, .flags = JITMAP_PROCESS_LAZY);
 	jitmap_process *p = jitmap_process_new(&w.memory, &popts);
 	jitmap_process_scan_begin(p);
-	if (w.core) {
-		uint64_t desc[8];
-		const size_t nd = jitmap_core_find_symbol(w.core, JITMAP_JIT_DESCRIPTOR_SYMBOL, desc,
-							  NULL, 8);
-		for (size_t i = 0; i < nd && i < 8; i++)
-			jitmap_process_scan_descriptor(p, desc[i], "the program");
-	}
+	uint64_t desc[8];
+	const size_t nd = jitmap_stopped_find_symbol(w.stopped, JITMAP_JIT_DESCRIPTOR_SYMBOL, desc,
+						     NULL, 8);
+	for (size_t i = 0; i < nd && i < 8; i++)
+		jitmap_process_scan_descriptor(p, desc[i], "the program");
 	for (size_t i = 0; live && i < w.nmods; i++) {
 		const uint64_t bias = open_module(&w.mods[i]);
 		if (w.mods[i].image)

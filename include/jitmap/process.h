@@ -35,8 +35,10 @@
  *     stale when its code changed or became unreadable since it was first used: the first
  *     16 bytes of its first function (else of its code) are sampled at its first use (MCJIT
  *     writes relocations into code after registering it; prologues hold none) and compared
- *     once after each jitmap_process_recheck, at its next use (jitmap_process_code_at,
- *     jitmap_process_image_code_at, jitmap_process_image_stackmap). A stale image is dropped
+ *     once after each jitmap_process_recheck, at the stop's refresh: the first
+ *     jitmap_process_image_code_at or jitmap_process_image_stackmap after it, or
+ *     jitmap_process_scan_end (a lookup by PC and jitmap_frame_describe never compare, read an
+ *     image again or drop one). A stale image is dropped
  *     (as jitmap_process_remove_image drops one) and reported with why
  *     (jitmap_process_take_dropped); one whose code cannot be read at its first use is not
  *     used until a later stop can read it. With JITMAP_PROCESS_REPLACE_IMAGES, an image handed
@@ -49,7 +51,7 @@
  * and handed in as an image: GDB's JIT reader and jitmap's commands share one process) is one
  * parse. A scan is: jitmap_process_scan_begin, then
  * jitmap_process_scan_descriptor / jitmap_process_scan_object / jitmap_process_scan_file for
- * each place to look (or jitmap_process_scan_core for every place a core names), then
+ * each place to look (or jitmap_process_scan_stopped for every place a core names), then
  * jitmap_process_scan_end, which drops what was not seen again and updates the index.
  * Pointers returned by accessors (stackmaps, images, the index, strings) stay valid until the
  * next jitmap_process_scan_end or jitmap_process_flush.
@@ -62,6 +64,7 @@
 #include "jitmap/core.h"
 #include "jitmap/jitmap.h"
 #include "jitmap/perfmap.h"
+#include "jitmap/stopped.h"
 #include "jitmap/unwind.h"
 
 #ifdef __cplusplus
@@ -90,7 +93,8 @@ typedef struct jitmap_process_opts {
  * of entries. The index then holds the stackmaps read so far, and a source's `stackmap` is
  * NULL until its code was asked for. So is its `image`, when a look at the image's bytes
  * (its header and section headers) found where its code is and nothing a scan would report;
- * any other image is opened at the scan, as without this flag. */
+ * any other image is opened at the scan, as without this flag. A stackmap read once is read
+ * again by the policy at each later scan, as without this flag, not at a lookup. */
 #define JITMAP_PROCESS_LAZY 1u
 /* An image handed in (jitmap_process_add_image) replaces every image handed in before it
  * whose code overlaps its own: for a debugger that is never told when an entry goes away
@@ -134,21 +138,24 @@ JITMAP_API int jitmap_process_scan_object(jitmap_process *p, const char *path,
 JITMAP_API int jitmap_process_scan_file(jitmap_process *p, const char *path, uint64_t bias,
 					const char *where);
 /* Every place a core says stackmaps may be: each file it maps (NT_FILE) or the library placed
- * without NT_FILE (jitmap_core_placed_file: --exe and the dynamic linker's libraries), moved
- * by its load bias, as jitmap_process_scan_file reads one: the JIT descriptor it defines is
- * walked in the core's byte order, named by the file's path, and its .llvm_stackmaps read.
- * `p` must read the core's memory (a target from jitmap_core_target or
- * jitmap_core_thread_target of `core`); call it between scan_begin and scan_end. What it
+ * without NT_FILE (jitmap_stopped_placed_file: `exe` and the dynamic linker's libraries),
+ * moved by its load bias, as jitmap_process_scan_file reads one: the JIT descriptor it
+ * defines is walked in the core's byte order, named by the file's path, and its
+ * .llvm_stackmaps read. `p` must read the core's memory (a target from jitmap_stopped_target
+ * or jitmap_stopped_thread_target of `s`); call it between scan_begin and scan_end. What it
  * cannot do is recorded as a problem of the process, not returned: a file the core maps that
  * cannot be opened ("PATH (mapped by the core) cannot be opened (No such file or directory):
- * ..."; files the core was opened not to read, JITMAP_CORE_NO_FILES, are not, nor mappings
- * of memory: shared memory, memfds, devices, by the rule docs/jitmap-stack.md gives; a library
- * deleted since is a file), a file that
- * defines a descriptor or a stackmap section at no known place (no mapping of its first
- * page), and each descriptor's problems (jitmap_process_descriptor). Files that are not ELF,
- * or define neither, add nothing. Returns how many JIT descriptors it found (walked or not: an
- * unreadable one counts; one named by two files once), -EINVAL when `p` or `core` is NULL, or
- * -ENOMEM (what was found so far stays). */
+ * ..."; files the core was opened not to read, JITMAP_STOPPED_NO_FILES, are not, nor
+ * mappings of memory: shared memory, memfds, devices, by the rule docs/jitmap-stack.md gives;
+ * a library deleted since is a file), a file that defines a descriptor or a stackmap section
+ * at no known place (no mapping of its first page), and each descriptor's problems
+ * (jitmap_process_descriptor). Files that are not ELF, or define neither, add nothing.
+ * Returns how many JIT descriptors it found (walked or not: an unreadable one counts; one
+ * named by two files once), -EINVAL when `p` or `s` is NULL, -ENOTSUP for a live process (its
+ * modules are scanned one by one: jitmap_process_scan_file), or -ENOMEM (what was found so
+ * far stays). */
+JITMAP_API int jitmap_process_scan_stopped(jitmap_process *p, jitmap_stopped *s);
+/* Going away once the tools are moved: jitmap_process_scan_stopped of a core's handle. */
 JITMAP_API int jitmap_process_scan_core(jitmap_process *p, jitmap_core *core);
 /* Drop the sources not seen since scan_begin and update the index. Returns 0 or -ENOMEM. */
 JITMAP_API int jitmap_process_scan_end(jitmap_process *p);
@@ -209,7 +216,7 @@ typedef struct jitmap_descriptor_info {
 } jitmap_descriptor_info;
 
 JITMAP_API size_t jitmap_process_num_descriptors(const jitmap_process *p);
-/* Files of the last scan's core that could not be looked into (jitmap_process_scan_core: a
+/* Files of the last scan's core that could not be looked into (jitmap_process_scan_stopped: a
  * mapped file that cannot be opened, or one that defines a descriptor at no known place;
  * each is a problem of the process too). A JIT descriptor in one of them is not in the list
  * above: with any, how many descriptors and entries the process has is unknown. */
@@ -246,8 +253,9 @@ typedef struct jitmap_code_info {
 } jitmap_code_info;
 
 /* The JIT code at `addr` among the last scan's JIT entries and the images handed in (those
- * that are not stale: see the policy), its stackmap read if it was not yet (or a recheck
- * asks for it): 0, or -ENOENT when no image's code holds it, -ENOMEM. O(log n) after the
+ * that are not stale: see the policy), its stackmap read if it was not yet (its first use;
+ * reading it again is a scan's or the stop's refresh, never a lookup's): 0, or -ENOENT when no
+ * image's code holds it, -ENOMEM. O(log n) after the
  * first call following a scan. Where images of the same code range overlap exactly (a runtime
  * registering its own image beside the one LLVM registers), the first in
  * jitmap_process_source's order answers (the newest registration), then the first image
@@ -301,15 +309,18 @@ JITMAP_API int jitmap_process_add_image(jitmap_process *p, const void *image, si
 /* Forget image `id`: its stackmap leaves the index (unless a scan's source shares it) and,
  * when nothing else holds it, is freed at the next recheck or scan_end. 0 or -ENOENT. */
 JITMAP_API int jitmap_process_remove_image(jitmap_process *p, uint64_t id);
-/* Target memory may have changed (a stop): each image's live section is looked at again at
- * its next jitmap_process_image_stackmap, and its code sample at its next use (staleness).
+/* Target memory may have changed (a stop): each image handed in that was used is looked at
+ * again (its code sample compared: staleness; its live section read again by the policy) once,
+ * at the stop's refresh: the next jitmap_process_image_code_at or jitmap_process_image_stackmap,
+ * or jitmap_process_scan_end. O(1) itself (a debugger may call it at each registration).
  * Stackmaps returned for images before this call must not be used after it (nor after a
  * scan_end). */
 JITMAP_API void jitmap_process_recheck(jitmap_process *p);
 /* Image `id`'s stackmap (NULL when it has none or none could be read: see its problems; NULL
  * too when the image is stale, and then dropped, or its code cannot be read at its first
- * use), after reading its live section again if a recheck asks for it: while MCJIT has not
- * relocated it, and when its first bytes changed since it was parsed. */
+ * use), its live section read at its first use, and again at the stop's refresh after a
+ * recheck (this call is one): while MCJIT has not relocated it, and when its first bytes
+ * changed since it was parsed. */
 JITMAP_API const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p,
 								uint64_t id);
 /* Image `id`'s code as jitmap_process_code_at sees it (the policy above): its code ranges,

@@ -1,14 +1,14 @@
-/* fuzz_core: libFuzzer target for jitmap_core_open_memory (an ELF core through libelf: the
+/* fuzz_core: libFuzzer target for jitmap_stopped_open_core_memory (an ELF core through libelf: the
  * ELF header, program headers, NT_PRSTATUS, NT_AUXV, NT_FILE, build IDs in mapped first pages)
  * and every accessor of the core, with memory reads across segment and mapping edges, where
  * each byte comes from (jitmap_core_memory, checked against the reads), the JIT descriptor
- * walk, and the one scan of a core (jitmap_process_scan_core: the files the core maps, their
+ * walk, and the one scan of a core (jitmap_process_scan_stopped: the files the core maps, their
  * descriptors and .llvm_stackmaps, each entry's image and stackmap, over the fuzzed memory).
  *
  * Input: the core, then a trailer in the last byte. Bit 1: the core carries one mapped file:
  * the N bytes before the 4-byte little-endian N before the last byte are written to
  * "/bin/prog" under this run's own sysroot (a temporary directory holding nothing else), and
- * mapped files are read; without it they never are (JITMAP_CORE_NO_FILES: a fuzzed NT_FILE
+ * mapped files are read; without it they never are (JITMAP_STOPPED_NO_FILES: a fuzzed NT_FILE
  * names any path). Bit 0: --exe; that file when there is one (matched to the mapping it
  * stands for, or placed by the auxiliary vector), else this program, which sends the
  * build-ID matching through the core's copies of first pages, or, in a core without NT_FILE,
@@ -40,23 +40,23 @@ static uint64_t load8(const uint8_t *p, jitmap_byte_order order)
 }
 
 /* What jitmap_core_memory says of `addr` agrees with what a read finds there. */
-static void check_origin(jitmap_core *c, const jitmap_target *t, uint64_t addr)
+static void check_origin(jitmap_stopped *c, const jitmap_target *t, uint64_t addr)
 {
-	jitmap_core_memory_info mi = {.sz = sizeof(mi)};
+	jitmap_stopped_memory_info mi = {.sz = sizeof(mi)};
 	char why[192];
-	CHECK(jitmap_core_memory(c, addr, &mi) == 0);
+	CHECK(jitmap_stopped_memory(c, addr, &mi) == 0);
 	CHECK(mi.size >= 1);
-	CHECK(mi.source >= JITMAP_CORE_MEM_CORE && mi.source <= JITMAP_CORE_MEM_NONE);
+	CHECK(mi.source >= JITMAP_STOPPED_MEM_CORE && mi.source <= JITMAP_STOPPED_MEM_NONE);
 	CHECK(mi.segment_start <= mi.segment_end);
 	check_string(mi.why, sizeof(mi.why));
 	const size_t n = mi.size < 16 ? (size_t)mi.size : 16;
-	const int rc = t->read_mem(t->ctx, addr, buf_a, mi.source == JITMAP_CORE_MEM_NONE ? 1 : n,
+	const int rc = t->read_mem(t->ctx, addr, buf_a, mi.source == JITMAP_STOPPED_MEM_NONE ? 1 : n,
 				   why, sizeof(why));
-	if (mi.source == JITMAP_CORE_MEM_NONE) {
+	if (mi.source == JITMAP_STOPPED_MEM_NONE) {
 		CHECK(rc == -EFAULT && mi.why[0]);
 	} else {
 		/* (a mapped file may have shrunk since: then the read says so) */
-		CHECK(rc == 0 || (mi.source == JITMAP_CORE_MEM_FILE && rc == -EFAULT));
+		CHECK(rc == 0 || (mi.source == JITMAP_STOPPED_MEM_FILE && rc == -EFAULT));
 		CHECK(!mi.file_unusable);
 	}
 }
@@ -89,16 +89,16 @@ static void read_around(const jitmap_target *t, uint64_t addr)
 
 /* The one scan of a core over its memory; again (keeping what the first read) when it found
  * a descriptor. */
-static void scan_core(jitmap_core *c)
+static void scan_core(jitmap_stopped *c)
 {
-	const jitmap_target t = jitmap_core_target(c);
+	const jitmap_target t = jitmap_stopped_target(c);
 	JITMAP_OPTS(const jitmap_process_opts, o, .max_entries = 64, .max_image = 1 << 20,
 		    .max_section = 1 << 20);
 	jitmap_process *p = jitmap_process_new(&t, &o);
 	CHECK(p);
 	for (int round = 0; round < 2 && (!round || jitmap_process_num_descriptors(p)); round++) {
 		CHECK(jitmap_process_scan_begin(p) == 0);
-		const int n = jitmap_process_scan_core(p, c);
+		const int n = jitmap_process_scan_stopped(p, c);
 		CHECK(n >= 0);
 		CHECK(jitmap_process_scan_end(p) == 0);
 		CHECK((size_t)n == jitmap_process_num_descriptors(p));
@@ -201,8 +201,8 @@ static void shrink(const uint8_t *data, size_t size, const char *root)
 	if (rc >= 0 && fstat(out, &st) == 0 && st.st_size > 0 && st.st_size < (64 << 20)) {
 		uint8_t *bytes = malloc((size_t)st.st_size);
 		CHECK(bytes && pread(out, bytes, (size_t)st.st_size, 0) == st.st_size);
-		JITMAP_OPTS(jitmap_core_opts, copts, .flags = JITMAP_CORE_NO_FILES);
-		jitmap_core_free(jitmap_core_open_memory(bytes, (size_t)st.st_size, &copts, &err));
+		JITMAP_OPTS(jitmap_stopped_opts, copts, .flags = JITMAP_STOPPED_NO_FILES);
+		jitmap_stopped_free(jitmap_stopped_open_core_memory(bytes, (size_t)st.st_size, &copts, &err));
 		free(bytes);
 	}
 	close(in);
@@ -211,7 +211,7 @@ static void shrink(const uint8_t *data, size_t size, const char *root)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	JITMAP_OPTS(jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
+	JITMAP_OPTS(jitmap_stopped_opts, opts, .flags = JITMAP_STOPPED_NO_FILES);
 	const uint8_t trailer = size ? data[size - 1] : 0;
 	if (trailer & 1)
 		opts.exe = "/proc/self/exe";
@@ -228,57 +228,57 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	jitmap_error err;
-	jitmap_core *c = jitmap_core_open_memory(data, size, &opts, &err);
+	jitmap_stopped *c = jitmap_stopped_open_core_memory(data, size, &opts, &err);
 	if (!c) {
 		CHECK(err.code < 0 && errno == -err.code);
 		check_string(err.reason, sizeof(err.reason));
 		CHECK(err.reason[0] != '\0');
 		return 0;
 	}
-	const jitmap_byte_order order = jitmap_core_byte_order(c);
+	const jitmap_byte_order order = jitmap_stopped_byte_order(c);
 	CHECK(order == JITMAP_ORDER_LITTLE || order == JITMAP_ORDER_BIG);
-	(void)jitmap_arch_name(jitmap_core_arch(c));
-	(void)jitmap_core_elf_machine(c);
-	for (size_t i = 0; jitmap_core_warning(c, i); i++) {
+	(void)jitmap_arch_name(jitmap_stopped_arch(c));
+	(void)jitmap_stopped_elf_machine(c);
+	for (size_t i = 0; jitmap_stopped_warning(c, i); i++) {
 		CHECK(i < 32);
-		CHECK(jitmap_core_warning(c, i)[0] != '\0');
+		CHECK(jitmap_stopped_warning(c, i)[0] != '\0');
 	}
 
-	const jitmap_target t = jitmap_core_target(c);
+	const jitmap_target t = jitmap_stopped_target(c);
 	CHECK(t.read_mem && !t.read_reg);
 
 	/* Threads: registers sorted, each found, each readable through the thread's target. */
-	const size_t nt = jitmap_core_num_threads(c);
-	CHECK(jitmap_core_thread(c, nt) == NULL);
-	CHECK(jitmap_core_thread_target(c, nt).read_mem == NULL);
+	const size_t nt = jitmap_stopped_num_threads(c);
+	CHECK(jitmap_stopped_thread(c, nt) == NULL);
+	CHECK(jitmap_stopped_thread_target(c, nt).read_mem == NULL);
 	for (size_t i = 0; i < nt; i++) {
-		const jitmap_core_thread_info *th = jitmap_core_thread(c, i);
-		CHECK(th && th->num_regs <= 64);
-		const jitmap_target tt = jitmap_core_thread_target(c, i);
-		for (size_t r = 0; r < th->num_regs; r++) {
+		const jitmap_stopped_thread_info *th = jitmap_stopped_thread(c, i);
+		CHECK(th && th->num_gregs <= 64);
+		const jitmap_target tt = jitmap_stopped_thread_target(c, i);
+		for (size_t r = 0; r < th->num_gregs; r++) {
 			uint64_t v;
 			if (r)
-				CHECK(th->regs[r - 1].regno < th->regs[r].regno);
-			CHECK(jitmap_core_thread_reg(th, th->regs[r].regno, &v) == 0);
-			CHECK(v == th->regs[r].value);
+				CHECK(th->gregs[r - 1].regno < th->gregs[r].regno);
+			CHECK(jitmap_stopped_thread_reg(th, th->gregs[r].regno, &v) == 0);
+			CHECK(v == th->gregs[r].value);
 			uint8_t b[8];
 			char why[96];
-			CHECK(tt.read_reg(tt.ctx, th->regs[r].regno, b, 8, why, sizeof(why)) == 0);
+			CHECK(tt.read_reg(tt.ctx, th->gregs[r].regno, b, 8, why, sizeof(why)) == 0);
 			CHECK(load8(b, order) == v);
 			if (i < 2 && r < 40)
 				read_around(&tt, v);
 		}
-		CHECK(jitmap_core_thread_reg(th, 65535, NULL) == -ENOENT);
+		CHECK(jitmap_stopped_thread_reg(th, 65535, NULL) == -ENOENT);
 	}
 
 	/* Mappings: sorted, disjoint, non-empty; reads at their edges. */
-	const size_t nm = jitmap_core_num_mappings(c);
-	CHECK(jitmap_core_mapping(c, nm) == NULL);
+	const size_t nm = jitmap_stopped_num_mappings(c);
+	CHECK(jitmap_stopped_mapping(c, nm) == NULL);
 	for (size_t i = 0; i < nm; i++) {
-		const jitmap_core_mapping_info *m = jitmap_core_mapping(c, i);
+		const jitmap_stopped_mapping_info *m = jitmap_stopped_mapping(c, i);
 		CHECK(m && m->start < m->end && m->path && m->core_path);
 		if (i)
-			CHECK(jitmap_core_mapping(c, i - 1)->end <= m->start);
+			CHECK(jitmap_stopped_mapping(c, i - 1)->end <= m->start);
 		if (i < 32) {
 			read_around(&t, m->start);
 			read_around(&t, m->end);
@@ -292,7 +292,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 33 /* AT_SYSINFO_EHDR */, 0, 1000};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		uint64_t v = 0;
-		int rc = jitmap_core_auxv(c, types[i], &v);
+		int rc = jitmap_stopped_auxv(c, types[i], &v);
 		CHECK(rc == 0 || rc == -ENOENT);
 		if (!types[i])
 			CHECK(rc == -ENOENT);
@@ -309,8 +309,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	uint64_t addrs[4];
 	const char *files[4];
-	const size_t found = jitmap_core_find_symbol(c, "__jit_debug_descriptor", addrs, files, 4);
-	if (opts.flags & JITMAP_CORE_NO_FILES) /* no file that defines it can be opened */
+	const size_t found = jitmap_stopped_find_symbol(c, "__jit_debug_descriptor", addrs, files, 4);
+	if (opts.flags & JITMAP_STOPPED_NO_FILES) /* no file that defines it can be opened */
 		CHECK(found == 0);
 	for (size_t i = 0; i < found && i < 4; i++) {
 		CHECK(files[i] && files[i][0]);
@@ -319,10 +319,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!opts.exe || opts.exe == g_prog)
 		scan_core(c);
 	uint64_t bound = 0, kept = 0, left = 0;
-	const int small = jitmap_core_small(c, &bound, &kept, &left);
+	const int small = jitmap_stopped_small(c, &bound, &kept, &left);
 	CHECK(small == 0 || small == 1);
 	CHECK(small || (!bound && !kept && !left));
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	shrink(data, size, opts.flags ? NULL : g_root);
 	return 0;
 }

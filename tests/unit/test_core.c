@@ -134,19 +134,19 @@ static void make_process(core_builder *b, unsigned machine, jitmap_byte_order or
 	cb_load(b, SEG_B, 0x1000, seg_b, sizeof(seg_b));
 }
 
-static jitmap_core *open_bytes(const uint8_t *bytes, size_t len, const jitmap_core_opts *opts)
+static jitmap_stopped *open_bytes(const uint8_t *bytes, size_t len, const jitmap_stopped_opts *opts)
 {
 	jitmap_error err;
-	jitmap_core *c = jitmap_core_open_memory(bytes, len, opts, &err);
+	jitmap_stopped *c = jitmap_stopped_open_core_memory(bytes, len, opts, &err);
 	if (!c)
 		fail_msg("open failed at offset %llu: %s", (unsigned long long)err.offset, err.reason);
 	return c;
 }
 
-static int has_warning(const jitmap_core *c, const char *needle)
+static int has_warning(const jitmap_stopped *c, const char *needle)
 {
-	for (size_t i = 0; jitmap_core_warning(c, i); i++)
-		if (strstr(jitmap_core_warning(c, i), needle))
+	for (size_t i = 0; jitmap_stopped_warning(c, i); i++)
+		if (strstr(jitmap_stopped_warning(c, i), needle))
 			return 1;
 	return 0;
 }
@@ -170,9 +170,9 @@ static void check_bytes(const uint8_t *got, size_t n, uint64_t addr)
 
 /* -- Well-formed synthetic cores -- */
 
-static void check_registers(const jitmap_core *c, const struct arch_case *a)
+static void check_registers(const jitmap_stopped *c, const struct arch_case *a)
 {
-	const jitmap_core_thread_info *t = jitmap_core_thread(c, 0);
+	const jitmap_stopped_thread_info *t = jitmap_stopped_thread(c, 0);
 	uint64_t v;
 	assert_non_null(t);
 	assert_int_equal(t->tid, TID);
@@ -185,47 +185,47 @@ static void check_registers(const jitmap_core *c, const struct arch_case *a)
 					      {12, 3}, {13, 2}, {14, 1}, {15, 0}, {16, 16}, {49, 18},
 					      {50, 24}, {51, 17}, {52, 20}, {53, 23}, {54, 25},
 					      {55, 26}, {58, 21}, {59, 22}};
-		assert_int_equal(t->num_regs, ARRAY_LEN(slot));
+		assert_int_equal(t->num_gregs, ARRAY_LEN(slot));
 		for (size_t i = 0; i < ARRAY_LEN(slot); i++) {
-			assert_int_equal(jitmap_core_thread_reg(t, (unsigned)slot[i][0], &v), 0);
+			assert_int_equal(jitmap_stopped_thread_reg(t, (unsigned)slot[i][0], &v), 0);
 			assert_int_equal(v, reg_value((size_t)slot[i][1]));
 		}
-		for (size_t i = 0; i < t->num_regs; i++) /* orig_rax is not a DWARF register */
-			assert_true(t->regs[i].value != reg_value(15));
-		assert_int_equal(jitmap_core_thread_reg(t, 17, &v), -ENOENT);
+		for (size_t i = 0; i < t->num_gregs; i++) /* orig_rax is not a DWARF register */
+			assert_true(t->gregs[i].value != reg_value(15));
+		assert_int_equal(jitmap_stopped_thread_reg(t, 17, &v), -ENOENT);
 		break;
 	}
 	case EM_AARCH64:
-		assert_int_equal(t->num_regs, 33);
+		assert_int_equal(t->num_gregs, 33);
 		for (unsigned r = 0; r <= 32; r++) {
-			assert_int_equal(jitmap_core_thread_reg(t, r, &v), 0);
+			assert_int_equal(jitmap_stopped_thread_reg(t, r, &v), 0);
 			assert_int_equal(v, reg_value(r));
 		}
-		assert_int_equal(jitmap_core_thread_reg(t, 33, &v), -ENOENT);
+		assert_int_equal(jitmap_stopped_thread_reg(t, 33, &v), -ENOENT);
 		break;
 	case EM_S390:
-		assert_int_equal(t->num_regs, 16 + 16 + 2);
+		assert_int_equal(t->num_gregs, 16 + 16 + 2);
 		for (unsigned r = 0; r < 16; r++) {
-			assert_int_equal(jitmap_core_thread_reg(t, r, &v), 0);
+			assert_int_equal(jitmap_stopped_thread_reg(t, r, &v), 0);
 			assert_int_equal(v, reg_value(2 + r));
-			assert_int_equal(jitmap_core_thread_reg(t, 48 + r, &v), 0);
+			assert_int_equal(jitmap_stopped_thread_reg(t, 48 + r, &v), 0);
 			assert_int_equal(v, 0xa0 + r);
 		}
-		assert_int_equal(jitmap_core_thread_reg(t, 64, &v), 0);
+		assert_int_equal(jitmap_stopped_thread_reg(t, 64, &v), 0);
 		assert_int_equal(v, reg_value(0));
-		assert_int_equal(jitmap_core_thread_reg(t, 65, &v), 0);
+		assert_int_equal(jitmap_stopped_thread_reg(t, 65, &v), 0);
 		assert_int_equal(v, reg_value(1));
 		break;
 	}
-	for (size_t i = 1; i < t->num_regs; i++)
-		assert_true(t->regs[i - 1].regno < t->regs[i].regno);
+	for (size_t i = 1; i < t->num_gregs; i++)
+		assert_true(t->gregs[i - 1].regno < t->gregs[i].regno);
 
 	/* The thread's target: registers in the core's byte order. */
-	jitmap_target tt = jitmap_core_thread_target((jitmap_core *)c, 0);
+	jitmap_target tt = jitmap_stopped_thread_target((jitmap_stopped *)c, 0);
 	uint8_t buf[8], want[8];
 	char why[128] = "";
 	const unsigned sp = a->machine == EM_X86_64 ? 7 : a->machine == EM_AARCH64 ? 31 : 15;
-	assert_int_equal(jitmap_core_thread_reg(t, sp, &v), 0);
+	assert_int_equal(jitmap_stopped_thread_reg(t, sp, &v), 0);
 	assert_int_equal(tt.read_reg(tt.ctx, sp, buf, 8, why, sizeof(why)), 0);
 	for (int i = 0; i < 8; i++)
 		want[i] = (uint8_t)(v >> (8 * (a->order == JITMAP_ORDER_BIG ? 7 - i : i)));
@@ -234,7 +234,7 @@ static void check_registers(const jitmap_core *c, const struct arch_case *a)
 	assert_contains(why, "no register 1000 for thread 4242");
 	assert_int_equal(tt.read_mem(tt.ctx, SEG_A, buf, 8, why, sizeof(why)), 0);
 	check_bytes(buf, 8, SEG_A);
-	assert_null(jitmap_core_thread_target((jitmap_core *)c, 99).read_mem);
+	assert_null(jitmap_stopped_thread_target((jitmap_stopped *)c, 99).read_mem);
 }
 
 static void test_synthetic(void **state)
@@ -247,43 +247,43 @@ static void test_synthetic(void **state)
 		size_t len;
 		uint8_t *bytes = cb_emit(&b, &len);
 		assert_non_null(bytes);
-		JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
-		jitmap_core *c = open_bytes(bytes, len, &opts);
+		JITMAP_OPTS(const jitmap_stopped_opts, opts, .flags = JITMAP_STOPPED_NO_FILES);
+		jitmap_stopped *c = open_bytes(bytes, len, &opts);
 
-		assert_int_equal(jitmap_core_arch(c), a->arch);
-		assert_int_equal(jitmap_core_elf_machine(c), a->machine);
-		assert_int_equal(jitmap_core_byte_order(c), a->order);
-		if (jitmap_core_warning(c, 0))
-			fail_msg("%s: unexpected warning: %s", a->name, jitmap_core_warning(c, 0));
+		assert_int_equal(jitmap_stopped_arch(c), a->arch);
+		assert_int_equal(jitmap_stopped_elf_machine(c), a->machine);
+		assert_int_equal(jitmap_stopped_byte_order(c), a->order);
+		if (jitmap_stopped_warning(c, 0))
+			fail_msg("%s: unexpected warning: %s", a->name, jitmap_stopped_warning(c, 0));
 
-		assert_int_equal(jitmap_core_num_threads(c), 2);
+		assert_int_equal(jitmap_stopped_num_threads(c), 2);
 		check_registers(c, a);
-		assert_int_equal(jitmap_core_thread(c, 1)->tid, TID + 1);
-		assert_int_equal(jitmap_core_thread(c, 1)->signal, 0);
-		assert_null(jitmap_core_thread(c, 2));
+		assert_int_equal(jitmap_stopped_thread(c, 1)->tid, TID + 1);
+		assert_int_equal(jitmap_stopped_thread(c, 1)->signal, 0);
+		assert_null(jitmap_stopped_thread(c, 2));
 
 		uint64_t v = 0;
-		assert_int_equal(jitmap_core_auxv(c, AT_PAGESZ_, &v), 0);
+		assert_int_equal(jitmap_stopped_auxv(c, AT_PAGESZ_, &v), 0);
 		assert_int_equal(v, 4096);
-		assert_int_equal(jitmap_core_auxv(c, AT_ENTRY_, &v), 0);
+		assert_int_equal(jitmap_stopped_auxv(c, AT_ENTRY_, &v), 0);
 		assert_int_equal(v, SEG_A + 0x100);
-		assert_int_equal(jitmap_core_auxv(c, 99, &v), -ENOENT);
-		assert_int_equal(jitmap_core_auxv(c, 0, &v), -ENOENT); /* AT_NULL ends it */
+		assert_int_equal(jitmap_stopped_auxv(c, 99, &v), -ENOENT);
+		assert_int_equal(jitmap_stopped_auxv(c, 0, &v), -ENOENT); /* AT_NULL ends it */
 
-		assert_int_equal(jitmap_core_num_mappings(c), 2);
-		const jitmap_core_mapping_info *m = jitmap_core_mapping(c, 0);
+		assert_int_equal(jitmap_stopped_num_mappings(c), 2);
+		const jitmap_stopped_mapping_info *m = jitmap_stopped_mapping(c, 0);
 		assert_int_equal(m->start, MAP_LIB);
 		assert_int_equal(m->end, MAP_LIB + 0x2000);
 		assert_int_equal(m->offset, 0);
 		assert_string_equal(m->core_path, "/lib.bin");
-		m = jitmap_core_mapping(c, 1);
+		m = jitmap_stopped_mapping(c, 1);
 		assert_int_equal(m->start, MAP_OTHER);
 		assert_int_equal(m->offset, 0x2000);
 		assert_string_equal(m->path, "/jitmap-test/other");
-		assert_null(jitmap_core_mapping(c, 2));
+		assert_null(jitmap_stopped_mapping(c, 2));
 
 		/* Memory: within a segment, across the A|B edge, up to B's dumped end. */
-		const jitmap_target t = jitmap_core_target(c);
+		const jitmap_target t = jitmap_stopped_target(c);
 		assert_null(t.read_reg);
 		uint8_t buf[0x1800];
 		char why[128];
@@ -305,7 +305,7 @@ static void test_synthetic(void **state)
 		for (int k = 0; k < 2; k++) {
 			jitmap_error err;
 			jitmap_jit_list *l = jitmap_jit_list_read(
-				&t, SEG_C, k ? JITMAP_ORDER_AUTO : jitmap_core_byte_order(c), 0, &err);
+				&t, SEG_C, k ? JITMAP_ORDER_AUTO : jitmap_stopped_byte_order(c), 0, &err);
 			if (!l)
 				fail_msg("%s: %s", a->name, err.reason);
 			assert_int_equal(jitmap_jit_list_status(l)->code, 0);
@@ -318,14 +318,14 @@ static void test_synthetic(void **state)
 			jitmap_jit_list_free(l);
 		}
 
-		/* No file is opened with JITMAP_CORE_NO_FILES, and none is warned about. */
+		/* No file is opened with JITMAP_STOPPED_NO_FILES, and none is warned about. */
 		uint64_t addr;
-		assert_int_equal(jitmap_core_find_symbol(c, "__jit_debug_descriptor", &addr, NULL, 1), 0);
-		assert_null(jitmap_core_warning(c, 0));
-		jitmap_core_free(c);
+		assert_int_equal(jitmap_stopped_find_symbol(c, "__jit_debug_descriptor", &addr, NULL, 1), 0);
+		assert_null(jitmap_stopped_warning(c, 0));
+		jitmap_stopped_free(c);
 		free(bytes);
 	}
-	jitmap_core_free(NULL);
+	jitmap_stopped_free(NULL);
 }
 
 /* Memory the core did not dump comes from the mapped file, under a sysroot, where the file's
@@ -353,11 +353,11 @@ static void test_mapped_files(void **state)
 		size_t len;
 		uint8_t *bytes = cb_emit(&b, &len);
 		assert_non_null(bytes);
-		JITMAP_OPTS(const jitmap_core_opts, opts, .sysroot = dir);
-		jitmap_core *c = open_bytes(bytes, len, &opts);
-		assert_string_equal(jitmap_core_mapping(c, 0)->path, path);
-		assert_string_equal(jitmap_core_mapping(c, 0)->core_path, "/lib.bin");
-		jitmap_target t = jitmap_core_target(c);
+		JITMAP_OPTS(const jitmap_stopped_opts, opts, .sysroot = dir);
+		jitmap_stopped *c = open_bytes(bytes, len, &opts);
+		assert_string_equal(jitmap_stopped_mapping(c, 0)->path, path);
+		assert_string_equal(jitmap_stopped_mapping(c, 0)->core_path, "/lib.bin");
+		jitmap_target t = jitmap_stopped_target(c);
 		uint8_t buf[0x3000];
 		char why[128];
 		/* B's dumped part, its not-dumped tail (file), past B (file only), one read. */
@@ -372,50 +372,50 @@ static void test_mapped_files(void **state)
 		assert_contains(why, "address 0x13000 is not in the core or its files");
 		/* The other mapping's file does not exist: a symbol search warns once. */
 		uint64_t addr;
-		assert_int_equal(jitmap_core_find_symbol(c, "x", &addr, NULL, 1), 0);
-		assert_int_equal(jitmap_core_find_symbol(c, "x", &addr, NULL, 1), 0);
+		assert_int_equal(jitmap_stopped_find_symbol(c, "x", &addr, NULL, 1), 0);
+		assert_int_equal(jitmap_stopped_find_symbol(c, "x", &addr, NULL, 1), 0);
 		assert_true(has_warning(c, "/jitmap-test/other (mapped by the core) cannot be opened"));
-		assert_null(jitmap_core_warning(c, 1));
+		assert_null(jitmap_stopped_warning(c, 1));
 		/* Where each byte comes from. */
-		jitmap_core_memory_info mi = {.sz = sizeof(mi)};
-		assert_int_equal(jitmap_core_memory(c, SEG_B + 0x7f0, &mi), 0);
-		assert_int_equal(mi.source, JITMAP_CORE_MEM_CORE);
+		jitmap_stopped_memory_info mi = {.sz = sizeof(mi)};
+		assert_int_equal(jitmap_stopped_memory(c, SEG_B + 0x7f0, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_STOPPED_MEM_CORE);
 		assert_int_equal(mi.size, 0x10);
 		assert_int_equal(mi.segment_start, SEG_B);
 		assert_int_equal(mi.segment_end, SEG_B + 0x1000);
 		assert_int_equal(mi.segment_flags, PF_R);
 		assert_string_equal(mi.path, path);
-		assert_int_equal(jitmap_core_memory(c, SEG_B + 0x800, &mi), 0);
-		assert_int_equal(mi.source, JITMAP_CORE_MEM_FILE);
+		assert_int_equal(jitmap_stopped_memory(c, SEG_B + 0x800, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_STOPPED_MEM_FILE);
 		assert_int_equal(mi.offset, 0x800);
 		assert_int_equal(mi.size, 0x800);
-		assert_int_equal(jitmap_core_memory(c, MAP_LIB + 0x1000, &mi), 0);
-		assert_int_equal(mi.source, JITMAP_CORE_MEM_FILE);
+		assert_int_equal(jitmap_stopped_memory(c, MAP_LIB + 0x1000, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_STOPPED_MEM_FILE);
 		assert_int_equal(mi.segment_end, 0); /* no segment: the mapping alone */
 		assert_int_equal(mi.size, 0x1000);
-		assert_int_equal(jitmap_core_memory(c, MAP_LIB + 0x2000, &mi), 0);
-		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+		assert_int_equal(jitmap_stopped_memory(c, MAP_LIB + 0x2000, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_STOPPED_MEM_NONE);
 		assert_int_equal(mi.size, SEG_C - (MAP_LIB + 0x2000)); /* up to segment C */
 		assert_contains(mi.why, "address 0x13000 is not in the core or its files");
 		assert_false(mi.file_unusable);
-		assert_int_equal(jitmap_core_memory(c, MAP_OTHER, &mi), 0);
-		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+		assert_int_equal(jitmap_stopped_memory(c, MAP_OTHER, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_STOPPED_MEM_NONE);
 		assert_contains(mi.why, "address 0x30000 is not in the core, and other (mapped there) "
 				"cannot be opened");
-		assert_int_equal(jitmap_core_memory(NULL, 0, &mi), -EINVAL);
-		jitmap_core_free(c);
+		assert_int_equal(jitmap_stopped_memory(NULL, 0, &mi), -EINVAL);
+		jitmap_stopped_free(c);
 		free(bytes);
 
 		/* B writable: its tail is not the file's (the file has bytes there). */
 		make_process(&b, arches[ai].machine, arches[ai].order, 1);
 		bytes = cb_emit(&b, &len);
 		c = open_bytes(bytes, len, &opts);
-		t = jitmap_core_target(c);
+		t = jitmap_stopped_target(c);
 		assert_int_equal(t.read_mem(t.ctx, SEG_B + 0x7f0, buf, 0x20, why, sizeof(why)), -EFAULT);
 		assert_contains(why, "address 0x11800 is not in the core: writable segment [0x11000, "
 				"0x12000) was not dumped");
-		assert_int_equal(jitmap_core_memory(c, SEG_B + 0x900, &mi), 0);
-		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+		assert_int_equal(jitmap_stopped_memory(c, SEG_B + 0x900, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_STOPPED_MEM_NONE);
 		assert_int_equal(mi.size, 0x700);
 		assert_int_equal(mi.segment_flags, PF_R | PF_W);
 		assert_true(mi.file_unusable);
@@ -423,7 +423,7 @@ static void test_mapped_files(void **state)
 		/* past B, the mapping alone (no segment): the file's */
 		assert_int_equal(t.read_mem(t.ctx, MAP_LIB + 0x1000, buf, 8, why, sizeof(why)), 0);
 		check_bytes(buf, 8, MAP_LIB + 0x1000);
-		jitmap_core_free(c);
+		jitmap_stopped_free(c);
 
 		/* Truncated in B, read-only or not: the bytes B should hold are not the file's. */
 		for (int writable = 0; writable < 2; writable++) {
@@ -432,27 +432,28 @@ static void test_mapped_files(void **state)
 			bytes = cb_emit(&b, &len);
 			const size_t cut = b.load_off[2] + 0x100; /* B keeps 0x100 of its 0x800 bytes */
 			c = open_bytes(bytes, cut, &opts);
-			t = jitmap_core_target(c);
+			t = jitmap_stopped_target(c);
 			assert_int_equal(t.read_mem(t.ctx, SEG_B + 0xf0, buf, 0x10, why, sizeof(why)), 0);
 			assert_int_equal(t.read_mem(t.ctx, SEG_B + 0xf0, buf, 0x20, why, sizeof(why)),
 					 -EFAULT);
 			assert_contains(why, "address 0x11100 is not in the core: the core is truncated "
 					"in segment [0x11000, 0x12000) r");
-			assert_int_equal(jitmap_core_memory(c, SEG_B + 0x100, &mi), 0);
-			assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+			assert_int_equal(jitmap_stopped_memory(c, SEG_B + 0x100, &mi), 0);
+			assert_int_equal(mi.source, JITMAP_STOPPED_MEM_NONE);
 			assert_int_equal(mi.size, 0x700); /* up to what B says it holds */
 			assert_true(mi.file_unusable);
 			/* past what B says it holds, a read-only segment's bytes are the file's */
-			assert_int_equal(jitmap_core_memory(c, SEG_B + 0x800, &mi), 0);
-			assert_int_equal(mi.source, writable ? JITMAP_CORE_MEM_NONE : JITMAP_CORE_MEM_FILE);
-			jitmap_core_free(c);
+			assert_int_equal(jitmap_stopped_memory(c, SEG_B + 0x800, &mi), 0);
+			assert_int_equal(mi.source, writable ? JITMAP_STOPPED_MEM_NONE : JITMAP_STOPPED_MEM_FILE);
+			jitmap_stopped_free(c);
 		}
 
 		/* Without the sysroot, /lib.bin is not there: B's tail cannot be read. */
 		c = open_bytes(bytes, len, NULL);
-		assert_int_equal(jitmap_core_target(c).read_mem(c, SEG_B + 0x800, buf, 1, why,
-								 sizeof(why)), -EFAULT);
-		jitmap_core_free(c);
+		const jitmap_target bare = jitmap_stopped_target(c);
+		assert_int_equal(bare.read_mem(bare.ctx, SEG_B + 0x800, buf, 1, why, sizeof(why)),
+				 -EFAULT);
+		jitmap_stopped_free(c);
 		free(bytes);
 	}
 	unlink(path);
@@ -691,10 +692,10 @@ static void test_hostile(void **state)
 			fail_msg("%s: the builder failed", h->name);
 		if (h->patch)
 			h->patch(&b, bytes, &len);
-		JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
+		JITMAP_OPTS(const jitmap_stopped_opts, opts, .flags = JITMAP_STOPPED_NO_FILES);
 		jitmap_error err;
 		errno = 0;
-		jitmap_core *c = jitmap_core_open_memory(bytes, len, &opts, &err);
+		jitmap_stopped *c = jitmap_stopped_open_core_memory(bytes, len, &opts, &err);
 		if (h->code) {
 			if (c)
 				fail_msg("%s: opened, want %d", h->name, h->code);
@@ -708,24 +709,24 @@ static void test_hostile(void **state)
 		}
 		if (!c)
 			fail_msg("%s: not opened: %s", h->name, err.reason);
-		if (h->message ? !has_warning(c, h->message) : jitmap_core_warning(c, 0) != NULL)
+		if (h->message ? !has_warning(c, h->message) : jitmap_stopped_warning(c, 0) != NULL)
 			fail_msg("%s: warnings [%s] do not say \"%s\"", h->name,
-				 jitmap_core_warning(c, 0) ? jitmap_core_warning(c, 0) : "",
+				 jitmap_stopped_warning(c, 0) ? jitmap_stopped_warning(c, 0) : "",
 				 h->message ? h->message : "(nothing)");
-		if (jitmap_core_num_threads(c) != h->threads ||
-		    jitmap_core_num_mappings(c) != h->mappings)
+		if (jitmap_stopped_num_threads(c) != h->threads ||
+		    jitmap_stopped_num_mappings(c) != h->mappings)
 			fail_msg("%s: %zu threads, %zu mappings, want %zu and %zu", h->name,
-				 jitmap_core_num_threads(c), jitmap_core_num_mappings(c), h->threads,
+				 jitmap_stopped_num_threads(c), jitmap_stopped_num_mappings(c), h->threads,
 				 h->mappings);
 		/* Whatever opened reads consistently: every byte either read or refused. */
-		const jitmap_target t = jitmap_core_target(c);
+		const jitmap_target t = jitmap_stopped_target(c);
 		uint8_t buf[0x3000];
 		char why[128];
 		for (uint64_t a = SEG_A - 0x10; a < SEG_A + 0x2010; a += 0x7f8)
 			(void)t.read_mem(t.ctx, a, buf, 0x808, why, sizeof(why));
-		for (size_t k = 1; k < jitmap_core_num_mappings(c); k++)
-			assert_true(jitmap_core_mapping(c, k - 1)->end <= jitmap_core_mapping(c, k)->start);
-		jitmap_core_free(c);
+		for (size_t k = 1; k < jitmap_stopped_num_mappings(c); k++)
+			assert_true(jitmap_stopped_mapping(c, k - 1)->end <= jitmap_stopped_mapping(c, k)->start);
+		jitmap_stopped_free(c);
 		free(bytes);
 	}
 }
@@ -743,11 +744,11 @@ static void test_hostile_reads(void **state)
 	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
 	overlapping_segments(&b);
 	uint8_t *bytes = cb_emit(&b, &len);
-	jitmap_core *c = open_bytes(bytes, len, NULL);
-	jitmap_target t = jitmap_core_target(c);
+	jitmap_stopped *c = open_bytes(bytes, len, NULL);
+	jitmap_target t = jitmap_stopped_target(c);
 	assert_int_equal(t.read_mem(t.ctx, SEG_A + 0x7f0, buf, 0x20, why, sizeof(why)), 0);
 	check_bytes(buf, 0x20, SEG_A + 0x7f0);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 
 	/* Two segments at the same address: the first program header's bytes. */
@@ -758,24 +759,24 @@ static void test_hostile_reads(void **state)
 	bytes = cb_emit(&b, &len);
 	c = open_bytes(bytes, len, NULL);
 	assert_true(has_warning(c, "1 PT_LOAD segment overlaps"));
-	t = jitmap_core_target(c);
+	t = jitmap_stopped_target(c);
 	assert_int_equal(t.read_mem(t.ctx, SEG_A, buf, 0x40, why, sizeof(why)), 0);
 	check_bytes(buf, 0x40, SEG_A);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 
 	/* Truncated: B's first 0x100 bytes are there, the next are not. */
 	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
 	bytes = cb_emit(&b, &len);
 	truncated_in_segment(&b, bytes, &len);
-	JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
+	JITMAP_OPTS(const jitmap_stopped_opts, opts, .flags = JITMAP_STOPPED_NO_FILES);
 	c = open_bytes(bytes, len, &opts);
-	t = jitmap_core_target(c);
+	t = jitmap_stopped_target(c);
 	assert_int_equal(t.read_mem(t.ctx, SEG_B + 0xf0, buf, 0x10, why, sizeof(why)), 0);
 	check_bytes(buf, 0x10, SEG_B + 0xf0);
 	assert_int_equal(t.read_mem(t.ctx, SEG_B + 0xf0, buf, 0x11, why, sizeof(why)), -EFAULT);
 	assert_contains(why, "address 0x11100 is not in the core");
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 
 	/* Five registers of pr_reg: r15 r14 r13 r12 rbp, nothing else. */
@@ -783,10 +784,10 @@ static void test_hostile_reads(void **state)
 	cut_prstatus(&b);
 	bytes = cb_emit(&b, &len);
 	c = open_bytes(bytes, len, NULL);
-	assert_int_equal(jitmap_core_thread(c, 0)->num_regs, 5);
-	assert_int_equal(jitmap_core_thread_reg(jitmap_core_thread(c, 0), 6, NULL), 0);
-	assert_int_equal(jitmap_core_thread_reg(jitmap_core_thread(c, 0), 3, NULL), -ENOENT);
-	jitmap_core_free(c);
+	assert_int_equal(jitmap_stopped_thread(c, 0)->num_gregs, 5);
+	assert_int_equal(jitmap_stopped_thread_reg(jitmap_stopped_thread(c, 0), 6, NULL), 0);
+	assert_int_equal(jitmap_stopped_thread_reg(jitmap_stopped_thread(c, 0), 3, NULL), -ENOENT);
+	jitmap_stopped_free(c);
 	free(bytes);
 
 	/* Options: a size below its own field, and unknown nonzero fields of a newer caller. */
@@ -794,34 +795,34 @@ static void test_hostile_reads(void **state)
 	make_process(&b, EM_X86_64, JITMAP_ORDER_LITTLE, 1);
 	bytes = cb_emit(&b, &len);
 	struct {
-		jitmap_core_opts o;
+		jitmap_stopped_opts o;
 		uint64_t newer;
 	} big;
 	memset(&big, 0, sizeof(big)); /* padding too: the bytes past the known fields are read */
 	big.o.sz = sizeof(big);
-	c = jitmap_core_open_memory(bytes, len, &big.o, &err);
+	c = jitmap_stopped_open_core_memory(bytes, len, &big.o, &err);
 	assert_non_null(c);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	big.newer = 1;
-	assert_null(jitmap_core_open_memory(bytes, len, &big.o, &err));
+	assert_null(jitmap_stopped_open_core_memory(bytes, len, &big.o, &err));
 	assert_int_equal(err.code, -EINVAL);
 	assert_contains(err.reason, "fields this library does not know");
-	const jitmap_core_opts tiny = {.sz = 2};
-	assert_null(jitmap_core_open_memory(bytes, len, &tiny, &err));
-	assert_contains(err.reason, "jitmap_core_opts.sz is 2");
+	const jitmap_stopped_opts tiny = {.sz = 2};
+	assert_null(jitmap_stopped_open_core_memory(bytes, len, &tiny, &err));
+	assert_contains(err.reason, "jitmap_stopped_opts.sz is 2");
 	free(bytes);
 
 	/* A path that is not a core, and a directory. */
-	assert_null(jitmap_core_open("/nonexistent/jitmap/core", NULL, &err));
+	assert_null(jitmap_stopped_open_core("/nonexistent/jitmap/core", NULL, &err));
 	assert_int_equal(err.code, -ENOENT);
-	assert_null(jitmap_core_open("/", NULL, &err));
+	assert_null(jitmap_stopped_open_core("/", NULL, &err));
 	assert_int_equal(err.code, -EISDIR);
 	assert_string_equal(err.reason, "a directory, not a core file");
-	assert_null(jitmap_core_open_memory(NULL, 10, NULL, &err));
+	assert_null(jitmap_stopped_open_core_memory(NULL, 10, NULL, &err));
 	assert_int_equal(err.code, -EINVAL);
 }
 
-/* -- One scan of a core: jitmap_process_scan_core -- */
+/* -- One scan of a core: jitmap_process_scan_stopped -- */
 
 /* The JIT descriptor this executable defines (GDB's layout), as the file holds it: an empty
  * list. The real core's child gives it two entries. */
@@ -895,13 +896,13 @@ static uint8_t *exe_core(const char *self, unsigned flags, bool dumped, bool loo
 }
 
 /* The scan's single descriptor. */
-static jitmap_descriptor_info scan_one(jitmap_core *c, jitmap_process **pp)
+static jitmap_descriptor_info scan_one(jitmap_stopped *c, jitmap_process **pp)
 {
-	const jitmap_target t = jitmap_core_target(c);
+	const jitmap_target t = jitmap_stopped_target(c);
 	jitmap_process *p = jitmap_process_new(&t, NULL);
 	assert_non_null(p);
 	assert_int_equal(jitmap_process_scan_begin(p), 0);
-	assert_int_equal(jitmap_process_scan_core(p, c), 1);
+	assert_int_equal(jitmap_process_scan_stopped(p, c), 1);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	assert_int_equal(jitmap_process_num_descriptors(p), 1);
 	jitmap_descriptor_info d = {.sz = sizeof(d)};
@@ -935,7 +936,7 @@ static void test_scan_core(void **state)
 
 	/* Well formed: two entries, their images unreadable (a problem each, not of the list). */
 	uint8_t *bytes = exe_core(self, PF_R | PF_W, true, false, true, &desc, &len, &b);
-	jitmap_core *c = open_bytes(bytes, len, NULL);
+	jitmap_stopped *c = open_bytes(bytes, len, NULL);
 	jitmap_descriptor_info d = scan_one(c, &p);
 	assert_int_equal(d.address, desc);
 	assert_string_equal(d.where, self);
@@ -948,7 +949,7 @@ static void test_scan_core(void **state)
 	assert_int_equal(jitmap_process_num_unread_files(p), 1); /* it may hold a descriptor */
 	assert_false(process_problem(p, "the JIT descriptor"));
 	jitmap_process_free(p);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 
 	/* Cut short inside the descriptor's segment. */
 	c = open_bytes(bytes, b.load_off[0] + 8, NULL);
@@ -959,7 +960,7 @@ static void test_scan_core(void **state)
 	assert_true(process_problem(p, "the JIT descriptor in "));
 	assert_int_equal(jitmap_process_num_sources(p), 0);
 	jitmap_process_free(p);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 
 	/* Writable, not dumped: the file holds an empty list, which is not the process's. */
@@ -969,7 +970,7 @@ static void test_scan_core(void **state)
 	assert_false(d.readable);
 	assert_contains(d.problem, "was not dumped");
 	jitmap_process_free(p);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 
 	/* Read-only, not dumped: the file's bytes are the process's (the control: the file says
@@ -980,7 +981,7 @@ static void test_scan_core(void **state)
 	assert_true(d.readable && d.complete);
 	assert_int_equal(d.num_entries, 0);
 	jitmap_process_free(p);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 
 	/* A list that loops after one entry: one read, the rest unknown. */
@@ -993,43 +994,43 @@ static void test_scan_core(void **state)
 	assert_contains(d.problem, "the JIT entry list loops");
 	assert_true(process_problem(p, "the JIT entry list of the descriptor in "));
 	jitmap_process_free(p);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 
 	/* No mapping of the executable's first page: where it is loaded is unknown. */
 	bytes = exe_core(self, PF_R | PF_W, true, false, false, &desc, &len, &b);
 	c = open_bytes(bytes, len, NULL);
-	const jitmap_target t = jitmap_core_target(c);
+	const jitmap_target t = jitmap_stopped_target(c);
 	p = jitmap_process_new(&t, NULL);
 	assert_int_equal(jitmap_process_scan_begin(p), 0);
-	assert_int_equal(jitmap_process_scan_core(p, c), 0);
+	assert_int_equal(jitmap_process_scan_stopped(p, c), 0);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	assert_int_equal(jitmap_process_num_descriptors(p), 0);
 	assert_true(process_problem(p, "defines __jit_debug_descriptor, but the core does not say "
 				       "where it is loaded"));
 	assert_int_equal(jitmap_process_num_unread_files(p), 2); /* that, and libgone.so */
-	assert_int_equal(jitmap_process_scan_core(NULL, c), -EINVAL);
-	assert_int_equal(jitmap_process_scan_core(p, NULL), -EINVAL);
+	assert_int_equal(jitmap_process_scan_stopped(NULL, c), -EINVAL);
+	assert_int_equal(jitmap_process_scan_stopped(p, NULL), -EINVAL);
 	jitmap_process_free(p);
 	/* Told not to open the mapped files: nothing found, nothing said of them. */
-	JITMAP_OPTS(const jitmap_core_opts, no_files, .flags = JITMAP_CORE_NO_FILES);
-	jitmap_core_free(c);
+	JITMAP_OPTS(const jitmap_stopped_opts, no_files, .flags = JITMAP_STOPPED_NO_FILES);
+	jitmap_stopped_free(c);
 	c = open_bytes(bytes, len, &no_files);
 	p = jitmap_process_new(&t, NULL);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 	bytes = exe_core(self, PF_R | PF_W, true, false, true, &desc, &len, &b);
 	c = open_bytes(bytes, len, &no_files);
-	const jitmap_target t2 = jitmap_core_target(c);
+	const jitmap_target t2 = jitmap_stopped_target(c);
 	jitmap_process_free(p);
 	p = jitmap_process_new(&t2, NULL);
 	assert_int_equal(jitmap_process_scan_begin(p), 0);
-	assert_int_equal(jitmap_process_scan_core(p, c), 0);
+	assert_int_equal(jitmap_process_scan_stopped(p, c), 0);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	assert_int_equal(jitmap_process_num_problems(p), 0);
 	assert_int_equal(jitmap_process_num_unread_files(p), 0);
 	jitmap_process_free(p);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 	free(self);
 }
@@ -1085,16 +1086,16 @@ static void test_scan_core_memory_mappings(void **state)
 	size_t len;
 	uint8_t *bytes = cb_emit(&b, &len);
 	assert_non_null(bytes);
-	jitmap_core *c = open_bytes(bytes, len, NULL);
-	const jitmap_target t = jitmap_core_target(c);
+	jitmap_stopped *c = open_bytes(bytes, len, NULL);
+	const jitmap_target t = jitmap_stopped_target(c);
 	jitmap_process *p = jitmap_process_new(&t, NULL);
 	assert_non_null(p);
 	assert_int_equal(jitmap_process_scan_begin(p), 0);
-	assert_int_equal(jitmap_process_scan_core(p, c), 0);
+	assert_int_equal(jitmap_process_scan_stopped(p, c), 0);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	size_t unread = 0;
 	uint64_t addr;
-	assert_int_equal(jitmap_core_find_symbol(c, JITMAP_JIT_DESCRIPTOR_SYMBOL, &addr, NULL, 1), 0);
+	assert_int_equal(jitmap_stopped_find_symbol(c, JITMAP_JIT_DESCRIPTOR_SYMBOL, &addr, NULL, 1), 0);
 	for (size_t i = 0; i < N; i++) {
 		char said[160];
 		snprintf(said, sizeof(said), "%s (mapped by the core) cannot be opened", maps[i].path);
@@ -1109,7 +1110,7 @@ static void test_scan_core_memory_mappings(void **state)
 	assert_int_equal(t.read_mem(t.ctx, BASE, buf, 8, why, sizeof(why)), 0);
 	assert_memory_equal(buf, "PostgreS", 8);
 	jitmap_process_free(p);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 }
 
@@ -1231,30 +1232,30 @@ static void test_real_core(void **state)
 		skip();
 	}
 	jitmap_error err;
-	jitmap_core *c = jitmap_core_open(core, NULL, &err);
+	jitmap_stopped *c = jitmap_stopped_open_core(core, NULL, &err);
 	if (!c)
 		fail_msg("%s: %s", core, err.reason);
-	assert_int_equal(jitmap_core_arch(c), JITMAP_ARCH_X86_64);
-	assert_int_equal(jitmap_core_byte_order(c), JITMAP_ORDER_LITTLE);
-	assert_int_equal(jitmap_core_num_threads(c), 1);
-	const jitmap_core_thread_info *t = jitmap_core_thread(c, 0);
+	assert_int_equal(jitmap_stopped_arch(c), JITMAP_ARCH_X86_64);
+	assert_int_equal(jitmap_stopped_byte_order(c), JITMAP_ORDER_LITTLE);
+	assert_int_equal(jitmap_stopped_num_threads(c), 1);
+	const jitmap_stopped_thread_info *t = jitmap_stopped_thread(c, 0);
 	assert_int_equal(t->tid, pid);
 	assert_int_equal(t->signal, SIGABRT);
 	uint64_t v, r13, rip;
-	assert_int_equal(jitmap_core_thread_reg(t, 12, &v), 0);
+	assert_int_equal(jitmap_stopped_thread_reg(t, 12, &v), 0);
 	assert_int_equal(v, REAL_R12);
-	assert_int_equal(jitmap_core_thread_reg(t, 14, &v), 0);
+	assert_int_equal(jitmap_stopped_thread_reg(t, 14, &v), 0);
 	assert_int_equal(v, REAL_R14);
-	assert_int_equal(jitmap_core_thread_reg(t, 0, &v), 0);
+	assert_int_equal(jitmap_stopped_thread_reg(t, 0, &v), 0);
 	assert_int_equal(v, 0); /* kill's return value */
-	assert_int_equal(jitmap_core_thread_reg(t, 13, &r13), 0);
-	assert_int_equal(jitmap_core_thread_reg(t, 16, &rip), 0);
-	assert_int_equal(jitmap_core_thread_reg(t, 7, &v), 0);
+	assert_int_equal(jitmap_stopped_thread_reg(t, 13, &r13), 0);
+	assert_int_equal(jitmap_stopped_thread_reg(t, 16, &rip), 0);
+	assert_int_equal(jitmap_stopped_thread_reg(t, 7, &v), 0);
 	assert_true(v <= r13); /* the buffer is in the frame */
 
 	/* The stack (anonymous memory, dumped) and the code (a file mapping the kernel does not
 	 * dump: read from this test's executable through NT_FILE). */
-	const jitmap_target tt = jitmap_core_thread_target(c, 0);
+	const jitmap_target tt = jitmap_stopped_thread_target(c, 0);
 	uint64_t stack[4];
 	uint8_t code[4];
 	char why[128] = "";
@@ -1271,7 +1272,7 @@ static void test_real_core(void **state)
 	/* The marker: found in this executable's symbols, with the child's value in the core. */
 	uint64_t addr = 0;
 	const char *file = NULL;
-	assert_int_equal(jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr, &file, 1), 1);
+	assert_int_equal(jitmap_stopped_find_symbol(c, "jitmap_test_core_marker", &addr, &file, 1), 1);
 	assert_int_equal(addr, (uint64_t)(uintptr_t)&jitmap_test_core_marker);
 	assert_int_equal(tt.read_mem(tt.ctx, addr, &v, 8, why, sizeof(why)), 0);
 	assert_int_equal(v, UINT64_C(0x5eed5eed5eed5eed));
@@ -1288,9 +1289,9 @@ static void test_real_core(void **state)
 	assert_int_equal(d.num_entries, 2);
 	jitmap_process_free(p);
 	/* Cut where the descriptor's segment starts: no count, and why (the file says 0). */
-	jitmap_core_memory_info mi = {.sz = sizeof(mi)};
-	assert_int_equal(jitmap_core_memory(c, d.address, &mi), 0);
-	assert_int_equal(mi.source, JITMAP_CORE_MEM_CORE);
+	jitmap_stopped_memory_info mi = {.sz = sizeof(mi)};
+	assert_int_equal(jitmap_stopped_memory(c, d.address, &mi), 0);
+	assert_int_equal(mi.source, JITMAP_STOPPED_MEM_CORE);
 	assert_true(mi.segment_flags & PF_W);
 	const uint64_t seg_off = mi.offset - (d.address - mi.segment_start);
 	char cut_path[PATH_MAX];
@@ -1303,7 +1304,7 @@ static void test_real_core(void **state)
 		fclose(in);
 		fclose(out);
 	}
-	jitmap_core *cut = jitmap_core_open(cut_path, NULL, &err);
+	jitmap_stopped *cut = jitmap_stopped_open_core(cut_path, NULL, &err);
 	assert_non_null(cut);
 	assert_true(has_warning(cut, "the core is truncated"));
 	d = scan_one(cut, &p);
@@ -1312,27 +1313,27 @@ static void test_real_core(void **state)
 	snprintf(want, sizeof(want), "address 0x%" PRIx64 " is not in the core: the core is "
 		 "truncated in segment [0x%" PRIx64 ", ", d.address, mi.segment_start);
 	assert_contains(d.problem, want);
-	assert_int_equal(jitmap_core_memory(cut, d.address, &mi), 0);
-	assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+	assert_int_equal(jitmap_stopped_memory(cut, d.address, &mi), 0);
+	assert_int_equal(mi.source, JITMAP_STOPPED_MEM_NONE);
 	assert_string_equal(mi.path, self); /* the file is mapped there: not read */
 	jitmap_process_free(p);
-	jitmap_core_free(cut);
+	jitmap_stopped_free(cut);
 	unlink(cut_path);
 
 	/* NT_FILE names this executable; auxv agrees with the kernel. */
 	int found = 0;
-	for (size_t i = 0; i < jitmap_core_num_mappings(c); i++) {
-		const jitmap_core_mapping_info *m = jitmap_core_mapping(c, i);
+	for (size_t i = 0; i < jitmap_stopped_num_mappings(c); i++) {
+		const jitmap_stopped_mapping_info *m = jitmap_stopped_mapping(c, i);
 		assert_true(m->start < m->end);
 		found |= !strcmp(m->core_path, self) && m->offset == 0;
 	}
 	assert_true(found);
-	assert_int_equal(jitmap_core_auxv(c, AT_PAGESZ, &v), 0);
+	assert_int_equal(jitmap_stopped_auxv(c, AT_PAGESZ, &v), 0);
 	assert_int_equal(v, (uint64_t)sysconf(_SC_PAGESIZE));
-	assert_int_equal(jitmap_core_auxv(c, AT_ENTRY, &v), 0);
-	if (jitmap_core_warning(c, 0))
-		fail_msg("unexpected warning: %s", jitmap_core_warning(c, 0));
-	jitmap_core_free(c);
+	assert_int_equal(jitmap_stopped_auxv(c, AT_ENTRY, &v), 0);
+	if (jitmap_stopped_warning(c, 0))
+		fail_msg("unexpected warning: %s", jitmap_stopped_warning(c, 0));
+	jitmap_stopped_free(c);
 
 	/* --exe: a link to this executable, and a renamed copy matched by its build ID alone
 	 * (mapped files not opened, so the ID comes from the core's copy of the first page). */
@@ -1343,15 +1344,15 @@ static void test_real_core(void **state)
 	assert_int_equal(copy_file(self, copy), 0);
 	const char *exes[] = {link, copy};
 	for (int k = 0; k < 2; k++) {
-		JITMAP_OPTS(const jitmap_core_opts, opts, .exe = exes[k],
-			    .flags = k ? JITMAP_CORE_NO_FILES : 0);
-		c = jitmap_core_open(core, &opts, &err);
+		JITMAP_OPTS(const jitmap_stopped_opts, opts, .exe = exes[k],
+			    .flags = k ? JITMAP_STOPPED_NO_FILES : 0);
+		c = jitmap_stopped_open_core(core, &opts, &err);
 		assert_non_null(c);
-		if (jitmap_core_warning(c, 0))
-			fail_msg("--exe %s: %s", exes[k], jitmap_core_warning(c, 0));
+		if (jitmap_stopped_warning(c, 0))
+			fail_msg("--exe %s: %s", exes[k], jitmap_stopped_warning(c, 0));
 		found = 0;
-		for (size_t i = 0; i < jitmap_core_num_mappings(c); i++) {
-			const jitmap_core_mapping_info *m = jitmap_core_mapping(c, i);
+		for (size_t i = 0; i < jitmap_stopped_num_mappings(c); i++) {
+			const jitmap_stopped_mapping_info *m = jitmap_stopped_mapping(c, i);
 			if (!strcmp(m->core_path, self)) {
 				assert_string_equal(m->path, exes[k]);
 				found = 1;
@@ -1359,25 +1360,25 @@ static void test_real_core(void **state)
 		}
 		assert_true(found);
 		if (!k) {
-			assert_int_equal(jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr,
+			assert_int_equal(jitmap_stopped_find_symbol(c, "jitmap_test_core_marker", &addr,
 								 &file, 1), 1);
 			assert_string_equal(file, link);
 		}
-		jitmap_core_free(c);
+		jitmap_stopped_free(c);
 	}
 	/* Another program, by name or ID: a warning. */
-	JITMAP_OPTS(const jitmap_core_opts, other, .exe = "/bin/sh");
-	c = jitmap_core_open(core, &other, &err);
+	JITMAP_OPTS(const jitmap_stopped_opts, other, .exe = "/bin/sh");
+	c = jitmap_stopped_open_core(core, &other, &err);
 	assert_non_null(c);
 	assert_true(has_warning(c, "--exe /bin/sh: the core maps no file named sh"));
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 
 	/* Options of an older, smaller size: the fields past it are not read. */
-	JITMAP_OPTS(const jitmap_core_opts, small, .sz = sizeof(size_t), .exe = "/bin/sh");
-	c = jitmap_core_open(core, &small, &err);
+	JITMAP_OPTS(const jitmap_stopped_opts, small, .sz = sizeof(size_t), .exe = "/bin/sh");
+	c = jitmap_stopped_open_core(core, &small, &err);
 	assert_non_null(c);
 	assert_false(has_warning(c, "--exe"));
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 
 	/* The same core without its NT_FILE note (as qemu-user writes them): --exe placed by the
 	 * auxiliary vector, the libraries by the dynamic linker's list in the core's memory. */
@@ -1397,19 +1398,19 @@ static void test_real_core(void **state)
 	assert_true(at + sizeof(nt_file) <= len);
 	bytes[at] = 0x46; /* another note type */
 	c = open_bytes(bytes, len, NULL);
-	assert_int_equal(jitmap_core_num_mappings(c), 0);
-	assert_int_equal(jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr, NULL, 1), 0);
+	assert_int_equal(jitmap_stopped_num_mappings(c), 0);
+	assert_int_equal(jitmap_stopped_find_symbol(c, "jitmap_test_core_marker", &addr, NULL, 1), 0);
 	assert_true(has_warning(c, "no NT_FILE note: symbols cannot be found"));
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	for (int k = 0; k < 2; k++) {
-		JITMAP_OPTS(const jitmap_core_opts, opts, .exe = self,
-			    .flags = k ? JITMAP_CORE_NO_FILES : 0);
+		JITMAP_OPTS(const jitmap_stopped_opts, opts, .exe = self,
+			    .flags = k ? JITMAP_STOPPED_NO_FILES : 0);
 		c = open_bytes(bytes, len, &opts);
 		assert_true(has_warning(c, "no NT_FILE note"));
 		assert_true(has_warning(c, "placed by AT_PHDR"));
 		int libc = 0, exe = 0;
-		for (size_t i = 0; i < jitmap_core_num_mappings(c); i++) {
-			const jitmap_core_mapping_info *m = jitmap_core_mapping(c, i);
+		for (size_t i = 0; i < jitmap_stopped_num_mappings(c); i++) {
+			const jitmap_stopped_mapping_info *m = jitmap_stopped_mapping(c, i);
 			libc |= strstr(m->core_path, "/libc.so") != NULL;
 			exe |= !strcmp(m->path, self);
 		}
@@ -1420,36 +1421,36 @@ static void test_real_core(void **state)
 		 * it (with NO_FILES too: placing needs only the core's memory). */
 		const char *placed;
 		uint64_t bias = 0;
-		assert_int_equal(jitmap_core_placed_file(c, 0, &placed, &bias), 0);
+		assert_int_equal(jitmap_stopped_placed_file(c, 0, &placed, &bias), 0);
 		assert_string_equal(placed, self);
 		assert_int_equal(bias, main_bias());
 		size_t nplaced = 1;
-		while (jitmap_core_placed_file(c, nplaced, &placed, NULL) == 0)
+		while (jitmap_stopped_placed_file(c, nplaced, &placed, NULL) == 0)
 			nplaced++;
 		assert_true(nplaced > 1);
-		assert_int_equal(jitmap_core_placed_file(c, nplaced, NULL, NULL), -ENOENT);
-		assert_int_equal(jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr, &file,
+		assert_int_equal(jitmap_stopped_placed_file(c, nplaced, NULL, NULL), -ENOENT);
+		assert_int_equal(jitmap_stopped_find_symbol(c, "jitmap_test_core_marker", &addr, &file,
 							 1), 1);
 		assert_int_equal(addr, (uint64_t)(uintptr_t)&jitmap_test_core_marker);
 		assert_string_equal(file, self);
-		const jitmap_target t2 = jitmap_core_target(c);
+		const jitmap_target t2 = jitmap_stopped_target(c);
 		assert_int_equal(t2.read_mem(t2.ctx, rip - 2, code, 4, why, sizeof(why)), 0);
 		assert_memory_equal(code, syscall_ud2, 4);
-		jitmap_core_free(c);
+		jitmap_stopped_free(c);
 	}
 	free(bytes);
 
 	/* Where code can be: at rip (a file mapping the kernel dumped no code of), not on the
 	 * stack, not where nothing is mapped. */
-	c = jitmap_core_open(core, NULL, &err);
+	c = jitmap_stopped_open_core(core, NULL, &err);
 	assert_non_null(c);
-	assert_int_equal(jitmap_core_code_at(c, rip, why, sizeof(why)), 1);
-	assert_int_equal(jitmap_core_code_at(c, r13, why, sizeof(why)), 0);
+	assert_int_equal(jitmap_stopped_code_at(c, rip, why, sizeof(why)), 1);
+	assert_int_equal(jitmap_stopped_code_at(c, r13, why, sizeof(why)), 0);
 	assert_contains(why, "rw- segment");
-	assert_int_equal(jitmap_core_code_at(c, 0x10, why, sizeof(why)), 0);
+	assert_int_equal(jitmap_stopped_code_at(c, 0x10, why, sizeof(why)), 0);
 	assert_contains(why, "0x10 is in no mapping of the process");
-	assert_int_equal(jitmap_core_code_at(NULL, 0x10, NULL, 0), -EINVAL);
-	jitmap_core_free(c);
+	assert_int_equal(jitmap_stopped_code_at(NULL, 0x10, NULL, 0), -EINVAL);
+	jitmap_stopped_free(c);
 
 	/* The file at the core's path is another build (a package upgraded since the crash, a
 	 * core read on another machine): refused, nothing of it read, and said why. The same
@@ -1483,12 +1484,12 @@ static void test_real_core(void **state)
 			fputc(b ^ 0xff, g);
 			fclose(g);
 		}
-		JITMAP_OPTS(const jitmap_core_opts, in_root, .sysroot = root);
-		c = jitmap_core_open(core, &in_root, &err);
+		JITMAP_OPTS(const jitmap_stopped_opts, in_root, .sysroot = root);
+		c = jitmap_stopped_open_core(core, &in_root, &err);
 		assert_non_null(c);
-		const jitmap_target t3 = jitmap_core_target(c);
+		const jitmap_target t3 = jitmap_stopped_target(c);
 		const int got = t3.read_mem(t3.ctx, rip - 2, code, 4, why, sizeof(why));
-		const size_t nsym = jitmap_core_find_symbol(c, "jitmap_test_core_marker", &addr,
+		const size_t nsym = jitmap_stopped_find_symbol(c, "jitmap_test_core_marker", &addr,
 							    NULL, 1);
 		if (other_build) {
 			assert_int_equal(got, -EFAULT);
@@ -1502,7 +1503,7 @@ static void test_real_core(void **state)
 			assert_int_equal(nsym, 1);
 			assert_false(has_warning(c, "another build"));
 		}
-		jitmap_core_free(c);
+		jitmap_stopped_free(c);
 	}
 	unlink(moved);
 	for (char *slash = strrchr(moved, '/'); slash && slash > moved + strlen(root);
@@ -1573,7 +1574,7 @@ static void test_compressed(void **state)
 	char dir[] = "/tmp/jitmap-test-core-XXXXXX", path[64];
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(setenv("TMPDIR", dir, 1), 0); /* O_TMPFILE there: nothing left after */
-	JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
+	JITMAP_OPTS(const jitmap_stopped_opts, opts, .flags = JITMAP_STOPPED_NO_FILES);
 	const char *codecs[] = {"zstd", "lz4", "xz"};
 	for (size_t k = 0; k < ARRAY_LEN(codecs); k++) {
 		size_t zlen;
@@ -1584,17 +1585,17 @@ static void test_compressed(void **state)
 
 		/* Opened as the core it holds, whatever the file's name. */
 		jitmap_error err;
-		jitmap_core *c = jitmap_core_open(path, &opts, &err);
+		jitmap_stopped *c = jitmap_stopped_open_core(path, &opts, &err);
 		if (!c)
 			fail_msg("%s: %s", codecs[k], err.reason);
-		assert_string_equal(jitmap_core_compression(c), codecs[k]);
-		assert_int_equal(jitmap_core_num_threads(c), 2);
-		assert_null(jitmap_core_warning(c, 0));
-		jitmap_target t = jitmap_core_target(c);
+		assert_string_equal(jitmap_stopped_compression(c), codecs[k]);
+		assert_int_equal(jitmap_stopped_num_threads(c), 2);
+		assert_null(jitmap_stopped_warning(c, 0));
+		jitmap_target t = jitmap_stopped_target(c);
 		uint8_t got[0x1000];
 		assert_int_equal(t.read_mem(t.ctx, SEG_A, got, sizeof(got), NULL, 0), 0);
 		check_bytes(got, sizeof(got), SEG_A);
-		jitmap_core_free(c);
+		jitmap_stopped_free(c);
 
 		/* For a debugger that reads the core itself: the same bytes, zero pages as holes. */
 		char note[192] = "x";
@@ -1616,16 +1617,16 @@ static void test_compressed(void **state)
 		/* Cut short (in its last block, of zeros): the core as far as it came out, and a
 		 * warning that says so. */
 		write_file(path, z, zlen - 4);
-		c = jitmap_core_open(path, &opts, &err);
+		c = jitmap_stopped_open_core(path, &opts, &err);
 		if (!c)
 			fail_msg("%s cut: %s", codecs[k], err.reason);
 		assert_true(has_warning(c, "stream ends inside a frame"));
-		jitmap_core_free(c);
+		jitmap_stopped_free(c);
 
 		/* Damaged after its magic: refused, naming the format. */
 		memset(z + 6, 0xff, zlen - 6 < 64 ? zlen - 6 : 64);
 		write_file(path, z, zlen);
-		assert_null(jitmap_core_open(path, &opts, &err));
+		assert_null(jitmap_stopped_open_core(path, &opts, &err));
 		assert_int_equal(err.code, -EINVAL);
 		char want[32];
 		snprintf(want, sizeof(want), "not a%s %s", codecs[k][0] == 'z' ? "" : "n", codecs[k]);
@@ -1641,10 +1642,10 @@ static void test_compressed(void **state)
 	jitmap_error err;
 	assert_int_equal(jitmap_core_decompress(path, NULL, NULL, 0, &err), -EINVAL);
 	assert_non_null(strstr(err.reason, "not compressed"));
-	jitmap_core *c = jitmap_core_open(path, &opts, &err);
+	jitmap_stopped *c = jitmap_stopped_open_core(path, &opts, &err);
 	assert_non_null(c);
-	assert_null(jitmap_core_compression(c));
-	jitmap_core_free(c);
+	assert_null(jitmap_stopped_compression(c));
+	jitmap_stopped_free(c);
 	unlink(path);
 	/* Streams whose output ends exactly on the decoder's 1 MiB output buffer (a last call
 	 * with nothing to do must not say the stream was cut), and one too random to fit one
@@ -1760,18 +1761,18 @@ static void test_small_core(void **state)
 		assert_int_equal(add_through(in, &opts, &out, &out_len, note, sizeof(note)), 0);
 		close(in);
 		assert_contains(note, "a small core: 6144 of the 6400 bytes");
-		JITMAP_OPTS(const jitmap_core_opts, copts, .flags = JITMAP_CORE_NO_FILES);
-		jitmap_core *c = open_bytes(out, out_len, &copts);
-		if (jitmap_core_warning(c, 0))
-			fail_msg("%s: %s", a->name, jitmap_core_warning(c, 0));
+		JITMAP_OPTS(const jitmap_stopped_opts, copts, .flags = JITMAP_STOPPED_NO_FILES);
+		jitmap_stopped *c = open_bytes(out, out_len, &copts);
+		if (jitmap_stopped_warning(c, 0))
+			fail_msg("%s: %s", a->name, jitmap_stopped_warning(c, 0));
 		uint64_t bound = 0, kept = 0, left = 0;
-		assert_int_equal(jitmap_core_small(c, &bound, &kept, &left), 1);
+		assert_int_equal(jitmap_stopped_small(c, &bound, &kept, &left), 1);
 		assert_int_equal(bound, 4096);
 		assert_int_equal(kept, 0x1000 + 0x800);
 		assert_int_equal(left, sizeof(seg_c));
-		assert_int_equal(jitmap_core_num_threads(c), 2);
+		assert_int_equal(jitmap_stopped_num_threads(c), 2);
 		check_registers(c, a);
-		const jitmap_target t = jitmap_core_target(c);
+		const jitmap_target t = jitmap_stopped_target(c);
 		uint8_t buf[0x1000];
 		char why[192];
 		assert_int_equal(t.read_mem(t.ctx, SEG_A, buf, 0x1000, why, sizeof(why)), 0);
@@ -1781,17 +1782,17 @@ static void test_small_core(void **state)
 		assert_int_equal(t.read_mem(t.ctx, SEG_C + 8, buf, 8, why, sizeof(why)), -EFAULT);
 		assert_contains(why, "0x20008 is not in this small core (left out with [0x20000, "
 				     "0x20100))");
-		jitmap_core_memory_info mi = {.sz = sizeof(mi)};
-		assert_int_equal(jitmap_core_memory(c, SEG_C, &mi), 0);
-		assert_int_equal(mi.source, JITMAP_CORE_MEM_NONE);
+		jitmap_stopped_memory_info mi = {.sz = sizeof(mi)};
+		assert_int_equal(jitmap_stopped_memory(c, SEG_C, &mi), 0);
+		assert_int_equal(mi.source, JITMAP_STOPPED_MEM_NONE);
 		assert_true(mi.file_unusable);
 		assert_int_equal(mi.size, sizeof(seg_c));
-		assert_int_equal(jitmap_core_memory(c, SEG_B + 0x800, &mi), 0);
+		assert_int_equal(jitmap_stopped_memory(c, SEG_B + 0x800, &mi), 0);
 		assert_int_equal(mi.segment_start, SEG_B + 0x800); /* the undumped tail's header */
-		assert_int_equal(jitmap_core_code_at(c, SEG_C, why, sizeof(why)), 0);
+		assert_int_equal(jitmap_stopped_code_at(c, SEG_C, why, sizeof(why)), 0);
 		assert_contains(why, "this small core left out");
-		assert_int_equal(jitmap_core_small(NULL, NULL, NULL, NULL), -EINVAL);
-		jitmap_core_free(c);
+		assert_int_equal(jitmap_stopped_small(NULL, NULL, NULL, NULL), -EINVAL);
+		jitmap_stopped_free(c);
 
 		const int in2 = temp_fd(out, out_len);
 		assert_int_equal(add_through(in2, &opts, &again, &again_len, note, sizeof(note)), 0);
@@ -1825,16 +1826,16 @@ static void test_small_core(void **state)
 		cb_note(&b, JITMAP_CORE_NOTE_SMALL, JITMAP_CORE_NOTE_NAME, desc, bad[k].len);
 		size_t len;
 		uint8_t *bytes = cb_emit(&b, &len);
-		JITMAP_OPTS(const jitmap_core_opts, copts, .flags = JITMAP_CORE_NO_FILES);
-		jitmap_core *c = open_bytes(bytes, len, &copts);
+		JITMAP_OPTS(const jitmap_stopped_opts, copts, .flags = JITMAP_STOPPED_NO_FILES);
+		jitmap_stopped *c = open_bytes(bytes, len, &copts);
 		if (!has_warning(c, bad[k].warning))
 			fail_msg("case %zu: no warning \"%s\" (first: %s)", k, bad[k].warning,
-				 jitmap_core_warning(c, 0) ? jitmap_core_warning(c, 0) : "none");
-		assert_int_equal(jitmap_core_small(c, NULL, NULL, NULL), 0);
+				 jitmap_stopped_warning(c, 0) ? jitmap_stopped_warning(c, 0) : "none");
+		assert_int_equal(jitmap_stopped_small(c, NULL, NULL, NULL), 0);
 		uint8_t buf[16];
-		assert_int_equal(jitmap_core_target(c).read_mem(jitmap_core_target(c).ctx, SEG_A,
+		assert_int_equal(jitmap_stopped_target(c).read_mem(jitmap_stopped_target(c).ctx, SEG_A,
 								buf, 16, NULL, 0), 0);
-		jitmap_core_free(c);
+		jitmap_stopped_free(c);
 		free(bytes);
 	}
 	/* Two notes: the second is a warning. */
@@ -1846,11 +1847,11 @@ static void test_small_core(void **state)
 	cb_note(&b, JITMAP_CORE_NOTE_SMALL, JITMAP_CORE_NOTE_NAME, desc, sizeof(desc));
 	size_t len;
 	uint8_t *bytes = cb_emit(&b, &len);
-	JITMAP_OPTS(const jitmap_core_opts, copts, .flags = JITMAP_CORE_NO_FILES);
-	jitmap_core *c = open_bytes(bytes, len, &copts);
+	JITMAP_OPTS(const jitmap_stopped_opts, copts, .flags = JITMAP_STOPPED_NO_FILES);
+	jitmap_stopped *c = open_bytes(bytes, len, &copts);
 	assert_true(has_warning(c, "a second note of a small core"));
-	assert_int_equal(jitmap_core_small(c, NULL, NULL, NULL), 1);
-	jitmap_core_free(c);
+	assert_int_equal(jitmap_stopped_small(c, NULL, NULL, NULL), 1);
+	jitmap_stopped_free(c);
 	free(bytes);
 }
 
@@ -1883,46 +1884,46 @@ static void test_jit_files(void **state)
 		assert_int_equal(stream_through(bytes, len, files, 2, 0, &out, &out_len, note,
 						sizeof(note)), 2);
 		assert_true(out_len > len && (out_len - len) % 4096 == 0);
-		JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
-		jitmap_core *c = open_bytes(out, out_len, &opts);
-		if (jitmap_core_warning(c, 0))
-			fail_msg("%s: %s", a->name, jitmap_core_warning(c, 0));
-		assert_int_equal(jitmap_core_num_threads(c), 2);
-		jitmap_target t = jitmap_core_target(c);
+		JITMAP_OPTS(const jitmap_stopped_opts, opts, .flags = JITMAP_STOPPED_NO_FILES);
+		jitmap_stopped *c = open_bytes(out, out_len, &opts);
+		if (jitmap_stopped_warning(c, 0))
+			fail_msg("%s: %s", a->name, jitmap_stopped_warning(c, 0));
+		assert_int_equal(jitmap_stopped_num_threads(c), 2);
+		jitmap_target t = jitmap_stopped_target(c);
 		uint8_t buf[0x1000];
 		assert_int_equal(t.read_mem(t.ctx, SEG_A, buf, sizeof(buf), NULL, 0), 0);
 		check_bytes(buf, sizeof(buf), SEG_A);
 		assert_int_equal(t.read_mem(t.ctx, SEG_B, buf, 0x800, NULL, 0), 0);
 		check_bytes(buf, 0x800, SEG_B);
-		assert_int_equal(jitmap_core_num_jit_files(c), 2);
-		const jitmap_core_jit_file *f = jitmap_core_jit_file_at(c, 0);
+		assert_int_equal(jitmap_stopped_num_jit_files(c), 2);
+		const jitmap_stopped_jit_file_info *f = jitmap_stopped_jit_file(c, 0);
 		assert_string_equal(f->path, map);
 		assert_int_equal(f->kind, JITMAP_PERFMAP_MAP);
 		assert_int_equal(f->flags, 0);
 		assert_int_equal(f->size, strlen(map_text));
 		assert_memory_equal(f->data, map_text, f->size);
 		assert_memory_equal(out + f->offset, map_text, f->size);
-		f = jitmap_core_jit_file_at(c, 1);
+		f = jitmap_stopped_jit_file(c, 1);
 		assert_string_equal(f->path, dump);
 		assert_int_equal(f->kind, JITMAP_PERFMAP_JITDUMP);
 		assert_int_equal(f->size, sizeof(jd));
 		assert_memory_equal(f->data, jd, sizeof(jd));
-		assert_null(jitmap_core_jit_file_at(c, 2));
-		jitmap_core_free(c);
+		assert_null(jitmap_stopped_jit_file(c, 2));
+		jitmap_stopped_free(c);
 		free(out);
 
 		/* 50 bytes at most: the map cut to them, none of the jitdump left; each said. */
 		assert_int_equal(stream_through(bytes, len, files, 2, 50, &out, &out_len, note,
 						sizeof(note)), 2);
 		c = open_bytes(out, out_len, &opts);
-		assert_int_equal(jitmap_core_num_jit_files(c), 2);
-		f = jitmap_core_jit_file_at(c, 0);
+		assert_int_equal(jitmap_stopped_num_jit_files(c), 2);
+		f = jitmap_stopped_jit_file(c, 0);
 		assert_int_equal(f->size, 50);
 		assert_int_equal(f->flags, JITMAP_CORE_FILE_CUT);
 		assert_true(has_warning(c, "only its first 50 are added"));
 		assert_true(has_warning(c, "is in the core cut short: its first 50 bytes"));
-		assert_int_equal(jitmap_core_jit_file_at(c, 1)->size, 0);
-		jitmap_core_free(c);
+		assert_int_equal(jitmap_stopped_jit_file(c, 1)->size, 0);
+		jitmap_stopped_free(c);
 		free(out);
 
 		/* Nothing to add: byte for byte, said. */
@@ -1982,17 +1983,17 @@ static void test_jit_files(void **state)
 	cb_note(&b, JITMAP_CORE_NOTE_FILE, JITMAP_CORE_NOTE_NAME, d, 10); /* no header */
 	cb_note(&b, JITMAP_CORE_NOTE_PROBLEM, JITMAP_CORE_NOTE_NAME, "/tmp/x: gone", 13);
 	bytes = cb_emit(&b, &len);
-	JITMAP_OPTS(const jitmap_core_opts, opts, .flags = JITMAP_CORE_NO_FILES);
-	jitmap_core *c = open_bytes(bytes, len, &opts);
-	assert_int_equal(jitmap_core_num_jit_files(c), 0);
-	assert_null(jitmap_core_jit_file_at(c, 0));
+	JITMAP_OPTS(const jitmap_stopped_opts, opts, .flags = JITMAP_STOPPED_NO_FILES);
+	jitmap_stopped *c = open_bytes(bytes, len, &opts);
+	assert_int_equal(jitmap_stopped_num_jit_files(c), 0);
+	assert_null(jitmap_stopped_jit_file(c, 0));
 	assert_true(has_warning(c, "says it holds 1000 bytes of the file"));
 	assert_true(has_warning(c, "is not one NUL-terminated string"));
 	assert_true(has_warning(c, "says its kind is 9"));
 	assert_true(has_warning(c, "is of version 2"));
 	assert_true(has_warning(c, "fewer than its 24-byte header"));
 	assert_true(has_warning(c, "jitmap-core-handler: /tmp/x: gone"));
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	free(bytes);
 	unlink(map);
 	unlink(dump);

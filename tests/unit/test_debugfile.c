@@ -5,9 +5,9 @@
  * debug_lib.c is built with a build ID, its debug file taken out (objcopy --only-keep-debug),
  * and stripped with a .gnu_debuglink to it (tests/CMakeLists.txt); another build's debug
  * file beside. Each test lays the files out in a folder of its own, with its own debug
- * directory (jitmap_process_opts.debug_dirs, jitmap_core_opts.debug_dirs), and scans the
+ * directory (jitmap_process_opts.debug_dirs, jitmap_stopped_opts.debug_dirs), and scans the
  * stripped library: live (jitmap_process_scan_file) and as a core maps it
- * (jitmap_core_find_symbol, jitmap_process_scan_core), under a sysroot too.
+ * (jitmap_core_find_symbol, jitmap_process_scan_stopped), under a sysroot too.
  */
 #include "unit.h"
 
@@ -247,7 +247,7 @@ static void test_by_debuglink(void **state)
 /* A core that maps the library at BASE under the name `path` (its first page in the core),
  * opened under `sysroot` with debug directories `dirs`: how many definitions of the
  * descriptor jitmap_core_find_symbol finds (the address checked), and how many descriptors
- * jitmap_process_scan_core finds. */
+ * jitmap_process_scan_stopped finds. */
 static size_t core_finds(const char *path, const char *sysroot, const char *dirs, int *scanned)
 {
 	static uint8_t page[4096];
@@ -266,24 +266,24 @@ static size_t core_finds(const char *path, const char *sysroot, const char *dirs
 	size_t len;
 	uint8_t *bytes = cb_emit(&b, &len);
 	assert_non_null(bytes);
-	JITMAP_OPTS(const jitmap_core_opts, o, .sysroot = sysroot, .debug_dirs = dirs);
+	JITMAP_OPTS(const jitmap_stopped_opts, o, .sysroot = sysroot, .debug_dirs = dirs);
 	jitmap_error err;
-	jitmap_core *c = jitmap_core_open_memory(bytes, len, &o, &err);
+	jitmap_stopped *c = jitmap_stopped_open_core_memory(bytes, len, &o, &err);
 	free(bytes);
 	if (!c)
 		fail_msg("the core does not open: %s", err.reason);
 	uint64_t addr = 0;
-	const size_t n = jitmap_core_find_symbol(c, JITMAP_JIT_DESCRIPTOR_SYMBOL, &addr, NULL, 1);
+	const size_t n = jitmap_stopped_find_symbol(c, JITMAP_JIT_DESCRIPTOR_SYMBOL, &addr, NULL, 1);
 	if (n)
 		assert_int_equal(addr, BASE + desc_value());
-	const jitmap_target t = jitmap_core_target(c);
+	const jitmap_target t = jitmap_stopped_target(c);
 	jitmap_process *p = jitmap_process_new(&t, NULL);
 	assert_non_null(p);
 	assert_int_equal(jitmap_process_scan_begin(p), 0);
-	*scanned = jitmap_process_scan_core(p, c);
+	*scanned = jitmap_process_scan_stopped(p, c);
 	assert_int_equal(jitmap_process_scan_end(p), 0);
 	jitmap_process_free(p);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	return n;
 }
 

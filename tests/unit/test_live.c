@@ -7,7 +7,7 @@
  * cache keeps), the counter stands still; after jitmap_live_detach it runs on, untraced.
  * Then the edges: a main thread that exited (a zombie leader), the thread cap, a thread that
  * keeps raising a signal (a stop that holds one back must give it back: none is lost), reading
- * without stopping (JITMAP_LIVE_NO_STOP, this process itself too), and every failure: bad
+ * without stopping (JITMAP_STOPPED_NO_STOP, this process itself too), and every failure: bad
  * arguments, no such process, this process, a process already traced, another user's
  * (as root: a child that drops to nobody tries), an interrupt. Last, a lazy process scan of
  * a child's 1,500 JIT entries, whose images a live target reads in batches
@@ -139,9 +139,9 @@ static bool ticking(void)
 	return false;
 }
 
-static jitmap_live_opts opts_of(unsigned flags)
+static jitmap_stopped_opts opts_of(unsigned flags)
 {
-	JITMAP_OPTS(jitmap_live_opts, o, .flags = flags);
+	JITMAP_OPTS(jitmap_stopped_opts, o, .flags = flags);
 	return o;
 }
 
@@ -152,28 +152,28 @@ static void test_stop_read_detach(void **state)
 	(void)state;
 	const pid_t pid = spawn(3, TICK);
 	jitmap_error err;
-	jitmap_live *l = jitmap_live_open(pid, NULL, &err);
+	jitmap_stopped *l = jitmap_stopped_open_pid(pid, NULL, &err);
 	if (!l)
 		fail_msg("open: %s", err.reason);
-	assert_int_equal(jitmap_live_pid(l), pid);
-	assert_string_equal(jitmap_live_name(l), "live-main");
+	assert_int_equal(jitmap_stopped_pid(l), pid);
+	assert_string_equal(jitmap_stopped_name(l), "live-main");
 	jitmap_byte_order order;
-	assert_int_equal(jitmap_live_arch(l), jitmap_arch_host(&order));
-	assert_int_equal(jitmap_live_byte_order(l), order);
-	assert_true(jitmap_live_stopped(l));
-	assert_null(jitmap_live_warning(l, 0));
+	assert_int_equal(jitmap_stopped_arch(l), jitmap_arch_host(&order));
+	assert_int_equal(jitmap_stopped_byte_order(l), order);
+	assert_true(jitmap_stopped_is_stopped(l));
+	assert_null(jitmap_stopped_warning(l, 0));
 
 	/* Every thread, the main one first, each named and read. */
-	assert_int_equal(jitmap_live_num_threads(l), 4);
-	assert_null(jitmap_live_thread(l, 4));
-	const jitmap_live_thread_info *main_thread = jitmap_live_thread(l, 0);
+	assert_int_equal(jitmap_stopped_num_threads(l), 4);
+	assert_null(jitmap_stopped_thread(l, 4));
+	const jitmap_stopped_thread_info *main_thread = jitmap_stopped_thread(l, 0);
 	assert_int_equal(main_thread->tid, pid);
 	assert_string_equal(main_thread->name, "live-main");
 	int workers = 0;
-	const jitmap_arch arch = jitmap_live_arch(l);
+	const jitmap_arch arch = jitmap_stopped_arch(l);
 	const int pc = jitmap_reg_pc(arch), sp = jitmap_reg_sp(arch);
 	for (size_t i = 0; i < 4; i++) {
-		const jitmap_live_thread_info *t = jitmap_live_thread(l, i);
+		const jitmap_stopped_thread_info *t = jitmap_stopped_thread(l, i);
 		assert_int_equal(t->error, 0);
 		assert_string_equal(t->why, "");
 		assert_int_equal(t->signal, 0);
@@ -182,15 +182,15 @@ static void test_stop_read_detach(void **state)
 		assert_true(t->regs->pc != 0);
 		uint64_t v;
 		if (pc >= 0) {
-			assert_int_equal(jitmap_live_thread_reg(t, (unsigned)pc, &v), 0);
+			assert_int_equal(jitmap_stopped_thread_reg(t, (unsigned)pc, &v), 0);
 			assert_int_equal(v, t->regs->pc);
 		}
-		assert_int_equal(jitmap_live_thread_reg(t, 9999, &v), -ENOENT);
+		assert_int_equal(jitmap_stopped_thread_reg(t, 9999, &v), -ENOENT);
 		/* The stack pointer points at the thread's stack, which reads. */
 		assert_true(sp >= 0 && jitmap_frame_reg_known(t->regs, (unsigned)sp));
-		assert_int_equal(jitmap_live_thread_reg(t, (unsigned)sp, &v), 0);
+		assert_int_equal(jitmap_stopped_thread_reg(t, (unsigned)sp, &v), 0);
 		assert_int_equal(v, t->regs->reg[sp]);
-		const jitmap_target tt = jitmap_live_thread_target(l, i);
+		const jitmap_target tt = jitmap_stopped_thread_target(l, i);
 		uint8_t word[8], reg[8];
 		char why[128] = "";
 		assert_int_equal(tt.read_mem(tt.ctx, v, word, sizeof(word), why, sizeof(why)), 0);
@@ -205,10 +205,10 @@ static void test_stop_read_detach(void **state)
 				 -EINVAL);
 	}
 	assert_int_equal(workers, 3);
-	assert_null(jitmap_live_thread_target(l, 4).read_mem);
+	assert_null(jitmap_stopped_thread_target(l, 4).read_mem);
 
 	/* The pattern, through the page cache: small reads, across pages, longer than kept. */
-	const jitmap_target m = jitmap_live_target(l);
+	const jitmap_target m = jitmap_stopped_target(l);
 	assert_null(m.read_reg);
 	uint8_t buf[sizeof(pattern)];
 	char why[128] = "";
@@ -238,26 +238,26 @@ static void test_stop_read_detach(void **state)
 	assert_false(ticking());
 
 	/* Let go: it runs on, untraced; what was read stays; detaching twice is nothing. */
-	assert_int_equal(jitmap_live_detach(l), 0);
-	assert_false(jitmap_live_stopped(l));
+	assert_int_equal(jitmap_stopped_detach(l), 0);
+	assert_false(jitmap_stopped_is_stopped(l));
 	assert_true(ticking());
 	proc_status(pid, &tracer, &st);
 	assert_int_equal(tracer, 0);
-	assert_int_equal(jitmap_live_detach(l), 0);
-	assert_int_equal(jitmap_live_num_threads(l), 4);
-	assert_non_null(jitmap_live_thread(l, 1)->regs);
+	assert_int_equal(jitmap_stopped_detach(l), 0);
+	assert_int_equal(jitmap_stopped_num_threads(l), 4);
+	assert_non_null(jitmap_stopped_thread(l, 1)->regs);
 	/* Memory still reads, from the running process. */
 	assert_int_equal(m.read_mem(m.ctx, base + 100, buf, 16, why, sizeof(why)), 0);
 	assert_memory_equal(buf, pattern + 100, 16);
-	jitmap_live_free(l);
-	jitmap_live_free(NULL);
-	assert_int_equal(jitmap_live_detach(NULL), 0);
+	jitmap_stopped_free(l);
+	jitmap_stopped_free(NULL);
+	assert_int_equal(jitmap_stopped_detach(NULL), 0);
 
 	/* Freed without a detach: free lets it go. */
-	l = jitmap_live_open(pid, NULL, &err);
+	l = jitmap_stopped_open_pid(pid, NULL, &err);
 	assert_non_null(l);
 	assert_false(ticking());
-	jitmap_live_free(l);
+	jitmap_stopped_free(l);
 	assert_true(ticking());
 	reap(pid);
 }
@@ -279,32 +279,32 @@ static void test_zombie_leader(void **state)
 	}
 	assert_int_equal(st, 'Z');
 	jitmap_error err;
-	jitmap_live *l = jitmap_live_open(pid, NULL, &err);
+	jitmap_stopped *l = jitmap_stopped_open_pid(pid, NULL, &err);
 	if (!l)
 		fail_msg("open: %s", err.reason);
-	assert_int_equal(jitmap_live_num_threads(l), 3);
-	const jitmap_live_thread_info *t = jitmap_live_thread(l, 0);
+	assert_int_equal(jitmap_stopped_num_threads(l), 3);
+	const jitmap_stopped_thread_info *t = jitmap_stopped_thread(l, 0);
 	assert_int_equal(t->tid, pid);
 	assert_int_equal(t->error, -ESRCH);
 	assert_string_equal(t->why, "the thread exited while being read");
 	assert_null(t->regs);
 	uint64_t v;
-	assert_int_equal(jitmap_live_thread_reg(t, 0, &v), -ENOENT);
-	assert_int_equal(jitmap_live_thread(l, 1)->error, 0);
-	assert_int_equal(jitmap_live_thread(l, 2)->error, 0);
-	jitmap_live_free(l);
+	assert_int_equal(jitmap_stopped_thread_reg(t, 0, &v), -ENOENT);
+	assert_int_equal(jitmap_stopped_thread(l, 1)->error, 0);
+	assert_int_equal(jitmap_stopped_thread(l, 2)->error, 0);
+	jitmap_stopped_free(l);
 	/* By thread: the living threads' stacks are copied all the same. */
-	const jitmap_live_opts o = opts_of(JITMAP_LIVE_BY_THREAD);
-	l = jitmap_live_open(pid, &o, &err);
+	const jitmap_stopped_opts o = opts_of(JITMAP_STOPPED_BY_THREAD);
+	l = jitmap_stopped_open_pid(pid, &o, &err);
 	if (!l)
 		fail_msg("open by thread: %s", err.reason);
-	assert_int_equal(jitmap_live_thread(l, 0)->error, -ESRCH);
+	assert_int_equal(jitmap_stopped_thread(l, 0)->error, -ESRCH);
 	for (size_t i = 1; i < 3; i++) {
-		t = jitmap_live_thread(l, i);
+		t = jitmap_stopped_thread(l, i);
 		assert_int_equal(t->error, 0);
 		assert_true(t->stack_hi > t->stack_lo);
 	}
-	jitmap_live_free(l);
+	jitmap_stopped_free(l);
 	reap(pid);
 }
 
@@ -312,25 +312,25 @@ static void test_thread_cap(void **state)
 {
 	(void)state;
 	const pid_t pid = spawn(3, TICK);
-	jitmap_live_opts o = opts_of(0);
+	jitmap_stopped_opts o = opts_of(0);
 	o.max_threads = 2;
 	jitmap_error err;
-	jitmap_live *l = jitmap_live_open(pid, &o, &err);
+	jitmap_stopped *l = jitmap_stopped_open_pid(pid, &o, &err);
 	assert_non_null(l);
-	assert_int_equal(jitmap_live_num_threads(l), 2);
-	assert_contains(jitmap_live_warning(l, 0), "more than 2 threads");
-	assert_null(jitmap_live_warning(l, 1));
-	jitmap_live_free(l);
+	assert_int_equal(jitmap_stopped_num_threads(l), 2);
+	assert_contains(jitmap_stopped_warning(l, 0), "more than 2 threads");
+	assert_null(jitmap_stopped_warning(l, 1));
+	jitmap_stopped_free(l);
 	assert_true(ticking());
 
 	/* One round only: whether the process started more threads meanwhile is unknown. */
 	o.max_rounds = 1;
 	o.max_threads = 0;
-	l = jitmap_live_open(pid, &o, &err);
+	l = jitmap_stopped_open_pid(pid, &o, &err);
 	assert_non_null(l);
-	assert_int_equal(jitmap_live_num_threads(l), 4);
-	assert_string_equal(jitmap_live_warning(l, 0), "the process kept starting threads: 4 read");
-	jitmap_live_free(l);
+	assert_int_equal(jitmap_stopped_num_threads(l), 4);
+	assert_string_equal(jitmap_stopped_warning(l, 0), "the process kept starting threads: 4 read");
+	jitmap_stopped_free(l);
 	reap(pid);
 }
 
@@ -350,15 +350,15 @@ static void test_group_stop(void **state)
 	}
 	assert_int_equal(st, 'T');
 	jitmap_error err;
-	jitmap_live *l = jitmap_live_open(pid, NULL, &err);
+	jitmap_stopped *l = jitmap_stopped_open_pid(pid, NULL, &err);
 	if (!l)
 		fail_msg("open: %s", err.reason);
-	assert_int_equal(jitmap_live_num_threads(l), 2);
+	assert_int_equal(jitmap_stopped_num_threads(l), 2);
 	for (size_t i = 0; i < 2; i++) {
-		assert_int_equal(jitmap_live_thread(l, i)->error, 0);
-		assert_int_equal(jitmap_live_thread(l, i)->signal, 0);
+		assert_int_equal(jitmap_stopped_thread(l, i)->error, 0);
+		assert_int_equal(jitmap_stopped_thread(l, i)->signal, 0);
 	}
-	jitmap_live_free(l);
+	jitmap_stopped_free(l);
 	assert_false(ticking());
 	proc_status(pid, &tracer, &st);
 	assert_int_equal(st, 'T');
@@ -380,13 +380,13 @@ static void test_signal_given_back(void **state)
 	int held = 0;
 	for (int round = 0; round < 50 && !held; round++) {
 		jitmap_error err;
-		jitmap_live *l = jitmap_live_open(pid, NULL, &err);
+		jitmap_stopped *l = jitmap_stopped_open_pid(pid, NULL, &err);
 		if (!l)
 			fail_msg("open: %s", err.reason);
-		const jitmap_live_thread_info *t = jitmap_live_thread(l, 0);
+		const jitmap_stopped_thread_info *t = jitmap_stopped_thread(l, 0);
 		assert_true(t->signal == 0 || t->signal == SIGUSR1);
 		held += t->signal == SIGUSR1;
-		jitmap_live_free(l);
+		jitmap_stopped_free(l);
 	}
 	__atomic_store_n(&sh->stop_raising, 1, __ATOMIC_SEQ_CST);
 	assert_true(ticking()); /* past the loop: every raise() returned */
@@ -400,14 +400,14 @@ static void test_no_stop(void **state)
 {
 	(void)state;
 	const pid_t pid = spawn(1, TICK);
-	const jitmap_live_opts o = opts_of(JITMAP_LIVE_NO_STOP);
+	const jitmap_stopped_opts o = opts_of(JITMAP_STOPPED_NO_STOP);
 	jitmap_error err;
-	jitmap_live *l = jitmap_live_open(pid, &o, &err);
+	jitmap_stopped *l = jitmap_stopped_open_pid(pid, &o, &err);
 	assert_non_null(l);
-	assert_false(jitmap_live_stopped(l));
-	assert_int_equal(jitmap_live_num_threads(l), 2);
+	assert_false(jitmap_stopped_is_stopped(l));
+	assert_int_equal(jitmap_stopped_num_threads(l), 2);
 	for (size_t i = 0; i < 2; i++) {
-		const jitmap_live_thread_info *t = jitmap_live_thread(l, i);
+		const jitmap_stopped_thread_info *t = jitmap_stopped_thread(l, i);
 		assert_int_equal(t->error, -ENODATA);
 		assert_contains(t->why, "not stopped");
 		assert_null(t->regs);
@@ -417,7 +417,7 @@ static void test_no_stop(void **state)
 	char st;
 	proc_status(pid, &tracer, &st);
 	assert_int_equal(tracer, 0);
-	const jitmap_target m = jitmap_live_target(l);
+	const jitmap_target m = jitmap_stopped_target(l);
 	uint8_t buf[64];
 	char why[128];
 	assert_int_equal(m.read_mem(m.ctx, (uintptr_t)pattern + 4000, buf, 64, why, sizeof(why)), 0);
@@ -431,18 +431,18 @@ static void test_no_stop(void **state)
 		assert_int_equal(m.read_mem(m.ctx, at, &b, 8, why, sizeof(why)), 0);
 	}
 	assert_true(a != b);
-	assert_int_equal(jitmap_live_detach(l), 0);
-	jitmap_live_free(l);
+	assert_int_equal(jitmap_stopped_detach(l), 0);
+	jitmap_stopped_free(l);
 	reap(pid);
 
 	/* This process itself reads too, without stopping. */
-	l = jitmap_live_open(getpid(), &o, &err);
+	l = jitmap_stopped_open_pid(getpid(), &o, &err);
 	assert_non_null(l);
-	const jitmap_target self = jitmap_live_target(l);
+	const jitmap_target self = jitmap_stopped_target(l);
 	assert_int_equal(self.read_mem(self.ctx, (uintptr_t)pattern + 1, buf, 32, why,
 				       sizeof(why)), 0);
 	assert_memory_equal(buf, pattern + 1, 32);
-	jitmap_live_free(l);
+	jitmap_stopped_free(l);
 }
 
 /* -- Stacks copied: one thread stopped at a time, or all at once for the copy -- */
@@ -450,41 +450,41 @@ static void test_no_stop(void **state)
 static void test_captured(void **state)
 {
 	(void)state;
-	const unsigned modes[] = {JITMAP_LIVE_BY_THREAD, JITMAP_LIVE_SNAPSHOT};
+	const unsigned modes[] = {JITMAP_STOPPED_BY_THREAD, JITMAP_STOPPED_SNAPSHOT};
 	for (size_t k = 0; k < 2; k++) {
 		const pid_t pid = spawn(2, TICK);
 		/* 256 bytes: less than any of the three threads' stacks holds above its stack
 		 * pointer (their frames: the thread's start, its loop or wait), so every copy is
 		 * cut. */
-		JITMAP_OPTS(const jitmap_live_opts, o, .flags = modes[k], .stack_bytes = 256);
+		JITMAP_OPTS(const jitmap_stopped_opts, o, .flags = modes[k], .stack_bytes = 256);
 		jitmap_error err;
-		jitmap_live *l = jitmap_live_open(pid, &o, &err);
+		jitmap_stopped *l = jitmap_stopped_open_pid(pid, &o, &err);
 		if (!l)
 			fail_msg("open: %s", err.reason);
 		/* Every thread was read, and runs again. */
-		assert_false(jitmap_live_stopped(l));
+		assert_false(jitmap_stopped_is_stopped(l));
 		assert_true(ticking());
 		int tracer;
 		char st;
 		proc_status(pid, &tracer, &st);
 		assert_int_equal(tracer, 0);
-		assert_int_equal(jitmap_live_num_threads(l), 3);
-		const int spno = jitmap_reg_sp(jitmap_live_arch(l));
+		assert_int_equal(jitmap_stopped_num_threads(l), 3);
+		const int spno = jitmap_reg_sp(jitmap_stopped_arch(l));
 		unsigned cut = 0;
 		for (size_t i = 0; i < 3; i++) {
-			const jitmap_live_thread_info *t = jitmap_live_thread(l, i);
+			const jitmap_stopped_thread_info *t = jitmap_stopped_thread(l, i);
 			assert_int_equal(t->error, 0);
 			assert_non_null(t->regs);
 			assert_true(t->stopped_ns > 0 && t->stopped_ns < UINT64_C(5000000000));
 			uint64_t sp;
-			assert_int_equal(jitmap_live_thread_reg(t, (unsigned)spno, &sp), 0);
+			assert_int_equal(jitmap_stopped_thread_reg(t, (unsigned)spno, &sp), 0);
 			/* From the stack pointer (and x86-64's red zone) up, 256 bytes at most. */
 			assert_true(t->stack_lo <= sp && sp < t->stack_hi);
 			assert_true(t->stack_hi - sp <= 256);
 			/* The thread target reads its stack from the copy: for a worker, blocked in
 			 * pause(), the same bytes it holds there now (the main thread ticks). */
-			const jitmap_target tt = jitmap_live_thread_target(l, i);
-			const jitmap_target whole = jitmap_live_target(l);
+			const jitmap_target tt = jitmap_stopped_thread_target(l, i);
+			const jitmap_target whole = jitmap_stopped_target(l);
 			uint8_t a[64], b[64];
 			char why[160];
 			assert_int_equal(tt.read_mem(tt.ctx, sp, a, sizeof(a), why, sizeof(why)), 0);
@@ -501,7 +501,7 @@ static void test_captured(void **state)
 				assert_contains(why, "above the stack bytes captured");
 			}
 			/* The stack target: the copy, and code; no other data. */
-			const jitmap_target stk = jitmap_live_thread_stack_target(l, i);
+			const jitmap_target stk = jitmap_stopped_thread_stack_target(l, i);
 			assert_int_equal(stk.read_mem(stk.ctx, sp, a, 8, why, sizeof(why)), 0);
 			assert_int_equal(stk.read_mem(stk.ctx, (uintptr_t)pattern, a, 8, why,
 						      sizeof(why)), -EFAULT);
@@ -512,7 +512,7 @@ static void test_captured(void **state)
 		}
 		assert_int_equal(cut, 3);
 		/* The rest of memory is read as the process runs: never kept. */
-		const jitmap_target m = jitmap_live_target(l);
+		const jitmap_target m = jitmap_stopped_target(l);
 		uint64_t x, y = 0;
 		char why[128];
 		assert_int_equal(m.read_mem(m.ctx, (uintptr_t)&sh->ticks, &x, 8, why, sizeof(why)), 0);
@@ -522,7 +522,7 @@ static void test_captured(void **state)
 						    sizeof(why)), 0);
 		}
 		assert_true(x != y);
-		jitmap_live_free(l);
+		jitmap_stopped_free(l);
 		reap(pid);
 	}
 }
@@ -531,14 +531,14 @@ static void test_captured(void **state)
 
 static void *detach_elsewhere(void *arg)
 {
-	return (void *)(intptr_t)jitmap_live_detach(arg);
+	return (void *)(intptr_t)jitmap_stopped_detach(arg);
 }
 
-static void expect_fail(pid_t pid, const jitmap_live_opts *o, int code, const char *reason)
+static void expect_fail(pid_t pid, const jitmap_stopped_opts *o, int code, const char *reason)
 {
 	jitmap_error err;
 	errno = 0;
-	jitmap_live *l = jitmap_live_open(pid, o, &err);
+	jitmap_stopped *l = jitmap_stopped_open_pid(pid, o, &err);
 	if (l)
 		fail_msg("open %d succeeded, expected %s", (int)pid, reason);
 	assert_int_equal(errno, code);
@@ -553,13 +553,13 @@ static void test_errors(void **state)
 	expect_fail(-5, NULL, EINVAL, "not a process ID");
 	/* Options: a size too small for sz itself; bytes this library does not know. */
 	struct {
-		jitmap_live_opts o;
+		jitmap_stopped_opts o;
 		uint64_t newer;
 	} big;
 	memset(&big, 0, sizeof(big)); /* padding too: the bytes past the known fields are read */
 	big.o.sz = sizeof(big);
 	big.newer = 1;
-	const jitmap_live_opts tiny = {.sz = 1};
+	const jitmap_stopped_opts tiny = {.sz = 1};
 	expect_fail(getpid(), &tiny, EINVAL, "sz is 1");
 	expect_fail(getpid(), &big.o, EINVAL, "does not know");
 	big.newer = 0; /* zero past the known fields: fine, and this is this process: EPERM */
@@ -593,7 +593,7 @@ static void test_errors(void **state)
 	/* Already traced (by this thread, through another object). */
 	const pid_t pid = spawn(1, TICK);
 	jitmap_error err;
-	jitmap_live *first = jitmap_live_open(pid, NULL, &err);
+	jitmap_stopped *first = jitmap_stopped_open_pid(pid, NULL, &err);
 	assert_non_null(first);
 	snprintf(want, sizeof(want), "cannot trace process %d (thread %d)", (int)pid, (int)pid);
 	expect_fail(pid, NULL, EPERM, want);
@@ -607,14 +607,14 @@ static void test_errors(void **state)
 	assert_int_equal(pthread_create(&other, NULL, detach_elsewhere, first), 0);
 	assert_int_equal(pthread_join(other, &other_rc), 0);
 	assert_int_equal((intptr_t)other_rc, -EPERM);
-	assert_true(jitmap_live_stopped(first));
+	assert_true(jitmap_stopped_is_stopped(first));
 	assert_false(ticking());
-	jitmap_live_free(first);
+	jitmap_stopped_free(first);
 	assert_true(ticking());
 
 	/* Interrupted before the first thread: nothing stays stopped or traced. */
 	static volatile sig_atomic_t flag = 1;
-	jitmap_live_opts o = opts_of(0);
+	jitmap_stopped_opts o = opts_of(0);
 	o.interrupt = &flag;
 	expect_fail(pid, &o, EINTR, "interrupted");
 	proc_status(pid, &tracer, &st);
@@ -637,15 +637,15 @@ static void test_other_user(void **state)
 			_exit(2);
 		jitmap_error err;
 		errno = 0;
-		jitmap_live *l = jitmap_live_open(victim, NULL, &err);
+		jitmap_stopped *l = jitmap_stopped_open_pid(victim, NULL, &err);
 		if (l)
 			_exit(3);
 		if (errno != EPERM || !strstr(err.reason, "Operation not permitted (another tracer, "
 					       "another user, or /proc/sys/kernel/yama/ptrace_scope)"))
 			_exit(4);
 		/* Without stopping: the memory is not readable either. */
-		const jitmap_live_opts o = opts_of(JITMAP_LIVE_NO_STOP);
-		l = jitmap_live_open(victim, &o, &err);
+		const jitmap_stopped_opts o = opts_of(JITMAP_STOPPED_NO_STOP);
+		l = jitmap_stopped_open_pid(victim, &o, &err);
 		if (l || (errno != EACCES && errno != EPERM) || !strstr(err.reason, "another user"))
 			_exit(5);
 		_exit(0);
@@ -751,10 +751,10 @@ static void test_lazy_scan_batched(void **state)
 				 (uint64_t)(uintptr_t)&entries[0]};
 	const pid_t pid = spawn(0, TICK);
 	jitmap_error err;
-	const jitmap_live_opts lo = opts_of(0);
-	jitmap_live *l = jitmap_live_open(pid, &lo, &err);
+	const jitmap_stopped_opts lo = opts_of(0);
+	jitmap_stopped *l = jitmap_stopped_open_pid(pid, &lo, &err);
 	assert_non_null(l);
-	const jitmap_target live = jitmap_live_target(l);
+	const jitmap_target live = jitmap_stopped_target(l);
 	const jitmap_target one_by_one = {(void *)&live, NULL, wrapped_read};
 	JITMAP_OPTS(const jitmap_process_opts, po, .flags = JITMAP_PROCESS_LAZY);
 	jitmap_process *a = jitmap_process_new(&live, &po), *b = jitmap_process_new(&one_by_one, &po);
@@ -796,7 +796,7 @@ static void test_lazy_scan_batched(void **state)
 	assert_int_equal(unreadable, 3 + 1); /* entries 7, 507 and 1007 in the hole; 11 into it */
 	jitmap_process_free(a);
 	jitmap_process_free(b);
-	jitmap_live_free(l);
+	jitmap_stopped_free(l);
 	reap(pid);
 	munmap(pages, 4096);
 	munmap(pages + 2 * 4096, 4096);
@@ -864,14 +864,14 @@ static int unprivileged_mapped_file(const char *dir, const char *lib, off_t lib_
 	int rc = 0;
 	char path[PATH_MAX], why[512], want[PATH_MAX + 32];
 	jitmap_error err;
-	jitmap_live *l = jitmap_live_open(victim, NULL, &err);
+	jitmap_stopped *l = jitmap_stopped_open_pid(victim, NULL, &err);
 	if (!l) {
 		rc = 14;
 		goto out;
 	}
 	/* map_files is root's: the path, as the process sees it (through its root only where
 	 * its mount namespace or root is not ours: here they are, so the path itself). */
-	int fd = jitmap_live_mapped_file(l, addr, path, sizeof(path), why, sizeof(why));
+	int fd = jitmap_stopped_mapped_file(l, addr, path, sizeof(path), why, sizeof(why));
 	char root[64];
 	if (jitmap_pid_root((int)victim, root, sizeof(root)) != 0)
 		rc = 19;
@@ -880,21 +880,21 @@ static int unprivileged_mapped_file(const char *dir, const char *lib, off_t lib_
 		rc = 15;
 	if (fd >= 0)
 		close(fd);
-	jitmap_live_free(l);
+	jitmap_stopped_free(l);
 	/* Upgraded under it: the path names another file now; the mapping cannot be opened. */
 	if (!rc && replace(lib, dir))
 		rc = 16;
-	l = rc ? NULL : jitmap_live_open(victim, NULL, &err);
+	l = rc ? NULL : jitmap_stopped_open_pid(victim, NULL, &err);
 	if (!rc && !l)
 		rc = 17;
 	if (l) {
-		fd = jitmap_live_mapped_file(l, addr, path, sizeof(path), why, sizeof(why));
+		fd = jitmap_stopped_mapped_file(l, addr, path, sizeof(path), why, sizeof(why));
 		if (fd != -ESTALE || !strstr(why, "was deleted since the process mapped it") ||
 		    !strstr(why, "cannot be opened (Operation not permitted)"))
 			rc = 18;
 		if (fd >= 0)
 			close(fd);
-		jitmap_live_free(l);
+		jitmap_stopped_free(l);
 	}
 out:
 	kill(victim, SIGKILL);
@@ -926,18 +926,18 @@ static void test_mappings(void **state)
 	const pid_t pid = spawn(0, TICK);
 	munmap(code, 8192);
 	jitmap_error err;
-	jitmap_live *l = jitmap_live_open(pid, NULL, &err);
+	jitmap_stopped *l = jitmap_stopped_open_pid(pid, NULL, &err);
 	assert_non_null(l);
 	char why[512], path[PATH_MAX], want[PATH_MAX];
 	const uint64_t at = (uint64_t)(uintptr_t)code + 100;
-	assert_int_equal(jitmap_live_code_at(l, at, why, sizeof(why)), 1);
-	assert_int_equal(jitmap_live_code_at(l, (uint64_t)(uintptr_t)pattern, why, sizeof(why)), 0);
+	assert_int_equal(jitmap_stopped_code_at(l, at, why, sizeof(why)), 1);
+	assert_int_equal(jitmap_stopped_code_at(l, (uint64_t)(uintptr_t)pattern, why, sizeof(why)), 0);
 	assert_contains(why, "rw-p mapping");
-	assert_int_equal(jitmap_live_code_at(l, 0x10, why, sizeof(why)), 0);
+	assert_int_equal(jitmap_stopped_code_at(l, 0x10, why, sizeof(why)), 0);
 	assert_contains(why, "0x10 is in no mapping of the process");
-	assert_int_equal(jitmap_live_code_at(NULL, 0x10, why, sizeof(why)), -EINVAL);
+	assert_int_equal(jitmap_stopped_code_at(NULL, 0x10, why, sizeof(why)), -EINVAL);
 	/* No file on the stack. */
-	assert_int_equal(jitmap_live_mapped_file(l, (uint64_t)(uintptr_t)&at, path, sizeof(path),
+	assert_int_equal(jitmap_stopped_mapped_file(l, (uint64_t)(uintptr_t)&at, path, sizeof(path),
 						 why, sizeof(why)), -ENOENT);
 	assert_contains(why, "no file is mapped at");
 
@@ -946,12 +946,12 @@ static void test_mappings(void **state)
 	snprintf(want, sizeof(want), "/proc/%d/map_files/", (int)pid);
 	for (int upgraded = 0; upgraded < 2; upgraded++) {
 		if (upgraded) {
-			jitmap_live_free(l);
+			jitmap_stopped_free(l);
 			assert_int_equal(replace(lib, dir), 0);
-			l = jitmap_live_open(pid, NULL, &err);
+			l = jitmap_stopped_open_pid(pid, NULL, &err);
 			assert_non_null(l);
 		}
-		fd = jitmap_live_mapped_file(l, at, path, sizeof(path), why, sizeof(why));
+		fd = jitmap_stopped_mapped_file(l, at, path, sizeof(path), why, sizeof(why));
 		if (geteuid() != 0) {
 			assert_true(fd >= 0 || upgraded);
 		} else {
@@ -963,7 +963,7 @@ static void test_mappings(void **state)
 		if (fd >= 0)
 			close(fd);
 	}
-	jitmap_live_free(l);
+	jitmap_stopped_free(l);
 	reap(pid);
 
 	/* Without map_files (not root): the path through the process's root, and an upgraded

@@ -105,52 +105,52 @@ static void snap_stopped(jitmap_stopped *s, struct snap *out)
 
 /* A core thread's frame registers rebuilt from its registers by hand (what jitmap-stack did
  * before the library gave them): the PC, then every register an unwinder tracks. */
-static bool rebuild_regs(const jitmap_core_thread_info *t, jitmap_arch arch, jitmap_frame_regs *r)
+static bool rebuild_regs(const jitmap_stopped_thread_info *t, jitmap_arch arch, jitmap_frame_regs *r)
 {
 	const int pc = jitmap_reg_pc(arch);
 	uint64_t v;
 	memset(r, 0, sizeof(*r));
-	if (pc < 0 || jitmap_core_thread_reg(t, (unsigned)pc, &v))
+	if (pc < 0 || jitmap_stopped_thread_reg(t, (unsigned)pc, &v))
 		return false;
 	r->pc = v;
 	for (unsigned k = 0; k < jitmap_arch_num_core_regs(arch) && k < JITMAP_UNWIND_MAX_REGS; k++)
-		if ((int)k != pc && jitmap_core_thread_reg(t, k, &v) == 0)
+		if ((int)k != pc && jitmap_stopped_thread_reg(t, k, &v) == 0)
 			jitmap_frame_reg_set(r, k, v);
 	return true;
 }
 
-static void snap_core(jitmap_core *c, struct snap *out)
+static void snap_core(jitmap_stopped *c, struct snap *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->arch = jitmap_core_arch(c);
-	out->order = jitmap_core_byte_order(c);
-	out->n = jitmap_core_num_threads(c);
+	out->arch = jitmap_stopped_arch(c);
+	out->order = jitmap_stopped_byte_order(c);
+	out->n = jitmap_stopped_num_threads(c);
 	assert_true(out->n <= MAX_THREADS);
 	for (size_t i = 0; i < out->n; i++) {
-		const jitmap_core_thread_info *t = jitmap_core_thread(c, i);
+		const jitmap_stopped_thread_info *t = jitmap_stopped_thread(c, i);
 		struct thread_snap *ts = &out->t[i];
 		ts->tid = (pid_t)t->tid;
 		ts->signal = t->signal;
 		ts->has_regs = rebuild_regs(t, out->arch, &ts->regs);
 		for (unsigned r = 0; r < MAX_REGNO; r++)
-			ts->rc[r] = jitmap_core_thread_reg(t, r, &ts->value[r]);
-		const jitmap_target tt = jitmap_core_thread_target(c, i);
+			ts->rc[r] = jitmap_stopped_thread_reg(t, r, &ts->value[r]);
+		const jitmap_target tt = jitmap_stopped_thread_target(c, i);
 		read_stack(&tt, out->arch, ts);
 	}
-	for (; jitmap_core_warning(c, out->nwarnings) && out->nwarnings < 8; out->nwarnings++)
+	for (; jitmap_stopped_warning(c, out->nwarnings) && out->nwarnings < 8; out->nwarnings++)
 		snprintf(out->warnings[out->nwarnings], 256, "%s",
-			 jitmap_core_warning(c, out->nwarnings));
+			 jitmap_stopped_warning(c, out->nwarnings));
 }
 
-static void snap_live(jitmap_live *l, struct snap *out)
+static void snap_live(jitmap_stopped *l, struct snap *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->arch = jitmap_live_arch(l);
-	out->order = jitmap_live_byte_order(l);
-	out->n = jitmap_live_num_threads(l);
+	out->arch = jitmap_stopped_arch(l);
+	out->order = jitmap_stopped_byte_order(l);
+	out->n = jitmap_stopped_num_threads(l);
 	assert_true(out->n <= MAX_THREADS);
 	for (size_t i = 0; i < out->n; i++) {
-		const jitmap_live_thread_info *t = jitmap_live_thread(l, i);
+		const jitmap_stopped_thread_info *t = jitmap_stopped_thread(l, i);
 		struct thread_snap *ts = &out->t[i];
 		ts->tid = t->tid;
 		snprintf(ts->name, sizeof(ts->name), "%s", t->name);
@@ -159,13 +159,13 @@ static void snap_live(jitmap_live *l, struct snap *out)
 		if (t->regs)
 			ts->regs = *t->regs;
 		for (unsigned r = 0; r < MAX_REGNO; r++)
-			ts->rc[r] = jitmap_live_thread_reg(t, r, &ts->value[r]);
-		const jitmap_target tt = jitmap_live_thread_target(l, i);
+			ts->rc[r] = jitmap_stopped_thread_reg(t, r, &ts->value[r]);
+		const jitmap_target tt = jitmap_stopped_thread_target(l, i);
 		read_stack(&tt, out->arch, ts);
 	}
-	for (; jitmap_live_warning(l, out->nwarnings) && out->nwarnings < 8; out->nwarnings++)
+	for (; jitmap_stopped_warning(l, out->nwarnings) && out->nwarnings < 8; out->nwarnings++)
 		snprintf(out->warnings[out->nwarnings], 256, "%s",
-			 jitmap_live_warning(l, out->nwarnings));
+			 jitmap_stopped_warning(l, out->nwarnings));
 }
 
 static void assert_same_snap(const struct snap *a, const struct snap *b)
@@ -306,21 +306,23 @@ static void write_core(const char *path, unsigned machine, jitmap_byte_order ord
 static void check_core_file(const char *path, const char *sysroot, bool no_files)
 {
 	jitmap_error err;
-	JITMAP_OPTS(const jitmap_core_opts, co, .sysroot = sysroot,
-		    .flags = no_files ? JITMAP_CORE_NO_FILES : 0);
+	JITMAP_OPTS(const jitmap_stopped_opts, co, .sysroot = sysroot,
+		    .flags = no_files ? JITMAP_STOPPED_NO_FILES : 0);
 	JITMAP_OPTS(const jitmap_stopped_opts, so, .sysroot = sysroot,
 		    .flags = no_files ? JITMAP_STOPPED_NO_FILES : 0);
-	jitmap_core *c = jitmap_core_open(path, &co, &err);
+	jitmap_stopped *c = jitmap_stopped_open_core(path, &co, &err);
 	if (!c)
 		fail_msg("%s: %s", path, err.reason);
 	jitmap_stopped *s = jitmap_stopped_open_core(path, &so, &err);
 	if (!s)
 		fail_msg("%s: %s", path, err.reason);
 	assert_int_equal(jitmap_stopped_kind_of(s), JITMAP_STOPPED_CORE);
-	assert_non_null(jitmap_stopped_core(s));
-	assert_null(jitmap_stopped_live(s));
-	assert_non_null(jitmap_core_elf(jitmap_stopped_core(s)));
-	assert_null(jitmap_core_elf(NULL));
+	/* What only a core has, asked of the one handle; what only a process has, a core's
+	 * "none". */
+	assert_non_null(jitmap_stopped_elf(s));
+	assert_null(jitmap_stopped_elf(NULL));
+	assert_null(jitmap_stopped_compression(s));
+	assert_true(jitmap_stopped_is_stopped(s));
 	/* NT_PRPSINFO's pr_fname: none in the synthetic cores, this program's in its real one
 	 * (a fork of it). */
 	const char *name = jitmap_stopped_name(s);
@@ -345,10 +347,10 @@ static void check_core_file(const char *path, const char *sysroot, bool no_files
 	/* Memory: segments, a file's bytes under the sysroot (or not, and why), nothing. */
 	const uint64_t addrs[] = {SEG_A, SEG_A + 0xff8, SEG_B + 0x7fc, SEG_B + 0x900,
 				  MAP_LIB + 0x1800, 0x50000, 8};
-	const jitmap_target ta = jitmap_core_target(c), tb = jitmap_stopped_target(s);
+	const jitmap_target ta = jitmap_stopped_target(c), tb = jitmap_stopped_target(s);
 	assert_same_target(&ta, &tb, addrs, ARRAY_LEN(addrs), 16);
 	for (size_t i = 0; i <= a.n; i++) {
-		const jitmap_target x = jitmap_core_thread_target(c, i);
+		const jitmap_target x = jitmap_stopped_thread_target(c, i);
 		const jitmap_target y = jitmap_stopped_thread_target(s, i);
 		if (i == a.n) {
 			assert_null(y.read_mem);
@@ -359,11 +361,11 @@ static void check_core_file(const char *path, const char *sysroot, bool no_files
 	}
 	for (size_t i = 0; i < ARRAY_LEN(addrs); i++) {
 		char wa[256] = "", wb[256] = "";
-		assert_int_equal(jitmap_core_code_at(c, addrs[i], wa, sizeof(wa)),
+		assert_int_equal(jitmap_stopped_code_at(c, addrs[i], wa, sizeof(wa)),
 				 jitmap_stopped_code_at(s, addrs[i], wb, sizeof(wb)));
 		assert_string_equal(wa, wb);
 		uint8_t ia[64], ib[64];
-		const size_t na = jitmap_core_build_id_at(c, addrs[i], ia, sizeof(ia));
+		const size_t na = jitmap_stopped_build_id_at(c, addrs[i], ia, sizeof(ia));
 		assert_int_equal(na, jitmap_stopped_build_id_at(s, addrs[i], ib, sizeof(ib)));
 		assert_memory_equal(ia, ib, na);
 	}
@@ -371,7 +373,7 @@ static void check_core_file(const char *path, const char *sysroot, bool no_files
 	assert_int_equal(jitmap_stopped_detach(s), 0);
 	assert_int_equal(jitmap_stopped_num_threads(s), a.n);
 	jitmap_stopped_free(s);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 }
 
 static void test_synthetic_cores(void **state)
@@ -443,7 +445,7 @@ static void test_synthetic_cores(void **state)
 		assert_int_equal(tt.read_reg(tt.ctx, 9999, b8, 8, why, sizeof(why)), -ENOENT);
 		assert_string_equal(why, "the core holds no register 9999 for thread 4242");
 		/* The ELF handle is the core's own, ready for a reader that takes one. */
-		Elf *elf = jitmap_core_elf(jitmap_stopped_core(s));
+		Elf *elf = jitmap_stopped_elf(s);
 		GElf_Ehdr eh;
 		assert_non_null(gelf_getehdr(elf, &eh));
 		assert_int_equal(eh.e_type, ET_CORE);
@@ -733,13 +735,13 @@ static void test_live(void **state)
 	const pid_t pid = spawn_stopped();
 	jitmap_error err;
 
-	/* The old calls first: what a process held still shows. */
-	jitmap_live *l = jitmap_live_open(pid, NULL, &err);
+	/* A first handle: what a process held still shows in the next. */
+	jitmap_stopped *l = jitmap_stopped_open_pid(pid, NULL, &err);
 	if (!l)
 		fail_msg("open: %s", err.reason);
 	struct snap a, b;
 	snap_live(l, &a);
-	jitmap_live_free(l);
+	jitmap_stopped_free(l);
 
 	jitmap_stopped *s = jitmap_stopped_open_pid(pid, NULL, &err);
 	if (!s)
@@ -749,10 +751,51 @@ static void test_live(void **state)
 	assert_int_equal(jitmap_stopped_kind_of(s), JITMAP_STOPPED_LIVE);
 	assert_int_equal(jitmap_stopped_pid(s), pid);
 	assert_string_equal(jitmap_stopped_name(s), "stop-main");
-	assert_null(jitmap_stopped_core(s));
-	jitmap_live *under = jitmap_stopped_live(s);
-	assert_non_null(under);
-	assert_true(jitmap_live_stopped(under));
+	/* What only a core has, a process's "none"; its own, asked of the same handle. */
+	assert_null(jitmap_stopped_elf(s));
+	assert_null(jitmap_stopped_compression(s));
+	assert_int_equal(jitmap_stopped_small(s, NULL, NULL, NULL), 0);
+	assert_int_equal(jitmap_stopped_num_jit_files(s), 0);
+	assert_null(jitmap_stopped_jit_file(s, 0));
+	assert_int_equal(jitmap_stopped_placed_file(s, 0, NULL, NULL), -ENOENT);
+	assert_int_equal(jitmap_stopped_find_symbol(s, "pattern", NULL, NULL, 0), 0);
+	const jitmap_arch host = jitmap_stopped_arch(s);
+	assert_int_equal(jitmap_stopped_elf_machine(s), host == JITMAP_ARCH_X86_64 ? EM_X86_64
+							 : host == JITMAP_ARCH_AARCH64 ? EM_AARCH64
+							 : EM_S390);
+	uint64_t pagesz = 0;
+	assert_int_equal(jitmap_stopped_auxv(s, AT_PAGESZ, &pagesz), 0);
+	assert_int_equal(pagesz, (uint64_t)sysconf(_SC_PAGESIZE));
+	assert_int_equal(jitmap_stopped_auxv(s, 0x7fffffff, NULL), -ENOENT);
+	jitmap_stopped_memory_info mi = {.sz = sizeof(mi)};
+	assert_int_equal(jitmap_stopped_memory(s, (uint64_t)(uintptr_t)pattern, &mi), 0);
+	assert_int_equal(mi.source, JITMAP_STOPPED_MEM_PROCESS);
+	assert_true(mi.segment_start <= (uint64_t)(uintptr_t)pattern &&
+		    (uint64_t)(uintptr_t)pattern < mi.segment_end);
+	assert_int_equal(mi.size, mi.segment_end - (uint64_t)(uintptr_t)pattern);
+	assert_true(mi.segment_flags & PF_R);
+	assert_int_equal(jitmap_stopped_memory(s, 8, &mi), 0);
+	assert_int_equal(mi.source, JITMAP_STOPPED_MEM_NONE);
+	assert_contains(mi.why, "in no mapping");
+	/* Its file mappings: the executable's among them, opened as the process maps it. */
+	bool exe_mapped = false;
+	for (size_t i = 0; i < jitmap_stopped_num_mappings(s); i++) {
+		const jitmap_stopped_mapping_info *mp = jitmap_stopped_mapping(s, i);
+		assert_true(mp->start < mp->end);
+		assert_ptr_equal(mp->path, mp->core_path);
+		exe_mapped |= mp->start <= (uint64_t)(uintptr_t)test_live &&
+			      (uint64_t)(uintptr_t)test_live < mp->end;
+	}
+	assert_true(exe_mapped);
+	assert_null(jitmap_stopped_mapping(s, jitmap_stopped_num_mappings(s)));
+	char mpath[4096], mwhy[256];
+	const int mfd = jitmap_stopped_mapped_file(s, (uint64_t)(uintptr_t)test_live, mpath,
+						   sizeof(mpath), mwhy, sizeof(mwhy));
+	assert_true(mfd >= 0);
+	close(mfd);
+	assert_int_equal(jitmap_stopped_mapped_file(s, 8, mpath, sizeof(mpath), NULL, 0), -ENOENT);
+	jitmap_stopped *under = s; /* the one face: a process's own calls are these */
+	assert_true(jitmap_stopped_is_stopped(under));
 	assert_int_equal(tracer_of(pid), getpid());
 	assert_int_equal(b.n, 3);
 	assert_int_equal(b.t[0].tid, pid);
@@ -764,9 +807,9 @@ static void test_live(void **state)
 	}
 	assert_int_equal(workers, 2);
 
-	/* The live process's own thread structs are views of the same threads. */
+	/* Each thread asked twice is the same thread. */
 	for (size_t i = 0; i < b.n; i++) {
-		const jitmap_live_thread_info *x = jitmap_live_thread(under, i);
+		const jitmap_stopped_thread_info *x = jitmap_stopped_thread(under, i);
 		const jitmap_stopped_thread_info *y = jitmap_stopped_thread(s, i);
 		assert_int_equal(x->tid, y->tid);
 		assert_ptr_equal(x->name, y->name);
@@ -774,7 +817,7 @@ static void test_live(void **state)
 		assert_int_equal(x->error, y->error);
 		assert_ptr_equal(x->why, y->why);
 		assert_ptr_equal(x->regs, y->regs);
-		const jitmap_target tx = jitmap_live_thread_target(under, i);
+		const jitmap_target tx = jitmap_stopped_thread_target(under, i);
 		const jitmap_target ty = jitmap_stopped_thread_target(s, i);
 		const uint64_t addrs[] = {(uint64_t)(uintptr_t)pattern, b.t[i].regs.pc, 8};
 		assert_same_target(&tx, &ty, addrs, ARRAY_LEN(addrs), sizeof(pattern));
@@ -790,13 +833,13 @@ static void test_live(void **state)
 	assert_int_equal(m.read_mem(m.ctx, (uint64_t)(uintptr_t)pattern, buf, sizeof(buf), why,
 				    sizeof(why)), 0);
 	assert_memory_equal(buf, pattern, sizeof(pattern));
-	const jitmap_target lt = jitmap_live_target(under);
+	const jitmap_target lt = jitmap_stopped_target(under);
 	const uint64_t addrs[] = {(uint64_t)(uintptr_t)pattern + 4000, 8,
 				  UINT64_C(0xfffffffffffff000)};
 	assert_same_target(&lt, &m, addrs, ARRAY_LEN(addrs), 200);
 	for (size_t i = 0; i < ARRAY_LEN(addrs); i++) {
 		char wa[256] = "", wb[256] = "";
-		assert_int_equal(jitmap_live_code_at(under, addrs[i], wa, sizeof(wa)),
+		assert_int_equal(jitmap_stopped_code_at(under, addrs[i], wa, sizeof(wa)),
 				 jitmap_stopped_code_at(s, addrs[i], wb, sizeof(wb)));
 		assert_string_equal(wa, wb);
 	}
@@ -805,7 +848,7 @@ static void test_live(void **state)
 
 	/* Let go: untraced, still group-stopped; what was read stays. */
 	assert_int_equal(jitmap_stopped_detach(s), 0);
-	assert_false(jitmap_live_stopped(under));
+	assert_false(jitmap_stopped_is_stopped(under));
 	assert_int_equal(tracer_of(pid), 0);
 	assert_int_equal(jitmap_stopped_detach(s), 0);
 	assert_int_equal(jitmap_stopped_num_threads(s), 3);
@@ -823,7 +866,7 @@ static void test_live(void **state)
 		const jitmap_stopped_thread_info *t = jitmap_stopped_thread(s, i);
 		assert_int_equal(t->error, -ENODATA);
 		assert_null(t->regs);
-		assert_contains(t->why, "JITMAP_LIVE_NO_STOP");
+		assert_contains(t->why, "JITMAP_STOPPED_NO_STOP");
 		uint64_t v;
 		assert_int_equal(jitmap_stopped_thread_reg(t, 7, &v), -ENOENT);
 		const jitmap_target tt = jitmap_stopped_thread_target(s, i);
@@ -831,7 +874,7 @@ static void test_live(void **state)
 		assert_int_equal(tt.read_reg(tt.ctx, 7, reg, 8, why, sizeof(why)), -ENOENT);
 		char want[256];
 		snprintf(want, sizeof(want), "thread %d has no register 7: the thread was not "
-			 "stopped (JITMAP_LIVE_NO_STOP): its registers are not read", (int)t->tid);
+			 "stopped (JITMAP_STOPPED_NO_STOP): its registers are not read", (int)t->tid);
 		assert_string_equal(why, want);
 	}
 	const jitmap_target nm = jitmap_stopped_target(s);
@@ -859,7 +902,7 @@ static void expect_core_fail(const char *path, int code)
 {
 	jitmap_error e1, e2;
 	errno = 0;
-	assert_null(jitmap_core_open(path, NULL, &e1));
+	assert_null(jitmap_stopped_open_core(path, NULL, &e1));
 	const int errno1 = errno;
 	errno = 0;
 	assert_null(jitmap_stopped_open_core(path, NULL, &e2));
@@ -875,7 +918,7 @@ static void expect_pid_fail(pid_t pid, int code)
 {
 	jitmap_error e1, e2;
 	errno = 0;
-	assert_null(jitmap_live_open(pid, NULL, &e1));
+	assert_null(jitmap_stopped_open_pid(pid, NULL, &e1));
 	const int errno1 = errno;
 	errno = 0;
 	assert_null(jitmap_stopped_open_pid(pid, NULL, &e2));
