@@ -80,37 +80,47 @@ for name, _ in tools:
 print("(a freeze under 0.5 ms is not noted: 0)")
 
 # The library's own clock: each thread's stop, from its PTRACE_INTERRUPT to its PTRACE_DETACH
-# (jitmap_live_thread_info.stopped_ns), in each mode.
-class Opts(ctypes.Structure):
-    _fields_ = [("sz", ctypes.c_size_t), ("max_threads", ctypes.c_size_t),
-                ("max_rounds", ctypes.c_uint), ("flags", ctypes.c_uint),
-                ("interrupt", ctypes.c_void_p), ("stack_bytes", ctypes.c_size_t)]
-class Thread(ctypes.Structure):
+# (jitmap_stopped_thread_info.stopped_ns), in each mode.
+class Opts(ctypes.Structure):  # jitmap_stopped_opts (stopped.h)
+    _fields_ = [("sz", ctypes.c_size_t), ("exe", ctypes.c_char_p), ("sysroot", ctypes.c_char_p),
+                ("max_threads", ctypes.c_size_t), ("flags", ctypes.c_uint),
+                ("max_rounds", ctypes.c_uint), ("interrupt", ctypes.c_void_p),
+                ("stack_bytes", ctypes.c_size_t), ("debug_dirs", ctypes.c_char_p)]
+class Thread(ctypes.Structure):  # jitmap_stopped_thread_info (stopped.h)
     _fields_ = [("tid", ctypes.c_int), ("name", ctypes.c_char_p), ("signal", ctypes.c_int),
                 ("error", ctypes.c_int), ("why", ctypes.c_char_p), ("regs", ctypes.c_void_p),
+                ("num_gregs", ctypes.c_size_t), ("gregs", ctypes.c_void_p),
                 ("stack_lo", ctypes.c_uint64), ("stack_hi", ctypes.c_uint64),
-                ("stopped_ns", ctypes.c_uint64), ("stack_cut", ctypes.c_bool)]
+                ("stopped_ns", ctypes.c_uint64), ("stack_cut", ctypes.c_bool),
+                ("past_copy", ctypes.c_uint64)]
 lib = ctypes.CDLL(libpath)
-lib.jitmap_live_open.restype = ctypes.c_void_p
-lib.jitmap_live_open.argtypes = [ctypes.c_int, ctypes.POINTER(Opts), ctypes.c_void_p]
-lib.jitmap_live_num_threads.restype = ctypes.c_size_t
-lib.jitmap_live_num_threads.argtypes = [ctypes.c_void_p]
-lib.jitmap_live_thread.restype = ctypes.POINTER(Thread)
-lib.jitmap_live_thread.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-lib.jitmap_live_free.argtypes = [ctypes.c_void_p]
+lib.jitmap_offsetof.restype = ctypes.c_size_t
+lib.jitmap_offsetof.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+for cls, cname in ((Opts, b"jitmap_stopped_opts"), (Thread, b"jitmap_stopped_thread_info")):
+    for f, _ in cls._fields_:
+        if lib.jitmap_offsetof(cname, f.encode()) != getattr(cls, f).offset:
+            sys.exit("bench/freeze.sh: %s.%s is not where this script reads it" % (cname, f))
+lib.jitmap_stopped_open_pid.restype = ctypes.c_void_p
+lib.jitmap_stopped_open_pid.argtypes = [ctypes.c_int, ctypes.POINTER(Opts), ctypes.c_void_p]
+lib.jitmap_stopped_num_threads.restype = ctypes.c_size_t
+lib.jitmap_stopped_num_threads.argtypes = [ctypes.c_void_p]
+lib.jitmap_stopped_thread.restype = ctypes.POINTER(Thread)
+lib.jitmap_stopped_thread.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+lib.jitmap_stopped_free.argtypes = [ctypes.c_void_p]
 print()
 print("| libjitmap, %d opens each | a thread's stop, us: median | longest | stack copied, KiB: max |" % runs)
 print("|---|---|---|---|")
-for label, flags in (("by thread (JITMAP_LIVE_BY_THREAD)", 2), ("snapshot (JITMAP_LIVE_SNAPSHOT)", 4)):
+for label, flags in (("by thread (JITMAP_STOPPED_BY_THREAD)", 4),
+                     ("snapshot (JITMAP_STOPPED_SNAPSHOT)", 8)):
     stops, copied = [], []
     for _ in range(runs):
-        o = Opts(ctypes.sizeof(Opts), 0, 0, flags, None, 0)
-        l = lib.jitmap_live_open(int(pid), ctypes.byref(o), None)
-        for i in range(lib.jitmap_live_num_threads(l)):
-            t = lib.jitmap_live_thread(l, i).contents
+        o = Opts(sz=ctypes.sizeof(Opts), flags=flags)
+        l = lib.jitmap_stopped_open_pid(int(pid), ctypes.byref(o), None)
+        for i in range(lib.jitmap_stopped_num_threads(l)):
+            t = lib.jitmap_stopped_thread(l, i).contents
             stops.append(t.stopped_ns / 1000)
             copied.append((t.stack_hi - t.stack_lo) / 1024)
-        lib.jitmap_live_free(l)
+        lib.jitmap_stopped_free(l)
         time.sleep(0.05)
     print("| %s | %.0f | %.0f | %.1f |" % (label, statistics.median(stops), max(stops), max(copied)))
 same = outs[tools[0][0]] == outs[tools[1][0]]
