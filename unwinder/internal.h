@@ -1,6 +1,8 @@
 /* internal.h (unwinder/): what the unwinder's files share: the CFI row of one PC, in a form
- * that does not depend on libdwarf, so that unwind.c evaluates rules without knowing where
- * they came from (cfi.c makes it), and the code walk (walk.c). */
+ * that does not depend on libdwarf, so that the CFI method (step_rules.c) evaluates rules
+ * without knowing where they came from (cfi.c makes it), and the code walk (walk.c); what the
+ * layers above use (jitmap__follows_call, jitmap__unwind_step). One step's own context is
+ * step.h's. */
 #ifndef JITMAP_UNWIND_INTERNAL_H
 #define JITMAP_UNWIND_INTERNAL_H
 
