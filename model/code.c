@@ -1,6 +1,8 @@
 /* code.c (the process model): JIT code by address. Which image's code holds a PC (the code
- * table of images.c, images handed in checked against the staleness rule, a glanced image opened,
- * a perf map's code last), its function there, and the image's CFI, read once.
+ * table of images.c, images handed in that may be used, a glanced image opened, a perf map's
+ * code last), its function there, and the image's CFI, read once. A lookup reads only what was
+ * never read (an image's first use): reading again, and dropping what is stale, is the refresh's
+ * (handed.c), once per stop.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,37 +14,25 @@
 /* -- JIT code by address -- */
 
 /* The range holding `addr`, of images handed in only when `handed_only`. An image handed in
- * is checked against the staleness rule first: one not usable now is passed over, and when
- * one is dropped the table has changed and the search starts again. 0, -ENOENT, -ENOMEM. */
+ * that may not be used (its code unreadable at its first use) is passed over; one used for the
+ * first time is sampled now (the staleness rule: compared at the next refresh, never here).
+ * 0, -ENOENT, -ENOMEM. */
 static int code_find(jitmap_process *p, uint64_t addr, bool handed_only,
 		     const struct code_range **out)
 {
-	for (;;) {
-		if (p->code_dirty && jitmap__code_rebuild(p))
-			return -ENOMEM;
-		/* The range starting last at or before addr that holds it: ranges from hostile
-		 * images may overlap, so look back while an earlier range may still reach addr. */
-		bool again = false;
-		for (size_t i = jitmap__code_after(p, addr, true);
-		     i-- > 0 && p->code[i].max_hi > addr;) {
-			const struct code_range *c = &p->code[i];
-			if (addr >= c->hi || (handed_only && !c->s->handed))
-				continue;
-			if (c->s->handed) {
-				const int usable = jitmap__image_check(p, c->s);
-				if (usable < 0) {
-					again = true;
-					break;
-				}
-				if (!usable)
-					continue;
-			}
-			*out = c;
-			return 0;
-		}
-		if (!again)
-			return -ENOENT;
+	if (p->code_dirty && jitmap__code_rebuild(p))
+		return -ENOMEM;
+	/* The range starting last at or before addr that holds it: ranges from hostile images
+	 * may overlap, so look back while an earlier range may still reach addr. */
+	for (size_t i = jitmap__code_after(p, addr, true); i-- > 0 && p->code[i].max_hi > addr;) {
+		const struct code_range *c = &p->code[i];
+		if (addr >= c->hi || (handed_only && !c->s->handed) ||
+		    (c->s->handed && !jitmap__image_usable(p, c->s)))
+			continue;
+		*out = c;
+		return 0;
 	}
+	return -ENOENT;
 }
 
 static void code_fill(const struct code_range *c, uint64_t addr, jitmap_code_info *out)
@@ -110,8 +100,7 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 		if (!p->code_dirty)
 			break;
 	}
-	jitmap__recheck_due(p, s);
-	if (s->recheck) { /* a handed-in image, or a lazy scan's entry: read it now */
+	if (s->recheck) { /* its first use (an image handed in, a lazy scan's entry): read now */
 		s->recheck = false;
 		if (jitmap__refresh_live(p, s) && jitmap__index_now(p, s))
 			jitmap__problem(&s->problems, SIZE_MAX, "%s: out of memory indexing its stackmap",
@@ -121,10 +110,29 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 	return 0;
 }
 
+/* The code at `addr` as the process holds it now, for the frame model: reads nothing, drops
+ * nothing. An image not opened yet (a lazy scan's) answers with its range alone; an image
+ * handed in whose code could not be read at its first use is passed over. The code table is
+ * made again when a scan or a newly opened image changed it. 0, -ENOENT, -ENOMEM. */
+int jitmap__code_known(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
+{
+	if (p->code_dirty && jitmap__code_rebuild(p))
+		return -ENOMEM;
+	for (size_t i = jitmap__code_after(p, addr, true); i-- > 0 && p->code[i].max_hi > addr;) {
+		const struct code_range *c = &p->code[i];
+		if (addr >= c->hi || (c->s->handed && !c->s->code_check && !c->s->usable))
+			continue;
+		code_fill(c, addr, out);
+		return 0;
+	}
+	return p->perfmap ? perfmap_code(p, addr, out) : -ENOENT;
+}
+
 int jitmap_process_image_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
 {
 	if (!p || !out)
 		return -EINVAL;
+	jitmap__refresh(p); /* a debugger's first question at a stop */
 	const struct code_range *c;
 	const int rc = code_find(p, addr, true, &c);
 	if (!rc)

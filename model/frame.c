@@ -284,12 +284,13 @@ jitmap_frame_report *jitmap_frame_describe(jitmap_process *p, const jitmap_frame
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* The code the PC is in (a return address may lie just past its call's function): a
-	 * stackmap the process reads lazily is read now. */
+	/* The code the PC is in (a return address may lie just past its call's function), as
+	 * the process holds it: describing reads nothing of the process model (a stop's scan
+	 * or refresh read it, a walk's jitmap_process_code_at what is read at first need). */
 	jitmap_code_info code;
-	bool have_code = jitmap_process_code_at(p, d.pc, &code) == 0;
+	bool have_code = jitmap__code_known(p, d.pc, &code) == 0;
 	if (!have_code && d.return_address && d.pc)
-		have_code = jitmap_process_code_at(p, d.pc - 1, &code) == 0;
+		have_code = jitmap__code_known(p, d.pc - 1, &code) == 0;
 
 	int rc = 0;
 	jitmap_hit hits[MAX_RECORDS];

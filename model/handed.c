@@ -1,7 +1,8 @@
 /* handed.c (the process model): the images a debugger hands in (jitmap_process_add_image),
  * kept across scans, sorted by id. Their live sections are read at first use; their code is
- * sampled then and compared once after each recheck (the staleness rule of process.h); one that
- * is stale, or replaced by a newer image over the same code, is dropped and said so.
+ * sampled then and compared at the refresh after each recheck (the staleness rule of
+ * process.h), once per stop and never during a lookup; one that is stale, or replaced by a newer
+ * image over the same code, is dropped and said so.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -48,60 +49,90 @@ static void drop_image(jitmap_process *p, struct source *s, bool replaced, const
 		remove_handed(p, at);
 }
 
-void jitmap__recheck_due(const jitmap_process *p, struct source *s)
+/* Sample the code of the image handed in `s` at its first use (the staleness rule of
+ * process.h): the first 16 bytes of its first function, else of its code. One whose code cannot
+ * be read is not used (s->usable false, the problem said) until a refresh can read it. */
+static void sample_code(jitmap_process *p, struct source *s)
 {
-	if (s->handed && s->recheck_gen != p->recheck_gen) {
-		s->recheck_gen = p->recheck_gen;
-		s->recheck = s->code_check = true;
-	}
-}
-
-/* Whether the image handed in `s` may be used now (the staleness rule of process.h): 1; 0
- * when its code could not be read at its first use (used once a later stop can read it); -1
- * when it is stale, and dropped. Its code is looked at once after each recheck. */
-int jitmap__image_check(jitmap_process *p, struct source *s)
-{
-	jitmap__recheck_due(p, s);
-	if (!s->code_check)
-		return s->usable;
-	s->code_check = false;
 	s->usable = true;
 	if (!s->image || jitmap__make_fns(s) || !s->nspans)
-		return 1; /* no code to look at (or no memory to look with) */
-	const uint64_t at = s->sampled ? s->sample_at : s->nfns ? s->fns[0].lo : s->spans[0].lo;
+		return; /* no code to look at (or no memory to look with) */
+	const uint64_t at = s->nfns ? s->fns[0].lo : s->spans[0].lo;
 	const jitmap_image_range *r = jitmap__span_at(s, at);
-	const size_t len = s->sampled ? s->code_sample_len
-			   : r->hi - at < CODE_SAMPLE ? (size_t)(r->hi - at) : CODE_SAMPLE;
-	uint8_t now[CODE_SAMPLE];
+	const size_t len = r->hi - at < CODE_SAMPLE ? (size_t)(r->hi - at) : CODE_SAMPLE;
 	char why[160];
-	const int rc = jitmap__read_mem(p, at, now, len, why, sizeof(why));
-	if (!s->sampled) {
-		if (rc) {
-			s->usable = false;
-			jitmap__set_problem(&s->code_problem, "%s: its code at 0x%" PRIx64 " cannot be read: %s",
+	if (jitmap__read_mem(p, at, s->code_sample, len, why, sizeof(why))) {
+		s->usable = false;
+		jitmap__set_problem(&s->code_problem, "%s: its code at 0x%" PRIx64 " cannot be read: %s",
 				    s->name, at, why);
-			return 0;
-		}
-		free(s->code_problem);
-		s->code_problem = NULL;
-		s->sampled = true;
-		s->sample_at = at;
-		s->code_sample_len = len;
-		memcpy(s->code_sample, now, len);
-		return 1;
+		return;
 	}
-	if (rc || memcmp(now, s->code_sample, len)) {
-		char text[320];
-		if (rc)
-			snprintf(text, sizeof(text), "%s: its code at 0x%" PRIx64 " cannot be read any "
-				 "more: %s", s->name, at, why);
-		else
-			snprintf(text, sizeof(text), "%s: its code at 0x%" PRIx64 " changed since it "
-				 "was first used", s->name, at);
-		drop_image(p, s, false, text);
-		return -1;
+	free(s->code_problem);
+	s->code_problem = NULL;
+	s->sampled = true;
+	s->sample_at = at;
+	s->code_sample_len = len;
+}
+
+int jitmap__image_usable(jitmap_process *p, struct source *s)
+{
+	if (s->code_check) {
+		s->code_check = false;
+		sample_code(p, s);
 	}
-	return 1;
+	return s->usable;
+}
+
+/* Whether the code sampled at the image's first use is still there (else it is dropped, and
+ * said why); one whose first sample could not be read is sampled again. */
+static bool code_still_there(jitmap_process *p, struct source *s)
+{
+	if (s->code_check)
+		return true; /* not used yet: sampled at its first use */
+	if (!s->sampled) {
+		if (s->code_problem)
+			sample_code(p, s);
+		return true;
+	}
+	uint8_t now[CODE_SAMPLE];
+	char why[160], text[320];
+	const int rc = jitmap__read_mem(p, s->sample_at, now, s->code_sample_len, why, sizeof(why));
+	if (!rc && !memcmp(now, s->code_sample, s->code_sample_len))
+		return true;
+	if (rc)
+		snprintf(text, sizeof(text), "%s: its code at 0x%" PRIx64 " cannot be read any "
+			 "more: %s", s->name, s->sample_at, why);
+	else
+		snprintf(text, sizeof(text), "%s: its code at 0x%" PRIx64 " changed since it "
+			 "was first used", s->name, s->sample_at);
+	drop_image(p, s, false, text);
+	return false;
+}
+
+/* -- A stop --
+ *
+ * What a recheck asks for is done here, once, for every image handed in that was used: its
+ * code compared with its sample (stale: dropped), its live section read again by the policy.
+ * Lookups come after it and only read what was never read (an image's first use); none of
+ * them reads an image again, drops or frees one. */
+
+void jitmap__refresh(jitmap_process *p)
+{
+	if (p->refreshed_gen == p->recheck_gen)
+		return;
+	p->refreshed_gen = p->recheck_gen;
+	for (size_t i = 0; i < p->nhanded;) {
+		struct source *s = p->handed[i];
+		if (!code_still_there(p, s))
+			continue; /* dropped: the next one is at i now */
+		i++;
+		/* Read before (else it is read at its first use), and usable. */
+		if (s->recheck || !s->usable || !jitmap__refresh_live(p, s))
+			continue;
+		if (jitmap__index_now(p, s))
+			jitmap__problem(&s->problems, SIZE_MAX,
+					"%s: out of memory indexing its stackmap", s->name);
+	}
 }
 
 /* JITMAP_PROCESS_REPLACE_IMAGES: the images handed in whose code overlaps `s`'s go. */
@@ -147,7 +178,6 @@ int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, 
 	s->bytes = image;
 	s->symfile_size = size;
 	s->code_check = true; /* sampled at its first use */
-	s->recheck_gen = p->recheck_gen;
 	if (where)
 		snprintf(s->name, sizeof(s->name), "%s", where);
 	else
@@ -196,17 +226,19 @@ void jitmap_process_recheck(jitmap_process *p)
 	if (!p)
 		return;
 	p->gen++;
-	p->recheck_gen++; /* each handed image: at its next use (jitmap__recheck_due) */
+	p->recheck_gen++; /* each handed image used: at the next refresh (jitmap__refresh) */
 	if (!p->scanning)
 		jitmap__free_buried(p);
 }
 
 const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p, uint64_t id)
 {
+	if (p)
+		jitmap__refresh(p); /* a debugger's first question at a stop */
 	struct source *s = p ? jitmap__handed(p, id) : NULL;
-	if (!s || jitmap__image_check(p, s) <= 0)
+	if (!s || !jitmap__image_usable(p, s))
 		return NULL;
-	if (s->recheck) {
+	if (s->recheck) { /* its first use: its live section is read now */
 		s->recheck = false;
 		if (jitmap__refresh_live(p, s) && jitmap__index_now(p, s))
 			jitmap__problem(&s->problems, SIZE_MAX, "%s: out of memory indexing its stackmap",

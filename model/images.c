@@ -312,6 +312,7 @@ int jitmap__scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_
 			s = NULL;
 		}
 	}
+	const bool kept = s != NULL;
 	if (!s) {
 		if (jitmap__grow(&p->jit, &p->cap_jit, p->njit + 1, sizeof(*p->jit)))
 			return -ENOMEM;
@@ -332,8 +333,11 @@ int jitmap__scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_
 		p->njit++;
 	}
 	s->seen = true;
-	if (p->lazy)
-		s->recheck = true; /* read at jitmap_process_code_at */
+	/* A lazy scan reads an entry's live section at its first use (jitmap_process_code_at);
+	 * one read before is read again here, at the scan, as any scan's: a lookup never reads
+	 * again. */
+	if (p->lazy && (!kept || s->recheck))
+		s->recheck = true;
 	else
 		jitmap__refresh_live(p, s);
 	return jitmap__list_source(p, s);

@@ -32,8 +32,14 @@ const jitmap_stackmap *jitmap__process_stackmap(const struct jitmap_process *p, 
  * Its files, bottom first, each calling only those before it: sources.c (texts, reads of
  * target memory, parsed sections and their place in the index, a source's life) < images.c (JIT
  * entries, their images, code and functions, the code table) < handed.c (images a debugger
- * hands in) < scan.c (descriptors, loaded files, cores: a scan) < code.c (JIT code by address,
- * its CFI) and process.c (the object, its accessors, the frame model's questions). */
+ * hands in, and the refresh at a stop) < scan.c (descriptors, loaded files, cores: a scan) <
+ * code.c (JIT code by address, its CFI) and process.c (the object, its accessors, the frame
+ * model's questions).
+ *
+ * Reading happens at two moments: at a stop (a scan; the refresh after a recheck, which reads
+ * again, drops what is stale and frees) and at an image's first use (jitmap_process_code_at and
+ * the debugger's lookups of images handed in). The frame model only looks up (code.c's
+ * jitmap__code_known, process.c's accessors): describing a frame never reads. */
 
 #define SAMPLE 64 /* image bytes compared to decide that a kept entry is the same */
 #define CODE_SAMPLE 16 /* code bytes compared to decide that an image handed in is stale */
@@ -79,9 +85,8 @@ struct source {
 	bool handed;    /* an image handed in by a debugger (jitmap_process_add_image) */
 	uint64_t id;    /* handed: its id */
 	const void *bytes; /* handed: the image's bytes, while jitmap_process_add_image runs */
-	bool recheck;   /* handed: look at the live section again at next use */
-	uint64_t recheck_gen; /* handed: the process's recheck_gen its flags were last brought to
-			       * (jitmap__recheck_due) */
+	bool recheck;   /* its live section not read yet: read at its first use (an image
+			 * handed in, a lazy scan's entry) */
 	bool seen;      /* in the current scan */
 	bool listed;    /* in jitmap_process_source's list */
 	size_t listed_at; /* its index there */
@@ -133,8 +138,8 @@ struct source {
 	uint64_t cfi_failed;      /* the generation whose attempt failed, + 1 (0: none) */
 	char *cfi_problem;
 	/* Handed: whether its code is still what it was at its first use. */
-	bool code_check;          /* compare the sample at the next use */
-	bool usable;              /* the last comparison's answer */
+	bool code_check;          /* not sampled yet: sample at its first use */
+	bool usable;              /* whether its code could be sampled */
 	bool sampled;
 	uint64_t sample_at;
 	size_t code_sample_len;
@@ -176,9 +181,10 @@ struct jitmap_process {
 	bool replace_images; /* JITMAP_PROCESS_REPLACE_IMAGES */
 	char *debug_dirs;    /* jitmap_process_opts.debug_dirs, or NULL */
 	uint64_t gen;        /* bumped by each recheck and scan: failed CFI reads try again */
-	uint64_t recheck_gen; /* bumped by each recheck: a handed image whose own is older is
-			       * looked at again at its next use (one increment, not a walk over
-			       * every image: GDB rechecks at each of thousands of registrations) */
+	uint64_t recheck_gen; /* bumped by each recheck: the images handed in are looked at again
+			       * at the next refresh (one increment, not a walk over every image:
+			       * GDB rechecks at each of thousands of registrations) */
+	uint64_t refreshed_gen; /* the recheck_gen the last refresh (jitmap__refresh) answered */
 	struct drop *drops;  /* images dropped, until jitmap_process_take_dropped */
 	size_t ndrops, cap_drops;
 	struct jitmap__problems taken; /* the `why` of the last take */
@@ -235,10 +241,17 @@ size_t jitmap__code_after(const jitmap_process *p, uint64_t addr, bool strictly)
 /* handed.c */
 /* The image handed in with `id`, or NULL. */
 struct source *jitmap__handed(const jitmap_process *p, uint64_t id);
-/* A handed image not looked at since the last jitmap_process_recheck: its recheck and
- * code_check set (to be read again and its code compared at this use). */
-void jitmap__recheck_due(const jitmap_process *p, struct source *s);
-int jitmap__image_check(jitmap_process *p, struct source *s);
+/* Whether the image handed in `s` may be used (its code sampled at this, its first use, or
+ * before): reads nothing else, drops nothing. */
+int jitmap__image_usable(jitmap_process *p, struct source *s);
+/* A stop: once after each jitmap_process_recheck, every image handed in that was used is
+ * looked at again (its code compared with its sample: stale, dropped; its live section read
+ * again by the policy). Called where a stop's questions begin (scan_end, a debugger's first
+ * lookup of an image handed in), never by a lookup of the frame model. */
+void jitmap__refresh(jitmap_process *p);
+
+/* code.c */
+int jitmap__code_known(jitmap_process *p, uint64_t addr, jitmap_code_info *out);
 
 /* scan.c */
 void jitmap__free_descriptors(jitmap_process *p);

@@ -396,5 +396,8 @@ int jitmap_process_scan_end(jitmap_process *p)
 	p->code_dirty = true;
 	jitmap__free_buried(p);
 	p->scanning = false;
+	/* A scan is a stop: the images handed in are looked at again here, not by the lookups
+	 * that follow. */
+	jitmap__refresh(p);
 	return rc;
 }

@@ -76,9 +76,12 @@ typedef struct jitmap_frame_report jitmap_frame_report;
 
 /* Describe the frame `desc` says, against the stackmaps of `p` (its PC index, the images its
  * code lies in, their deopt layouts, the source each stackmap came from). Every location of
- * every record found is evaluated now, through desc->target. Returns a new report, or NULL
- * with errno set (EINVAL: a NULL argument or bad `sz`; ENOMEM). Finding no record is not a
- * failure: see jitmap_frame_report_num_records. */
+ * every record found is evaluated now, through desc->target. `p` is only looked up: nothing
+ * is read through its target, and no image is read again, dropped or freed (its stackmaps are
+ * those its scan, the stop's refresh and jitmap_process_code_at read: a lazy process's are
+ * read at first need by jitmap_process_code_at, as a stack walk asks it for every frame).
+ * Returns a new report, or NULL with errno set (EINVAL: a NULL argument or bad `sz`; ENOMEM).
+ * Finding no record is not a failure: see jitmap_frame_report_num_records. */
 JITMAP_API jitmap_frame_report *jitmap_frame_describe(jitmap_process *p,
 						      const jitmap_frame_desc *desc);
 JITMAP_API void jitmap_frame_report_free(jitmap_frame_report *r);

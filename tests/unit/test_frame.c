@@ -46,6 +46,15 @@ static int self_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
 	return -EFAULT;
 }
 
+/* The process's own reads (its target), counted: describing a frame makes none. */
+static unsigned model_reads;
+
+static int model_read(void *ctx, uint64_t addr, void *buf, size_t len, char *why, size_t why_len)
+{
+	model_reads++;
+	return self_read(ctx, addr, buf, len, why, why_len);
+}
+
 #define FN_A 0   /* f: records 1 (at +16), 2 (at +40: a statepoint), 3 (at +60) */
 #define FN_B 128 /* g: record 7 at +0 starts a patchpoint's call sequence */
 
@@ -97,7 +106,7 @@ static void world_init(struct world *w, const char *fname)
 					  .stackmap_size = section.len};
 	jitmap_error err;
 	assert_int_equal(jitmap_jit_build_image(&region, &w->image, &w->image_size, &err), 0);
-	const jitmap_target t = {NULL, NULL, self_read};
+	const jitmap_target t = {NULL, NULL, model_read};
 	w->p = jitmap_process_new(&t, NULL);
 	assert_non_null(w->p);
 	uint64_t id;
@@ -157,6 +166,53 @@ static jitmap_frame_report *describe(struct world *w, struct frame *f, unsigned 
 	jitmap_frame_report *r = jitmap_frame_describe(w->p, &d);
 	assert_non_null(r);
 	return r;
+}
+
+/* -- A lookup is a lookup -- */
+
+/* Describing a frame reads nothing of the process model, and drops or frees no image: not
+ * after a stop (jitmap_process_recheck), not when the image's code changed since its first
+ * use. The stop's refresh, at the debugger's next question, notices the stale image. */
+static void test_describe_reads_nothing(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w, "f");
+	struct frame f = a_frame();
+	jitmap_code_info ci;
+	assert_int_equal(jitmap_process_image_code_at(w.p, at(FN_A + 16), &ci), 0);
+	const uint64_t id = ci.image_id;
+	const jitmap_stackmap *sm = jitmap_process_image_stackmap(w.p, id);
+	assert_non_null(sm);
+
+	jitmap_process_recheck(w.p); /* a stop */
+	code[FN_A] ^= 0xff;          /* the JIT rewrote the code it was first used with */
+	const unsigned before = model_reads;
+	for (int i = 0; i < 3; i++) {
+		jitmap_frame_report *r = describe(&w, &f, 0, at(FN_A + 16), false);
+		assert_int_equal(jitmap_frame_report_num_records(r), 1);
+		jitmap_frame_report_free(r);
+		r = describe(&w, &f, 1, at(FN_A + 17), true); /* a return address: no record */
+		jitmap_frame_report_free(r);
+	}
+	assert_int_equal(model_reads, before);
+	jitmap_dropped_image d[2];
+	assert_int_equal(jitmap_process_take_dropped(w.p, d, 2), 0);
+	jitmap_source_info si = {.sz = sizeof(si)};
+	assert_int_equal(jitmap_process_image(w.p, id, &si), 0);
+	assert_ptr_equal(si.stackmap, sm); /* not read again, not freed */
+
+	/* The debugger's next question is the stop's refresh: the image goes, said why. */
+	assert_int_equal(jitmap_process_image_code_at(w.p, at(FN_A + 16), &ci), -ENOENT);
+	assert_true(model_reads > before);
+	assert_int_equal(jitmap_process_take_dropped(w.p, d, 2), 1);
+	assert_int_equal(d[0].id, id);
+	assert_false(d[0].replaced);
+	jitmap_frame_report *r = describe(&w, &f, 0, at(FN_A + 16), false);
+	assert_int_equal(jitmap_frame_report_num_records(r), 0);
+	jitmap_frame_report_free(r);
+	code[FN_A] ^= 0xff;
+	world_free(&w);
 }
 
 /* -- Values, as text and JSON -- */
@@ -639,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_json_strings),    cmocka_unit_test(test_arguments),
 		cmocka_unit_test(test_static_record),   cmocka_unit_test(test_sized_info),
 		cmocka_unit_test(test_registers),       cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_describe_reads_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
