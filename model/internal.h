@@ -326,6 +326,19 @@ static inline bool jitmap__value_wide(const jitmap_location *loc, const jitmap_v
 	       (loc->kind == JITMAP_LOC_REGISTER || loc->kind == JITMAP_LOC_INDIRECT);
 }
 
+/* -- A frame report's parts (report_parts.c), for report.c -- */
+
+/* Location `i` of record `x` as JSON, named `name` (NULL: no name). */
+void jitmap__location_json(struct jitmap__buf *b, const struct jitmap__rrec *x, size_t i,
+			   const char *name, bool raw);
+/* How many interpreter frames record `x` stands for (a front end's layout, else its image's). */
+size_t jitmap__num_vframes(const struct jitmap__rrec *x);
+/* The forms a record's interpreter frames take: JSON ("virtual_frames"), the lines under a
+ * record, the lines under a backtrace's frame, a debugger's variables. */
+enum jitmap__vstyle { JITMAP__V_JSON, JITMAP__V_RECORD, JITMAP__V_BT, JITMAP__V_VARIABLES };
+void jitmap__vframes_render(struct jitmap__buf *b, const struct jitmap__rrec *x,
+			    enum jitmap__vstyle style, unsigned indent, bool raw);
+
 /* -- The renderer's pieces (render.c), shared by frame reports (report.c) and records without
  * a frame (render.c too) -- */
 
