@@ -268,6 +268,9 @@ int jitmap__fill_info(const struct source *s, jitmap_source_info *out)
 		.image = s->image,
 		.num_problems = num_problems(s),
 		.num_notes = s->notes.n,
+		/* complete_live's count, said by completion_note (images.c) */
+		.num_unrelocated = s->live && s->parse && s->parse->filled > 0
+					   ? (size_t)s->parse->filled : 0,
 	};
 	return jitmap__give(out, &full, sizeof(full));
 }

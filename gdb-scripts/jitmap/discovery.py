@@ -70,6 +70,9 @@ class Source:
         self.image = info.image
         self.stackmap = stackmap
         self.problems = problems
+        # Addresses taken from the registered copy (the live section not relocated yet):
+        # the library's count, said in the stackmap's first note.
+        self.num_unrelocated = info.num_unrelocated
 
     def describe(self):
         return self.name

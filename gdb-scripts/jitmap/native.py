@@ -144,7 +144,7 @@ class SourceInfo(ctypes.Structure):
                 ("symfile_addr", c_u64), ("symfile_size", c_u64), ("section_address", c_u64),
                 ("section_size", c_u64), ("bias", c_u64), ("stackmap", c_void_p),
                 ("live", c_bool), ("image", c_void_p), ("num_problems", c_size),
-                ("num_notes", c_size)]
+                ("num_notes", c_size), ("num_unrelocated", c_size)]
 
     def __init__(self):
         super().__init__(ctypes.sizeof(SourceInfo))
@@ -249,7 +249,8 @@ class StackFrame(ctypes.Structure):
                 ("regs", ctypes.POINTER(FrameRegs)), ("jit", c_bool), ("code", CodeInfo),
                 ("stackmap", c_void_p), ("record", c_void_p), ("method", c_int),
                 ("cfa", c_u64), ("stop", c_int), ("why", c_char_p), ("guessed", c_bool),
-                ("guess", c_char_p), ("step_guessed", c_bool), ("code_pc", c_u64)]
+                ("guess", c_char_p), ("step_guessed", c_bool), ("stack_unread", c_bool),
+                ("code_pc", c_u64)]
 
 
 # int (*)(void *ctx, uint64_t pc, char *why, size_t why_len): jitmap_stack_code_fn.

@@ -185,6 +185,10 @@ typedef struct jitmap_source_info {
 	const jitmap_image *image; /* for names (jitmap_image_symbolize); NULL if unreadable,
 				    * or not opened yet (JITMAP_PROCESS_LAZY) */
 	size_t num_problems, num_notes;
+	/* live: how many function addresses were 0 in memory (the section not relocated yet:
+	 * MCJIT before finalization) and were taken from the registered copy; 0: none. Its
+	 * first note says so, in words for people: a client acts on this count. */
+	size_t num_unrelocated;
 } jitmap_source_info;
 
 /* The sources of the last scan, in the order they were seen (JIT entries, then objects; a

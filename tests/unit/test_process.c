@@ -192,6 +192,7 @@ static void test_jit_entry_lifecycle(void **state)
 	assert_string_equal(f0->name, "fixture_first");
 	assert_true(jitmap_stackmap_function_size(sm, 0) > 0);
 	assert_true(source_note(p, 0, "2 function addresses not relocated in memory yet"));
+	assert_int_equal(si.num_unrelocated, 2); /* the status the note is said for */
 	/* One index over it. */
 	jitmap_index *idx = jitmap_process_index(p);
 	assert_int_equal(jitmap_index_num_records(idx), 3);
@@ -210,6 +211,7 @@ static void test_jit_entry_lifecycle(void **state)
 	assert_int_equal(jitmap_process_source(p, 0, &si), 0);
 	assert_ptr_not_equal(si.stackmap, NULL);
 	assert_int_equal(si.num_notes, 0);
+	assert_int_equal(si.num_unrelocated, 0);
 	const jitmap_stackmap *relocated = si.stackmap;
 	assert_ptr_not_equal(relocated, sm); /* parsed again: the bytes changed */
 	assert_true(si.live);
