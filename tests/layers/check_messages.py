@@ -488,8 +488,9 @@ def main(argv):
         print("%d comparison%s of library message text" % (len(found),
                                                            "" if len(found) == 1 else "s"))
         return 1
-    print("no client compares the library's message text (%d pieces of %d library files read)"
-          % (len(library_messages(src)), sum(1 for _ in client_files(src))))
+    print("no client compares the library's message text (%d client files read, against %d "
+          "pieces of the library's messages)"
+          % (sum(1 for _ in client_files(src)), len(library_messages(src))))
     return 0
 
 
