@@ -65,14 +65,14 @@ class OpenCore:
         file may), and when the core is closed."""
         if not self.handle:
             return None
-        info = N.CoreMemoryInfo()
-        core = self.lib.jitmap_stopped_core(self.handle)
+        info = N.StoppedMemoryInfo()
         addr &= MASK64
         end = min(addr + size, 1 << 64)
         while addr < end:
-            if self.lib.jitmap_core_memory(core, addr, ctypes.byref(info)) or not info.size:
+            if self.lib.jitmap_stopped_memory(self.handle, addr, ctypes.byref(info)) or \
+                    not info.size:
                 return None
-            if info.source == N.CORE_MEM_NONE and (info.file_unusable or not unusable_only):
+            if info.source == N.STOPPED_MEM_NONE and (info.file_unusable or not unusable_only):
                 return N.text(info.why)
             addr += info.size
         return None
@@ -85,8 +85,8 @@ class OpenCore:
             if self.handle:
                 n = 64
                 addrs, files = (ctypes.c_uint64 * n)(), (ctypes.c_char_p * n)()
-                k = self.lib.jitmap_core_find_symbol(self.lib.jitmap_stopped_core(self.handle),
-                                                     symbol.encode(), addrs, files, n)
+                k = self.lib.jitmap_stopped_find_symbol(self.handle, symbol.encode(), addrs,
+                                                        files, n)
                 got = [(addrs[i], N.text(files[i]) or "") for i in range(min(k, n))]
             self._descriptors[symbol] = got
         return self._descriptors[symbol]
@@ -97,6 +97,8 @@ class OpenCore:
         the map's answers (the session drops its perf maps before it closes a core)."""
         if not self.handle:
             return 0
+        # perfmap.h takes the core beneath the handle (no call of its own takes a
+        # jitmap_stopped yet): the one question asked of it.
         rc = self.lib.jitmap_perfmap_add_core(perfmap, self.lib.jitmap_stopped_core(self.handle))
         if rc < 0:
             raise OSError(-rc, N.strerror(rc))

@@ -159,21 +159,24 @@ class DescriptorInfo(ctypes.Structure):
         super().__init__(ctypes.sizeof(DescriptorInfo))
 
 
-class CoreMemoryInfo(ctypes.Structure):
-    """jitmap_core_memory_info (core.h): where a core's bytes at an address come from."""
+class StoppedMemoryInfo(ctypes.Structure):
+    """jitmap_stopped_memory_info (stopped.h): where the bytes at an address come from."""
     _fields_ = [("sz", c_size), ("source", c_int), ("size", c_u64), ("offset", c_u64),
                 ("path", c_char_p), ("segment_start", c_u64), ("segment_end", c_u64),
                 ("segment_flags", ctypes.c_uint), ("file_unusable", c_bool),
                 ("why", ctypes.c_char * 192)]
 
     def __init__(self):
-        super().__init__(ctypes.sizeof(CoreMemoryInfo))
+        super().__init__(ctypes.sizeof(StoppedMemoryInfo))
 
 
 class StoppedThread(ctypes.Structure):
     """jitmap_stopped_thread_info (stopped.h): a thread of a stopped process or core."""
     _fields_ = [("tid", ctypes.c_int32), ("name", c_char_p), ("signal", c_int),
-                ("error", c_int), ("why", c_char_p), ("regs", c_void_p)]
+                ("error", c_int), ("why", c_char_p), ("regs", c_void_p),
+                ("num_gregs", c_size), ("gregs", c_void_p), ("stack_lo", c_u64),
+                ("stack_hi", c_u64), ("stopped_ns", c_u64), ("stack_cut", c_bool),
+                ("past_copy", c_u64)]
 
 
 class FrameDesc(ctypes.Structure):
@@ -292,7 +295,7 @@ TEXT_FRAME, TEXT_RECORDS, TEXT_GC_ROOTS, TEXT_GC_HEADER, TEXT_VFRAMES, TEXT_NO_R
 TEXT_REGISTERS, TEXT_BT = 6, 7
 JSON_NO_FRAME, JSON_VARIABLES = 1, 4
 STACK_SIZE_DYNAMIC = (1 << 64) - 1  # a function's stack_size when it is not known
-CORE_MEM_CORE, CORE_MEM_FILE, CORE_MEM_NONE = 1, 2, 3
+STOPPED_MEM_CORE, STOPPED_MEM_FILE, STOPPED_MEM_NONE, STOPPED_MEM_PROCESS = 1, 2, 3, 4
 # jitmap_unwind_method, and the bit that asks for proven steps only.
 UNWIND_NONE, UNWIND_CFI, UNWIND_STACKMAP, UNWIND_FRAME_POINTER, UNWIND_NATIVE, UNWIND_CODE = range(6)
 UNWIND_PROVEN = 1 << 31
@@ -319,8 +322,9 @@ _CONSTANTS = {
     "JITMAP_TEXT_BT": TEXT_BT, "JITMAP_JSON_VARIABLES": JSON_VARIABLES,
     "JITMAP_JSON_NO_FRAME": JSON_NO_FRAME, "JITMAP_UNWIND_FRAME_POINTER": UNWIND_FRAME_POINTER,
     "JITMAP_UNWIND_MAX_REGS": UNWIND_MAX_REGS,
-    "JITMAP_CORE_MEM_CORE": CORE_MEM_CORE, "JITMAP_CORE_MEM_FILE": CORE_MEM_FILE,
-    "JITMAP_CORE_MEM_NONE": CORE_MEM_NONE, "JITMAP_UNWIND_NONE": UNWIND_NONE,
+    "JITMAP_STOPPED_MEM_CORE": STOPPED_MEM_CORE, "JITMAP_STOPPED_MEM_FILE": STOPPED_MEM_FILE,
+    "JITMAP_STOPPED_MEM_NONE": STOPPED_MEM_NONE,
+    "JITMAP_STOPPED_MEM_PROCESS": STOPPED_MEM_PROCESS, "JITMAP_UNWIND_NONE": UNWIND_NONE,
     "JITMAP_UNWIND_CFI": UNWIND_CFI, "JITMAP_UNWIND_STACKMAP": UNWIND_STACKMAP,
     "JITMAP_UNWIND_NATIVE": UNWIND_NATIVE, "JITMAP_UNWIND_CODE": UNWIND_CODE,
     "JITMAP_UNWIND_PROVEN": UNWIND_PROVEN, "JITMAP_STOPPED_NO_STOP": STOPPED_NO_STOP,
@@ -341,7 +345,7 @@ _MIRRORED = {
     "jitmap_callee_saved_write": CalleeSavedWrite, "jitmap_perfmap_sym": PerfmapSym,
     "jitmap_frame_regs": FrameRegs, "jitmap_unwind_code": UnwindCode,
     "jitmap_unwind_result": UnwindResult, "jitmap_descriptor_info": DescriptorInfo,
-    "jitmap_core_memory_info": CoreMemoryInfo, "jitmap_code_info": CodeInfo,
+    "jitmap_stopped_memory_info": StoppedMemoryInfo, "jitmap_code_info": CodeInfo,
     "jitmap_stack_frame": StackFrame, "jitmap_stacker_opts": StackerOpts,
     "jitmap_stopped_opts": StoppedOpts, "jitmap_stopped_thread_info": StoppedThread,
 }
@@ -405,8 +409,6 @@ _SIGNATURES = {
     "jitmap_process_descriptor": (c_int, [c_void_p, c_size, P(DescriptorInfo)]),
     "jitmap_compression_of": (c_char_p, [c_char_p, c_size]),
     "jitmap_core_decompress": (c_int, [c_char_p, c_void_p, c_char_p, c_size, P(Error)]),
-    "jitmap_core_memory": (c_int, [c_void_p, c_u64, P(CoreMemoryInfo)]),
-    "jitmap_core_find_symbol": (c_size, [c_void_p, c_char_p, P(c_u64), P(c_char_p), c_size]),
     "jitmap_image_with_code": (c_int, [c_void_p, c_size, P(Target), c_void_p, P(c_size), P(Error)]),
     "jitmap_jit_list_read": (c_void_p, [P(Target), c_u64, c_int, c_size, P(Error)]),
     "jitmap_jit_list_free": (None, [c_void_p]),
@@ -452,9 +454,13 @@ _SIGNATURES = {
     "jitmap_stopped_free": (None, [c_void_p]),
     "jitmap_stopped_code_at": (c_int, [c_void_p, c_u64, c_void_p, c_size]),
     "jitmap_stopped_build_id_at": (c_size, [c_void_p, c_u64, c_void_p, c_size]),
-    "jitmap_stopped_core": (c_void_p, [c_void_p]),
     "jitmap_stopped_num_threads": (c_size, [c_void_p]),
     "jitmap_stopped_thread": (P(StoppedThread), [c_void_p, c_size]),
+    "jitmap_stopped_memory": (c_int, [c_void_p, c_u64, P(StoppedMemoryInfo)]),
+    "jitmap_stopped_find_symbol": (c_size, [c_void_p, c_char_p, P(c_u64), P(c_char_p), c_size]),
+    # perfmap.h reads a core's JIT files from a jitmap_core only (jitmap_perfmap_add_core):
+    # the one call asked of the core beneath the handle (corefile.OpenCore.add_jit_files).
+    "jitmap_stopped_core": (c_void_p, [c_void_p]),
     "jitmap_image_build_id_at": (c_size, [P(Target), c_u64, c_void_p, c_size]),
 }
 
