@@ -1164,6 +1164,53 @@ static void test_code_at(void **state)
 }
 
 
+/* A stop reads again, a lookup does not: a lazy scan's entry read at its first use is read
+ * again at the next scan (its live section rewritten in place), and the lookup after it reads
+ * nothing; an image handed in whose code changed is dropped by the scan after a recheck, not
+ * left for a later lookup to find. */
+static void test_stop_refresh(void **state)
+{
+	(void)state;
+	struct world w;
+	NEED_WORLD(&w);
+	relocate(&w);
+	const JITMAP_OPTS(jitmap_process_opts, o, .flags = JITMAP_PROCESS_LAZY);
+	jitmap_process *p = jitmap_process_new(&w.target, &o);
+	assert_non_null(p);
+	scan(p, true);
+	jitmap_code_info ci;
+	assert_int_equal(jitmap_process_code_at(p, TEXT + 0x20, &ci), 0); /* its first use */
+	assert_non_null(ci.stackmap);
+	const uint64_t old_size = jitmap_stackmap_function(ci.stackmap, 0)->stack_size;
+	sm_put(w.live.data + 16 + 8, old_size + 16, 8, JITMAP_ORDER_LITTLE);
+	scan(p, true);
+	const unsigned after_scan = w.fake.reads;
+	assert_int_equal(jitmap_process_code_at(p, TEXT + 0x20, &ci), 0);
+	assert_int_equal(w.fake.reads, after_scan);
+	assert_int_equal(jitmap_stackmap_function(ci.stackmap, 0)->stack_size, old_size + 16);
+	sm_put(w.live.data + 16 + 8, old_size, 8, JITMAP_ORDER_LITTLE);
+	jitmap_process_free(p);
+
+	p = jitmap_process_new(&w.target, NULL);
+	assert_non_null(p);
+	uint64_t id;
+	assert_int_equal(jitmap_process_add_image(p, w.image.data, w.image.len, "JIT image 1", &id),
+			 0);
+	assert_non_null(jitmap_process_image_stackmap(p, id)); /* its first use: sampled */
+	w.code.data[3] ^= 0xff;
+	jitmap_process_recheck(p);
+	jitmap_dropped_image d[2];
+	assert_int_equal(jitmap_process_take_dropped(p, d, 2), 0); /* a recheck reads nothing */
+	scan(p, false);
+	assert_int_equal(jitmap_process_take_dropped(p, d, 2), 1);
+	assert_int_equal(d[0].id, id);
+	assert_string_equal(d[0].why, "JIT image 1: its code at 0x7f0000100000 changed since it "
+				      "was first used");
+	w.code.data[3] ^= 0xff;
+	jitmap_process_free(p);
+	world_free(&w);
+}
+
 /* -- A lazy scan's glance (JITMAP_PROCESS_LAZY) against opening each image at once --
  *
  * A lazy scan opens an image only when a PC falls in its code, when a look at its bytes
@@ -1354,6 +1401,7 @@ int main(void)
 		cmocka_unit_test(test_image_stale),
 		cmocka_unit_test(test_code_cfi),
 		cmocka_unit_test(test_lazy_glance),
+		cmocka_unit_test(test_stop_refresh),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
