@@ -28,10 +28,12 @@ static const char *source_notes(const jitmap_process *p, size_t i, char *buf, si
 	return buf;
 }
 
+/* The architecture's name; a machine jitmap has no table for is told by the library's
+ * JITMAP_ARCH_UNKNOWN, not by its name's text. */
 static const char *machine_name(unsigned m)
 {
-	const char *n = jitmap_arch_name(jitmap_arch_from_elf_machine(m));
-	return strcmp(n, "unknown") ? n : "unknown machine";
+	const jitmap_arch a = jitmap_arch_from_elf_machine(m);
+	return a != JITMAP_ARCH_UNKNOWN ? jitmap_arch_name(a) : "unknown machine";
 }
 
 /* A descriptor's line: its count only where the list was read to its end. */
