@@ -13,6 +13,8 @@ or prefixes a string with a literal that is a piece of one of the library's mess
     memmem; in Python (read with ast), `in` / `not in` / `==` / `!=` with a str constant,
     .startswith, .endswith, .find, .rfind, .index, .rindex, .count, .partition, .split,
     re.search, re.match, re.fullmatch, re.findall, re.finditer, re.compile, re.sub, re.split;
+  - a literal in it: written there, or named (a C file's #define NAME "text", a Python
+    module's NAME = "text" at its top);
   - a breach: a literal of 6 or more characters in such a comparison that is prose (a name
     such as ".llvm_stackmaps", "__llvm_stackmaps" or "<in-memory@" is not: it holds '_', or
     starts with '.', '/', '<', '-') and is found in one of the library's pieces, as whole
@@ -191,6 +193,12 @@ def c_comparisons(path):
     """[(line, call, literal)] for the literals in the arguments of C comparisons."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         toks = c_tokens(fh.read())
+    # The file's string macros (#define NAME "text"): a comparison may name one.
+    macros = {}
+    for k in range(len(toks) - 3):
+        if (toks[k][:2] == ("p", "#") and toks[k + 1][:2] == ("i", "define")
+                and toks[k + 2][0] == "i" and toks[k + 3][0] == "s"):
+            macros[toks[k + 2][1]] = toks[k + 3][1]
     out = []
     for k, (kind, val, line) in enumerate(toks):
         if kind != "i" or val not in C_COMPARE:
@@ -198,7 +206,6 @@ def c_comparisons(path):
         if k + 1 >= len(toks) or toks[k + 1][:2] != ("p", "("):
             continue
         depth, j = 0, k + 1
-        lits = []
         while j < len(toks):
             t = toks[j]
             if t[:2] == ("p", "("):
@@ -207,8 +214,8 @@ def c_comparisons(path):
                 depth -= 1
                 if depth == 0:
                     break
-            elif t[0] == "s":
-                lits.append(t[1])
+            elif t[0] == "i" and t[1] in macros:
+                out.append((line, val, macros[t[1]]))
             j += 1
         # Adjacent literals are one.
         for g in c_literal_groups(toks[k + 2:j]):
@@ -271,10 +278,20 @@ def py_tree(path):
 def py_comparisons(path, keys=frozenset()):
     tree = py_tree(path)
     out = []
+    # The module's string constants (NAME = "text" at its top): a comparison may name one.
+    named = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    named[t.id] = node.value.value
 
     def consts(node):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return [node.value]
+        if isinstance(node, ast.Name) and node.id in named:
+            return [named[node.id]]
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return [v for e in node.elts for v in consts(e)]
         return []
@@ -373,6 +390,7 @@ static void f(char *why, size_t n, int k)
 '''
 
 PLANTED_C = r'''
+#define GONE "is passed on unchanged"
 static int f(const char *why, const char *name)
 {
 	if (strstr(why, "cannot read the return address"))    /* breach 1 */
@@ -397,13 +415,18 @@ static int f(const char *why, const char *name)
 		return 9;
 	if (strcasecmp(name, "the core is passed on unchanged: %s") == 0) /* breach 4 */
 		return 10;
+	if (strstr(why, GONE))                                /* breach 6: by a macro */
+		return 11;
 	return strstr(why, "cannot") != 0;                    /* breach 5: a short word */
 }
 '''
 
 PLANTED_PY = r'''
 import re
+CUT = "only its first"
 def f(why, d):
+    if why.endswith(CUT):                       # breach 12: by a constant
+        return 13
     if "only its first" in why:                 # breach 5
         return 1
     if why.startswith("cannot read the"):       # breach 6
