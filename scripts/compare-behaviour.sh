@@ -432,6 +432,8 @@ print("%x 40 perfmap_named_jit_code" % (pc - 0x10))' >"$in/demo.map" ||
 	done
 	[ -f "$in/handled.core" ] &&
 		both cores "handled.core.no-perf-maps" jitmap-stack --json --no-perf-maps "$in/handled.core"
+	[ -f "$in/gcore.core" ] && [ -s "$in/demo.map" ] &&
+		both cores "gcore.stack.perf-map" jitmap-stack --json --perf-map="$in/demo.map" "$in/gcore.core"
 	if [ -f "$in/k-vm.core" ]; then
 		both cores "k-vm.stack.json-values" jitmap-stack --json --values "$in/k-vm.core"
 		both cores "k-vm.stack.values" jitmap-stack --values "$in/k-vm.core"
