@@ -327,7 +327,7 @@ static void write_code(struct jit_fn *f)
 	c[n++] = 0xff; /* call rax */
 	c[n++] = 0xd0;
 	/* The record's instruction must not move rsp: jitmap's frame-size rule declines there,
-	 * since pushed call arguments look the same (unwinder/unwind.c). */
+	 * since pushed call arguments look the same (unwinder/step_frame.c). */
 	f->record_offset = (uint32_t)n;
 	c[n++] = 0x89; /* mov eax, ebx */
 	c[n++] = 0xd8;
