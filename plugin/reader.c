@@ -33,12 +33,16 @@
 GDB_DECLARE_GPL_COMPATIBLE_READER
 #pragma GCC visibility pop
 
-static struct reader *g_reader; /* for the exported API: GDB has one reader at a time */
-static uint64_t g_serial;        /* how many readers GDB has loaded from this library */
-/* The claim mode, kept across jit-reader-unload and jit-reader-load (which destroy and make
- * the reader again) so that `jit-reader-unload`, `jit-reader-load` re-reads the entries under
- * the mode the user set; -1 until the first gdb_init_reader reads the environment. */
-static int g_claim_mode = -1;
+/* Everything the plugin keeps (internal.h says what, and for how long): the one mutable
+ * variable of the plugin's files. GDB's callbacks reach it through priv_data, the exported API
+ * here. */
+static struct jitmap_plugin__session session;
+
+/* The session while GDB has a reader loaded, else NULL: what every exported call asks. */
+static struct jitmap_plugin__session *loaded(void)
+{
+	return session.open ? &session : NULL;
+}
 
 /* -- GDB's callbacks -- */
 
@@ -47,7 +51,7 @@ static int g_claim_mode = -1;
  * whose functions GDB's own reader would leave unnamed: a claimed image's functions are found
  * by address only, so claiming one that GDB names loses `break NAME`, `info symbol` and
  * `info functions` for it (worse than GDB alone). */
-static bool want_claim(int mode, const struct entry *e, size_t nfns)
+static bool want_claim(int mode, const struct jitmap_plugin__entry *e, size_t nfns)
 {
 	if (e->debug_info || !nfns)
 		return false;
@@ -65,30 +69,30 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 				       struct gdb_symbol_callbacks *cb, void *memory,
 				       long memory_sz)
 {
-	struct reader *r = self->priv_data;
-	r->target_read = cb->target_read;
-	r->stats.reads++;
-	const uint64_t serial = ++r->next_serial;
+	struct jitmap_plugin__session *s = self->priv_data;
+	s->target_read = cb->target_read;
+	s->stats.reads++;
+	const uint64_t serial = ++s->next_serial;
 	if (!memory || memory_sz <= 0 || (uint64_t)memory_sz > MAX_IMAGE_SIZE) {
-		r->stats.rejected++;
-		plugin_note(r, NULL, "entry %" PRIu64 ": image size %ld out of range: left to GDB",
+		s->stats.rejected++;
+		plugin_note(s, NULL, "entry %" PRIu64 ": image size %ld out of range: left to GDB",
 			    serial, memory_sz);
 		return GDB_FAIL;
 	}
-	struct entry e = {.serial = serial};
+	struct jitmap_plugin__entry e = {.serial = serial};
 	const jitmap_image *img = NULL;
 	const jitmap_code_function *fns = NULL;
 	size_t nfns = 0;
 	char why[160] = "";
-	if (plugin_hand_in(r, &e, memory, (size_t)memory_sz, &img, &fns, &nfns, why, sizeof(why))) {
-		r->stats.rejected++;
-		plugin_note(r, NULL, "entry %" PRIu64 " (%ld bytes) left to GDB: %s", serial,
+	if (plugin_hand_in(s, &e, memory, (size_t)memory_sz, &img, &fns, &nfns, why, sizeof(why))) {
+		s->stats.rejected++;
+		plugin_note(s, NULL, "entry %" PRIu64 " (%ld bytes) left to GDB: %s", serial,
 			    memory_sz, why);
-		jitmap_process_remove_image(r->proc, e.id);
-		plugin_forget_dropped(r);
+		jitmap_process_remove_image(s->proc, e.id);
+		plugin_forget_dropped(s);
 		return GDB_FAIL;
 	}
-	plugin_forget_dropped(r); /* the entries its code replaced */
+	plugin_forget_dropped(s); /* the entries its code replaced */
 	/* Which architecture GDB debugs: what the debugger said (jitmap_reader_set_arch), else
 	 * the host's. Never an image's: its e_machine is only the JIT's word, and an image of
 	 * another architecture is neither claimed nor unwound, since its DWARF numbers may be
@@ -96,24 +100,24 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 	 * a register (an x86-64 process registering an image whose e_machine says s390x or
 	 * AArch64: tests/fuzz/fuzz_plugin, told and untold). */
 	const jitmap_arch arch = jitmap_image_arch(img);
-	e.claimed = arch == R.arch && want_claim(r->claim_mode, &e, nfns);
-	if (plugin_add_entry(r, &e)) {
-		r->stats.rejected++;
-		plugin_note(r, NULL, "entry %" PRIu64 ": out of memory", serial);
-		jitmap_process_remove_image(r->proc, e.id);
+	e.claimed = arch == s->roles.arch && want_claim(s->claim_mode, &e, nfns);
+	if (plugin_add_entry(s, &e)) {
+		s->stats.rejected++;
+		plugin_note(s, NULL, "entry %" PRIu64 ": out of memory", serial);
+		jitmap_process_remove_image(s->proc, e.id);
 		return GDB_FAIL;
 	}
-	if (arch != R.arch)
-		plugin_note(r, plugin_entry_of(r, e.id),
+	if (arch != s->roles.arch)
+		plugin_note(s, plugin_entry_of(s, e.id),
 			    "entry %" PRIu64 ": architecture %s, but GDB debugs %s%s: left to GDB",
-			    serial, jitmap_arch_name(arch), jitmap_arch_name(R.arch),
-			    r->arch_told ? "" : " (the reader was not told otherwise: jitmap.gdb "
+			    serial, jitmap_arch_name(arch), jitmap_arch_name(s->roles.arch),
+			    s->arch_told ? "" : " (the reader was not told otherwise: jitmap.gdb "
 						"tells it)");
 	if (!e.claimed) {
-		r->stats.declined++;
+		s->stats.declined++;
 		return GDB_FAIL;
 	}
-	r->stats.claimed++;
+	s->stats.claimed++;
 	/* GDB copies the names; the process model keeps the functions while the image is. */
 	char name[MAX_NAME + 1];
 	const char *file = jitmap_image_file_name(img);
@@ -132,67 +136,74 @@ static enum gdb_status read_debug_info(struct gdb_reader_funcs *self,
 
 static void destroy(struct gdb_reader_funcs *self)
 {
-	struct reader *r = self->priv_data;
-	plugin_forget_all(r);
-	free(r->entries);
-	jitmap_process_free(r->proc);
-	if (g_reader == r)
-		g_reader = NULL;
-	free(r);
+	struct jitmap_plugin__session *s = self->priv_data;
+	plugin_forget_all(s);
+	free(s->entries);
+	jitmap_process_free(s->proc);
+	/* The library's span stays (the claim mode, the last note); the next gdb_init_reader
+	 * sets the rest afresh. */
+	s->entries = NULL;
+	s->nentries = s->entries_cap = 0;
+	s->proc = NULL;
+	s->open = false;
 }
 
-/* GDB 13 dereferences what gdb_init_reader returns without checking for NULL (the header
- * allows NULL): refuse with a version GDB rejects instead, which it reports as "Reader version
- * does not match GDB version." and stays usable. */
-static struct gdb_reader_funcs refused = {.reader_version = 0};
-
+/* A new reader: GDB's gdb_init_reader, at jit-reader-load (jitmap.gdb loads it by path). GDB
+ * 13 dereferences what it returns without checking for NULL (the header allows NULL): refuse
+ * with the session's `refused`, whose version 0 GDB rejects, reporting "Reader version does
+ * not match GDB version." and staying usable. */
 __attribute__((visibility("default"))) struct gdb_reader_funcs *gdb_init_reader(void)
 {
-	if (g_reader)
-		return &refused;
+	struct jitmap_plugin__session *s = &session;
+	if (s->open)
+		return &s->refused; /* GDB has one reader at a time: the session is its */
 	jitmap_byte_order host_order;
 	const jitmap_arch host = jitmap_arch_host(&host_order);
-	if (!plugin_set_roles(host, host_order == JITMAP_ORDER_BIG))
-		return &refused;
-	struct reader *r = calloc(1, sizeof(*r));
-	if (!r)
-		return &refused;
-	const jitmap_target target = {.ctx = r, .read_mem = plugin_process_read};
+	if (!plugin_set_roles(s, host, host_order == JITMAP_ORDER_BIG))
+		return &s->refused;
+	const jitmap_target target = {.ctx = s, .read_mem = plugin_process_read};
 	/* The library's limits: the Python commands share this process. GDB never says when
 	 * an entry goes: a new image over old code replaces it. */
 	JITMAP_OPTS(const jitmap_process_opts, opts, .flags = JITMAP_PROCESS_REPLACE_IMAGES);
-	r->proc = jitmap_process_new(&target, &opts);
-	if (!r->proc) {
-		free(r);
-		return &refused;
-	}
-	r->funcs = (struct gdb_reader_funcs){
-		.reader_version = GDB_READER_INTERFACE_VERSION,
-		.priv_data = r,
-		.read = read_debug_info,
-		.unwind = plugin_unwind_frame,
-		.get_frame_id = plugin_get_frame_id,
-		.destroy = destroy,
-	};
-	r->gen = 1;
+	jitmap_process *proc = jitmap_process_new(&target, &opts);
+	if (!proc)
+		return &s->refused;
+	/* One reader's span afresh (the last note cleared); the library's span kept. */
 	const char *dbg = getenv("JITMAP_DEBUG");
-	r->debug = dbg && *dbg && strcmp(dbg, "0");
-	plugin_last_error[0] = '\0';
-	if (g_claim_mode < 0) {
+	*s = (struct jitmap_plugin__session){
+		.claim_mode = s->claim_mode,
+		.claim_env_read = s->claim_env_read,
+		.readers = s->readers + 1,
+		.open = true,
+		.funcs = {
+			.reader_version = GDB_READER_INTERFACE_VERSION,
+			.priv_data = s,
+			.read = read_debug_info,
+			.unwind = plugin_unwind_frame,
+			.get_frame_id = plugin_get_frame_id,
+			.destroy = destroy,
+		},
+		.roles = s->roles,
+		.debug = dbg && *dbg && strcmp(dbg, "0"),
+		.gen = 1,
+		.proc = proc,
+	};
+	/* The claim mode is read from the environment by the first reader only, and kept
+	 * across jit-reader-unload and jit-reader-load, so that they re-read the entries under
+	 * the mode the user set. */
+	if (!s->claim_env_read) {
 		const char *claim = getenv("JITMAP_READER_CLAIM");
-		g_claim_mode = JITMAP_READER_CLAIM_UNNAMED;
+		s->claim_env_read = true;
+		s->claim_mode = JITMAP_READER_CLAIM_UNNAMED;
 		if (claim && !strcmp(claim, "never"))
-			g_claim_mode = JITMAP_READER_CLAIM_NEVER;
+			s->claim_mode = JITMAP_READER_CLAIM_NEVER;
 		else if (claim && !strcmp(claim, "auto"))
-			g_claim_mode = JITMAP_READER_CLAIM_AUTO;
+			s->claim_mode = JITMAP_READER_CLAIM_AUTO;
 		else if (claim && *claim && strcmp(claim, "unnamed"))
-			plugin_note(r, NULL, "JITMAP_READER_CLAIM=%.64s is not unnamed, auto or "
+			plugin_note(s, NULL, "JITMAP_READER_CLAIM=%.64s is not unnamed, auto or "
 				    "never: ignored", claim);
 	}
-	r->claim_mode = g_claim_mode;
-	g_reader = r;
-	g_serial++;
-	return &r->funcs;
+	return &s->funcs;
 }
 
 /* -- The API for the Python side (jitmap-reader-api.h) -- */
@@ -204,23 +215,23 @@ int jitmap_reader_api_version(void)
 
 int jitmap_reader_loaded(void)
 {
-	return g_reader != NULL;
+	return loaded() != NULL;
 }
 
 int jitmap_reader_invalidate(int how)
 {
-	struct reader *r = g_reader;
-	if (!r)
+	struct jitmap_plugin__session *s = loaded();
+	if (!s)
 		return -ENODEV;
 	switch (how) {
 	case JITMAP_READER_RECHECK:
-		r->gen++;
-		jitmap_process_recheck(r->proc);
+		s->gen++;
+		jitmap_process_recheck(s->proc);
 		return 0;
 	case JITMAP_READER_FORGET:
-		plugin_forget_all(r);
-		r->gen++;
-		jitmap_process_recheck(r->proc);
+		plugin_forget_all(s);
+		s->gen++;
+		jitmap_process_recheck(s->proc);
 		return 0;
 	default:
 		return -EINVAL;
@@ -229,60 +240,62 @@ int jitmap_reader_invalidate(int how)
 
 int jitmap_reader_set_arch(int arch, int big_endian)
 {
-	struct reader *r = g_reader;
-	if (!r)
+	struct jitmap_plugin__session *s = loaded();
+	if (!s)
 		return -ENODEV;
-	const jitmap_arch was = R.arch;
-	const bool was_big = R.big_endian;
-	if (!plugin_set_roles((jitmap_arch)arch, big_endian != 0))
+	const jitmap_arch was = s->roles.arch;
+	const bool was_big = s->roles.big_endian;
+	if (!plugin_set_roles(s, (jitmap_arch)arch, big_endian != 0))
 		return -ENOTSUP;
-	r->arch_told = true;
-	if (R.arch != was || R.big_endian != was_big)
-		r->epoch++; /* cached frames hold registers read with the old roles */
+	s->arch_told = true;
+	if (s->roles.arch != was || s->roles.big_endian != was_big)
+		s->epoch++; /* cached frames hold registers read with the old roles */
 	return 0;
 }
 
 int jitmap_reader_set_claim(int mode)
 {
-	struct reader *r = g_reader;
-	if (!r)
+	struct jitmap_plugin__session *s = loaded();
+	if (!s)
 		return -ENODEV;
 	if (mode != JITMAP_READER_CLAIM_AUTO && mode != JITMAP_READER_CLAIM_NEVER &&
 	    mode != JITMAP_READER_CLAIM_UNNAMED)
 		return -EINVAL;
-	const int old = r->claim_mode;
-	r->claim_mode = g_claim_mode = mode;
+	const int old = s->claim_mode;
+	s->claim_mode = mode;
 	return old;
 }
 
 int jitmap_reader_get_claim(void)
 {
-	return g_reader ? g_reader->claim_mode : -ENODEV;
+	const struct jitmap_plugin__session *s = loaded();
+	return s ? s->claim_mode : -ENODEV;
 }
 
 size_t jitmap_reader_num_entries(void)
 {
-	return g_reader ? g_reader->nentries : 0;
+	const struct jitmap_plugin__session *s = loaded();
+	return s ? s->nentries : 0;
 }
 
 int jitmap_reader_entry_info(size_t i, int parse, jitmap_reader_entry *out)
 {
-	struct reader *r = g_reader;
-	if (!r)
+	struct jitmap_plugin__session *s = loaded();
+	if (!s)
 		return -ENODEV;
-	if (i >= r->nentries)
+	if (i >= s->nentries)
 		return -ENOENT;
-	const uint64_t id = r->entries[i].id;
+	const uint64_t id = s->entries[i].id;
 	if (parse) {
-		plugin_entry_stackmap(r, &r->entries[i]);
-		plugin_forget_dropped(r);
+		plugin_entry_stackmap(s, &s->entries[i]);
+		plugin_forget_dropped(s);
 	}
-	const struct entry *e = plugin_entry_of(r, id);
+	const struct jitmap_plugin__entry *e = plugin_entry_of(s, id);
 	jitmap_source_info si = {.sz = sizeof(si)};
 	const jitmap_image_range *code;
 	size_t ncode, nfns;
-	if (!e || jitmap_process_image(r->proc, id, &si) || !si.image ||
-	    jitmap_process_image_code(r->proc, id, &code, &ncode, NULL, &nfns) || !ncode)
+	if (!e || jitmap_process_image(s->proc, id, &si) || !si.image ||
+	    jitmap_process_image_code(s->proc, id, &code, &ncode, NULL, &nfns) || !ncode)
 		return -ENOENT; /* dropped as stale */
 	uint64_t sm_addr = 0, sm_size = 0, eh_addr = 0, eh_size = 0;
 	size_t df_len;
@@ -311,42 +324,43 @@ int jitmap_reader_entry_info(size_t i, int parse, jitmap_reader_entry *out)
 
 jitmap_process *jitmap_reader_process(uint64_t *serial)
 {
+	const struct jitmap_plugin__session *s = loaded();
 	if (serial)
-		*serial = g_reader ? g_serial : 0;
-	return g_reader ? g_reader->proc : NULL;
+		*serial = s ? s->readers : 0;
+	return s ? s->proc : NULL;
 }
 
 jitmap_index *jitmap_reader_index(void)
 {
-	struct reader *r = g_reader;
-	if (!r)
+	struct jitmap_plugin__session *s = loaded();
+	if (!s)
 		return NULL;
-	for (size_t i = 0; i < r->nentries;) {
-		const uint64_t id = r->entries[i].id;
-		plugin_entry_stackmap(r, &r->entries[i]);
-		plugin_forget_dropped(r); /* it alone, if stale: the next one takes its place */
-		if (i < r->nentries && r->entries[i].id == id)
+	for (size_t i = 0; i < s->nentries;) {
+		const uint64_t id = s->entries[i].id;
+		plugin_entry_stackmap(s, &s->entries[i]);
+		plugin_forget_dropped(s); /* it alone, if stale: the next one takes its place */
+		if (i < s->nentries && s->entries[i].id == id)
 			i++;
 	}
-	return jitmap_process_index(r->proc);
+	return jitmap_process_index(s->proc);
 }
 
 int jitmap_reader_lookup(uint64_t pc, const jitmap_stackmap **stackmap, const char **name,
 			 uint64_t *start, uint64_t *end)
 {
-	struct reader *r = g_reader;
-	if (!r)
+	struct jitmap_plugin__session *s = loaded();
+	if (!s)
 		return -ENODEV;
 	jitmap_code_info code;
-	const int rc = jitmap_process_image_code_at(r->proc, pc, &code);
-	plugin_forget_dropped(r);
-	struct entry *e = rc ? NULL : plugin_entry_of(r, code.image_id);
+	const int rc = jitmap_process_image_code_at(s->proc, pc, &code);
+	plugin_forget_dropped(s);
+	struct jitmap_plugin__entry *e = rc ? NULL : plugin_entry_of(s, code.image_id);
 	if (!e)
 		return -ENOENT;
 	/* Its code was looked at: reading its stackmap drops nothing. Not read when not asked
 	 * for: the perf-map unwinder asks about every frame only whether an entry holds it. */
 	if (stackmap)
-		*stackmap = plugin_entry_stackmap(r, e);
+		*stackmap = plugin_entry_stackmap(s, e);
 	if (name)
 		*name = code.function;
 	if (start)
@@ -358,14 +372,14 @@ int jitmap_reader_lookup(uint64_t pc, const jitmap_stackmap **stackmap, const ch
 
 size_t jitmap_reader_find_function(const char *name, uint64_t *starts, size_t max)
 {
-	struct reader *r = g_reader;
+	struct jitmap_plugin__session *s = loaded();
 	size_t n = 0;
-	if (!r || !name)
+	if (!s || !name)
 		return 0;
-	for (size_t i = 0; i < r->nentries; i++) {
+	for (size_t i = 0; i < s->nentries; i++) {
 		const jitmap_code_function *fns;
 		size_t nfns;
-		if (jitmap_process_image_code(r->proc, r->entries[i].id, NULL, NULL, &fns, &nfns))
+		if (jitmap_process_image_code(s->proc, s->entries[i].id, NULL, NULL, &fns, &nfns))
 			continue;
 		for (size_t k = 0; k < nfns; k++) {
 			if (strcmp(fns[k].name, name))
@@ -380,16 +394,17 @@ size_t jitmap_reader_find_function(const char *name, uint64_t *starts, size_t ma
 
 const char *jitmap_reader_last_error(void)
 {
-	return plugin_last_error;
+	return session.last_error;
 }
 
 int jitmap_reader_guess(uint64_t pc, uint64_t sp, char *why, size_t len)
 {
-	if (!g_reader)
+	const struct jitmap_plugin__session *s = loaded();
+	if (!s)
 		return 0;
 	for (unsigned i = 0; i < GUESS_SLOTS; i++) {
-		const struct guess_slot *g = &g_reader->guesses[i];
-		if (g->why[0] && g->gen == g_reader->gen && g->epoch == g_reader->epoch &&
+		const struct jitmap_plugin__guess *g = &s->guesses[i];
+		if (g->why[0] && g->gen == s->gen && g->epoch == s->epoch &&
 		    g->pc == pc && g->sp == sp) {
 			if (why && len)
 				snprintf(why, len, "%s", g->why);
@@ -401,8 +416,9 @@ int jitmap_reader_guess(uint64_t pc, uint64_t sp, char *why, size_t len)
 
 int jitmap_reader_get_stats(jitmap_reader_stats *out)
 {
-	if (!g_reader)
+	const struct jitmap_plugin__session *s = loaded();
+	if (!s)
 		return -ENODEV;
-	*out = g_reader->stats;
+	*out = s->stats;
 	return 0;
 }
