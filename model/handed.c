@@ -126,8 +126,8 @@ void jitmap__refresh(jitmap_process *p)
 		if (!code_still_there(p, s))
 			continue; /* dropped: the next one is at i now */
 		i++;
-		/* Read before (else it is read at its first use), and usable. */
-		if (s->recheck || !s->usable || !jitmap__refresh_live(p, s))
+		/* Read before (else it is read at its first use), and not known unusable. */
+		if (s->recheck || (!s->usable && !s->code_check) || !jitmap__refresh_live(p, s))
 			continue;
 		if (jitmap__index_now(p, s))
 			jitmap__problem(&s->problems, SIZE_MAX,
