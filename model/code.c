@@ -18,14 +18,14 @@
  * first time is sampled now (the staleness rule: compared at the next refresh, never here).
  * 0, -ENOENT, -ENOMEM. */
 static int code_find(jitmap_process *p, uint64_t addr, bool handed_only,
-		     const struct code_range **out)
+		     const struct jitmap__code_range **out)
 {
 	if (p->code_dirty && jitmap__code_rebuild(p))
 		return -ENOMEM;
 	/* The range starting last at or before addr that holds it: ranges from hostile images
 	 * may overlap, so look back while an earlier range may still reach addr. */
 	for (size_t i = jitmap__code_after(p, addr, true); i-- > 0 && p->code[i].max_hi > addr;) {
-		const struct code_range *c = &p->code[i];
+		const struct jitmap__code_range *c = &p->code[i];
 		if (addr >= c->hi || (handed_only && !c->s->handed) ||
 		    (c->s->handed && !jitmap__image_usable(p, c->s)))
 			continue;
@@ -35,9 +35,9 @@ static int code_find(jitmap_process *p, uint64_t addr, bool handed_only,
 	return -ENOENT;
 }
 
-static void code_fill(const struct code_range *c, uint64_t addr, jitmap_code_info *out)
+static void code_fill(const struct jitmap__code_range *c, uint64_t addr, jitmap_code_info *out)
 {
-	struct source *s = c->s;
+	struct jitmap__source *s = c->s;
 	*out = (jitmap_code_info){
 		.source = s->name,
 		.entry = s->handed ? 0 : s->entry,
@@ -83,8 +83,8 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 {
 	if (!p || !out)
 		return -EINVAL;
-	const struct code_range *c;
-	struct source *s;
+	const struct jitmap__code_range *c;
+	struct jitmap__source *s;
 	for (;;) {
 		const int rc = code_find(p, addr, false, &c);
 		if (rc == -ENOENT && p->perfmap)
@@ -119,7 +119,7 @@ int jitmap__code_known(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
 	if (p->code_dirty && jitmap__code_rebuild(p))
 		return -ENOMEM;
 	for (size_t i = jitmap__code_after(p, addr, true); i-- > 0 && p->code[i].max_hi > addr;) {
-		const struct code_range *c = &p->code[i];
+		const struct jitmap__code_range *c = &p->code[i];
 		if (addr >= c->hi || (c->s->handed && !c->s->code_check && !c->s->usable))
 			continue;
 		code_fill(c, addr, out);
@@ -133,7 +133,7 @@ int jitmap_process_image_code_at(jitmap_process *p, uint64_t addr, jitmap_code_i
 	if (!p || !out)
 		return -EINVAL;
 	jitmap__refresh(p); /* a debugger's first question at a stop */
-	const struct code_range *c;
+	const struct jitmap__code_range *c;
 	const int rc = code_find(p, addr, true, &c);
 	if (!rc)
 		code_fill(c, addr, out);
@@ -142,10 +142,10 @@ int jitmap_process_image_code_at(jitmap_process *p, uint64_t addr, jitmap_code_i
 
 /* The source of `code` (as code_at filled it): an image handed in by its id, a scan's
  * source by its range and image. */
-static struct source *code_source(jitmap_process *p, const jitmap_code_info *code)
+static struct jitmap__source *code_source(jitmap_process *p, const jitmap_code_info *code)
 {
 	if (code->image_id) {
-		struct source *s = jitmap__handed(p, code->image_id);
+		struct jitmap__source *s = jitmap__handed(p, code->image_id);
 		return s && s->image == code->image ? s : NULL;
 	}
 	if (!code->image || (p->code_dirty && jitmap__code_rebuild(p)))
@@ -158,7 +158,7 @@ static struct source *code_source(jitmap_process *p, const jitmap_code_info *cod
 }
 
 /* Read the image's CFI (the policy in process.h); what went wrong becomes its cfi_problem. */
-static void read_cfi(jitmap_process *p, struct source *s)
+static void read_cfi(jitmap_process *p, struct jitmap__source *s)
 {
 	uint64_t eh_addr = 0, eh_len = 0;
 	size_t df_len = 0;
@@ -206,7 +206,7 @@ static void read_cfi(jitmap_process *p, struct source *s)
 const jitmap_cfi *jitmap_process_code_cfi(jitmap_process *p, const jitmap_code_info *code,
 					  const char **why)
 {
-	struct source *s = p && code ? code_source(p, code) : NULL;
+	struct jitmap__source *s = p && code ? code_source(p, code) : NULL;
 	if (why)
 		*why = NULL;
 	if (!s) {

@@ -17,7 +17,7 @@ static size_t handed_find(const jitmap_process *p, uint64_t id)
 	return lo < p->nhanded && p->handed[lo]->id == id ? lo : SIZE_MAX;
 }
 
-struct source *jitmap__handed(const jitmap_process *p, uint64_t id)
+struct jitmap__source *jitmap__handed(const jitmap_process *p, uint64_t id)
 {
 	const size_t at = handed_find(p, id);
 	return at == SIZE_MAX ? NULL : p->handed[at];
@@ -26,7 +26,7 @@ struct source *jitmap__handed(const jitmap_process *p, uint64_t id)
 /* Take the image handed in at `at` out: of the list, the code table and the index. */
 static void remove_handed(jitmap_process *p, size_t at)
 {
-	struct source *s = p->handed[at];
+	struct jitmap__source *s = p->handed[at];
 	memmove(&p->handed[at], &p->handed[at + 1], (p->nhanded - at - 1) * sizeof(*p->handed));
 	p->nhanded--;
 	jitmap__code_remove(p, s);
@@ -38,12 +38,12 @@ static void remove_handed(jitmap_process *p, size_t at)
 }
 
 /* Drop an image handed in (stale or replaced), saying so to jitmap_process_take_dropped. */
-static void drop_image(jitmap_process *p, struct source *s, bool replaced, const char *why)
+static void drop_image(jitmap_process *p, struct jitmap__source *s, bool replaced, const char *why)
 {
 	/* Out of memory for the record: the image goes unsaid; a client that asks about its id
 	 * hears that it is unknown. */
 	if (jitmap__grow(&p->drops, &p->cap_drops, p->ndrops + 1, sizeof(*p->drops)) == 0)
-		p->drops[p->ndrops++] = (struct drop){s->id, replaced, strdup(why)};
+		p->drops[p->ndrops++] = (struct jitmap__drop){s->id, replaced, strdup(why)};
 	const size_t at = handed_find(p, s->id);
 	if (at != SIZE_MAX)
 		remove_handed(p, at);
@@ -52,7 +52,7 @@ static void drop_image(jitmap_process *p, struct source *s, bool replaced, const
 /* Sample the code of the image handed in `s` at its first use (the staleness rule of
  * process.h): the first 16 bytes of its first function, else of its code. One whose code cannot
  * be read is not used (s->usable false, the problem said) until a refresh can read it. */
-static void sample_code(jitmap_process *p, struct source *s)
+static void sample_code(jitmap_process *p, struct jitmap__source *s)
 {
 	s->usable = true;
 	if (!s->image || jitmap__make_fns(s) || !s->nspans)
@@ -74,7 +74,7 @@ static void sample_code(jitmap_process *p, struct source *s)
 	s->code_sample_len = len;
 }
 
-int jitmap__image_usable(jitmap_process *p, struct source *s)
+int jitmap__image_usable(jitmap_process *p, struct jitmap__source *s)
 {
 	if (s->code_check) {
 		s->code_check = false;
@@ -85,7 +85,7 @@ int jitmap__image_usable(jitmap_process *p, struct source *s)
 
 /* Whether the code sampled at the image's first use is still there (else it is dropped, and
  * said why); one whose first sample could not be read is sampled again. */
-static bool code_still_there(jitmap_process *p, struct source *s)
+static bool code_still_there(jitmap_process *p, struct jitmap__source *s)
 {
 	if (s->code_check)
 		return true; /* not used yet: sampled at its first use */
@@ -122,7 +122,7 @@ void jitmap__refresh(jitmap_process *p)
 		return;
 	p->refreshed_gen = p->recheck_gen;
 	for (size_t i = 0; i < p->nhanded;) {
-		struct source *s = p->handed[i];
+		struct jitmap__source *s = p->handed[i];
 		if (!code_still_there(p, s))
 			continue; /* dropped: the next one is at i now */
 		i++;
@@ -136,7 +136,7 @@ void jitmap__refresh(jitmap_process *p)
 }
 
 /* JITMAP_PROCESS_REPLACE_IMAGES: the images handed in whose code overlaps `s`'s go. */
-static void replace_overlapped(jitmap_process *p, struct source *s)
+static void replace_overlapped(jitmap_process *p, struct jitmap__source *s)
 {
 	if (jitmap__make_spans(s))
 		return;
@@ -145,7 +145,7 @@ static void replace_overlapped(jitmap_process *p, struct source *s)
 		for (;;) {
 			if (p->code_dirty && jitmap__code_rebuild(p))
 				return;
-			struct source *old = NULL;
+			struct jitmap__source *old = NULL;
 			for (size_t i = jitmap__code_after(p, r->hi, false); i-- > 0 && p->code[i].max_hi > r->lo;) {
 				if (p->code[i].hi > r->lo && p->code[i].s->handed) {
 					old = p->code[i].s;
@@ -169,7 +169,7 @@ int jitmap_process_add_image(jitmap_process *p, const void *image, size_t size, 
 		return -EINVAL;
 	if (jitmap__grow(&p->handed, &p->cap_handed, p->nhanded + 1, sizeof(*p->handed)))
 		return -ENOMEM;
-	struct source *s = calloc(1, sizeof(*s));
+	struct jitmap__source *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->kind = JITMAP_SOURCE_JIT;
@@ -235,7 +235,7 @@ const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p, uint64_t
 {
 	if (p)
 		jitmap__refresh(p); /* a debugger's first question at a stop */
-	struct source *s = p ? jitmap__handed(p, id) : NULL;
+	struct jitmap__source *s = p ? jitmap__handed(p, id) : NULL;
 	if (!s || !jitmap__image_usable(p, s))
 		return NULL;
 	if (s->recheck) { /* its first use: its live section is read now */
@@ -251,7 +251,7 @@ int jitmap_process_image_code(jitmap_process *p, uint64_t id, const jitmap_image
 			      size_t *num_ranges, const jitmap_code_function **functions,
 			      size_t *num_functions)
 {
-	struct source *s = p ? jitmap__handed(p, id) : NULL;
+	struct jitmap__source *s = p ? jitmap__handed(p, id) : NULL;
 	if (!s)
 		return -ENOENT;
 	if (jitmap__make_fns(s))
@@ -276,7 +276,7 @@ size_t jitmap_process_take_dropped(jitmap_process *p, jitmap_dropped_image *out,
 	if (jitmap__grow(&p->taken.items, &p->taken.cap, n, sizeof(*p->taken.items)))
 		return 0; /* told at a later call */
 	for (size_t i = 0; i < n; i++) {
-		const struct drop *d = &p->drops[i];
+		const struct jitmap__drop *d = &p->drops[i];
 		out[i] = (jitmap_dropped_image){d->id, d->replaced, d->why ? d->why : ""};
 		if (d->why)
 			p->taken.items[p->taken.n++] = d->why;
@@ -288,7 +288,7 @@ size_t jitmap_process_take_dropped(jitmap_process *p, jitmap_dropped_image *out,
 
 int jitmap_process_image(const jitmap_process *p, uint64_t id, jitmap_source_info *out)
 {
-	const struct source *s = p ? jitmap__handed(p, id) : NULL;
+	const struct jitmap__source *s = p ? jitmap__handed(p, id) : NULL;
 	if (!s)
 		return -ENOENT;
 	return jitmap__fill_info(s, out);
@@ -296,6 +296,6 @@ int jitmap_process_image(const jitmap_process *p, uint64_t id, jitmap_source_inf
 
 const char *jitmap_process_image_problem(const jitmap_process *p, uint64_t id, size_t k)
 {
-	const struct source *s = p ? jitmap__handed(p, id) : NULL;
+	const struct jitmap__source *s = p ? jitmap__handed(p, id) : NULL;
 	return s ? jitmap__source_problem(s, k) : NULL;
 }

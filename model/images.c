@@ -13,7 +13,7 @@
 
 /* -- JIT entries -- */
 
-static int cmp_key(const struct source *s, uint64_t entry, uint64_t addr, uint64_t size)
+static int cmp_key(const struct jitmap__source *s, uint64_t entry, uint64_t addr, uint64_t size)
 {
 	if (s->entry != entry)
 		return s->entry < entry ? -1 : 1;
@@ -34,12 +34,12 @@ size_t jitmap__jit_find(const jitmap_process *p, const jitmap_jit_code *c, bool 
 	return at;
 }
 
-static size_t sample_len_of(const struct source *s)
+static size_t sample_len_of(const struct jitmap__source *s)
 {
 	return s->symfile_size < SAMPLE ? (size_t)s->symfile_size : SAMPLE;
 }
 
-static jitmap_image *open_image(jitmap_process *p, struct source *s, unsigned flags)
+static jitmap_image *open_image(jitmap_process *p, struct jitmap__source *s, unsigned flags)
 {
 	jitmap_error err;
 	jitmap_image *img;
@@ -65,12 +65,12 @@ static jitmap_image *open_image(jitmap_process *p, struct source *s, unsigned fl
 	return img;
 }
 
-static bool glance_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes);
+static bool glance_jit_image(jitmap_process *p, struct jitmap__source *s, uint8_t *bytes);
 
 /* Open the registered image without its stackmap copy (the live section is read instead); in
  * a lazy scan, only glance at it when that is enough (glance_jit_image). `bytes`: the image,
  * when the scan read it already (NULL: read here). */
-static void open_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes)
+static void open_jit_image(jitmap_process *p, struct jitmap__source *s, uint8_t *bytes)
 {
 	char why[160];
 	if (!s->symfile_size || !s->symfile_addr) {
@@ -101,7 +101,7 @@ static void open_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes)
 
 /* What every JIT image gives once opened (from target memory or from a debugger's bytes):
  * its architecture, byte order and live stackmap section. */
-void jitmap__open_opened(jitmap_process *p, struct source *s)
+void jitmap__open_opened(jitmap_process *p, struct jitmap__source *s)
 {
 	s->image = open_image(p, s, JITMAP_IMAGE_SKIP_STACKMAP);
 	if (!s->image)
@@ -125,7 +125,7 @@ void jitmap__open_opened(jitmap_process *p, struct source *s)
 		s->complete = true; /* nothing to read: no stackmap */
 }
 
-static jitmap_stackmap *registered_copy(jitmap_process *p, struct source *s)
+static jitmap_stackmap *registered_copy(jitmap_process *p, struct jitmap__source *s)
 {
 	if (s->handed && !s->bytes && !s->full_tried)
 		return NULL; /* read at first use, after the debugger's bytes went */
@@ -153,7 +153,7 @@ bool jitmap__has_unset_address(const jitmap_stackmap *sm)
 /* Name the live stackmap's functions from the image's symbols, and fill the addresses it does
  * not hold yet from the registered copy. Returns whether the live section held every address
  * itself. */
-static bool complete_live(jitmap_process *p, struct source *s, struct parse *h)
+static bool complete_live(jitmap_process *p, struct jitmap__source *s, struct jitmap__parse *h)
 {
 	h->filled = 0;
 	if (jitmap_image_name_functions(s->image, h->sm) < 0)
@@ -166,7 +166,7 @@ static bool complete_live(jitmap_process *p, struct source *s, struct parse *h)
 }
 
 /* What complete_live did, said in the notes of each source that uses the parse. */
-static void completion_note(struct source *s, const struct parse *h)
+static void completion_note(struct jitmap__source *s, const struct jitmap__parse *h)
 {
 	const int filled = h->filled;
 	if (filled > 0)
@@ -181,7 +181,7 @@ static void completion_note(struct source *s, const struct parse *h)
 }
 
 /* (Re)parse the live section; fall back to the registered copy. */
-static void read_live(jitmap_process *p, struct source *s)
+static void read_live(jitmap_process *p, struct jitmap__source *s)
 {
 	char problem[320] = "", why[160];
 	uint8_t *live = NULL;
@@ -216,7 +216,7 @@ static void read_live(jitmap_process *p, struct source *s)
 		s->have_hash = false;
 		jitmap_error err;
 		bool fresh;
-		struct parse *parsed = jitmap__parse_bytes(p, live, s->sm_addr, s->sm_size, h,
+		struct jitmap__parse *parsed = jitmap__parse_bytes(p, live, s->sm_addr, s->sm_size, h,
 							   s->arch, s->order, &fresh, &err);
 		const size_t head_len = s->sm_size < SAMPLE ? (size_t)s->sm_size : SAMPLE;
 		memcpy(s->live_head, live, head_len);
@@ -262,7 +262,7 @@ static void read_live(jitmap_process *p, struct source *s)
 
 /* Whether a complete live section's first bytes changed since it was parsed (a JIT that
  * reuses a stackmap's memory in place): it is then read again. */
-static bool live_head_changed(jitmap_process *p, struct source *s)
+static bool live_head_changed(jitmap_process *p, struct jitmap__source *s)
 {
 	uint8_t now[SAMPLE];
 	char why[160];
@@ -273,7 +273,7 @@ static bool live_head_changed(jitmap_process *p, struct source *s)
 }
 
 /* Read the live section again if the policy says so; true when it was. */
-bool jitmap__refresh_live(jitmap_process *p, struct source *s)
+bool jitmap__refresh_live(jitmap_process *p, struct jitmap__source *s)
 {
 	if (!s->image)
 		return false;
@@ -293,7 +293,7 @@ int jitmap__scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_
 {
 	bool found;
 	size_t at = jitmap__jit_find(p, c, &found);
-	struct source *s = found ? p->jit[at] : NULL;
+	struct jitmap__source *s = found ? p->jit[at] : NULL;
 	if (s && s->seen)
 		return 0; /* listed twice (two descriptors sharing a list) */
 	if (s) {
@@ -347,7 +347,7 @@ int jitmap__scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_
 
 static int cmp_code(const void *a, const void *b)
 {
-	const struct code_range *x = a, *y = b;
+	const struct jitmap__code_range *x = a, *y = b;
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	if (x->hi != y->hi)
@@ -383,12 +383,12 @@ _Static_assert(offsetof(jitmap_code_function, lo) == offsetof(jitmap_image_range
 		       offsetof(jitmap_code_function, hi) == offsetof(jitmap_image_range, hi),
 	       "range_at reads functions as code ranges");
 
-const jitmap_image_range *jitmap__span_at(const struct source *s, uint64_t addr)
+const jitmap_image_range *jitmap__span_at(const struct jitmap__source *s, uint64_t addr)
 {
 	return range_at(s->spans, s->nspans, sizeof(*s->spans), addr);
 }
 
-const jitmap_code_function *jitmap__function_in(const struct source *s, uint64_t addr)
+const jitmap_code_function *jitmap__function_in(const struct jitmap__source *s, uint64_t addr)
 {
 	return range_at(s->fns, s->nfns, sizeof(*s->fns), addr);
 }
@@ -396,7 +396,7 @@ const jitmap_code_function *jitmap__function_in(const struct source *s, uint64_t
 /* The image's code: its executable sections placed in memory, sorted, merged where they
  * touch; a section over MAX_CODE_SPAN is left out. 0 or -ENOMEM. From the glance at a lazy
  * scan's image (`g`), or else from the image opened. */
-static int make_spans_from(struct source *s, const struct jitmap__glance *g)
+static int make_spans_from(struct jitmap__source *s, const struct jitmap__glance *g)
 {
 	if (s->spans_made || (!s->image && !g))
 		return 0;
@@ -427,7 +427,7 @@ static int make_spans_from(struct source *s, const struct jitmap__glance *g)
 	return 0;
 }
 
-int jitmap__make_spans(struct source *s)
+int jitmap__make_spans(struct jitmap__source *s)
 {
 	return make_spans_from(s, NULL);
 }
@@ -437,7 +437,7 @@ int jitmap__make_spans(struct source *s)
  * PC falls in that code (open_glanced). True when glanced; false to open it now (larger than
  * GLANCE_MAX_IMAGE, unreadable whole, not plain, or no memory): that path says what is wrong,
  * as it always did. */
-static bool glance_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes)
+static bool glance_jit_image(jitmap_process *p, struct jitmap__source *s, uint8_t *bytes)
 {
 	struct jitmap__glance g;
 	char why[160];
@@ -465,7 +465,7 @@ static bool glance_jit_image(jitmap_process *p, struct source *s, uint8_t *bytes
 /* A glanced image opened, now that a PC fell in its code: as a scan that is not lazy opens
  * it. Its code is the image's from now on; should that differ from the glance's (memory that
  * changed since), the code table is rebuilt. */
-void jitmap__open_glanced(jitmap_process *p, struct source *s)
+void jitmap__open_glanced(jitmap_process *p, struct jitmap__source *s)
 {
 	jitmap_image_range *old = s->spans;
 	const size_t nold = s->nspans;
@@ -485,7 +485,7 @@ void jitmap__open_glanced(jitmap_process *p, struct source *s)
  * largest), each cut at the next; one without a size reaches the next function or the end of
  * its code range (hand-written code). Debuggers want functions that do not overlap (GDB's
  * blocks), and an unwinder wants a function's start and end. 0 or -ENOMEM. */
-int jitmap__make_fns(struct source *s)
+int jitmap__make_fns(struct jitmap__source *s)
 {
 	if (s->fns_made || !s->image)
 		return 0;
@@ -533,19 +533,19 @@ int jitmap__make_fns(struct source *s)
 
 /* Of two images of the same code range, the one of the smaller rank answers: a scan's
  * sources in the order listed (the newest registration first), then images handed in. */
-static size_t code_rank(const struct source *s)
+static size_t code_rank(const struct jitmap__source *s)
 {
 	return s->handed ? SIZE_MAX / 2 + (size_t)s->id : s->listed ? s->listed_at : SIZE_MAX;
 }
 
-static int add_code(jitmap_process *p, struct source *s)
+static int add_code(jitmap_process *p, struct jitmap__source *s)
 {
 	if (!s->image && !s->glanced)
 		return 0;
 	if (jitmap__make_spans(s) || jitmap__grow(&p->code, &p->cap_code, p->ncode + s->nspans, sizeof(*p->code)))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nspans; i++)
-		p->code[p->ncode++] = (struct code_range){s->spans[i].lo, s->spans[i].hi, 0,
+		p->code[p->ncode++] = (struct jitmap__code_range){s->spans[i].lo, s->spans[i].hi, 0,
 							  code_rank(s), s};
 	return 0;
 }
@@ -575,7 +575,7 @@ int jitmap__code_rebuild(jitmap_process *p)
 
 /* An image handed in comes or goes: the table is changed in place (GDB's reader hands in
  * thousands, and may be asked about a frame between two), or rebuilt at the next lookup. */
-void jitmap__code_insert(jitmap_process *p, struct source *s)
+void jitmap__code_insert(jitmap_process *p, struct jitmap__source *s)
 {
 	if (p->code_dirty)
 		return;
@@ -585,7 +585,7 @@ void jitmap__code_insert(jitmap_process *p, struct source *s)
 	}
 	size_t first = SIZE_MAX;
 	for (size_t k = 0; k < s->nspans; k++) {
-		const struct code_range c = {s->spans[k].lo, s->spans[k].hi, 0, code_rank(s), s};
+		const struct jitmap__code_range c = {s->spans[k].lo, s->spans[k].hi, 0, code_rank(s), s};
 		const size_t lo = JITMAP_PARTITION_POINT(p->ncode, i, cmp_code(&p->code[i], &c) < 0);
 		memmove(&p->code[lo + 1], &p->code[lo], (p->ncode - lo) * sizeof(*p->code));
 		p->code[lo] = c;
@@ -595,7 +595,7 @@ void jitmap__code_insert(jitmap_process *p, struct source *s)
 	code_max_from(p, first == SIZE_MAX ? p->ncode : first);
 }
 
-void jitmap__code_remove(jitmap_process *p, const struct source *s)
+void jitmap__code_remove(jitmap_process *p, const struct jitmap__source *s)
 {
 	if (p->code_dirty)
 		return;

@@ -46,7 +46,7 @@ const jitmap_stackmap *jitmap__process_stackmap(const struct jitmap_process *p, 
 /* A lazy scan glances at images up to this size (elf.c reads one this size whole too). */
 #define GLANCE_MAX_IMAGE (UINT64_C(64) << 10)
 
-struct parse {
+struct jitmap__parse {
 	jitmap_stackmap *sm;
 	uint64_t addr, size, hash; /* where the bytes were, and their hash: the sharing key */
 	jitmap_arch arch;          /* what they were parsed as */
@@ -58,7 +58,7 @@ struct parse {
 };
 
 /* A JIT descriptor a scan walked, and how far. */
-struct descriptor {
+struct jitmap__descriptor {
 	uint64_t addr;
 	char *where;
 	bool readable, complete;
@@ -66,21 +66,21 @@ struct descriptor {
 	char *problem; /* why the list was not read to its end */
 };
 
-struct code_range {
+struct jitmap__code_range {
 	uint64_t lo, hi;
 	uint64_t max_hi; /* the greatest hi of this range and those before it (by lo) */
 	size_t rank;     /* of the same range, the smaller rank is the answer (sorted last) */
-	struct source *s;
+	struct jitmap__source *s;
 };
 
 /* An image handed in that was dropped, until jitmap_process_take_dropped. */
-struct drop {
+struct jitmap__drop {
 	uint64_t id;
 	bool replaced;
 	char *why;
 };
 
-struct source {
+struct jitmap__source {
 	jitmap_source_kind kind;
 	bool handed;    /* an image handed in by a debugger (jitmap_process_add_image) */
 	uint64_t id;    /* handed: its id */
@@ -117,10 +117,10 @@ struct source {
 	jitmap_arch arch;
 	jitmap_byte_order order;
 	jitmap_stackmap *sm;      /* NULL, or parse->sm, or the full image's */
-	struct parse *parse;      /* when sm was parsed from memory */
+	struct jitmap__parse *parse;      /* when sm was parsed from memory */
 	bool live;
 	const jitmap_stackmap *indexed; /* what the index holds for this source */
-	struct parse *indexed_parse;    /* and its parse, if it is one */
+	struct jitmap__parse *indexed_parse;    /* and its parse, if it is one */
 	struct jitmap__problems problems, notes;
 	size_t open_problems;     /* problems[0..open_problems) are the image's; the rest the
 				   * last live read's */
@@ -152,29 +152,29 @@ struct jitmap_process {
 	bool lazy; /* JITMAP_PROCESS_LAZY */
 	size_t max_entries;
 	uint64_t max_image, max_section;
-	struct source **jit; /* sorted by key */
+	struct jitmap__source **jit; /* sorted by key */
 	size_t njit, cap_jit;
-	struct source **objects;
+	struct jitmap__source **objects;
 	size_t nobjects, cap_objects;
-	struct source **handed; /* images handed in, sorted by id */
+	struct jitmap__source **handed; /* images handed in, sorted by id */
 	size_t nhanded, cap_handed;
 	uint64_t next_id;
 	bool scanning; /* between scan_begin and scan_end */
-	struct source **order; /* the last scan's list */
+	struct jitmap__source **order; /* the last scan's list */
 	size_t norder, cap_order;
 	struct jitmap__problems problems;
-	struct descriptor *descs; /* the last scan's, in the order walked */
+	struct jitmap__descriptor *descs; /* the last scan's, in the order walked */
 	size_t ndescs, cap_descs;
 	size_t unread_files; /* files scan_core could not look into */
 	/* Freed at scan_end, after the index lets go of them. */
-	struct source **dropped;
+	struct jitmap__source **dropped;
 	size_t ndropped, cap_dropped;
 	jitmap_stackmap **graveyard;
 	size_t ngrave, cap_grave;
-	struct parse **parses; /* sorted by (addr, size, hash) */
+	struct jitmap__parse **parses; /* sorted by (addr, size, hash) */
 	size_t nparses, cap_parses;
 	size_t layout_images; /* sources whose image carries deopt layouts */
-	struct code_range *code; /* JIT code by address, rebuilt when code_dirty */
+	struct jitmap__code_range *code; /* JIT code by address, rebuilt when code_dirty */
 	size_t ncode, cap_code;
 	bool code_dirty;
 	jitmap_index *index;
@@ -185,7 +185,7 @@ struct jitmap_process {
 			       * at the next refresh (one increment, not a walk over every image:
 			       * GDB rechecks at each of thousands of registrations) */
 	uint64_t refreshed_gen; /* the recheck_gen the last refresh (jitmap__refresh) answered */
-	struct drop *drops;  /* images dropped, until jitmap_process_take_dropped */
+	struct jitmap__drop *drops;  /* images dropped, until jitmap_process_take_dropped */
 	size_t ndrops, cap_drops;
 	struct jitmap__problems taken; /* the `why` of the last take */
 	jitmap_perfmap *perfmap; /* jitmap_process_perfmap's; NULL until asked for */
@@ -200,50 +200,50 @@ uint64_t jitmap__hash_bytes(const uint8_t *p, size_t n);
 /* The target's read_mem: 0, or a negative errno with `why` said. */
 int jitmap__read_mem(jitmap_process *p, uint64_t addr, void *buf, size_t len, char *why,
 		     size_t why_len);
-void jitmap__parse_release(jitmap_process *p, struct parse *h);
-struct parse *jitmap__parse_bytes(jitmap_process *p, const uint8_t *bytes, uint64_t addr,
+void jitmap__parse_release(jitmap_process *p, struct jitmap__parse *h);
+struct jitmap__parse *jitmap__parse_bytes(jitmap_process *p, const uint8_t *bytes, uint64_t addr,
 				  uint64_t size, uint64_t hash, jitmap_arch arch,
 				  jitmap_byte_order order, bool *fresh, jitmap_error *err);
-void jitmap__set_stackmap(jitmap_process *p, struct source *s, jitmap_stackmap *sm,
-			  struct parse *h, bool live);
-int jitmap__index_put(jitmap_process *p, struct source *s);
-void jitmap__index_drop(jitmap_process *p, struct source *s);
-int jitmap__index_now(jitmap_process *p, struct source *s);
-void jitmap__source_free(jitmap_process *p, struct source *s);
+void jitmap__set_stackmap(jitmap_process *p, struct jitmap__source *s, jitmap_stackmap *sm,
+			  struct jitmap__parse *h, bool live);
+int jitmap__index_put(jitmap_process *p, struct jitmap__source *s);
+void jitmap__index_drop(jitmap_process *p, struct jitmap__source *s);
+int jitmap__index_now(jitmap_process *p, struct jitmap__source *s);
+void jitmap__source_free(jitmap_process *p, struct jitmap__source *s);
 /* Free the sources dropped and the stackmaps buried since the last call. */
 void jitmap__free_buried(jitmap_process *p);
-const char *jitmap__source_problem(const struct source *s, size_t k);
+const char *jitmap__source_problem(const struct jitmap__source *s, size_t k);
 void jitmap__set_problem(char **slot, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Free `s` at scan_end, once the index let go of it. */
-int jitmap__drop_later(jitmap_process *p, struct source *s);
+int jitmap__drop_later(jitmap_process *p, struct jitmap__source *s);
 /* Add `s` to the scan's list (jitmap_process_source), once. */
-int jitmap__list_source(jitmap_process *p, struct source *s);
-int jitmap__fill_info(const struct source *s, jitmap_source_info *out);
+int jitmap__list_source(jitmap_process *p, struct jitmap__source *s);
+int jitmap__fill_info(const struct jitmap__source *s, jitmap_source_info *out);
 
 /* images.c */
 size_t jitmap__jit_find(const jitmap_process *p, const jitmap_jit_code *c, bool *found);
-void jitmap__open_opened(jitmap_process *p, struct source *s);
+void jitmap__open_opened(jitmap_process *p, struct jitmap__source *s);
 bool jitmap__has_unset_address(const jitmap_stackmap *sm);
-bool jitmap__refresh_live(jitmap_process *p, struct source *s);
+bool jitmap__refresh_live(jitmap_process *p, struct jitmap__source *s);
 int jitmap__scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c,
 		       uint8_t *bytes);
-const jitmap_image_range *jitmap__span_at(const struct source *s, uint64_t addr);
-const jitmap_code_function *jitmap__function_in(const struct source *s, uint64_t addr);
-int jitmap__make_spans(struct source *s);
-void jitmap__open_glanced(jitmap_process *p, struct source *s);
-int jitmap__make_fns(struct source *s);
+const jitmap_image_range *jitmap__span_at(const struct jitmap__source *s, uint64_t addr);
+const jitmap_code_function *jitmap__function_in(const struct jitmap__source *s, uint64_t addr);
+int jitmap__make_spans(struct jitmap__source *s);
+void jitmap__open_glanced(jitmap_process *p, struct jitmap__source *s);
+int jitmap__make_fns(struct jitmap__source *s);
 int jitmap__code_rebuild(jitmap_process *p);
-void jitmap__code_insert(jitmap_process *p, struct source *s);
-void jitmap__code_remove(jitmap_process *p, const struct source *s);
+void jitmap__code_insert(jitmap_process *p, struct jitmap__source *s);
+void jitmap__code_remove(jitmap_process *p, const struct jitmap__source *s);
 size_t jitmap__code_after(const jitmap_process *p, uint64_t addr, bool strictly);
 
 /* handed.c */
 /* The image handed in with `id`, or NULL. */
-struct source *jitmap__handed(const jitmap_process *p, uint64_t id);
+struct jitmap__source *jitmap__handed(const jitmap_process *p, uint64_t id);
 /* Whether the image handed in `s` may be used (its code sampled at this, its first use, or
  * before): reads nothing else, drops nothing. */
-int jitmap__image_usable(jitmap_process *p, struct source *s);
+int jitmap__image_usable(jitmap_process *p, struct jitmap__source *s);
 /* A stop: once after each jitmap_process_recheck, every image handed in that was used is
  * looked at again (its code compared with its sample: stale, dropped; its live section read
  * again by the policy). Called where a stop's questions begin (scan_end, a debugger's first

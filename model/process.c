@@ -7,9 +7,10 @@
  * short list. A stackmap that a scan replaces, and every source it drops, stay alive until
  * jitmap_process_scan_end has taken them out of the index.
  *
- * A section parsed from memory is a `struct parse`, shared by every source that read the same
- * bytes at the same address: the same JIT entry found by a descriptor walk and handed in by a
- * debugger (GDB's plugin and the Python commands use one process) is parsed and indexed once.
+ * A section parsed from memory is a `struct jitmap__parse`, shared by every source that read
+ * the same bytes at the same address: the same JIT entry found by a descriptor walk and handed
+ * in by a debugger (GDB's plugin and the Python commands use one process) is parsed and
+ * indexed once.
  * It is buried when the last source lets go of it and the index no longer holds it.
  */
 #include "internal.h"
@@ -164,7 +165,7 @@ int jitmap_process_descriptor(const jitmap_process *p, size_t i, jitmap_descript
 {
 	if (!p || !out || i >= p->ndescs)
 		return -ERANGE;
-	const struct descriptor *d = &p->descs[i];
+	const struct jitmap__descriptor *d = &p->descs[i];
 	const jitmap_descriptor_info full = {
 		.sz = sizeof(full),
 		.address = d->addr,
@@ -184,7 +185,7 @@ size_t jitmap_process_num_layout_images(const jitmap_process *p)
 
 /* -- For the frame model (frame.c) -- */
 
-static const struct source *source_of(const jitmap_process *p, size_t i)
+static const struct jitmap__source *source_of(const jitmap_process *p, size_t i)
 {
 	/* The last scan's list first (the names the user sees in `info stackmaps`), then the
 	 * images a debugger handed in. */
@@ -202,7 +203,7 @@ size_t jitmap__process_num_stackmaps(const jitmap_process *p)
 const jitmap_stackmap *jitmap__process_stackmap(const jitmap_process *p, size_t i,
 						struct jitmap__stackmap_source *out)
 {
-	const struct source *s = source_of(p, i);
+	const struct jitmap__source *s = source_of(p, i);
 	if (!s)
 		return NULL;
 	if (out)

@@ -32,11 +32,11 @@ static bool relocated_as_file(const jitmap_stackmap *live, const jitmap_stackmap
 	return true;
 }
 
-static void object_live(jitmap_process *p, struct source *s)
+static void object_live(jitmap_process *p, struct jitmap__source *s)
 {
 	uint8_t *live = NULL;
 	char why[160];
-	struct parse *parsed = NULL;
+	struct jitmap__parse *parsed = NULL;
 	bool fresh = false, early = false;
 	if (s->sm_size <= p->max_section && s->sm_size <= SIZE_MAX &&
 	    (live = malloc(s->sm_size ? (size_t)s->sm_size : 1)) &&
@@ -72,7 +72,7 @@ int jitmap_process_scan_object(jitmap_process *p, const char *path, uint64_t sec
 {
 	struct stat st;
 	const bool stat_ok = stat(path, &st) == 0;
-	struct source *s = NULL;
+	struct jitmap__source *s = NULL;
 	size_t at;
 	for (at = 0; at < p->nobjects; at++)
 		if (p->objects[at]->sm_addr == section_address && !strcmp(p->objects[at]->path, path))
@@ -312,8 +312,8 @@ static int scan_list(jitmap_process *p, uint64_t addr, const char *where,
 			return 0; /* one descriptor, named twice (a file mapped under two names) */
 	if (jitmap__grow(&p->descs, &p->cap_descs, p->ndescs + 1, sizeof(*p->descs)))
 		return -ENOMEM;
-	struct descriptor *d = &p->descs[p->ndescs];
-	*d = (struct descriptor){.addr = addr, .where = strdup(where)};
+	struct jitmap__descriptor *d = &p->descs[p->ndescs];
+	*d = (struct jitmap__descriptor){.addr = addr, .where = strdup(where)};
 	if (!d->where)
 		return -ENOMEM;
 	p->ndescs++;
@@ -381,7 +381,7 @@ int jitmap_process_scan_end(jitmap_process *p)
 	for (size_t i = 0; i < p->ndropped; i++)
 		jitmap__index_drop(p, p->dropped[i]);
 	for (size_t i = 0; i < p->njit + p->nobjects; i++) {
-		struct source *s = i < p->njit ? p->jit[i] : p->objects[i - p->njit];
+		struct jitmap__source *s = i < p->njit ? p->jit[i] : p->objects[i - p->njit];
 		const jitmap_stackmap *want = s->listed ? s->sm : NULL;
 		if (s->indexed == want)
 			continue;

@@ -37,7 +37,7 @@ int jitmap__read_mem(jitmap_process *p, uint64_t addr, void *buf, size_t len, ch
 
 /* -- Parsed sections -- */
 
-static int cmp_parse(const struct parse *h, uint64_t addr, uint64_t size, uint64_t hash)
+static int cmp_parse(const struct jitmap__parse *h, uint64_t addr, uint64_t size, uint64_t hash)
 {
 	if (h->addr != addr)
 		return h->addr < addr ? -1 : 1;
@@ -60,7 +60,7 @@ static size_t parse_find(const jitmap_process *p, uint64_t addr, uint64_t size, 
 
 /* Bury `h` when no source holds it and the index does not either: its stackmap lives until
  * the next scan_end or recheck (what a caller was given stays valid until then). */
-void jitmap__parse_release(jitmap_process *p, struct parse *h)
+void jitmap__parse_release(jitmap_process *p, struct jitmap__parse *h)
 {
 	if (h->refs || h->indexed)
 		return;
@@ -80,7 +80,7 @@ void jitmap__parse_release(jitmap_process *p, struct parse *h)
 /* The parse of the `size` bytes at `addr` that `s` read: another source's when it read the
  * same bytes there (*fresh false), else a new one. NULL with `err` set when they do not
  * parse. */
-struct parse *jitmap__parse_bytes(jitmap_process *p, const uint8_t *bytes, uint64_t addr,
+struct jitmap__parse *jitmap__parse_bytes(jitmap_process *p, const uint8_t *bytes, uint64_t addr,
 				 uint64_t size, uint64_t hash, jitmap_arch arch,
 				 jitmap_byte_order order, bool *fresh, jitmap_error *err)
 {
@@ -94,14 +94,14 @@ struct parse *jitmap__parse_bytes(jitmap_process *p, const uint8_t *bytes, uint6
 	jitmap_stackmap *sm = jitmap_stackmap_parse(bytes, (size_t)size, &opts, err);
 	if (!sm)
 		return NULL;
-	struct parse *h = calloc(1, sizeof(*h));
+	struct jitmap__parse *h = calloc(1, sizeof(*h));
 	if (!h || (!found && jitmap__grow(&p->parses, &p->cap_parses, p->nparses + 1, sizeof(*p->parses)))) {
 		free(h);
 		jitmap_stackmap_free(sm);
 		*err = (jitmap_error){.code = -ENOMEM};
 		return NULL;
 	}
-	*h = (struct parse){.sm = sm, .addr = addr, .size = size, .hash = hash, .arch = arch,
+	*h = (struct jitmap__parse){.sm = sm, .addr = addr, .size = size, .hash = hash, .arch = arch,
 			    .order = order};
 	if (!found) { /* (found: another architecture's parse of the same bytes, not shared) */
 		memmove(&p->parses[at + 1], &p->parses[at], (p->nparses - at) * sizeof(*p->parses));
@@ -113,10 +113,10 @@ struct parse *jitmap__parse_bytes(jitmap_process *p, const uint8_t *bytes, uint6
 
 /* Make `sm` the source's stackmap (its notes start again): `h`'s, or an image's when `h` is
  * NULL. The old one is let go of (the index may hold it until scan_end). */
-void jitmap__set_stackmap(jitmap_process *p, struct source *s, jitmap_stackmap *sm,
-			 struct parse *h, bool live)
+void jitmap__set_stackmap(jitmap_process *p, struct jitmap__source *s, jitmap_stackmap *sm,
+			 struct jitmap__parse *h, bool live)
 {
-	struct parse *old = s->parse;
+	struct jitmap__parse *old = s->parse;
 	if (h)
 		h->refs++;
 	jitmap__problems_truncate(&s->notes, 0);
@@ -130,9 +130,9 @@ void jitmap__set_stackmap(jitmap_process *p, struct source *s, jitmap_stackmap *
 }
 
 /* Put the source's stackmap in the index (once for a shared parse). */
-int jitmap__index_put(jitmap_process *p, struct source *s)
+int jitmap__index_put(jitmap_process *p, struct jitmap__source *s)
 {
-	struct parse *h = s->parse;
+	struct jitmap__parse *h = s->parse;
 	if (!h || h->indexed == 0) {
 		const int r = jitmap_index_add(p->index, s->sm);
 		if (r != 0 && r != -EEXIST)
@@ -146,9 +146,9 @@ int jitmap__index_put(jitmap_process *p, struct source *s)
 }
 
 /* Take what the source put in the index out of it (once nobody else shares it). */
-void jitmap__index_drop(jitmap_process *p, struct source *s)
+void jitmap__index_drop(jitmap_process *p, struct jitmap__source *s)
 {
-	struct parse *h = s->indexed_parse;
+	struct jitmap__parse *h = s->indexed_parse;
 	if (!s->indexed)
 		return;
 	if ((!h || --h->indexed == 0) && p->index)
@@ -160,7 +160,7 @@ void jitmap__index_drop(jitmap_process *p, struct source *s)
 }
 
 /* The index holds `s`'s current stackmap (or nothing, when it has none). */
-int jitmap__index_now(jitmap_process *p, struct source *s)
+int jitmap__index_now(jitmap_process *p, struct jitmap__source *s)
 {
 	if (s->indexed == s->sm)
 		return 0;
@@ -170,7 +170,7 @@ int jitmap__index_now(jitmap_process *p, struct source *s)
 
 /* -- Sources -- */
 
-void jitmap__source_free(jitmap_process *p, struct source *s)
+void jitmap__source_free(jitmap_process *p, struct jitmap__source *s)
 {
 	if (!s)
 		return;
@@ -204,12 +204,12 @@ void jitmap__free_buried(jitmap_process *p)
 
 /* A source's problems: its list, then why its code could not be sampled, then why its CFI
  * could not be read (kept apart: a live read starts the list's tail again). */
-static size_t num_problems(const struct source *s)
+static size_t num_problems(const struct jitmap__source *s)
 {
 	return s->problems.n + (s->code_problem != NULL) + (s->cfi_problem != NULL);
 }
 
-const char *jitmap__source_problem(const struct source *s, size_t k)
+const char *jitmap__source_problem(const struct jitmap__source *s, size_t k)
 {
 	if (k < s->problems.n)
 		return s->problems.items[k];
@@ -230,7 +230,7 @@ void jitmap__set_problem(char **slot, const char *fmt, ...)
 	*slot = strdup(buf); /* NULL on ENOMEM: the problem is not said, nothing else changes */
 }
 
-int jitmap__drop_later(jitmap_process *p, struct source *s)
+int jitmap__drop_later(jitmap_process *p, struct jitmap__source *s)
 {
 	if (jitmap__grow(&p->dropped, &p->cap_dropped, p->ndropped + 1, sizeof(*p->dropped)))
 		return -ENOMEM;
@@ -238,7 +238,7 @@ int jitmap__drop_later(jitmap_process *p, struct source *s)
 	return 0;
 }
 
-int jitmap__list_source(jitmap_process *p, struct source *s)
+int jitmap__list_source(jitmap_process *p, struct jitmap__source *s)
 {
 	if (s->listed)
 		return 0;
@@ -250,7 +250,7 @@ int jitmap__list_source(jitmap_process *p, struct source *s)
 	return 0;
 }
 
-int jitmap__fill_info(const struct source *s, jitmap_source_info *out)
+int jitmap__fill_info(const struct jitmap__source *s, jitmap_source_info *out)
 {
 	const jitmap_source_info full = {
 		.sz = sizeof(full),
