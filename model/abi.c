@@ -4,9 +4,7 @@
  * structures against these when it loads the library). */
 #include "internal.h"
 #include "jitmap/arch.h"
-#include "jitmap/core.h"
 #include "jitmap/frame.h"
-#include "jitmap/live.h"
 #include "jitmap/process.h"
 #include "jitmap/stack.h"
 #include "jitmap/stopped.h"
@@ -37,11 +35,9 @@ static const struct {
 	STRUCT(jitmap_callee_saved_write), STRUCT(jitmap_perfmap_sym),
 	STRUCT(jitmap_frame_regs),        STRUCT(jitmap_unwind_code), STRUCT(jitmap_unwind_result),
 	STRUCT(jitmap_spill),             STRUCT(jitmap_descriptor_info),
-	STRUCT(jitmap_core_memory_info),
 	STRUCT(jitmap_spill),             STRUCT(jitmap_code_info),   STRUCT(jitmap_stack_frame),
-	STRUCT(jitmap_stacker_opts),      STRUCT(jitmap_live_opts),
+	STRUCT(jitmap_stacker_opts),
 	STRUCT(jitmap_stopped_opts),      STRUCT(jitmap_stopped_thread_info),
-	STRUCT(jitmap_core_opts),         STRUCT(jitmap_core_thread_info),
 	STRUCT(jitmap_stopped_memory_info), STRUCT(jitmap_stopped_mapping_info),
 	STRUCT(jitmap_stopped_problem_info), STRUCT(jitmap_stopped_reg),
 	STRUCT(jitmap_stopped_jit_file_info), STRUCT(jitmap_stopped_module_info),
@@ -61,11 +57,6 @@ static const struct {
 	FIELD(jitmap_perfmap_sym, line), FIELD(jitmap_perfmap_sym, file),
 	FIELD(jitmap_perfmap_sym, file_line), FIELD(jitmap_perfmap_sym, kind),
 	FIELD(jitmap_perfmap_sym, in_core),
-	FIELD(jitmap_core_opts, sz), FIELD(jitmap_core_opts, exe), FIELD(jitmap_core_opts, sysroot),
-	FIELD(jitmap_core_opts, flags), FIELD(jitmap_core_opts, interrupt),
-	FIELD(jitmap_core_opts, debug_dirs),
-	FIELD(jitmap_core_thread_info, tid), FIELD(jitmap_core_thread_info, signal),
-	FIELD(jitmap_core_thread_info, num_regs), FIELD(jitmap_core_thread_info, regs),
 	FIELD(jitmap_frame_regs, pc), FIELD(jitmap_frame_regs, reg), FIELD(jitmap_frame_regs, known),
 	FIELD(jitmap_unwind_code, arch), FIELD(jitmap_unwind_code, cfi), FIELD(jitmap_unwind_code, sm),
 	FIELD(jitmap_unwind_code, func_lo), FIELD(jitmap_unwind_code, func_hi),
@@ -118,11 +109,6 @@ static const struct {
 	FIELD(jitmap_descriptor_info, where), FIELD(jitmap_descriptor_info, readable),
 	FIELD(jitmap_descriptor_info, complete), FIELD(jitmap_descriptor_info, num_entries),
 	FIELD(jitmap_descriptor_info, problem),
-	FIELD(jitmap_core_memory_info, sz), FIELD(jitmap_core_memory_info, source),
-	FIELD(jitmap_core_memory_info, size), FIELD(jitmap_core_memory_info, offset),
-	FIELD(jitmap_core_memory_info, path), FIELD(jitmap_core_memory_info, segment_start),
-	FIELD(jitmap_core_memory_info, segment_end), FIELD(jitmap_core_memory_info, segment_flags),
-	FIELD(jitmap_core_memory_info, file_unusable), FIELD(jitmap_core_memory_info, why),
 	FIELD(jitmap_code_info, source), FIELD(jitmap_code_info, entry),
 	FIELD(jitmap_code_info, image_id), FIELD(jitmap_code_info, lo), FIELD(jitmap_code_info, hi),
 	FIELD(jitmap_code_info, image), FIELD(jitmap_code_info, stackmap),
@@ -141,9 +127,6 @@ static const struct {
 	FIELD(jitmap_stacker_opts, native_step), FIELD(jitmap_stacker_opts, native_ctx),
 	FIELD(jitmap_stacker_opts, order), FIELD(jitmap_stacker_opts, code_at),
 	FIELD(jitmap_stacker_opts, code_ctx),
-	FIELD(jitmap_live_opts, sz), FIELD(jitmap_live_opts, max_threads),
-	FIELD(jitmap_live_opts, max_rounds), FIELD(jitmap_live_opts, flags),
-	FIELD(jitmap_live_opts, interrupt),
 	FIELD(jitmap_stopped_opts, sz), FIELD(jitmap_stopped_opts, exe),
 	FIELD(jitmap_stopped_opts, sysroot), FIELD(jitmap_stopped_opts, max_threads),
 	FIELD(jitmap_stopped_opts, flags), FIELD(jitmap_stopped_opts, max_rounds),
@@ -184,7 +167,6 @@ static const struct {
 	int64_t value;
 } constants[] = {
 	CONSTANT(JITMAP_ORDER_AUTO), CONSTANT(JITMAP_ORDER_LITTLE), CONSTANT(JITMAP_ORDER_BIG),
-	CONSTANT(JITMAP_CORE_NO_FILES),
 	CONSTANT(JITMAP_LOC_REGISTER), CONSTANT(JITMAP_LOC_DIRECT), CONSTANT(JITMAP_LOC_INDIRECT),
 	CONSTANT(JITMAP_LOC_CONSTANT), CONSTANT(JITMAP_LOC_CONSTANT_INDEX),
 	CONSTANT(JITMAP_DIALECT_LLVM), CONSTANT(JITMAP_DIALECT_YK), CONSTANT(JITMAP_DIALECT_YK_EXTRAS),
@@ -204,9 +186,6 @@ static const struct {
 	CONSTANT(JITMAP_UNWIND_CFI), CONSTANT(JITMAP_UNWIND_STACKMAP), CONSTANT(JITMAP_UNWIND_NONE),
 	CONSTANT(JITMAP_DESCRIBE_REGISTERS),
 	CONSTANT(JITMAP_IMAGE_SKIP_STACKMAP), CONSTANT(JITMAP_PROCESS_LAZY),
-	CONSTANT(JITMAP_CORE_MEM_CORE), CONSTANT(JITMAP_CORE_MEM_FILE),
-	CONSTANT(JITMAP_CORE_MEM_NONE),
-	CONSTANT(JITMAP_LIVE_NO_STOP),
 	CONSTANT(JITMAP_STOPPED_CORE), CONSTANT(JITMAP_STOPPED_LIVE),
 	CONSTANT(JITMAP_STOPPED_NO_FILES), CONSTANT(JITMAP_STOPPED_NO_STOP),
 	CONSTANT(JITMAP_STOPPED_BY_THREAD), CONSTANT(JITMAP_STOPPED_SNAPSHOT),

@@ -215,17 +215,6 @@ int jitmap_process_scan_stopped(jitmap_process *p, jitmap_stopped *s)
 	return rc ? rc : (int)(p->ndescs - before < INT_MAX ? p->ndescs - before : INT_MAX);
 }
 
-/* TEMPORARY, until the tools ask jitmap_process_scan_stopped (process.h). */
-int jitmap_process_scan_core(jitmap_process *p, jitmap_core *core)
-{
-	if (!p || !core)
-		return -EINVAL;
-	struct core_scan cs = {.p = p, .order = jitmap__core_byte_order(core)};
-	const size_t before = p->ndescs;
-	const int rc = jitmap__core_each_file(core, scan_core_file, &cs);
-	return rc ? rc : (int)(p->ndescs - before < INT_MAX ? p->ndescs - before : INT_MAX);
-}
-
 /* -- Scanning -- */
 
 void jitmap__free_descriptors(jitmap_process *p)

@@ -37,6 +37,12 @@
 #define MAX_BUILD_ID JITMAP__MAX_BUILD_ID
 #define PRSTATUS_REG 112    /* offset of pr_reg in the 64-bit elf_prstatus */
 
+/* The statuses of its warnings (stopped.h's kinds and codes). */
+#define TRUNCATED JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED)
+#define MALFORMED JITMAP__WARN(JITMAP_PROBLEM_MALFORMED)
+#define PLACED JITMAP__WARN(JITMAP_PROBLEM_FILES_PLACED)
+#define LIMIT JITMAP__WARN(JITMAP_PROBLEM_LIMIT)
+
 /* A warning with its status (JITMAP__WARN(JITMAP_PROBLEM_...), stopped.h's codes). */
 static void warn(jitmap_core *c, uint8_t status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -55,7 +61,8 @@ static void warn(jitmap_core *c, uint8_t status, const char *fmt, ...)
 static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 {
 	if (len < PRSTATUS_REG) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_PRSTATUS note at offset 0x%" PRIx64 " of %zu bytes is too short: thread "
+		warn(c, MALFORMED,
+		     "NT_PRSTATUS note at offset 0x%" PRIx64 " of %zu bytes is too short: thread "
 		     "left out", at, len);
 		return 0;
 	}
@@ -86,7 +93,8 @@ static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 static void read_prpsinfo(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 {
 	if (len < PRPSINFO_FNAME + 16) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_PRPSINFO note at offset 0x%" PRIx64 " of %zu bytes is too short: the "
+		warn(c, MALFORMED,
+		     "NT_PRPSINFO note at offset 0x%" PRIx64 " of %zu bytes is too short: the "
 		     "process's name is not known", at, len);
 		return;
 	}
@@ -100,7 +108,8 @@ static int read_auxv(jitmap_core *c, const uint8_t *d, size_t len)
 {
 	size_t n = len / 16;
 	if (n > MAX_AUXV) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_LIMIT), "NT_AUXV holds %zu entries: only the first %d are read", n, MAX_AUXV);
+		warn(c, LIMIT,
+		     "NT_AUXV holds %zu entries: only the first %d are read", n, MAX_AUXV);
 		n = MAX_AUXV;
 	}
 	c->auxv = calloc(n ? 2 * n : 1, sizeof(*c->auxv));
@@ -125,13 +134,15 @@ static int read_auxv(jitmap_core *c, const uint8_t *d, size_t len)
 static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 {
 	if (len < 16) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_FILE note at offset 0x%" PRIx64 " of %zu bytes is too short: no mapped "
+		warn(c, MALFORMED,
+		     "NT_FILE note at offset 0x%" PRIx64 " of %zu bytes is too short: no mapped "
 		     "files", at, len);
 		return 0;
 	}
 	const uint64_t count = jitmap__load(d, 8, c->order), page = jitmap__load(d + 8, 8, c->order);
 	if (count > JITMAP__CORE_MAX_MAPS || count * 24 > len - 16) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_FILE note at offset 0x%" PRIx64 " claims %" PRIu64 " mappings in %zu "
+		warn(c, MALFORMED,
+		     "NT_FILE note at offset 0x%" PRIx64 " claims %" PRIu64 " mappings in %zu "
 		     "bytes: no mapped files", at, count, len);
 		return 0;
 	}
@@ -146,7 +157,8 @@ static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t a
 		const uint8_t *e = d + 16 + i * 24;
 		const char *nul = memchr(names, 0, (size_t)(end - names));
 		if (!nul) {
-			warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_FILE note at offset 0x%" PRIx64 ": path %" PRIu64 " of %" PRIu64
+			warn(c, MALFORMED,
+			     "NT_FILE note at offset 0x%" PRIx64 ": path %" PRIu64 " of %" PRIu64
 			     " is not terminated: the rest are left out", at, i, count);
 			break;
 		}
@@ -156,7 +168,7 @@ static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t a
 			size_t fi = jitmap__core_file_index(c, names);
 			if (fi == SIZE_MAX)
 				return -ENOMEM;
-			c->maps[c->nmaps] = (jitmap_core_mapping_info){start, stop, pages * page, NULL, NULL};
+			c->maps[c->nmaps] = (jitmap_stopped_mapping_info){start, stop, pages * page, NULL, NULL};
 			c->map_file[c->nmaps++] = fi;
 		} else {
 			bad++;
@@ -164,7 +176,8 @@ static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t a
 		names = nul + 1;
 	}
 	if (bad)
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "NT_FILE note at offset 0x%" PRIx64 ": %zu mapping%s with an empty range or "
+		warn(c, MALFORMED,
+		     "NT_FILE note at offset 0x%" PRIx64 ": %zu mapping%s with an empty range or "
 		     "an offset past 2^64 left out", at, bad, bad == 1 ? "" : "s");
 	return 0;
 }
@@ -174,11 +187,13 @@ static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t a
 static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 {
 	if (offset > c->size) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated: its notes at offset 0x%" PRIx64 " are missing", offset);
+		warn(c, TRUNCATED,
+		     "the core is truncated: its notes at offset 0x%" PRIx64 " are missing", offset);
 		return 0;
 	}
 	if (filesz > c->size - offset) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated: %" PRIu64 " of the %" PRIu64 " bytes of notes at "
+		warn(c, TRUNCATED,
+		     "the core is truncated: %" PRIu64 " of the %" PRIu64 " bytes of notes at "
 		     "offset 0x%" PRIx64 " are there", c->size - offset, filesz, offset);
 		filesz = c->size - offset;
 	}
@@ -186,7 +201,8 @@ static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 		return 0;
 	Elf_Data *d = elf_getdata_rawchunk(c->elf, (int64_t)offset, filesz, ELF_T_NHDR);
 	if (!d || !d->d_buf) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "the notes at offset 0x%" PRIx64 " cannot be read: %s", offset, elf_errmsg(-1));
+		warn(c, MALFORMED,
+		     "the notes at offset 0x%" PRIx64 " cannot be read: %s", offset, elf_errmsg(-1));
 		return 0;
 	}
 	size_t off = 0, next, name_off, desc_off;
@@ -195,7 +211,8 @@ static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
 		/* libelf checks these; we do not rely on it. */
 		if (name_off > d->d_size || nh.n_namesz > d->d_size - name_off ||
 		    desc_off > d->d_size || nh.n_descsz > d->d_size - desc_off || next <= off) {
-			warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "a note at offset 0x%" PRIx64 " runs past its segment", offset + off);
+			warn(c, MALFORMED,
+			     "a note at offset 0x%" PRIx64 " runs past its segment", offset + off);
 			break;
 		}
 		const uint64_t at = offset + desc_off;
@@ -270,12 +287,13 @@ static void sort_segs(jitmap_core *c)
 	}
 	c->nsegs = n;
 	if (overlaps)
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "%zu PT_LOAD segment%s overlap%s an earlier one: the lower address's bytes "
+		warn(c, MALFORMED,
+		     "%zu PT_LOAD segment%s overlap%s an earlier one: the lower address's bytes "
 		     "are used", overlaps, overlaps == 1 ? "" : "s", overlaps == 1 ? "s" : "");
 }
 
 struct map_sort {
-	jitmap_core_mapping_info m;
+	jitmap_stopped_mapping_info m;
 	size_t file, index;
 };
 
@@ -315,7 +333,7 @@ static int sort_maps(jitmap_core *c)
 	c->nmaps = n;
 	free(tmp);
 	if (overlaps)
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "%zu NT_FILE mapping%s overlap%s an earlier one", overlaps,
+		warn(c, MALFORMED, "%zu NT_FILE mapping%s overlap%s an earlier one", overlaps,
 		     overlaps == 1 ? "" : "s", overlaps == 1 ? "s" : "");
 	return 0;
 }
@@ -400,11 +418,13 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 				 nph, (uint64_t)eh.e_phoff);
 	/* libelf counts only the headers that fit in the file. */
 	if (eh.e_phnum != PN_XNUM && nph < eh.e_phnum)
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated: %zu of its %u program headers are there", nph,
+		warn(c, TRUNCATED,
+		     "the core is truncated: %zu of its %u program headers are there", nph,
 		     (unsigned)eh.e_phnum);
 	/* libelf reads 56-byte headers whatever e_phentsize says. */
 	if (nph && eh.e_phentsize != sizeof(Elf64_Phdr))
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "e_phentsize is %u, not %zu: the program headers are read as %zu-byte "
+		warn(c, MALFORMED,
+		     "e_phentsize is %u, not %zu: the program headers are read as %zu-byte "
 		     "headers", (unsigned)eh.e_phentsize, sizeof(Elf64_Phdr), sizeof(Elf64_Phdr));
 	c->segs = calloc(nph ? nph : 1, sizeof(*c->segs));
 	struct jitmap__core_seg *notes = calloc(nph ? nph : 1, sizeof(*notes));
@@ -423,12 +443,14 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 			uint64_t memsz = ph.p_memsz, filesz = ph.p_filesz;
 			if (memsz > UINT64_MAX - ph.p_vaddr) {
 				memsz = UINT64_MAX - ph.p_vaddr;
-				warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "segment at 0x%" PRIx64 " of %" PRIu64 " bytes wraps around the "
+				warn(c, MALFORMED,
+				     "segment at 0x%" PRIx64 " of %" PRIu64 " bytes wraps around the "
 				     "address space: its bytes from 2^64 - 1 on are left out",
 				     (uint64_t)ph.p_vaddr, (uint64_t)ph.p_memsz);
 			}
 			if (ph.p_filesz > ph.p_memsz && oversized++ < 3)
-				warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "segment at 0x%" PRIx64 " says the core holds %" PRIu64 " bytes "
+				warn(c, MALFORMED,
+				     "segment at 0x%" PRIx64 " says the core holds %" PRIu64 " bytes "
 				     "of it, more than its %" PRIu64 " in memory: %" PRIu64 " are read",
 				     (uint64_t)ph.p_vaddr, (uint64_t)ph.p_filesz,
 				     (uint64_t)ph.p_memsz, (uint64_t)ph.p_memsz);
@@ -440,7 +462,8 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 			else if (filesz > c->size - ph.p_offset)
 				filesz = c->size - ph.p_offset;
 			if (filesz < ph.p_filesz && filesz < memsz && truncated++ < 3)
-				warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated: segment at 0x%" PRIx64 " has %" PRIu64
+				warn(c, TRUNCATED,
+				     "the core is truncated: segment at 0x%" PRIx64 " has %" PRIu64
 				     " of its %" PRIu64 " bytes", (uint64_t)ph.p_vaddr, filesz,
 				     (uint64_t)ph.p_filesz);
 			if (memsz)
@@ -454,9 +477,10 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 		}
 	}
 	if (bad)
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_MALFORMED), "%zu program header%s cannot be read", bad, bad == 1 ? "" : "s");
+		warn(c, MALFORMED, "%zu program header%s cannot be read", bad, bad == 1 ? "" : "s");
 	if (truncated > 3)
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "the core is truncated (it ends at offset 0x%" PRIx64 "): %zu segments in "
+		warn(c, TRUNCATED,
+		     "the core is truncated (it ends at offset 0x%" PRIx64 "): %zu segments in "
 		     "all lack bytes", c->size, truncated);
 	sort_segs(c);
 	for (size_t i = 0; i < nnotes; i++) {
@@ -472,7 +496,8 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	if (sort_maps(c))
 		return open_fail(c, err, -ENOMEM, 0, "out of memory");
 	if (!c->have_file_note && !exe)
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_FILES_PLACED), "the core has no NT_FILE note: symbols cannot be found in the mapped files "
+		warn(c, PLACED,
+		     "the core has no NT_FILE note: symbols cannot be found in the mapped files "
 		     "(give the executable with --exe)");
 	if (c->have_file_note && exe && jitmap__core_match_exe(c, exe))
 		return open_fail(c, err, -ENOMEM, 0, "out of memory");
@@ -533,7 +558,7 @@ jitmap_core *jitmap__core_open(const char *path, const jitmap_core_opts *opts, j
 		c->compression = codec;
 	}
 	if (cut[0])
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_TRUNCATED), "%s", cut);
+		warn(c, TRUNCATED, "%s", cut);
 	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
 	return finish_open(c, opts, err);
 }

@@ -19,6 +19,11 @@
 
 #define MAX_BUILD_ID JITMAP__MAX_BUILD_ID
 
+/* The statuses of its warnings (stopped.h's kinds and codes). */
+#define BAD_FILE JITMAP__WARN(JITMAP_PROBLEM_FILE)
+#define PLACED JITMAP__WARN(JITMAP_PROBLEM_FILES_PLACED)
+#define PLACED_INFO JITMAP__INFO(JITMAP_PROBLEM_FILES_PLACED)
+
 /* A warning with its status (JITMAP__WARN(JITMAP_PROBLEM_...), stopped.h's codes). */
 #define warn(c, status, ...)                                                               \
 	jitmap__status_problem(&(c)->warnings, (c)->warn_status, JITMAP__CORE_MAX_WARNINGS,    \
@@ -100,16 +105,17 @@ int jitmap__core_match_exe(jitmap_core *c, const char *exe)
 		    (real && !strcmp(jitmap__base_name(c->files[i].core_path), real_name)))
 			match = i, how = "name";
 	if (match == SIZE_MAX) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_FILE), "--exe %s: the core maps no file named %s%s%s", exe, exe_name,
+		warn(c, BAD_FILE, "--exe %s: the core maps no file named %s%s%s", exe, exe_name,
 		     real && strcmp(real_name, exe_name) ? " or " : "",
 		     real && strcmp(real_name, exe_name) ? real_name : "");
 		if (want_len && c->nfiles)
-			warn(c, JITMAP__WARN(JITMAP_PROBLEM_FILE), "--exe %s: no file the core maps has its build ID", exe);
+			warn(c, BAD_FILE, "--exe %s: no file the core maps has its build ID", exe);
 	} else {
 		if (strcmp(how, "build ID") && want_len) {
 			size_t n = jitmap__core_file_build_id(c, match, got);
 			if (n && (n != want_len || memcmp(got, want, n)))
-				warn(c, JITMAP__WARN(JITMAP_PROBLEM_FILE), "--exe %s: its build ID differs from that of %s, which the core maps: "
+				warn(c, BAD_FILE,
+				     "--exe %s: its build ID differs from that of %s, which the core maps: "
 				     "it is not the program that was dumped, and is not used", exe,
 				     c->files[match].core_path);
 		}
@@ -129,7 +135,7 @@ static int add_map(jitmap_core *c, uint64_t start, uint64_t len, uint64_t offset
 {
 	if (!len || start > UINT64_MAX - len || c->nmaps >= JITMAP__CORE_MAX_MAPS)
 		return 0;
-	jitmap_core_mapping_info *m = realloc(c->maps, (c->nmaps + 1) * sizeof(*m));
+	jitmap_stopped_mapping_info *m = realloc(c->maps, (c->nmaps + 1) * sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	c->maps = m;
@@ -137,7 +143,7 @@ static int add_map(jitmap_core *c, uint64_t start, uint64_t len, uint64_t offset
 	if (!f)
 		return -ENOMEM;
 	c->map_file = f;
-	c->maps[c->nmaps] = (jitmap_core_mapping_info){start, start + len, offset, NULL, NULL};
+	c->maps[c->nmaps] = (jitmap_stopped_mapping_info){start, start + len, offset, NULL, NULL};
 	c->map_file[c->nmaps++] = fi;
 	return 0;
 }
@@ -299,7 +305,7 @@ int jitmap__core_files_from_exe(jitmap_core *c, const char *exe)
 	c->files[fi].given = 1;
 	int fd = jitmap__core_file_fd(c, fi);
 	if (fd < 0) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_FILE), "--exe %s cannot be opened", exe);
+		warn(c, BAD_FILE, "--exe %s cannot be opened", exe);
 		return 0;
 	}
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -307,7 +313,7 @@ int jitmap__core_files_from_exe(jitmap_core *c, const char *exe)
 	size_t nph = 0;
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    elf_getphdrnum(elf, &nph)) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_FILE), "--exe %s is not an ELF file", exe);
+		warn(c, BAD_FILE, "--exe %s is not an ELF file", exe);
 		elf_end(elf);
 		return 0;
 	}
@@ -329,7 +335,8 @@ int jitmap__core_files_from_exe(jitmap_core *c, const char *exe)
 	else if (eh.e_type == ET_EXEC)
 		how = "its fixed addresses";
 	if (!how) {
-		warn(c, JITMAP__WARN(JITMAP_PROBLEM_FILES_PLACED), "--exe %s: the core says neither where it is mapped (NT_FILE) nor where it "
+		warn(c, PLACED,
+		     "--exe %s: the core says neither where it is mapped (NT_FILE) nor where it "
 		     "starts (AT_PHDR, AT_ENTRY)", exe);
 		elf_end(elf);
 		return 0;
@@ -344,7 +351,8 @@ int jitmap__core_files_from_exe(jitmap_core *c, const char *exe)
 	if (dyn && (rc = jitmap__link_maps(&mem, c->order, bias + dyn, dyn_size, &debug,
 					   place_listed, &pl)))
 		return rc;
-	warn(c, JITMAP__INFO(JITMAP_PROBLEM_FILES_PLACED), "the core has no NT_FILE note: %s placed by %s, and %zu librar%s from the "
+	warn(c, PLACED_INFO,
+	     "the core has no NT_FILE note: %s placed by %s, and %zu librar%s from the "
 	     "dynamic linker's list", exe, how, pl.libs, pl.libs == 1 ? "y" : "ies");
 	return 0;
 }

@@ -68,14 +68,14 @@ static int add_file(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at
 		     path, at, size, len);
 		return 0;
 	}
-	jitmap_core_jit_file *files = realloc(c->jit_files, (c->njit_files + 1) * sizeof(*files));
+	jitmap_stopped_jit_file_info *files = realloc(c->jit_files, (c->njit_files + 1) * sizeof(*files));
 	if (!files)
 		return -ENOMEM;
 	c->jit_files = files;
 	char *copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	c->jit_files[c->njit_files++] = (jitmap_core_jit_file){
+	c->jit_files[c->njit_files++] = (jitmap_stopped_jit_file_info){
 		.path = copy, .kind = kind, .flags = flags & JITMAP_CORE_FILE_CUT,
 		.data = desc + data_off, .size = (size_t)size, .offset = at + data_off};
 	if (flags & JITMAP_CORE_FILE_CUT)
@@ -182,7 +182,7 @@ size_t jitmap__core_num_jit_files(const jitmap_core *c)
 	return c ? c->njit_files : 0;
 }
 
-const jitmap_core_jit_file *jitmap__core_jit_file_at(const jitmap_core *c, size_t i)
+const jitmap_stopped_jit_file_info *jitmap__core_jit_file_at(const jitmap_core *c, size_t i)
 {
 	return c && i < c->njit_files ? &c->jit_files[i] : NULL;
 }

@@ -202,7 +202,7 @@ static uint64_t to_top(uint64_t addr) { return addr ? (UINT64_MAX - addr) + 1 : 
 /* The file of the mapping at `addr`, if it can be read there: FILE, or MISS_FILE. */
 static void file_span(jitmap_core *c, uint64_t addr, struct span *sp)
 {
-	const jitmap_core_mapping_info *m = &c->maps[sp->map];
+	const jitmap_stopped_mapping_info *m = &c->maps[sp->map];
 	const size_t fi = c->map_file[sp->map];
 	const uint64_t in = addr - m->start;
 	sp->left = min64(sp->left, m->end - addr);
@@ -506,7 +506,7 @@ int jitmap__core_module_at(jitmap_core *c, uint64_t addr, jitmap_stopped_module_
 		out->end = seg ? seg->vaddr + seg->memsz : cut->end;
 		return 0;
 	}
-	const jitmap_core_mapping_info *map = &c->maps[m];
+	const jitmap_stopped_mapping_info *map = &c->maps[m];
 	const size_t fi = c->map_file[m];
 	out->start = map->start;
 	out->end = map->end;

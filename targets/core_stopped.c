@@ -19,15 +19,9 @@ jitmap_byte_order jitmap__core_byte_order(const jitmap_core *c) { return c->orde
 size_t jitmap__core_num_threads(const jitmap_core *c) { return c->threads.n; }
 size_t jitmap__core_num_mappings(const jitmap_core *c) { return c->nmaps; }
 
-const jitmap_core_thread_info *jitmap__core_thread(const jitmap_core *c, size_t i)
+const jitmap_stopped_thread_info *jitmap__core_thread(const jitmap_core *c, size_t i)
 {
-	return i < c->threads.n ? &c->threads.v[i]->core_view : NULL;
-}
-
-int jitmap__core_thread_reg(const jitmap_core_thread_info *t, unsigned regno, uint64_t *value)
-{
-	return jitmap__regs_find(t ? (const jitmap_stopped_reg *)(const void *)t->regs : NULL,
-				 t ? t->num_regs : 0, regno, value);
+	return i < c->threads.n ? &c->threads.v[i]->pub : NULL;
 }
 
 struct jitmap__threads *jitmap__core_threads(jitmap_core *c)
@@ -35,7 +29,7 @@ struct jitmap__threads *jitmap__core_threads(jitmap_core *c)
 	return &c->threads;
 }
 
-const jitmap_core_mapping_info *jitmap__core_mapping(const jitmap_core *c, size_t i)
+const jitmap_stopped_mapping_info *jitmap__core_mapping(const jitmap_core *c, size_t i)
 {
 	return i < c->nmaps ? &c->maps[i] : NULL;
 }
@@ -152,9 +146,7 @@ static size_t core_build_id_at(void *k, uint64_t addr, uint8_t *out, size_t len)
 
 static const jitmap_stopped_mapping_info *core_mapping(void *k, size_t i)
 {
-	/* the same fields (the core's own type goes with the tools' move) */
-	const void *m = jitmap__core_mapping(k, i);
-	return m;
+	return jitmap__core_mapping(k, i);
 }
 
 static int core_mapped_file(void *k, uint64_t addr, char *path, size_t path_len, char *why,
@@ -187,8 +179,7 @@ static int core_small(const void *k, uint64_t *stack_bytes, uint64_t *kept, uint
 static const jitmap_stopped_jit_file_info *core_jit_file(const void *k, size_t i)
 {
 	/* the same fields (the core's own type goes with the tools' move) */
-	const void *f = jitmap__core_jit_file_at(k, i);
-	return f;
+	return jitmap__core_jit_file_at(k, i);
 }
 
 static int core_each_file(void *k, jitmap__core_file_fn fn, void *ctx)

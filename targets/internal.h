@@ -14,7 +14,42 @@
 #include "jitmap/live.h"
 #include "jitmap/stopped.h"
 
-/* -- Many reads at once (live.c) -- */
+/* -- The kinds' objects and their options (core.c, live.c) --
+ *
+ * A core (jitmap_core) and a live process (jitmap_live), each behind stopped.c's table; their
+ * options are stopped.h's jitmap_stopped_opts as each kind reads them (stopped.c hands each
+ * its own fields), and a writer opens a core with them too (writers/). */
+
+typedef struct jitmap_core jitmap_core;
+typedef struct jitmap_live jitmap_live;
+
+#define JITMAP_CORE_NO_FILES 1u /* JITMAP_STOPPED_NO_FILES */
+
+typedef struct jitmap_core_opts {
+	size_t sz; /* checked as jitmap_stopped_opts.sz is */
+	const char *exe;     /* jitmap_stopped_opts's, as stopped.h says */
+	const char *sysroot;
+	unsigned flags;      /* JITMAP_CORE_* */
+	const volatile sig_atomic_t *interrupt;
+	const char *debug_dirs;
+	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core.c. */
+} jitmap_core_opts;
+
+#define JITMAP_LIVE_NO_STOP 1u   /* JITMAP_STOPPED_NO_STOP */
+#define JITMAP_LIVE_BY_THREAD 2u /* JITMAP_STOPPED_BY_THREAD */
+#define JITMAP_LIVE_SNAPSHOT 4u  /* JITMAP_STOPPED_SNAPSHOT */
+
+typedef struct jitmap_live_opts {
+	size_t sz; /* checked as jitmap_stopped_opts.sz is */
+	size_t max_threads;  /* jitmap_stopped_opts's, as stopped.h says */
+	unsigned max_rounds;
+	unsigned flags;      /* JITMAP_LIVE_* */
+	const volatile sig_atomic_t *interrupt;
+	size_t stack_bytes;
+	/* A field added here: name it in JITMAP__OPTS_VALID in targets/live.c. */
+} jitmap_live_opts;
+
+/* -- Many reads at once (live_memory.c) -- */
 
 struct jitmap__read {
 	uint64_t addr;
@@ -106,10 +141,9 @@ void jitmap__status_problem(struct jitmap__problems *l, uint8_t *status, size_t 
  * What a core (core.c) and a live process (live.c) both hold, kept once: the threads, each
  * with its ID, name, signal, registers (the unwinder's jitmap_frame_regs, and every register
  * of Linux's layout sorted by DWARF number) or why it has none, and the one read_reg of a
- * thread target. (The warnings met reading either are a jitmap__problems list each.) Each
- * public thread struct is a view of one jitmap__thread: jitmap_stopped_thread_info
- * (stopped.h), jitmap_core_thread_info (its sorted registers) and jitmap_live_thread_info,
- * kept in step by the calls below. */
+ * thread target. (The warnings met reading either are a jitmap__problems list each.) The
+ * public thread struct, jitmap_stopped_thread_info (stopped.h), is the first field of one
+ * jitmap__thread, kept in step by the calls below. */
 
 #define JITMAP__MAX_GREGS 64    /* registers of Linux's layout kept (x86-64 has 26, AArch64 33,
 				 * s390x 34) */
@@ -118,8 +152,6 @@ struct jitmap__threads;
 
 struct jitmap__thread {
 	jitmap_stopped_thread_info pub;    /* jitmap_stopped_thread's view */
-	jitmap_core_thread_info core_view; /* jitmap_core_thread's */
-	jitmap_live_thread_info live_view; /* jitmap_live_thread's */
 	const struct jitmap__threads *list;
 	void *owner;        /* the jitmap_core or jitmap_live: a thread target's memory */
 	bool attached;      /* live: seized, PTRACE_DETACH is owed */
@@ -144,7 +176,7 @@ struct jitmap__threads {
 	bool core;          /* a core's threads: what a missing register's words say */
 };
 
-/* The public views of `t` (jitmap_stopped_thread_info, the core's and the live process's)
+/* The public view of `t` (jitmap_stopped_thread_info)
  * made again from its fields. */
 void jitmap__thread_publish(struct jitmap__thread *t);
 /* An empty list of a core's threads (`core`) or a live process's, in byte order `order`. */
@@ -229,7 +261,7 @@ struct jitmap_core {
 	char *debug_dirs;  /* jitmap_core_opts.debug_dirs, or NULL */
 	struct jitmap__core_seg *segs; /* sorted by vaddr, not overlapping */
 	size_t nsegs;
-	jitmap_core_mapping_info *maps; /* sorted by start, not overlapping */
+	jitmap_stopped_mapping_info *maps; /* sorted by start, not overlapping */
 	size_t *map_file;  /* per map: index into files */
 	size_t nmaps;
 	struct jitmap__core_file *files;
@@ -242,7 +274,7 @@ struct jitmap_core {
 	int have_file_note, have_auxv;
 	char name[17];     /* the process's, NT_PRPSINFO's pr_fname; "" when none was read */
 	const char *compression; /* what the file was decompressed from, or NULL */
-	jitmap_core_jit_file *jit_files; /* jitmap-core-handler's notes (core_jitfiles.c) */
+	jitmap_stopped_jit_file_info *jit_files; /* jitmap-core-handler's notes (core_jitfiles.c) */
 	size_t njit_files;
 	/* A small core's note (core_jitfiles.c): the ranges it left out, sorted by start. */
 	bool small;
@@ -264,10 +296,9 @@ const char *jitmap__core_compression(const jitmap_core *c);
 jitmap_arch jitmap__core_arch(const jitmap_core *c);
 jitmap_byte_order jitmap__core_byte_order(const jitmap_core *c);
 size_t jitmap__core_num_threads(const jitmap_core *c);
-const jitmap_core_thread_info *jitmap__core_thread(const jitmap_core *c, size_t i);
-int jitmap__core_thread_reg(const jitmap_core_thread_info *t, unsigned regno, uint64_t *value);
+const jitmap_stopped_thread_info *jitmap__core_thread(const jitmap_core *c, size_t i);
 size_t jitmap__core_num_mappings(const jitmap_core *c);
-const jitmap_core_mapping_info *jitmap__core_mapping(const jitmap_core *c, size_t i);
+const jitmap_stopped_mapping_info *jitmap__core_mapping(const jitmap_core *c, size_t i);
 int jitmap__core_auxv(const jitmap_core *c, uint64_t type, uint64_t *value);
 int jitmap__core_placed_file(const jitmap_core *c, size_t i, const char **path, uint64_t *bias);
 const char *jitmap__core_warning(const jitmap_core *c, size_t i);
@@ -283,7 +314,7 @@ size_t jitmap__core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
 int jitmap__core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *kept_bytes,
 		       uint64_t *left_bytes);
 size_t jitmap__core_num_jit_files(const jitmap_core *c);
-const jitmap_core_jit_file *jitmap__core_jit_file_at(const jitmap_core *c, size_t i);
+const jitmap_stopped_jit_file_info *jitmap__core_jit_file_at(const jitmap_core *c, size_t i);
 
 /* -- JIT files carried in a core (core_jitfiles.c) -- */
 

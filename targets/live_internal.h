@@ -77,9 +77,6 @@ jitmap_arch jitmap__live_arch(const jitmap_live *l);
 jitmap_byte_order jitmap__live_byte_order(const jitmap_live *l);
 size_t jitmap__live_num_threads(const jitmap_live *l);
 bool jitmap__live_stopped(const jitmap_live *l);
-const jitmap_live_thread_info *jitmap__live_thread(const jitmap_live *l, size_t i);
-int jitmap__live_thread_reg(const jitmap_live_thread_info *info, unsigned regno,
-			    uint64_t *value);
 const char *jitmap__live_warning(const jitmap_live *l, size_t i);
 int jitmap__live_memory(jitmap_live *l, uint64_t addr, jitmap_stopped_memory_info *out);
 size_t jitmap__live_num_mappings(jitmap_live *l);

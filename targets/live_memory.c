@@ -35,8 +35,8 @@ static bool on_its_stack(const struct jitmap__thread *t, uint64_t addr, size_t l
 
 /* A read of thread `t`'s captured stack: 1 when it lies within the capture (copied), 0 when
  * it does not touch the thread's stack mapping (`stack_only`: 0 never: every read outside
- * fails), else -EFAULT with `why`. A read of its stack above the capture is the thread's
- * status (past_copy: the stack cut by the copy, stopped.h), not only words. */
+ * fails), else -EFAULT with `why`. A read of its stack above the capture is also the
+ * thread's status (past_copy: the stack cut by the copy, stopped.h), not only words. */
 static int captured_read(struct jitmap__thread *t, uint64_t addr, void *buf, size_t len,
 			 char *why, size_t why_len, bool stack_only)
 {

@@ -36,21 +36,6 @@ bool jitmap__live_stopped(const jitmap_live *l)
 	return false;
 }
 
-const jitmap_live_thread_info *jitmap__live_thread(const jitmap_live *l, size_t i)
-{
-	return i < l->threads.n ? &l->threads.v[i]->live_view : NULL;
-}
-
-int jitmap__live_thread_reg(const jitmap_live_thread_info *info, unsigned regno, uint64_t *value)
-{
-	if (!info)
-		return -ENOENT;
-	/* a view of the thread (threads.c) */
-	const struct jitmap__thread *t = (const void *)((const char *)info -
-							offsetof(struct jitmap__thread, live_view));
-	return jitmap__thread_reg(t, regno, value);
-}
-
 struct jitmap__threads *jitmap__live_threads(jitmap_live *l)
 {
 	return &l->threads;

@@ -197,13 +197,13 @@ int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid)
 	return jitmap__perfmap_process_paths(pid, add_found, m);
 }
 
-int jitmap_perfmap_add_core(jitmap_perfmap *m, jitmap_core *core)
+int jitmap_perfmap_add_core(jitmap_perfmap *m, jitmap_stopped *s)
 {
-	if (!m || !core)
+	if (!m || !s)
 		return -EINVAL;
 	int added = 0;
-	for (size_t i = 0; i < jitmap__core_num_jit_files(core); i++) {
-		const jitmap_core_jit_file *jf = jitmap__core_jit_file_at(core, i);
+	for (size_t i = 0; i < jitmap_stopped_num_jit_files(s); i++) {
+		const jitmap_stopped_jit_file_info *jf = jitmap_stopped_jit_file(s, i);
 		int rc;
 		if (jf->kind == JITMAP_PERFMAP_JITDUMP) {
 			rc = add_jitdump(m, jf->data, jf->size, jf->path, " (in the core)", NULL);

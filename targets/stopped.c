@@ -303,15 +303,3 @@ int jitmap__stopped_each_file(jitmap_stopped *s, jitmap__core_file_fn fn, void *
 {
 	return s->ops->each_file ? s->ops->each_file(s->k, fn, ctx) : -ENOTSUP;
 }
-
-/* -- Going away with the tools' move (stopped.h) -- */
-
-jitmap_core *jitmap_stopped_core(jitmap_stopped *s)
-{
-	return s->ops->kind == JITMAP_STOPPED_CORE ? s->k : NULL;
-}
-
-jitmap_live *jitmap_stopped_live(jitmap_stopped *s)
-{
-	return s->ops->kind == JITMAP_STOPPED_LIVE ? s->k : NULL;
-}

@@ -1,10 +1,11 @@
 /* threads.c: the threads of a stopped process, a core's (core.c) or a live one's (live.c):
  * what the two kinds hold alike, kept once (targets/internal.h).
  *
- * A thread is one jitmap__thread; the public structs of core.h, live.h and stopped.h are
- * views of it, each kept in step by the setters here, so that a caller of any of the three
- * sees the same thread: its ID, name, signal, frame registers (jitmap_frame_regs_from_linux)
- * and every register of Linux's layout by DWARF number (jitmap__linux_gregs, sorted).
+ * A thread is one jitmap__thread; stopped.h's jitmap_stopped_thread_info is its first field,
+ * kept in step by the setters here: its ID, name, signal, frame registers
+ * (jitmap_frame_regs_from_linux), every register of Linux's layout by DWARF number
+ * (jitmap__linux_gregs, sorted) and a live process's captured stack. Both kinds also keep
+ * their problems' statuses alike (the end of this file).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -32,7 +33,7 @@ void jitmap__threads_fini(struct jitmap__threads *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* The views, from the thread's own fields. */
+/* The public view, from the thread's own fields. */
 static void publish(struct jitmap__thread *t)
 {
 	t->pub.name = t->name;
@@ -45,24 +46,6 @@ static void publish(struct jitmap__thread *t)
 	t->pub.stack_hi = t->stack_hi;
 	t->pub.stopped_ns = t->stopped_ns;
 	t->pub.stack_cut = t->stack_cut;
-	t->core_view = (jitmap_core_thread_info){
-		.tid = (uint32_t)t->pub.tid,
-		.signal = t->pub.signal,
-		.num_regs = t->nregs,
-		.regs = t->nregs ? (const jitmap_core_reg *)(const void *)t->byno : NULL,
-	};
-	t->live_view = (jitmap_live_thread_info){
-		.tid = t->pub.tid,
-		.name = t->name,
-		.signal = t->pub.signal,
-		.error = t->pub.error,
-		.why = t->why,
-		.regs = t->pub.regs,
-		.stack_lo = t->stack_lo,
-		.stack_hi = t->stack_hi,
-		.stopped_ns = t->stopped_ns,
-		.stack_cut = t->stack_cut,
-	};
 }
 
 void jitmap__thread_publish(struct jitmap__thread *t)

@@ -1,6 +1,6 @@
 /* dump_core.c: jitmap-dump's core files (and compressed ones: systemd-coredump's
  * core.*.zst). The core is read by libjitmap; its JIT descriptors and entries are found by
- * the process model's scan (jitmap_process_scan_core, the same as jitmap-stack's), and each
+ * the process model's scan (jitmap_process_scan_stopped, the same as jitmap-stack's), and each
  * entry's stackmap is written by dump_print.c or dump_readobj.c. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -121,13 +121,13 @@ static int print_entry(FILE *out, const char *path, const jitmap_process *p, siz
 
 /* The perf maps and jitdump files the core carries (jitmap-core-handler's notes), with how
  * many code objects each names. */
-static void print_text_jit_files(FILE *out, jitmap_core *c)
+static void print_text_jit_files(FILE *out, jitmap_stopped *c)
 {
 	jitmap_perfmap *m = jitmap_perfmap_new();
 	if (m)
 		(void)jitmap_perfmap_add_core(m, c);
-	for (size_t i = 0; i < jitmap_core_num_jit_files(c); i++) {
-		const jitmap_core_jit_file *f = jitmap_core_jit_file_at(c, i);
+	for (size_t i = 0; i < jitmap_stopped_num_jit_files(c); i++) {
+		const jitmap_stopped_jit_file_info *f = jitmap_stopped_jit_file(c, i);
 		size_t ranges = 0, n = 0; /* a note that is no file of the set: 0 */
 		for (size_t k = 0; m && k < jitmap_perfmap_num_files(m); k++)
 			if (!strcmp(jitmap_perfmap_file(m, k, &n), f->path)) {
@@ -143,11 +143,11 @@ static void print_text_jit_files(FILE *out, jitmap_core *c)
 	jitmap_perfmap_free(m);
 }
 
-static void print_json_jit_files(FILE *out, jitmap_core *c)
+static void print_json_jit_files(FILE *out, jitmap_stopped *c)
 {
 	fputs("\"jit_files\": [", out);
-	for (size_t i = 0; i < jitmap_core_num_jit_files(c); i++) {
-		const jitmap_core_jit_file *f = jitmap_core_jit_file_at(c, i);
+	for (size_t i = 0; i < jitmap_stopped_num_jit_files(c); i++) {
+		const jitmap_stopped_jit_file_info *f = jitmap_stopped_jit_file(c, i);
 		fputs(i ? ", {\"path\": " : "{\"path\": ", out);
 		json_string(out, f->path);
 		fprintf(out, ", \"kind\": \"%s\", \"size\": %zu, \"cut\": %s, \"offset\": "
@@ -157,28 +157,28 @@ static void print_json_jit_files(FILE *out, jitmap_core *c)
 	fputs("]", out);
 }
 
-/* A core: the JIT descriptors and entries the library finds in it (jitmap_process_scan_core:
+/* A core: the JIT descriptors and entries the library finds in it (jitmap_process_scan_stopped:
  * the same scan as jitmap-stack's), each entry's stackmap by the process model (the live
  * section or the registered copy, MCJIT's unrelocated addresses, names). */
 int dump_core(FILE *out, const char *path, const struct options *o)
 {
 	jitmap_error e;
-	JITMAP_OPTS(const jitmap_core_opts, copts, .exe = o->exe, .sysroot = o->sysroot);
-	jitmap_core *c = jitmap_core_open(path, &copts, &e);
+	JITMAP_OPTS(const jitmap_stopped_opts, copts, .exe = o->exe, .sysroot = o->sysroot);
+	jitmap_stopped *c = jitmap_stopped_open_core(path, &copts, &e);
 	if (!c) {
 		report_error("jitmap-dump", path, &e);
 		return 1;
 	}
 	int status = 0;
-	for (size_t i = 0; jitmap_core_warning(c, i); i++)
-		fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, jitmap_core_warning(c, i));
-	const jitmap_target t = jitmap_core_target(c);
+	for (size_t i = 0; jitmap_stopped_warning(c, i); i++)
+		fprintf(stderr, "jitmap-dump: %s: warning: %s\n", path, jitmap_stopped_warning(c, i));
+	const jitmap_target t = jitmap_stopped_target(c);
 	jitmap_process *p = jitmap_process_new(&t, NULL);
-	if (!p || jitmap_process_scan_begin(p) || jitmap_process_scan_core(p, c) < 0 ||
+	if (!p || jitmap_process_scan_begin(p) || jitmap_process_scan_stopped(p, c) < 0 ||
 	    jitmap_process_scan_end(p)) {
 		fprintf(stderr, "jitmap-dump: %s: out of memory\n", path);
 		jitmap_process_free(p);
-		jitmap_core_free(c);
+		jitmap_stopped_free(c);
 		return 1;
 	}
 	/* What the scan could not read: files the core maps, descriptors, lists (an entry's
@@ -194,23 +194,23 @@ int dump_core(FILE *out, const char *path, const struct options *o)
 	}
 	/* Files that could not be read may define more (said in the problems above). */
 	const size_t unread = jitmap_process_num_unread_files(p);
-	const size_t njf = jitmap_core_num_jit_files(c);
+	const size_t njf = jitmap_stopped_num_jit_files(c);
 	if (!nd && !njf) {
 		fprintf(stderr, "jitmap-dump: %s: no __jit_debug_descriptor in the files the core maps%s%s\n",
 			path, unread ? " that could be read" : "",
 			o->exe ? "" : " (if the executable has moved, give it with --exe)");
 		jitmap_process_free(p);
-		jitmap_core_free(c);
+		jitmap_stopped_free(c);
 		return 1;
 	}
 	/* "ELF core file" or "ELF core file (zstd)": what the file held. */
 	char what[64];
-	const char *codec = jitmap_core_compression(c);
+	const char *codec = jitmap_stopped_compression(c);
 	snprintf(what, sizeof(what), "ELF core file%s%s%s", codec ? " (" : "", codec ? codec : "",
 		 codec ? ")" : "");
 	if (o->format == FMT_TEXT) {
 		fprintf(out, "%s: %s, %s, %zu JIT descriptor%s", path, what,
-			machine_name(jitmap_core_elf_machine(c)), nd, nd == 1 ? "" : "s");
+			machine_name(jitmap_stopped_elf_machine(c)), nd, nd == 1 ? "" : "s");
 		if (unread)
 			fprintf(out, " found, more may be in the %zu file%s the core maps that could "
 				"not be read", unread, unread == 1 ? "" : "s");
@@ -223,7 +223,7 @@ int dump_core(FILE *out, const char *path, const struct options *o)
 		fputs("{\"file\": ", out);
 		json_string(out, path);
 		fprintf(out, ", \"kind\": \"%s, %s\", \"unread_files\": %zu, ", what,
-			machine_name(jitmap_core_elf_machine(c)), unread);
+			machine_name(jitmap_stopped_elf_machine(c)), unread);
 		print_json_jit_files(out, c);
 		fputs(", \"descriptors\": [", out);
 	}
@@ -261,6 +261,6 @@ int dump_core(FILE *out, const char *path, const struct options *o)
 	if (o->format == FMT_JSON)
 		fputs("]}\n", out);
 	jitmap_process_free(p);
-	jitmap_core_free(c);
+	jitmap_stopped_free(c);
 	return status;
 }

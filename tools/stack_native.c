@@ -78,11 +78,11 @@ static struct target *g_live;
 static int live_find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
 			 char **file_name, Elf **elfp)
 {
-	jitmap_live *live = g_live ? jitmap_stopped_live(g_live->stopped) : NULL;
-	if (!live || name[0] != '/')
+	if (!g_live || name[0] != '/')
 		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 	char path[PATH_MAX], why[512];
-	const int fd = jitmap_live_mapped_file(live, base, path, sizeof(path), why, sizeof(why));
+	const int fd = jitmap_stopped_mapped_file(g_live->stopped, base, path, sizeof(path), why,
+						  sizeof(why));
 	if (fd >= 0) {
 		if (!(*file_name = strdup(path))) {
 			close(fd);
@@ -312,10 +312,9 @@ int stack_native_step(void *ctx, const jitmap_frame_regs *regs, bool exact,
  * (to find the JIT descriptor): report each to libdwfl where the library put it. */
 static void report_placed_files(struct target *t)
 {
-	jitmap_core *core = jitmap_stopped_core(t->stopped);
 	const char *path;
 	uint64_t bias;
-	for (size_t i = 0; core && jitmap_core_placed_file(core, i, &path, &bias) == 0; i++)
+	for (size_t i = 0; jitmap_stopped_placed_file(t->stopped, i, &path, &bias) == 0; i++)
 		(void)dwfl_report_elf(t->dwfl, path, path, -1, bias, false);
 }
 
@@ -331,7 +330,7 @@ int stack_open_dwfl(struct target *t, const char *exe, const char *sysroot)
 	g_live = t->live ? t : NULL;
 	g_sysroot = sysroot;
 	/* A core's own libelf handle: the core is opened once. */
-	Elf *core_elf = jitmap_core_elf(jitmap_stopped_core(t->stopped));
+	Elf *core_elf = jitmap_stopped_elf(t->stopped);
 	t->dwfl = dwfl_begin(t->live ? &proc_callbacks : &core_callbacks);
 	if (!t->dwfl) {
 		stack_fatal("libdwfl: %s", dwfl_errmsg(-1));

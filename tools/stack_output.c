@@ -65,8 +65,7 @@ static size_t frames_shown(const struct thread *th, const struct options *o)
  * the bytes of memory it kept and left out. */
 static bool small_core(const struct target *t, uint64_t *bound, uint64_t *kept, uint64_t *left)
 {
-	jitmap_core *core = t->live ? NULL : jitmap_stopped_core(t->stopped);
-	return core && jitmap_core_small(core, bound, kept, left) == 1;
+	return jitmap_stopped_small(t->stopped, bound, kept, left) == 1;
 }
 
 /* The PID a live process knows itself by (its PID namespace's: a container's), or -1 for a

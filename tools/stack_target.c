@@ -129,14 +129,14 @@ int stack_open_core(struct target *t, const char *path, const char *exe,
 		return -1;
 	/* A stack the core does not hold (truncated, damaged): the unwinders stop at the first
 	 * frame, and libdwfl would not say why. */
-	jitmap_core *core = jitmap_stopped_core(t->stopped);
 	const int sp = jitmap_reg_sp(t->arch);
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const jitmap_stopped_thread_info *ti = t->threads[i].info;
-		jitmap_core_memory_info mi = {.sz = sizeof(mi)};
+		jitmap_stopped_memory_info mi = {.sz = sizeof(mi)};
 		uint64_t v;
 		if (!ti->error && sp >= 0 && jitmap_stopped_thread_reg(ti, (unsigned)sp, &v) == 0 &&
-		    jitmap_core_memory(core, v, &mi) == 0 && mi.source == JITMAP_CORE_MEM_NONE)
+		    jitmap_stopped_memory(t->stopped, v, &mi) == 0 &&
+		    mi.source == JITMAP_STOPPED_MEM_NONE)
 			stack_problem("thread %d: its stack pointer 0x%" PRIx64 " is not "
 				      "readable (%s): its callers are unknown", (int)ti->tid,
 				      v, mi.why);

@@ -54,8 +54,7 @@ static void read_perf_maps(struct target *t, const struct options *o)
 		return;
 	}
 	/* The core's own first: a file the user names by the same path replaces it. */
-	jitmap_core *core = jitmap_stopped_core(t->stopped);
-	if (core && !o->no_perf_maps && jitmap_perfmap_add_core(pm, core) == -ENOMEM)
+	if (!t->live && !o->no_perf_maps && jitmap_perfmap_add_core(pm, t->stopped) == -ENOMEM)
 		stack_problem("the core's perf maps are not read: out of memory");
 	for (size_t i = 0; i < o->nperf; i++)
 		(void)jitmap_perfmap_add_file(pm, o->perf_files[i], NULL); /* problems: below */
@@ -78,9 +77,8 @@ int stack_scan(struct target *t, const struct options *o)
 	jitmap_process_scan_begin(t->proc);
 	/* A core: the library's one scan (jitmap-dump's too), NT_FILE's files and those it
 	 * placed without NT_FILE. A live process: the modules libdwfl lists. */
-	jitmap_core *core = jitmap_stopped_core(t->stopped);
-	const int rc = core ? jitmap_process_scan_core(t->proc, core)
-			    : dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0 ? -ENOMEM : 0;
+	const int rc = !t->live ? jitmap_process_scan_stopped(t->proc, t->stopped)
+				: dwfl_getmodules(t->dwfl, each_module, &d, 0) != 0 ? -ENOMEM : 0;
 	if (rc < 0 || jitmap_process_scan_end(t->proc)) {
 		stack_fatal("out of memory");
 		return -1;
@@ -346,14 +344,13 @@ static int code_at(void *ctx, uint64_t pc, char *why, size_t why_len)
  * of its stack ended (--stack-bytes): said with the reason the unwinders gave. */
 static void stack_cut_said(struct target *t, size_t i, struct thread *th, bool stack_unread)
 {
-	jitmap_live *live = jitmap_stopped_live(t->stopped);
-	const jitmap_live_thread_info *ti = live ? jitmap_live_thread(live, i) : NULL;
+	const jitmap_stopped_thread_info *ti = jitmap_stopped_thread(t->stopped, i);
 	struct frame_out *last = th->nframes ? &th->frames[th->nframes - 1] : NULL;
 	if (!ti || !ti->stack_cut || !last || !last->why || !stack_unread)
 		return;
 	uint64_t sp = 0; /* the copy ends stack_bytes above it */
 	const int spno = jitmap_reg_sp(t->arch);
-	if (spno < 0 || jitmap_live_thread_reg(ti, (unsigned)spno, &sp) || sp > ti->stack_hi)
+	if (spno < 0 || jitmap_stopped_thread_reg(ti, (unsigned)spno, &sp) || sp > ti->stack_hi)
 		return;
 	char *why = NULL;
 	if (asprintf(&why, "its stack was copied only up to 0x%" PRIx64 ", %" PRIu64 " bytes "

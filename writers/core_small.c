@@ -117,33 +117,33 @@ static void keep_code_near(struct planner *p, uint64_t addr)
 
 /* -- Threads -- */
 
-static void thread_pointer(struct planner *p, const jitmap_core_thread_info *t, jitmap_arch arch)
+static void thread_pointer(struct planner *p, const jitmap_stopped_thread_info *t, jitmap_arch arch)
 {
 	uint64_t tp = 0, a0 = 0, a1 = 0;
-	if (arch == JITMAP_ARCH_X86_64 && jitmap_core_thread_reg(t, 58, &tp) == 0 && tp)
+	if (arch == JITMAP_ARCH_X86_64 && jitmap_stopped_thread_reg(t, 58, &tp) == 0 && tp)
 		keep(p, tp - PAGE, tp + 2 * PAGE, JITMAP_CORE_KEPT_THREAD);
-	else if (arch == JITMAP_ARCH_S390X && jitmap_core_thread_reg(t, 48, &a0) == 0 &&
-		 jitmap_core_thread_reg(t, 49, &a1) == 0 && (tp = a0 << 32 | (a1 & 0xffffffffu)))
+	else if (arch == JITMAP_ARCH_S390X && jitmap_stopped_thread_reg(t, 48, &a0) == 0 &&
+		 jitmap_stopped_thread_reg(t, 49, &a1) == 0 && (tp = a0 << 32 | (a1 & 0xffffffffu)))
 		keep(p, tp - PAGE, tp + 2 * PAGE, JITMAP_CORE_KEPT_THREAD);
 }
 
 static void stacks(struct planner *p, uint64_t stack_bytes)
 {
-	const jitmap_arch arch = jitmap_core_arch(p->core);
+	const jitmap_arch arch = jitmap__core_arch(p->core);
 	const int spn = jitmap_reg_sp(arch), pcn = jitmap_reg_pc(arch);
 	uint8_t *buf = malloc(1 << 16);
 	if (!buf) {
 		p->rc = -ENOMEM;
 		return;
 	}
-	for (size_t i = 0; i < jitmap_core_num_threads(p->core); i++) {
-		const jitmap_core_thread_info *t = jitmap_core_thread(p->core, i);
+	for (size_t i = 0; i < jitmap__core_num_threads(p->core); i++) {
+		const jitmap_stopped_thread_info *t = jitmap__core_thread(p->core, i);
 		uint64_t sp, pc;
 		thread_pointer(p, t, arch);
-		if (pcn >= 0 && jitmap_core_thread_reg(t, (unsigned)pcn, &pc) == 0)
+		if (pcn >= 0 && jitmap_stopped_thread_reg(t, (unsigned)pcn, &pc) == 0)
 			keep_code_near(p, pc);
 		const struct jitmap__small_seg *s;
-		if (spn < 0 || jitmap_core_thread_reg(t, (unsigned)spn, &sp) || !(s = seg_at(p, sp)))
+		if (spn < 0 || jitmap_stopped_thread_reg(t, (unsigned)spn, &sp) || !(s = seg_at(p, sp)))
 			continue;
 		const uint64_t end = s->vaddr + s->memsz;
 		const uint64_t hi = end - sp > stack_bytes ? sp + stack_bytes : end;
@@ -192,7 +192,7 @@ static void image_sections(struct planner *p, uint64_t addr, uint64_t size)
 static size_t jit_lists(struct planner *p)
 {
 	uint64_t descs[MAX_DESCRIPTORS];
-	size_t nd = jitmap_core_find_symbol(p->core, JITMAP_JIT_DESCRIPTOR_SYMBOL, descs, NULL,
+	size_t nd = jitmap__core_find_symbol(p->core, JITMAP_JIT_DESCRIPTOR_SYMBOL, descs, NULL,
 					    MAX_DESCRIPTORS);
 	nd = nd < MAX_DESCRIPTORS ? nd : MAX_DESCRIPTORS;
 	for (size_t d = 0; d < nd && !p->rc; d++) {
@@ -235,17 +235,17 @@ static int keep_link_map(void *ctx, const struct jitmap__link_map *lm)
 static void loader(struct planner *p)
 {
 	uint64_t phdr = 0, phnum = 0, vdso = 0;
-	if (jitmap_core_auxv(p->core, 33 /* AT_SYSINFO_EHDR */, &vdso) == 0 && vdso) {
+	if (jitmap__core_auxv(p->core, 33 /* AT_SYSINFO_EHDR */, &vdso) == 0 && vdso) {
 		const struct jitmap__small_seg *s = seg_at(p, vdso);
 		if (s && s->memsz <= MAX_VDSO)
 			keep(p, s->vaddr, s->vaddr + s->memsz, JITMAP_CORE_KEPT_VDSO);
 	}
-	for (size_t i = 0; i < jitmap_core_num_mappings(p->core); i++) {
-		const jitmap_core_mapping_info *m = jitmap_core_mapping(p->core, i);
+	for (size_t i = 0; i < jitmap__core_num_mappings(p->core); i++) {
+		const jitmap_stopped_mapping_info *m = jitmap__core_mapping(p->core, i);
 		if (m->offset == 0)
 			keep(p, m->start, m->start + PAGE, JITMAP_CORE_KEPT_MODULE);
 	}
-	if (jitmap_core_auxv(p->core, AT_PHDR, &phdr) || jitmap_core_auxv(p->core, AT_PHNUM, &phnum) ||
+	if (jitmap__core_auxv(p->core, AT_PHDR, &phdr) || jitmap__core_auxv(p->core, AT_PHNUM, &phnum) ||
 	    !phdr || !phnum || phnum > 256)
 		return;
 	uint8_t ph[256 * 56];
@@ -285,7 +285,7 @@ int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
 		       const struct jitmap__small_seg *segs, size_t nsegs, uint64_t stack_bytes,
 		       struct jitmap__small_range **out, size_t *nout, size_t *descriptors)
 {
-	struct planner p = {.core = core, .mem = mem, .order = jitmap_core_byte_order(core),
+	struct planner p = {.core = core, .mem = mem, .order = jitmap__core_byte_order(core),
 			    .segs = segs, .nsegs = nsegs};
 	*out = NULL;
 	*nout = 0;
@@ -327,7 +327,7 @@ int jitmap__small_file_holds(jitmap_core *core, const jitmap_target *mem, uint64
 	const size_t i = jitmap__core_find_map(core, page);
 	if (i == SIZE_MAX || core->maps[i].end - page < PAGE)
 		return 0;
-	const jitmap_core_mapping_info *m = &core->maps[i];
+	const jitmap_stopped_mapping_info *m = &core->maps[i];
 	const int fd = jitmap__core_file_fd(core, core->map_file[i]);
 	uint8_t *a = malloc(2 * PAGE);
 	int same = 0;

@@ -203,29 +203,29 @@ static int plan_small(struct jitmap__stream *s, struct jitmap__head *h, struct s
 	JITMAP_OPTS(jitmap_core_opts, copts, .sysroot = sysroot ? sysroot : pid ? root : NULL,
 		    .exe = opts && JITMAP_OPTS_HAS(opts, exe) ? opts->exe : NULL);
 	jitmap_core *core;
-	jitmap_live *live = NULL;
+	jitmap_stopped *live = NULL; /* the process, read as it runs */
 	jitmap_target mem;
 	if (seekable) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", s->in);
-		core = jitmap_core_open(path, &copts, &err);
+		core = jitmap__core_open(path, &copts, &err);
 		if (core)
-			mem = jitmap_core_target(core);
+			mem = jitmap__core_target(core);
 	} else {
 		if (!pid) {
 			snprintf(cant, cant_len, "a core read from a pipe is made small with its "
 				 "process at hand (PID), and none was given");
 			return 0;
 		}
-		JITMAP_OPTS(jitmap_live_opts, lopts, .flags = JITMAP_LIVE_NO_STOP);
-		live = jitmap_live_open(pid, &lopts, &err);
-		core = live ? jitmap_core_open_memory(h->bytes, h->len, &copts, &err) : NULL;
+		JITMAP_OPTS(const jitmap_stopped_opts, lopts, .flags = JITMAP_STOPPED_NO_STOP);
+		live = jitmap_stopped_open_pid(pid, &lopts, &err);
+		core = live ? jitmap__core_open_memory(h->bytes, h->len, &copts, &err) : NULL;
 		if (core)
-			mem = jitmap_live_target(live);
+			mem = jitmap_stopped_target(live);
 	}
-	if (!core || jitmap_core_small(core, NULL, NULL, NULL) == 1) {
+	if (!core || jitmap__core_small(core, NULL, NULL, NULL) == 1) {
 		snprintf(cant, cant_len, "%s", core ? "it is a small core already" : err.reason);
-		jitmap_core_free(core);
-		jitmap_live_free(live);
+		jitmap__core_free(core);
+		jitmap_stopped_free(live);
 		return 0;
 	}
 	struct jitmap__small_seg *sorted = malloc((m->nloads ? m->nloads : 1) * sizeof(*sorted));
@@ -250,8 +250,8 @@ static int plan_small(struct jitmap__stream *s, struct jitmap__head *h, struct s
 		rc = cut_segments(m, r, nr, have);
 	if (!rc)
 		rc = jitmap__small_refine_left(core, &mem, &m->left, &m->from_files);
-	jitmap_core_free(core);
-	jitmap_live_free(live);
+	jitmap__core_free(core);
+	jitmap_stopped_free(live);
 	free(sorted);
 	free(r);
 	return rc ? jitmap__fail(s->err, rc, 0, "out of memory") : 0;

@@ -37,7 +37,7 @@ extern "C" {
 
 typedef struct jitmap_perfmap jitmap_perfmap;
 typedef struct jitmap_cfi jitmap_cfi; /* unwind.h (C11 allows the typedef twice) */
-typedef struct jitmap_core jitmap_core; /* core.h */
+typedef struct jitmap_stopped jitmap_stopped; /* stopped.h */
 
 /* No single code object is larger: a line or record saying so names no code (a hostile or
  * broken "0 ffffffffffffffff everything" would otherwise name every frame). */
@@ -79,11 +79,13 @@ JITMAP_API int jitmap_perfmap_add_file(jitmap_perfmap *m, const char *path, jitm
  * how many files were found (0: none), or -ENOMEM; a file found but unreadable is a problem. */
 JITMAP_API int jitmap_perfmap_add_process(jitmap_perfmap *m, int pid);
 
-/* The perf maps and jitdump files a core carries (jitmap-core-handler's notes: core.h), each
- * added as jitmap_perfmap_add_file adds one, by the path the crashed process named it (its
- * source "perf map PATH (in the core)"; jitmap_perfmap_sym.in_core). The core must outlive
- * the map's answers. Returns how many files were added, or -EINVAL, -ENOMEM. */
-JITMAP_API int jitmap_perfmap_add_core(jitmap_perfmap *m, jitmap_core *core);
+/* The perf maps and jitdump files a core carries (jitmap-core-handler's notes: core.h;
+ * jitmap_stopped_jit_file), each added as jitmap_perfmap_add_file adds one, by the path the
+ * crashed process named it (its source "perf map PATH (in the core)";
+ * jitmap_perfmap_sym.in_core). The stopped process must outlive the map's answers. Returns
+ * how many files were added (0 for a live process, whose files are on its disk:
+ * jitmap_perfmap_add_process), or -EINVAL, -ENOMEM. */
+JITMAP_API int jitmap_perfmap_add_core(jitmap_perfmap *m, jitmap_stopped *s);
 
 /* What a perf map or a jitdump says of an address. Set `sz` to sizeof(jitmap_perfmap_sym)
  * (libbpf's convention, as jitmap_source_info). Strings stay valid until the origin is added

@@ -155,8 +155,6 @@ JITMAP_API int jitmap_process_scan_file(jitmap_process *p, const char *path, uin
  * modules are scanned one by one: jitmap_process_scan_file), or -ENOMEM (what was found so
  * far stays). */
 JITMAP_API int jitmap_process_scan_stopped(jitmap_process *p, jitmap_stopped *s);
-/* Going away once the tools are moved: jitmap_process_scan_stopped of a core's handle. */
-JITMAP_API int jitmap_process_scan_core(jitmap_process *p, jitmap_core *core);
 /* Drop the sources not seen since scan_begin and update the index. Returns 0 or -ENOMEM. */
 JITMAP_API int jitmap_process_scan_end(jitmap_process *p);
 

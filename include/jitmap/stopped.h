@@ -232,8 +232,8 @@ typedef struct jitmap_stopped_thread_info {
 	uint64_t stack_lo, stack_hi, stopped_ns;
 	bool stack_cut; /* the capture ended at stack_bytes, below its stack's end */
 	/* The first address a read of this thread's targets was refused at because it lies in
-	 * its stack's mapping past what was captured (the stack cut by the copy: see "Problems"
-	 * below); 0 while none was. Set as the thread's stack is read, not at open. */
+	 * its stack's mapping above what was captured; 0 while none was. Set as the thread's
+	 * stack is read, not at open. */
 	uint64_t past_copy;
 } jitmap_stopped_thread_info;
 
@@ -481,8 +481,9 @@ JITMAP_API const jitmap_stopped_jit_file_info *jitmap_stopped_jit_file(const jit
  *
  * A stack cut by the copy (a live process read BY_THREAD or in a SNAPSHOT, whose stack was
  * captured only up to stack_bytes) is met while a thread is walked, not at open: it is the
- * thread's status, jitmap_stopped_thread_info.stack_cut (the copy ended before the stack did)
- * with past_copy (a read was refused past it: the walk needed what the copy does not hold). */
+ * thread's status, jitmap_stopped_thread_info.stack_cut (the copy ended before the stack
+ * did) and past_copy (a read was refused above it), with the walk's own (stack.h:
+ * jitmap_stack_frame.stack_unread of its last frame). */
 
 typedef enum jitmap_problem_kind {
 	JITMAP_PROBLEM_WARNING = 1, /* something was lost or could not be read: answers around
@@ -521,11 +522,6 @@ JITMAP_API const char *jitmap_stopped_warning(const jitmap_stopped *s, size_t i)
  * out->sz too small. */
 JITMAP_API int jitmap_stopped_problem(const jitmap_stopped *s, size_t i,
 				      jitmap_stopped_problem_info *out);
-
-/* Going away once the tools ask the calls above (not for new code): the core or the live
- * process beneath, NULL when it is the other kind. */
-JITMAP_API jitmap_core *jitmap_stopped_core(jitmap_stopped *s);
-JITMAP_API jitmap_live *jitmap_stopped_live(jitmap_stopped *s);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,7 @@
  * object defining __jit_debug_descriptor and a .llvm_stackmaps section, mapped at 0x600000
  * in a read-only segment the core holds no bytes of (read from the file), the descriptor's
  * page dumped (0x601000: the descriptor, two entries: the first registers the file's own
- * image, the second half a page of the core), so that jitmap_process_scan_core finds, walks
+ * image, the second half a page of the core), so that jitmap_process_scan_stopped finds, walks
  * and reads all of it. */
 #include <elf.h>
 #include <gelf.h>

@@ -1,7 +1,7 @@
-/* fuzz_core: libFuzzer target for jitmap_stopped_open_core_memory (an ELF core through libelf: the
- * ELF header, program headers, NT_PRSTATUS, NT_AUXV, NT_FILE, build IDs in mapped first pages)
- * and every accessor of the core, with memory reads across segment and mapping edges, where
- * each byte comes from (jitmap_core_memory, checked against the reads), the JIT descriptor
+/* fuzz_core: libFuzzer target for jitmap_stopped_open_core_memory (an ELF core through libelf:
+ * the ELF header, program headers, NT_PRSTATUS, NT_AUXV, NT_FILE, build IDs in mapped first
+ * pages) and every accessor of the core, with memory reads across segment and mapping edges,
+ * where each byte comes from (jitmap_stopped_memory, checked against the reads), the JIT descriptor
  * walk, and the one scan of a core (jitmap_process_scan_stopped: the files the core maps, their
  * descriptors and .llvm_stackmaps, each entry's image and stackmap, over the fuzzed memory).
  *
@@ -39,7 +39,7 @@ static uint64_t load8(const uint8_t *p, jitmap_byte_order order)
 	return v;
 }
 
-/* What jitmap_core_memory says of `addr` agrees with what a read finds there. */
+/* What jitmap_stopped_memory says of `addr` agrees with what a read finds there. */
 static void check_origin(jitmap_stopped *c, const jitmap_target *t, uint64_t addr)
 {
 	jitmap_stopped_memory_info mi = {.sz = sizeof(mi)};

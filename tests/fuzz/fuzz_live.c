@@ -1,5 +1,5 @@
 /* fuzz_live: libFuzzer target for a live process's memory path (targets/pagecache.c, which
- * jitmap_live_target reads /proc/PID/mem through), over a fake /proc/PID/mem.
+ * a live process's jitmap_stopped_target reads /proc/PID/mem through), over a fake /proc/PID/mem.
  *
  * The fake behaves as the kernel's: a read returns the bytes up to the first unmapped one
  * (fewer than asked where a mapping ends), -1 with EIO when the first byte is not mapped, 0
@@ -19,7 +19,7 @@
  *   "short every" reads; bits 5-6 why_len (1, 8, 48, 160).
  *   op: bits 0-1 the length (len % 8 KiB, len % 64, about the longest read the cache keeps
  *   (16 KiB - 16 + len % 48), 0); bit 2 read it twice; bit 3 stop keeping pages first (as
- *   jitmap_live_detach does); offsets are taken modulo 4 MiB.
+ *   jitmap_stopped_detach does); offsets are taken modulo 4 MiB.
  * Seeds: make-corpus.sh writes OUTDIR/live.
  */
 #include <errno.h>

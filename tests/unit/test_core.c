@@ -1,5 +1,6 @@
-/* test_core.c: jitmap_core_open on synthetic cores (core_builder: x86-64 and AArch64 little
- * endian, s390x big endian) and on a real core the kernel writes for a child of this test.
+/* test_core.c: jitmap_stopped_open_core on synthetic cores (core_builder: x86-64 and AArch64
+ * little endian, s390x big endian) and on a real core the kernel writes for a child of this
+ * test; every question a core answers, asked of the one stopped-process handle.
  *
  * Synthetic cores check every accessor against what the builder wrote: registers by DWARF
  * number, the auxiliary vector, NT_FILE mappings, memory reads across segment edges and into
@@ -149,6 +150,23 @@ static int has_warning(const jitmap_stopped *c, const char *needle)
 		if (strstr(jitmap_stopped_warning(c, i), needle))
 			return 1;
 	return 0;
+}
+
+/* The status of the first problem whose sentence holds `needle`: its kind and code as
+ * jitmap_stopped_problem gives them (a client acts on these, never on the words). */
+static void assert_status(const jitmap_stopped *c, const char *needle, jitmap_problem_kind kind,
+			  jitmap_problem_code code)
+{
+	jitmap_stopped_problem_info pi = {.sz = sizeof(pi)};
+	for (size_t i = 0; jitmap_stopped_problem(c, i, &pi) == 0; i++) {
+		assert_ptr_equal(pi.text, jitmap_stopped_warning(c, i));
+		if (!strstr(pi.text, needle))
+			continue;
+		assert_int_equal(pi.kind, kind);
+		assert_int_equal(pi.code, code);
+		return;
+	}
+	fail_msg("no problem says \"%s\"", needle);
 }
 
 static void check_bytes(const uint8_t *got, size_t n, uint64_t addr)
@@ -375,6 +393,8 @@ static void test_mapped_files(void **state)
 		assert_int_equal(jitmap_stopped_find_symbol(c, "x", &addr, NULL, 1), 0);
 		assert_int_equal(jitmap_stopped_find_symbol(c, "x", &addr, NULL, 1), 0);
 		assert_true(has_warning(c, "/jitmap-test/other (mapped by the core) cannot be opened"));
+		assert_status(c, "/jitmap-test/other (mapped by the core) cannot be opened",
+			      JITMAP_PROBLEM_WARNING, JITMAP_PROBLEM_FILE);
 		assert_null(jitmap_stopped_warning(c, 1));
 		/* Where each byte comes from. */
 		jitmap_stopped_memory_info mi = {.sz = sizeof(mi)};
@@ -759,6 +779,8 @@ static void test_hostile_reads(void **state)
 	bytes = cb_emit(&b, &len);
 	c = open_bytes(bytes, len, NULL);
 	assert_true(has_warning(c, "1 PT_LOAD segment overlaps"));
+	assert_status(c, "1 PT_LOAD segment overlaps", JITMAP_PROBLEM_WARNING,
+		      JITMAP_PROBLEM_MALFORMED);
 	t = jitmap_stopped_target(c);
 	assert_int_equal(t.read_mem(t.ctx, SEG_A, buf, 0x40, why, sizeof(why)), 0);
 	check_bytes(buf, 0x40, SEG_A);
@@ -1307,6 +1329,7 @@ static void test_real_core(void **state)
 	jitmap_stopped *cut = jitmap_stopped_open_core(cut_path, NULL, &err);
 	assert_non_null(cut);
 	assert_true(has_warning(cut, "the core is truncated"));
+	assert_status(cut, "the core is truncated", JITMAP_PROBLEM_WARNING, JITMAP_PROBLEM_TRUNCATED);
 	d = scan_one(cut, &p);
 	assert_false(d.readable);
 	char want[128];
@@ -1371,6 +1394,7 @@ static void test_real_core(void **state)
 	c = jitmap_stopped_open_core(core, &other, &err);
 	assert_non_null(c);
 	assert_true(has_warning(c, "--exe /bin/sh: the core maps no file named sh"));
+	assert_status(c, "--exe /bin/sh", JITMAP_PROBLEM_WARNING, JITMAP_PROBLEM_FILE);
 	jitmap_stopped_free(c);
 
 	/* Options of an older, smaller size: the fields past it are not read. */
@@ -1401,6 +1425,11 @@ static void test_real_core(void **state)
 	assert_int_equal(jitmap_stopped_num_mappings(c), 0);
 	assert_int_equal(jitmap_stopped_find_symbol(c, "jitmap_test_core_marker", &addr, NULL, 1), 0);
 	assert_true(has_warning(c, "no NT_FILE note: symbols cannot be found"));
+	assert_status(c, "no NT_FILE note", JITMAP_PROBLEM_WARNING, JITMAP_PROBLEM_FILES_PLACED);
+	jitmap_stopped_problem_info none = {.sz = sizeof(none)};
+	assert_int_equal(jitmap_stopped_problem(c, 99, &none), -ENOENT);
+	none.sz = 4;
+	assert_int_equal(jitmap_stopped_problem(c, 0, &none), -EINVAL);
 	jitmap_stopped_free(c);
 	for (int k = 0; k < 2; k++) {
 		JITMAP_OPTS(const jitmap_stopped_opts, opts, .exe = self,
@@ -1408,6 +1437,8 @@ static void test_real_core(void **state)
 		c = open_bytes(bytes, len, &opts);
 		assert_true(has_warning(c, "no NT_FILE note"));
 		assert_true(has_warning(c, "placed by AT_PHDR"));
+		assert_status(c, "placed by AT_PHDR", JITMAP_PROBLEM_INFO,
+			      JITMAP_PROBLEM_FILES_PLACED);
 		int libc = 0, exe = 0;
 		for (size_t i = 0; i < jitmap_stopped_num_mappings(c); i++) {
 			const jitmap_stopped_mapping_info *m = jitmap_stopped_mapping(c, i);

@@ -7,7 +7,7 @@
  * file beside. Each test lays the files out in a folder of its own, with its own debug
  * directory (jitmap_process_opts.debug_dirs, jitmap_stopped_opts.debug_dirs), and scans the
  * stripped library: live (jitmap_process_scan_file) and as a core maps it
- * (jitmap_core_find_symbol, jitmap_process_scan_stopped), under a sysroot too.
+ * (jitmap_stopped_find_symbol, jitmap_process_scan_stopped), under a sysroot too.
  */
 #include "unit.h"
 
@@ -246,7 +246,7 @@ static void test_by_debuglink(void **state)
 
 /* A core that maps the library at BASE under the name `path` (its first page in the core),
  * opened under `sysroot` with debug directories `dirs`: how many definitions of the
- * descriptor jitmap_core_find_symbol finds (the address checked), and how many descriptors
+ * descriptor jitmap_stopped_find_symbol finds (the address checked), and how many descriptors
  * jitmap_process_scan_stopped finds. */
 static size_t core_finds(const char *path, const char *sysroot, const char *dirs, int *scanned)
 {

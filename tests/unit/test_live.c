@@ -1,10 +1,10 @@
-/* test_live.c: jitmap_live_open on children of this test (jitmap/live.h).
+/* test_live.c: jitmap_stopped_open_pid on children of this test (jitmap/stopped.h).
  *
  * A child with worker threads (pthreads, each named) ticks a counter in memory it shares
  * with the test: while it is open, every thread is listed with its name and registers (the
  * PC also by DWARF number, the stack pointer pointing at readable memory), a known pattern
  * reads back through the page cache (small reads, reads across pages, a read longer than the
- * cache keeps), the counter stands still; after jitmap_live_detach it runs on, untraced.
+ * cache keeps), the counter stands still; after jitmap_stopped_detach it runs on, untraced.
  * Then the edges: a main thread that exited (a zombie leader), the thread cap, a thread that
  * keeps raising a signal (a stop that holds one back must give it back: none is lost), reading
  * without stopping (JITMAP_STOPPED_NO_STOP, this process itself too), and every failure: bad
@@ -495,10 +495,13 @@ static void test_captured(void **state)
 			/* Above the copy, on its stack: not read, and said. */
 			if (t->stack_cut) {
 				cut++;
+				assert_int_equal(t->past_copy, 0); /* nothing read above it yet */
 				assert_int_equal(tt.read_mem(tt.ctx, t->stack_hi, a, 8, why,
 							     sizeof(why)), -EFAULT);
 				assert_contains(why, "was not captured while thread");
 				assert_contains(why, "above the stack bytes captured");
+				/* ... the thread's status too, not only words */
+				assert_int_equal(t->past_copy, t->stack_hi);
 			}
 			/* The stack target: the copy, and code; no other data. */
 			const jitmap_target stk = jitmap_stopped_thread_stack_target(l, i);

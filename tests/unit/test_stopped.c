@@ -1,16 +1,16 @@
-/* test_stopped.c: jitmap_stopped (jitmap/stopped.h) against the calls it stands for.
+/* test_stopped.c: jitmap_stopped (jitmap/stopped.h), one face for a core or a live process.
  *
- * A stopped process must be its core or its live process, seen through other calls: the same
- * threads (IDs, signals, names), the same registers (every DWARF number, and frame registers
- * equal to those a reader rebuilt from a core's registers by hand, as jitmap-stack did), the
- * same memory and the same words where something cannot be read. Checked on synthetic cores
+ * Each kind is read twice, through two handles, and must be the same: the same threads (IDs,
+ * signals, names), the same registers (every DWARF number, and frame registers equal to those
+ * a reader rebuilds from a core's registers by hand, as jitmap-stack did), the same memory
+ * and the same words where something cannot be read; what only the other kind has answers
+ * "none". Checked on synthetic cores
  * of three architectures and both byte orders (core_builder), with a sysroot and
  * JITMAP_STOPPED_NO_FILES, on cores whose threads have no PC, on a real core the kernel
  * writes for a child of this test (two threads), and on a live child (a main thread and two
- * named workers, group-stopped so that two opens see the same registers), read once through
- * jitmap_live_open and once through jitmap_stopped_open_pid, and read without stopping. Then
- * bad input: each opener's failures in the same words as jitmap_core_open's and
- * jitmap_live_open's, bad options, NULL and out-of-range arguments.
+ * named workers, group-stopped so that two opens see the same registers), read through
+ * two opens of jitmap_stopped_open_pid, and read without stopping. Then bad input: each
+ * opener's failures in the same words twice, bad options, NULL and out-of-range arguments.
  */
 #define _GNU_SOURCE
 #include "unit.h"
@@ -132,8 +132,18 @@ static void snap_core(jitmap_stopped *c, struct snap *out)
 		ts->tid = (pid_t)t->tid;
 		ts->signal = t->signal;
 		ts->has_regs = rebuild_regs(t, out->arch, &ts->regs);
+		/* every register from the thread's list (gregs), sorted by DWARF number: the
+		 * answers of jitmap_stopped_thread_reg in the other snapshot */
 		for (unsigned r = 0; r < MAX_REGNO; r++)
-			ts->rc[r] = jitmap_stopped_thread_reg(t, r, &ts->value[r]);
+			ts->rc[r] = -ENOENT;
+		for (size_t k = 0; k < t->num_gregs; k++) {
+			if (k)
+				assert_true(t->gregs[k - 1].regno < t->gregs[k].regno);
+			if (t->gregs[k].regno < MAX_REGNO) {
+				ts->rc[t->gregs[k].regno] = 0;
+				ts->value[t->gregs[k].regno] = t->gregs[k].value;
+			}
+		}
 		const jitmap_target tt = jitmap_stopped_thread_target(c, i);
 		read_stack(&tt, out->arch, ts);
 	}
@@ -301,7 +311,7 @@ static void write_core(const char *path, unsigned machine, jitmap_byte_order ord
 	free(b);
 }
 
-/* The core at `path` through jitmap_core_open and jitmap_stopped_open_core with the same
+/* The core at `path` through two jitmap_stopped_open_core with the same
  * options: the same in every way, and a core's own answers where a process's would differ. */
 static void check_core_file(const char *path, const char *sysroot, bool no_files)
 {
@@ -889,6 +899,12 @@ static void test_live(void **state)
 	assert_non_null(s);
 	assert_int_equal(jitmap_stopped_num_threads(s), 1);
 	assert_contains(jitmap_stopped_warning(s, 0), "more than 1 threads");
+	jitmap_stopped_problem_info pi = {.sz = sizeof(pi)};
+	assert_int_equal(jitmap_stopped_problem(s, 0, &pi), 0);
+	assert_int_equal(pi.kind, JITMAP_PROBLEM_WARNING);
+	assert_int_equal(pi.code, JITMAP_PROBLEM_THREADS_LEFT);
+	assert_ptr_equal(pi.text, jitmap_stopped_warning(s, 0));
+	assert_int_equal(jitmap_stopped_problem(s, 1, &pi), -ENOENT);
 	assert_null(jitmap_stopped_warning(s, 1));
 	jitmap_stopped_free(s);
 	reap(pid);
@@ -897,7 +913,7 @@ static void test_live(void **state)
 
 /* -- Bad input -- */
 
-/* jitmap_stopped_open_core fails as jitmap_core_open does, in its words. */
+/* jitmap_stopped_open_core fails the same way twice, in the same words. */
 static void expect_core_fail(const char *path, int code)
 {
 	jitmap_error e1, e2;
