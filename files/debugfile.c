@@ -280,7 +280,7 @@ static int by_link(struct search *s, Elf *elf)
 
 /* The loaded file's path as the process sees it (s->logical) and the root its files are read
  * under (s->root), from the path it was read at: a mapping opened through
- * /proc/PID/map_files/ (jitmap_live_mapped_file) names its file by the link's target, under
+ * /proc/PID/map_files/ (jitmap_stopped_mapped_file) names its file by the link's target, under
  * the process's root (jitmap_pid_root: a container's); a path under /proc/PID/root is that
  * root's; any other is under the caller's root (a core's sysroot) when it starts with it. */
 static void where_seen(struct search *s, const char *path, const char *root)

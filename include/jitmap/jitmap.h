@@ -449,8 +449,8 @@ JITMAP_API jitmap_image *jitmap_image_open_target(const jitmap_target *target, u
  * memory (a loaded module's first page: where ld puts the program headers and notes): its
  * length, with the ID in `out` (`len` bytes; 20 for GNU ld's), or 0 when there is none to
  * read. For a debugger that checks the file it reads for a module against what the process
- * maps (jitmap_core_build_id_at and jitmap_live_build_id_at do the same for a core and a
- * process the library opened). */
+ * maps (jitmap_stopped_build_id_at does the same for a core or a process the library
+ * opened). */
 JITMAP_API size_t jitmap_image_build_id_at(const jitmap_target *target, uint64_t addr,
 					   uint8_t *out, size_t len);
 
@@ -595,7 +595,7 @@ JITMAP_API const char *jitmap_image_layouts_problem(const jitmap_image *img);
 /* -- The GDB JIT interface, read from a target -- */
 
 /* The data symbol under which a JIT publishes its list head (GDB manual, "JIT Interface"):
- * what a tool looks up in a process's files (jitmap_core_find_symbol,
+ * what a tool looks up in a process's files (jitmap_stopped_find_symbol,
  * jitmap_process_scan_file). */
 #define JITMAP_JIT_DESCRIPTOR_SYMBOL "__jit_debug_descriptor"
 
@@ -622,7 +622,7 @@ typedef struct jitmap_jit_list jitmap_jit_list;
 
 /* Read the descriptor at `descriptor` and walk its list of code entries, through
  * `target->read_mem` only (read_reg is not used). Pointers are 64-bit in byte order `order`:
- * the target's (for a core, jitmap_core_byte_order). AUTO takes the order in which the
+ * the target's (for a core, jitmap_stopped_byte_order). AUTO takes the order in which the
  * descriptor's version word reads 1 (the host's when it reads 1 in neither). At most `limit`
  * entries are read (0: JITMAP_JIT_LIST_LIMIT).
  *

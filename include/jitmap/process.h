@@ -83,7 +83,7 @@ typedef struct jitmap_process_opts {
 	unsigned flags;       /* JITMAP_PROCESS_* */
 	/* Where jitmap_process_scan_file looks for the separate debug file of a stripped file,
 	 * ':'-separated (GDB's debug-file-directory); NULL: "/usr/lib/debug". (A core's are
-	 * jitmap_core_opts.debug_dirs.) */
+	 * jitmap_stopped_opts.debug_dirs.) */
 	const char *debug_dirs;
 	/* A field added here: name it in JITMAP__OPTS_VALID in model/process.c. */
 } jitmap_process_opts;

@@ -111,7 +111,7 @@ typedef int (*jitmap_stack_native_fn)(void *ctx, const jitmap_frame_regs *regs, 
 /* Where code can be: 1 when `pc` lies in an executable mapping of the target (an ELF
  * module's code, JIT code), 0 when it does not (`why`, `why_len` bytes, says where it lies
  * instead: no mapping, or one that is not executable), a negative errno when it cannot be
- * told. jitmap_core_code_at and jitmap_live_code_at answer for a core and a live process. */
+ * told. jitmap_stopped_code_at answers for a core or a live process. */
 typedef int (*jitmap_stack_code_fn)(void *ctx, uint64_t pc, char *why, size_t why_len);
 
 /* Options (libbpf's convention: `sz` = sizeof(jitmap_stacker_opts); later fields zero). */

@@ -52,7 +52,7 @@ static inline void jitmap_frame_reg_set(jitmap_frame_regs *r, unsigned n, uint64
  * (jitmap_arch_num_core_regs) that the layout has within `len`.
  * Returns 0; -ENOTSUP for an architecture whose layout jitmap does not know (ppc64, RISC-V);
  * -EINVAL for NULL arguments or when `len` does not reach the PC. A core's threads are read
- * with the same layouts (jitmap_core_thread). */
+ * with the same layouts (jitmap_stopped_thread). */
 JITMAP_API int jitmap_frame_regs_from_linux(jitmap_arch arch, jitmap_byte_order order,
 					    const void *gregs, size_t len, jitmap_frame_regs *out);
 
