@@ -97,9 +97,7 @@ class OpenCore:
         the map's answers (the session drops its perf maps before it closes a core)."""
         if not self.handle:
             return 0
-        # perfmap.h takes the core beneath the handle (no call of its own takes a
-        # jitmap_stopped yet): the one question asked of it.
-        rc = self.lib.jitmap_perfmap_add_core(perfmap, self.lib.jitmap_stopped_core(self.handle))
+        rc = self.lib.jitmap_perfmap_add_core(perfmap, self.handle)
         if rc < 0:
             raise OSError(-rc, N.strerror(rc))
         return rc

@@ -458,9 +458,6 @@ _SIGNATURES = {
     "jitmap_stopped_thread": (P(StoppedThread), [c_void_p, c_size]),
     "jitmap_stopped_memory": (c_int, [c_void_p, c_u64, P(StoppedMemoryInfo)]),
     "jitmap_stopped_find_symbol": (c_size, [c_void_p, c_char_p, P(c_u64), P(c_char_p), c_size]),
-    # perfmap.h reads a core's JIT files from a jitmap_core only (jitmap_perfmap_add_core):
-    # the one call asked of the core beneath the handle (corefile.OpenCore.add_jit_files).
-    "jitmap_stopped_core": (c_void_p, [c_void_p]),
     "jitmap_image_build_id_at": (c_size, [P(Target), c_u64, c_void_p, c_size]),
 }
 
