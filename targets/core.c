@@ -44,10 +44,10 @@
 #define LIMIT JITMAP__WARN(JITMAP_PROBLEM_LIMIT)
 
 /* A warning with its status (JITMAP__WARN(JITMAP_PROBLEM_...), stopped.h's codes). */
-static void warn(jitmap_core *c, uint8_t status, const char *fmt, ...)
+static void warn(jitmap__core *c, uint8_t status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void warn(jitmap_core *c, uint8_t status, const char *fmt, ...)
+static void warn(jitmap__core *c, uint8_t status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -58,7 +58,7 @@ static void warn(jitmap_core *c, uint8_t status, const char *fmt, ...)
 
 /* -- Threads: NT_PRSTATUS, its pr_reg laid out as Linux does (threads.c, linux_regs.c) -- */
 
-static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
+static int add_thread(jitmap__core *c, const uint8_t *d, size_t len, uint64_t at)
 {
 	if (len < PRSTATUS_REG) {
 		warn(c, MALFORMED,
@@ -90,7 +90,7 @@ static int add_thread(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
 
 #define PRPSINFO_FNAME 40
 
-static void read_prpsinfo(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
+static void read_prpsinfo(jitmap__core *c, const uint8_t *d, size_t len, uint64_t at)
 {
 	if (len < PRPSINFO_FNAME + 16) {
 		warn(c, MALFORMED,
@@ -104,7 +104,7 @@ static void read_prpsinfo(jitmap_core *c, const uint8_t *d, size_t len, uint64_t
 
 /* -- NT_AUXV -- */
 
-static int read_auxv(jitmap_core *c, const uint8_t *d, size_t len)
+static int read_auxv(jitmap__core *c, const uint8_t *d, size_t len)
 {
 	size_t n = len / 16;
 	if (n > MAX_AUXV) {
@@ -131,7 +131,7 @@ static int read_auxv(jitmap_core *c, const uint8_t *d, size_t len)
 /* -- NT_FILE -- */
 
 /* Returns 0 (a malformed note is a warning), or -ENOMEM. */
-static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t at)
+static int read_nt_file(jitmap__core *c, const uint8_t *d, size_t len, uint64_t at)
 {
 	if (len < 16) {
 		warn(c, MALFORMED,
@@ -184,7 +184,7 @@ static int read_nt_file(jitmap_core *c, const uint8_t *d, size_t len, uint64_t a
 
 /* -- Notes -- */
 
-static int read_notes(jitmap_core *c, uint64_t offset, uint64_t filesz)
+static int read_notes(jitmap__core *c, uint64_t offset, uint64_t filesz)
 {
 	if (offset > c->size) {
 		warn(c, TRUNCATED,
@@ -264,7 +264,7 @@ static int cmp_seg(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
-static void sort_segs(jitmap_core *c)
+static void sort_segs(jitmap__core *c)
 {
 	qsort(c->segs, c->nsegs, sizeof(*c->segs), cmp_seg);
 	size_t n = 0, overlaps = 0;
@@ -305,7 +305,7 @@ static int cmp_map(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
-static int sort_maps(jitmap_core *c)
+static int sort_maps(jitmap__core *c)
 {
 	if (!c->nmaps)
 		return 0;
@@ -339,7 +339,7 @@ static int sort_maps(jitmap_core *c)
 }
 
 /* Point every mapping at its file's strings (after the files array stopped moving). */
-static void link_maps(jitmap_core *c)
+static void link_maps(jitmap__core *c)
 {
 	for (size_t i = 0; i < c->nmaps; i++) {
 		c->maps[i].path = c->files[c->map_file[i]].path;
@@ -349,10 +349,10 @@ static void link_maps(jitmap_core *c)
 
 /* -- Opening -- */
 
-static jitmap_core *open_fail(jitmap_core *c, jitmap_error *err, int code, uint64_t off,
+static jitmap__core *open_fail(jitmap__core *c, jitmap_error *err, int code, uint64_t off,
 			      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static jitmap_core *open_fail(jitmap_core *c, jitmap_error *err, int code, uint64_t off,
+static jitmap__core *open_fail(jitmap__core *c, jitmap_error *err, int code, uint64_t off,
 			      const char *fmt, ...)
 {
 	if (err) {
@@ -368,16 +368,16 @@ static jitmap_core *open_fail(jitmap_core *c, jitmap_error *err, int code, uint6
 	return NULL;
 }
 
-static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, jitmap_error *err)
+static jitmap__core *finish_open(jitmap__core *c, const jitmap__core_opts *opts, jitmap_error *err)
 {
 	const char *exe = NULL;
 	/* As libbpf's OPTS_VALID: a newer caller's fields this library does not know must be 0. */
 	if (opts && opts->sz < sizeof(opts->sz))
-		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts.sz is %zu", opts->sz);
+		return open_fail(c, err, -EINVAL, 0, "jitmap__core_opts.sz is %zu", opts->sz);
 	if (opts && !JITMAP__OPTS_VALID(opts, debug_dirs))
-		return open_fail(c, err, -EINVAL, 0, "jitmap_core_opts has fields this library "
+		return open_fail(c, err, -EINVAL, 0, "jitmap__core_opts has fields this library "
 				 "does not know (set past byte %zu)",
-				 JITMAP__OFFSETOFEND(jitmap_core_opts, debug_dirs));
+				 JITMAP__OFFSETOFEND(jitmap__core_opts, debug_dirs));
 	if (opts && JITMAP_OPTS_HAS(opts, exe))
 		exe = opts->exe;
 	if (opts && JITMAP_OPTS_HAS(opts, sysroot) && opts->sysroot && opts->sysroot[0] &&
@@ -505,11 +505,11 @@ static jitmap_core *finish_open(jitmap_core *c, const jitmap_core_opts *opts, ji
 	return c;
 }
 
-static jitmap_core *core_new(jitmap_error *err)
+static jitmap__core *core_new(jitmap_error *err)
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
-	jitmap_core *c = calloc(1, sizeof(*c));
+	jitmap__core *c = calloc(1, sizeof(*c));
 	if (!c)
 		return open_fail(NULL, err, -ENOMEM, 0, "out of memory");
 	c->fd = -1;
@@ -519,9 +519,9 @@ static jitmap_core *core_new(jitmap_error *err)
 	return c;
 }
 
-jitmap_core *jitmap__core_open(const char *path, const jitmap_core_opts *opts, jitmap_error *err)
+jitmap__core *jitmap__core_open(const char *path, const jitmap__core_opts *opts, jitmap_error *err)
 {
-	jitmap_core *c = core_new(err);
+	jitmap__core *c = core_new(err);
 	if (!c)
 		return NULL;
 	if (!path)
@@ -563,7 +563,7 @@ jitmap_core *jitmap__core_open(const char *path, const jitmap_core_opts *opts, j
 	return finish_open(c, opts, err);
 }
 
-const char *jitmap__core_compression(const jitmap_core *c)
+const char *jitmap__core_compression(const jitmap__core *c)
 {
 	return c ? c->compression : NULL;
 }
@@ -597,10 +597,10 @@ int jitmap_core_decompress(const char *path, const volatile sig_atomic_t *interr
 	return fd;
 }
 
-jitmap_core *jitmap__core_open_memory(const void *buf, size_t len, const jitmap_core_opts *opts,
+jitmap__core *jitmap__core_open_memory(const void *buf, size_t len, const jitmap__core_opts *opts,
 				     jitmap_error *err)
 {
-	jitmap_core *c = core_new(err);
+	jitmap__core *c = core_new(err);
 	if (!c)
 		return NULL;
 	if (!buf && len)
@@ -616,7 +616,7 @@ jitmap_core *jitmap__core_open_memory(const void *buf, size_t len, const jitmap_
 	return finish_open(c, opts, err);
 }
 
-void jitmap__core_free(jitmap_core *c)
+void jitmap__core_free(jitmap__core *c)
 {
 	if (!c)
 		return;

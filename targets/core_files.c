@@ -31,7 +31,7 @@
 
 /* -- The files, by the path the core names them -- */
 
-size_t jitmap__core_file_index(jitmap_core *c, const char *path)
+size_t jitmap__core_file_index(jitmap__core *c, const char *path)
 {
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (!strcmp(c->files[i].core_path, path))
@@ -57,7 +57,7 @@ size_t jitmap__core_file_index(jitmap_core *c, const char *path)
 }
 
 /* The value of the first NT_AUXV entry of `type`: 0, or -ENOENT (stopped.h). */
-int jitmap__core_auxv(const jitmap_core *c, uint64_t type, uint64_t *value)
+int jitmap__core_auxv(const jitmap__core *c, uint64_t type, uint64_t *value)
 {
 	for (size_t i = 0; i < c->nauxv; i++)
 		if (c->auxv[2 * i] == type) {
@@ -70,7 +70,7 @@ int jitmap__core_auxv(const jitmap_core *c, uint64_t type, uint64_t *value)
 
 /* -- --exe -- */
 
-static int replace_file(jitmap_core *c, size_t fi, const char *exe)
+static int replace_file(jitmap__core *c, size_t fi, const char *exe)
 {
 	char *copy = strdup(exe);
 	if (!copy)
@@ -82,7 +82,7 @@ static int replace_file(jitmap_core *c, size_t fi, const char *exe)
 }
 
 /* Which mapped file `exe` stands for: by build ID, by real path, by base name. */
-int jitmap__core_match_exe(jitmap_core *c, const char *exe)
+int jitmap__core_match_exe(jitmap__core *c, const char *exe)
 {
 	uint8_t want[MAX_BUILD_ID], got[MAX_BUILD_ID];
 	const size_t want_len = jitmap__file_build_id(exe, want);
@@ -131,7 +131,7 @@ int jitmap__core_match_exe(jitmap_core *c, const char *exe)
 #define MAX_NAME 4096     /* bytes of a library's name */
 
 /* Add a mapping of `len` bytes at `start`, file offset `offset`, for file `fi`. */
-static int add_map(jitmap_core *c, uint64_t start, uint64_t len, uint64_t offset, size_t fi)
+static int add_map(jitmap__core *c, uint64_t start, uint64_t len, uint64_t offset, size_t fi)
 {
 	if (!len || start > UINT64_MAX - len || c->nmaps >= JITMAP__CORE_MAX_MAPS)
 		return 0;
@@ -149,7 +149,7 @@ static int add_map(jitmap_core *c, uint64_t start, uint64_t len, uint64_t offset
 }
 
 /* Map file `fi` (open as `elf`) at `bias`: one mapping per PT_LOAD, for its file bytes. */
-static int place_file(jitmap_core *c, size_t fi, Elf *elf, uint64_t bias)
+static int place_file(jitmap__core *c, size_t fi, Elf *elf, uint64_t bias)
 {
 	size_t nph;
 	c->files[fi].has_bias = 1;
@@ -167,7 +167,7 @@ static int place_file(jitmap_core *c, size_t fi, Elf *elf, uint64_t bias)
 	return 0;
 }
 
-static int place_named(jitmap_core *c, const char *name, uint64_t bias)
+static int place_named(jitmap__core *c, const char *name, uint64_t bias)
 {
 	size_t fi = jitmap__core_file_index(c, name);
 	if (fi == SIZE_MAX)
@@ -189,7 +189,7 @@ static int place_named(jitmap_core *c, const char *name, uint64_t bias)
 }
 
 /* A NUL-terminated string at `addr` in the core's memory, or NULL. */
-static char *read_string(jitmap_core *c, uint64_t addr)
+static char *read_string(jitmap__core *c, uint64_t addr)
 {
 	char *s = malloc(MAX_NAME);
 	if (!s)
@@ -272,7 +272,7 @@ static int core_only_read(void *ctx, uint64_t addr, void *buf, size_t len, char 
 }
 
 struct placing {
-	jitmap_core *c;
+	jitmap__core *c;
 	size_t libs;
 };
 
@@ -294,7 +294,7 @@ static int place_listed(void *ctx, const struct jitmap__link_map *lm)
 /* The executable `exe`, placed by the auxiliary vector (AT_PHDR, else AT_ENTRY), then every
  * library of the dynamic linker's list (DT_DEBUG -> r_debug -> link_map) placed at its
  * l_addr. For cores that carry no NT_FILE note (those qemu-user writes). */
-int jitmap__core_files_from_exe(jitmap_core *c, const char *exe)
+int jitmap__core_files_from_exe(jitmap__core *c, const char *exe)
 {
 	size_t fi = jitmap__core_file_index(c, exe);
 	if (fi == SIZE_MAX)

@@ -27,7 +27,7 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static int add_file(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at)
+static int add_file(jitmap__core *c, const uint8_t *desc, size_t len, uint64_t at)
 {
 	if (len < FILE_HEADER) {
 		WARN(c, "jitmap's note of a JIT file at offset 0x%" PRIx64 " holds %zu "
@@ -92,7 +92,7 @@ int jitmap__core_left_cmp(const void *a, const void *b)
 
 /* A small core's note (core.h): what it kept and left out. A malformed one is a warning, and
  * the core is read as any other (a left-out range then reads as "not in the core"). */
-static int small_note(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t at)
+static int small_note(jitmap__core *c, const uint8_t *desc, size_t len, uint64_t at)
 {
 	enum { HEAD = 24, RANGE = 24 };
 	if (c->small) {
@@ -142,7 +142,7 @@ static int small_note(jitmap_core *c, const uint8_t *desc, size_t len, uint64_t 
 	return 0;
 }
 
-int jitmap__core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *kept_bytes,
+int jitmap__core_small(const jitmap__core *c, uint64_t *stack_bytes, uint64_t *kept_bytes,
 		      uint64_t *left_bytes)
 {
 	if (!c)
@@ -156,13 +156,13 @@ int jitmap__core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *ke
 	return c->small;
 }
 
-const struct jitmap__core_left *jitmap__core_left_at(const jitmap_core *c, uint64_t addr)
+const struct jitmap__core_left *jitmap__core_left_at(const jitmap__core *c, uint64_t addr)
 {
 	const size_t lo = JITMAP_UPPER_BOUND(c->left, c->nleft, start, addr);
 	return lo && addr < c->left[lo - 1].end ? &c->left[lo - 1] : NULL;
 }
 
-int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, size_t len,
+int jitmap__core_jit_note(jitmap__core *c, uint32_t type, const uint8_t *desc, size_t len,
 			  uint64_t at)
 {
 	if (type == JITMAP_CORE_NOTE_FILE)
@@ -177,12 +177,12 @@ int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, si
 	return 0; /* a type of a later version: not ours to read */
 }
 
-size_t jitmap__core_num_jit_files(const jitmap_core *c)
+size_t jitmap__core_num_jit_files(const jitmap__core *c)
 {
 	return c ? c->njit_files : 0;
 }
 
-const jitmap_stopped_jit_file_info *jitmap__core_jit_file_at(const jitmap_core *c, size_t i)
+const jitmap_stopped_jit_file_info *jitmap__core_jit_file_at(const jitmap__core *c, size_t i)
 {
 	return c && i < c->njit_files ? &c->jit_files[i] : NULL;
 }

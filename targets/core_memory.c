@@ -21,7 +21,7 @@
 /* -- Memory -- */
 
 /* Bytes [off, off + n) of the core file; 0 or -EIO. */
-static int core_bytes(const jitmap_core *c, uint64_t off, void *buf, size_t n)
+static int core_bytes(const jitmap__core *c, uint64_t off, void *buf, size_t n)
 {
 	if (off > c->size || n > c->size - off)
 		return -EIO;
@@ -42,7 +42,7 @@ static int core_bytes(const jitmap_core *c, uint64_t off, void *buf, size_t n)
 }
 
 /* The segment holding `addr`, or NULL; `*next` is the first segment above it (or NULL). */
-static const struct jitmap__core_seg *find_seg(const jitmap_core *c, uint64_t addr,
+static const struct jitmap__core_seg *find_seg(const jitmap__core *c, uint64_t addr,
 						const struct jitmap__core_seg **next)
 {
 	const size_t lo = JITMAP_UPPER_BOUND(c->segs, c->nsegs, vaddr, addr);
@@ -53,7 +53,7 @@ static const struct jitmap__core_seg *find_seg(const jitmap_core *c, uint64_t ad
 	return addr - s->vaddr < s->memsz ? s : NULL;
 }
 
-size_t jitmap__core_find_map(const jitmap_core *c, uint64_t addr)
+size_t jitmap__core_find_map(const jitmap__core *c, uint64_t addr)
 {
 	const size_t lo = JITMAP_UPPER_BOUND(c->maps, c->nmaps, start, addr);
 	if (!lo || addr >= c->maps[lo - 1].end)
@@ -61,7 +61,7 @@ size_t jitmap__core_find_map(const jitmap_core *c, uint64_t addr)
 	return lo - 1;
 }
 
-static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint8_t *out);
+static size_t mapped_build_id(jitmap__core *c, uint64_t start, uint64_t len, uint8_t *out);
 
 /* Whether the file open at `fd` for file `i` is another build than the one the process
  * mapped: the build ID in the core's copy of its first page (the kernel dumps the first page
@@ -71,7 +71,7 @@ static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint
  * nothing is read from it (GDB warns and reads it all the same). A core that holds no build
  * ID for the file cannot tell: the file is used. */
 /* The build ID of file `i` in the core's copy of its first page, or 0. */
-static size_t first_page_build_id(jitmap_core *c, size_t i, uint8_t *out)
+static size_t first_page_build_id(jitmap__core *c, size_t i, uint8_t *out)
 {
 	size_t n = 0;
 	for (size_t m = 0; m < c->nmaps && !n; m++)
@@ -81,7 +81,7 @@ static size_t first_page_build_id(jitmap_core *c, size_t i, uint8_t *out)
 	return n;
 }
 
-static bool other_build(jitmap_core *c, size_t i, int fd)
+static bool other_build(jitmap__core *c, size_t i, int fd)
 {
 	struct jitmap__core_file *f = &c->files[i];
 	uint8_t want[MAX_BUILD_ID], got[MAX_BUILD_ID];
@@ -108,7 +108,7 @@ static bool other_build(jitmap_core *c, size_t i, int fd)
 /* The build the process mapped, fetched from debuginfod (when DEBUGINFOD_URLS is set) where
  * the file at its path is gone or another build: GDB and libdwfl read such a core's code the
  * same way, and a step's proof needs the bytes before a return address. -2 when none. */
-static int fetched_build(jitmap_core *c, size_t i)
+static int fetched_build(jitmap__core *c, size_t i)
 {
 	uint8_t want[MAX_BUILD_ID];
 	const size_t want_len = first_page_build_id(c, i, want);
@@ -127,7 +127,7 @@ static int fetched_build(jitmap_core *c, size_t i)
 	return c->files[i].fd = fd;
 }
 
-int jitmap__core_file_fd(jitmap_core *c, size_t i)
+int jitmap__core_file_fd(jitmap__core *c, size_t i)
 {
 	struct jitmap__core_file *f = &c->files[i];
 	if (f->fd != -1)
@@ -200,7 +200,7 @@ static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t to_top(uint64_t addr) { return addr ? (UINT64_MAX - addr) + 1 : UINT64_MAX; }
 
 /* The file of the mapping at `addr`, if it can be read there: FILE, or MISS_FILE. */
-static void file_span(jitmap_core *c, uint64_t addr, struct span *sp)
+static void file_span(jitmap__core *c, uint64_t addr, struct span *sp)
 {
 	const jitmap_stopped_mapping_info *m = &c->maps[sp->map];
 	const size_t fi = c->map_file[sp->map];
@@ -219,7 +219,7 @@ static void file_span(jitmap_core *c, uint64_t addr, struct span *sp)
 }
 
 /* What is at `addr`. With `core_only`, mapped files are not read. */
-static void span_at(jitmap_core *c, uint64_t addr, int core_only, struct span *sp)
+static void span_at(jitmap__core *c, uint64_t addr, int core_only, struct span *sp)
 {
 	const struct jitmap__core_seg *next, *s = find_seg(c, addr, &next);
 	*sp = (struct span){.source = JITMAP_STOPPED_MEM_NONE, .miss = MISS_NOWHERE,
@@ -278,7 +278,7 @@ static void perms(unsigned flags, char out[4])
 
 /* One sentence: why the bytes at `addr` cannot be read. Short enough to follow "the JIT
  * descriptor at 0x... is not readable: " in a jitmap_error's reason. */
-static void miss_text(const jitmap_core *c, uint64_t addr, const struct span *sp, int core_only,
+static void miss_text(const jitmap__core *c, uint64_t addr, const struct span *sp, int core_only,
 		      char *why, size_t why_len)
 {
 	char p[4] = "";
@@ -315,7 +315,7 @@ static void miss_text(const jitmap_core *c, uint64_t addr, const struct span *sp
 	}
 }
 
-int jitmap__core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int core_only,
+int jitmap__core_read(jitmap__core *c, uint64_t addr, void *out, size_t len, int core_only,
 		     char *why, size_t why_len)
 {
 	uint8_t *buf = out;
@@ -353,7 +353,7 @@ int jitmap__core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int 
 	return 0;
 }
 
-int jitmap__core_memory(jitmap_core *c, uint64_t addr, jitmap_stopped_memory_info *out)
+int jitmap__core_memory(jitmap__core *c, uint64_t addr, jitmap_stopped_memory_info *out)
 {
 	if (!c || !out)
 		return -EINVAL;
@@ -383,7 +383,7 @@ int jitmap__core_memory(jitmap_core *c, uint64_t addr, jitmap_stopped_memory_inf
  * no segment covers is the code of its file (gcore leaves unmodified read-only mappings out,
  * the code among them, and writes a segment for every other: the kernel writes one for
  * every mapping). */
-int jitmap__core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
+int jitmap__core_code_at(jitmap__core *c, uint64_t pc, char *why, size_t why_len)
 {
 	if (!c)
 		return -EINVAL;
@@ -419,7 +419,7 @@ int jitmap__core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len)
 	return 0;
 }
 
-size_t jitmap__core_build_id_at(jitmap_core *c, uint64_t addr, uint8_t *out, size_t len)
+size_t jitmap__core_build_id_at(jitmap__core *c, uint64_t addr, uint8_t *out, size_t len)
 {
 	if (!c || !out)
 		return 0;
@@ -448,7 +448,7 @@ static int thread_read_mem(void *ctx, uint64_t addr, void *out, size_t len, char
 
 /* The build ID of the file whose first page is mapped at `start` (`len` bytes mapped), from
  * the core's copy of that page; its length, or 0. */
-static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint8_t *out)
+static size_t mapped_build_id(jitmap__core *c, uint64_t start, uint64_t len, uint8_t *out)
 {
 	uint8_t *page = malloc(FIRST_PAGE);
 	if (!page)
@@ -461,7 +461,7 @@ static size_t mapped_build_id(jitmap_core *c, uint64_t start, uint64_t len, uint
 }
 
 /* The build ID of file `fi`: from the core's copy of its first page, else from the file. */
-size_t jitmap__core_file_build_id(jitmap_core *c, size_t fi, uint8_t *out)
+size_t jitmap__core_file_build_id(jitmap__core *c, size_t fi, uint8_t *out)
 {
 	for (size_t i = 0; i < c->nmaps; i++)
 		if (c->map_file[i] == fi && c->maps[i].offset == 0) {
@@ -481,7 +481,7 @@ size_t jitmap__core_file_build_id(jitmap_core *c, size_t fi, uint8_t *out)
 /* The virtual address of byte `off` of file `fi` read from the file itself: for a core
  * without the first page of one of its mappings (gcore leaves unmodified read-only mappings
  * out) whose file is the build the process mapped (jitmap__core_file_fd refuses another). */
-static int file_vaddr(jitmap_core *c, size_t fi, uint64_t off, uint64_t *vaddr)
+static int file_vaddr(jitmap__core *c, size_t fi, uint64_t off, uint64_t *vaddr)
 {
 	const int fd = jitmap__core_file_fd(c, fi);
 	uint8_t *head = fd >= 0 ? malloc(65536) : NULL;
@@ -491,7 +491,7 @@ static int file_vaddr(jitmap_core *c, size_t fi, uint64_t off, uint64_t *vaddr)
 	return found;
 }
 
-int jitmap__core_module_at(jitmap_core *c, uint64_t addr, jitmap_stopped_module_info *out)
+int jitmap__core_module_at(jitmap__core *c, uint64_t addr, jitmap_stopped_module_info *out)
 {
 	const size_t m = jitmap__core_find_map(c, addr);
 	if (m == SIZE_MAX) {
@@ -563,7 +563,7 @@ static int sysv_name(const char *name)
  * Anything else is a file: a library deleted since (a package upgrade) or dlopen'ed from a
  * memfd has its ELF header in the core; a read-only mapping whose first page the core lacks
  * (gcore leaves unmodified ones out) may be one too. */
-int jitmap__core_memory_not_file(jitmap_core *c, size_t fi)
+int jitmap__core_memory_not_file(jitmap__core *c, size_t fi)
 {
 	const struct jitmap__core_file *f = &c->files[fi];
 	if (!strcmp(f->core_path, "/dev/zero (deleted)") || sysv_name(f->core_path))
@@ -587,12 +587,12 @@ int jitmap__core_memory_not_file(jitmap_core *c, size_t fi)
 
 /* -- Targets -- */
 
-jitmap_target jitmap__core_target(jitmap_core *c)
+jitmap_target jitmap__core_target(jitmap__core *c)
 {
 	return (jitmap_target){.ctx = c, .read_reg = NULL, .read_mem = core_read_mem};
 }
 
-jitmap_target jitmap__core_thread_target(jitmap_core *c, size_t i)
+jitmap_target jitmap__core_thread_target(jitmap__core *c, size_t i)
 {
 	if (i >= c->threads.n)
 		return (jitmap_target){0};

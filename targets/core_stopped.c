@@ -14,27 +14,27 @@
 
 /* -- What a core says of itself -- */
 
-jitmap_arch jitmap__core_arch(const jitmap_core *c) { return c->arch; }
-jitmap_byte_order jitmap__core_byte_order(const jitmap_core *c) { return c->order; }
-size_t jitmap__core_num_threads(const jitmap_core *c) { return c->threads.n; }
-size_t jitmap__core_num_mappings(const jitmap_core *c) { return c->nmaps; }
+jitmap_arch jitmap__core_arch(const jitmap__core *c) { return c->arch; }
+jitmap_byte_order jitmap__core_byte_order(const jitmap__core *c) { return c->order; }
+size_t jitmap__core_num_threads(const jitmap__core *c) { return c->threads.n; }
+size_t jitmap__core_num_mappings(const jitmap__core *c) { return c->nmaps; }
 
-const jitmap_stopped_thread_info *jitmap__core_thread(const jitmap_core *c, size_t i)
+const jitmap_stopped_thread_info *jitmap__core_thread(const jitmap__core *c, size_t i)
 {
 	return i < c->threads.n ? &c->threads.v[i]->pub : NULL;
 }
 
-struct jitmap__threads *jitmap__core_threads(jitmap_core *c)
+struct jitmap__threads *jitmap__core_threads(jitmap__core *c)
 {
 	return &c->threads;
 }
 
-const jitmap_stopped_mapping_info *jitmap__core_mapping(const jitmap_core *c, size_t i)
+const jitmap_stopped_mapping_info *jitmap__core_mapping(const jitmap__core *c, size_t i)
 {
 	return i < c->nmaps ? &c->maps[i] : NULL;
 }
 
-int jitmap__core_placed_file(const jitmap_core *c, size_t i, const char **path, uint64_t *bias)
+int jitmap__core_placed_file(const jitmap__core *c, size_t i, const char **path, uint64_t *bias)
 {
 	for (size_t k = 0; k < c->nfiles; k++) {
 		if (!c->files[k].has_bias || i--)
@@ -48,14 +48,14 @@ int jitmap__core_placed_file(const jitmap_core *c, size_t i, const char **path, 
 	return -ENOENT;
 }
 
-const char *jitmap__core_warning(const jitmap_core *c, size_t i)
+const char *jitmap__core_warning(const jitmap__core *c, size_t i)
 {
 	return jitmap__problem_at(&c->warnings, i);
 }
 
 /* The file mapped at `addr`, as the core reads it (stopped.h's jitmap_stopped_mapped_file): a
  * descriptor of its own, or why not. */
-int jitmap__core_mapped_file(jitmap_core *c, uint64_t addr, char *path, size_t path_len,
+int jitmap__core_mapped_file(jitmap__core *c, uint64_t addr, char *path, size_t path_len,
 			     char *why, size_t why_len)
 {
 	const size_t m = jitmap__core_find_map(c, addr);
@@ -91,24 +91,24 @@ int jitmap__core_mapped_file(jitmap_core *c, uint64_t addr, char *path, size_t p
 
 static void core_free(void *k) { jitmap__core_free(k); }
 static jitmap_arch core_arch(const void *k) { return jitmap__core_arch(k); }
-static const char *core_name(const void *k) { return ((const jitmap_core *)k)->name; }
+static const char *core_name(const void *k) { return ((const jitmap__core *)k)->name; }
 static const char *core_compression(const void *k) { return jitmap__core_compression(k); }
 static struct jitmap__threads *core_threads(void *k) { return jitmap__core_threads(k); }
 static jitmap_target core_target(void *k) { return jitmap__core_target(k); }
 static jitmap_target core_thread_target(void *k, size_t i) { return jitmap__core_thread_target(k, i); }
 static size_t core_num_mappings(void *k) { return jitmap__core_num_mappings(k); }
-static struct Elf *core_elf(void *k) { return ((jitmap_core *)k)->elf; }
+static struct Elf *core_elf(void *k) { return ((jitmap__core *)k)->elf; }
 static size_t core_num_jit_files(const void *k) { return jitmap__core_num_jit_files(k); }
 
 static unsigned core_elf_machine(const void *k)
 {
-	return ((const jitmap_core *)k)->machine;
+	return ((const jitmap__core *)k)->machine;
 }
 
 /* The process ID: the first thread's that is not 0 (stopped.h). */
 static pid_t core_pid(const void *k)
 {
-	const jitmap_core *c = k;
+	const jitmap__core *c = k;
 	for (size_t i = 0; i < c->threads.n; i++)
 		if (c->threads.v[i]->pub.tid)
 			return c->threads.v[i]->pub.tid;
@@ -117,7 +117,7 @@ static pid_t core_pid(const void *k)
 
 static const char *core_problem(const void *k, size_t i, uint8_t *status)
 {
-	const jitmap_core *c = k;
+	const jitmap__core *c = k;
 	const char *text = jitmap__core_warning(c, i);
 	if (text)
 		*status = c->warn_status[i];

@@ -13,7 +13,7 @@
 
 /* Where file `fi`'s separate debug file is looked for: under the core's sysroot, in its
  * debug directories, with the build ID the process mapped (`id` holds it). */
-static struct jitmap__debug_lookup debug_lookup(jitmap_core *c, size_t fi, uint8_t *id)
+static struct jitmap__debug_lookup debug_lookup(jitmap__core *c, size_t fi, uint8_t *id)
 {
 	return (struct jitmap__debug_lookup){.dirs = c->debug_dirs, .root = c->sysroot,
 					     .build_id = id,
@@ -22,7 +22,7 @@ static struct jitmap__debug_lookup debug_lookup(jitmap_core *c, size_t fi, uint8
 
 /* The load bias of file `fi`: where its first page is mapped, minus where its first PT_LOAD
  * wants to be (0 for a fixed-address executable). */
-static int file_bias(jitmap_core *c, size_t fi, Elf *elf, uint64_t *bias)
+static int file_bias(jitmap__core *c, size_t fi, Elf *elf, uint64_t *bias)
 {
 	if (c->files[fi].has_bias) {
 		*bias = c->files[fi].bias;
@@ -54,7 +54,7 @@ static int file_bias(jitmap_core *c, size_t fi, Elf *elf, uint64_t *bias)
 	return -1;
 }
 
-int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx)
+int jitmap__core_each_file(jitmap__core *c, jitmap__core_file_fn fn, void *ctx)
 {
 	for (size_t fi = 0; fi < c->nfiles; fi++) {
 		const struct jitmap__core_file *f = &c->files[fi];
@@ -90,7 +90,7 @@ int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx)
 	return 0;
 }
 
-size_t jitmap__core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
+size_t jitmap__core_find_symbol(jitmap__core *c, const char *name, uint64_t *out,
 			       const char **files, size_t max)
 {
 	size_t n = 0;

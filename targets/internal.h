@@ -16,16 +16,16 @@
 
 /* -- The kinds' objects and their options (core.c, live.c) --
  *
- * A core (jitmap_core) and a live process (jitmap_live), each behind stopped.c's table; their
+ * A core (jitmap__core) and a live process (jitmap__live), each behind stopped.c's table; their
  * options are stopped.h's jitmap_stopped_opts as each kind reads them (stopped.c hands each
  * its own fields), and a writer opens a core with them too (writers/). */
 
-typedef struct jitmap_core jitmap_core;
-typedef struct jitmap_live jitmap_live;
+typedef struct jitmap__core jitmap__core;
+typedef struct jitmap__live jitmap__live;
 
 #define JITMAP_CORE_NO_FILES 1u /* JITMAP_STOPPED_NO_FILES */
 
-typedef struct jitmap_core_opts {
+typedef struct jitmap__core_opts {
 	size_t sz; /* checked as jitmap_stopped_opts.sz is */
 	const char *exe;     /* jitmap_stopped_opts's, as stopped.h says */
 	const char *sysroot;
@@ -33,13 +33,13 @@ typedef struct jitmap_core_opts {
 	const volatile sig_atomic_t *interrupt;
 	const char *debug_dirs;
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/core.c. */
-} jitmap_core_opts;
+} jitmap__core_opts;
 
 #define JITMAP_LIVE_NO_STOP 1u   /* JITMAP_STOPPED_NO_STOP */
 #define JITMAP_LIVE_BY_THREAD 2u /* JITMAP_STOPPED_BY_THREAD */
 #define JITMAP_LIVE_SNAPSHOT 4u  /* JITMAP_STOPPED_SNAPSHOT */
 
-typedef struct jitmap_live_opts {
+typedef struct jitmap__live_opts {
 	size_t sz; /* checked as jitmap_stopped_opts.sz is */
 	size_t max_threads;  /* jitmap_stopped_opts's, as stopped.h says */
 	unsigned max_rounds;
@@ -47,7 +47,7 @@ typedef struct jitmap_live_opts {
 	const volatile sig_atomic_t *interrupt;
 	size_t stack_bytes;
 	/* A field added here: name it in JITMAP__OPTS_VALID in targets/live.c. */
-} jitmap_live_opts;
+} jitmap__live_opts;
 
 /* -- Many reads at once (live_memory.c) -- */
 
@@ -58,7 +58,7 @@ struct jitmap__read {
 	bool done; /* set by jitmap__read_many: all `len` bytes are in `buf` */
 };
 /* Read r[0..n) in as few system calls as the target allows: a live process's targets
- * (jitmap_live_target, jitmap_live_thread_target) through process_vm_readv, up to 1024 reads
+ * (jitmap__live_target, jitmap__live_thread_target) through process_vm_readv, up to 1024 reads
  * a call. Each read done says so; one not done (unmapped, or the system refused the call) is
  * the caller's to read through read_mem, which says why it cannot be read. -ENOTSUP for any
  * other target (none done), else 0. */
@@ -153,7 +153,7 @@ struct jitmap__threads;
 struct jitmap__thread {
 	jitmap_stopped_thread_info pub;    /* jitmap_stopped_thread's view */
 	const struct jitmap__threads *list;
-	void *owner;        /* the jitmap_core or jitmap_live: a thread target's memory */
+	void *owner;        /* the jitmap__core or jitmap__live: a thread target's memory */
 	bool attached;      /* live: seized, PTRACE_DETACH is owed */
 	bool stopped;       /* live: its stop was waited for */
 	char name[64];
@@ -210,8 +210,8 @@ int jitmap__thread_read_reg(void *ctx, unsigned regno, void *buf, size_t size, c
 			    size_t why_len);
 
 /* The thread list of a core or of a live process (stopped.c's threads). */
-struct jitmap__threads *jitmap__core_threads(jitmap_core *c);
-struct jitmap__threads *jitmap__live_threads(jitmap_live *l);
+struct jitmap__threads *jitmap__core_threads(jitmap__core *c);
+struct jitmap__threads *jitmap__live_threads(jitmap__live *l);
 
 /* -- A core's insides (core.c reads it, core_memory.c its bytes, core_symbols.c its files'
  * symbols) -- */
@@ -248,7 +248,7 @@ struct jitmap__core_file {
 	char *refused;   /* why the file at its path is not the one the process mapped */
 };
 
-struct jitmap_core {
+struct jitmap__core {
 	int fd;            /* the core file, or -1 for a core in memory */
 	uint8_t *mem;      /* the core in memory (owned copy) */
 	uint64_t size;
@@ -258,7 +258,7 @@ struct jitmap_core {
 	jitmap_byte_order order;
 	unsigned flags;
 	char *sysroot;
-	char *debug_dirs;  /* jitmap_core_opts.debug_dirs, or NULL */
+	char *debug_dirs;  /* jitmap__core_opts.debug_dirs, or NULL */
 	struct jitmap__core_seg *segs; /* sorted by vaddr, not overlapping */
 	size_t nsegs;
 	jitmap_stopped_mapping_info *maps; /* sorted by start, not overlapping */
@@ -287,34 +287,34 @@ struct jitmap_core {
  * core_stopped.c says what the core is, core_memory.c reads it, core_symbols.c its files'
  * symbols, core_jitfiles.c what jitmap-core-handler wrote in it) -- */
 
-jitmap_core *jitmap__core_open(const char *path, const jitmap_core_opts *opts,
+jitmap__core *jitmap__core_open(const char *path, const jitmap__core_opts *opts,
 			       jitmap_error *err);
-jitmap_core *jitmap__core_open_memory(const void *buf, size_t len, const jitmap_core_opts *opts,
+jitmap__core *jitmap__core_open_memory(const void *buf, size_t len, const jitmap__core_opts *opts,
 				      jitmap_error *err);
-void jitmap__core_free(jitmap_core *c);
-const char *jitmap__core_compression(const jitmap_core *c);
-jitmap_arch jitmap__core_arch(const jitmap_core *c);
-jitmap_byte_order jitmap__core_byte_order(const jitmap_core *c);
-size_t jitmap__core_num_threads(const jitmap_core *c);
-const jitmap_stopped_thread_info *jitmap__core_thread(const jitmap_core *c, size_t i);
-size_t jitmap__core_num_mappings(const jitmap_core *c);
-const jitmap_stopped_mapping_info *jitmap__core_mapping(const jitmap_core *c, size_t i);
-int jitmap__core_auxv(const jitmap_core *c, uint64_t type, uint64_t *value);
-int jitmap__core_placed_file(const jitmap_core *c, size_t i, const char **path, uint64_t *bias);
-const char *jitmap__core_warning(const jitmap_core *c, size_t i);
-int jitmap__core_mapped_file(jitmap_core *c, uint64_t addr, char *path, size_t path_len,
+void jitmap__core_free(jitmap__core *c);
+const char *jitmap__core_compression(const jitmap__core *c);
+jitmap_arch jitmap__core_arch(const jitmap__core *c);
+jitmap_byte_order jitmap__core_byte_order(const jitmap__core *c);
+size_t jitmap__core_num_threads(const jitmap__core *c);
+const jitmap_stopped_thread_info *jitmap__core_thread(const jitmap__core *c, size_t i);
+size_t jitmap__core_num_mappings(const jitmap__core *c);
+const jitmap_stopped_mapping_info *jitmap__core_mapping(const jitmap__core *c, size_t i);
+int jitmap__core_auxv(const jitmap__core *c, uint64_t type, uint64_t *value);
+int jitmap__core_placed_file(const jitmap__core *c, size_t i, const char **path, uint64_t *bias);
+const char *jitmap__core_warning(const jitmap__core *c, size_t i);
+int jitmap__core_mapped_file(jitmap__core *c, uint64_t addr, char *path, size_t path_len,
 			     char *why, size_t why_len);
-jitmap_target jitmap__core_target(jitmap_core *c);
-jitmap_target jitmap__core_thread_target(jitmap_core *c, size_t i);
-int jitmap__core_memory(jitmap_core *c, uint64_t addr, jitmap_stopped_memory_info *out);
-int jitmap__core_code_at(jitmap_core *c, uint64_t pc, char *why, size_t why_len);
-size_t jitmap__core_build_id_at(jitmap_core *c, uint64_t addr, uint8_t *out, size_t len);
-size_t jitmap__core_find_symbol(jitmap_core *c, const char *name, uint64_t *out,
+jitmap_target jitmap__core_target(jitmap__core *c);
+jitmap_target jitmap__core_thread_target(jitmap__core *c, size_t i);
+int jitmap__core_memory(jitmap__core *c, uint64_t addr, jitmap_stopped_memory_info *out);
+int jitmap__core_code_at(jitmap__core *c, uint64_t pc, char *why, size_t why_len);
+size_t jitmap__core_build_id_at(jitmap__core *c, uint64_t addr, uint8_t *out, size_t len);
+size_t jitmap__core_find_symbol(jitmap__core *c, const char *name, uint64_t *out,
 				const char **files, size_t max);
-int jitmap__core_small(const jitmap_core *c, uint64_t *stack_bytes, uint64_t *kept_bytes,
+int jitmap__core_small(const jitmap__core *c, uint64_t *stack_bytes, uint64_t *kept_bytes,
 		       uint64_t *left_bytes);
-size_t jitmap__core_num_jit_files(const jitmap_core *c);
-const jitmap_stopped_jit_file_info *jitmap__core_jit_file_at(const jitmap_core *c, size_t i);
+size_t jitmap__core_num_jit_files(const jitmap__core *c);
+const jitmap_stopped_jit_file_info *jitmap__core_jit_file_at(const jitmap__core *c, size_t i);
 
 /* -- JIT files carried in a core (core_jitfiles.c) -- */
 
@@ -326,11 +326,11 @@ int jitmap__perfmap_process_paths(int pid, int (*each)(void *ctx, const char *pa
 /* A "JITMAP" note of `type` whose descriptor (`len` bytes at `desc`, at offset `at` of the
  * core) is read: a file kept (its bytes are not copied: they stay the note's), or a problem
  * the handler wrote as a warning. Returns 0 (a malformed note is a warning), or -ENOMEM. */
-int jitmap__core_jit_note(jitmap_core *c, uint32_t type, const uint8_t *desc, size_t len,
+int jitmap__core_jit_note(jitmap__core *c, uint32_t type, const uint8_t *desc, size_t len,
 			  uint64_t at);
 /* The range a small core left out that holds `addr`, or NULL; the order of such ranges
  * (by start), for qsort. */
-const struct jitmap__core_left *jitmap__core_left_at(const jitmap_core *c, uint64_t addr);
+const struct jitmap__core_left *jitmap__core_left_at(const jitmap__core *c, uint64_t addr);
 int jitmap__core_left_cmp(const void *a, const void *b);
 
 
@@ -338,13 +338,13 @@ int jitmap__core_left_cmp(const void *a, const void *b);
 
 /* The index of the file the core names `path` (added, read under the sysroot, when new), or
  * SIZE_MAX when out of memory. */
-size_t jitmap__core_file_index(jitmap_core *c, const char *path);
+size_t jitmap__core_file_index(jitmap__core *c, const char *path);
 /* The program given as `exe` in the place of the file the core maps for it (a warning when
  * none): 0, or -ENOMEM. */
-int jitmap__core_match_exe(jitmap_core *c, const char *exe);
+int jitmap__core_match_exe(jitmap__core *c, const char *exe);
 /* A core without NT_FILE: `exe` placed by the auxiliary vector, the libraries by the dynamic
  * linker's list (a warning or an information says how): 0, or -ENOMEM. */
-int jitmap__core_files_from_exe(jitmap_core *c, const char *exe);
+int jitmap__core_files_from_exe(jitmap__core *c, const char *exe);
 
 /* -- The dynamic linker's list (core_files.c) -- */
 
@@ -386,23 +386,23 @@ int jitmap__decompress(int fd, const char *codec, const volatile sig_atomic_t *i
 
 /* `len` bytes at `addr` of the dumped process, from the core and (unless `core_only`) the
  * files it maps: 0, or -EFAULT with why (`why` may be NULL). */
-int jitmap__core_read(jitmap_core *c, uint64_t addr, void *out, size_t len, int core_only,
+int jitmap__core_read(jitmap__core *c, uint64_t addr, void *out, size_t len, int core_only,
 		      char *why, size_t why_len);
 /* The mapping (NT_FILE's, or a placed file's) holding `addr`: its index, or SIZE_MAX. */
-size_t jitmap__core_find_map(const jitmap_core *c, uint64_t addr);
+size_t jitmap__core_find_map(const jitmap__core *c, uint64_t addr);
 /* File `i`, opened at the first call: its descriptor, or < 0 when it cannot be or may not be
  * read (JITMAP_CORE_NO_FILES, another build than the process mapped: see its fields). */
-int jitmap__core_file_fd(jitmap_core *c, size_t i);
+int jitmap__core_file_fd(jitmap__core *c, size_t i);
 /* The build ID of file `i`: from the core's copy of its first page, else from the file; its
  * length, or 0. */
-size_t jitmap__core_file_build_id(jitmap_core *c, size_t i, uint8_t *out);
+size_t jitmap__core_file_build_id(jitmap__core *c, size_t i, uint8_t *out);
 /* Whether file `i`, which cannot be opened, is memory rather than a file that could define a
  * JIT descriptor or stackmaps (core_memory.c says by what). */
-int jitmap__core_memory_not_file(jitmap_core *c, size_t i);
+int jitmap__core_memory_not_file(jitmap__core *c, size_t i);
 /* jitmap_stopped_module_at for a core (core_memory.c) and a live process (live_maps.c; `mem`
- * its memory, jitmap_live_target: the maps know no reader of it). */
-int jitmap__core_module_at(jitmap_core *c, uint64_t addr, jitmap_stopped_module_info *out);
-int jitmap__live_module_at(jitmap_live *l, const jitmap_target *mem, uint64_t addr,
+ * its memory, jitmap__live_target: the maps know no reader of it). */
+int jitmap__core_module_at(jitmap__core *c, uint64_t addr, jitmap_stopped_module_info *out);
+int jitmap__live_module_at(jitmap__live *l, const jitmap_target *mem, uint64_t addr,
 			   jitmap_stopped_module_info *out);
 
 static inline const char *jitmap__base_name(const char *path)
@@ -415,7 +415,7 @@ static inline const char *jitmap__base_name(const char *path)
 
 /* Call `fn` for each file of the core that is ELF or cannot be opened (files the caller said
  * not to open, JITMAP_CORE_NO_FILES, are left out): 0, or what `fn` returned. */
-int jitmap__core_each_file(jitmap_core *c, jitmap__core_file_fn fn, void *ctx);
+int jitmap__core_each_file(jitmap__core *c, jitmap__core_file_fn fn, void *ctx);
 
 /* -- Linux register sets (linux_regs.c) --
  *

@@ -52,15 +52,15 @@ static pid_t current_tid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-static bool interrupted(const jitmap_live *l)
+static bool interrupted(const jitmap__live *l)
 {
 	return l->interrupt && *l->interrupt;
 }
 
 /* A warning with its status (JITMAP__WARN(JITMAP_PROBLEM_...), stopped.h's codes). */
-static void warn(jitmap_live *l, uint8_t status, const char *fmt, ...)
+static void warn(jitmap__live *l, uint8_t status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static void warn(jitmap_live *l, uint8_t status, const char *fmt, ...)
+static void warn(jitmap__live *l, uint8_t status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -102,7 +102,7 @@ static bool thread_gone(pid_t pid, pid_t tid)
 
 /* -- Threads (threads.c holds them) -- */
 
-static bool has_thread(const jitmap_live *l, pid_t tid)
+static bool has_thread(const jitmap__live *l, pid_t tid)
 {
 	for (size_t i = 0; i < l->threads.n; i++)
 		if (l->threads.v[i]->pub.tid == tid)
@@ -112,7 +112,7 @@ static bool has_thread(const jitmap_live *l, pid_t tid)
 
 /* A stopped thread's registers: the kernel gives its general registers as a core's
  * NT_PRSTATUS holds them, and the architecture tables know their layout. */
-static void read_regs(jitmap_live *l, struct jitmap__thread *t)
+static void read_regs(jitmap__live *l, struct jitmap__thread *t)
 {
 	uint64_t gregs[MAX_GREGS];
 	struct iovec iov = {gregs, sizeof(gregs)};
@@ -136,7 +136,7 @@ static void read_regs(jitmap_live *l, struct jitmap__thread *t)
 
 /* Wait for seized thread `t` to stop. `give_up`: return -EINTR when the caller's interrupt
  * flag is set and a signal woke the wait. 0 (stopped, or exited: see t->stopped). */
-static int wait_stop(jitmap_live *l, struct jitmap__thread *t, bool give_up)
+static int wait_stop(jitmap__live *l, struct jitmap__thread *t, bool give_up)
 {
 	int status;
 	for (;;) {
@@ -163,7 +163,7 @@ static int wait_stop(jitmap_live *l, struct jitmap__thread *t, bool give_up)
 
 /* Stop thread `t` and read it. 0 (the thread may have exited: see its error), -EINTR, or the
  * negative errno of a thread that may not be traced (with `err` filled). */
-static int stop_thread(jitmap_live *l, struct jitmap__thread *t, jitmap_error *err)
+static int stop_thread(jitmap__live *l, struct jitmap__thread *t, jitmap_error *err)
 {
 	const pid_t tid = t->pub.tid;
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
@@ -225,13 +225,13 @@ static size_t read_all(int fd, uint8_t *buf, size_t len, uint64_t addr)
  * mappings are read again once when none holds the stack pointer (a thread started since
  * they were read). A stack that cannot be copied leaves the thread its registers: reads of
  * its stack then fail, naming why. */
-static void capture_stack(jitmap_live *l, struct jitmap__thread *t)
+static void capture_stack(jitmap__live *l, struct jitmap__thread *t)
 {
 	uint64_t sp;
 	const int spno = jitmap_reg_sp(l->arch);
 	if (t->pub.error || spno < 0 || jitmap__thread_reg(t, (unsigned)spno, &sp))
 		return;
-	const struct mapping *m = jitmap__live_mapping_now(l, sp);
+	const struct jitmap__mapping *m = jitmap__live_mapping_now(l, sp);
 	if (!m) {
 		jitmap__live_forget_mappings(l);
 		m = jitmap__live_mapping_now(l, sp);
@@ -268,7 +268,7 @@ static void capture_stack(jitmap_live *l, struct jitmap__thread *t)
 
 /* Let thread `t` go, if seized, with the signal its stop held back: 0, or the negative errno
  * of a PTRACE_DETACH that failed for another reason than the thread having exited. */
-static int release_thread(jitmap_live *l, struct jitmap__thread *t)
+static int release_thread(jitmap__live *l, struct jitmap__thread *t)
 {
 	int rc = 0;
 	if (!t->attached)
@@ -288,7 +288,7 @@ static int release_thread(jitmap_live *l, struct jitmap__thread *t)
 
 /* Every thread of the process, in rounds while it starts more. 0, or a negative errno with
  * `err` filled. */
-static int read_threads(jitmap_live *l, jitmap_error *err)
+static int read_threads(jitmap__live *l, jitmap_error *err)
 {
 	char path[64];
 	bool capped = false;
@@ -369,7 +369,7 @@ static int read_threads(jitmap_live *l, jitmap_error *err)
 
 /* /proc/PID/mem; when the main thread has exited (a zombie: its mem has no memory to give,
  * ESRCH), a thread's that runs. 0, or a negative errno with `err` filled. */
-static int open_mem(jitmap_live *l, jitmap_error *err)
+static int open_mem(jitmap__live *l, jitmap_error *err)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)l->pid);
@@ -399,29 +399,29 @@ static int open_mem(jitmap_live *l, jitmap_error *err)
 							"/proc/sys/kernel/yama/ptrace_scope)" : "");
 }
 
-static jitmap_live *open_fail(jitmap_live *l, int code)
+static jitmap__live *open_fail(jitmap__live *l, int code)
 {
 	jitmap__live_free(l);
 	errno = -code;
 	return NULL;
 }
 
-jitmap_live *jitmap__live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_error *err)
+jitmap__live *jitmap__live_open(pid_t pid, const jitmap__live_opts *opts, jitmap_error *err)
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (opts && opts->sz < sizeof(opts->sz))
-		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "jitmap_live_opts.sz is %zu",
+		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "jitmap__live_opts.sz is %zu",
 						    opts->sz));
 	if (opts && !JITMAP__OPTS_VALID(opts, stack_bytes))
 		return open_fail(NULL, jitmap__fail(
-				 err, -EINVAL, 0, "jitmap_live_opts has fields this library does "
+				 err, -EINVAL, 0, "jitmap__live_opts has fields this library does "
 				 "not know (set past byte %zu)",
-				 JITMAP__OFFSETOFEND(jitmap_live_opts, stack_bytes)));
+				 JITMAP__OFFSETOFEND(jitmap__live_opts, stack_bytes)));
 	if (pid <= 0)
 		return open_fail(NULL, jitmap__fail(err, -EINVAL, 0, "%d is not a process ID",
 						    (int)pid));
-	jitmap_live *l = calloc(1, sizeof(*l));
+	jitmap__live *l = calloc(1, sizeof(*l));
 	if (!l)
 		return open_fail(NULL, jitmap__fail(err, -ENOMEM, 0, "out of memory"));
 	l->pid = pid;
@@ -495,7 +495,7 @@ jitmap_live *jitmap__live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_e
 	return l;
 }
 
-int jitmap__live_detach(jitmap_live *l)
+int jitmap__live_detach(jitmap__live *l)
 {
 	if (!l)
 		return 0;
@@ -515,7 +515,7 @@ int jitmap__live_detach(jitmap_live *l)
 	return rc;
 }
 
-void jitmap__live_free(jitmap_live *l)
+void jitmap__live_free(jitmap__live *l)
 {
 	if (!l)
 		return;

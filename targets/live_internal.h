@@ -9,7 +9,7 @@
 #define JITMAP__LIVE_MAX_WARNINGS 8
 
 /* A line of /proc/PID/maps. */
-struct mapping {
+struct jitmap__mapping {
 	uint64_t start, end, offset, inode;
 	unsigned dev_major, dev_minor;
 	char perms[5];
@@ -17,7 +17,7 @@ struct mapping {
 	char *path;        /* NULL for an anonymous mapping; "[stack]" and the like kept */
 };
 
-struct jitmap_live {
+struct jitmap__live {
 	pid_t pid;
 	pid_t tracer; /* the thread that attached: the only one Linux lets detach */
 	char name[64];
@@ -33,7 +33,7 @@ struct jitmap_live {
 	struct jitmap__pagecache cache;
 	struct jitmap__problems warnings; /* up to JITMAP__LIVE_MAX_WARNINGS */
 	uint8_t warn_status[JITMAP__LIVE_MAX_WARNINGS]; /* each one's: JITMAP__WARN */
-	struct mapping *maps; /* /proc/PID/maps, sorted by start, read at the first need */
+	struct jitmap__mapping *maps; /* /proc/PID/maps, sorted by start, read at the first need */
 	size_t nmaps;
 	int maps_read;        /* 0: not yet; 1: read; a negative errno: unreadable */
 	/* Asked as a stopped process (live_stopped.c): its file mappings (their paths owned),
@@ -50,47 +50,47 @@ struct jitmap_live {
 
 /* -- live.c: stopping, letting go -- */
 
-jitmap_live *jitmap__live_open(pid_t pid, const jitmap_live_opts *opts, jitmap_error *err);
-int jitmap__live_detach(jitmap_live *l);
-void jitmap__live_free(jitmap_live *l);
+jitmap__live *jitmap__live_open(pid_t pid, const jitmap__live_opts *opts, jitmap_error *err);
+int jitmap__live_detach(jitmap__live *l);
+void jitmap__live_free(jitmap__live *l);
 
 /* -- live_memory.c -- */
 
-/* pread(2) of /proc/PID/mem, the page cache's read call (`ctx`: the jitmap_live). */
+/* pread(2) of /proc/PID/mem, the page cache's read call (`ctx`: the jitmap__live). */
 long jitmap__live_mem_pread(void *ctx, void *buf, size_t len, uint64_t addr);
-jitmap_target jitmap__live_target(jitmap_live *l);
-jitmap_target jitmap__live_thread_target(jitmap_live *l, size_t i);
-jitmap_target jitmap__live_thread_stack_target(jitmap_live *l, size_t i);
+jitmap_target jitmap__live_target(jitmap__live *l);
+jitmap_target jitmap__live_thread_target(jitmap__live *l, size_t i);
+jitmap_target jitmap__live_thread_stack_target(jitmap__live *l, size_t i);
 
 /* -- live_maps.c, live_stopped.c: stopped.h's calls of the same names, for a process -- */
 
-int jitmap__live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len);
-int jitmap__live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t path_len,
+int jitmap__live_code_at(jitmap__live *l, uint64_t pc, char *why, size_t why_len);
+int jitmap__live_mapped_file(jitmap__live *l, uint64_t addr, char *path, size_t path_len,
 			     char *why, size_t why_len);
-size_t jitmap__live_build_id_at(jitmap_live *l, uint64_t addr, uint8_t *out, size_t len);
+size_t jitmap__live_build_id_at(jitmap__live *l, uint64_t addr, uint8_t *out, size_t len);
 
 /* -- live_stopped.c: the same, and what a process says of itself -- */
 
-pid_t jitmap__live_pid(const jitmap_live *l);
-const char *jitmap__live_name(const jitmap_live *l);
-jitmap_arch jitmap__live_arch(const jitmap_live *l);
-jitmap_byte_order jitmap__live_byte_order(const jitmap_live *l);
-size_t jitmap__live_num_threads(const jitmap_live *l);
-bool jitmap__live_stopped(const jitmap_live *l);
-const char *jitmap__live_warning(const jitmap_live *l, size_t i);
-int jitmap__live_memory(jitmap_live *l, uint64_t addr, jitmap_stopped_memory_info *out);
-size_t jitmap__live_num_mappings(jitmap_live *l);
-const jitmap_stopped_mapping_info *jitmap__live_mapping(jitmap_live *l, size_t i);
-int jitmap__live_auxv(jitmap_live *l, uint64_t type, uint64_t *value);
+pid_t jitmap__live_pid(const jitmap__live *l);
+const char *jitmap__live_name(const jitmap__live *l);
+jitmap_arch jitmap__live_arch(const jitmap__live *l);
+jitmap_byte_order jitmap__live_byte_order(const jitmap__live *l);
+size_t jitmap__live_num_threads(const jitmap__live *l);
+bool jitmap__live_stopped(const jitmap__live *l);
+const char *jitmap__live_warning(const jitmap__live *l, size_t i);
+int jitmap__live_memory(jitmap__live *l, uint64_t addr, jitmap_stopped_memory_info *out);
+size_t jitmap__live_num_mappings(jitmap__live *l);
+const jitmap_stopped_mapping_info *jitmap__live_mapping(jitmap__live *l, size_t i);
+int jitmap__live_auxv(jitmap__live *l, uint64_t type, uint64_t *value);
 
 /* /proc/PID/maps, read at the first need and kept (a zombie leader's process: a living
  * thread's): 0, or a negative errno. */
-int jitmap__live_read_mappings(jitmap_live *l);
+int jitmap__live_read_mappings(jitmap__live *l);
 /* The mappings read again at the next need. */
-void jitmap__live_forget_mappings(jitmap_live *l);
+void jitmap__live_forget_mappings(jitmap__live *l);
 /* The mapping holding `addr`, or NULL. */
-const struct mapping *jitmap__live_mapping_at(const jitmap_live *l, uint64_t addr);
+const struct jitmap__mapping *jitmap__live_mapping_at(const jitmap__live *l, uint64_t addr);
 /* The same, the mappings read at the first need; NULL also when they cannot be read. */
-const struct mapping *jitmap__live_mapping_now(jitmap_live *l, uint64_t addr);
+const struct jitmap__mapping *jitmap__live_mapping_now(jitmap__live *l, uint64_t addr);
 
 #endif /* JITMAP_TARGETS_LIVE_INTERNAL_H */

@@ -25,7 +25,7 @@
 
 static int cmp_mapping(const void *a, const void *b)
 {
-	const struct mapping *x = a, *y = b;
+	const struct jitmap__mapping *x = a, *y = b;
 	return (x->start > y->start) - (x->start < y->start);
 }
 
@@ -65,7 +65,7 @@ static bool parse_num(const char **p, unsigned base, char sep, uint64_t *out)
 	return true;
 }
 
-static int parse_mapping(const char *line, struct mapping *m)
+static int parse_mapping(const char *line, struct jitmap__mapping *m)
 {
 	uint64_t start, end, offset, major, minor, inode;
 	memset(m, 0, sizeof(*m));
@@ -101,7 +101,7 @@ static int parse_mapping(const char *line, struct mapping *m)
 	return m->path ? 0 : -ENOMEM;
 }
 
-int jitmap__live_read_mappings(jitmap_live *l)
+int jitmap__live_read_mappings(jitmap__live *l)
 {
 	if (l->maps_read)
 		return l->maps_read < 0 ? l->maps_read : 0;
@@ -132,7 +132,7 @@ int jitmap__live_read_mappings(jitmap_live *l)
 	size_t cap = 0, mcap = 0, n = 0;
 	int rc = 0;
 	while (getline(&line, &cap, f) > 0 && n < MAX_MAPPINGS) {
-		struct mapping m;
+		struct jitmap__mapping m;
 		rc = parse_mapping(line, &m);
 		if (rc == -EINVAL) {
 			rc = 0;
@@ -156,7 +156,7 @@ int jitmap__live_read_mappings(jitmap_live *l)
 }
 
 /* The mappings read again at the next need. */
-void jitmap__live_forget_mappings(jitmap_live *l)
+void jitmap__live_forget_mappings(jitmap__live *l)
 {
 	for (size_t i = 0; i < l->nmaps; i++)
 		free(l->maps[i].path);
@@ -167,25 +167,25 @@ void jitmap__live_forget_mappings(jitmap_live *l)
 }
 
 /* The mapping holding `addr`, or NULL. */
-const struct mapping *jitmap__live_mapping_at(const jitmap_live *l, uint64_t addr)
+const struct jitmap__mapping *jitmap__live_mapping_at(const jitmap__live *l, uint64_t addr)
 {
 	const size_t i = JITMAP_UPPER_BOUND(l->maps, l->nmaps, start, addr);
 	return i && addr < l->maps[i - 1].end ? &l->maps[i - 1] : NULL;
 }
 
-const struct mapping *jitmap__live_mapping_now(jitmap_live *l, uint64_t addr)
+const struct jitmap__mapping *jitmap__live_mapping_now(jitmap__live *l, uint64_t addr)
 {
 	return jitmap__live_read_mappings(l) ? NULL : jitmap__live_mapping_at(l, addr);
 }
 
-int jitmap__live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len)
+int jitmap__live_code_at(jitmap__live *l, uint64_t pc, char *why, size_t why_len)
 {
 	if (!l)
 		return -EINVAL;
 	const int rc = jitmap__live_read_mappings(l);
 	if (rc)
 		return rc;
-	const struct mapping *m = jitmap__live_mapping_at(l, pc);
+	const struct jitmap__mapping *m = jitmap__live_mapping_at(l, pc);
 	if (m && m->perms[2] == 'x')
 		return 1;
 	if (why && why_len && m)
@@ -199,13 +199,13 @@ int jitmap__live_code_at(jitmap_live *l, uint64_t pc, char *why, size_t why_len)
 
 /* -- Modules -- */
 
-int jitmap__live_module_at(jitmap_live *l, const jitmap_target *mem, uint64_t addr,
+int jitmap__live_module_at(jitmap__live *l, const jitmap_target *mem, uint64_t addr,
 			   jitmap_stopped_module_info *out)
 {
 	const int rc = jitmap__live_read_mappings(l);
 	if (rc)
 		return rc;
-	const struct mapping *m = jitmap__live_mapping_at(l, addr);
+	const struct jitmap__mapping *m = jitmap__live_mapping_at(l, addr);
 	if (!m)
 		return -ENOENT;
 	out->start = m->start;
@@ -218,9 +218,9 @@ int jitmap__live_module_at(jitmap_live *l, const jitmap_target *mem, uint64_t ad
 		return 0;
 	/* The file's headers: in its first page, mapped at offset 0 (the nearest such mapping
 	 * below, the image this one belongs to; any other of the same file holds the same). */
-	const struct mapping *head = NULL;
+	const struct jitmap__mapping *head = NULL;
 	for (size_t i = 0; i < l->nmaps; i++) {
-		const struct mapping *h = &l->maps[i];
+		const struct jitmap__mapping *h = &l->maps[i];
 		if (h->offset == 0 && h->inode == m->inode && h->dev_major == m->dev_major &&
 		    h->dev_minor == m->dev_minor && (!head || h->start <= addr))
 			head = h;

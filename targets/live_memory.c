@@ -16,14 +16,14 @@
 
 long jitmap__live_mem_pread(void *ctx, void *buf, size_t len, uint64_t addr)
 {
-	const jitmap_live *l = ctx;
+	const jitmap__live *l = ctx;
 	return (long)pread(l->mem_fd, buf, len, (off_t)addr);
 }
 
 static int live_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char *why,
 			 size_t why_len)
 {
-	jitmap_live *l = ctx;
+	jitmap__live *l = ctx;
 	return jitmap__pagecache_read(&l->cache, addr, buf, len, why, why_len);
 }
 
@@ -63,7 +63,7 @@ static int thread_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char
 			   size_t why_len)
 {
 	struct jitmap__thread *t = ctx;
-	const jitmap_live *l = t->owner;
+	const jitmap__live *l = t->owner;
 	if (l->flags & JITMAP__LIVE_CAPTURED) {
 		const int rc = captured_read(t, addr, buf, len, why, why_len, false);
 		if (rc)
@@ -78,13 +78,13 @@ static int stack_read_mem(void *ctx, uint64_t addr, void *buf, size_t len, char 
 			  size_t why_len)
 {
 	struct jitmap__thread *t = ctx;
-	jitmap_live *l = t->owner;
+	jitmap__live *l = t->owner;
 	const int rc = captured_read(t, addr, buf, len, why, why_len, true);
 	if (rc > 0)
 		return 0;
 	if (on_its_stack(t, addr, len))
 		return rc; /* its stack (an executable one too): the copy only */
-	const struct mapping *m = jitmap__live_mapping_now(l, addr);
+	const struct jitmap__mapping *m = jitmap__live_mapping_now(l, addr);
 	if (m && m->perms[2] == 'x' && len <= m->end - addr)
 		return live_read_mem(l, addr, buf, len, why, why_len);
 	return rc;
@@ -105,10 +105,10 @@ int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n)
 	if (!t || (t->read_mem != live_read_mem && t->read_mem != thread_read_mem))
 		return -ENOTSUP;
 	if (t->read_mem == thread_read_mem &&
-	    (((const jitmap_live *)((const struct jitmap__thread *)t->ctx)->owner)->flags &
+	    (((const jitmap__live *)((const struct jitmap__thread *)t->ctx)->owner)->flags &
 	     JITMAP__LIVE_CAPTURED))
 		return -ENOTSUP; /* its stack is the capture's: read_mem's */
-	const jitmap_live *l = t->read_mem == live_read_mem
+	const jitmap__live *l = t->read_mem == live_read_mem
 				       ? t->ctx : ((const struct jitmap__thread *)t->ctx)->owner;
 	struct iovec local[READ_MANY_IOV], remote[READ_MANY_IOV];
 	size_t at[READ_MANY_IOV];
@@ -143,12 +143,12 @@ int jitmap__read_many(const jitmap_target *t, struct jitmap__read *r, size_t n)
 	return 0;
 }
 
-jitmap_target jitmap__live_target(jitmap_live *l)
+jitmap_target jitmap__live_target(jitmap__live *l)
 {
 	return (jitmap_target){.ctx = l, .read_reg = NULL, .read_mem = live_read_mem};
 }
 
-jitmap_target jitmap__live_thread_target(jitmap_live *l, size_t i)
+jitmap_target jitmap__live_thread_target(jitmap__live *l, size_t i)
 {
 	if (i >= l->threads.n)
 		return (jitmap_target){0};
@@ -156,7 +156,7 @@ jitmap_target jitmap__live_thread_target(jitmap_live *l, size_t i)
 			       .read_mem = thread_read_mem};
 }
 
-jitmap_target jitmap__live_thread_stack_target(jitmap_live *l, size_t i)
+jitmap_target jitmap__live_thread_stack_target(jitmap__live *l, size_t i)
 {
 	if (i >= l->threads.n || !(l->flags & JITMAP__LIVE_CAPTURED))
 		return jitmap__live_thread_target(l, i);

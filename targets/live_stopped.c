@@ -22,13 +22,13 @@
 
 /* -- What a process says of itself -- */
 
-pid_t jitmap__live_pid(const jitmap_live *l) { return l->pid; }
-const char *jitmap__live_name(const jitmap_live *l) { return l->name; }
-jitmap_arch jitmap__live_arch(const jitmap_live *l) { return l->arch; }
-jitmap_byte_order jitmap__live_byte_order(const jitmap_live *l) { return l->order; }
-size_t jitmap__live_num_threads(const jitmap_live *l) { return l->threads.n; }
+pid_t jitmap__live_pid(const jitmap__live *l) { return l->pid; }
+const char *jitmap__live_name(const jitmap__live *l) { return l->name; }
+jitmap_arch jitmap__live_arch(const jitmap__live *l) { return l->arch; }
+jitmap_byte_order jitmap__live_byte_order(const jitmap__live *l) { return l->order; }
+size_t jitmap__live_num_threads(const jitmap__live *l) { return l->threads.n; }
 
-bool jitmap__live_stopped(const jitmap_live *l)
+bool jitmap__live_stopped(const jitmap__live *l)
 {
 	for (size_t i = 0; i < l->threads.n; i++)
 		if (l->threads.v[i]->stopped)
@@ -36,12 +36,12 @@ bool jitmap__live_stopped(const jitmap_live *l)
 	return false;
 }
 
-struct jitmap__threads *jitmap__live_threads(jitmap_live *l)
+struct jitmap__threads *jitmap__live_threads(jitmap__live *l)
 {
 	return &l->threads;
 }
 
-const char *jitmap__live_warning(const jitmap_live *l, size_t i)
+const char *jitmap__live_warning(const jitmap__live *l, size_t i)
 {
 	return jitmap__problem_at(&l->warnings, i);
 }
@@ -50,17 +50,17 @@ const char *jitmap__live_warning(const jitmap_live *l, size_t i)
 
 /* A file has an inode and a path; "[heap]" and its kind have neither, and anonymous shared
  * memory ("/dev/zero (deleted)", a memfd) is a file that holds no image. */
-static bool is_file(const struct mapping *m)
+static bool is_file(const struct jitmap__mapping *m)
 {
 	return m->inode && m->path && m->path[0] == '/';
 }
 
-int jitmap__live_memory(jitmap_live *l, uint64_t addr, jitmap_stopped_memory_info *out)
+int jitmap__live_memory(jitmap__live *l, uint64_t addr, jitmap_stopped_memory_info *out)
 {
 	const int rc = jitmap__live_read_mappings(l);
 	if (rc)
 		return rc;
-	const struct mapping *m = jitmap__live_mapping_at(l, addr);
+	const struct jitmap__mapping *m = jitmap__live_mapping_at(l, addr);
 	if (!m) {
 		const size_t i = JITMAP_UPPER_BOUND(l->maps, l->nmaps, start, addr);
 		out->source = JITMAP_STOPPED_MEM_NONE;
@@ -84,7 +84,7 @@ int jitmap__live_memory(jitmap_live *l, uint64_t addr, jitmap_stopped_memory_inf
 
 /* The file mappings, made once from the mappings (their paths copied: the mappings may be
  * read again, and the list is the caller's until the process is freed). */
-static int make_files(jitmap_live *l)
+static int make_files(jitmap__live *l)
 {
 	if (l->files_made)
 		return 0;
@@ -98,7 +98,7 @@ static int make_files(jitmap_live *l)
 		return -1;
 	size_t k = 0;
 	for (size_t i = 0; i < l->nmaps; i++) {
-		const struct mapping *m = &l->maps[i];
+		const struct jitmap__mapping *m = &l->maps[i];
 		if (!is_file(m))
 			continue;
 		char *path = strdup(m->path);
@@ -118,18 +118,18 @@ static int make_files(jitmap_live *l)
 	return 0;
 }
 
-size_t jitmap__live_num_mappings(jitmap_live *l)
+size_t jitmap__live_num_mappings(jitmap__live *l)
 {
 	return make_files(l) ? 0 : l->nfiles;
 }
 
-const jitmap_stopped_mapping_info *jitmap__live_mapping(jitmap_live *l, size_t i)
+const jitmap_stopped_mapping_info *jitmap__live_mapping(jitmap__live *l, size_t i)
 {
 	return !make_files(l) && i < l->nfiles ? &l->files[i] : NULL;
 }
 
 /* /proc/PID/auxv: pairs of words in the host's layout, read once. */
-int jitmap__live_auxv(jitmap_live *l, uint64_t type, uint64_t *value)
+int jitmap__live_auxv(jitmap__live *l, uint64_t type, uint64_t *value)
 {
 	if (!l->auxv_read) {
 		l->auxv_read = true;
@@ -165,7 +165,7 @@ int jitmap__live_auxv(jitmap_live *l, uint64_t type, uint64_t *value)
 /* Whether the file open at `fd` is the one mapping `m` maps: the device and inode the kernel
  * lists for it, else (a file system whose stat() and maps disagree on the device, as
  * overlayfs may) the build ID of its first page in memory. */
-static bool is_mapped_file(jitmap_live *l, const struct mapping *m, int fd)
+static bool is_mapped_file(jitmap__live *l, const struct jitmap__mapping *m, int fd)
 {
 	struct stat st;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
@@ -174,7 +174,7 @@ static bool is_mapped_file(jitmap_live *l, const struct mapping *m, int fd)
 	    minor(st.st_dev) == m->dev_minor)
 		return true;
 	/* The mapping at offset 0 of the same file holds its headers. */
-	const struct mapping *head = NULL;
+	const struct jitmap__mapping *head = NULL;
 	for (size_t i = 0; i < l->nmaps && !head; i++)
 		if (l->maps[i].offset == 0 && l->maps[i].inode == m->inode && l->maps[i].path &&
 		    !strcmp(l->maps[i].path, m->path))
@@ -187,7 +187,7 @@ static bool is_mapped_file(jitmap_live *l, const struct mapping *m, int fd)
 	       lseek(fd, 0, SEEK_SET) == 0;
 }
 
-int jitmap__live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t path_len,
+int jitmap__live_mapped_file(jitmap__live *l, uint64_t addr, char *path, size_t path_len,
 			    char *why, size_t why_len)
 {
 	if (!l || !path || !path_len)
@@ -199,7 +199,7 @@ int jitmap__live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t p
 			 strerror(-rc));
 		return rc;
 	}
-	const struct mapping *m = jitmap__live_mapping_at(l, addr);
+	const struct jitmap__mapping *m = jitmap__live_mapping_at(l, addr);
 	if (!m || !m->path || m->path[0] != '/' || !m->inode) {
 		snprintf(why, why_len, "no file is mapped at 0x%" PRIx64, addr);
 		return -ENOENT;
@@ -246,15 +246,15 @@ int jitmap__live_mapped_file(jitmap_live *l, uint64_t addr, char *path, size_t p
 	return -ESTALE;
 }
 
-size_t jitmap__live_build_id_at(jitmap_live *l, uint64_t addr, uint8_t *out, size_t len)
+size_t jitmap__live_build_id_at(jitmap__live *l, uint64_t addr, uint8_t *out, size_t len)
 {
 	if (!l || !out || jitmap__live_read_mappings(l))
 		return 0;
-	const struct mapping *m = jitmap__live_mapping_at(l, addr);
+	const struct jitmap__mapping *m = jitmap__live_mapping_at(l, addr);
 	if (!m || !m->path || !m->inode)
 		return 0;
 	/* The same file's mapping at offset 0 holds its headers. */
-	const struct mapping *head = NULL;
+	const struct jitmap__mapping *head = NULL;
 	for (size_t i = 0; i < l->nmaps && !head; i++)
 		if (l->maps[i].offset == 0 && l->maps[i].inode == m->inode &&
 		    l->maps[i].dev_major == m->dev_major && l->maps[i].dev_minor == m->dev_minor)
@@ -289,7 +289,7 @@ static unsigned live_elf_machine(const void *k)
 
 static const char *live_problem(const void *k, size_t i, uint8_t *status)
 {
-	const jitmap_live *l = k;
+	const jitmap__live *l = k;
 	const char *text = jitmap__live_warning(l, i);
 	if (text)
 		*status = l->warn_status[i];

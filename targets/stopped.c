@@ -1,7 +1,7 @@
 /* stopped.c: a stopped process, a core or a live one, behind one set of calls (see
  * include/jitmap/stopped.h).
  *
- * A jitmap_stopped is the kind's object (a jitmap_core, a jitmap_live) and the kind's table of
+ * A jitmap_stopped is the kind's object (a jitmap__core, a jitmap__live) and the kind's table of
  * operations (core_stopped.c, live_stopped.c), set by the opener, as libdwfl keeps a process
  * behind its Dwfl_Thread_Callbacks: every call below asks the table, and none asks which
  * kind it holds. The openers check the options here and hand each kind the fields that are
@@ -72,7 +72,7 @@ static jitmap_stopped *wrap(const struct jitmap__stopped_ops *ops, void *k, jitm
 
 /* A core's options, from the stopped process's. */
 #define CORE_OPTS(name, o)                                                                    \
-	JITMAP_OPTS(const jitmap_core_opts, name, .exe = (o).exe, .sysroot = (o).sysroot,     \
+	JITMAP_OPTS(const jitmap__core_opts, name, .exe = (o).exe, .sysroot = (o).sysroot,     \
 		    .flags = (o).flags & JITMAP_STOPPED_NO_FILES ? JITMAP_CORE_NO_FILES : 0,  \
 		    .interrupt = (o).interrupt, .debug_dirs = (o).debug_dirs)
 
@@ -102,7 +102,7 @@ jitmap_stopped *jitmap_stopped_open_pid(pid_t pid, const jitmap_stopped_opts *op
 	jitmap_stopped_opts o;
 	if (!opts_of(opts, &o, err))
 		return NULL;
-	JITMAP_OPTS(const jitmap_live_opts, lo, .max_threads = o.max_threads,
+	JITMAP_OPTS(const jitmap__live_opts, lo, .max_threads = o.max_threads,
 		    .max_rounds = o.max_rounds,
 		    .flags = (o.flags & JITMAP_STOPPED_NO_STOP ? JITMAP_LIVE_NO_STOP : 0) |
 			     (o.flags & JITMAP_STOPPED_BY_THREAD ? JITMAP_LIVE_BY_THREAD : 0) |

@@ -48,7 +48,7 @@
 #define MAX_VDSO (UINT64_C(1) << 20)
 
 struct planner {
-	jitmap_core *core;
+	jitmap__core *core;
 	const jitmap_target *mem;
 	jitmap_byte_order order;
 	const struct jitmap__small_seg *segs; /* sorted by vaddr */
@@ -281,7 +281,7 @@ static int range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
+int jitmap__small_plan(jitmap__core *core, const jitmap_target *mem,
 		       const struct jitmap__small_seg *segs, size_t nsegs, uint64_t stack_bytes,
 		       struct jitmap__small_range **out, size_t *nout, size_t *descriptors)
 {
@@ -322,7 +322,7 @@ int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
 
 /* -- Left-out memory a mapped file holds -- */
 
-int jitmap__small_file_holds(jitmap_core *core, const jitmap_target *mem, uint64_t page)
+int jitmap__small_file_holds(jitmap__core *core, const jitmap_target *mem, uint64_t page)
 {
 	const size_t i = jitmap__core_find_map(core, page);
 	if (i == SIZE_MAX || core->maps[i].end - page < PAGE)
@@ -367,7 +367,7 @@ int jitmap__small_left_add(struct jitmap__small_left *l, uint64_t lo, uint64_t h
 
 #define MAX_COMPARED (1u << 18) /* pages compared with their files, at most */
 
-int jitmap__small_refine_left(jitmap_core *core, const jitmap_target *mem,
+int jitmap__small_refine_left(jitmap__core *core, const jitmap_target *mem,
 			      struct jitmap__small_left *l, uint64_t *from_files)
 {
 	struct jitmap__small_left out = {0};

@@ -200,9 +200,9 @@ static int plan_small(struct jitmap__stream *s, struct jitmap__head *h, struct s
 	if (pid)
 		snprintf(root, sizeof(root), "/proc/%d/root", pid);
 	const char *sysroot = opts && JITMAP_OPTS_HAS(opts, sysroot) ? opts->sysroot : NULL;
-	JITMAP_OPTS(jitmap_core_opts, copts, .sysroot = sysroot ? sysroot : pid ? root : NULL,
+	JITMAP_OPTS(jitmap__core_opts, copts, .sysroot = sysroot ? sysroot : pid ? root : NULL,
 		    .exe = opts && JITMAP_OPTS_HAS(opts, exe) ? opts->exe : NULL);
-	jitmap_core *core;
+	jitmap__core *core;
 	jitmap_stopped *live = NULL; /* the process, read as it runs */
 	jitmap_target mem;
 	if (seekable) {

@@ -25,14 +25,14 @@ struct jitmap__small_range {
  * segments `segs` (sorted by vaddr): sorted, merged, into *out (the caller frees it), and how
  * many JIT descriptors its files define. 0, or -ENOMEM, -ENOTSUP (no libelf). A range whose
  * bytes cannot be read is left out, not failed. */
-int jitmap__small_plan(jitmap_core *core, const jitmap_target *mem,
+int jitmap__small_plan(jitmap__core *core, const jitmap_target *mem,
 		       const struct jitmap__small_seg *segs, size_t nsegs, uint64_t stack_bytes,
 		       struct jitmap__small_range **out, size_t *nout, size_t *descriptors);
 /* Whether the file `core` maps at `page` (a page's address) holds the bytes `mem` reads
  * there: 1, 0 (no file, another file's bytes, or one of the two cannot be read), -ENOMEM.
  * Memory a small core leaves out that its file holds is read from the file, as a kernel
  * core's undumped code; the rest is the core's to say it lacks. */
-int jitmap__small_file_holds(jitmap_core *core, const jitmap_target *mem, uint64_t page);
+int jitmap__small_file_holds(jitmap__core *core, const jitmap_target *mem, uint64_t page);
 
 /* Memory left out of a small core, as its note lists it: a growing array. */
 struct jitmap__small_left {
@@ -47,7 +47,7 @@ int jitmap__small_left_add(struct jitmap__small_left *l, uint64_t lo, uint64_t h
 /* `l` with the pages its mapped files hold as `mem` reads them (jitmap__small_file_holds)
  * marked in_file, at most 2^18 pages compared; those bytes added to *from_files. 0, or
  * -ENOMEM. */
-int jitmap__small_refine_left(jitmap_core *core, const jitmap_target *mem,
+int jitmap__small_refine_left(jitmap__core *core, const jitmap_target *mem,
 			      struct jitmap__small_left *l, uint64_t *from_files);
 /* A note segment's bytes (`len` at `b`, byte order `order`) with NT_FILE less the memory of
  * `l` no file may stand for: a new copy (malloc'd, *out_len), or NULL to keep them. */
