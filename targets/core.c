@@ -1,4 +1,4 @@
-/* core.c: Linux core files (see include/jitmap/core.h).
+/* core.c: Linux core files (the face they have: include/jitmap/stopped.h).
  *
  * Layouts read here, all in the core's byte order (e_ident[EI_DATA]):
  *   - ET_CORE program headers: PT_LOAD (vaddr, memsz, and filesz bytes at p_offset in the

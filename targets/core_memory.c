@@ -1,6 +1,6 @@
-/* core_memory.c: where a core's bytes come from (see include/jitmap/core.h): its PT_LOAD
+/* core_memory.c: where a core's bytes come from (jitmap_stopped_memory, stopped.h): its PT_LOAD
  * segments, the files it maps (opened at first use, refused when another build than the one the
- * process mapped), or nowhere, and why; the reads, jitmap_core_memory, jitmap_core_code_at,
+ * process mapped), or nowhere, and why; the reads, jitmap__core_memory, jitmap__core_code_at,
  * build IDs and the core's targets. core.c reads the core; targets/internal.h holds what both
  * see of it.
  */

@@ -1,5 +1,5 @@
 /* core_symbols.c: the files a core maps, as ELF files: their load biases, the data symbols
- * jitmap_core_find_symbol looks up in them (and in the separate debug file of a stripped one,
+ * jitmap__core_find_symbol looks up in them (and in the separate debug file of a stripped one,
  * debugfile.c), and each of them for the process model's scan of a core
  * (jitmap__core_each_file). Their bytes are core_memory.c's.
  */
