@@ -73,6 +73,18 @@ size_t jitmap__file_build_id(const char *path, uint8_t *out)
  * ld puts the program headers and notes in. */
 #define BUILD_ID_PAGE 4096
 
+/* The head of the mapping at `addr` into `buf` (BUILD_ID_PAGE bytes): a page, or for a mapping
+ * shorter than a page what there is, halving down to an ELF header's 64 bytes. How many bytes
+ * were read, 0 when not even those. */
+static size_t read_head(const jitmap_target *t, uint64_t addr, uint8_t *buf)
+{
+	char why[8];
+	size_t n = BUILD_ID_PAGE;
+	while (n >= 64 && t->read_mem(t->ctx, addr, buf, n, why, sizeof(why)))
+		n /= 2;
+	return n >= 64 ? n : 0;
+}
+
 size_t jitmap__target_build_id(const jitmap_target *t, uint64_t addr, uint8_t *out)
 {
 	if (!t || !t->read_mem)
@@ -80,13 +92,8 @@ size_t jitmap__target_build_id(const jitmap_target *t, uint64_t addr, uint8_t *o
 	uint8_t *page = malloc(BUILD_ID_PAGE);
 	if (!page)
 		return 0;
-	char why[8];
-	size_t n = BUILD_ID_PAGE, id = 0;
-	/* A mapping shorter than a page: what there is, down to the ELF header. */
-	while (n >= 64 && t->read_mem(t->ctx, addr, page, n, why, sizeof(why)))
-		n /= 2;
-	if (n >= 64)
-		id = jitmap__buffer_build_id(page, n, out);
+	const size_t n = read_head(t, addr, page);
+	const size_t id = n ? jitmap__buffer_build_id(page, n, out) : 0;
 	free(page);
 	return id;
 }
@@ -178,11 +185,8 @@ int jitmap__target_file_vaddr(const jitmap_target *t, uint64_t head, uint64_t of
 	if (!buf)
 		return 0;
 	char why[8];
-	size_t n = BUILD_ID_PAGE;
-	/* A mapping shorter than a page: what there is, down to the ELF header. */
-	while (n >= 64 && t->read_mem(t->ctx, head, buf, n, why, sizeof(why)))
-		n /= 2;
-	const size_t reach = n >= 64 ? phdr_reach(buf, n) : 0;
+	size_t n = read_head(t, head, buf);
+	const size_t reach = n ? phdr_reach(buf, n) : 0;
 	if (reach > n) { /* program headers past the first page: read as far as they go */
 		uint8_t *more = realloc(buf, reach);
 		if (more)
