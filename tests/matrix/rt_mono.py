@@ -7,7 +7,7 @@ The truth: Mono's own thread dump (SIGQUIT, "Full thread dump" on its stdout), t
 prepare() once both threads wait, one stack per thread; the program's methods in it are checked
 against each thread's own Environment.StackTrace (the files mono_nested.cs writes).
 
-Names are compared as one key across Mono's spellings (test_mono.py's): the dump's
+Names are compared as one key across Mono's spellings (tests/lib/monodump.py): the dump's
 `JitmapMono.Block (string)`, the perf map's `JitmapMono:Block (string)` and the AOT image's
 symbol `JitmapMono_Block_string` (mscorlib.dll.so: `System_Threading_Monitor_Wait_object`) are
 all `JitmapMono_Block_string`.
@@ -28,44 +28,11 @@ import signal
 import subprocess
 import time
 
+from monodump import dump_threads, key
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(os.path.dirname(HERE), "runtimes", "mono_nested.cs")
 DEBUG_DIR = "/usr/lib/debug"
-
-
-def norm(name):
-    """One key across Mono's spellings of a method (the module's docstring)."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", name or "").strip("_")
-
-
-def dump_threads(text):
-    """The last "Full thread dump" of `text`: [(thread name, [frame key, ...])], innermost
-    first; a key keeps the frame's method as the dump spells it (frame.method)."""
-    if "Full thread dump:" not in text:
-        return []
-    text = text.rsplit("Full thread dump:", 1)[-1]
-    threads = []
-    for block in re.split(r"\n\s*\n", text):
-        m = re.search(r'^"([^"]*)"', block, re.M)
-        if not m:
-            continue
-        frames = []
-        for line in block.splitlines()[1:]:
-            if line.strip().startswith("at "):
-                method = re.sub(r" \[0x[0-9a-f]+\] in .*$| <0x[0-9a-f]+>$", "",
-                                line.strip()[3:])
-                if norm(method) and norm(method) != "unknown":
-                    frames.append(Key(norm(method), method))
-        threads.append((m.group(1), frames))
-    return threads
-
-
-class Key(str):
-    """A frame's key, with the method as the dump spells it."""
-    def __new__(cls, key, method):
-        k = super().__new__(cls, key)
-        k.method = method
-        return k
 
 
 def names(stack):
@@ -73,7 +40,7 @@ def names(stack):
     frame of the stack has that method's name (GDB's names from the DWARF of Mono's JIT entries
     have no arguments: `JitmapMono:Block`); Monitor.Wait (object) and (object,int,bool) keep
     their argument types, which alone tell them apart."""
-    bare = [norm(re.sub(r" \([^()]*\)$", "", k.method)) for k in stack]
+    bare = [key(re.sub(r" \([^()]*\)$", "", k.method)) for k in stack]
     return [{k, b} if bare.count(b) == 1 else str(k) for k, b in zip(stack, bare)]
 
 
@@ -159,7 +126,7 @@ class Runtime:
                                (self.truth_path, self.truth_path + ".worker")):
             try:
                 with open(path) as f:
-                    trace = [norm(re.sub(r" \[0x[0-9a-f]+\] in .*$", "", line.strip()[3:]))
+                    trace = [key(re.sub(r" \[0x[0-9a-f]+\] in .*$", "", line.strip()[3:]))
                              for line in f if line.strip().startswith("at ")]
             except OSError:
                 trace = []
@@ -179,5 +146,5 @@ class Runtime:
             return ""
         if " (" in name or name.startswith("(wrapper ") or re.match(r"^[A-Z]", name) or \
                 name.startswith("wrapper_"):
-            return norm(name)
+            return key(name)
         return None

@@ -38,6 +38,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tests", "lib"))
 import jsoncontract  # noqa: E402
 import livestacks  # noqa: E402
+from monodump import dump_threads, key  # noqa: E402
 from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 2:
@@ -58,13 +59,6 @@ def keep(what, text):
             f.write(text)
 
 
-def key(name):
-    """A method's name as one key across Mono's spellings: the dump's `JitmapMono.Block
-    (string,string)`, the perf map's `JitmapMono:Block (string,string)` and an AOT image's
-    symbol `JitmapMono_Block_string_string` are all JitmapMono_Block_string_string."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", name or "").strip("_")
-
-
 def debug_file():
     """mono-sgen's separate debug file, where mono-runtime-dbg puts it, or None."""
     exe = os.path.realpath(shutil.which("mono") or "/usr/bin/mono")
@@ -78,21 +72,6 @@ def debug_file():
 
 
 # --- Mono's own account ---
-
-def dump_threads(text):
-    """The last "Full thread dump" of `text`: [(thread name, [frame key, ...])], innermost
-    first."""
-    text = text.rsplit("Full thread dump:", 1)[-1]
-    threads = []
-    for block in re.split(r"\n\s*\n", text):
-        m = re.search(r'^"([^"]*)"', block, re.M)
-        if not m:
-            continue
-        frames = [key(re.sub(r" \[0x[0-9a-f]+\] in .*$| <0x[0-9a-f]+>$", "", line.strip()[3:]))
-                  for line in block.splitlines() if line.strip().startswith("at ")]
-        threads.append((m.group(1), [f for f in frames if f and f != "unknown"]))
-    return threads
-
 
 def stack_trace(path):
     """A thread's Environment.StackTrace, as keys from the method that called get_StackTrace."""
