@@ -331,14 +331,7 @@ part_dump() {
 
 # no_nt_file CORE NEW: CORE with its NT_FILE note's type changed (as qemu-user writes cores).
 no_nt_file() {
-	python3 - "$1" "$2" <<'PY'
-import sys
-b = bytearray(open(sys.argv[1], "rb").read())
-i = b.find(bytes([0x45, 0x4c, 0x49, 0x46]) + b"CORE\0")  # NT_FILE's type, then its name
-assert i > 0
-b[i] = 0x46
-open(sys.argv[2], "wb").write(b)
-PY
+	python3 "$top/tests/lib/no_nt_file.py" "$1" "$2"
 }
 
 # -- b. jitmap-stack on the demo's cores --

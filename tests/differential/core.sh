@@ -88,14 +88,7 @@ else fail "moved: exit $(cat "$out/moved.rc")" "$out/moved.err"; fi
 # nofile: the same core without its NT_FILE note (as qemu-user writes cores): --exe is placed
 # by the auxiliary vector.
 if command -v python3 >/dev/null; then
-	python3 - "$core" "$out/run/core-nofile" <<'PY'
-import sys
-b = bytearray(open(sys.argv[1], "rb").read())
-i = b.find(bytes([0x45, 0x4c, 0x49, 0x46]) + b"CORE\0")  # NT_FILE's type, then its name
-assert i > 0
-b[i] = 0x46
-open(sys.argv[2], "wb").write(b)
-PY
+	python3 "$here/../lib/no_nt_file.py" "$core" "$out/run/core-nofile"
 	saved=$core
 	core=$out/run/core-nofile
 	run nofile --exe="$out/moved/renamed"
