@@ -14,10 +14,11 @@
 /* -- JIT code by address -- */
 
 /* The range holding `addr`, of images handed in only when `handed_only`. An image handed in
- * that may not be used (its code unreadable at its first use) is passed over; one used for the
- * first time is sampled now (the staleness rule: compared at the next refresh, never here).
+ * that may not be used (its code unreadable at its first use) is passed over. With
+ * `first_use`, one used for the first time is sampled now (the staleness rule: compared at the
+ * next refresh, never here); without, nothing is read and one not used yet counts as usable.
  * 0, -ENOENT, -ENOMEM. */
-static int code_find(jitmap_process *p, uint64_t addr, bool handed_only,
+static int code_find(jitmap_process *p, uint64_t addr, bool handed_only, bool first_use,
 		     const struct jitmap__code_range **out)
 {
 	if (p->code_dirty && jitmap__code_rebuild(p))
@@ -26,8 +27,11 @@ static int code_find(jitmap_process *p, uint64_t addr, bool handed_only,
 	 * may overlap, so look back while an earlier range may still reach addr. */
 	for (size_t i = jitmap__code_after(p, addr, true); i-- > 0 && p->code[i].max_hi > addr;) {
 		const struct jitmap__code_range *c = &p->code[i];
-		if (addr >= c->hi || (handed_only && !c->s->handed) ||
-		    (c->s->handed && !jitmap__image_usable(p, c->s)))
+		struct jitmap__source *s = c->s;
+		if (addr >= c->hi || (handed_only && !s->handed))
+			continue;
+		if (s->handed && !(first_use ? jitmap__image_usable(p, s)
+					     : s->code_check || s->usable))
 			continue;
 		*out = c;
 		return 0;
@@ -86,7 +90,7 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 	const struct jitmap__code_range *c;
 	struct jitmap__source *s;
 	for (;;) {
-		const int rc = code_find(p, addr, false, &c);
+		const int rc = code_find(p, addr, false, true, &c);
 		if (rc == -ENOENT && p->perfmap)
 			return perfmap_code(p, addr, out);
 		if (rc)
@@ -116,16 +120,13 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
  * made again when a scan or a newly opened image changed it. 0, -ENOENT, -ENOMEM. */
 int jitmap__code_known(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
 {
-	if (p->code_dirty && jitmap__code_rebuild(p))
-		return -ENOMEM;
-	for (size_t i = jitmap__code_after(p, addr, true); i-- > 0 && p->code[i].max_hi > addr;) {
-		const struct jitmap__code_range *c = &p->code[i];
-		if (addr >= c->hi || (c->s->handed && !c->s->code_check && !c->s->usable))
-			continue;
+	const struct jitmap__code_range *c;
+	const int rc = code_find(p, addr, false, false, &c);
+	if (!rc)
 		code_fill(c, addr, out);
-		return 0;
-	}
-	return p->perfmap ? perfmap_code(p, addr, out) : -ENOENT;
+	if (rc == -ENOENT && p->perfmap)
+		return perfmap_code(p, addr, out);
+	return rc;
 }
 
 int jitmap_process_image_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *out)
@@ -134,7 +135,7 @@ int jitmap_process_image_code_at(jitmap_process *p, uint64_t addr, jitmap_code_i
 		return -EINVAL;
 	jitmap__refresh(p); /* a debugger's first question at a stop */
 	const struct jitmap__code_range *c;
-	const int rc = code_find(p, addr, true, &c);
+	const int rc = code_find(p, addr, true, true, &c);
 	if (!rc)
 		code_fill(c, addr, out);
 	return rc;
