@@ -106,9 +106,7 @@ int jitmap_process_code_at(jitmap_process *p, uint64_t addr, jitmap_code_info *o
 	}
 	if (s->recheck) { /* its first use (an image handed in, a lazy scan's entry): read now */
 		s->recheck = false;
-		if (jitmap__refresh_live(p, s) && jitmap__index_now(p, s))
-			jitmap__problem(&s->problems, SIZE_MAX, "%s: out of memory indexing its stackmap",
-					 s->name);
+		jitmap__refresh_live_indexed(p, s);
 	}
 	code_fill(c, addr, out);
 	return 0;

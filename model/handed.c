@@ -127,11 +127,8 @@ void jitmap__refresh(jitmap_process *p)
 			continue; /* dropped: the next one is at i now */
 		i++;
 		/* Read before (else it is read at its first use), and not known unusable. */
-		if (s->recheck || (!s->usable && !s->code_check) || !jitmap__refresh_live(p, s))
-			continue;
-		if (jitmap__index_now(p, s))
-			jitmap__problem(&s->problems, SIZE_MAX,
-					"%s: out of memory indexing its stackmap", s->name);
+		if (!s->recheck && (s->usable || s->code_check))
+			jitmap__refresh_live_indexed(p, s);
 	}
 }
 
@@ -240,9 +237,7 @@ const jitmap_stackmap *jitmap_process_image_stackmap(jitmap_process *p, uint64_t
 		return NULL;
 	if (s->recheck) { /* its first use: its live section is read now */
 		s->recheck = false;
-		if (jitmap__refresh_live(p, s) && jitmap__index_now(p, s))
-			jitmap__problem(&s->problems, SIZE_MAX, "%s: out of memory indexing its stackmap",
-					 s->name);
+		jitmap__refresh_live_indexed(p, s);
 	}
 	return s->sm;
 }

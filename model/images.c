@@ -287,6 +287,15 @@ bool jitmap__refresh_live(jitmap_process *p, struct jitmap__source *s)
 	return true;
 }
 
+/* jitmap__refresh_live, and a section read again indexed now (out of memory: said as the
+ * source's problem). For a lookup at an image's first use and for the refresh at a stop. */
+void jitmap__refresh_live_indexed(jitmap_process *p, struct jitmap__source *s)
+{
+	if (jitmap__refresh_live(p, s) && jitmap__index_now(p, s))
+		jitmap__problem(&s->problems, SIZE_MAX, "%s: out of memory indexing its stackmap",
+				s->name);
+}
+
 /* `bytes`: the entry's image, when the scan read it already (batch_images), or NULL. */
 int jitmap__scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c,
 		      uint8_t *bytes)

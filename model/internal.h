@@ -226,6 +226,7 @@ size_t jitmap__jit_find(const jitmap_process *p, const jitmap_jit_code *c, bool 
 void jitmap__open_opened(jitmap_process *p, struct jitmap__source *s);
 bool jitmap__has_unset_address(const jitmap_stackmap *sm);
 bool jitmap__refresh_live(jitmap_process *p, struct jitmap__source *s);
+void jitmap__refresh_live_indexed(jitmap_process *p, struct jitmap__source *s);
 int jitmap__scan_entry(jitmap_process *p, uint64_t descriptor, const jitmap_jit_code *c,
 		       uint8_t *bytes);
 const jitmap_image_range *jitmap__span_at(const struct jitmap__source *s, uint64_t addr);
