@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -493,6 +494,17 @@ def lldb_path():
     return None
 
 
+def others_reach(path):
+    """Whether a user other than its owner may pass through every folder down to `path`."""
+    path = os.path.realpath(path)
+    while True:
+        if not os.stat(path).st_mode & 0o001:
+            return False
+        if path == "/":
+            return True
+        path = os.path.dirname(path)
+
+
 def main():
     global R, WORK, LLDB
     try:
@@ -510,9 +522,16 @@ def main():
         if not shutil.which(tool):
             T.skip("no %s" % tool)
     LLDB = lldb_path()
-    WORK = os.path.join(BUILD, "matrix-work", NAME)  # not under /tmp: the container's is its own
+    WORK = os.path.join(BUILD, "matrix-work", NAME)
     shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
+    if os.geteuid() == 0 and not others_reach(BUILD):
+        # A runtime that refuses root runs as nobody (PostgreSQL: rt_postgres.py), and must
+        # reach its folder: a checkout cloned into `mktemp -d` (0700) has a parent it cannot
+        # pass. A folder of /tmp then (the container binds it back: private_tmp_script).
+        WORK = tempfile.mkdtemp(prefix="jitmap-matrix-%s-" % NAME)
+        os.chmod(WORK, 0o755)
+    else:
+        os.makedirs(WORK)
     start = time.time()
     cells = []
     try:
