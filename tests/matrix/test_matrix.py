@@ -364,15 +364,35 @@ def control(frames, stack, ranges, what):
           "wrong frame" % what)
 
 
-def best_thread(threads, stack):
-    """The thread whose frames match most of this stack of the truth."""
+def score(frames, stack):
+    """How many frames of this stack of the truth the thread's frames match, in order."""
+    return len(align([k for k in (R.key(f["name"]) for f in frames) if k is not None], stack))
+
+
+def best_thread(threads, stack, taken=()):
+    """The thread, of those not `taken`, whose frames match most of this stack of the truth
+    (the lowest ID of equals), or None when none matches any."""
     best = (0, None)
     for tid, frames in sorted(threads.items()):
-        keys = [R.key(f["name"]) for f in frames]
-        score = len(align([k for k in keys if k is not None], stack))
-        if score > best[0]:
-            best = (score, tid)
+        if tid not in taken and score(frames, stack) > best[0]:
+            best = (score(frames, stack), tid)
     return best[1]
+
+
+def assign(threads, truth):
+    """Each stack of the truth's thread: [tid or None], one thread for one stack at most. The
+    stack matched best chooses first: a thread of which a snapshot lost frames (the core of a
+    thread that was between two states) is judged against its own stack, not lent to another
+    whose innermost frame (Thread::Queue#pop) it shares, which would make every other frame
+    of that one wrong."""
+    order = sorted(range(len(truth)), key=lambda n: -max(
+        [score(f, truth[n]) for f in threads.values()] or [0]))
+    tids, taken = [None] * len(truth), set()
+    for n in order:
+        tids[n] = best_thread(threads, truth[n], taken)
+        if tids[n] is not None:
+            taken.add(tids[n])
+    return tids
 
 
 def show(frames, limit=60):
@@ -432,8 +452,7 @@ def condition(cond, cells):
                 check(False, "%s, %s: %s" % (cond, tool, err))
                 continue
             total = {"named": 0, "guessed": 0, "missing": 0, "wrong": 0, "truth": 0}
-            for n, stack in enumerate(truth):
-                tid = best_thread(threads, stack)
+            for n, (stack, tid) in enumerate(zip(truth, assign(threads, truth))):
                 frames = threads.get(tid, [])
                 if tid is not None:
                     seen.add(tid)
