@@ -79,6 +79,12 @@ typedef struct jitmap_stack_frame {
 	 * starts at pc (a runtime's continuation: BEAM's and V8's interpreters push the first
 	 * byte of the code a frame resumes in, which no call left). Name the frame from here. */
 	uint64_t code_pc;
+	/* How this frame's caller was found as a rule over this frame's registers (unwind.h,
+	 * "A step's rule"), where a proven step of jitmap's own unwinder found it (CFI, the
+	 * stackmap's frame size, the code, the frame pointer of a function whose start is
+	 * known); NULL for a native unwinder's step, a guess, the walk's last frame, and a rule
+	 * the method cannot state (a CFI expression). Appended: the stacker owns it. */
+	const jitmap_unwind_rule *rule;
 } jitmap_stack_frame;
 
 /* A native frame's caller: fill `out->caller` (PC, SP and the registers the native unwinder

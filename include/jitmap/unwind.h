@@ -201,6 +201,42 @@ JITMAP_API int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_f
 				  const jitmap_target *target, jitmap_unwind_result *out,
 				  char *why, size_t why_len);
 
+/* -- A step's rule --
+ *
+ * How a proven step found the caller, in the terms of this frame's registers, as DWARF CFI
+ * and Breakpad's STACK CFI records state a rule: the CFA is a register of this frame plus an
+ * offset, the caller's SP is the CFA, and the return address and each register the step read
+ * back lie at the CFA plus an offset (or are a register's value, or the CFA plus an offset).
+ * A callee-saved register the rule does not name is the caller's unchanged (the ABI's rule,
+ * as in DWARF CFI). It holds for every visit of the same code at the same PC where the
+ * frame's layout there is fixed (compiled code's is: a CFI row, a stackmap's frame size, a
+ * prologue's frame record), so a crash reporter's symbol file may carry it
+ * (docs/minidumps.md). jitmap_stack_frame.rule gives it for the steps the stacker took. */
+
+#define JITMAP_UNWIND_RULE_MAX_SAVED 32
+
+typedef enum jitmap_unwind_where {
+	JITMAP_UNWIND_AT_CFA = 1,   /* the word at CFA + off */
+	JITMAP_UNWIND_CFA_PLUS = 2, /* the value CFA + off */
+	JITMAP_UNWIND_IN_REG = 3,   /* the value of this frame's register `from` */
+} jitmap_unwind_where;
+
+typedef struct jitmap_unwind_saved {
+	uint16_t reg;  /* DWARF number of the caller's register (the return address column for
+			* `ra`) */
+	uint16_t where; /* jitmap_unwind_where */
+	uint16_t from; /* IN_REG: DWARF number of this frame's register */
+	int64_t off;   /* AT_CFA, CFA_PLUS */
+} jitmap_unwind_saved;
+
+typedef struct jitmap_unwind_rule {
+	uint16_t cfa_reg; /* CFA = this frame's register cfa_reg + cfa_off */
+	int64_t cfa_off;
+	jitmap_unwind_saved ra; /* the return address: the caller's PC */
+	unsigned num_saved;
+	jitmap_unwind_saved saved[JITMAP_UNWIND_RULE_MAX_SAVED];
+} jitmap_unwind_rule;
+
 /* The DWARF numbers of the architecture's stack pointer, frame pointer and return address
  * column (x86-64 7, 6, 16; AArch64 31, 29, 30; PPC64 1, 31, 65; s390x 15, 11, 14; RISC-V 2,
  * 8, 1), and whether a DWARF register is callee-saved in the standard calling convention
