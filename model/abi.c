@@ -41,6 +41,7 @@ static const struct {
 	STRUCT(jitmap_stopped_memory_info), STRUCT(jitmap_stopped_mapping_info),
 	STRUCT(jitmap_stopped_problem_info), STRUCT(jitmap_stopped_reg),
 	STRUCT(jitmap_stopped_jit_file_info), STRUCT(jitmap_stopped_module_info),
+	STRUCT(jitmap_unwind_saved),      STRUCT(jitmap_unwind_rule),
 };
 
 /* The fields a binding may mirror, with their offsets: a binding checks each of its fields,
@@ -122,7 +123,7 @@ static const struct {
 	FIELD(jitmap_stack_frame, stop), FIELD(jitmap_stack_frame, why),
 	FIELD(jitmap_stack_frame, guessed), FIELD(jitmap_stack_frame, guess),
 	FIELD(jitmap_stack_frame, step_guessed), FIELD(jitmap_stack_frame, stack_unread),
-	FIELD(jitmap_stack_frame, code_pc),
+	FIELD(jitmap_stack_frame, code_pc), FIELD(jitmap_stack_frame, rule),
 	FIELD(jitmap_stacker_opts, sz), FIELD(jitmap_stacker_opts, max_frames),
 	FIELD(jitmap_stacker_opts, native_step), FIELD(jitmap_stacker_opts, native_ctx),
 	FIELD(jitmap_stacker_opts, order), FIELD(jitmap_stacker_opts, code_at),

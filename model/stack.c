@@ -23,6 +23,8 @@ struct jitmap_stacker {
 	void *native_ctx;
 	jitmap_stack_code_fn code_at;
 	void *code_ctx;
+	/* The rule of the step proven_step took last (jitmap_stack_frame.rule) */
+	struct jitmap__rule_out rule;
 	/* jitmap_stacker_step's frame, valid until its next call */
 	jitmap_stack_frame step_frame;
 	jitmap_frame_regs step_regs;
@@ -177,7 +179,7 @@ static int proven_step(jitmap_stacker *st, jitmap_unwind_code *code,
 		code->methods = mask | JITMAP_UNWIND_PROVEN;
 		memset(res, 0, sizeof(*res));
 		rc = jitmap__unwind_step(code, f->regs, &st->memory, res, proof, sizeof(proof),
-					 &unread);
+					 &unread, &st->rule);
 		if (rc)
 			break;
 		char where[256];
@@ -192,7 +194,9 @@ static int proven_step(jitmap_stacker *st, jitmap_unwind_code *code,
 	}
 	if (rc == -ESRCH)
 		goto proven;
-	/* A runtime's continuation: no call left it, so the unwinder declined it. */
+	/* A runtime's continuation: no call left it, so the unwinder declined it (and its
+	 * answer, held by the code ranges, is no rule of the code's). */
+	st->rule.stated = false;
 	for (uint32_t again = mask; again;) {
 		code->methods = again | JITMAP_UNWIND_PROVEN | JITMAP_UNWIND_UNCHECKED_RETURN;
 		jitmap_unwind_result r;
@@ -244,7 +248,7 @@ static int unwind_step(jitmap_stacker *st, jitmap_unwind_code *code, const jitma
 	bool unread = false;
 	memset(res, 0, sizeof(*res));
 	rc = jitmap__unwind_step(code, f->regs, &st->memory, res, guess_why, sizeof(guess_why),
-				 &unread);
+				 &unread, NULL);
 	code->methods = methods;
 	if (rc == 0) {
 		*guess = true;
@@ -419,6 +423,7 @@ static int one_frame(jitmap_stacker *st, jitmap_stack_frame *f, jitmap_unwind_re
 	memset(res, 0, sizeof(*res));
 	bool step_guess = false;
 	*caller_exact = false;
+	st->rule.stated = false;
 	why[0] = 0;
 	struct why reasons = {why, why_len, false};
 	int rc = step(st, f, res, caller_exact, &step_guess, &reasons);
@@ -435,6 +440,10 @@ static int one_frame(jitmap_stacker *st, jitmap_stack_frame *f, jitmap_unwind_re
 	f->stop = rc;
 	f->step_guessed = rc == 0 && step_guess;
 	f->why = rc || f->step_guessed ? why : "";
+	/* The rule of a proof of jitmap's own unwinder (never a native unwinder's answer: its
+	 * method is NATIVE, and proven_step was not asked). */
+	f->rule = rc == 0 && !step_guess && st->rule.stated && res->method != JITMAP_UNWIND_NATIVE
+		? &st->rule.rule : NULL;
 	/* The step's own failure (the stops above say their own why). */
 	f->stack_unread = rc && rc != -ESRCH && rc != -ENOEXEC && rc != -E2BIG &&
 			  reasons.stack_unread;

@@ -75,12 +75,21 @@ jitmap_byte_order jitmap__cfi_order(const jitmap_cfi *cfi);
  * before it can be read. */
 int jitmap__follows_call(jitmap_arch arch, const jitmap_target *mem, uint64_t ra);
 
+/* A step's rule (jitmap_unwind_rule), `stated` when the method that answered could state
+ * it: its CFA a register plus an offset, every register it read back at a place relative to
+ * it, and the answer proven (not the frame-pointer chain through code of unknown start). */
+struct jitmap__rule_out {
+	jitmap_unwind_rule rule;
+	bool stated;
+};
+
 /* jitmap_unwind_step, saying also in *stack_unread (may be NULL) whether the step failed
  * because a word of the stack a method needed could not be read: a return address, a frame
  * record (a core or a copy of the stack that holds less than the frame uses). The stacker
- * passes it on as jitmap_stack_frame.stack_unread. */
+ * passes it on as jitmap_stack_frame.stack_unread. *rule (may be NULL) gets the answer's
+ * rule (jitmap_stack_frame.rule). */
 int jitmap__unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
 			const jitmap_target *target, jitmap_unwind_result *out, char *why,
-			size_t why_len, bool *stack_unread);
+			size_t why_len, bool *stack_unread, struct jitmap__rule_out *rule);
 
 #endif /* JITMAP_UNWIND_INTERNAL_H */

@@ -123,6 +123,95 @@ static enum jitmap__outcome check_return(const struct jitmap__step *s, const cha
 	return JITMAP_STEP_DECLINE;
 }
 
+/* -- The rule a method answered by -- */
+
+void jitmap__note_cfa(const struct jitmap__step *s, unsigned reg)
+{
+	if (s->notes)
+		s->notes->cfa_reg = (int)reg;
+}
+
+void jitmap__note_ra(const struct jitmap__step *s, jitmap_unwind_where where, uint64_t value,
+		     unsigned from)
+{
+	if (!s->notes)
+		return;
+	s->notes->ra_where = (int)where;
+	s->notes->ra_value = value;
+	s->notes->ra_from = (uint16_t)from;
+}
+
+void jitmap__note_saved(const struct jitmap__step *s, unsigned reg, jitmap_unwind_where where,
+			uint64_t at, unsigned from)
+{
+	struct jitmap__notes *n = s->notes;
+	if (!n || reg >= JITMAP_UNWIND_MAX_REGS)
+		return;
+	unsigned k = 0;
+	while (k < n->n && n->saved[k].reg != reg) /* said again: the last word wins */
+		k++;
+	if (k == JITMAP_UNWIND_RULE_MAX_SAVED) {
+		n->full = true;
+		return;
+	}
+	n->saved[k].reg = (uint16_t)reg;
+	n->saved[k].where = (uint16_t)where;
+	n->saved[k].from = (uint16_t)from;
+	n->saved[k].at = at;
+	if (k == n->n)
+		n->n++;
+}
+
+int jitmap__restore(const struct jitmap__step *s, jitmap_frame_regs *caller, unsigned reg,
+		    uint64_t at)
+{
+	jitmap__note_saved(s, reg, JITMAP_UNWIND_AT_CFA, at, 0);
+	uint64_t v;
+	if (jitmap__step_word(s, at, &v))
+		return -EFAULT;
+	jitmap_frame_reg_set(caller, reg, v);
+	return 0;
+}
+
+/* The accepted answer's rule, in offsets from its CFA, when the method said one whole. */
+static void state_rule(const struct jitmap__step *s, uint64_t cfa, uint64_t ra_at,
+		       bool ra_in_reg)
+{
+	const struct jitmap__notes *n = s->notes;
+	if (!n || !n->out || n->cfa_reg < 0 || n->full || s->unproven ||
+	    !jitmap__known(s->regs, (unsigned)n->cfa_reg))
+		return;
+	jitmap_unwind_rule *r = &n->out->rule;
+	memset(r, 0, sizeof(*r));
+	r->cfa_reg = (uint16_t)n->cfa_reg;
+	r->cfa_off = (int64_t)(cfa - s->regs->reg[n->cfa_reg]);
+	r->ra.reg = (uint16_t)s->a->ra;
+	if (n->ra_where == JITMAP_UNWIND_IN_REG) {
+		r->ra.where = JITMAP_UNWIND_IN_REG;
+		r->ra.from = n->ra_from;
+	} else if (n->ra_where == JITMAP_UNWIND_CFA_PLUS) {
+		r->ra.where = JITMAP_UNWIND_CFA_PLUS;
+		r->ra.off = (int64_t)(n->ra_value - cfa);
+	} else if (ra_at) {
+		r->ra.where = JITMAP_UNWIND_AT_CFA;
+		r->ra.off = (int64_t)(ra_at - cfa);
+	} else if (ra_in_reg && s->a->ra_in_register) {
+		r->ra.where = JITMAP_UNWIND_IN_REG;
+		r->ra.from = (uint16_t)s->a->ra;
+	} else {
+		return; /* a return address from nowhere a rule can say */
+	}
+	for (unsigned k = 0; k < n->n; k++) {
+		jitmap_unwind_saved *x = &r->saved[r->num_saved++];
+		x->reg = n->saved[k].reg;
+		x->where = n->saved[k].where;
+		x->from = n->saved[k].from;
+		if (x->where != JITMAP_UNWIND_IN_REG)
+			x->off = (int64_t)(n->saved[k].at - cfa);
+	}
+	n->out->stated = true;
+}
+
 /* The last check of every method: the caller's SP (the CFA) must be above this frame's.
  * Only the innermost frame of a link-register architecture, whose return address is still
  * in the register, may have its CFA at its SP (a leaf that allocated nothing): the frame
@@ -154,6 +243,7 @@ enum jitmap__outcome jitmap__accept_at(const struct jitmap__step *s, const char 
 	r->cfa = cfa;
 	r->caller.pc = jitmap__code_address(s, ra);
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->sp, caller_sp);
+	state_rule(s, cfa, ra_at, ra_in_reg);
 	return JITMAP_STEP_OK;
 }
 

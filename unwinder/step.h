@@ -27,8 +27,28 @@ enum jitmap__outcome {
 	JITMAP_STEP_STOP,    /* the outermost frame (r->cfa set): no method may go on */
 };
 
+/* What a method says of its rule as it goes (jitmap_unwind_rule): the register its CFA is
+ * computed from, where it found the return address when that is no word read at ra_at (the
+ * link register, another register, a computed value), and each register it read back, by
+ * address (made offsets from the CFA when the answer is accepted). Reset before each method.
+ * A rule is said whatever the bytes: a save slot that could not be read is still where the
+ * code saved the register. */
+struct jitmap__notes {
+	int cfa_reg;             /* -1: the CFA is no register plus an offset */
+	int ra_where;            /* jitmap_unwind_where; 0: at ra_at, or in the link register */
+	uint16_t ra_from;
+	uint64_t ra_value;       /* CFA_PLUS: the return address's value */
+	unsigned n;
+	bool full;               /* more registers than a rule holds */
+	struct {
+		uint16_t reg, where, from;
+		uint64_t at;     /* AT_CFA: the slot's address; CFA_PLUS: the value */
+	} saved[JITMAP_UNWIND_RULE_MAX_SAVED];
+	struct jitmap__rule_out *out; /* NULL: no rule wanted */
+};
+
 /* One step's context, the same for every method but fde_lo/fde_hi (the CFI method's finding,
- * for the frame-pointer chain) and unproven (reset before each method). */
+ * for the frame-pointer chain) and unproven and notes (reset before each method). */
 struct jitmap__step {
 	const jitmap_unwind_code *code;
 	const jitmap_frame_regs *regs;
@@ -39,7 +59,21 @@ struct jitmap__step {
 	struct jitmap__reasons *why;
 	uint64_t fde_lo, fde_hi; /* the FDE holding the PC, when CFI found one (0/0 if not) */
 	bool unproven; /* the method's answer is a guess (a chain through code of unknown start) */
+	struct jitmap__notes *notes;
 };
+
+/* step.c: the method's rule, said as it goes (struct jitmap__notes): the CFA's register; the
+ * return address's place when it is not the word accept_at reads it from; a register read
+ * back (AT_CFA: from the word at `at`, CFA_PLUS: the value `at`, IN_REG: register `from`'s
+ * value). jitmap__restore reads a saved register's word at `at` into `caller` and says so:
+ * 0, or -EFAULT (the register stays unknown, the rule is said all the same). */
+void jitmap__note_cfa(const struct jitmap__step *s, unsigned reg);
+void jitmap__note_ra(const struct jitmap__step *s, jitmap_unwind_where where, uint64_t value,
+		     unsigned from);
+void jitmap__note_saved(const struct jitmap__step *s, unsigned reg, jitmap_unwind_where where,
+			uint64_t at, unsigned from);
+int jitmap__restore(const struct jitmap__step *s, jitmap_frame_regs *caller, unsigned reg,
+		    uint64_t at);
 
 /* step.c: add "METHOD: reason" to the reasons (cut where the buffer ends). */
 void jitmap__say(struct jitmap__reasons *r, const char *method, const char *fmt, ...)

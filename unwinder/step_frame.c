@@ -79,13 +79,10 @@ static bool save_done(const struct jitmap__step *s, const struct jitmap__shape *
 static void restore_saved(const struct jitmap__step *s, const struct jitmap__shape *sh,
 			  uint64_t func, uint64_t cfa, jitmap_frame_regs *caller)
 {
-	for (unsigned k = 0; k < sh->nsaved; k++) {
-		uint64_t v;
-		if (!save_done(s, sh, k, func))
-			continue;
-		if (jitmap__step_word(s, cfa + (uint64_t)(int64_t)sh->saved[k].cfa_off, &v) == 0)
-			jitmap_frame_reg_set(caller, sh->saved[k].reg, v);
-	}
+	for (unsigned k = 0; k < sh->nsaved; k++)
+		if (save_done(s, sh, k, func))
+			jitmap__restore(s, caller, sh->saved[k].reg,
+					cfa + (uint64_t)(int64_t)sh->saved[k].cfa_off);
 }
 
 /* The ABI's rule where the prologue was decoded whole (sh->saves_complete): a callee-saved
@@ -162,6 +159,7 @@ enum jitmap__outcome jitmap__by_stackmap(struct jitmap__step *s, jitmap_unwind_r
 		return JITMAP_STEP_DECLINE;
 	}
 	uint64_t cfa, ra_addr = 0;
+	jitmap__note_cfa(s, (unsigned)s->a->sp); /* the stack size's rule is SP's */
 	if (s->a->ra_slot) {
 		if (jitmap_arch_stackmap_cfa(s->code->arch, s->sp, f->stack_size, &cfa, &ra_addr)) {
 			jitmap__say(s->why, M, "the stack size rule overflows");
@@ -193,9 +191,8 @@ enum jitmap__outcome jitmap__by_stackmap(struct jitmap__step *s, jitmap_unwind_r
 				    "here)", U(f->stack_size), U(cfa), U(fp_cfa));
 			return JITMAP_STEP_DECLINE;
 		}
-		uint64_t saved_fp;
-		if (jitmap__step_word(s, fp + (uint64_t)(int64_t)s->a->saved_fp_at, &saved_fp) == 0)
-			jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
+		jitmap__restore(s, &r->caller, (unsigned)s->a->fp,
+				fp + (uint64_t)(int64_t)s->a->saved_fp_at);
 		if (!s->a->ra_slot)
 			ra_addr = fp + (uint64_t)(int64_t)s->a->ra_at;
 	} else {
@@ -334,6 +331,7 @@ static enum jitmap__outcome fp_innermost_special(struct jitmap__step *s,
 			return JITMAP_STEP_DECLINE;
 		}
 		jitmap__carry_callee_saved(s, &r->caller);
+		jitmap__note_cfa(s, (unsigned)s->a->sp);
 		return jitmap__accept_at(s, M, r, s->sp + s->a->ra_slot, ra,
 					 s->a->ra_slot ? s->sp : 0, !s->a->ra_slot);
 	}
@@ -350,6 +348,9 @@ static enum jitmap__outcome fp_innermost_special(struct jitmap__step *s,
 		}
 		jitmap__carry_callee_saved(s, &r->caller);
 		jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
+		jitmap__note_cfa(s, (unsigned)s->a->sp);
+		jitmap__note_saved(s, (unsigned)s->a->fp, JITMAP_UNWIND_AT_CFA,
+				   s->sp + (uint64_t)(int64_t)s->a->saved_fp_at, 0);
 		return jitmap__accept(s, M, r, s->sp + (uint64_t)sh.cfa_after_save, ra,
 				      s->sp + (uint64_t)(int64_t)s->a->ra_at);
 	}
@@ -450,6 +451,9 @@ enum jitmap__outcome jitmap__by_frame_pointer(struct jitmap__step *s, jitmap_unw
 		return JITMAP_STEP_DECLINE;
 	}
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->fp, saved_fp);
+	jitmap__note_cfa(s, (unsigned)s->a->fp);
+	jitmap__note_saved(s, (unsigned)s->a->fp, JITMAP_UNWIND_AT_CFA,
+			   fp + (uint64_t)s->a->saved_fp_at, 0);
 	restore_saved(s, &sh, lo, fp + (uint64_t)cfa_from_fp, &r->caller);
 	carry_unsaved(s, &sh, lo, &r->caller); /* sh is all zero when the start is unknown */
 	return jitmap__accept(s, M, r, fp + (uint64_t)cfa_from_fp, ra,

@@ -43,6 +43,7 @@ enum jitmap__outcome jitmap__by_cfi(struct jitmap__step *s, jitmap_unwind_result
 		return JITMAP_STEP_DECLINE;
 	}
 	const uint64_t cfa = s->regs->reg[row.cfa_reg] + (uint64_t)row.cfa_off;
+	jitmap__note_cfa(s, row.cfa_reg);
 
 	uint64_t ra = 0, ra_at = 0;
 	bool ra_in_reg = false;
@@ -64,6 +65,7 @@ enum jitmap__outcome jitmap__by_cfi(struct jitmap__step *s, jitmap_unwind_result
 		break;
 	case JITMAP_RULE_VAL_OFFSET:
 		ra = cfa + (uint64_t)rr->off;
+		jitmap__note_ra(s, JITMAP_UNWIND_CFA_PLUS, ra, 0);
 		break;
 	case JITMAP_RULE_REGISTER:
 		if (rr->reg >= JITMAP_UNWIND_MAX_REGS || !jitmap__known(s->regs, rr->reg)) {
@@ -72,6 +74,7 @@ enum jitmap__outcome jitmap__by_cfi(struct jitmap__step *s, jitmap_unwind_result
 			return JITMAP_STEP_DECLINE;
 		}
 		ra = s->regs->reg[rr->reg];
+		jitmap__note_ra(s, JITMAP_UNWIND_IN_REG, 0, rr->reg);
 		break;
 	case JITMAP_RULE_SAME:
 		/* A link register the function never saved still holds the return address. */
@@ -81,6 +84,7 @@ enum jitmap__outcome jitmap__by_cfi(struct jitmap__step *s, jitmap_unwind_result
 			return JITMAP_STEP_DECLINE;
 		}
 		ra = s->regs->reg[s->a->ra];
+		jitmap__note_ra(s, JITMAP_UNWIND_IN_REG, 0, (unsigned)s->a->ra);
 		/* A leaf's caller has the leaf's SP. Only where the CFA lies above the caller's
 		 * SP (s390x) is that told apart from a row that is wrong: LLVM 14's AArch64 CFI
 		 * has no rows inside the prologue (CFA = SP until the frame is built, measured on
@@ -107,17 +111,24 @@ enum jitmap__outcome jitmap__by_cfi(struct jitmap__step *s, jitmap_unwind_result
 			break;
 		case JITMAP_RULE_OFFSET:
 			/* An unreadable save slot loses that register, not the frame. */
+			jitmap__note_saved(s, reg, JITMAP_UNWIND_AT_CFA, cfa + (uint64_t)x->off, 0);
 			ok = jitmap__step_word(s, cfa + (uint64_t)x->off, &v) == 0;
 			break;
 		case JITMAP_RULE_VAL_OFFSET:
 			ok = true;
 			v = cfa + (uint64_t)x->off;
+			jitmap__note_saved(s, reg, JITMAP_UNWIND_CFA_PLUS, v, 0);
 			break;
 		case JITMAP_RULE_REGISTER:
 			ok = x->reg < JITMAP_UNWIND_MAX_REGS && jitmap__known(s->regs, x->reg);
 			v = ok ? s->regs->reg[x->reg] : 0;
+			if (x->reg < JITMAP_UNWIND_MAX_REGS)
+				jitmap__note_saved(s, reg, JITMAP_UNWIND_IN_REG, 0, x->reg);
 			break;
-		default: /* undefined, or an expression: unknown */
+		default: /* undefined, or an expression: unknown, which no rule of ours says (a
+			  * reader would take the register as unchanged) */
+			if (s->notes)
+				s->notes->full = true;
 			break;
 		}
 		if (ok)
@@ -176,8 +187,10 @@ enum jitmap__outcome jitmap__by_code(struct jitmap__step *s, jitmap_unwind_resul
 	const unsigned fp = (unsigned)s->a->fp;
 	if (w.fp_known && jitmap__known(s->regs, fp)) {
 		cfa = s->regs->reg[fp] + (uint64_t)w.fp_off;
+		jitmap__note_cfa(s, fp);
 	} else if (w.sp_known) {
 		cfa = s->sp + (uint64_t)w.sp_off;
+		jitmap__note_cfa(s, (unsigned)s->a->sp);
 	} else {
 		jitmap__say(s->why, M, "the CFA is %s + %lld, not known in this frame",
 			    jitmap_reg_name(s->code->arch, fp), (long long)w.fp_off);
@@ -190,12 +203,10 @@ enum jitmap__outcome jitmap__by_code(struct jitmap__step *s, jitmap_unwind_resul
 			    U(cfa - s->a->ra_slot));
 		return JITMAP_STEP_FAULT;
 	}
-	for (unsigned k = 0; k < w.nslots; k++) {
-		uint64_t v;
-		if (jitmap_unwind_callee_saved(s->code->arch, w.slot[k].reg) &&
-		    jitmap__step_word(s, cfa - (uint64_t)w.slot[k].off, &v) == 0)
-			jitmap_frame_reg_set(&r->caller, w.slot[k].reg, v);
-	}
+	for (unsigned k = 0; k < w.nslots; k++)
+		if (jitmap_unwind_callee_saved(s->code->arch, w.slot[k].reg))
+			jitmap__restore(s, &r->caller, w.slot[k].reg,
+					cfa - (uint64_t)w.slot[k].off);
 	/* What no path to the PC wrote is still the caller's (a pushed one was read back). */
 	for (unsigned reg = 0; reg < 64 && reg < JITMAP_UNWIND_MAX_REGS; reg++)
 		if (reg != (unsigned)s->a->sp && jitmap_unwind_callee_saved(s->code->arch, reg) &&

@@ -36,12 +36,12 @@ int jitmap_unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *
 		       const jitmap_target *target, jitmap_unwind_result *out, char *why,
 		       size_t why_len)
 {
-	return jitmap__unwind_step(code, regs, target, out, why, why_len, NULL);
+	return jitmap__unwind_step(code, regs, target, out, why, why_len, NULL, NULL);
 }
 
 int jitmap__unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs *regs,
 			const jitmap_target *target, jitmap_unwind_result *out, char *why,
-			size_t why_len, bool *stack_unread)
+			size_t why_len, bool *stack_unread, struct jitmap__rule_out *rule)
 {
 	struct jitmap__reasons reasons = {why, why_len, 0, false};
 	if (stack_unread)
@@ -53,7 +53,11 @@ int jitmap__unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs 
 		return -EINVAL;
 	}
 	memset(out, 0, sizeof(*out));
-	struct jitmap__step s = {.code = code, .regs = regs, .target = target, .why = &reasons};
+	if (rule)
+		rule->stated = false;
+	struct jitmap__notes notes;
+	struct jitmap__step s = {.code = code, .regs = regs, .target = target, .why = &reasons,
+				 .notes = &notes};
 	if (!(s.a = jitmap__arch(code->arch))) {
 		jitmap__say(&reasons, "unwind", "architecture %s is not supported",
 		    jitmap_arch_name(code->arch));
@@ -92,6 +96,9 @@ int jitmap__unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs 
 			continue;
 		tried = true;
 		s.unproven = false;
+		memset(&notes, 0, sizeof(notes));
+		notes.cfa_reg = -1;
+		notes.out = rule;
 		memset(&r, 0, sizeof(r));
 		const enum jitmap__outcome o = order[k].fn(&s, &r);
 		if (o == JITMAP_STEP_OK) {
@@ -101,6 +108,8 @@ int jitmap__unwind_step(const jitmap_unwind_code *code, const jitmap_frame_regs 
 				why[0] = '\0';
 			return 0;
 		}
+		if (rule)
+			rule->stated = false; /* said by a method that did not answer */
 		if (o == JITMAP_STEP_STOP) {
 			*out = (jitmap_unwind_result){.cfa = r.cfa, .method = (jitmap_unwind_method)m};
 			return -ESRCH;

@@ -253,7 +253,7 @@ class StackFrame(ctypes.Structure):
                 ("stackmap", c_void_p), ("record", c_void_p), ("method", c_int),
                 ("cfa", c_u64), ("stop", c_int), ("why", c_char_p), ("guessed", c_bool),
                 ("guess", c_char_p), ("step_guessed", c_bool), ("stack_unread", c_bool),
-                ("code_pc", c_u64)]
+                ("code_pc", c_u64), ("rule", c_void_p)]
 
 
 # int (*)(void *ctx, uint64_t pc, char *why, size_t why_len): jitmap_stack_code_fn.

@@ -2441,12 +2441,56 @@ static void fuzz_world(struct world *w, uint64_t *after_call, unsigned *ncalls, 
 	}
 }
 
+/* A step's rule (jitmap_stack_frame.rule) applied to the frame's registers and memory, as a
+ * crash reporter's stack walker applies a symbol file's STACK CFI row: it must give the
+ * caller the step gave (its PC, SP, and every register it restored). Returns 0, or fails. */
+static void replay_rule(const jitmap_unwind_rule *rule, const jitmap_frame_regs *regs,
+			const jitmap_target *t, const jitmap_frame_regs *caller, unsigned iter)
+{
+	if (!jitmap_frame_reg_known(regs, rule->cfa_reg))
+		fail_msg("iteration %u: the rule's CFA register %u is not known in the frame", iter,
+			 rule->cfa_reg);
+	const uint64_t cfa = regs->reg[rule->cfa_reg] + (uint64_t)rule->cfa_off;
+	if (!jitmap_frame_reg_known(caller, RSP) || caller->reg[RSP] != cfa)
+		fail_msg("iteration %u: the rule's CFA 0x%" PRIx64 " is not the caller's SP 0x%"
+			 PRIx64, iter, cfa, caller->reg[RSP]);
+	jitmap_unwind_saved all[JITMAP_UNWIND_RULE_MAX_SAVED + 1];
+	all[0] = rule->ra;
+	memcpy(all + 1, rule->saved, rule->num_saved * sizeof(all[0]));
+	for (unsigned k = 0; k <= rule->num_saved; k++) {
+		uint64_t v = 0;
+		char w[8];
+		switch (all[k].where) {
+		case JITMAP_UNWIND_AT_CFA:
+			if (t->read_mem(t->ctx, cfa + (uint64_t)all[k].off, &v, 8, w, sizeof(w)))
+				continue; /* a slot this world cannot give: nothing to compare */
+			break;
+		case JITMAP_UNWIND_CFA_PLUS:
+			v = cfa + (uint64_t)all[k].off;
+			break;
+		case JITMAP_UNWIND_IN_REG:
+			if (!jitmap_frame_reg_known(regs, all[k].from))
+				fail_msg("iteration %u: the rule reads register %u, unknown", iter,
+					 all[k].from);
+			v = regs->reg[all[k].from];
+			break;
+		default:
+			fail_msg("iteration %u: a rule of kind %u", iter, all[k].where);
+		}
+		const bool is_ra = k == 0;
+		const uint64_t want = is_ra ? caller->pc : caller->reg[all[k].reg];
+		if ((is_ra || jitmap_frame_reg_known(caller, all[k].reg)) && v != want)
+			fail_msg("iteration %u: the rule gives register %u 0x%" PRIx64 ", the step "
+				 "0x%" PRIx64, iter, all[k].reg, v, want);
+	}
+}
+
 static void test_fuzzed_proofs(void **state)
 {
 	(void)state;
 	static struct world w;
 	uint64_t after_call[128], insn[512];
-	unsigned ncalls, ninsn, proven = 0, stacker_proven = 0;
+	unsigned ncalls, ninsn, proven = 0, stacker_proven = 0, ruled = 0;
 	rnd_state = UINT64_C(0x9e3779b97f4a7c15);
 	const jitmap_target t = {&w, NULL, world_read};
 	for (unsigned iter = 0; iter < 3000; iter++) {
@@ -2509,15 +2553,22 @@ static void test_fuzzed_proofs(void **state)
 					 "%s step is marked proven, to 0x%" PRIx64 ", which is no "
 					 "return address", iter, pc, exact ? " (exact)" : "", sp,
 					 jitmap_unwind_method_name(f->method), caller.pc);
+			if (f->rule) {
+				ruled++;
+				replay_rule(f->rule, &r, &t, &caller, iter);
+			}
 		}
+		if (f->rule && (rc != 0 || f->step_guessed))
+			fail_msg("iteration %u: a rule for a step that was not proven", iter);
 		jitmap_stacker_free(st);
 		jitmap_process_free(p);
 	}
 	/* The fuzzer reached proofs at all (else it tests nothing). */
-	print_message("  3000 stacks: %u proven by the unwinder, %u by the stacker\n", proven,
-		      stacker_proven);
+	print_message("  3000 stacks: %u proven by the unwinder, %u by the stacker, %u of those "
+		      "with a rule replayed\n", proven, stacker_proven, ruled);
 	assert_true(proven > 100);
 	assert_true(stacker_proven > 100);
+	assert_true(ruled > 100);
 }
 
 #ifdef JITMAP_UNWIND_FIXTURE
