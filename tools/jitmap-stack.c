@@ -81,6 +81,12 @@ static void usage(FILE *out)
 		"  --stack-bytes=N copy N bytes of each stack at most, from its stack pointer up\n"
 		"                  (default 1048576); frames above are not read, and the walk\n"
 		"                  says so\n"
+		"  --signature     print the crash signature of the thread that crashed (a core's\n"
+		"                  first thread with a signal, a live process's first thread) and\n"
+		"                  the frames it is made of, instead of the stacks: JIT functions\n"
+		"                  (NAME#RECORD_ID) and native modules' functions or offsets, the\n"
+		"                  same for every crash at one site whatever the addresses; with\n"
+		"                  --json, the object's \"signature\" field\n"
 		"  -h, --help      show this help and exit\n"
 		"  -V, --version   show the version and exit\n"
 		"\n"
@@ -114,7 +120,8 @@ static int parse_limit(const char *option, const char *s, unsigned *out)
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_PERF, OPT_NO_PERF,
-	       OPT_SYSROOT, OPT_MAX_THREADS, OPT_MAX_FRAMES, OPT_FREEZE, OPT_STACK_BYTES };
+	       OPT_SYSROOT, OPT_MAX_THREADS, OPT_MAX_FRAMES, OPT_FREEZE, OPT_STACK_BYTES,
+	       OPT_SIGNATURE };
 	const char *core = NULL;
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
@@ -131,6 +138,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
 		{"freeze", required_argument, NULL, OPT_FREEZE},
 		{"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
+		{"signature", no_argument, NULL, OPT_SIGNATURE},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -184,6 +192,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->stack_bytes = v;
 			break;
 		}
+		case OPT_SIGNATURE: o->signature = true; break;
 		case 'V':
 			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
 			exit(0);
@@ -234,6 +243,18 @@ static bool is_pid(const char *s, pid_t *pid)
 }
 
 /* -- Main -- */
+
+/* --signature's text: the signature, then the problems (a cut stack makes it short). */
+static void print_signature(const struct signature *sig)
+{
+	if (sig)
+		stack_signature_print_text(sig);
+	if (stack_num_problems()) {
+		printf("\nproblems:\n");
+		for (size_t i = 0; i < stack_num_problems(); i++)
+			printf("  %s\n", stack_problem_at(i));
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -305,8 +326,12 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			stack_problem("interrupted: the stacks may be incomplete");
 	}
+	/* after the walk, before printing: made of the frames the walk found */
+	struct signature *sig = rc == 0 && o.signature ? stack_signature_make(&t) : NULL;
 	if (rc == 0 && o.json)
-		stack_print_json(&t, &o);
+		stack_print_json(&t, &o, sig);
+	else if (rc == 0 && o.signature)
+		print_signature(sig);
 	else if (rc == 0)
 		stack_print_text(&t, &o);
 	else if (o.json) { /* a pipeline reads one object whatever happened */
@@ -314,6 +339,7 @@ int main(int argc, char **argv)
 		stack_print_json_error(error ? error : stack_interrupted
 				       ? interrupted : "the target could not be read");
 	}
+	stack_signature_free(sig);
 	free(t.tails);
 	jitmap_process_free(t.proc);
 	stack_native_free(&t); /* libdwfl's, before the core it reads is closed */

@@ -180,7 +180,8 @@ static void print_problems(void)
 	printf("]");
 }
 
-void stack_print_json(const struct target *t, const struct options *o)
+void stack_print_json(const struct target *t, const struct options *o,
+		      const struct signature *sig)
 {
 	const char *target = o->target;
 	const int own = ns_pid(t);
@@ -292,6 +293,10 @@ void stack_print_json(const struct target *t, const struct options *o)
 	printf("]");
 	if (o->max_threads)
 		printf(", \"threads_cut\": %zu", t->nthreads - threads_shown(t, o));
+	if (sig) {
+		printf(", \"signature\": ");
+		stack_signature_print_json(sig);
+	}
 	printf(", \"problems\": ");
 	print_problems();
 	printf("}\n");

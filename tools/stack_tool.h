@@ -6,6 +6,7 @@
  *                     native steps;
  *   stack_tailcalls.c the tail-call frames GDB rebuilds from DWARF call sites;
  *   stack_walk.c      where the stackmaps are, each thread's walk, each frame's description;
+ *   stack_signature.c --signature: the crashing thread's frames as a crash signature;
  *   stack_output.c    the text and the JSON;
  *   jitmap-stack.c    options, and the order of it all (main).
  */
@@ -32,6 +33,7 @@ struct options {
 	unsigned max_threads, max_frames; /* --max-threads, --max-frames; 0: no limit */
 	bool freeze_all;    /* --freeze=all: every thread stopped at once while stacks are copied */
 	size_t stack_bytes; /* --stack-bytes: each stack copied at most (0: 1 MiB) */
+	bool signature;     /* --signature: the crash signature (the text: it alone) */
 };
 
 struct frame_out {
@@ -52,6 +54,12 @@ struct frame_out {
 	 * until exit), NULL when it has none. */
 	const char *mapping;
 	uint64_t entry;
+	/* A JIT frame's code: the start of its function (else of its code range; 0: unknown),
+	 * and the stackmap record at its PC, if any (at_record): what --signature keys it by,
+	 * where its address would change with the JIT's placement. */
+	uint64_t code_lo;
+	bool at_record;
+	uint64_t record_id;
 	/* A JIT frame's source: "jit-entry", "perf-map" or "jitdump" (NULL: native), and the
 	 * file's path (the latter two). */
 	const char *source_kind;
@@ -195,10 +203,29 @@ void stack_process_problems(struct target *t);
 /* Every thread's frames. */
 void stack_walk_threads(struct target *t, const struct options *o);
 
+/* -- stack_signature.c -- */
+
+/* How many significant frames a signature takes (docs/jitmap-stack.md, "Crash signatures"). */
+#define SIGNATURE_FRAMES 5
+
+struct signature;
+
+/* The crash signature of the target's crashing thread, from the frames the walk found (a
+ * core's first thread with a signal, else its first; a live process's first thread): NULL
+ * only when out of memory (said as a problem). */
+struct signature *stack_signature_make(const struct target *t);
+/* `signature: A | B | C`, then the frames it used and where it ended. */
+void stack_signature_print_text(const struct signature *s);
+/* The object of jitmap-stack --json's "signature" field. */
+void stack_signature_print_json(const struct signature *s);
+void stack_signature_free(struct signature *s); /* NULL: nothing */
+
 /* -- stack_output.c -- */
 
 void stack_print_text(const struct target *t, const struct options *o);
-void stack_print_json(const struct target *t, const struct options *o);
+/* The JSON object; with a signature (--signature; NULL: none), its "signature" field. */
+void stack_print_json(const struct target *t, const struct options *o,
+		      const struct signature *sig);
 /* --json when the target could not be read at all: one object, with `error` and the
  * problems said. */
 void stack_print_json_error(const char *error);

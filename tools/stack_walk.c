@@ -299,7 +299,10 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	fo->exact = f->exact;
 	fo->jit = jit;
 	fo->method = jitmap_unwind_method_name(f->method);
+	fo->at_record = f->record != NULL;
+	fo->record_id = f->record ? f->record->id : 0;
 	if (jit) {
+		fo->code_lo = f->code.function_lo ? f->code.function_lo : f->code.lo;
 		if (f->code.function)
 			fo->function = strdup(f->code.function);
 		fo->entry = f->code.entry;
