@@ -30,6 +30,9 @@ optional=(llvm-19 lld-14 lldb-16 python3-lldb-16 nodejs openjdk-17-jdk-headless
           erlang-base patchelf debuginfod
           qemu-user gdb-multiarch gcc-aarch64-linux-gnu libc6-dev-arm64-cross
           gcc-s390x-linux-gnu libc6-dev-s390x-cross)
+# npm fetches Breakpad's stock tools (scripts/setup-breakpad.sh) for tests/minidump: Debian's
+# nodejs leaves it to a package of its own (NodeSource's nodejs carries it, and conflicts).
+command -v npm >/dev/null || optional+=(npm)
 # The benchmarks (bench/*.sh pass --bench) also time whole commands with hyperfine.
 [ "$mode" = --bench ] && required+=(hyperfine)
 [ "$mode" = --demo ] && optional=()
@@ -119,6 +122,10 @@ if [ $extras -eq 1 ]; then
   # installs above, never beside them).
   "$(dirname "$0")/setup-mono.sh" >/dev/null ||
     echo "setup: Mono is not set up; runtimes.mono is skipped" >&2
+  # Breakpad's minidump_stackwalk, minidump_dump and dump_syms (npm's minidump@0.26.0), for
+  # tests/minidump (after the installs: it needs npm).
+  beside "setup: Breakpad's tools are not set up; the minidump.* tests are skipped" \
+    "$(dirname "$0")/setup-breakpad.sh"
 fi
 together
 # Ruby 3.3 with YJIT built from Debian's source (scripts/setup-ruby.sh: 5-7 minutes of two
