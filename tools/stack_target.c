@@ -19,6 +19,8 @@
 
 volatile sig_atomic_t stack_interrupted;
 
+const char *stack_tool_name = "jitmap-stack";
+
 /* -- Why the target cannot be read: on standard error, and for --json -- */
 
 static char *g_fatal;
@@ -30,7 +32,7 @@ void stack_fatal(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "jitmap-stack: %s\n", buf);
+	fprintf(stderr, "%s: %s\n", stack_tool_name, buf);
 	if (!g_fatal)
 		g_fatal = strdup(buf);
 }
@@ -168,6 +170,7 @@ void stack_target_free(struct target *t)
 		for (size_t k = 0; k < t->threads[i].nframes; k++) {
 			struct frame_out *f = &t->threads[i].frames[k];
 			free(f->function);
+			free(f->rule);
 			free(f->module);
 			free(f->named_by);
 			free(f->source_path);

@@ -58,6 +58,14 @@ struct frame_out {
 	 * and the stackmap record at its PC, if any (at_record): what --signature keys it by,
 	 * where its address would change with the JIT's placement. */
 	uint64_t code_lo;
+	/* A JIT frame's image (NULL: code a perf map or jitdump names), its function's range
+	 * (0, 0: unknown), where its code was looked up (jitmap_stack_frame.code_pc), and how
+	 * its caller was found as a rule, where jitmap's own unwinder proved the step
+	 * (jitmap_stack_frame.rule, copied; NULL: none): what jitmap-minidump's symbol files
+	 * say of it. */
+	const jitmap_image *image;
+	uint64_t func_lo, func_hi, code_pc;
+	jitmap_unwind_rule *rule;
 	bool at_record;
 	uint64_t record_id;
 	/* A JIT frame's source: "jit-entry", "perf-map" or "jitdump" (NULL: native), and the
@@ -110,6 +118,8 @@ struct target {
 
 /* Set by the signal handler: a live process's threads are let go early. */
 extern volatile sig_atomic_t stack_interrupted;
+/* The tool's name, which its messages start with ("jitmap-stack" unless the tool sets it). */
+extern const char *stack_tool_name;
 
 /* Why the target could not be read at all: said on standard error ("jitmap-stack: ..."),
  * and the first one kept for --json's object (stack_fatal_error: NULL when none was
@@ -202,6 +212,13 @@ int stack_scan(struct target *t, const struct options *o);
 void stack_process_problems(struct target *t);
 /* Every thread's frames. */
 void stack_walk_threads(struct target *t, const struct options *o);
+
+/* -- stack_read.c -- */
+
+/* The target `o` names (a core, or the process of a PID) opened, its modules and JIT code
+ * read, and every thread walked (the steps above, in order); *live says whether it is a
+ * process. 0, or -1 with the reason said (stack_fatal). */
+int stack_read(struct target *t, const struct options *o, bool *live);
 
 /* -- stack_signature.c -- */
 

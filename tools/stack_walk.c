@@ -303,6 +303,12 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 	fo->record_id = f->record ? f->record->id : 0;
 	if (jit) {
 		fo->code_lo = f->code.function_lo ? f->code.function_lo : f->code.lo;
+		fo->image = f->code.image;
+		fo->func_lo = f->code.function_lo;
+		fo->func_hi = f->code.function_hi;
+		fo->code_pc = f->code_pc;
+		if (f->rule && !f->guessed && (fo->rule = malloc(sizeof(*fo->rule))))
+			*fo->rule = *f->rule;
 		if (f->code.function)
 			fo->function = strdup(f->code.function);
 		fo->entry = f->code.entry;
