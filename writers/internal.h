@@ -128,4 +128,50 @@ int jitmap__stream_write_notes(struct jitmap__stream *s);
 int jitmap__stream_write_small(struct jitmap__stream *s, struct jitmap__head *h, int pid,
 			       const jitmap_core_add_opts *opts, char *cant, size_t cant_len);
 
+/* -- Minidumps (minidump.c writes the file, minidump_memory.c plans its memory and the
+ * process's areas) -- */
+
+#define JITMAP__MD_MAX_REGION (UINT64_C(64) << 20) /* Breakpad's cap on a memory region */
+#define JITMAP__MD_MAX_REGIONS 4096                /* and on the MemoryList's count */
+
+/* A memory region carried: [lo, lo + len), its bytes. */
+struct jitmap__md_region {
+	uint64_t lo;
+	uint8_t *bytes;
+	uint32_t len;
+};
+
+/* The regions carried, sorted by lo and not overlapping (Breakpad rejects a MemoryList whose
+ * regions overlap), and the bytes they hold against `budget`. */
+struct jitmap__md_mem {
+	jitmap_stopped *s;
+	struct jitmap__md_region *v;
+	size_t n, cap;
+	uint64_t carried, budget;
+	int rc; /* -ENOMEM once out of memory */
+};
+
+/* Thread `i`'s stack from `sp` rounded down to its page (or up to where its capture begins),
+ * at most `bytes`, within what can be read, clipped by regions carried already: the region
+ * holding sp afterwards (its lo in *lo), or false when none could be read. */
+bool jitmap__md_stack(struct jitmap__md_mem *m, size_t i, uint64_t sp, uint64_t bytes,
+		      uint64_t *lo);
+/* [lo, hi) carried where it can be read and no region holds it already. */
+void jitmap__md_range(struct jitmap__md_mem *m, uint64_t lo, uint64_t hi);
+/* The region starting at `lo`, or NULL. */
+const struct jitmap__md_region *jitmap__md_region_at(const struct jitmap__md_mem *m,
+						      uint64_t lo);
+void jitmap__md_mem_free(struct jitmap__md_mem *m);
+
+/* An area of the process's address space, as /proc/PID/maps lists it. */
+struct jitmap__md_area {
+	uint64_t lo, hi;
+	unsigned flags;     /* PF_R 4, PF_W 2, PF_X 1 */
+	uint64_t offset;    /* into the file */
+	const char *name;   /* the file's path, "[heap]" ...; NULL: anonymous */
+	bool file, image;   /* a file is mapped there; an ELF image (a module) */
+};
+/* The areas of `s`, sorted, at most `max` (*out malloc'd, the caller frees it): 0, -ENOMEM. */
+int jitmap__md_areas(jitmap_stopped *s, size_t max, struct jitmap__md_area **out, size_t *n);
+
 #endif /* JITMAP_WRITERS_INTERNAL_H */
