@@ -22,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jitmap/core.h>
@@ -67,6 +69,9 @@ static void usage(FILE *out)
 		"  --exe=FILE        --small: the program's executable, for a core that does not\n"
 		"                    say where it is mapped (qemu-user's), so that its JIT\n"
 		"                    descriptor is found\n"
+		"  --minidump=DIR    also write a minidump of the crash into DIR (PID-TIME.dmp,\n"
+		"                    jitmap-minidump's) and its JIT code's Breakpad symbol files\n"
+		"                    under DIR/symbols; without COMMAND, instead of the core\n"
 		"  --file=FILE       add FILE too (a perf map or a jitdump); repeat for more\n"
 		"  --max-bytes=N     add the files' first N bytes at most, all together\n"
 		"                    (default 1073741824: 1 GiB); a file past it is cut, and said\n"
@@ -153,6 +158,104 @@ static int start_command(char **argv, pid_t *child)
 	return p[1];
 }
 
+/* -- --minidump: the core through jitmap-minidump -- */
+
+/* jitmap-minidump, installed beside this program. */
+static char *minidump_tool(void)
+{
+	char self[4096];
+	const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	char *tool = NULL;
+	if (slash) {
+		*slash = 0;
+		if (asprintf(&tool, "%s/jitmap-minidump", self) < 0)
+			tool = NULL;
+	}
+	return tool;
+}
+
+/* The minidump of the core at `core` (process `pid`) into `dir`, and its JIT symbols under
+ * DIR/symbols, by jitmap-minidump: 0, or -1 with the reason said (about `who`). */
+static int write_minidump(const char *dir, const char *core, long pid, const char *exe,
+			  const char *who)
+{
+	char *tool = minidump_tool(), *dump = NULL, *symbols = NULL;
+	int rc = -1;
+	if (!tool || access(tool, X_OK)) {
+		say(LOG_ERR, "--minidump: %s cannot be run: %s", tool ? tool : "jitmap-minidump",
+		    tool ? strerror(errno) : "no path to this program");
+		free(tool);
+		return -1;
+	}
+	if (asprintf(&dump, "%s/%ld-%lld.dmp", dir, pid, (long long)time(NULL)) < 0 ||
+	    asprintf(&symbols, "%s/symbols", dir) < 0) {
+		say(LOG_ERR, "out of memory");
+		goto out;
+	}
+	if (mkdir(symbols, 0755) && errno != EEXIST) {
+		say(LOG_ERR, "--minidump: %s: %s", symbols, strerror(errno));
+		goto out;
+	}
+	const char *argv[] = {tool, "--symbols", symbols, "-o", dump, "-c", core,
+			      exe ? exe : NULL, NULL};
+	const pid_t child = fork();
+	if (child < 0) {
+		say(LOG_ERR, "--minidump: %s cannot be started: %s", tool, strerror(errno));
+		goto out;
+	}
+	if (child == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		execv(tool, (char **)argv);
+		_exit(127);
+	}
+	int ws;
+	while (waitpid(child, &ws, 0) < 0)
+		if (errno != EINTR) {
+			ws = -1;
+			break;
+		}
+	if (ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+		say(LOG_INFO, "%s: minidump %s, JIT symbols under %s", who, dump, symbols);
+		rc = 0;
+	} else {
+		say(LOG_ERR, "%s: no minidump: %s %s", who, tool,
+		    ws != -1 && WIFSIGNALED(ws) ? "was killed by a signal" : "failed");
+	}
+out:
+	free(tool);
+	free(dump);
+	free(symbols);
+	return rc;
+}
+
+/* The rest of `fd` (from its start) to `out`: 0, or -1 with the reason said. */
+static int copy_file(int fd, int out)
+{
+	char buf[1 << 16];
+	ssize_t n;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		for (ssize_t off = 0; off < n;) {
+			const ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			off += w;
+		}
+	}
+	return 0;
+}
+
 /* The core file at `path`, decompressed first when it is compressed: a descriptor to read it
  * from, or -1 with the reason said. */
 static int open_core(const char *path)
@@ -203,7 +306,7 @@ static int open_core(const char *path)
 int main(int argc, char **argv)
 {
 	standard_fds();
-	enum { OPT_FILE = 256, OPT_MAX, OPT_SMALL, OPT_STACK, OPT_FROM, OPT_EXE };
+	enum { OPT_FILE = 256, OPT_MAX, OPT_SMALL, OPT_STACK, OPT_FROM, OPT_EXE, OPT_MINIDUMP };
 	static const struct option longopts[] = {
 		{"file", required_argument, NULL, OPT_FILE},
 		{"max-bytes", required_argument, NULL, OPT_MAX},
@@ -211,6 +314,7 @@ int main(int argc, char **argv)
 		{"stack-bytes", required_argument, NULL, OPT_STACK},
 		{"from", required_argument, NULL, OPT_FROM},
 		{"exe", required_argument, NULL, OPT_EXE},
+		{"minidump", required_argument, NULL, OPT_MINIDUMP},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -220,7 +324,7 @@ int main(int argc, char **argv)
 	size_t nfiles = 0;
 	uint64_t max_bytes = 0, stack_bytes = 0;
 	bool quiet = false, small = false;
-	const char *from = NULL, *exe = NULL;
+	const char *from = NULL, *exe = NULL, *minidump = NULL;
 	int c;
 	opterr = 0; /* our own messages, as the other tools' */
 	while (files && (c = getopt_long(argc, argv, "+:qhV", longopts, NULL)) != -1) {
@@ -242,6 +346,7 @@ int main(int argc, char **argv)
 		case OPT_SMALL: small = true; break;
 		case OPT_FROM: from = optarg; break;
 		case OPT_EXE: exe = optarg; break;
+		case OPT_MINIDUMP: minidump = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V':
@@ -277,7 +382,13 @@ int main(int argc, char **argv)
 	}
 	/* A core is binary: written to a terminal it is lost, and the terminal garbled (gzip
 	 * refuses the same). The kernel's pipe never is one. */
-	if (!command && isatty(1))
+	if (minidump && (mkdir(minidump, 0755) && errno != EEXIST)) {
+		say(LOG_ERR, "--minidump %s: %s", minidump, strerror(errno));
+		minidump = NULL; /* the core goes on all the same */
+	}
+	/* With --minidump and no COMMAND the minidump is written instead of the core. */
+	const bool pass_core = command || !minidump;
+	if (pass_core && !command && isatty(1))
 		return usage_error("refusing to write a core to a terminal; redirect stdout or "
 				   "give -- COMMAND");
 	signal(SIGPIPE, SIG_IGN); /* a command that stops reading: EPIPE, said */
@@ -289,23 +400,46 @@ int main(int argc, char **argv)
 	int out = 1;
 	if (command && (out = start_command(command, &child)) < 0)
 		return 1;
-	unsigned done = 0; /* JITMAP_CORE_ADDED_*: what the note says, as the library's status */
-	JITMAP_OPTS(jitmap_core_add_opts, opts, .files = files, .nfiles = nfiles,
-		    .max_bytes = max_bytes, .flags = small ? JITMAP_CORE_ADD_SMALL : 0,
-		    .stack_bytes = stack_bytes, .exe = exe, .status = &done);
-	char note[1024];
-	jitmap_error err;
-	const int added = jitmap_core_add_jit_files(in, out, (int)pid, &opts, note, sizeof(note),
-						    &err);
-	if (from)
-		close(in);
+	/* --minidump: the core (with its JIT files) to a file of DIR first, which jitmap-minidump
+	 * reads, then to where it goes (if anywhere); the file is removed after. */
+	char core_tmp[4096] = "";
+	int core_fd = -1;
+	if (minidump) {
+		snprintf(core_tmp, sizeof(core_tmp), "%s/.core-%ld-XXXXXX", minidump, pid);
+		core_fd = mkstemp(core_tmp);
+		if (core_fd < 0) {
+			say(LOG_ERR, "--minidump %s: %s", minidump, strerror(errno));
+			core_tmp[0] = 0;
+		}
+	}
 	/* Who the messages are about: the process, or the core file read. */
 	char who[4096 + 32];
 	if (pid)
 		snprintf(who, sizeof(who), "process %ld", pid);
 	else
 		snprintf(who, sizeof(who), "%s", from ? from : "the core");
-	int status = 0;
+	unsigned done = 0; /* JITMAP_CORE_ADDED_*: what the note says, as the library's status */
+	JITMAP_OPTS(jitmap_core_add_opts, opts, .files = files, .nfiles = nfiles,
+		    .max_bytes = max_bytes, .flags = small ? JITMAP_CORE_ADD_SMALL : 0,
+		    .stack_bytes = stack_bytes, .exe = exe, .status = &done);
+	char note[1024];
+	jitmap_error err;
+	const int added = jitmap_core_add_jit_files(in, core_fd >= 0 ? core_fd : out, (int)pid,
+						    &opts, note, sizeof(note), &err);
+	int minidump_failed = 0;
+	if (core_fd >= 0) {
+		if (added >= 0)
+			minidump_failed = write_minidump(minidump, core_tmp, pid, exe, who);
+		if (pass_core && copy_file(core_fd, out)) {
+			say(LOG_ERR, "the core could not be passed on: %s", strerror(errno));
+			minidump_failed = -1;
+		}
+		close(core_fd);
+		unlink(core_tmp);
+	}
+	if (from)
+		close(in);
+	int status = minidump_failed ? 1 : 0;
 	if (added < 0) {
 		say(LOG_ERR, "%s: %s (at byte %" PRIu64 ")", who, err.reason, err.offset);
 		status = 1;
@@ -315,6 +449,8 @@ int main(int argc, char **argv)
 		const bool trouble = done & (JITMAP_CORE_ADDED_FILE_LEFT | JITMAP_CORE_ADDED_NO_EXE);
 		if (!quiet || trouble)
 			say(trouble ? LOG_WARNING : LOG_INFO, "%s: %s", who, note);
+	} else if (added == 0 && !pass_core) {
+		/* the core goes nowhere: what became of it is no news */
 	} else if (added == 0) {
 		if (!quiet || !(done & JITMAP_CORE_ADDED_NO_JIT_FILES))
 			say(done & (JITMAP_CORE_ADDED_UNCHANGED | JITMAP_CORE_ADDED_NOT_SMALL)
