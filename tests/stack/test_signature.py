@@ -22,7 +22,6 @@ Exits 77 (skipped) when the demo or jitmap-stack is missing, cores cannot be mad
 (core_pattern a pipe or an absolute path) or ASLR is off (randomize_va_space not 2).
 """
 import concurrent.futures
-import json
 import os
 import re
 import resource
@@ -33,6 +32,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import jsoncontract  # noqa: E402
 from tally import Tally  # noqa: E402
 
 if len(sys.argv) != 2:
@@ -99,7 +99,7 @@ def crash(name, args, program=DEMO, keep=False, then=None):
         os.unlink(core)
     if r.returncode != 0:
         return None, "jitmap-stack exit %d: %s" % (r.returncode, r.stderr.strip())
-    return json.loads(r.stdout), output
+    return jsoncontract.loads(r.stdout, "jitmap-stack"), output
 
 
 def truth_key(output):
@@ -181,6 +181,8 @@ def one_site():
         # a pipeline's key for a frame with no module: its address
         pc_keyed.add(" | ".join(f["module"] + "@" + f["module_offset"] if f["module"]
                                 else "@" + f["pc"] for f in used))
+    print("test-signature: negative control: %d distinct JIT frame PCs, %d signatures keyed by "
+          "address, in %d runs" % (len(jit_pcs), len(pc_keyed), len(docs)))
     check(len(jit_pcs) >= RUNS * 9 // 10,
           "negative control: the JIT frame's PC differs between runs (ASLR, the JIT's code "
           "placement): %d distinct of %d" % (len(jit_pcs), len(docs)))
@@ -249,7 +251,8 @@ def text_form():
     if not check(os.path.exists(core), "text: a core"):
         return
     r = run([STACK, "--signature", core])
-    j = json.loads(run([STACK, "--signature", "--json", core]).stdout)["signature"]
+    j = jsoncontract.loads(run([STACK, "--signature", "--json", core]).stdout,
+                           "jitmap-stack")["signature"]
     lines = r.stdout.splitlines()
     check(r.returncode == 0 and lines[:2] == ["signature: " + j["text"], "hash: " + j["hash"]],
           "text: `signature: TEXT` and `hash: HASH` as --json says (%s)" % lines[:2])
@@ -257,6 +260,8 @@ def text_form():
           "text: each frame used, with its index:\n%s" % r.stdout)
     check("in stackmaps" not in r.stdout and "0x0000" not in r.stdout,
           "text: the signature alone, no stacks")
+    plain = jsoncontract.loads(run([STACK, "--json", core]).stdout, "jitmap-stack")
+    check("signature" not in plain, "without --signature, no \"signature\" field")
     os.unlink(core)
 
 
@@ -316,7 +321,7 @@ def live():
         if not check(pid, "live: the demo pauses"):
             return
         r = run([STACK, "--signature", "--json", str(pid)])
-        s = json.loads(r.stdout)["signature"]
+        s = jsoncontract.loads(r.stdout, "jitmap-stack")["signature"]
         check(r.returncode == 0 and s["thread"] == pid and "stackmaps_main#100" in jit_keys(s),
               "live: the main thread's signature holds stackmaps_main#100 (%s)" % s)
     finally:
