@@ -32,6 +32,9 @@
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
 #endif
+#ifndef NT_SIGINFO
+#define NT_SIGINFO 0x53494749
+#endif
 
 #define MAX_AUXV 4096       /* auxv pairs kept */
 #define MAX_BUILD_ID JITMAP__MAX_BUILD_ID
@@ -86,9 +89,10 @@ static int add_thread(jitmap__core *c, const uint8_t *d, size_t len, uint64_t at
  * struct elf_prpsinfo of 64-bit Linux (include/uapi/linux/elfcore.h; GDB's gcore writes the
  * same): four chars, pr_flag (a long, at 8), pr_uid and pr_gid (4 bytes each on every 64-bit
  * architecture), four pids, then pr_fname[16] at 40 (the comm, as /proc/PID/comm says it)
- * and pr_psargs[80]. */
+ * and pr_psargs[80] at 56 (the command line's first 80 bytes, arguments joined by spaces). */
 
 #define PRPSINFO_FNAME 40
+#define PRPSINFO_PSARGS 56
 
 static void read_prpsinfo(jitmap__core *c, const uint8_t *d, size_t len, uint64_t at)
 {
@@ -100,6 +104,35 @@ static void read_prpsinfo(jitmap__core *c, const uint8_t *d, size_t len, uint64_
 	}
 	memcpy(c->name, d + PRPSINFO_FNAME, 16); /* not NUL-terminated when 16 long */
 	c->name[16] = 0;
+	if (len >= PRPSINFO_PSARGS + 80) {
+		memcpy(c->args, d + PRPSINFO_PSARGS, 80);
+		c->args[80] = 0;
+		/* Linux turns each argument's NUL into a space, the last one's too */
+		for (size_t n = strlen(c->args); n && c->args[n - 1] == ' '; n--)
+			c->args[n - 1] = 0;
+	}
+}
+
+/* -- NT_SIGINFO: why the thread before it stopped --
+ *
+ * A siginfo_t of 64-bit Linux (128 bytes): si_signo, si_errno, si_code, then at 16 the
+ * union, whose first field is si_addr for the signals a fault raises (SIGILL, SIGTRAP,
+ * SIGBUS, SIGFPE, SIGSEGV) when the kernel sent them (si_code > 0); a signal another process
+ * sent holds its sender's pid there instead. The kernel writes one, after the NT_PRSTATUS of
+ * the thread that caused the dump; GDB's gcore one after each thread's. */
+
+static void read_siginfo(jitmap__core *c, const uint8_t *d, size_t len)
+{
+	struct jitmap__thread *t = c->threads.n ? jitmap__threads_at(&c->threads,
+								     c->threads.n - 1) : NULL;
+	if (!t || t->has_siginfo || len < 24)
+		return;
+	t->has_siginfo = true;
+	t->sig_no = (int)(uint32_t)jitmap__load(d, 4, c->order);
+	t->sig_code = (int)(uint32_t)jitmap__load(d + 8, 4, c->order);
+	const int s = t->sig_no;
+	if (t->sig_code > 0 && (s == 4 || s == 5 || s == 7 || s == 8 || s == 11))
+		t->sig_addr = jitmap__load(d + 16, 8, c->order);
 }
 
 /* -- NT_AUXV -- */
@@ -236,6 +269,9 @@ static int read_notes(jitmap__core *c, uint64_t offset, uint64_t filesz)
 		case NT_PRPSINFO:
 			if (!c->name[0])
 				read_prpsinfo(c, desc, nh.n_descsz, at);
+			break;
+		case NT_SIGINFO:
+			read_siginfo(c, desc, nh.n_descsz);
 			break;
 		case NT_AUXV:
 			if (!c->have_auxv)

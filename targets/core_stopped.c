@@ -92,6 +92,7 @@ int jitmap__core_mapped_file(jitmap__core *c, uint64_t addr, char *path, size_t 
 static void core_free(void *k) { jitmap__core_free(k); }
 static jitmap_arch core_arch(const void *k) { return jitmap__core_arch(k); }
 static const char *core_name(const void *k) { return ((const jitmap__core *)k)->name; }
+static const char *core_args(const void *k) { return ((const jitmap__core *)k)->args; }
 static const char *core_compression(const void *k) { return jitmap__core_compression(k); }
 static struct jitmap__threads *core_threads(void *k) { return jitmap__core_threads(k); }
 static jitmap_target core_target(void *k) { return jitmap__core_target(k); }
@@ -193,6 +194,7 @@ const struct jitmap__stopped_ops jitmap__core_ops = {
 	.arch = core_arch,
 	.elf_machine = core_elf_machine,
 	.name = core_name,
+	.args = core_args,
 	.pid = core_pid,
 	.compression = core_compression,
 	.threads = core_threads,

@@ -88,6 +88,7 @@ struct jitmap__stopped_ops {
 	jitmap_arch (*arch)(const void *k);
 	unsigned (*elf_machine)(const void *k);
 	const char *(*name)(const void *k);
+	const char *(*args)(const void *k);             /* NULL: "" */
 	pid_t (*pid)(const void *k);
 	bool (*is_stopped)(const void *k);              /* NULL: always */
 	const char *(*compression)(const void *k);      /* NULL: none */
@@ -167,6 +168,10 @@ struct jitmap__thread {
 	jitmap_frame_regs regs;
 	size_t nregs;
 	jitmap_stopped_reg *byno; /* nregs, sorted by regno */
+	/* a core: the NT_SIGINFO that followed the thread's NT_PRSTATUS (jitmap_stopped_siginfo) */
+	bool has_siginfo;
+	int sig_no, sig_code;
+	uint64_t sig_addr;
 };
 
 struct jitmap__threads {
@@ -273,6 +278,7 @@ struct jitmap__core {
 	size_t nauxv;
 	int have_file_note, have_auxv;
 	char name[17];     /* the process's, NT_PRPSINFO's pr_fname; "" when none was read */
+	char args[81];     /* NT_PRPSINFO's pr_psargs; "" when none was read */
 	const char *compression; /* what the file was decompressed from, or NULL */
 	jitmap_stopped_jit_file_info *jit_files; /* jitmap-core-handler's notes (core_jitfiles.c) */
 	size_t njit_files;

@@ -133,6 +133,11 @@ unsigned jitmap_stopped_elf_machine(const jitmap_stopped *s) { return s->ops->el
 pid_t jitmap_stopped_pid(const jitmap_stopped *s) { return s->ops->pid(s->k); }
 const char *jitmap_stopped_name(const jitmap_stopped *s) { return s->ops->name(s->k); }
 
+const char *jitmap_stopped_args(const jitmap_stopped *s)
+{
+	return s && s->ops->args ? s->ops->args(s->k) : "";
+}
+
 bool jitmap_stopped_is_stopped(const jitmap_stopped *s)
 {
 	return !s->ops->is_stopped || s->ops->is_stopped(s->k);
@@ -161,6 +166,21 @@ int jitmap_stopped_thread_reg(const jitmap_stopped_thread_info *info, unsigned r
 	/* the thread's first field: the view is the thread (threads.c) */
 	return jitmap__thread_reg((const struct jitmap__thread *)(const void *)info, regno,
 				  value);
+}
+
+int jitmap_stopped_thread_siginfo(const jitmap_stopped_thread_info *info, int *signo,
+				  int *code, uint64_t *addr)
+{
+	const struct jitmap__thread *t = (const struct jitmap__thread *)(const void *)info;
+	if (!t || !t->has_siginfo)
+		return -ENOENT;
+	if (signo)
+		*signo = t->sig_no;
+	if (code)
+		*code = t->sig_code;
+	if (addr)
+		*addr = t->sig_addr;
+	return 0;
 }
 
 /* -- Memory and code -- */

@@ -524,16 +524,23 @@ static void put_threads(struct dump *d)
 }
 
 /* A core's crash: the first thread in note order whose signal is nonzero (the kernel writes
- * the thread that caused the dump first). Its context is the thread's own. */
+ * the thread that caused the dump first), with si_code and si_addr from its NT_SIGINFO
+ * (Breakpad prints "SIGSEGV /SEGV_MAPERR" and the address). Its context is the thread's own. */
 static void put_exception(struct dump *d)
 {
 	for (size_t k = 0; k < d->nth; k++) {
 		const jitmap_stopped_thread_info *ti = jitmap_stopped_thread(d->s, d->th[k].index);
 		if (!ti || ti->signal <= 0)
 			continue;
+		int signo = 0, code = 0;
+		uint64_t addr = 0;
+		if (jitmap_stopped_thread_siginfo(ti, &signo, &code, &addr) || signo != ti->signal)
+			code = 0, addr = 0; /* none, or another signal's */
 		const uint32_t at = put(&d->o, NULL, MD_EXCEPTION);
 		set(&d->o, at, d->th[k].tid, 4);
 		set(&d->o, at + 8, (uint32_t)ti->signal, 4);
+		set(&d->o, at + 12, (uint32_t)code, 4);
+		set(&d->o, at + 24, addr, 8);
 		set(&d->o, at + 160,
 		    d->arch == JITMAP_ARCH_AARCH64 ? CONTEXT_ARM64 : CONTEXT_AMD64, 4);
 		set(&d->o, at + 164, d->th[k].context, 4);
@@ -626,8 +633,11 @@ static void put_linux(struct dump *d)
 	char *maps = maps_text(d->areas, d->nareas, &len);
 	put_raw(d, ST_LINUX_MAPS, maps, len);
 	free(maps);
-	if (!d->live)
+	if (!d->live) { /* NT_PRPSINFO's: the arguments joined by spaces, as one */
+		const char *args = jitmap_stopped_args(d->s);
+		put_raw(d, ST_LINUX_CMD_LINE, args, args && *args ? strlen(args) + 1 : 0);
 		return;
+	}
 	const pid_t pid = jitmap_stopped_pid(d->s);
 	char *b = proc_file(pid, "cmdline", &len);
 	put_raw(d, ST_LINUX_CMD_LINE, b, len);

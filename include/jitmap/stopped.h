@@ -183,6 +183,11 @@ JITMAP_API unsigned jitmap_stopped_elf_machine(const jitmap_stopped *s);
  * when unknown. */
 JITMAP_API pid_t jitmap_stopped_pid(const jitmap_stopped *s);
 JITMAP_API const char *jitmap_stopped_name(const jitmap_stopped *s);
+/* A core's command line as NT_PRPSINFO holds it (pr_psargs: its first 80 bytes, the
+ * arguments joined by spaces, so an argument's own spaces cannot be told apart); "" when
+ * unknown, and for a live process (its /proc/PID/cmdline holds them whole). For a minidump's
+ * LinuxCmdLine stream. */
+JITMAP_API const char *jitmap_stopped_args(const jitmap_stopped *s);
 /* Whether its threads are stopped now: a core's always are (true); a live process's until
  * jitmap_stopped_detach (false after it, with JITMAP_STOPPED_NO_STOP, and once BY_THREAD or
  * SNAPSHOT let them go at open). */
@@ -248,6 +253,14 @@ JITMAP_API const jitmap_stopped_thread_info *jitmap_stopped_thread(const jitmap_
  * thread has no such register (or none: see its `error`). */
 JITMAP_API int jitmap_stopped_thread_reg(const jitmap_stopped_thread_info *thread,
 					 unsigned regno, uint64_t *value);
+/* Why `thread` (of a core) stopped, as the NT_SIGINFO note after its NT_PRSTATUS says (the
+ * kernel writes one, for the thread that caused the dump; GDB's gcore one for each thread):
+ * 0 with its si_signo, si_code and si_addr (the faulting address for SIGSEGV, SIGBUS,
+ * SIGILL, SIGFPE and SIGTRAP raised by the kernel, si_code > 0; else 0); any pointer may be
+ * NULL. -ENOENT when the core holds none for it, and for a live process's threads. For a
+ * minidump's exception (SIGSEGV /SEGV_MAPERR at the address). */
+JITMAP_API int jitmap_stopped_thread_siginfo(const jitmap_stopped_thread_info *thread,
+					     int *signo, int *code, uint64_t *addr);
 
 /* -- Memory and code -- */
 
