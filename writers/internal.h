@@ -174,4 +174,25 @@ struct jitmap__md_area {
 /* The areas of `s`, sorted, at most `max` (*out malloc'd, the caller frees it): 0, -ENOMEM. */
 int jitmap__md_areas(jitmap_stopped *s, size_t max, struct jitmap__md_area **out, size_t *n);
 
+/* A module a minidump lists: [base, base + size), its name, its identifier (a build ID). */
+struct jitmap__md_module {
+	uint64_t base, size;
+	const char *path;   /* as the process named it */
+	size_t cut;         /* bytes of it that are the name: a core's " (deleted)" left off */
+	uint8_t id[64];
+	size_t id_len;      /* 0: none (no CodeView record) */
+};
+
+struct jitmap__md_modules {
+	struct jitmap__md_module *v;
+	size_t n, cap;
+};
+
+/* The modules of `s` (minidump_modules.c): its ELF files, the executable first, then the
+ * caller's JIT modules (`o`'s) that overlap none before them, at most 2048 in all; those left
+ * out counted in *dropped. 0, or -ENOMEM. */
+struct jitmap_minidump_opts;
+int jitmap__md_modules(jitmap_stopped *s, const struct jitmap_minidump_opts *o,
+		       struct jitmap__md_modules *l, size_t *dropped);
+
 #endif /* JITMAP_WRITERS_INTERNAL_H */

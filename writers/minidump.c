@@ -1,6 +1,6 @@
 /* minidump.c: a minidump of a stopped process in Breakpad's format (include/jitmap/minidump.h
  * says what it holds and why; minidump_memory.c chooses the memory it carries and lists the
- * process's areas).
+ * process's areas, minidump_modules.c the modules).
  *
  * The layout is Breakpad's minidump_format.h, as its processor (minidump.cc) reads it: a
  * 32-byte header, a directory of 12-byte entries, then the streams and what they point at by
@@ -62,8 +62,7 @@ enum {
 #define PLATFORM_LINUX 0x8201u
 #define CV_ELF 0x4270454cu            /* 'BpEL' */
 
-#define MAX_MODULES 2048u             /* Breakpad's cap on the ModuleList */
-#define MAX_THREADS 4096u             /* and on the ThreadList */
+#define MAX_THREADS 4096u             /* Breakpad's cap on the ThreadList */
 #define MAX_STRING 1023u              /* UTF-16 units: the reader takes at most 1024 */
 #define MAX_AREAS 65536u              /* MemoryInfoList entries (Linux's max_map_count) */
 #define MAX_OUT (UINT64_C(1) << 30)   /* all but the memory's bytes */
@@ -189,113 +188,9 @@ static uint32_t put_context(struct out *o, jitmap_arch arch, const jitmap_stoppe
 	return at;
 }
 
-/* -- Modules --
- *
- * A mapped ELF file is one module spanning its mappings (the runs of mappings of one path),
- * named as the process named it, identified by its build ID; the executable goes first (the
- * walker's main module). The caller's JIT modules follow, each left out where it overlaps
- * one before it. */
+/* -- Modules (minidump_modules.c chooses them) -- */
 
-struct module {
-	uint64_t base, size;
-	const char *path;   /* as the process named it */
-	size_t cut;         /* bytes of it that are the path: " (deleted)" left off */
-	uint8_t id[64];
-	size_t id_len;
-};
-
-struct modules {
-	struct module *v;
-	size_t n, cap;
-};
-
-static bool overlaps(const struct modules *l, uint64_t base, uint64_t size)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (base < l->v[i].base + l->v[i].size && l->v[i].base < base + size)
-			return true;
-	return false;
-}
-
-static int add_module(struct modules *l, const struct module *m)
-{
-	if (jitmap__grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
-		return -ENOMEM;
-	l->v[l->n++] = *m;
-	return 0;
-}
-
-/* The run of mappings [*i, end) of one path, as a module when an ELF image lies in it. */
-static int file_module(jitmap_stopped *s, size_t *i, size_t nmaps, struct modules *l)
-{
-	const jitmap_stopped_mapping_info *first = jitmap_stopped_mapping(s, *i);
-	struct module m = {.base = first->start, .path = first->core_path};
-	uint64_t end = first->end;
-	int image = 0;
-	size_t k = *i;
-	for (; k < nmaps; k++) {
-		const jitmap_stopped_mapping_info *mk = jitmap_stopped_mapping(s, k);
-		if (!mk || strcmp(mk->core_path, first->core_path))
-			break;
-		end = mk->end;
-		jitmap_stopped_module_info mod = {.sz = sizeof(mod)};
-		if (!image && k - *i < 8 && jitmap_stopped_module_at(s, mk->start, &mod) == 1)
-			image = 1;
-	}
-	*i = k;
-	if (!image || end - m.base > UINT32_MAX || l->n >= MAX_MODULES)
-		return 0;
-	m.size = end - m.base;
-	m.cut = strlen(m.path);
-	static const char deleted[] = " (deleted)";
-	if (m.cut >= sizeof(deleted) - 1 &&
-	    !strcmp(m.path + m.cut - (sizeof(deleted) - 1), deleted))
-		m.cut -= sizeof(deleted) - 1;
-	m.id_len = jitmap_stopped_build_id_at(s, m.base, m.id, sizeof(m.id));
-	if (m.id_len > sizeof(m.id))
-		m.id_len = 0;
-	return add_module(l, &m);
-}
-
-static int list_modules(jitmap_stopped *s, const jitmap_minidump_opts *o, struct modules *l,
-			size_t *dropped)
-{
-	const size_t nmaps = jitmap_stopped_num_mappings(s);
-	for (size_t i = 0; i < nmaps;) {
-		const int rc = file_module(s, &i, nmaps, l);
-		if (rc)
-			return rc;
-	}
-	/* The executable: where the auxiliary vector puts its program headers (or entry). */
-	uint64_t at = 0;
-	if (jitmap_stopped_auxv(s, AT_PHDR, &at) && jitmap_stopped_auxv(s, AT_ENTRY, &at))
-		at = 0;
-	for (size_t i = 0; at && i < l->n; i++) {
-		if (at - l->v[i].base < l->v[i].size) {
-			const struct module exe = l->v[i];
-			memmove(l->v + 1, l->v, i * sizeof(*l->v));
-			l->v[0] = exe;
-			break;
-		}
-	}
-	for (size_t i = 0; i < o->num_jit_modules; i++) {
-		const jitmap_minidump_module *j = &o->jit_modules[i];
-		if (!j->path || !j->id || !j->id_len || j->id_len > 64 || !j->size ||
-		    j->size > UINT32_MAX || j->base > UINT64_MAX - j->size ||
-		    l->n >= MAX_MODULES || overlaps(l, j->base, j->size)) {
-			(*dropped)++;
-			continue;
-		}
-		struct module m = {.base = j->base, .size = j->size, .path = j->path,
-				   .cut = strlen(j->path), .id_len = j->id_len};
-		memcpy(m.id, j->id, j->id_len);
-		if (add_module(l, &m))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static uint32_t put_module_list(struct out *o, const struct modules *l)
+static uint32_t put_module_list(struct out *o, const struct jitmap__md_modules *l)
 {
 	uint32_t *name = calloc(l->n + 1, sizeof(*name)), *cv = calloc(l->n + 1, sizeof(*cv));
 	if (!name || !cv) {
@@ -447,7 +342,7 @@ struct dump {
 	struct thread *th;
 	size_t nth;
 	struct jitmap__md_mem mem;
-	struct modules mods;
+	struct jitmap__md_modules mods;
 	size_t dropped;
 	struct jitmap__md_area *areas;
 	size_t nareas;
@@ -728,7 +623,7 @@ int jitmap_minidump_write(jitmap_stopped *s, int fd, const jitmap_minidump_opts 
 			 .mem = {.s = s, .budget = MEMORY_BUDGET}};
 	rc = plan(&d, &o);
 	if (!rc)
-		rc = list_modules(s, &o, &d.mods, &d.dropped);
+		rc = jitmap__md_modules(s, &o, &d.mods, &d.dropped);
 	if (!rc)
 		rc = jitmap__md_areas(s, MAX_AREAS, &d.areas, &d.nareas);
 	uint64_t base = 0, total = 0;
