@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 SOURCE, BUILD = (os.path.abspath(a) for a in sys.argv[1:3])
-TOOLS = ("jitmap-dump", "jitmap-stack", "jitmap-core-handler")
+TOOLS = ("jitmap-dump", "jitmap-stack", "jitmap-core-handler", "jitmap-minidump")
 failures = []
 
 
