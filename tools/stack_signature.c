@@ -44,11 +44,33 @@ static const char *const irrelevant[] = {
 	"__cxa_rethrow",
 };
 
-/* `function` less what changes between builds of the same code or says nothing of the site:
- * the symbol version (`pthread_kill@@GLIBC_2.34`), a compiler's clone suffix
- * (` [clone .cold]`, `.isra.0` is kept: it is the function GDB names) and a C++ name's
- * parameter list (`ns::f(int)` is `ns::f`, as Socorro and Sentry drop it; an operator's
- * own parentheses stay: `T::operator()`). A new string, NULL when out of memory. */
+/* The return type a demangled name of a function template carries (`unsigned long
+ * ns::twice<unsigned char>`, from its symbol; DWARF's name has none): what precedes the last
+ * space outside brackets, before any `operator` (`operator new`, a conversion operator's
+ * `operator unsigned long` are names). `s` is cut in place. */
+static void drop_return_type(char *s)
+{
+	const char *op = strstr(s, "operator");
+	const size_t end = op ? (size_t)(op - s) : strlen(s);
+	size_t last = 0;
+	int depth = 0;
+	for (size_t i = 0; i < end; i++) {
+		depth += s[i] == '<' || s[i] == '(' || s[i] == '[' || s[i] == '{' ? 1
+		       : s[i] == '>' || s[i] == ')' || s[i] == ']' || s[i] == '}' ? -1 : 0;
+		if (s[i] == ' ' && depth == 0)
+			last = i + 1;
+	}
+	if (last && s[last])
+		memmove(s, s + last, strlen(s + last) + 1);
+}
+
+/* A native function's name less what changes between builds of the same code or says
+ * nothing of the site: the symbol version (`pthread_kill@@GLIBC_2.34`), a compiler's clone
+ * suffix (` [clone .cold]`; `.isra.0` is kept: it is the function GDB names), and a C++
+ * name's parameter list and return type (`ns::f(int)` is `ns::f`, as Socorro and Sentry
+ * drop them: so a build with DWARF and one with symbols alone agree; an operator's own
+ * parentheses stay: `T::operator()`). A JIT function's name is the runtime's, kept as it is
+ * (V8's `JS:*f file.js:1:1` is no C++). A new string, NULL when out of memory. */
 static char *normalize(const char *function)
 {
 	char *s = strdup(function);
@@ -80,6 +102,7 @@ static char *normalize(const char *function)
 				   s[open + 1] == ')';
 	if (!operator_call)
 		s[open] = '\0';
+	drop_return_type(s);
 	return s;
 }
 
@@ -236,7 +259,9 @@ struct signature *stack_signature_make(const struct target *t)
 	char **names = calloc(th->nframes, sizeof(*names));
 	bool oom = !names;
 	for (size_t k = 0; !oom && k < th->nframes; k++)
-		oom = th->frames[k].function && !(names[k] = normalize(th->frames[k].function));
+		oom = th->frames[k].function &&
+		      !(names[k] = th->frames[k].jit ? strdup(th->frames[k].function)
+						     : normalize(th->frames[k].function));
 	size_t from = 0;
 	while (!oom && from < th->nframes && !th->frames[from].guess &&
 	       is_irrelevant(&th->frames[from], names[from]))

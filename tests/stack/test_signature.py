@@ -16,7 +16,9 @@
 - a guess ends the signature: the core read where the demo's executable was replaced by
   another build (jitmap-demo-jit-variant): the safepoint frame keyed `jitmap-demo-jit@0xOFF`
   (its module_offset), the same in two runs, the JIT frame a guess reached left out;
-- a live process (`--pause`): its first thread, with the JIT key.
+- a live process (`--pause`): its first thread, with the JIT key;
+- C++ names (tests/stack/cxx_block.cc, with -g and without): one signature, the names
+  without parameters and return types.
 
 Exits 77 (skipped) when the demo or jitmap-stack is missing, cores cannot be made here
 (core_pattern a pipe or an absolute path) or ASLR is off (randomize_va_space not 2).
@@ -329,6 +331,48 @@ def live():
         p.wait()
 
 
+# -- C++ names: one signature with DWARF and without --
+
+
+def cxx_names():
+    """tests/stack/cxx_block.cc built with -g (GDB's names: `ns::outer`) and without (the
+    demangled symbol: `ns::outer(ns::Box<long> const&, int)`, `unsigned long
+    ns::twice<unsigned char>(unsigned char)`), blocked in pause(): one signature, the C++
+    names without parameters and return types."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if not cxx:
+        print("test-signature: (no C++ compiler: the C++ names are not checked)")
+        return
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cxx_block.cc")
+    want = ["cxx-block!ns::Box<long>::wait", "cxx-block!ns::twice<unsigned char>",
+            "cxx-block!ns::outer", "cxx-block!(anonymous namespace)::anon"]
+    texts = []
+    for flags in (["-g"], []):
+        d = os.path.join(WORK, "cxx" + "".join(flags))
+        os.makedirs(d)
+        exe = os.path.join(d, "cxx-block")  # one name: the module's is in the keys
+        r = run([cxx, "-O1"] + flags + ["-o", exe, src])
+        if not check(r.returncode == 0, "C++: %s builds: %s" % (flags, r.stderr)):
+            return
+        p = subprocess.Popen([exe])
+        try:
+            deadline = time.time() + TIMEOUT
+            while time.time() < deadline:  # until it sleeps in pause()
+                with open("/proc/%d/stat" % p.pid) as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "S":
+                        break
+                time.sleep(0.05)
+            r = run([STACK, "--signature", "--json", str(p.pid)])
+        finally:
+            p.kill()
+            p.wait()
+        s = jsoncontract.loads(r.stdout, "jitmap-stack")["signature"]
+        keys = [f["key"] for f in s["frames"] if f["key"].startswith("cxx-block!")]
+        check(keys == want, "C++ %s: the keys %s (%s)" % (flags, want, s["text"]))
+        texts.append(s["text"])
+    check(len(set(texts)) == 1, "C++: one signature with DWARF and without (%s)" % texts)
+
+
 def main():
     try:
         one_site()
@@ -336,6 +380,7 @@ def main():
         text_form()
         guessed()
         live()
+        cxx_names()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
     return T.summary()
