@@ -61,6 +61,20 @@ void jitmap_breakpad_code_id(const void *code, size_t len, uint8_t out[16])
 	}
 }
 
+/* The frame a return address belongs to is the call's: each walker backs up into the call
+ * instruction before it looks anything up (x86-64 by a byte, its calls being of any length;
+ * AArch64 by its one instruction's 4 bytes). */
+int jitmap_breakpad_caller_pc(jitmap_arch arch, uint64_t ra, uint64_t *pc)
+{
+	const uint64_t back = arch == JITMAP_ARCH_X86_64 ? 1 : arch == JITMAP_ARCH_AARCH64 ? 4 : 0;
+	if (!back)
+		return -ENOTSUP;
+	if (!pc || ra < back)
+		return -EINVAL;
+	*pc = ra - back;
+	return 0;
+}
+
 /* -- Records -- */
 
 int jitmap__bp_add_func(struct jitmap__bp_records *r, const struct jitmap__bp_func *f)

@@ -22,9 +22,9 @@
  * loses what would end its line (control characters become spaces; leading and trailing
  * spaces go). A `|` stays, though `minidump_stackwalk -m` strips it (its field separator).
  *
- * Breakpad looks a caller frame up at its return address less 1, so a one-byte STACK CFI
- * row at [ra - 1, ra) unwinds a caller (a stackmap record's return address is enough); frame
- * 0 needs a row at its own PC.
+ * Breakpad looks a caller frame's rows up not at its return address but just before it
+ * (jitmap_breakpad_caller_pc), so a one-byte STACK CFI row there unwinds a caller: a
+ * stackmap record's return address is enough. Frame 0 needs a row at its own PC.
  *
  * Not thread-safe: one thread at a time per jitmap_breakpad_sym. Writers of the same file in
  * several processes are serialized (jitmap_breakpad_sym_write).
@@ -62,6 +62,14 @@ JITMAP_API int jitmap_breakpad_debug_id(const uint8_t *id, size_t len, char out[
  * .text, file_id.cc) is weaker: code that differs only past 4 KiB, or in 16-byte blocks that
  * cancel, would share a file. `code` may be NULL when `len` is 0. */
 JITMAP_API void jitmap_breakpad_code_id(const void *code, size_t len, uint8_t out[16]);
+
+/* Where Breakpad's walker looks up the symbols and STACK CFI rows of a caller frame whose
+ * return address is `ra`: ra - 1 on x86-64 (stackwalker_amd64.cc), ra - 4 on AArch64
+ * (stackwalker_arm64.cc: the call instruction). A row for that frame must cover this address;
+ * seen with minidump_stackwalk, a row at ra - 1 on AArch64 is missed and the walk ends there.
+ * Returns 0 with *pc set; -ENOTSUP for another architecture; -EINVAL for a NULL `pc` or an
+ * `ra` below the offset. */
+JITMAP_API int jitmap_breakpad_caller_pc(jitmap_arch arch, uint64_t ra, uint64_t *pc);
 
 /* -- A module's symbol file -- */
 
@@ -128,8 +136,8 @@ JITMAP_API int jitmap_breakpad_sym_cfi(jitmap_breakpad_sym *s, uint64_t addr, ui
  *
  * Returns 0; or a negative errno with `err` (may be NULL) filled: -EINVAL for NULL `s` or
  * `dir`; -ENAMETOOLONG when the path does not fit `path_len` or PATH_MAX (nothing written);
- * -EEXIST when the file there is not this module's (another MODULE record, or none): it is
- * left alone; -EFBIG when it is larger than 256 MiB; -ENOMEM; the errno of the failing
+ * -EEXIST when the file there is not empty and not this module's (its first line is not this
+ * MODULE record), or not a regular file: it is left alone; -EFBIG when it is larger than 256 MiB; -ENOMEM; the errno of the failing
  * mkdir, open, read, write or rename. */
 JITMAP_API int jitmap_breakpad_sym_write(jitmap_breakpad_sym *s, const char *dir, char *path,
 					 size_t path_len, jitmap_error *err);

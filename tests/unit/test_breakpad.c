@@ -76,6 +76,21 @@ static void test_code_id(void **state)
 	assert_memory_not_equal(id, again, 16);
 }
 
+/* Where the stock walker looks a caller up (verified with minidump_stackwalk: on AArch64 a
+ * row at ra - 1 was missed). */
+static void test_caller_pc(void **state)
+{
+	(void)state;
+	uint64_t pc = 0;
+	assert_int_equal(jitmap_breakpad_caller_pc(JITMAP_ARCH_X86_64, 0x120, &pc), 0);
+	assert_int_equal(pc, 0x11f);
+	assert_int_equal(jitmap_breakpad_caller_pc(JITMAP_ARCH_AARCH64, 0x120, &pc), 0);
+	assert_int_equal(pc, 0x11c);
+	assert_int_equal(jitmap_breakpad_caller_pc(JITMAP_ARCH_S390X, 0x120, &pc), -ENOTSUP);
+	assert_int_equal(jitmap_breakpad_caller_pc(JITMAP_ARCH_AARCH64, 3, &pc), -EINVAL);
+	assert_int_equal(jitmap_breakpad_caller_pc(JITMAP_ARCH_X86_64, 0x120, NULL), -EINVAL);
+}
+
 /* -- Records -- */
 
 static jitmap_breakpad_sym *new_x86(void)
@@ -479,6 +494,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_debug_id),
 		cmocka_unit_test(test_code_id),
+		cmocka_unit_test(test_caller_pc),
 		cmocka_unit_test(test_new_refused),
 		cmocka_unit_test(test_cfi_refused),
 		cmocka_unit_test_setup_teardown(test_cfi_x86_64, setup_store, teardown_store),
