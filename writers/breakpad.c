@@ -410,24 +410,23 @@ static int resolve(struct span *v, size_t n, bool *keep)
 
 /* -- The file's text -- */
 
+/* The kept records are held as `const void *` (one resolver for the three kinds); each is
+ * converted back to its type where it is read. */
 static int by_addr_func(const void *a, const void *b)
 {
-	const struct jitmap__bp_func *x = *(const struct jitmap__bp_func *const *)a;
-	const struct jitmap__bp_func *y = *(const struct jitmap__bp_func *const *)b;
+	const struct jitmap__bp_func *x = *(const void *const *)a, *y = *(const void *const *)b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 static int by_addr_line(const void *a, const void *b)
 {
-	const struct jitmap__bp_line *x = *(const struct jitmap__bp_line *const *)a;
-	const struct jitmap__bp_line *y = *(const struct jitmap__bp_line *const *)b;
+	const struct jitmap__bp_line *x = *(const void *const *)a, *y = *(const void *const *)b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 static int by_addr_cfi(const void *a, const void *b)
 {
-	const struct jitmap__bp_cfi *x = *(const struct jitmap__bp_cfi *const *)a;
-	const struct jitmap__bp_cfi *y = *(const struct jitmap__bp_cfi *const *)b;
+	const struct jitmap__bp_cfi *x = *(const void *const *)a, *y = *(const void *const *)b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
@@ -439,9 +438,7 @@ static int by_name(const void *a, const void *b)
 /* The records that stay, sorted by address: pointers into the object's and the old file's
  * records. */
 struct kept {
-	const struct jitmap__bp_func **funcs;
-	const struct jitmap__bp_line **lines;
-	const struct jitmap__bp_cfi **cfis;
+	const void **funcs, **lines, **cfis; /* jitmap__bp_func, _line, _cfi */
 	size_t num_funcs, num_lines, num_cfis;
 };
 
@@ -506,42 +503,42 @@ out:
 	return rc;
 }
 
+/* n pointers sorted (qsort's array may not be NULL, even for none). */
+static void sort(const void **v, size_t n, int (*cmp)(const void *, const void *))
+{
+	if (n)
+		qsort(v, n, sizeof(*v), cmp);
+}
+
 /* The FUNC of the sorted `funcs` (PUBLICs among them) that holds `addr`, or NULL. */
-static const struct jitmap__bp_func *func_at(const struct jitmap__bp_func *const *funcs,
-					     size_t n, uint64_t addr)
+static const struct jitmap__bp_func *func_at(const void *const *funcs, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) { /* the first starting after addr */
 		size_t mid = lo + (hi - lo) / 2;
-		if (funcs[mid]->addr <= addr)
+		if (((const struct jitmap__bp_func *)funcs[mid])->addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* Kept ranges are disjoint (a PUBLIC is one byte of them), so the one before it is the
 	 * only candidate. */
-	if (!lo || funcs[lo - 1]->is_public)
-		return NULL;
-	const struct jitmap__bp_func *f = funcs[lo - 1];
-	return addr - f->addr < f->size ? f : NULL;
+	const struct jitmap__bp_func *f = lo ? funcs[lo - 1] : NULL;
+	return f && !f->is_public && addr - f->addr < f->size ? f : NULL;
 }
 
-static void put_cfi(struct jitmap__buf *b, const struct jitmap__bp_records *const *sets,
+static void put_cfi(struct jitmap__buf *b, const struct jitmap__bp_records *old,
 		    const struct jitmap__bp_cfi *c)
 {
 	jitmap__buf_printf(b, "STACK CFI INIT %" PRIx64 " %" PRIx64 " ", c->addr, c->size);
 	jitmap__buf_puts(b, c->rules);
 	jitmap__buf_puts(b, "\n");
-	/* An old file's rows after its INIT record (dump_syms writes them; jitmap does not). */
-	for (int k = 0; k < 2; k++) {
-		const struct jitmap__bp_records *r = sets[k];
-		if (!r || c < r->cfis || c >= r->cfis + r->num_cfis)
-			continue;
-		for (size_t d = 0; d < c->num_deltas; d++) {
-			jitmap__buf_puts(b, "STACK CFI ");
-			jitmap__buf_puts(b, r->deltas[c->first_delta + d]);
-			jitmap__buf_puts(b, "\n");
-		}
+	/* An older file's rows after its INIT record (dump_syms writes them; jitmap does not,
+	 * so only an older file's records have any). */
+	for (size_t d = 0; old && d < c->num_deltas; d++) {
+		jitmap__buf_puts(b, "STACK CFI ");
+		jitmap__buf_puts(b, old->deltas[c->first_delta + d]);
+		jitmap__buf_puts(b, "\n");
 	}
 }
 
@@ -560,26 +557,27 @@ char *jitmap__bp_text(const jitmap_breakpad_sym *s, const struct jitmap__bp_reco
 	const char **files = NULL;
 	size_t num_files = 0;
 	struct jitmap__buf b = {0};
-	if (keep_of(sets, 0, (const void ***)&k.funcs, &k.num_funcs) ||
-	    keep_of(sets, 1, (const void ***)&k.lines, &k.num_lines) ||
-	    keep_of(sets, 2, (const void ***)&k.cfis, &k.num_cfis))
+	if (keep_of(sets, 0, &k.funcs, &k.num_funcs) || keep_of(sets, 1, &k.lines, &k.num_lines) ||
+	    keep_of(sets, 2, &k.cfis, &k.num_cfis))
 		goto fail;
-	qsort(k.funcs, k.num_funcs, sizeof(*k.funcs), by_addr_func);
-	qsort(k.lines, k.num_lines, sizeof(*k.lines), by_addr_line);
-	qsort(k.cfis, k.num_cfis, sizeof(*k.cfis), by_addr_cfi);
+	sort(k.funcs, k.num_funcs, by_addr_func);
+	sort(k.lines, k.num_lines, by_addr_line);
+	sort(k.cfis, k.num_cfis, by_addr_cfi);
 
 	/* Lines under a FUNC only; their files numbered by name, so that the same records give
 	 * the same text whatever order they came in. */
 	if (k.num_lines && !(files = malloc(k.num_lines * sizeof(*files))))
 		goto fail;
 	size_t nl = 0;
-	for (size_t i = 0; i < k.num_lines; i++)
-		if (func_at(k.funcs, k.num_funcs, k.lines[i]->addr)) {
-			k.lines[nl++] = k.lines[i];
-			files[num_files++] = k.lines[i]->file;
+	for (size_t i = 0; i < k.num_lines; i++) {
+		const struct jitmap__bp_line *l = k.lines[i];
+		if (func_at(k.funcs, k.num_funcs, l->addr)) {
+			k.lines[nl++] = l;
+			files[num_files++] = l->file;
 		}
+	}
 	k.num_lines = nl;
-	qsort(files, num_files, sizeof(*files), by_name);
+	sort((const void **)files, num_files, by_name);
 	size_t nf = 0;
 	for (size_t i = 0; i < num_files; i++)
 		if (!nf || strcmp(files[nf - 1], files[i]))
@@ -602,9 +600,11 @@ char *jitmap__bp_text(const jitmap_breakpad_sym *s, const struct jitmap__bp_reco
 			continue;
 		jitmap__buf_printf(&b, "FUNC %s%" PRIx64 " %" PRIx64 " 0 %s\n",
 				   f->multiple ? "m " : "", f->addr, f->size, f->name);
-		while (li < k.num_lines && k.lines[li]->addr - f->addr < f->size &&
-		       k.lines[li]->addr >= f->addr) {
-			const struct jitmap__bp_line *l = k.lines[li++];
+		/* The lines left are sorted, each under the FUNC that holds it. */
+		for (const struct jitmap__bp_line *l;
+		     li < k.num_lines && (l = k.lines[li])->addr >= f->addr &&
+		     l->addr - f->addr < f->size;
+		     li++) {
 			const uint64_t room = f->addr + f->size - l->addr;
 			const char **file = bsearch(&l->file, files, num_files, sizeof(*files),
 						    by_name);
@@ -613,13 +613,14 @@ char *jitmap__bp_text(const jitmap_breakpad_sym *s, const struct jitmap__bp_reco
 					   (size_t)(file - files));
 		}
 	}
-	for (size_t i = 0; i < k.num_funcs; i++)
-		if (k.funcs[i]->is_public)
-			jitmap__buf_printf(&b, "PUBLIC %s%" PRIx64 " 0 %s\n",
-					   k.funcs[i]->multiple ? "m " : "", k.funcs[i]->addr,
-					   k.funcs[i]->name);
+	for (size_t i = 0; i < k.num_funcs; i++) {
+		const struct jitmap__bp_func *f = k.funcs[i];
+		if (f->is_public)
+			jitmap__buf_printf(&b, "PUBLIC %s%" PRIx64 " 0 %s\n", f->multiple ? "m " : "",
+					   f->addr, f->name);
+	}
 	for (size_t i = 0; i < k.num_cfis; i++)
-		put_cfi(&b, sets, k.cfis[i]);
+		put_cfi(&b, old, k.cfis[i]);
 	free(k.funcs);
 	free(k.lines);
 	free(k.cfis);

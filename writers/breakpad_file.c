@@ -19,9 +19,11 @@
 
 #include "breakpad_records.h"
 
-/* An older file larger than this is not read (a JIT module's file is kilobytes; dump_syms'
- * of a browser is hundreds of megabytes, but that is no JIT module). */
-#define MAX_OLD_FILE (UINT64_C(256) << 20)
+/* An older file larger than this, or with more records, is not read: a JIT module's file is
+ * kilobytes to a few megabytes (dump_syms' of a browser is hundreds, but that is no JIT
+ * module), and each record read back costs about 48 bytes of memory, a line of 8 bytes. */
+#define MAX_OLD_FILE (UINT64_C(64) << 20)
+#define MAX_OLD_RECORDS (2u << 20)
 /* How long a writer waits for another's lock on the ID folder. */
 #define LOCK_WAIT_MS 5000
 
@@ -155,7 +157,7 @@ static int read_record(char *ln, struct jitmap__bp_records *r, struct file_name 
 
 /* The records of the older file's text `buf` (`len` bytes, buf[len] writable) into `r`,
  * pointing into `buf`. 0; -EEXIST when its first line is not `module` (its MODULE record);
- * -ENOMEM. */
+ * -EFBIG past MAX_OLD_RECORDS lines; -ENOMEM. */
 static int read_old(char *buf, size_t len, const char *module, struct jitmap__bp_records *r)
 {
 	struct file_name *files = NULL;
@@ -169,6 +171,7 @@ static int read_old(char *buf, size_t len, const char *module, struct jitmap__bp
 		if (!buf[i])
 			buf[i] = '_';
 	bool first = true;
+	size_t records = 0;
 	for (char *ln = buf, *end; !rc && *ln; ln = end) {
 		end = ln + strcspn(ln, "\r\n");
 		if (*end)
@@ -183,18 +186,22 @@ static int read_old(char *buf, size_t len, const char *module, struct jitmap__bp
 			}
 			continue;
 		}
-		rc = read_record(ln, r, &files, &num_files, &cap_files, &line_file, &cap_line_file,
-				 prio--);
+		if (++records > MAX_OLD_RECORDS)
+			rc = -EFBIG;
+		else
+			rc = read_record(ln, r, &files, &num_files, &cap_files, &line_file,
+					 &cap_line_file, prio--);
 	}
 	if (!rc && first && len)
 		rc = -EEXIST; /* not empty, yet not one record */
 	/* Lines name their files by the older file's numbers. The last FILE record of a number
 	 * names it (there should be one); a line naming none is left out. */
-	qsort(files, num_files, sizeof(*files), by_num);
+	if (num_files)
+		qsort(files, num_files, sizeof(*files), by_num);
 	size_t n = 0;
 	for (size_t i = 0; !rc && i < r->num_lines; i++) {
 		struct file_name key = {line_file[i], NULL}, *f;
-		f = bsearch(&key, files, num_files, sizeof(*files), by_num);
+		f = num_files ? bsearch(&key, files, num_files, sizeof(*files), by_num) : NULL;
 		if (!f)
 			continue;
 		while (f + 1 < files + num_files && f[1].num == f->num)
@@ -350,6 +357,9 @@ int jitmap_breakpad_sym_write(jitmap_breakpad_sym *s, const char *dir, char *pat
 		if (rc == -EEXIST)
 			jitmap__fail(err, rc, 0, "%s is not the symbol file of %s %s: left alone",
 				     file, s->name, s->debug_id);
+		else if (rc == -EFBIG)
+			jitmap__fail(err, rc, 0, "%s has more than %u records, not merged", file,
+				     MAX_OLD_RECORDS);
 		else if (rc)
 			jitmap__fail(err, rc, 0, "out of memory reading %s", file);
 	}

@@ -137,8 +137,9 @@ JITMAP_API int jitmap_breakpad_sym_cfi(jitmap_breakpad_sym *s, uint64_t addr, ui
  * Returns 0; or a negative errno with `err` (may be NULL) filled: -EINVAL for NULL `s` or
  * `dir`; -ENAMETOOLONG when the path does not fit `path_len` or PATH_MAX (nothing written);
  * -EEXIST when the file there is not empty and not this module's (its first line is not this
- * MODULE record), or not a regular file: it is left alone; -EFBIG when it is larger than 256 MiB; -ENOMEM; the errno of the failing
- * mkdir, open, read, write or rename. */
+ * MODULE record), or not a regular file; -EFBIG when it is larger than 64 MiB or holds more
+ * than 2^21 lines (in both cases it is left alone); -ENOMEM; the errno of the failing mkdir,
+ * open, read, write or rename. */
 JITMAP_API int jitmap_breakpad_sym_write(jitmap_breakpad_sym *s, const char *dir, char *path,
 					 size_t path_len, jitmap_error *err);
 
