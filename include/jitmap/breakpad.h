@@ -110,13 +110,14 @@ JITMAP_API int jitmap_breakpad_sym_line(jitmap_breakpad_sym *s, uint64_t addr, u
  * DWARF 0-16; AArch64 `x0`..`x30 sp pc` (no `$`) for DWARF 0-32. Only rules jitmap proved
  * belong here, never a guess: -EINVAL for a NULL rule, a register without a name here, a
  * `where` out of range, more than JITMAP_UNWIND_RULE_MAX_SAVED saved registers, or one
- * register saved twice. */
+ * register saved twice. (Breakpad drops a row whose `.cfa` or `.ra` names a register it does
+ * not know, and the walk falls back to guessing; a rule is written whole or not at all.) */
 JITMAP_API int jitmap_breakpad_sym_cfi(jitmap_breakpad_sym *s, uint64_t addr, uint64_t size,
 				       const jitmap_unwind_rule *rule);
 
 /* Write the symbol file to DIR/NAME/ID/NAME.sym (a NAME ending in ".pdb" loses it, as
  * Breakpad's SimpleSymbolSupplier looks it up), making the folders that are missing
- * (0755 before the umask), and put its path in `path` (may be NULL) when it fits `path_len`.
+ * (0755 before the umask), and put its path in `path` (may be NULL; `path_len` bytes).
  *
  * A file already there for the same module (its MODULE record the same) is merged: the same
  * code crashing at other PCs in other dumps adds rows, so the records of that file that this
