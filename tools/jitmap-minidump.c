@@ -260,6 +260,9 @@ int main(int argc, char **argv)
 		if (m.symbols)
 			fprintf(stderr, "; symbols under %s (%zu unwinding rows)", m.symbols, jm.rows);
 		fprintf(stderr, "\n");
+		if (jm.refused)
+			fprintf(stderr, "jitmap-minidump: %zu unwinding rules name a register Breakpad "
+				"has no name for: those frames get no row\n", jm.refused);
 		if (jm.unplaced)
 			fprintf(stderr, "jitmap-minidump: %zu JIT frames lie in no module the dump "
 				"could list\n", jm.unplaced);

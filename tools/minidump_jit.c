@@ -129,12 +129,19 @@ static int add_memory(struct jit_modules *jm, uint64_t lo, uint64_t hi)
 }
 
 /* Where Breakpad's walker looks up the row of a frame: the PC of a frame that stands there
- * (the crashing frame), else the call before its return address. */
-static void row_at(jitmap_arch arch, const struct frame_out *fo, uint64_t *addr, uint64_t *size)
+ * (the crashing frame), else the call before its return address, to the return address.
+ * -1 where it cannot say. */
+static int row_at(jitmap_arch arch, const struct frame_out *fo, uint64_t *addr, uint64_t *size)
 {
-	const uint64_t back = arch == JITMAP_ARCH_AARCH64 ? 4 : 1;
-	*addr = fo->exact ? fo->pc : fo->pc - back;
-	*size = fo->exact ? 1 : back;
+	if (fo->exact) {
+		*addr = fo->pc;
+		*size = 1;
+		return 0;
+	}
+	if (jitmap_breakpad_caller_pc(arch, fo->pc, addr))
+		return -1;
+	*size = fo->pc - *addr;
+	return 0;
 }
 
 int minidump_jit_collect(struct target *t, struct jit_modules *jm)
@@ -178,11 +185,12 @@ int minidump_jit_collect(struct target *t, struct jit_modules *jm)
 				if (add_memory(jm, fo->func_lo, hi))
 					return -ENOMEM;
 			}
-			if (fo->rule && !fo->guess) {
-				uint64_t addr, size;
-				row_at(t->arch, fo, &addr, &size);
+			uint64_t addr, size;
+			if (fo->rule && !fo->guess && row_at(t->arch, fo, &addr, &size) == 0) {
 				if (jitmap_breakpad_sym_cfi(m->sym, addr, size, fo->rule) == 0)
 					jm->rows++;
+				else /* a register Breakpad has no name for */
+					jm->refused++;
 			}
 		}
 	return 0;

@@ -28,6 +28,7 @@ struct jit_modules {
 	size_t nmem, capmem;
 	size_t unplaced;            /* JIT frames no module could hold */
 	size_t rows;                /* STACK CFI rows written */
+	size_t refused;             /* rules the symbol file cannot state */
 };
 
 /* The modules of the JIT frames `t`'s walk found, with their symbol files' records: 0, or
