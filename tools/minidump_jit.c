@@ -14,8 +14,12 @@
  *     step's rule (jitmap_stack_frame.rule: a CFI row, the stackmap's frame size, the code
  *     walk, a known function's frame pointer) at the address Breakpad looks it up at: the PC
  *     of the crashing frame, and for a caller its return address less one (x86-64) or less
- *     four (AArch64), where the walker asks for the call's row. Never a guess's: a frame
- *     reached by one has no row, and the walker says how it found it.
+ *     four (AArch64), where the walker asks for the call's row. Never a guess's: a step
+ *     only a guess took has no row, and the walker says how it went on. A proven step's
+ *     rule is a fact about the code at its PC (its CFI, its frame size, its instructions
+ *     from its start), whatever the frame's registers, so a frame that a guess below it
+ *     reached (a runtime's builtins without CFI under Node's JS frames) still gets its row:
+ *     the walker uses it only where its own walk arrives at that PC.
  * The memory a dump carries besides the stacks: each JIT frame's function bytes (64 KiB of it
  * at most), for readers that disassemble (Breakpad's walker reads none). */
 #include <errno.h>
@@ -186,7 +190,7 @@ int minidump_jit_collect(struct target *t, struct jit_modules *jm)
 					return -ENOMEM;
 			}
 			uint64_t addr, size;
-			if (fo->rule && !fo->guess && row_at(t->arch, fo, &addr, &size) == 0) {
+			if (fo->rule && row_at(t->arch, fo, &addr, &size) == 0) {
 				if (jitmap_breakpad_sym_cfi(m->sym, addr, size, fo->rule) == 0)
 					jm->rows++;
 				else /* a register Breakpad has no name for */
