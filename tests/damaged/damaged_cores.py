@@ -16,12 +16,15 @@ of an unknown version, function names whose bytes are not UTF-8, with control ch
 quotes).
 
 On each, with a timeout: jitmap-stack (text and --json), jitmap-dump (text and
---format=json), `jitmap-core-handler --small --from=CORE` (and jitmap-stack on what it wrote)
-and `gdb -batch` with jitmap.gdb (`jitmap status`, `info stackmaps`, `bt`).
+--format=json), `jitmap-core-handler --small --from=CORE` (and jitmap-stack on what it wrote),
+`jitmap-minidump --symbols DIR CORE -o OUT.dmp` (and Breakpad's minidump_dump on what it wrote,
+scripts/setup-breakpad.sh) and `gdb -batch` with jitmap.gdb (`jitmap status`, `info
+stackmaps`, `bt`).
 Checks:
   - no signal, no timeout; the tools' exit status as documented (jitmap-stack 1 only when no
     thread's registers can be read or the file is not a core; jitmap-dump 1 when a descriptor
-    list or an entry is damaged or the file is no core, else 0); GDB's 0 or 1;
+    list or an entry is damaged or the file is no core, else 0; jitmap-minidump 0 with a dump
+    minidump_dump reads, or 1 naming why, as jitmap-stack names it); GDB's 0 or 1;
   - a message naming what is missing (a regex per variant, over the text, the JSON's
     problems and errors, and standard error);
   - every JSON output parses and keeps its schema (jsoncontract), names with bytes that are
@@ -49,6 +52,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import breakpad  # noqa: E402
 import jsoncontract  # noqa: E402
 from tally import Tally  # noqa: E402
 from corefile import Core  # noqa: E402
@@ -59,6 +63,7 @@ BUILD = os.path.abspath(sys.argv[1])
 STACK = os.path.join(BUILD, "jitmap-stack")
 DUMP = os.path.join(BUILD, "jitmap-dump")
 HANDLER = os.path.join(BUILD, "jitmap-core-handler")
+MINIDUMP = os.path.join(BUILD, "jitmap-minidump")
 HANDJIT = os.path.join(BUILD, "examples", "handjit", "jitmap-handjit")
 DEMO = os.path.join(BUILD, "examples", "llvm-jit", "jitmap-demo-jit")
 JITMAP_GDB = os.path.join(BUILD, "share", "jitmap", "jitmap.gdb")
@@ -80,6 +85,14 @@ if not shutil.which(GDB) or not os.path.exists(JITMAP_GDB):
 with open("/proc/sys/kernel/core_pattern") as f:
     if f.read().startswith("|"):
         skip("the kernel pipes cores elsewhere (core_pattern)")
+# Breakpad's minidump_dump reads what jitmap-minidump writes (scripts/setup-breakpad.sh;
+# without it, jitmap-minidump's exit status and messages are still checked).
+try:
+    BREAKPAD = breakpad.Tools.setup(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))) if os.access(MINIDUMP, os.X_OK) else None
+except breakpad.Missing as e:
+    print("damaged-cores: %s: minidump_dump is not run" % e, flush=True)
+    BREAKPAD = None
 
 WORK = tempfile.mkdtemp(prefix="jitmap-damaged-")
 
@@ -316,6 +329,24 @@ def exercise(v, base):
         rc, out, err = run([STACK, "--json", "--values", small])
         status(rc, (0, 1), "jitmap-stack on the small core", err)
     os.unlink(small)
+    # jitmap-minidump (tests/minidump): a minidump that Breakpad's minidump_dump reads, or a
+    # refusal (exit 1) that says why, as jitmap-stack says it.
+    if os.access(MINIDUMP, os.X_OK):
+        dmp, syms = path + ".dmp", path + ".sym"
+        rc, _, err = run([MINIDUMP, "--symbols", syms, path, "-o", dmp])
+        status(rc, (0, 1), "jitmap-minidump", err)
+        if rc == 1:
+            said = "\n".join(line for line in text(err).splitlines()
+                             if line.startswith("jitmap-minidump: "))
+            says(expect.search(said), "jitmap-minidump says why it writes no dump: /%s/ in:\n%s"
+                 % (v["expect"], text(err)[-1500:]))
+        elif rc == 0 and BREAKPAD:
+            rc, said = BREAKPAD.dump(dmp)
+            ok(rc == 0, "minidump_dump reads jitmap-minidump's dump (exit %s: %s)" % (
+                rc, said[:3]))
+        if os.path.exists(dmp):
+            os.unlink(dmp)
+        shutil.rmtree(syms, ignore_errors=True)
     # GDB with jitmap: the commands, and the stack. A hang or a crash is jitmap's unless GDB
     # alone (the control, bt only) does the same on the same core: then it is GDB's.
     rc, out, err = run(gdb_argv(base["program"], path), timeout=GDB_TIMEOUT)
