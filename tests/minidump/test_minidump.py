@@ -116,6 +116,14 @@ def native_store(tools, truth, maps, root):
     return root
 
 
+def physical(thread):
+    """A truth thread's frames as a stack walker sees them: without the frames jitmap-stack
+    adds at a PC (inlined functions: "inlined") or rebuilds from a tail call ("tail_call"),
+    which Breakpad's walker shows not (dump_syms' files for files without DWARF have no INLINE
+    records)."""
+    return [f for f in thread["frames"] if not f.get("inlined") and not f.get("tail_call")]
+
+
 def judge(what, tools, truth, dmp, syms, natives, empty):
     """The stock walker on DMP with jitmap's symbols SYMS and dump_syms' NATIVES names the
     truth's JIT frames thread by thread, in order, and reaches each one's caller by CFI; not
@@ -136,10 +144,20 @@ def judge(what, tools, truth, dmp, syms, natives, empty):
     if not all(walk.module(m) for m in natives_on_stack):
         problems.append("modules on the stacks missing from the dump's module list: %s" % [
             m for m in natives_on_stack if not walk.module(m)])
+    # Every thread's registers as the truth has them: its walk starts at the truth's PC and
+    # reaches the truth's caller (a context's stack pointer wrong, or its stack missing,
+    # loses the caller).
+    every = [[int(f["pc"], 16) for f in physical(t)] for t in truth["threads"]]
+    for i, w in BP.match_threads(every, walk).items():
+        t, firsts = truth["threads"][i], every[i][:2]
+        if w is None or w.rips()[:2] != firsts:
+            problems.append("thread %d: the walk (%s) starts %s, jitmap-stack %s" % (
+                t["tid"], "none" if w is None else "thread %d" % w.index,
+                [hex(x) for x in (w.rips()[:2] if w else [])], [hex(x) for x in firsts]))
     held_threads = [t for t in truth["threads"] if any(f["jit"] for f in t["frames"])]
     H.check(held_threads, "%s: the truth has no JIT frame" % what)
     names = {f["function"] for t in held_threads for f in t["frames"] if f["jit"]}
-    pcs = [[int(f["pc"], 16) for f in t["frames"]] for t in held_threads]
+    pcs = [[int(f["pc"], 16) for f in physical(t)] for t in held_threads]
     paired = BP.match_threads(pcs, walk)
     for i, t in enumerate(held_threads):
         w = paired[i]
@@ -154,10 +172,11 @@ def judge(what, tools, truth, dmp, syms, natives, empty):
                 t["tid"], w.index, [f.function for _, f in got], want))
             continue
         # The frame after each JIT frame: by CFI, at the truth's PC.
-        jit_at = [k for k, f in enumerate(t["frames"]) if f["jit"]]
+        frames = physical(t)
+        jit_at = [k for k, f in enumerate(frames) if f["jit"]]
         for (k, f), j in zip(got, jit_at):
             after = w.frames[k + 1] if k + 1 < len(w.frames) else None
-            truth_after = t["frames"][j + 1] if j + 1 < len(t["frames"]) else None
+            truth_after = frames[j + 1] if j + 1 < len(frames) else None
             if truth_after is None:
                 continue
             want_pc = int(truth_after["pc"], 16)
