@@ -147,8 +147,8 @@ class Tools:
 
     def walk(self, dmp, symbol_paths):
         """minidump_stackwalk -m DMP PATHS... and minidump_stackwalk DMP PATHS... (their logs
-        on standard error left out, as its users do): a Walk. AssertionError-free: a walker
-        that fails gives a Walk with no threads, and `rc` says how it ended."""
+        on standard error left out, as its users do): a Walk, its `rc` the two exit statuses
+        (a walker that fails gives a Walk with no threads)."""
         rc_m, machine, _ = self._run([self.stackwalk, "-m", dmp] + list(symbol_paths))
         rc_p, plain, _ = self._run([self.stackwalk, dmp] + list(symbol_paths))
         w = Walk(machine, plain)

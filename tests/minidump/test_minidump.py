@@ -23,7 +23,9 @@ functions.
   --abort`), the kernel's core; `jitmap-minidump --symbols S CORE -o OUT.dmp`; the dump is no
   larger than the small core of the same process (`jitmap-core-handler --small --from=CORE`).
 - node_live: Node.js with --perf-basic-prof in three nested optimized functions, held
-  (SIGSTOP: tests/lib/held.py); `jitmap-minidump --symbols S PID -o OUT.dmp`.
+  (SIGSTOP: tests/lib/held.py); `jitmap-minidump --symbols S PID -o OUT.dmp`, left stopped;
+  the dump no larger than the small core of the process (gcore's, made small with its perf
+  map added).
 - node_kernel: Node.js calling process.abort() under the three, and the demo JIT aborting at
   its statepoint, through the real core_pattern `|h --minidump DIR %P -- dd of=...` (set and
   restored; root needed, else skipped): the dump and symbols the handler wrote in DIR, judged
@@ -204,10 +206,11 @@ def judge(what, tools, truth, dmp, syms, natives, empty):
     return walk
 
 
-def small_core_size(handler, core, out):
-    """The size of the small core jitmap-core-handler --small makes from CORE."""
+def small_core_size(handler, core, out, *pid):
+    """The size of the small core jitmap-core-handler --small makes from CORE (with PID: the
+    process's perf maps added)."""
     with open(out, "wb") as f:
-        r = subprocess.run([handler, "--small", "--from=" + core], stdout=f,
+        r = subprocess.run([handler, "--small", "--from=" + core] + list(pid), stdout=f,
                            stderr=subprocess.PIPE, timeout=TIMEOUT)
     H.check(r.returncode == 0 and os.path.getsize(out) > 0,
             "jitmap-core-handler --small --from=%s: exit %d: %s" % (
@@ -361,10 +364,10 @@ def main():
         syms = os.path.join(d, "S")
         dmp = make_minidump(core, os.path.join(d, "demo.dmp"), syms)
         natives = native_store(tools, truth, MT.core_maps(core), os.path.join(d, "N"))
+        no_larger("demo core", dmp, small_core_size(HANDLER, core, os.path.join(d, "small")))
         walk = judge("demo core", tools, truth, dmp, syms, natives, empty)
         H.check(walk.crash and walk.crash[0] == "SIGABRT",
                 "demo core: the walk's crash line is %s, not SIGABRT" % walk.crash)
-        no_larger("demo core", dmp, small_core_size(HANDLER, core, os.path.join(d, "small")))
 
     @runner.test
     def node_live():
@@ -378,10 +381,18 @@ def main():
                 natives = native_store(tools, truth, MT.live_maps(pid), os.path.join(d, "N"))
                 H.check(H.read("/proc/%d/stat" % pid).rsplit(")", 1)[1].split()[0] == "T",
                         "node: jitmap-minidump left the process otherwise than stopped")
+                # The small core of the same process, its perf map added (gcore's core:
+                # ~650 MB, gone at once).
+                full = held.gcore(pid, d)
+                try:
+                    small = small_core_size(HANDLER, full, os.path.join(d, "small"), str(pid))
+                finally:
+                    os.unlink(full)
         except held.Missing as e:
             raise H.Skip(str(e)) from None
         H.check(three(truth["threads"][0]), "node: jitmap-stack names %s" % [
             f["function"] for f in truth["threads"][0]["frames"] if f["jit"]])
+        no_larger("node live", dmp, small)
         judge("node live", tools, truth, dmp, syms, natives, empty)
 
     def kernel_ready():
@@ -454,12 +465,12 @@ def main():
             name, [[f["function"] for f in t["frames"] if f["jit"]] for t in truth["threads"]]))
         natives = native_store(tools, truth, MT.core_maps(core),
                                os.path.join(work, name + "-N"))
+        no_larger("%s under core_pattern" % name, dumps[0],
+                  small_core_size(HANDLER, core, os.path.join(work, name + ".small")))
         walk = judge("%s under core_pattern" % name, tools, truth, dumps[0], roots.pop(),
                      natives, empty)
         H.check(walk.crash and walk.crash[0] == "SIGABRT",
                 "%s: the walk's crash line is %s, not SIGABRT" % (name, walk.crash))
-        no_larger("%s under core_pattern" % name, dumps[0],
-                  small_core_size(HANDLER, core, os.path.join(work, name + ".small")))
 
     @runner.test
     def hostile():
