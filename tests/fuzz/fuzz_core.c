@@ -25,6 +25,7 @@
 
 #include "fuzz_common.h"
 #include "jitmap/core.h"
+#include "jitmap/minidump.h"
 #include "jitmap/process.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -209,6 +210,34 @@ static void shrink(const uint8_t *data, size_t size, const char *root)
 	close(out);
 }
 
+/* A minidump of the core, with all its memory asked for (writers/minidump.c): written whole or
+ * refused for its architecture, never a crash or a hang; as long as it says, within
+ * Breakpad's counts, its header first. */
+static void check_minidump(jitmap_stopped *c)
+{
+	const int fd = memfd_create("fuzz-minidump", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	const jitmap_minidump_range all[] = {{0, UINT64_MAX}};
+	JITMAP_OPTS(const jitmap_minidump_opts, mo, .memory = all, .num_memory = 1,
+		    .stack_bytes = 64 << 10);
+	jitmap_minidump_info info = {.sz = sizeof(info)};
+	jitmap_error err;
+	const int rc = jitmap_minidump_write(c, fd, &mo, &info, &err);
+	CHECK(rc == 0 || rc == -ENOTSUP || rc == -ENOMEM);
+	if (rc) {
+		CHECK(err.code == rc && err.reason[0]);
+	} else {
+		uint8_t head[8];
+		CHECK(lseek(fd, 0, SEEK_CUR) == (off_t)info.bytes);
+		CHECK(pread(fd, head, sizeof(head), 0) == (ssize_t)sizeof(head));
+		CHECK(!memcmp(head, "MDMP\x93\xa7", 6));
+		CHECK(info.num_threads <= 4096 && info.num_modules <= 2048 &&
+		      info.num_memory <= 4096 && info.bytes < (UINT64_C(1) << 32));
+	}
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	JITMAP_OPTS(jitmap_stopped_opts, opts, .flags = JITMAP_STOPPED_NO_FILES);
@@ -318,6 +347,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!opts.exe || opts.exe == g_prog)
 		scan_core(c);
+	check_minidump(c);
 	uint64_t bound = 0, kept = 0, left = 0;
 	const int small = jitmap_stopped_small(c, &bound, &kept, &left);
 	CHECK(small == 0 || small == 1);
