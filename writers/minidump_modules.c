@@ -4,9 +4,9 @@
  * A mapped ELF file is one module spanning its mappings (a run of mappings of one path),
  * named as the process named it (less the " (deleted)" of a core's file unlinked since it was
  * mapped: the walker looks its symbols up by the name's base), identified by its build ID;
- * the executable goes first, the walker's main module. The caller's JIT modules follow, each
- * left out where it overlaps one before it: Breakpad drops the whole list when two modules
- * overlap. Breakpad reads at most 2048.
+ * the executable goes first, the walker's main module; the vDSO follows the files. The
+ * caller's JIT modules come last, each left out where it overlaps one before it: Breakpad
+ * drops the whole list when two modules overlap. Breakpad reads at most 2048.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -33,6 +33,11 @@ static int add_module(struct jitmap__md_modules *l, const struct jitmap__md_modu
 	return 0;
 }
 
+/* A gap between two mappings of one file that no loaded ELF image has between its segments:
+ * past it, a mapping of the same file is another mapping of it, not a segment of that image
+ * (Node.js maps its own executable's embedded builtins again, terabytes above it). */
+#define MAX_SEGMENT_GAP (UINT64_C(1) << 30)
+
 /* The run of mappings [*i, end) of one path, as a module when an ELF image lies in it. */
 static int file_module(jitmap_stopped *s, size_t *i, size_t nmaps, struct jitmap__md_modules *l)
 {
@@ -43,7 +48,8 @@ static int file_module(jitmap_stopped *s, size_t *i, size_t nmaps, struct jitmap
 	size_t k = *i;
 	for (; k < nmaps; k++) {
 		const jitmap_stopped_mapping_info *mk = jitmap_stopped_mapping(s, k);
-		if (!mk || strcmp(mk->core_path, first->core_path))
+		if (!mk || strcmp(mk->core_path, first->core_path) ||
+		    (k > *i && mk->start - end > MAX_SEGMENT_GAP))
 			break;
 		end = mk->end;
 		jitmap_stopped_module_info mod = {.sz = sizeof(mod)};
@@ -63,6 +69,28 @@ static int file_module(jitmap_stopped *s, size_t *i, size_t nmaps, struct jitmap
 	if (m.id_len > sizeof(m.id))
 		m.id_len = 0;
 	return add_module(l, &m);
+}
+
+/* The vDSO: an ELF image the kernel maps into every process, not a file (gettimeofday and
+ * clock_gettime run in it; on AArch64 the signal return trampoline is there). Breakpad's
+ * writer lists it as "linux-gate.so", so that a walker's scan accepts return addresses in it
+ * and a symbol file made from the kernel's image names it. */
+static int vdso_module(jitmap_stopped *s, struct jitmap__md_modules *l)
+{
+	uint64_t ehdr = 0;
+	jitmap_stopped_memory_info mi = {.sz = sizeof(mi)};
+	if (jitmap_stopped_auxv(s, AT_SYSINFO_EHDR, &ehdr) || !ehdr ||
+	    jitmap_stopped_memory(s, ehdr, &mi) || mi.source == JITMAP_STOPPED_MEM_NONE ||
+	    mi.segment_start > ehdr || mi.segment_end <= ehdr ||
+	    mi.segment_end - ehdr > UINT32_MAX || l->n >= MAX_MODULES ||
+	    overlaps(l, ehdr, mi.segment_end - ehdr))
+		return 0;
+	struct jitmap__md_module m = {.base = ehdr, .size = mi.segment_end - ehdr,
+				      .path = "linux-gate.so"};
+	m.cut = strlen(m.path);
+	const jitmap_target t = jitmap_stopped_target(s);
+	m.id_len = jitmap_image_build_id_at(&t, ehdr, m.id, sizeof(m.id));
+	return m.id_len ? add_module(l, &m) : 0;
 }
 
 int jitmap__md_modules(jitmap_stopped *s, const jitmap_minidump_opts *o,
@@ -86,6 +114,8 @@ int jitmap__md_modules(jitmap_stopped *s, const jitmap_minidump_opts *o,
 			break;
 		}
 	}
+	if (vdso_module(s, l))
+		return -ENOMEM;
 	for (size_t i = 0; i < o->num_jit_modules; i++) {
 		const jitmap_minidump_module *j = &o->jit_modules[i];
 		if (!j->path || !j->id || !j->id_len || j->id_len > 64 || !j->size ||

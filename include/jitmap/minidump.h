@@ -19,10 +19,11 @@
  *     but the CPU bit) and no stack: its ID stays in the dump, and no register is invented.
  *   - ModuleList: the executable first (the walker's "main module"), then one module per
  *     mapped ELF file, spanning its mappings, each with its build ID as CodeView 'BpEL'
- *     (Breakpad's symbol-file ID is derived from it); then the caller's JIT modules. Breakpad
- *     rejects the whole list when two modules overlap, so a JIT module that overlaps a file's
- *     module or an earlier JIT module is left out (counted in `dropped_modules`), as are
- *     those past Breakpad's cap of 2048 modules.
+ *     (Breakpad's symbol-file ID is derived from it); the vDSO as "linux-gate.so" (Breakpad's
+ *     name for it), with its build ID; then the caller's JIT modules. Breakpad rejects the
+ *     whole list when two modules overlap, so a JIT module that overlaps a module before it
+ *     is left out (counted in `dropped_modules`), as are those past Breakpad's cap of 2048
+ *     modules. A file without a build ID is listed with no CodeView record (no symbols).
  *   - MemoryList (type 5: Breakpad's processor does not read Memory64List): each thread's
  *     stack, the bytes its thread entry points at, and the caller's `memory` ranges (the JIT
  *     code's bytes) clipped to bytes that can be read; each region at most 64 MiB, at most
