@@ -580,18 +580,23 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* The arguments checked; `o` the caller's options as this library knows them (zeros past the
+ * caller's sz, whose fields are never read). 0, or -EINVAL / -ENOTSUP with `err` filled. */
 static int check(jitmap_stopped *s, int fd, const jitmap_minidump_opts *opts,
-		 const jitmap_minidump_info *info, jitmap_error *err)
+		 const jitmap_minidump_info *info, jitmap_minidump_opts *o, jitmap_error *err)
 {
+	*o = (jitmap_minidump_opts){.sz = sizeof(*o)};
 	if (!s || fd < 0)
 		return jitmap__fail(err, -EINVAL, 0, "%s", !s ? "no stopped process" :
 				    "no file descriptor to write to");
 	if (opts && (opts->sz < sizeof(opts->sz) || !JITMAP__OPTS_VALID(opts, stack_bytes)))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_minidump_opts has sz %zu or fields "
 				    "this library does not know", opts->sz);
-	if (opts && ((opts->num_jit_modules && !JITMAP_OPTS_HAS(opts, num_jit_modules)) ||
-		     (opts->num_jit_modules && !opts->jit_modules) ||
-		     (JITMAP_OPTS_HAS(opts, num_memory) && opts->num_memory && !opts->memory)))
+	if (opts) {
+		memcpy(o, opts, opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
+		o->sz = sizeof(*o);
+	}
+	if ((o->num_jit_modules && !o->jit_modules) || (o->num_memory && !o->memory))
 		return jitmap__fail(err, -EINVAL, 0, "jitmap_minidump_opts counts an array it "
 				    "does not give");
 	if (info && info->sz < sizeof(info->sz))
@@ -612,12 +617,10 @@ int jitmap_minidump_write(jitmap_stopped *s, int fd, const jitmap_minidump_opts 
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
-	int rc = check(s, fd, opts, info, err);
+	jitmap_minidump_opts o;
+	int rc = check(s, fd, opts, info, &o, err);
 	if (rc)
 		return rc;
-	jitmap_minidump_opts o = {.sz = sizeof(o)};
-	if (opts)
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	struct dump d = {.s = s, .arch = jitmap_stopped_arch(s),
 			 .live = jitmap_stopped_kind_of(s) == JITMAP_STOPPED_LIVE,
 			 .mem = {.s = s, .budget = MEMORY_BUDGET}};

@@ -27,8 +27,8 @@
  *   - MemoryList (type 5: Breakpad's processor does not read Memory64List): each thread's
  *     stack, the bytes its thread entry points at, and the caller's `memory` ranges (the JIT
  *     code's bytes) clipped to bytes that can be read; each region at most 64 MiB, at most
- *     4096 regions. Bytes that cannot be read (a core missing them) are left out, never
- *     invented.
+ *     4096 regions, 2 GiB in all (the stacks first). Bytes that cannot be read (a core
+ *     missing them) are left out, never invented.
  *   - SystemInfo (platform Linux, the CPU, and the `uname` of the machine writing the dump:
  *     a core does not say which kernel it ran on), Exception (a core's: the first thread in
  *     note order whose signal is nonzero, with si_code and si_addr where the core holds its
