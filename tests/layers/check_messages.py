@@ -46,6 +46,8 @@ MIN_LEN = 6
 ALLOWED = [
     ("cannot", r"\bgot\.startswith\(\"cannot\"\)",
      "the LLDB adapter's own answer (lldb_adapter._load_image: \"cannot add ...\")"),
+    ("minidump", r"GetPluginName\(\) in \(",
+     "LLDB's process plugins' names (elf-core, mach-o-core, minidump), not a message"),
 ]
 
 C_COMPARE = ("strstr", "strcasestr", "strcmp", "strncmp", "strcasecmp", "strncasecmp",
