@@ -668,7 +668,7 @@ int jitmap_minidump_write(jitmap_stopped *s, int fd, const jitmap_minidump_opts 
 			total += d.mem.v[i].len;
 		}
 		if (rc)
-			jitmap__fail(err, rc, total, "cannot write the minidump: %s", strerror(-rc));
+			jitmap__fail(err, rc, total, "cannot write the dump: %s", strerror(-rc));
 	} else if (rc == -EFBIG) {
 		jitmap__fail(err, rc, 0, "the minidump's streams would pass %" PRIu64 " bytes "
 			     "before its memory", MAX_OUT);
