@@ -3,13 +3,16 @@
  *
  * A mapped ELF file is one module spanning its mappings (a run of mappings of one path),
  * named as the process named it (less the " (deleted)" of a core's file unlinked since it was
- * mapped: the walker looks its symbols up by the name's base), identified by its build ID;
+ * mapped: the walker looks its symbols up by the name's base), identified by its build ID
+ * (else by Breakpad's hash of its code);
  * the executable goes first, the walker's main module; the vDSO follows the files. The
  * caller's JIT modules come last, each left out where it overlaps one before it: Breakpad
  * drops the whole list when two modules overlap. Breakpad reads at most 2048.
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <gelf.h>
+#include <unistd.h>
 
 #include "jitmap/minidump.h"
 
@@ -37,6 +40,44 @@ static int add_module(struct jitmap__md_modules *l, const struct jitmap__md_modu
  * past it, a mapping of the same file is another mapping of it, not a segment of that image
  * (Node.js maps its own executable's embedded builtins again, terabytes above it). */
 #define MAX_SEGMENT_GAP (UINT64_C(1) << 30)
+
+/* Breakpad's identifier for an ELF file without a build ID (file_id.cc, HashElfTextSection):
+ * the first 4096 bytes of its .text XORed 16 bytes at a time (a last short piece read on past
+ * the section, as Breakpad reads it). dump_syms derives the same from the file, so its symbol
+ * file matches the module. Read from the file the process maps, as jitmap_stopped_mapped_file
+ * opens it (never another build). 16, or 0 when it cannot be read. */
+static size_t text_hash(jitmap_stopped *s, uint64_t addr, uint8_t out[16])
+{
+	char path[512];
+	const int fd = jitmap_stopped_mapped_file(s, addr, path, sizeof(path), NULL, 0);
+	if (fd < 0)
+		return 0;
+	size_t n = 0, shstrndx;
+	uint8_t text[4096];
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	while (e && !elf_getshdrstrndx(e, &shstrndx) && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstrndx, sh.sh_name) : NULL;
+		if (!name || strcmp(name, ".text") || sh.sh_type != SHT_PROGBITS || !sh.sh_size)
+			continue;
+		const size_t want = sh.sh_size >= sizeof(text) ? sizeof(text)
+							      : (sh.sh_size + 15) & ~(size_t)15;
+		const ssize_t got = pread(fd, text, want, (off_t)sh.sh_offset);
+		if (got > 0) {
+			memset(text + got, 0, sizeof(text) - (size_t)got);
+			memset(out, 0, 16);
+			for (size_t i = 0; i < want; i++)
+				out[i % 16] ^= text[i];
+			n = 16;
+		}
+		break;
+	}
+	elf_end(e);
+	close(fd);
+	return n;
+}
 
 /* The run of mappings [*i, end) of one path, as a module when an ELF image lies in it. */
 static int file_module(jitmap_stopped *s, size_t *i, size_t nmaps, struct jitmap__md_modules *l)
@@ -68,6 +109,8 @@ static int file_module(jitmap_stopped *s, size_t *i, size_t nmaps, struct jitmap
 	m.id_len = jitmap_stopped_build_id_at(s, m.base, m.id, sizeof(m.id));
 	if (m.id_len > sizeof(m.id))
 		m.id_len = 0;
+	if (!m.id_len)
+		m.id_len = text_hash(s, m.base, m.id);
 	return add_module(l, &m);
 }
 
