@@ -23,7 +23,8 @@
  *     name for it), with its build ID; then the caller's JIT modules. Breakpad rejects the
  *     whole list when two modules overlap, so a JIT module that overlaps a module before it
  *     is left out (counted in `dropped_modules`), as are those past Breakpad's cap of 2048
- *     modules. A file without a build ID is listed with no CodeView record (no symbols).
+ *     modules. A file without a build ID is identified as Breakpad's own writer and
+ *     dump_syms identify it (a hash of its .text's first page), when the file can be read.
  *   - MemoryList (type 5: Breakpad's processor does not read Memory64List): each thread's
  *     stack, the bytes its thread entry points at, and the caller's `memory` ranges (the JIT
  *     code's bytes) clipped to bytes that can be read; each region at most 64 MiB, at most
