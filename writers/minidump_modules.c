@@ -4,7 +4,7 @@
  * A mapped ELF file is one module spanning its mappings (a run of mappings of one path),
  * named as the process named it (less the " (deleted)" of a core's file unlinked since it was
  * mapped: the walker looks its symbols up by the name's base), identified by its build ID
- * (else by Breakpad's hash of its code);
+ * (from memory, else from the file, else Breakpad's hash of its code);
  * the executable goes first, the walker's main module; the vDSO follows the files. The
  * caller's JIT modules come last, each left out where it overlaps one before it: Breakpad
  * drops the whole list when two modules overlap. Breakpad reads at most 2048.
@@ -41,21 +41,22 @@ static int add_module(struct jitmap__md_modules *l, const struct jitmap__md_modu
  * (Node.js maps its own executable's embedded builtins again, terabytes above it). */
 #define MAX_SEGMENT_GAP (UINT64_C(1) << 30)
 
-/* Breakpad's identifier for an ELF file without a build ID (file_id.cc, HashElfTextSection):
- * the first 4096 bytes of its .text XORed 16 bytes at a time (a last short piece read on past
- * the section, as Breakpad reads it). dump_syms derives the same from the file, so its symbol
- * file matches the module. Read from the file the process maps, as jitmap_stopped_mapped_file
- * opens it (never another build). 16, or 0 when it cannot be read. */
-static size_t text_hash(jitmap_stopped *s, uint64_t addr, uint8_t out[16])
+/* The identifier of the file the process maps at `addr` when its memory gives no build ID
+ * (a core without the file's first page), read from the file as jitmap_stopped_mapped_file
+ * opens it (never another build): its build ID; else Breakpad's identifier for a file without
+ * one (file_id.cc, HashElfTextSection): the first 4096 bytes of its .text XORed 16 bytes at a
+ * time (a last short piece read on past the section, as Breakpad reads it). dump_syms derives
+ * the same from the file, so its symbol file matches the module. Its length, or 0. */
+static size_t file_id(jitmap_stopped *s, uint64_t addr, uint8_t out[JITMAP__MAX_BUILD_ID])
 {
 	char path[512];
 	const int fd = jitmap_stopped_mapped_file(s, addr, path, sizeof(path), NULL, 0);
 	if (fd < 0)
 		return 0;
-	size_t n = 0, shstrndx;
+	size_t n = jitmap__fd_build_id(fd, out), shstrndx;
 	uint8_t text[4096];
 	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *e = n ? NULL : elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	Elf_Scn *scn = NULL;
 	while (e && !elf_getshdrstrndx(e, &shstrndx) && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
@@ -110,7 +111,7 @@ static int file_module(jitmap_stopped *s, size_t *i, size_t nmaps, struct jitmap
 	if (m.id_len > sizeof(m.id))
 		m.id_len = 0;
 	if (!m.id_len)
-		m.id_len = text_hash(s, m.base, m.id);
+		m.id_len = file_id(s, m.base, m.id);
 	return add_module(l, &m);
 }
 
