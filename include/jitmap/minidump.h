@@ -30,14 +30,15 @@
  *     code's bytes) clipped to bytes that can be read; each region at most 64 MiB, at most
  *     4096 regions, 2 GiB in all (the stacks first). Bytes that cannot be read (a core
  *     missing them) are left out, never invented.
- *   - SystemInfo (platform Linux, the CPU, and the `uname` of the machine writing the dump:
- *     a core does not say which kernel it ran on), Exception (a core's: the first thread in
- *     note order whose signal is nonzero, with si_code and si_addr where the core holds its
- *     NT_SIGINFO), MiscInfo (the process ID), MemoryInfoList (each mapping's protection and
- *     type: JIT code shows as executable private memory), LinuxMaps (/proc/PID/maps' text,
- *     made from the mappings), LinuxAuxv, LinuxCmdLine (a live process's /proc/PID/cmdline;
- *     a core's NT_PRPSINFO arguments), LinuxProcStatus (a live process's /proc/PID/status)
- *     and ThreadNameList (a live process's thread names).
+ *   - SystemInfo (platform Linux, the CPU; a live process's kernel as `uname` says it, none
+ *     for a core, which does not say which kernel it ran on), Exception (a core's: the first
+ *     thread in note order whose signal is nonzero, with si_code and si_addr where the core
+ *     holds its NT_SIGINFO: jitmap_stopped_thread_siginfo), MiscInfo (the process ID),
+ *     MemoryInfoList (each mapping's protection and type: JIT code shows as executable
+ *     private memory), LinuxMaps (/proc/PID/maps' text, made from the mappings), LinuxAuxv,
+ *     LinuxCmdLine (a live process's /proc/PID/cmdline; a core's NT_PRPSINFO arguments,
+ *     jitmap_stopped_args), LinuxProcStatus (a live process's /proc/PID/status) and
+ *     ThreadNameList (a live process's thread names).
  * Each stream appears once (a second stream of most types makes the dump unreadable).
  * Everything is little-endian, and the file stays under 4 GiB (a minidump's offsets are 32
  * bits): memory past that is left out. */
