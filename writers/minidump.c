@@ -21,6 +21,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/utsname.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -469,6 +472,25 @@ static void put_system_info(struct dump *d)
 	set(o, at + 16, build, 4);
 	set(o, at + 20, PLATFORM_LINUX, 4);
 	set(o, at + 24, str, 4);
+#if defined(__x86_64__)
+	/* A live x86-64 process runs on this CPU: its vendor, family, model and stepping, as
+	 * Breakpad's writer reads them (/proc/cpuinfo there, CPUID here: the same numbers). */
+	unsigned a, b, c, dx;
+	if (d->live && d->arch == JITMAP_ARCH_X86_64 && __get_cpuid(0, &a, &b, &c, &dx)) {
+		set(o, at + 32, b, 4); /* "Genu" "ineI" "ntel" */
+		set(o, at + 36, dx, 4);
+		set(o, at + 40, c, 4);
+		if (__get_cpuid(1, &a, &b, &c, &dx)) {
+			const unsigned base = a >> 8 & 0xf; /* extended fields count from 0xf */
+			const unsigned family = base + (base == 0xf ? (a >> 20 & 0xff) : 0);
+			const unsigned model = (a >> 4 & 0xf) | (a >> 12 & 0xf0);
+			set(o, at + 2, family, 2);
+			set(o, at + 4, model << 8 | (a & 0xf), 2);
+			set(o, at + 44, a, 4);
+			set(o, at + 48, dx, 4);
+		}
+	}
+#endif
 	stream(d, ST_SYSTEM_INFO, at, MD_SYSTEM_INFO);
 }
 
