@@ -173,6 +173,11 @@ struct jitmap__md_area {
 };
 /* The areas of `s`, sorted, at most `max` (*out malloc'd, the caller frees it): 0, -ENOMEM. */
 int jitmap__md_areas(jitmap_stopped *s, size_t max, struct jitmap__md_area **out, size_t *n);
+/* Windows' protection (PAGE_*) of p_flags-style bits, for MemoryInfoList. */
+uint32_t jitmap__md_protection(unsigned flags);
+/* The areas as /proc/PID/maps' text (device and inode unknown: 00:00 0), malloc'd, its
+ * length in *len; NULL when out of memory. */
+char *jitmap__md_maps_text(const struct jitmap__md_area *a, size_t n, size_t *len);
 
 /* A module a minidump lists: [base, base + size), its name, its identifier (a build ID). */
 struct jitmap__md_module {

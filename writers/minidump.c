@@ -232,18 +232,6 @@ static uint32_t put_module_list(struct out *o, const struct jitmap__md_modules *
 
 /* -- The process's areas: MemoryInfoList and LinuxMaps -- */
 
-/* Windows' protection of p_flags-style bits. */
-static uint32_t protection(unsigned f)
-{
-	static const uint32_t by_flags[8] = {
-		1,    /* --- NOACCESS */      0x10, /* --x EXECUTE */
-		4,    /* -w- READWRITE */     0x40, /* -wx EXECUTE_READWRITE */
-		2,    /* r-- READONLY */      0x20, /* r-x EXECUTE_READ */
-		4,    /* rw- READWRITE */     0x40, /* rwx EXECUTE_READWRITE */
-	};
-	return by_flags[f & 7];
-}
-
 static uint32_t put_memory_info(struct out *o, const struct jitmap__md_area *a, size_t n)
 {
 	const uint32_t at = put(o, NULL, 16 + MD_MEMORY_INFO * n);
@@ -254,28 +242,13 @@ static uint32_t put_memory_info(struct out *o, const struct jitmap__md_area *a, 
 		const size_t e = at + 16 + MD_MEMORY_INFO * i;
 		set(o, e, a[i].lo, 8);
 		set(o, e + 8, a[i].lo, 8);
-		set(o, e + 16, protection(a[i].flags), 4);
+		set(o, e + 16, jitmap__md_protection(a[i].flags), 4);
 		set(o, e + 24, a[i].hi - a[i].lo, 8);
 		set(o, e + 32, 0x1000, 4); /* MEM_COMMIT */
-		set(o, e + 36, protection(a[i].flags), 4);
+		set(o, e + 36, jitmap__md_protection(a[i].flags), 4);
 		set(o, e + 40, a[i].image ? 0x1000000 : a[i].file ? 0x40000 : 0x20000, 4);
 	}
 	return at;
-}
-
-/* /proc/PID/maps' text of the areas (device and inode unknown: 00:00 0). */
-static char *maps_text(const struct jitmap__md_area *a, size_t n, size_t *len)
-{
-	struct jitmap__buf sb = {0};
-	for (size_t i = 0; i < n; i++)
-		jitmap__buf_printf(&sb, "%08" PRIx64 "-%08" PRIx64 " %c%c%cp %08" PRIx64
-				      " 00:00 0%s%s\n", a[i].lo, a[i].hi,
-				      a[i].flags & PF_R ? 'r' : '-', a[i].flags & PF_W ? 'w' : '-',
-				      a[i].flags & PF_X ? 'x' : '-', a[i].offset,
-				      a[i].name ? "                          " : "",
-				      a[i].name ? a[i].name : "");
-	*len = sb.len;
-	return jitmap__buf_finish(&sb);
 }
 
 /* -- The Linux streams a live process has in /proc -- */
@@ -547,7 +520,7 @@ static void put_linux(struct dump *d)
 	if (auxv)
 		stream(d, ST_LINUX_AUXV, auxv, size);
 	size_t len = 0;
-	char *maps = maps_text(d->areas, d->nareas, &len);
+	char *maps = jitmap__md_maps_text(d->areas, d->nareas, &len);
 	put_raw(d, ST_LINUX_MAPS, maps, len);
 	free(maps);
 	if (!d->live) { /* NT_PRPSINFO's: the arguments joined by spaces, as one */

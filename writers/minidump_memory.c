@@ -12,8 +12,10 @@
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <inttypes.h>
 #include <stdio.h>
 
+#include "../common/strbuf.h"
 #include "internal.h"
 
 #define PAGE UINT64_C(4096)
@@ -279,4 +281,31 @@ int jitmap__md_areas(jitmap_stopped *s, size_t max, struct jitmap__md_area **out
 	*out = v;
 	*nout = n;
 	return 0;
+}
+
+/* Windows' protection of p_flags-style bits. */
+uint32_t jitmap__md_protection(unsigned f)
+{
+	static const uint32_t by_flags[8] = {
+		1,    /* --- NOACCESS */      0x10, /* --x EXECUTE */
+		4,    /* -w- READWRITE */     0x40, /* -wx EXECUTE_READWRITE */
+		2,    /* r-- READONLY */      0x20, /* r-x EXECUTE_READ */
+		4,    /* rw- READWRITE */     0x40, /* rwx EXECUTE_READWRITE */
+	};
+	return by_flags[f & 7];
+}
+
+/* /proc/PID/maps' text of the areas (device and inode unknown: 00:00 0). */
+char *jitmap__md_maps_text(const struct jitmap__md_area *a, size_t n, size_t *len)
+{
+	struct jitmap__buf sb = {0};
+	for (size_t i = 0; i < n; i++)
+		jitmap__buf_printf(&sb, "%08" PRIx64 "-%08" PRIx64 " %c%c%cp %08" PRIx64
+				      " 00:00 0%s%s\n", a[i].lo, a[i].hi,
+				      a[i].flags & PF_R ? 'r' : '-', a[i].flags & PF_W ? 'w' : '-',
+				      a[i].flags & PF_X ? 'x' : '-', a[i].offset,
+				      a[i].name ? "                          " : "",
+				      a[i].name ? a[i].name : "");
+	*len = sb.len;
+	return jitmap__buf_finish(&sb);
 }
