@@ -42,7 +42,8 @@ static uint64_t read_prefix(const jitmap_target *t, uint64_t lo, uint64_t hi, ui
 			continue;
 		}
 		while (at < end) {
-			const uint64_t pe = min64(end, page_down(at) + PAGE);
+			const uint64_t pe = page_down(at) > UINT64_MAX - PAGE ? end
+									: min64(end, page_down(at) + PAGE);
 			if (t->read_mem(t->ctx, at, buf + (at - lo), pe - at, why, sizeof(why)))
 				return at - lo;
 			at = pe;
@@ -81,7 +82,9 @@ static uint64_t take(struct jitmap__md_mem *m, const jitmap_target *t, uint64_t 
 {
 	if (m->rc || m->n >= JITMAP__MD_MAX_REGIONS || m->carried >= m->budget || hi <= lo)
 		return 0;
-	hi = min64(hi, lo + min64(JITMAP__MD_MAX_REGION, m->budget - m->carried));
+	const uint64_t most = min64(JITMAP__MD_MAX_REGION, m->budget - m->carried);
+	if (lo <= UINT64_MAX - most)
+		hi = min64(hi, lo + most);
 	uint8_t *b = malloc(hi - lo);
 	if (!b || jitmap__grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v))) {
 		free(b);
@@ -171,8 +174,10 @@ static void range_gap(struct jitmap__md_mem *m, const jitmap_target *t, uint64_t
 				at = end; /* an unreadable mapping: not read a page at a time */
 				break;
 			}
-			if (!got) /* the page at `at` cannot be read: on from the next */
-				at = page_down(at) + PAGE > end ? end : page_down(at) + PAGE;
+			if (!got) { /* the page at `at` cannot be read: on from the next */
+				const uint64_t pg = page_down(at);
+				at = pg > UINT64_MAX - PAGE || pg + PAGE > end ? end : pg + PAGE;
+			}
 		}
 	}
 }
