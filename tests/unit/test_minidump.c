@@ -439,7 +439,19 @@ static void test_real_core(void **state)
 	assert_int_equal(rd(&m, mi + 36, 4), 0x20);    /* PAGE_EXECUTE_READ */
 	assert_int_equal(rd(&m, mi + 40, 4), 0x20000); /* MEM_PRIVATE */
 
-	/* The crash: the first thread, SIGSEGV /SEGV_MAPERR at 16, its own context. */
+	/* The crash: the first thread, SIGSEGV /SEGV_MAPERR at 16, its own context; the second
+	 * thread has no NT_SIGINFO of its own (the kernel writes one). */
+	int signo = 0, reason = 0;
+	uint64_t addr = 0;
+	assert_int_equal(jitmap_stopped_thread_siginfo(jitmap_stopped_thread(s, 0), &signo,
+						       &reason, &addr), 0);
+	assert_int_equal(signo, SIGSEGV);
+	assert_int_equal(reason, SEGV_MAPERR);
+	assert_int_equal(addr, 16);
+	assert_int_equal(jitmap_stopped_thread_siginfo(jitmap_stopped_thread(s, 1), NULL, NULL,
+						       NULL), -ENOENT);
+	assert_int_equal(jitmap_stopped_thread_siginfo(NULL, NULL, NULL, NULL), -ENOENT);
+	assert_string_equal(jitmap_stopped_args(NULL), "");
 	uint32_t size;
 	const uint32_t ex = need(&m, 6, &size);
 	assert_int_equal(size, 168);
@@ -534,6 +546,10 @@ static void test_live(void **state)
 			skip();
 		fail_msg("%s", err.reason);
 	}
+	/* What only a core holds: a live process has none. */
+	assert_int_equal(jitmap_stopped_thread_siginfo(jitmap_stopped_thread(s, 0), NULL, NULL,
+						       NULL), -ENOENT);
+	assert_string_equal(jitmap_stopped_args(s), "");
 	jitmap_minidump_info info = {.sz = sizeof(info)};
 	struct md m;
 	assert_int_equal(write_md(s, NULL, &info, &m, &err), 0);
