@@ -49,20 +49,14 @@ static void usage(FILE *out)
 		"  --no-perf-maps     read no perf map or jitdump the target names itself\n"
 		"  --freeze=WHEN      a live process: 'thread' (default) stops one thread at a time;\n"
 		"                     'all' stops every thread at once while stacks are copied\n"
-		"  --stack-bytes=N    carry N bytes of each stack at most (default 1048576)\n"
+		"  --stack-bytes=N    carry N bytes of each stack at most (default 1048576;\n"
+		"                     64 MiB at most, a minidump's bound)\n"
 		"  -h, --help         show this help and exit\n"
 		"  -V, --version      show the version and exit\n"
 		"\n"
 		"Native modules keep their own symbols: Breakpad's dump_syms on the executable and\n"
 		"libraries. Exit status: 0 when the dump was written, 1 when the target could not\n"
 		"be read or the dump not written, 2 on usage errors.\n");
-}
-
-static int usage_error(const char *what)
-{
-	fprintf(stderr, "jitmap-minidump: %s\nTry 'jitmap-minidump --help' for more "
-		"information.\n", what);
-	return 2;
 }
 
 struct mini_options {
@@ -72,102 +66,37 @@ struct mini_options {
 
 static int parse_args(int argc, char **argv, struct mini_options *m)
 {
-	enum { OPT_EXE = 256, OPT_SYSROOT, OPT_PERF, OPT_NO_PERF, OPT_FREEZE, OPT_STACK_BYTES,
-	       OPT_SYMBOLS };
+	enum { OPT_SYMBOLS = STACK_OPT_TOOL };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"symbols", required_argument, NULL, OPT_SYMBOLS},
-		{"exe", required_argument, NULL, OPT_EXE},
-		{"sysroot", required_argument, NULL, OPT_SYSROOT},
-		{"core", required_argument, NULL, 'c'},
-		{"perf-map", required_argument, NULL, OPT_PERF},
-		{"jitdump", required_argument, NULL, OPT_PERF},
-		{"no-perf-maps", no_argument, NULL, OPT_NO_PERF},
-		{"freeze", required_argument, NULL, OPT_FREEZE},
-		{"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
+		STACK_TARGET_LONGOPTS,
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct options *o = &m->o;
-	const char *core = NULL;
-	char msg[160];
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hVc:o:", longopts, NULL)) != -1) {
+		const int taken = stack_target_option(c, optarg, &m->o);
+		if (taken == 2)
+			return 2;
+		if (taken)
+			continue;
 		switch (c) {
 		case 'o': m->output = optarg; break;
 		case OPT_SYMBOLS: m->symbols = optarg; break;
-		case OPT_EXE: o->exe = optarg; break;
-		case OPT_SYSROOT: o->sysroot = optarg; break;
-		case 'c':
-			if (core)
-				return usage_error("one core file at a time");
-			core = optarg;
-			break;
-		case OPT_PERF: {
-			const char **a = realloc(o->perf_files, (o->nperf + 1) * sizeof(*a));
-			if (!a) {
-				fprintf(stderr, "jitmap-minidump: out of memory\n");
-				exit(1);
-			}
-			o->perf_files = a;
-			o->perf_files[o->nperf++] = optarg;
-			break;
-		}
-		case OPT_NO_PERF: o->no_perf_maps = true; break;
-		case OPT_FREEZE:
-			if (strcmp(optarg, "thread") && strcmp(optarg, "all")) {
-				snprintf(msg, sizeof(msg), "--freeze '%.40s': 'thread' or 'all'", optarg);
-				return usage_error(msg);
-			}
-			o->freeze_all = !strcmp(optarg, "all");
-			break;
-		case OPT_STACK_BYTES: {
-			char *end;
-			errno = 0;
-			const unsigned long v = optarg[0] >= '0' && optarg[0] <= '9'
-				? strtoul(optarg, &end, 10) : 0;
-			if (!v || errno || *end || v > (64ul << 20)) {
-				snprintf(msg, sizeof(msg), "--stack-bytes '%.40s': not a whole number "
-					 "from 1 to %lu", optarg, 64ul << 20);
-				return usage_error(msg);
-			}
-			o->stack_bytes = v;
-			break;
-		}
 		case 'V':
 			printf("jitmap-minidump %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
 			exit(0);
 		case 'h': usage(stdout); exit(0);
-		case ':':
-			snprintf(msg, sizeof(msg), "option '%s' needs a value", argv[optind - 1]);
-			return usage_error(msg);
-		default:
-			if (optopt)
-				snprintf(msg, sizeof(msg), "unknown option '-%c'", optopt);
-			else
-				snprintf(msg, sizeof(msg), "unknown option '%s'", argv[optind - 1]);
-			return usage_error(msg);
+		default: return stack_option_error(c, argv);
 		}
 	}
-	if (core) {
-		if (argc - optind > 1)
-			return usage_error("with -c CORE, one executable at most");
-		if (optind < argc && o->exe)
-			return usage_error("the executable given twice (an argument and --exe)");
-		if (optind < argc)
-			o->exe = argv[optind];
-		o->target = core;
-		o->core = true;
-	} else if (optind != argc - 1) {
-		return usage_error(optind >= argc ? "a PID or a core file is needed"
-						  : "one PID or core file at a time");
-	} else {
-		o->target = argv[optind];
-	}
+	if (stack_target_operands(argc, argv, &m->o))
+		return 2;
 	if (!m->output)
-		return usage_error("the minidump to write is needed: -o FILE");
+		return stack_usage_error("the minidump to write is needed: -o FILE");
 	return 0;
 }
 

@@ -95,49 +95,18 @@ static void usage(FILE *out)
 		"read (with --json, still one object, with the error), 2 on usage errors.\n");
 }
 
-static int usage_error(const char *what)
-{
-	fprintf(stderr, "jitmap-stack: %s\nTry 'jitmap-stack --help' for more information.\n", what);
-	return 2;
-}
-
-/* A limit's value: a whole number from 1. */
-static int parse_limit(const char *option, const char *s, unsigned *out)
-{
-	char *end;
-	errno = 0;
-	const unsigned long v = s[0] >= '0' && s[0] <= '9' ? strtoul(s, &end, 10) : 0;
-	if (!v || errno || *end || v > UINT_MAX) {
-		char m[128];
-		snprintf(m, sizeof(m), "%s '%.40s': not a whole number from 1 to %u", option, s,
-			 UINT_MAX);
-		return usage_error(m);
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	enum { OPT_JSON = 256, OPT_VALUES, OPT_GC, OPT_REGS, OPT_EXE, OPT_PERF, OPT_NO_PERF,
-	       OPT_SYSROOT, OPT_MAX_THREADS, OPT_MAX_FRAMES, OPT_FREEZE, OPT_STACK_BYTES,
-	       OPT_SIGNATURE };
-	const char *core = NULL;
+	enum { OPT_JSON = STACK_OPT_TOOL, OPT_VALUES, OPT_GC, OPT_REGS, OPT_MAX_THREADS,
+	       OPT_MAX_FRAMES, OPT_SIGNATURE };
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, OPT_JSON},
 		{"values", no_argument, NULL, OPT_VALUES},
 		{"gc-roots", no_argument, NULL, OPT_GC},
 		{"registers", no_argument, NULL, OPT_REGS},
-		{"exe", required_argument, NULL, OPT_EXE},
-		{"sysroot", required_argument, NULL, OPT_SYSROOT},
-		{"core", required_argument, NULL, 'c'},
-		{"perf-map", required_argument, NULL, OPT_PERF},
-		{"jitdump", required_argument, NULL, OPT_PERF},
-		{"no-perf-maps", no_argument, NULL, OPT_NO_PERF},
+		STACK_TARGET_LONGOPTS,
 		{"max-threads", required_argument, NULL, OPT_MAX_THREADS},
 		{"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
-		{"freeze", required_argument, NULL, OPT_FREEZE},
-		{"stack-bytes", required_argument, NULL, OPT_STACK_BYTES},
 		{"signature", no_argument, NULL, OPT_SIGNATURE},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
@@ -146,89 +115,33 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int c;
 	opterr = 0; /* our own message, as jitmap-dump's */
 	while ((c = getopt_long(argc, argv, ":hVc:", longopts, NULL)) != -1) {
+		const int taken = stack_target_option(c, optarg, o);
+		if (taken == 2)
+			return 2;
+		if (taken)
+			continue;
 		switch (c) {
 		case OPT_JSON: o->json = true; break;
 		case OPT_VALUES: o->values = true; break;
 		case OPT_GC: o->gc_roots = true; break;
 		case OPT_REGS: o->registers = true; break;
-		case OPT_EXE: o->exe = optarg; break;
-		case OPT_SYSROOT: o->sysroot = optarg; break;
-		case 'c':
-			if (core)
-				return usage_error("one core file at a time");
-			core = optarg;
-			break;
-		case OPT_PERF: {
-			const char **a = realloc(o->perf_files, (o->nperf + 1) * sizeof(*a));
-			if (!a) {
-				fprintf(stderr, "jitmap-stack: out of memory\n");
-				exit(1);
-			}
-			o->perf_files = a;
-			o->perf_files[o->nperf++] = optarg;
-			break;
-		}
-		case OPT_NO_PERF: o->no_perf_maps = true; break;
 		case OPT_MAX_THREADS:
-			if (parse_limit("--max-threads", optarg, &o->max_threads))
+			if (stack_parse_limit("--max-threads", optarg, &o->max_threads))
 				return 2;
 			break;
 		case OPT_MAX_FRAMES:
-			if (parse_limit("--max-frames", optarg, &o->max_frames))
+			if (stack_parse_limit("--max-frames", optarg, &o->max_frames))
 				return 2;
 			break;
-		case OPT_FREEZE:
-			if (strcmp(optarg, "thread") && strcmp(optarg, "all")) {
-				char m[128];
-				snprintf(m, sizeof(m), "--freeze '%.40s': 'thread' or 'all'", optarg);
-				return usage_error(m);
-			}
-			o->freeze_all = !strcmp(optarg, "all");
-			break;
-		case OPT_STACK_BYTES: {
-			unsigned v;
-			if (parse_limit("--stack-bytes", optarg, &v))
-				return 2;
-			o->stack_bytes = v;
-			break;
-		}
 		case OPT_SIGNATURE: o->signature = true; break;
 		case 'V':
 			printf("jitmap-stack %s (libjitmap %s)\n", JITMAP_VERSION, jitmap_version());
 			exit(0);
 		case 'h': usage(stdout); exit(0);
-		case ':': {
-			char m[128];
-			snprintf(m, sizeof(m), "option '%s' needs a value", argv[optind - 1]);
-			return usage_error(m);
-		}
-		default: {
-			char m[128];
-			if (optopt)
-				snprintf(m, sizeof(m), "unknown option '-%c'", optopt);
-			else
-				snprintf(m, sizeof(m), "unknown option '%s'", argv[optind - 1]);
-			return usage_error(m);
-		}
+		default: return stack_option_error(c, argv);
 		}
 	}
-	if (core) {
-		/* gdb's form, EXE -c CORE: the argument, if any, is the executable. */
-		if (argc - optind > 1)
-			return usage_error("with -c CORE, one executable at most");
-		if (optind < argc && o->exe)
-			return usage_error("the executable given twice (an argument and --exe)");
-		if (optind < argc)
-			o->exe = argv[optind];
-		o->target = core;
-		o->core = true;
-		return 0;
-	}
-	if (optind != argc - 1)
-		return usage_error(optind >= argc ? "a PID or a core file is needed"
-						  : "one PID or core file at a time");
-	o->target = argv[optind];
-	return 0;
+	return stack_target_operands(argc, argv, o);
 }
 
 /* -- Main -- */

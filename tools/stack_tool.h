@@ -213,6 +213,35 @@ void stack_process_problems(struct target *t);
 /* Every thread's frames. */
 void stack_walk_threads(struct target *t, const struct options *o);
 
+/* -- stack_options.c -- */
+
+/* The options both tools take, for getopt_long's table (STACK_TARGET_LONGOPTS, and "c:" in
+ * its short ones); a tool's own option values start at STACK_OPT_TOOL. */
+enum { STACK_OPT_EXE = 256, STACK_OPT_SYSROOT, STACK_OPT_PERF, STACK_OPT_NO_PERF,
+       STACK_OPT_FREEZE, STACK_OPT_STACK_BYTES, STACK_OPT_TOOL };
+#define STACK_TARGET_LONGOPTS \
+	{"exe", required_argument, NULL, STACK_OPT_EXE}, \
+	{"sysroot", required_argument, NULL, STACK_OPT_SYSROOT}, \
+	{"core", required_argument, NULL, 'c'}, \
+	{"perf-map", required_argument, NULL, STACK_OPT_PERF}, \
+	{"jitdump", required_argument, NULL, STACK_OPT_PERF}, \
+	{"no-perf-maps", no_argument, NULL, STACK_OPT_NO_PERF}, \
+	{"freeze", required_argument, NULL, STACK_OPT_FREEZE}, \
+	{"stack-bytes", required_argument, NULL, STACK_OPT_STACK_BYTES}
+
+/* A usage error, said as GNU tools say one ("TOOL: what", then where help is): 2. */
+int stack_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A limit's value, a whole number from 1, into *out: 0, or 2 (said). */
+int stack_parse_limit(const char *option, const char *s, unsigned *out);
+/* getopt_long's answer `c` (its value `arg`) when it is one of the options both take: 1
+ * (taken into `o`; -c sets target and core), 2 (a wrong value, said); 0: not one of them. */
+int stack_target_option(int c, const char *arg, struct options *o);
+/* getopt_long's ':' (a value missing) or '?' (an unknown option), said: 2. */
+int stack_option_error(int c, char **argv);
+/* The operands after the options: PID or CORE, or with -c at most the executable: 0, or 2
+ * (said). */
+int stack_target_operands(int argc, char **argv, struct options *o);
+
 /* -- stack_read.c -- */
 
 /* The target `o` names (a core, or the process of a PID) opened, its modules and JIT code
