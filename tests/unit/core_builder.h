@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "jitmap/jitmap.h"
 
@@ -55,5 +56,11 @@ void cb_load(core_builder *b, uint64_t vaddr, uint64_t memsz, const uint8_t *dat
 	     uint64_t filesz);
 /* The core's bytes (malloc'd; *len set), or NULL when libelf fails. */
 uint8_t *cb_emit(core_builder *b, size_t *len);
+
+/* A core the kernel writes of a child of this test, into `dir`: the child goes there, lifts
+ * its core limit and runs crash(arg), which must end it by a signal that dumps. The core's
+ * path (malloc'd), and the child's PID in *pid (may be NULL); NULL when this machine's cores
+ * go elsewhere (core_pattern a pipe or a path: the test skips) or none was written. */
+char *cb_kernel_core(const char *dir, void (*crash)(void *), void *arg, pid_t *pid);
 
 #endif /* JITMAP_TEST_CORE_BUILDER_H */

@@ -1184,47 +1184,23 @@ static void __attribute__((noreturn, noinline)) die_with_registers(void)
 	__builtin_unreachable();
 }
 
+/* The child: two JIT entries whose images are nowhere (the file's descriptor says none),
+ * then aborted with known registers. */
+static void crash_with_entries(void *arg)
+{
+	(void)arg;
+	static struct jit_entry_ entries[2];
+	entries[0] = (struct jit_entry_){(uint64_t)(uintptr_t)&entries[1], 0, 0x1000, 64};
+	entries[1] = (struct jit_entry_){0, (uint64_t)(uintptr_t)&entries[0], 0x2000, 64};
+	__jit_debug_descriptor.first_entry = (uint64_t)(uintptr_t)&entries[0];
+	signal(SIGABRT, SIG_DFL);
+	die_with_registers();
+}
+
 /* Makes a core of a child in `dir`; returns its path (malloc'd), or NULL (then skipped). */
 static char *make_real_core(const char *dir, pid_t *pid_out)
 {
-	char pattern[256] = "";
-	FILE *f = fopen("/proc/sys/kernel/core_pattern", "r");
-	if (f) {
-		if (!fgets(pattern, sizeof(pattern), f))
-			pattern[0] = 0;
-		fclose(f);
-	}
-	if (pattern[0] == '|' || strchr(pattern, '/'))
-		return NULL;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return NULL;
-	if (pid == 0) {
-		struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
-		if (chdir(dir) || setrlimit(RLIMIT_CORE, &rl))
-			_exit(3);
-		/* Two JIT entries (images nowhere): the file's descriptor says none. */
-		static struct jit_entry_ entries[2];
-		entries[0] = (struct jit_entry_){(uint64_t)(uintptr_t)&entries[1], 0, 0x1000, 64};
-		entries[1] = (struct jit_entry_){0, (uint64_t)(uintptr_t)&entries[0], 0x2000, 64};
-		__jit_debug_descriptor.first_entry = (uint64_t)(uintptr_t)&entries[0];
-		signal(SIGABRT, SIG_DFL);
-		die_with_registers();
-	}
-	int status;
-	if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) || !WCOREDUMP(status))
-		return NULL;
-	*pid_out = pid;
-	char *path = NULL;
-	struct stat st;
-	if (asprintf(&path, "%s/core.%d", dir, (int)pid) > 0 && !stat(path, &st))
-		return path;
-	free(path);
-	if (asprintf(&path, "%s/core", dir) > 0 && !stat(path, &st))
-		return path;
-	free(path);
-	return NULL;
+	return cb_kernel_core(dir, crash_with_entries, NULL, pid_out);
 }
 
 static int copy_file(const char *from, const char *to)

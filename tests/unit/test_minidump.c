@@ -311,52 +311,24 @@ static void *blocked_thread(void *arg)
 	return NULL;
 }
 
-static const char *core_skip_reason(void)
+
+/* The child: killed by a store to address 16 while a second thread waits. */
+static void crash_by_store(void *arg)
 {
-	static char pattern[256];
-	FILE *f = fopen("/proc/sys/kernel/core_pattern", "r");
-	if (f) {
-		if (!fgets(pattern, sizeof(pattern), f))
-			pattern[0] = 0;
-		fclose(f);
-	}
-	return pattern[0] == '|' || strchr(pattern, '/') ? pattern : NULL;
+	(void)arg;
+	pthread_t th;
+	if (pthread_create(&th, NULL, blocked_thread, NULL))
+		_exit(3);
+	usleep(20000); /* the thread waits in pause() */
+	signal(SIGSEGV, SIG_DFL);
+	volatile int *volatile bad = (volatile int *)(uintptr_t)16;
+	*bad = 1;
 }
 
-/* A core of a child of this test in `dir` (killed by a store to address 16 while a second
- * thread waits), or NULL when cores go elsewhere here. */
+/* A core of a child of this test in `dir`, or NULL when cores go elsewhere here. */
 static char *make_core(const char *dir)
 {
-	if (core_skip_reason())
-		return NULL;
-	fflush(NULL);
-	const pid_t pid = fork();
-	if (pid < 0)
-		return NULL;
-	if (pid == 0) {
-		struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
-		pthread_t th;
-		if (chdir(dir) || setrlimit(RLIMIT_CORE, &rl) ||
-		    pthread_create(&th, NULL, blocked_thread, NULL))
-			_exit(3);
-		usleep(20000); /* the thread waits in pause() */
-		signal(SIGSEGV, SIG_DFL);
-		volatile int *volatile bad = (volatile int *)(uintptr_t)16;
-		*bad = 1;
-		_exit(4);
-	}
-	int status;
-	if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) || !WCOREDUMP(status))
-		return NULL;
-	char *path = NULL;
-	struct stat st;
-	if (asprintf(&path, "%s/core.%d", dir, (int)pid) > 0 && !stat(path, &st))
-		return path;
-	free(path);
-	if (asprintf(&path, "%s/core", dir) > 0 && !stat(path, &st))
-		return path;
-	free(path);
-	return NULL;
+	return cb_kernel_core(dir, crash_by_store, NULL, NULL);
 }
 
 static uint8_t *jit_page; /* "JIT code": an anonymous r-x page, mapped before the fork */

@@ -499,43 +499,21 @@ static void *blocked_thread(void *arg)
 	return NULL;
 }
 
+/* The child: aborted while a second thread waits. */
+static void crash_by_abort(void *arg)
+{
+	(void)arg;
+	pthread_t th;
+	if (pthread_create(&th, NULL, blocked_thread, NULL))
+		_exit(3);
+	signal(SIGABRT, SIG_DFL);
+	abort();
+}
+
 /* A core of a child of this test in `dir`, or NULL (cores go elsewhere here: skipped). */
 static char *make_real_core(const char *dir)
 {
-	char pattern[256] = "";
-	FILE *f = fopen("/proc/sys/kernel/core_pattern", "r");
-	if (f) {
-		if (!fgets(pattern, sizeof(pattern), f))
-			pattern[0] = 0;
-		fclose(f);
-	}
-	if (pattern[0] == '|' || strchr(pattern, '/'))
-		return NULL;
-	fflush(NULL);
-	const pid_t pid = fork();
-	if (pid < 0)
-		return NULL;
-	if (pid == 0) {
-		struct rlimit rl = {RLIM_INFINITY, RLIM_INFINITY};
-		pthread_t th;
-		if (chdir(dir) || setrlimit(RLIMIT_CORE, &rl) ||
-		    pthread_create(&th, NULL, blocked_thread, NULL))
-			_exit(3);
-		signal(SIGABRT, SIG_DFL);
-		abort();
-	}
-	int status;
-	if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) || !WCOREDUMP(status))
-		return NULL;
-	char *path = NULL;
-	struct stat st;
-	if (asprintf(&path, "%s/core.%d", dir, (int)pid) > 0 && !stat(path, &st))
-		return path;
-	free(path);
-	if (asprintf(&path, "%s/core", dir) > 0 && !stat(path, &st))
-		return path;
-	free(path);
-	return NULL;
+	return cb_kernel_core(dir, crash_by_abort, NULL, NULL);
 }
 
 /* -- Modules -- */
