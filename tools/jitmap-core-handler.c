@@ -382,7 +382,9 @@ int main(int argc, char **argv)
 	}
 	/* A core is binary: written to a terminal it is lost, and the terminal garbled (gzip
 	 * refuses the same). The kernel's pipe never is one. */
-	if (minidump && (mkdir(minidump, 0755) && errno != EEXIST)) {
+	/* Made 0700: the dumps hold other users' stacks (a folder that exists is left as it is,
+	 * its owner's choice). */
+	if (minidump && (mkdir(minidump, 0700) && errno != EEXIST)) {
 		say(LOG_ERR, "--minidump %s: %s", minidump, strerror(errno));
 		minidump = NULL; /* the core goes on all the same */
 	}

@@ -132,7 +132,9 @@ static int write_dump(struct target *t, const struct mini_options *m, struct jit
 		rc = jitmap_minidump_write(t->stopped, fd, &mo, info, &err);
 		free(mods);
 	}
-	if (rc == 0 && (fchmod(fd, 0644) || fsync(fd)))
+	/* mkstemp's 0600, as the kernel writes a core: the dump holds the threads' stacks (keys,
+	 * passwords), and the core handler writes it as root for any user's crash. */
+	if (rc == 0 && fsync(fd))
 		rc = -errno;
 	if (close(fd) && rc == 0)
 		rc = -errno;
@@ -192,6 +194,10 @@ int main(int argc, char **argv)
 		if (jm.refused)
 			fprintf(stderr, "jitmap-minidump: %zu unwinding rules name a register Breakpad "
 				"has no name for: those frames get no row\n", jm.refused);
+		if (jm.unique)
+			fprintf(stderr, "jitmap-minidump: %zu JIT modules have no byte in the target "
+				"to identify them by: their symbol files are this dump's alone\n",
+				jm.unique);
 		if (jm.unplaced)
 			fprintf(stderr, "jitmap-minidump: %zu JIT frames lie in no module the dump "
 				"could list\n", jm.unplaced);

@@ -27,13 +27,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jitmap/breakpad.h>
 
 #include "minidump_tool.h"
 
 #define MAX_JIT_MODULES 1024
-#define MAX_MODULE_BYTES (UINT64_C(64) << 20) /* hashed at most */
+#define MAX_MODULE_BYTES (UINT64_C(64) << 20)  /* of one module hashed at most */
+#define MAX_HASHED_BYTES (UINT64_C(256) << 20) /* of all modules */
+#define MAX_SAMPLE_BYTES (UINT64_C(64) << 10)  /* of a module past that */
+#define MAX_MEMORY 4096                         /* function ranges carried (the dump's
+						 * regions are 4096 at most) */
 #define MAX_FUNC_BYTES (UINT64_C(64) << 10)   /* a function's bytes carried at most */
 
 /* The module that holds a JIT frame: its image's code ranges, else the mapping of the
@@ -62,40 +67,106 @@ static int module_range(struct target *t, const struct frame_out *fo, uint64_t *
 	return 0;
 }
 
-static struct jit_module *module_for(struct jit_modules *jm, struct target *t,
-				     const struct frame_out *fo)
+static bool overlaps(const struct jit_module *m, uint64_t lo, uint64_t hi)
+{
+	return lo < m->base + m->size && m->base < hi;
+}
+
+/* A JIT frame's module made or grown (first pass): ranges that overlap are one module, since
+ * Breakpad keeps one of two overlapping modules and would look the other's frames up in it
+ * (an image's code inside a perf map's mapping, two images sharing a slab). */
+static int module_add(struct jit_modules *jm, struct target *t, const struct frame_out *fo)
+{
+	uint64_t lo, hi;
+	if (module_range(t, fo, &lo, &hi))
+		return -ENOENT;
+	struct jit_module *m = NULL;
+	for (size_t i = 0; i < jm->n && !m; i++)
+		if (overlaps(&jm->v[i], lo, hi))
+			m = &jm->v[i];
+	if (!m) {
+		if (jm->n == MAX_JIT_MODULES)
+			return -ENOSPC;
+		if (jm->n == jm->cap) {
+			const size_t cap = jm->cap ? 2 * jm->cap : 16;
+			struct jit_module *v = realloc(jm->v, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			jm->v = v;
+			jm->cap = cap;
+		}
+		m = &jm->v[jm->n++];
+		memset(m, 0, sizeof(*m));
+		m->base = lo;
+		m->size = hi - lo;
+	}
+	const uint64_t end = m->base + m->size > hi ? m->base + m->size : hi;
+	m->base = m->base < lo ? m->base : lo;
+	m->size = end - m->base;
+	bool known = !fo->image;
+	for (unsigned k = 0; k < m->nimages; k++)
+		known |= m->images[k] == fo->image;
+	if (!known && m->nimages < MAX_MODULE_IMAGES)
+		m->images[m->nimages++] = fo->image;
+	return 0;
+}
+
+static int by_base(const void *a, const void *b)
+{
+	const struct jit_module *x = a, *y = b;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* The modules in address order, those that overlap (one grown over another) made one. */
+static void merge_modules(struct jit_modules *jm)
+{
+	if (jm->n < 2)
+		return;
+	qsort(jm->v, jm->n, sizeof(*jm->v), by_base);
+	size_t out = 0;
+	for (size_t i = 1; i < jm->n; i++) {
+		struct jit_module *m = &jm->v[out], *o = &jm->v[i];
+		if (!overlaps(m, o->base, o->base + o->size)) {
+			jm->v[++out] = *o;
+			continue;
+		}
+		if (o->base + o->size > m->base + m->size)
+			m->size = o->base + o->size - m->base;
+		for (unsigned k = 0; k < o->nimages && m->nimages < MAX_MODULE_IMAGES; k++)
+			m->images[m->nimages++] = o->images[k];
+	}
+	jm->n = out + 1;
+}
+
+/* The module that holds a JIT frame's code (second pass). */
+static struct jit_module *module_of(struct jit_modules *jm, struct target *t,
+				    const struct frame_out *fo)
 {
 	uint64_t lo, hi;
 	if (module_range(t, fo, &lo, &hi))
 		return NULL;
 	for (size_t i = 0; i < jm->n; i++)
-		if (jm->v[i].base == lo && jm->v[i].size == hi - lo)
+		if (lo >= jm->v[i].base && hi - jm->v[i].base <= jm->v[i].size)
 			return &jm->v[i];
-	if (jm->n == MAX_JIT_MODULES)
-		return NULL;
-	if (jm->n == jm->cap) {
-		const size_t cap = jm->cap ? 2 * jm->cap : 16;
-		struct jit_module *v = realloc(jm->v, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		jm->v = v;
-		jm->cap = cap;
-	}
-	struct jit_module *m = &jm->v[jm->n++];
-	memset(m, 0, sizeof(*m));
-	m->base = lo;
-	m->size = hi - lo;
-	m->image = fo->image;
-	return m;
+	return NULL;
 }
 
 /* The module's identifier: a hash of its bytes as the process had them (a page that cannot
  * be read counts as zeros, and the size is hashed too: the same code at another address
- * gives the same identifier). */
-static void module_id(struct target *t, struct jit_module *m)
+ * gives the same identifier). At most 64 MiB of a module and 256 MiB of all are hashed (a
+ * hostile core's thousand modules of 64 MiB would keep a crash handler for minutes); past
+ * that, a module's first 64 KiB. A module none of whose bytes can be read (a small core
+ * that left them out) would get an identifier its size alone makes, which another module
+ * of that size shares: its symbol file would be merged with that one's, and name its frames
+ * with another code's functions. It gets one of this dump alone (`unique`). */
+static void module_id(struct target *t, struct jit_modules *jm, struct jit_module *m)
 {
-	const uint64_t len = m->size < MAX_MODULE_BYTES ? m->size : MAX_MODULE_BYTES;
-	uint8_t *b = calloc(1, (size_t)len + 8);
+	uint64_t len = m->size < MAX_MODULE_BYTES ? m->size : MAX_MODULE_BYTES;
+	if (jm->hashed + len > MAX_HASHED_BYTES)
+		len = len < MAX_SAMPLE_BYTES ? len : MAX_SAMPLE_BYTES;
+	jm->hashed += len;
+	uint8_t *b = calloc(1, (size_t)len + 16);
+	uint64_t readable = 0;
 	if (b) {
 		const jitmap_target mem = jitmap_stopped_target(t->stopped);
 		char why[8];
@@ -103,23 +174,33 @@ static void module_id(struct target *t, struct jit_module *m)
 			const uint64_t n = len - off < 4096 ? len - off : 4096;
 			if (mem.read_mem(mem.ctx, m->base + off, b + off, (size_t)n, why, sizeof(why)))
 				memset(b + off, 0, (size_t)n);
+			else
+				readable += n;
 		}
-		for (unsigned k = 0; k < 8; k++)
-			b[len + k] = (uint8_t)(m->size >> (8 * k));
-		jitmap_breakpad_code_id(b, (size_t)len + 8, m->id);
+	}
+	uint64_t tail[2] = {m->size, 0};
+	if (!readable) {
+		m->unique = true;
+		tail[1] = (uint64_t)time(NULL) << 32 ^ (uint64_t)jitmap_stopped_pid(t->stopped) ^
+			  m->base;
+	}
+	if (b) {
+		memcpy(b + len, tail, sizeof(tail));
+		jitmap_breakpad_code_id(b, (size_t)len + sizeof(tail), m->id);
 		free(b);
 	} else {
-		jitmap_breakpad_code_id(&m->size, sizeof(m->size), m->id);
+		jitmap_breakpad_code_id(tail, sizeof(tail), m->id);
 	}
 	snprintf(m->name, sizeof(m->name), "jit-%02x%02x%02x%02x%02x%02x", m->id[0], m->id[1],
 		 m->id[2], m->id[3], m->id[4], m->id[5]);
 }
 
+/* A function's bytes to carry: appended (at most MAX_MEMORY * 16 asked), made unique and cut
+ * to MAX_MEMORY in frame order at the end (finish_memory): no search per frame. */
 static int add_memory(struct jit_modules *jm, uint64_t lo, uint64_t hi)
 {
-	for (size_t i = 0; i < jm->nmem; i++)
-		if (jm->mem[i].lo == lo && jm->mem[i].hi == hi)
-			return 0;
+	if (jm->nmem == (size_t)MAX_MEMORY * 16)
+		return 0;
 	if (jm->nmem == jm->capmem) {
 		const size_t cap = jm->capmem ? 2 * jm->capmem : 32;
 		jitmap_minidump_range *v = realloc(jm->mem, cap * sizeof(*v));
@@ -132,12 +213,34 @@ static int add_memory(struct jit_modules *jm, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Where Breakpad's walker looks up the row of a frame: the PC of a frame that stands there
- * (the crashing frame), else the call before its return address, to the return address.
- * -1 where it cannot say. */
-static int row_at(jitmap_arch arch, const struct frame_out *fo, uint64_t *addr, uint64_t *size)
+static int by_range(const void *a, const void *b)
 {
-	if (fo->exact) {
+	const jitmap_minidump_range *x = a, *y = b;
+	return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : (x->hi > y->hi) - (x->hi < y->hi);
+}
+
+/* The ranges asked, each once, MAX_MEMORY at most (the innermost frames' first: the
+ * crashing thread's are asked first, and the walker's order is kept by the list's). */
+static void finish_memory(struct jit_modules *jm)
+{
+	if (jm->nmem > MAX_MEMORY * 2) /* the first ones: they are the innermost */
+		jm->nmem = MAX_MEMORY * 2;
+	qsort(jm->mem, jm->nmem, sizeof(*jm->mem), by_range);
+	size_t out = 0;
+	for (size_t i = 0; i < jm->nmem; i++)
+		if (!out || by_range(&jm->mem[out - 1], &jm->mem[i]))
+			jm->mem[out++] = jm->mem[i];
+	jm->nmem = out < MAX_MEMORY ? out : MAX_MEMORY;
+}
+
+/* Where Breakpad's walker looks up the row of a frame: the PC of the thread's first frame
+ * (its context's), else the call before its return address, to the return address: a frame
+ * a signal interrupted (exact, but not the first) too, since the walker takes every
+ * caller's PC as a return address. -1 where it cannot say. */
+static int row_at(jitmap_arch arch, const struct frame_out *fo, bool first, uint64_t *addr,
+		  uint64_t *size)
+{
+	if (first) {
 		*addr = fo->pc;
 		*size = 1;
 		return 0;
@@ -155,29 +258,37 @@ int minidump_jit_collect(struct target *t, struct jit_modules *jm)
 	for (size_t i = 0; i < t->nthreads; i++)
 		for (size_t k = 0; k < t->threads[i].nframes; k++) {
 			const struct frame_out *fo = &t->threads[i].frames[k];
-			if (fo->jit && !fo->inlined && !module_for(jm, t, fo) && jm->n < MAX_JIT_MODULES)
-				jm->unplaced++;
+			const int rc = fo->jit && !fo->inlined ? module_add(jm, t, fo) : 0;
+			if (rc == -ENOMEM)
+				return rc;
+			jm->unplaced += rc != 0;
 		}
+	merge_modules(jm);
 	for (size_t i = 0; i < jm->n; i++) {
 		struct jit_module *m = &jm->v[i];
-		module_id(t, m);
+		module_id(t, jm, m);
+		jm->unique += m->unique;
 		m->sym = jitmap_breakpad_sym_new(t->arch, m->name, m->id, sizeof(m->id), m->base);
 		if (!m->sym)
 			return -ENOMEM;
-		/* An image's own function symbols: all of them, whether on a stack or not. */
-		for (size_t s = 0; m->image && s < jitmap_image_num_symbols(m->image); s++) {
-			jitmap_image_symbol_info si = {.sz = sizeof(si)};
-			if (jitmap_image_symbol(m->image, s, &si) == 0 && si.name && si.size &&
-			    si.address >= m->base && si.address - m->base < m->size)
-				jitmap_breakpad_sym_func(m->sym, si.address, si.size, si.name);
-		}
+		/* Its images' own function symbols: all of them, whether on a stack or not. */
+		for (unsigned g = 0; g < m->nimages; g++)
+			for (size_t s = 0; s < jitmap_image_num_symbols(m->images[g]); s++) {
+				jitmap_image_symbol_info si = {.sz = sizeof(si)};
+				if (jitmap_image_symbol(m->images[g], s, &si) == 0 && si.name &&
+				    si.size && si.address >= m->base && si.address - m->base < m->size)
+					jitmap_breakpad_sym_func(m->sym, si.address, si.size, si.name);
+			}
 	}
-	for (size_t i = 0; i < t->nthreads; i++)
+	for (size_t i = 0; i < t->nthreads; i++) {
+		bool seen = false; /* a frame of the thread that is not an inlined one */
 		for (size_t k = 0; k < t->threads[i].nframes; k++) {
 			const struct frame_out *fo = &t->threads[i].frames[k];
+			const bool first = !seen && !fo->inlined;
+			seen |= !fo->inlined;
 			if (!fo->jit || fo->inlined)
 				continue;
-			struct jit_module *m = module_for(jm, t, fo);
+			struct jit_module *m = module_of(jm, t, fo);
 			if (!m || !m->sym)
 				continue;
 			if (fo->function && fo->func_hi > fo->func_lo && fo->func_lo >= m->base &&
@@ -190,13 +301,15 @@ int minidump_jit_collect(struct target *t, struct jit_modules *jm)
 					return -ENOMEM;
 			}
 			uint64_t addr, size;
-			if (fo->rule && row_at(t->arch, fo, &addr, &size) == 0) {
+			if (fo->rule && row_at(t->arch, fo, first, &addr, &size) == 0) {
 				if (jitmap_breakpad_sym_cfi(m->sym, addr, size, fo->rule) == 0)
 					jm->rows++;
 				else /* a register Breakpad has no name for */
 					jm->refused++;
 			}
 		}
+	}
+	finish_memory(jm);
 	return 0;
 }
 

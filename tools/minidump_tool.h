@@ -12,11 +12,17 @@
 
 #include "stack_tool.h"
 
-/* A JIT object or code mapping, as a module of the dump. */
+#define MAX_MODULE_IMAGES 16
+
+/* A JIT object or code mapping, as a module of the dump (those that overlap made one). */
 struct jit_module {
 	uint64_t base, size;
-	const jitmap_image *image; /* the JIT interface's image (NULL: a perf map's mapping) */
+	/* the JIT interface's images in it, whose symbols its file lists (none: a perf map's
+	 * mapping) */
+	const jitmap_image *images[MAX_MODULE_IMAGES];
+	unsigned nimages;
 	uint8_t id[16];            /* a hash of its bytes (jitmap_breakpad_code_id) */
+	bool unique;               /* none of its bytes could be read: an ID of this dump's */
 	char name[32];             /* "jit-" and the identifier's first bytes */
 	jitmap_breakpad_sym *sym;  /* its symbol file */
 };
@@ -27,6 +33,8 @@ struct jit_modules {
 	jitmap_minidump_range *mem; /* the JIT frames' function bytes */
 	size_t nmem, capmem;
 	size_t unplaced;            /* JIT frames no module could hold */
+	size_t unique;              /* modules identified for this dump alone */
+	uint64_t hashed;            /* bytes hashed for the identifiers */
 	size_t rows;                /* STACK CFI rows written */
 	size_t refused;             /* rules the symbol file cannot state */
 };
