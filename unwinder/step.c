@@ -173,14 +173,32 @@ int jitmap__restore(const struct jitmap__step *s, jitmap_frame_regs *caller, uns
 	return 0;
 }
 
-/* The accepted answer's rule, in offsets from its CFA, when the method said one whole. */
-static void state_rule(const struct jitmap__step *s, uint64_t cfa, uint64_t ra_at,
-		       bool ra_in_reg)
+static bool noted(const struct jitmap__notes *n, unsigned reg)
+{
+	for (unsigned k = 0; k < n->n; k++)
+		if (n->saved[k].reg == reg)
+			return true;
+	return false;
+}
+
+/* The accepted answer's rule, in offsets from its CFA, when the method said one whole. A
+ * rule leaves out the registers a step carries over unchanged (a reader takes a callee-saved
+ * register it does not name as the caller's); so a callee-saved register this frame knows,
+ * that the step neither read back nor carried over (written without a save the method saw,
+ * a prologue not decoded whole), makes the rule one it cannot state. */
+static void state_rule(const struct jitmap__step *s, const jitmap_unwind_result *res,
+		       uint64_t cfa, uint64_t ra_at, bool ra_in_reg)
 {
 	const struct jitmap__notes *n = s->notes;
 	if (!n || !n->out || n->cfa_reg < 0 || n->full || s->unproven ||
 	    !jitmap__known(s->regs, (unsigned)n->cfa_reg))
 		return;
+	for (unsigned reg = 0; reg < JITMAP_UNWIND_MAX_REGS; reg++)
+		if (reg != (unsigned)s->a->sp && jitmap_unwind_callee_saved(s->code->arch, reg) &&
+		    jitmap__known(s->regs, reg) && !noted(n, reg) &&
+		    (!jitmap__known(&res->caller, reg) ||
+		     res->caller.reg[reg] != s->regs->reg[reg]))
+			return;
 	jitmap_unwind_rule *r = &n->out->rule;
 	memset(r, 0, sizeof(*r));
 	r->cfa_reg = (uint16_t)n->cfa_reg;
@@ -243,7 +261,7 @@ enum jitmap__outcome jitmap__accept_at(const struct jitmap__step *s, const char 
 	r->cfa = cfa;
 	r->caller.pc = jitmap__code_address(s, ra);
 	jitmap_frame_reg_set(&r->caller, (unsigned)s->a->sp, caller_sp);
-	state_rule(s, cfa, ra_at, ra_in_reg);
+	state_rule(s, r, cfa, ra_at, ra_in_reg);
 	return JITMAP_STEP_OK;
 }
 

@@ -124,6 +124,8 @@ enum jitmap__outcome jitmap__by_cfi(struct jitmap__step *s, jitmap_unwind_result
 			v = ok ? s->regs->reg[x->reg] : 0;
 			if (x->reg < JITMAP_UNWIND_MAX_REGS)
 				jitmap__note_saved(s, reg, JITMAP_UNWIND_IN_REG, 0, x->reg);
+			else if (s->notes) /* no register a rule can name */
+				s->notes->full = true;
 			break;
 		default: /* undefined, or an expression: unknown, which no rule of ours says (a
 			  * reader would take the register as unchanged) */

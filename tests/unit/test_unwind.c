@@ -2483,6 +2483,19 @@ static void replay_rule(const jitmap_unwind_rule *rule, const jitmap_frame_regs 
 			fail_msg("iteration %u: the rule gives register %u 0x%" PRIx64 ", the step "
 				 "0x%" PRIx64, iter, all[k].reg, v, want);
 	}
+	/* A callee-saved register the rule does not name, a reader takes as unchanged: the
+	 * step must have carried it over unchanged. */
+	for (unsigned reg = 0; reg < 16; reg++) {
+		bool named = false;
+		for (unsigned k = 0; k < rule->num_saved; k++)
+			named |= rule->saved[k].reg == reg;
+		if (named || reg == RSP || !jitmap_unwind_callee_saved(X86, reg) ||
+		    !jitmap_frame_reg_known(regs, reg))
+			continue;
+		if (!jitmap_frame_reg_known(caller, reg) || caller->reg[reg] != regs->reg[reg])
+			fail_msg("iteration %u: the rule leaves register %u out (unchanged), but the "
+				 "step did not carry it over", iter, reg);
+	}
 }
 
 static void test_fuzzed_proofs(void **state)
