@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -178,13 +179,59 @@ static char *minidump_tool(void)
 	return tool;
 }
 
-/* The minidump of the core at `core` (process `pid`) into `dir`, and its JIT symbols under
- * DIR/symbols, by jitmap-minidump: 0, or -1 with the reason said (about `who`). */
-static int write_minidump(const char *dir, const char *core, long pid, const char *exe,
+#define MINIDUMP_SECONDS 600 /* jitmap-minidump runs at most (the kernel waits for us) */
+
+/* What jitmap-minidump says (its standard error, read from `fd` until it closes or the
+ * deadline passes), said again as the handler's, line by line: under core_pattern the
+ * handler's own standard error is /dev/null and its words go to syslog. 0, or -1 when the
+ * deadline passed. */
+static int relay(int fd, time_t deadline)
+{
+	char buf[4096];
+	size_t used = 0;
+	for (;;) {
+		const time_t now = time(NULL);
+		if (now >= deadline)
+			return -1;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		const int r = poll(&p, 1, (int)(deadline - now) * 1000);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r == 0 ? -1 : 0;
+		const ssize_t n = read(fd, buf + used, sizeof(buf) - 1 - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0)
+			used += (size_t)n;
+		char *nl;
+		buf[used] = 0;
+		while ((nl = strchr(buf, '\n')) || (n <= 0 && used) || used == sizeof(buf) - 1) {
+			const size_t len = nl ? (size_t)(nl - buf) : used;
+			buf[len] = 0;
+			if (len)
+				say(LOG_WARNING, "%s", buf);
+			const size_t rest = nl ? used - len - 1 : 0;
+			memmove(buf, buf + used - rest, rest);
+			used = rest;
+			buf[used] = 0;
+		}
+		if (n <= 0)
+			return 0;
+	}
+}
+
+/* The minidump of the core open at `core_fd` (process `pid`) into `dir`, and its JIT
+ * symbols under DIR/symbols, by jitmap-minidump (reading the core as /dev/fd/N: the file
+ * itself is already unlinked, so a handler killed midway leaves no core behind): 0, or -1
+ * with the reason said (about `who`). */
+static int write_minidump(const char *dir, int core_fd, long pid, const char *exe,
 			  const char *who)
 {
 	char *tool = minidump_tool(), *dump = NULL, *symbols = NULL;
-	int rc = -1;
+	char core[32];
+	int rc = -1, p[2] = {-1, -1};
+	snprintf(core, sizeof(core), "/dev/fd/%d", core_fd);
 	if (!tool || access(tool, X_OK)) {
 		say(LOG_ERR, "--minidump: %s cannot be run: %s", tool ? tool : "jitmap-minidump",
 		    tool ? strerror(errno) : "no path to this program");
@@ -200,6 +247,10 @@ static int write_minidump(const char *dir, const char *core, long pid, const cha
 		say(LOG_ERR, "--minidump: %s: %s", symbols, strerror(errno));
 		goto out;
 	}
+	if (pipe2(p, O_CLOEXEC)) {
+		say(LOG_ERR, "--minidump: no pipe: %s", strerror(errno));
+		goto out;
+	}
 	const char *argv[] = {tool, "--symbols", symbols, "-o", dump, "-c", core,
 			      exe ? exe : NULL, NULL};
 	const pid_t child = fork();
@@ -209,8 +260,18 @@ static int write_minidump(const char *dir, const char *core, long pid, const cha
 	}
 	if (child == 0) {
 		signal(SIGPIPE, SIG_DFL);
+		if (dup2(p[1], 2) < 0)
+			_exit(127);
 		execv(tool, (char **)argv);
 		_exit(127);
+	}
+	close(p[1]);
+	p[1] = -1;
+	const bool late = relay(p[0], time(NULL) + MINIDUMP_SECONDS) != 0;
+	if (late) {
+		kill(child, SIGKILL);
+		say(LOG_ERR, "%s: jitmap-minidump still ran after %d s: stopped", who,
+		    MINIDUMP_SECONDS);
 	}
 	int ws;
 	while (waitpid(child, &ws, 0) < 0)
@@ -218,14 +279,23 @@ static int write_minidump(const char *dir, const char *core, long pid, const cha
 			ws = -1;
 			break;
 		}
-	if (ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
+	struct stat st;
+	const bool written = !late && stat(dump, &st) == 0;
+	if (!late && ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) {
 		say(LOG_INFO, "%s: minidump %s, JIT symbols under %s", who, dump, symbols);
 		rc = 0;
-	} else {
+	} else if (written) {
+		say(LOG_ERR, "%s: minidump %s written, but not all of its JIT symbols under %s "
+		    "(said above)", who, dump, symbols);
+	} else if (!late) {
 		say(LOG_ERR, "%s: no minidump: %s %s", who, tool,
-		    ws != -1 && WIFSIGNALED(ws) ? "was killed by a signal" : "failed");
+		    ws != -1 && WIFSIGNALED(ws) ? "was killed by a signal" : "failed (said above)");
 	}
 out:
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
 	free(tool);
 	free(dump);
 	free(symbols);
@@ -404,15 +474,20 @@ int main(int argc, char **argv)
 		return 1;
 	/* --minidump: the core (with its JIT files) to a file of DIR first, which jitmap-minidump
 	 * reads, then to where it goes (if anywhere); the file is removed after. */
-	char core_tmp[4096] = "";
-	int core_fd = -1;
+	int core_fd = -1, minidump_failed = 0;
 	if (minidump) {
+		char core_tmp[4096];
 		snprintf(core_tmp, sizeof(core_tmp), "%s/.core-%ld-XXXXXX", minidump, pid);
 		core_fd = mkstemp(core_tmp);
 		if (core_fd < 0) {
-			say(LOG_ERR, "--minidump %s: %s", minidump, strerror(errno));
-			core_tmp[0] = 0;
+			say(LOG_ERR, "--minidump %s: no file for the core: %s", minidump,
+			    strerror(errno));
+			minidump_failed = -1;
+		} else {
+			unlink(core_tmp); /* read as /dev/fd/N: nothing left behind, whatever happens */
 		}
+		if (core_fd < 0 && !pass_core)
+			return 1; /* the minidump was all that was asked for */
 	}
 	/* Who the messages are about: the process, or the core file read. */
 	char who[4096 + 32];
@@ -428,16 +503,15 @@ int main(int argc, char **argv)
 	jitmap_error err;
 	const int added = jitmap_core_add_jit_files(in, core_fd >= 0 ? core_fd : out, (int)pid,
 						    &opts, note, sizeof(note), &err);
-	int minidump_failed = 0;
 	if (core_fd >= 0) {
 		if (added >= 0)
-			minidump_failed = write_minidump(minidump, core_tmp, pid, exe, who);
+			minidump_failed = write_minidump(minidump, core_fd, pid, exe, who);
+		/* The core as far as it was written (a failed write, a full disk, was said). */
 		if (pass_core && copy_file(core_fd, out)) {
 			say(LOG_ERR, "the core could not be passed on: %s", strerror(errno));
 			minidump_failed = -1;
 		}
 		close(core_fd);
-		unlink(core_tmp);
 	}
 	if (from)
 		close(in);
