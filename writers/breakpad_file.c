@@ -218,14 +218,20 @@ static int read_old(char *buf, size_t len, const char *module, struct jitmap__bp
 
 /* -- Writing -- */
 
-/* Each folder of `path` (up to its last '/') made when missing. 0 or -errno. */
-static int make_folders(char *path)
+/* Each folder of `path` (up to its last '/') made when missing. 0 or -errno. The folders
+ * below `dir` (the store's: NAME/ID, made here) must be folders, not links: a store others
+ * may write to must not send a writer (a core handler runs as root) elsewhere (-ELOOP). */
+static int make_folders(char *path, size_t dir_len)
 {
 	for (char *c = path + 1; *c; c++) {
 		if (*c != '/')
 			continue;
 		*c = '\0';
 		int rc = mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
+		struct stat st;
+		if (!rc && (size_t)(c - path) > dir_len &&
+		    (lstat(path, &st) || !S_ISDIR(st.st_mode)))
+			rc = -ELOOP;
 		*c = '/';
 		if (rc)
 			return rc;
@@ -253,9 +259,11 @@ static int slurp(const char *path, char **text, size_t *len, jitmap_error *err)
 {
 	*text = NULL;
 	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Not through a link, and never waiting on a FIFO planted there. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : jitmap__fail(err, -errno, 0, "cannot open %s", path);
+		return errno == ENOENT ? 0 : jitmap__fail(err, errno == ELOOP ? -EEXIST : -errno, 0,
+							  "cannot open %s", path);
 	struct stat st;
 	int rc = 0;
 	if (fstat(fd, &st))
@@ -302,6 +310,8 @@ static int put_whole(const char *folder, const char *path, const char *text, siz
 		ssize_t put = write(fd, text + done, len - done);
 		if (put < 0 && errno != EINTR)
 			rc = jitmap__fail(err, -errno, done, "cannot write %s", tmp);
+		else if (put == 0)
+			rc = jitmap__fail(err, -EIO, done, "cannot write %s", tmp);
 		else if (put > 0)
 			done += (size_t)put;
 	}
@@ -338,10 +348,10 @@ int jitmap_breakpad_sym_write(jitmap_breakpad_sym *s, const char *dir, char *pat
 				    "too long", dir);
 	char made[PATH_MAX + 1];
 	snprintf(made, sizeof(made), "%s/", folder);
-	int rc = make_folders(made);
+	int rc = make_folders(made, strlen(dir));
 	if (rc)
 		return jitmap__fail(err, rc, 0, "cannot make the folder %s", folder);
-	int dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dfd < 0)
 		return jitmap__fail(err, -errno, 0, "cannot open the folder %s", folder);
 	lock_folder(dfd); /* not held: written all the same (breakpad.h) */
