@@ -333,14 +333,37 @@ static void stream(struct dump *d, uint32_t type, uint32_t rva, size_t size)
 	d->dir[d->ndir++] = (struct dirent){type, (uint32_t)size, rva};
 }
 
+/* Whether `tid` is in the sorted set `v` (n IDs); if not, it is added (room for it is the
+ * caller's): a hostile core's million notes of a few thousand IDs cost a search each. */
+static bool seen_before(uint32_t *v, size_t n, uint32_t tid)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		const size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] == tid)
+			return true;
+		if (v[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(v + lo + 1, v + lo, (n - lo) * sizeof(*v));
+	v[lo] = tid;
+	return false;
+}
+
 /* The threads to list (a thread ID listed once: Breakpad refuses a list with two) and the
  * memory they point at: each stack, then the caller's ranges. */
 static int plan(struct dump *d, const jitmap_minidump_opts *opts)
 {
 	const size_t n = jitmap_stopped_num_threads(d->s);
-	d->th = calloc(n ? n : 1, sizeof(*d->th));
-	if (!d->th)
+	const size_t most = n < MAX_THREADS ? n : MAX_THREADS;
+	d->th = calloc(most ? most : 1, sizeof(*d->th));
+	uint32_t *tids = calloc(most ? most : 1, sizeof(*tids));
+	if (!d->th || !tids) {
+		free(tids);
 		return -ENOMEM;
+	}
 	const unsigned spreg = d->arch == JITMAP_ARCH_AARCH64 ? 31 : 7;
 	uint64_t bytes = opts->stack_bytes ? opts->stack_bytes : DEFAULT_STACK;
 	if (bytes > JITMAP__MD_MAX_REGION)
@@ -349,16 +372,14 @@ static int plan(struct dump *d, const jitmap_minidump_opts *opts)
 		const jitmap_stopped_thread_info *ti = jitmap_stopped_thread(d->s, i);
 		if (!ti)
 			continue;
-		bool seen = false;
-		for (size_t k = 0; k < d->nth && !seen; k++)
-			seen = d->th[k].tid == (uint32_t)ti->tid;
-		if (seen)
+		if (seen_before(tids, d->nth, (uint32_t)ti->tid))
 			continue;
 		struct thread *t = &d->th[d->nth++];
 		t->index = i;
 		t->tid = (uint32_t)ti->tid;
 		t->regs = !ti->error && !jitmap_stopped_thread_reg(ti, spreg, &t->sp);
 	}
+	free(tids);
 	for (size_t k = 0; k < d->nth; k++)
 		if (d->th[k].regs)
 			d->th[k].stack = jitmap__md_stack(&d->mem, d->th[k].index, d->th[k].sp, bytes,
