@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 {
 	tool_heap_in_huge_pages();
 	stack_tool_name = "jitmap-minidump";
-	struct mini_options m = {0};
+	struct mini_options m = {.o.keep_rules = true};
 	int rc = parse_args(argc, argv, &m);
 	if (rc)
 		return rc;

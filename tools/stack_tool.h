@@ -34,6 +34,7 @@ struct options {
 	bool freeze_all;    /* --freeze=all: every thread stopped at once while stacks are copied */
 	size_t stack_bytes; /* --stack-bytes: each stack copied at most (0: 1 MiB) */
 	bool signature;     /* --signature: the crash signature (the text: it alone) */
+	bool keep_rules;    /* each JIT frame's rule kept (frame_out.rule: jitmap-minidump's) */
 };
 
 struct frame_out {

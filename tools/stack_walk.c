@@ -307,7 +307,7 @@ static int on_frame(void *ctx, const jitmap_stack_frame *f)
 		fo->func_lo = f->code.function_lo;
 		fo->func_hi = f->code.function_hi;
 		fo->code_pc = f->code_pc;
-		if (f->rule && (fo->rule = malloc(sizeof(*fo->rule))))
+		if (w->o->keep_rules && f->rule && (fo->rule = malloc(sizeof(*fo->rule))))
 			*fo->rule = *f->rule;
 		if (f->code.function)
 			fo->function = strdup(f->code.function);
