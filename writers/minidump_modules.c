@@ -107,6 +107,13 @@ static int file_module(jitmap_stopped *s, size_t *i, size_t nmaps, struct jitmap
 	if (m.cut >= sizeof(deleted) - 1 &&
 	    !strcmp(m.path + m.cut - (sizeof(deleted) - 1), deleted))
 		m.cut -= sizeof(deleted) - 1;
+	/* A run that does not start at the file's first byte is no image the dynamic linker
+	 * loaded there but the file mapped again (Node.js's embedded builtins): a symbol file's
+	 * addresses, relative to the image's base, would be wrong by the offset, naming its
+	 * frames after other functions. It is listed without an identifier: no symbols, and the
+	 * walker's scan still takes return addresses in it. */
+	if (first->offset != 0)
+		return add_module(l, &m);
 	m.id_len = jitmap_stopped_build_id_at(s, m.base, m.id, sizeof(m.id));
 	if (m.id_len > sizeof(m.id))
 		m.id_len = 0;
