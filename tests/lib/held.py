@@ -53,6 +53,25 @@ def _wait_for(path, word, p, what):
     raise RuntimeError("%s never got ready: %s" % (what, _read(path)[-400:]))
 
 
+def _wait_asleep(pid, seconds=10):
+    """Until the main thread of `pid` sleeps (state S twice in a row, 20 ms apart): a program
+    that says it is ready has still to reach its wait (Node.js may parse a function again on
+    the way, its bytecode flushed): a core taken before shows another stack. Returns whether
+    it slept within `seconds`."""
+    asleep = 0
+    for _ in range(int(seconds / 0.02)):
+        try:
+            with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        asleep = asleep + 1 if state == "S" else 0
+        if asleep == 2:
+            return True
+        time.sleep(0.02)
+    return False
+
+
 def gcore(pid, work, name="full"):
     """gcore's core of process `pid`, in `work`: its path."""
     g = os.path.join(work, name)
@@ -95,6 +114,7 @@ def node(work):
                              stderr=subprocess.STDOUT, cwd=work)
     try:
         _wait_for(out, "ready", p, "node")
+        _wait_asleep(p.pid)  # in Atomics.wait, not on its way there
         os.kill(p.pid, signal.SIGSTOP)
         yield p.pid, out
     finally:
