@@ -22,12 +22,6 @@
 #include "heap.h"
 #include "minidump_tool.h"
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	stack_interrupted = 1;
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -157,10 +151,7 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &m);
 	if (rc)
 		return rc;
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	for (int s = 0, sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT}; s < 4; s++)
-		sigaction(sigs[s], &sa, NULL);
+	stack_catch_signals();
 
 	struct target t = {0};
 	struct jit_modules jm = {0};

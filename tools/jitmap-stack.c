@@ -28,12 +28,6 @@
 #include "heap.h"
 #include "stack_tool.h"
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	stack_interrupted = 1;
-}
-
 /* -- Options -- */
 
 static void usage(FILE *out)
@@ -166,11 +160,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	struct target t = {0};
-	/* While threads are stopped, a signal only asks us to stop early: they are let go. */
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	for (int s = 0, sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT}; s < 4; s++)
-		sigaction(sigs[s], &sa, NULL);
+	stack_catch_signals();
 	bool live = false;
 	rc = stack_read(&t, &o, &live);
 	/* before printing: the process runs again as soon as possible */

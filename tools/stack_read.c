@@ -2,6 +2,7 @@
  * process its name says, its threads, its modules, its JIT code, every thread's walk. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,20 @@ static bool is_pid(const char *s, pid_t *pid)
 		return false;
 	*pid = (pid_t)v;
 	return true;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stack_interrupted = 1;
+}
+
+void stack_catch_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	for (int s = 0, sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT}; s < 4; s++)
+		sigaction(sigs[s], &sa, NULL);
 }
 
 int stack_read(struct target *t, const struct options *o, bool *live_out)

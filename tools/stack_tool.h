@@ -245,6 +245,10 @@ int stack_target_operands(int argc, char **argv, struct options *o);
 
 /* -- stack_read.c -- */
 
+/* SIGINT, SIGTERM, SIGHUP and SIGQUIT only ask the tool to stop early (stack_interrupted):
+ * a live process's threads stopped then are let go, not left stopped. */
+void stack_catch_signals(void);
+
 /* The target `o` names (a core, or the process of a PID) opened, its modules and JIT code
  * read, and every thread walked (the steps above, in order); *live says whether it is a
  * process. 0, or -1 with the reason said (stack_fatal). */
